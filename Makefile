@@ -1,0 +1,87 @@
+# Cairn build. `make` builds debug (-O1 -g) into build/debug; `make test`
+# checks Debian dependencies, then builds and runs every test; `make asan`
+# runs the tests under AddressSanitizer + UBSan; `make bench` builds -O2 and
+# runs the benchmarks in tests/bench/; `make deps` installs what is missing.
+
+BUILD ?= build/debug
+OPT ?= -O1 -g
+CC ?= cc
+
+WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow \
+        -Wconversion -Wstrict-prototypes -Wimplicit-fallthrough -Wformat=2 \
+        -Werror
+PKGS := libuv libisal
+TEST_PKGS := criterion
+
+CPPFLAGS := -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS := $(WARN) $(OPT) -MMD -MP
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
+TEST_LDLIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+
+COMMON_SRC := $(wildcard common/*.c)
+BROKER_LIB_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
+LIB_SRC := $(COMMON_SRC) $(BROKER_LIB_SRC)
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
+LIB := $(BUILD)/libcairn.a
+
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+UNIT_SRC := $(wildcard tests/unit/*/*.c) $(TESTLIB_SRC)
+UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
+UNIT_BIN := $(BUILD)/tests/unit_tests
+
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+# Tests run in parallel inside Criterion; keep it to the machine's cores.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps deps-check test test-run asan bench bench-run clean
+
+all: $(LIB) $(UNIT_BIN) $(BENCH_BIN)
+
+deps:
+	@deploy/deps.sh install
+
+# Quick when everything is present; installs otherwise (root), or stops with
+# the apt-get line to run.
+deps-check:
+	@deploy/deps.sh check 2>/dev/null || deploy/deps.sh install
+
+# The recursive make re-reads pkg-config flags after deps are installed.
+test: deps-check
+	@$(MAKE) --no-print-directory test-run
+
+test-run: $(UNIT_BIN)
+	$(UNIT_BIN) --jobs=$(TEST_JOBS)
+
+asan: deps-check
+	@$(MAKE) --no-print-directory BUILD=build/asan \
+	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    test-run
+
+bench: deps-check
+	@$(MAKE) --no-print-directory BUILD=build/release OPT="-O2 -g" bench-run
+
+bench-run: $(BENCH_BIN)
+	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(UNIT_BIN): $(UNIT_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(UNIT_OBJ) $(LIB) $(TEST_LDLIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)

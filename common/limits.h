@@ -1,0 +1,81 @@
+/* Every bound in Cairn, with its reason. A queue or buffer that is not
+ * bounded here is a bug. Relations between bounds are asserted at compile
+ * time at the bottom. */
+#ifndef CAIRN_COMMON_LIMITS_H
+#define CAIRN_COMMON_LIMITS_H
+
+/* --- Kafka wire protocol ------------------------------------------------ */
+
+/* Kafka's socket.request.max.bytes default; a larger frame is refused
+ * before any allocation. */
+#define REQUEST_BYTES_MAX (100u * 1024 * 1024)
+
+/* Kafka strings carry an int16 length. */
+#define KAFKA_STRING_BYTES_MAX 32767u
+
+/* A decoded array count is never trusted for allocation beyond this; the
+ * reader also checks it against the bytes actually left in the frame. */
+#define KAFKA_ARRAY_COUNT_MAX (1u << 20)
+
+/* --- RecordBatch v2 ----------------------------------------------------- */
+
+/* Fixed header of a v2 batch: baseOffset .. recordCount. */
+#define BATCH_HEADER_BYTES 61u
+
+/* Kafka's message.max.bytes default is 1048588; we accept batches up to
+ * this, which also bounds a follower's single-batch read. */
+#define BATCH_BYTES_MAX (16u * 1024 * 1024)
+
+/* --- Partition log ------------------------------------------------------ */
+
+/* Positions inside a segment are int32 in the .index file, as in Kafka. */
+#define LOG_SEGMENT_BYTES_MAX 0x7fffffffu
+
+/* Smallest segment Kafka accepts (LogConfig: segment.bytes >= 14). */
+#define LOG_SEGMENT_BYTES_MIN 14u
+
+/* Index entries kept in memory per segment; Kafka's segment.index.bytes
+ * default (10 MiB) over 8-byte entries. A full index rolls the segment. */
+#define LOG_INDEX_ENTRIES_MAX (10u * 1024 * 1024 / 8)
+
+/* Durability waiters queued on one log; above this, appenders get RC_FULL
+ * and the caller answers the client with an error instead of growing. */
+#define LOG_SYNC_WAITERS_MAX 65536u
+
+/* Bytes read per pread() while scanning batch headers (recovery, index
+ * lookups); one read covers many small batches. */
+#define LOG_SCAN_BUFFER_BYTES (64u * 1024)
+
+/* Entries in a leader-epoch checkpoint: one per leader change that wrote
+ * data, so a partition changing leader every minute for two years fits. */
+#define LOG_EPOCH_ENTRIES_MAX (1u << 20)
+
+/* Longest path we build for partition files. */
+#define LOG_PATH_BYTES_MAX 4096u
+
+/* --- Configuration ------------------------------------------------------ */
+
+/* A properties file larger than this is not a config file. */
+#define CONFIG_FILE_BYTES_MAX (1u * 1024 * 1024)
+
+/* One line of a properties file. */
+#define CONFIG_LINE_BYTES_MAX (64u * 1024)
+
+/* Distinct keys in one file. */
+#define CONFIG_KEYS_MAX 1024u
+
+/* --- Logging ------------------------------------------------------------ */
+
+/* One formatted log line; longer messages are cut, never allocated. */
+#define TRACE_LINE_BYTES_MAX 2048u
+
+/* --- Relations ---------------------------------------------------------- */
+
+_Static_assert(BATCH_BYTES_MAX <= REQUEST_BYTES_MAX,
+               "a batch must fit in one request");
+_Static_assert(BATCH_HEADER_BYTES < LOG_SCAN_BUFFER_BYTES,
+               "a scan buffer must hold at least one batch header");
+_Static_assert(BATCH_BYTES_MAX <= LOG_SEGMENT_BYTES_MAX,
+               "a batch must fit in one segment");
+
+#endif

@@ -1,0 +1,59 @@
+/* Logging through an injected tracer: every component takes a
+ * `struct tracer *` so tests can capture or silence it. The macros test the
+ * level before formatting, so a disabled level costs one comparison.
+ * Messages carry key=value context:
+ *     TRACE_WARN(t, "partition=%s-%d offset=%lld truncated", ...);
+ * A NULL tracer is silent. Emitting is thread-safe for the stderr tracer
+ * (one write(2) per line). */
+#ifndef CAIRN_COMMON_TRACE_H
+#define CAIRN_COMMON_TRACE_H
+
+#include <stdarg.h>
+
+enum trace_level {
+    TRACE_LEVEL_DEBUG = 0,
+    TRACE_LEVEL_INFO = 1,
+    TRACE_LEVEL_WARN = 2,
+    TRACE_LEVEL_ERROR = 3,
+    TRACE_LEVEL_OFF = 4
+};
+
+struct tracer;
+typedef void (*trace_emit_cb)(struct tracer *t, enum trace_level level,
+                              const char *file, int line, const char *msg);
+
+struct tracer {
+    enum trace_level level; /* messages below this level are dropped */
+    const char *component;  /* e.g. "broker-1"; may be NULL */
+    trace_emit_cb emit;     /* receives the formatted line */
+    void *data;             /* the emitter's own state */
+};
+
+/* Formats and hands the message to t->emit. Use the macros instead. */
+void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
+                 int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* A tracer that writes "TIME LEVEL component file:line msg" to stderr. */
+void trace_init_stderr(struct tracer *t, enum trace_level level,
+                       const char *component);
+
+/* Parses "debug", "info", "warn", "error", "off"; returns -1 if unknown. */
+int trace_level_parse(const char *s);
+const char *trace_level_name(enum trace_level level);
+
+#define TRACE__AT(t, lvl, ...)                                         \
+    do {                                                               \
+        struct tracer *trace__t = (t);                                 \
+        if (trace__t != NULL && trace__t->level <= (lvl)) {            \
+            trace_emitf(trace__t, (lvl), __FILE__, __LINE__,           \
+                        __VA_ARGS__);                                  \
+        }                                                              \
+    } while (0)
+
+#define TRACE_DEBUG(t, ...) TRACE__AT(t, TRACE_LEVEL_DEBUG, __VA_ARGS__)
+#define TRACE_INFO(t, ...) TRACE__AT(t, TRACE_LEVEL_INFO, __VA_ARGS__)
+#define TRACE_WARN(t, ...) TRACE__AT(t, TRACE_LEVEL_WARN, __VA_ARGS__)
+#define TRACE_ERROR(t, ...) TRACE__AT(t, TRACE_LEVEL_ERROR, __VA_ARGS__)
+
+#endif
