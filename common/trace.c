@@ -1,0 +1,152 @@
+/* Tracer plumbing (common/trace.h): formatting into a bounded stack buffer,
+ * level names, and the stderr tracer. Any thread: nothing here keeps state
+ * between calls. The stderr tracer is the one adapter in this file: it reads
+ * the wall clock and writes each line to fd 2 with a single write(2), so
+ * lines from several threads do not interleave (on a pipe, up to PIPE_BUF
+ * bytes, POSIX guarantees it). */
+#include "common/trace.h"
+
+#include "common/assert.h"
+#include "common/limits.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The stderr tracer cuts the component and file name to these lengths, so
+ * "TIME LEVEL component file:line " always fits in TRACE__PREFIX_BYTES_MAX
+ * and only the message itself is ever cut. */
+#define TRACE__COMPONENT_BYTES_MAX 64
+#define TRACE__FILE_BYTES_MAX 96
+#define TRACE__PREFIX_BYTES_MAX 256u
+
+/* "2026-11-30T03:25:07.123Z" plus its NUL. */
+#define TRACE__TIME_BYTES 25u
+
+_Static_assert(24 + 1 + 5 + 1 + TRACE__COMPONENT_BYTES_MAX + 1 +
+                       TRACE__FILE_BYTES_MAX + 1 + 11 + 1 <
+                   TRACE__PREFIX_BYTES_MAX,
+               "the stderr line prefix must fit its buffer");
+
+static const char *const trace_level_names[] = {
+    [TRACE_LEVEL_DEBUG] = "DEBUG",
+    [TRACE_LEVEL_INFO] = "INFO",
+    [TRACE_LEVEL_WARN] = "WARN",
+    [TRACE_LEVEL_ERROR] = "ERROR",
+    [TRACE_LEVEL_OFF] = "OFF",
+};
+
+void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
+                 int line, const char *fmt, ...)
+{
+    char msg[TRACE_LINE_BYTES_MAX];
+    va_list ap;
+    int n;
+
+    /* The macros test the level already; direct callers get the same. */
+    if (t == NULL || t->emit == NULL || level < t->level) {
+        return;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(msg, sizeof msg, fmt, ap); /* cuts at sizeof msg - 1 */
+    va_end(ap);
+    if (n < 0) {
+        msg[0] = '\0'; /* an encoding error leaves msg unspecified */
+    }
+    t->emit(t, level, file, line, msg);
+}
+
+int trace_level_parse(const char *s)
+{
+    size_t i;
+
+    if (s == NULL) {
+        return -1;
+    }
+    for (i = 0; i < ARRAY_LEN(trace_level_names); i++) {
+        if (strcasecmp(s, trace_level_names[i]) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+const char *trace_level_name(enum trace_level level)
+{
+    if ((size_t)level >= ARRAY_LEN(trace_level_names)) {
+        return "UNKNOWN";
+    }
+    return trace_level_names[level];
+}
+
+/* "dir/sub/file.c" -> "file.c". */
+static const char *trace_basename(const char *file)
+{
+    const char *slash;
+
+    if (file == NULL) {
+        return "?";
+    }
+    slash = strrchr(file, '/');
+    return slash != NULL ? slash + 1 : file;
+}
+
+/* UTC ISO-8601 with milliseconds into buf[TRACE__TIME_BYTES]. */
+static void trace_format_time(char *buf)
+{
+    struct timespec ts;
+    struct tm tm;
+    int n;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 ||
+        gmtime_r(&ts.tv_sec, &tm) == NULL) {
+        memcpy(buf, "0000-00-00T00:00:00.000Z", TRACE__TIME_BYTES);
+        return;
+    }
+    n = snprintf(buf, TRACE__TIME_BYTES, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                 tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000000));
+    ASSERT(n > 0);
+}
+
+static void trace_stderr_emit_cb(struct tracer *t, enum trace_level level,
+                                 const char *file, int line, const char *msg)
+{
+    char buf[TRACE__PREFIX_BYTES_MAX + TRACE_LINE_BYTES_MAX];
+    char when[TRACE__TIME_BYTES];
+    const char *component = t->component != NULL ? t->component : "";
+    const char *sep = t->component != NULL ? " " : "";
+    size_t len;
+    ssize_t w;
+    int n;
+
+    trace_format_time(when);
+    /* Leave one byte for the newline: snprintf cuts at sizeof buf - 2. */
+    n = snprintf(buf, sizeof buf - 1, "%s %s %.*s%s%.*s:%d %s", when,
+                 trace_level_name(level), TRACE__COMPONENT_BYTES_MAX,
+                 component, sep, TRACE__FILE_BYTES_MAX, trace_basename(file),
+                 line, msg);
+    if (n < 0) {
+        return;
+    }
+    len = (size_t)n < sizeof buf - 2 ? (size_t)n : sizeof buf - 2;
+    buf[len++] = '\n';
+    do {
+        w = write(STDERR_FILENO, buf, len);
+    } while (w < 0 && errno == EINTR);
+    (void)w; /* nowhere left to report a failed write to stderr */
+}
+
+void trace_init_stderr(struct tracer *t, enum trace_level level,
+                       const char *component)
+{
+    ASSERT(t != NULL);
+    t->level = level;
+    t->component = component;
+    t->emit = trace_stderr_emit_cb;
+    t->data = NULL;
+}
