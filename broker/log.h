@@ -147,4 +147,7 @@ void log_request_sync(struct log *l);
 /* True when no sync is in flight or requested and nothing is unsynced. */
 bool log_sync_idle(const struct log *l);
 
+/* Group-commit jobs completed so far (for metrics and tests). */
+uint64_t log_sync_count(const struct log *l);
+
 #endif

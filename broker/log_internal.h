@@ -41,6 +41,7 @@ struct log {
     uv_prepare_t prepare;     /* runs at the end of a loop iteration */
     struct log_sync_job *job; /* the one in flight, or NULL */
     bool sync_requested;
+    uint64_t syncs_done;
     bool closing;
     struct log_waiter *waiters; /* ring buffer */
     size_t waiters_head;

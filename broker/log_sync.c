@@ -64,6 +64,11 @@ bool log_sync_idle(const struct log *l)
            l->waiters_len == 0;
 }
 
+uint64_t log_sync_count(const struct log *l)
+{
+    return l->syncs_done;
+}
+
 static struct log_waiter *waiter_at(struct log *l, size_t i)
 {
     return &l->waiters[(l->waiters_head + i) % l->waiters_cap];
@@ -188,6 +193,7 @@ static void after_work_cb(uv_work_t *req, int status)
     struct log *l = job->log;
     ASSERT(status == 0);
     l->job = NULL;
+    l->syncs_done++;
     for (size_t i = 0; i < job->n_segs; i++) {
         if (job->rc != RC_OK && !job->segs[i]->deleted) {
             job->segs[i]->dirty = true;
