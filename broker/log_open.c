@@ -87,7 +87,9 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
         free(bases);
         return rv;
     }
-    qsort(bases, n, sizeof *bases, cmp_i64);
+    if (n > 1) {
+        qsort(bases, n, sizeof *bases, cmp_i64);
+    }
     *bases_out = bases;
     *n_out = n;
     return RC_OK;

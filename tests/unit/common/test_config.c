@@ -6,6 +6,7 @@
 #include "common/rc.h"
 
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -955,21 +956,24 @@ Test(config, garbage_bytes_as_overrides_never_crash)
 
 /* --- Programmer errors ---------------------------------------------------- */
 
-Test(config, getter_for_name_not_in_schema_asserts, .signal = SIGABRT)
+Test(config, getter_for_name_not_in_schema_asserts, .signal = SIGABRT,
+     .init = cr_redirect_stderr)
 {
     struct config *c = load_broker("node.id=1\n");
 
     (void)config_int(c, "no.such.key");
 }
 
-Test(config, getter_of_wrong_type_asserts, .signal = SIGABRT)
+Test(config, getter_of_wrong_type_asserts, .signal = SIGABRT,
+     .init = cr_redirect_stderr)
 {
     struct config *c = load_broker("node.id=1\n");
 
     (void)config_long(c, "node.id");
 }
 
-Test(config, bad_default_in_schema_asserts, .signal = SIGABRT)
+Test(config, bad_default_in_schema_asserts, .signal = SIGABRT,
+     .init = cr_redirect_stderr)
 {
     static const struct config_def bad[] = {
         {"x", CONFIG_INT, "not a number", 0, 0, ""},
@@ -981,7 +985,8 @@ Test(config, bad_default_in_schema_asserts, .signal = SIGABRT)
     cr_assert(false, "returned rv=%d", rv);
 }
 
-Test(config, duplicate_name_in_schema_asserts, .signal = SIGABRT)
+Test(config, duplicate_name_in_schema_asserts, .signal = SIGABRT,
+     .init = cr_redirect_stderr)
 {
     static const struct config_def bad[] = {
         {"x", CONFIG_INT, "1", 0, 0, ""},
