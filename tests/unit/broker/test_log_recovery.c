@@ -208,17 +208,25 @@ Test(log_recovery, flipped_byte_in_last_segment_truncates_there)
     cr_assert_eq(f.n_warnings, 1, "%s", f.last_warning);
 }
 
-Test(log_recovery, deleted_index_is_rebuilt)
+/* Writes 150 batches over several indexed segments and closes cleanly;
+ * returns the size of the first segment's .index, whose path goes in path. */
+static int64_t write_indexed_log(char *path, size_t cap)
 {
     f.cfg.segment_bytes = 16384;
     f.cfg.index_interval_bytes = 512;
     log_fixture_open(&f);
     append_nth(0, 150);
     log_fixture_close(&f);
-    char path[4200];
-    log_fixture_file(&f, 0, "index", path, sizeof path);
+    log_fixture_file(&f, 0, "index", path, cap);
     int64_t index_size = log_fixture_file_size(path);
     cr_assert_gt(index_size, 0);
+    return index_size;
+}
+
+Test(log_recovery, deleted_index_is_rebuilt)
+{
+    char path[4200];
+    int64_t index_size = write_indexed_log(path, sizeof path);
     cr_assert_eq(unlink(path), 0);
     log_fixture_open(&f);
     cr_assert_eq(f.n_warnings, 1);
@@ -230,14 +238,8 @@ Test(log_recovery, deleted_index_is_rebuilt)
 
 Test(log_recovery, garbage_index_is_rebuilt)
 {
-    f.cfg.segment_bytes = 16384;
-    f.cfg.index_interval_bytes = 512;
-    log_fixture_open(&f);
-    append_nth(0, 150);
-    log_fixture_close(&f);
     char path[4200];
-    log_fixture_file(&f, 0, "index", path, sizeof path);
-    int64_t index_size = log_fixture_file_size(path);
+    int64_t index_size = write_indexed_log(path, sizeof path);
     int fd = open(path, O_WRONLY | O_TRUNC);
     cr_assert_geq(fd, 0);
     uint8_t junk[40];
