@@ -161,7 +161,9 @@ void log_scan_init(struct log_scan *s, const struct log_segment *seg,
                    uint8_t *buf, int64_t from_pos, int64_t limit)
 {
     *s = (struct log_scan){.seg = seg, .buf = buf,
-                           .cap = LOG_SCAN_BUFFER_BYTES, .pos = from_pos,
+                           .cap = LOG_SCAN_BUFFER_BYTES,
+                           .fill_bytes = LOG_SCAN_FIRST_READ_BYTES,
+                           .pos = from_pos,
                            .limit = limit};
 }
 
@@ -173,9 +175,15 @@ static int scan_fill(struct log_scan *s, int64_t pos, size_t n)
         return RC_OK;
     }
     int64_t avail = s->limit - pos;
-    size_t want = avail < (int64_t)s->cap ? (size_t)avail : s->cap;
-    if (want < n) {
-        return RC_SHORT;
+    size_t want = s->fill_bytes > n ? s->fill_bytes : n;
+    if ((int64_t)want > avail) {
+        if (avail < (int64_t)n) {
+            return RC_SHORT;
+        }
+        want = (size_t)avail;
+    }
+    if (s->fill_bytes < s->cap) {
+        s->fill_bytes *= 2;
     }
     ssize_t got;
     do {

@@ -31,12 +31,15 @@ struct log_segment {
     bool dirty;              /* written or cut since the last sync began */
 };
 
-/* A forward reader of batch headers, buffering LOG_SCAN_BUFFER_BYTES per
- * pread(2). The buffer belongs to the caller and is reused. */
+/* A forward reader of batch headers. Its first pread(2) is small (a
+ * lookup that lands on an index entry needs one header) and each refill
+ * doubles, up to LOG_SCAN_BUFFER_BYTES, so long scans still read in large
+ * chunks. The buffer belongs to the caller and is reused. */
 struct log_scan {
     const struct log_segment *seg;
     uint8_t *buf;
     size_t cap;
+    size_t fill_bytes; /* size of the next refill */
     int64_t buf_pos;  /* file position of buf[0] */
     size_t buf_len;
     int64_t pos;      /* position of the next batch */

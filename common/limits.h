@@ -46,6 +46,10 @@
  * lookups); one read covers many small batches. */
 #define LOG_SCAN_BUFFER_BYTES (64u * 1024)
 
+/* First read of a scan: a lookup landing on an index entry needs only one
+ * header; later reads double up to LOG_SCAN_BUFFER_BYTES. */
+#define LOG_SCAN_FIRST_READ_BYTES 4096u
+
 /* Entries in a leader-epoch checkpoint: one per leader change that wrote
  * data, so a partition changing leader every minute for two years fits. */
 #define LOG_EPOCH_ENTRIES_MAX (1u << 20)
@@ -73,8 +77,10 @@
 
 _Static_assert(BATCH_BYTES_MAX <= REQUEST_BYTES_MAX,
                "a batch must fit in one request");
-_Static_assert(BATCH_HEADER_BYTES < LOG_SCAN_BUFFER_BYTES,
-               "a scan buffer must hold at least one batch header");
+_Static_assert(BATCH_HEADER_BYTES < LOG_SCAN_FIRST_READ_BYTES,
+               "a scan's first read must hold at least one batch header");
+_Static_assert(LOG_SCAN_FIRST_READ_BYTES <= LOG_SCAN_BUFFER_BYTES,
+               "the first read fits the scan buffer");
 _Static_assert(BATCH_BYTES_MAX <= LOG_SEGMENT_BYTES_MAX,
                "a batch must fit in one segment");
 

@@ -47,7 +47,7 @@
 
 #define BENCH_BATCH_BYTES 16384u   /* a batch holds as many records as fit */
 #define BENCH_WINDOW 16            /* batches in flight; also the pool */
-#define BENCH_ROUNDS 3             /* of each of log and plain; median */
+#define BENCH_ROUNDS 5             /* of each of log and plain; median */
 #define BENCH_APPEND_MB_DEFAULT 256
 #define BENCH_READ_MB_DEFAULT 1024
 #define BENCH_MB_MAX 65536         /* bound on the environment overrides */
@@ -181,7 +181,7 @@ static int64_t env_mb(const char *name, int64_t dflt)
     return (int64_t)v;
 }
 
-static double median3(const double v[BENCH_ROUNDS])
+static double median(const double v[BENCH_ROUNDS])
 {
     double s[BENCH_ROUNDS];
     memcpy(s, v, sizeof s);
@@ -489,8 +489,8 @@ static void bench_append(uv_loop_t *loop, size_t value_bytes,
                bytes / log_s[r] / 1e6, bytes / plain_s[r] / 1e6);
         fflush(stdout);
     }
-    double log_med = median3(log_s);
-    double plain_med = median3(plain_s);
+    double log_med = median(log_s);
+    double plain_med = median(plain_s);
     printf("RESULT bench=log_append record_bytes=%zu batch_bytes=%zu "
            "log_mb_s=%.1f log_records_s=%.0f plain_mb_s=%.1f "
            "plain_records_s=%.0f ratio=%.3f\n",
@@ -523,7 +523,7 @@ static void read_durable_cb(void *arg, int rc)
     *(bool *)arg = true;
 }
 
-/* Appends 1 KiB-record batches until the log holds target_bytes, then
+/* Appends 1 KiB-record batches while they fit in target_bytes, then
  * waits for them to be durable so the page cache holds clean pages. */
 static void read_build(uv_loop_t *loop, struct read_log *r,
                        int64_t target_bytes)
@@ -536,7 +536,8 @@ static void read_build(uv_loop_t *loop, struct read_log *r,
     r->bases[0] = 0;
     r->n_segs = 1;
     int64_t now = wall_ms();
-    for (int64_t i = 0; r->bytes < target_bytes; i++) {
+    for (int64_t i = 0;
+         r->bytes + (int64_t)pool.batch_bytes <= target_bytes; i++) {
         struct bench_batch *b = &pool.b[i % BENCH_WINDOW];
         struct log_append_info info;
         int rv = log_append(r->log, b->bytes, b->len, 0 /* epoch */, now,
@@ -699,8 +700,8 @@ static void bench_read(uv_loop_t *loop, int64_t total_mb)
         plain_s[i] = time_pass(read_plain_pass, r, buf);
     }
     double bytes = (double)r->bytes;
-    double log_med = median3(log_s);
-    double plain_med = median3(plain_s);
+    double log_med = median(log_s);
+    double plain_med = median(plain_s);
     printf("info bench=log_read segment_bytes=%d span_bytes=%d "
            "batch_bytes=%zu page_cache=warm rounds=%d\n",
            BENCH_READ_SEGMENT_BYTES, BENCH_READ_SPAN_BYTES, r->batch_bytes,
