@@ -10,18 +10,25 @@ CC ?= cc
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow \
         -Wconversion -Wstrict-prototypes -Wimplicit-fallthrough -Wformat=2 \
         -Werror
-PKGS := libuv libisal
+PKGS := libuv libisal libprotobuf-c raft
 TEST_PKGS := criterion
 
-CPPFLAGS := -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+GEN := $(BUILD)/gen
+CPPFLAGS := -I. -I$(GEN) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS := $(WARN) $(OPT) -MMD -MP
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 TEST_LDLIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
 
+PROTO := $(wildcard proto/*.proto)
+PROTO_C := $(patsubst proto/%.proto,$(GEN)/%.pb-c.c,$(PROTO))
+PROTO_H := $(PROTO_C:.c=.h)
+PROTO_OBJ := $(PROTO_C:.c=.o)
+
 COMMON_SRC := $(wildcard common/*.c)
 BROKER_LIB_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
-LIB_SRC := $(COMMON_SRC) $(BROKER_LIB_SRC)
-LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
+CONTROLLER_LIB_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+LIB_SRC := $(COMMON_SRC) $(BROKER_LIB_SRC) $(CONTROLLER_LIB_SRC)
+LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(PROTO_OBJ)
 LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
@@ -77,7 +84,15 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+# Generated protobuf-c code; every object waits for the headers.
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) -Iproto $<
+
+$(GEN)/%.pb-c.o: $(GEN)/%.pb-c.c | $(PROTO_H)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 

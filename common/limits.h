@@ -57,6 +57,38 @@
 /* Longest path we build for partition files. */
 #define LOG_PATH_BYTES_MAX 4096u
 
+/* --- Cluster metadata --------------------------------------------------- */
+
+/* Replicas of one partition; Kafka has no hard limit, but a replica set is
+ * a fixed array here and no local cluster needs more. */
+#define META_REPLICAS_MAX 16
+
+/* Kafka's topic name limit (Topic.MAX_NAME_LENGTH). */
+#define META_TOPIC_NAME_BYTES_MAX 249u
+
+/* A hostname (RFC 1035) and a rack id. */
+#define META_HOST_BYTES_MAX 255u
+#define META_RACK_BYTES_MAX 255u
+
+/* A config key and value, as kept in the metadata log. */
+#define META_CONFIG_NAME_BYTES_MAX 255u
+#define META_CONFIG_VALUE_BYTES_MAX 1023u
+
+/* Partitions of one topic; CreateTopics beyond this is INVALID_PARTITIONS. */
+#define META_PARTITIONS_MAX 10000
+
+/* Records in one Raft entry (a topic creation writes one per partition). */
+#define META_BATCH_RECORDS_MAX (META_PARTITIONS_MAX + 1024)
+
+/* One encoded record or Raft entry, and a whole encoded image. */
+#define META_RECORD_BYTES_MAX (64u * 1024)
+#define META_BATCH_BYTES_MAX (16u * 1024 * 1024)
+#define META_IMAGE_BYTES_MAX (64u * 1024 * 1024)
+
+/* Brokers and topics a cluster's image may hold. */
+#define META_BROKERS_MAX 1024u
+#define META_TOPICS_MAX 100000u
+
 /* --- Configuration ------------------------------------------------------ */
 
 /* A properties file larger than this is not a config file. */
