@@ -36,15 +36,21 @@ UNIT_SRC := $(wildcard tests/unit/*/*.c) $(TESTLIB_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
 
+CONTROLLER_BIN := $(if $(wildcard controller/main.c),$(BUILD)/cairn-controller)
+BROKER_BIN := $(if $(wildcard broker/main.c),$(BUILD)/cairn-broker)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_BIN := $(if $(CLI_SRC),$(BUILD)/cairn)
+BINS := $(CONTROLLER_BIN) $(BROKER_BIN) $(CLI_BIN)
+
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Tests run in parallel inside Criterion; keep it to the machine's cores.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-check test test-run asan bench bench-run clean
+.PHONY: all deps deps-check test test-run asan bench bench-run clean cluster
 
-all: $(LIB) $(UNIT_BIN) $(BENCH_BIN)
+all: $(LIB) $(BINS) $(UNIT_BIN) $(BENCH_BIN)
 
 deps:
 	@deploy/deps.sh install
@@ -76,6 +82,20 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
+# The local three-node cluster (deploy/cluster.sh up).
+cluster: deps-check
+	@$(MAKE) --no-print-directory all
+	deploy/cluster.sh up
+
+$(BUILD)/cairn-controller: $(BUILD)/controller/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/cairn-broker: $(BUILD)/broker/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/cairn: $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC)) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 $(UNIT_BIN): $(UNIT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(UNIT_OBJ) $(LIB) $(TEST_LDLIBS) $(LDLIBS)
@@ -99,4 +119,5 @@ $(BUILD)/%.o: %.c | $(PROTO_H)
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
+    $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c)

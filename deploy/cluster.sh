@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# A local Cairn cluster on 127.0.0.1: three controllers (node ids 101-103)
+# and three brokers (node ids 1-3), each its own process with its own
+# config, log and data under $CAIRN_DATA (default ./data/cluster).
+#
+#   deploy/cluster.sh up              start what is not running, wait until a
+#                                     controller is active and every broker
+#                                     registered; last line bootstrap.servers=
+#   deploy/cluster.sh down            stop everything (brokers first)
+#   deploy/cluster.sh status          cairn status against this cluster
+#   deploy/cluster.sh kill NODE       SIGKILL   (NODE: controller-101, broker-2)
+#   deploy/cluster.sh stop NODE       SIGTERM, wait for exit
+#   deploy/cluster.sh start NODE      start one node
+#   deploy/cluster.sh pause NODE      SIGSTOP
+#   deploy/cluster.sh resume NODE     SIGCONT
+#   deploy/cluster.sh pid NODE        print its pid
+#   deploy/cluster.sh logs NODE       print its log file
+#
+# Ports: CAIRN_BASE_PORT (default 19000) + 90 + broker id for the Kafka
+# listeners, + 100 + n for controller RPC, + 200 + n for controller Raft.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DATA=${CAIRN_DATA:-$ROOT/data/cluster}
+BIN=${CAIRN_BIN:-$ROOT/build/debug}
+BASE=${CAIRN_BASE_PORT:-19000}
+CONTROLLERS=(101 102 103)
+BROKERS=(1 2 3)
+WAIT_S=${CAIRN_WAIT_S:-60}
+
+die() { echo "cluster: $*" >&2; exit 1; }
+
+ctl_rpc_port() { echo $((BASE + 100 + $1 - 100)); }
+ctl_raft_port() { echo $((BASE + 200 + $1 - 100)); }
+broker_port() { echo $((BASE + 90 + $1)); }
+
+voters() {
+    local out="" id
+    for id in "${CONTROLLERS[@]}"; do
+        out+="${out:+,}$id@127.0.0.1:$(ctl_rpc_port "$id")"
+    done
+    echo "$out"
+}
+
+raft_voters() {
+    local out="" id
+    for id in "${CONTROLLERS[@]}"; do
+        out+="${out:+,}$id@127.0.0.1:$(ctl_raft_port "$id")"
+    done
+    echo "$out"
+}
+
+bootstrap() {
+    local out="" id
+    for id in "${BROKERS[@]}"; do
+        out+="${out:+,}127.0.0.1:$(broker_port "$id")"
+    done
+    echo "$out"
+}
+
+node_dir() { echo "$DATA/$1"; }
+pid_file() { echo "$DATA/$1/pid"; }
+log_file() { echo "$DATA/$1/$1.log"; }
+
+node_kind() {
+    case "$1" in
+        controller-10[1-3]) echo controller ;;
+        broker-[1-3]) echo broker ;;
+        *) die "unknown node '$1' (controller-101..103, broker-1..3)" ;;
+    esac
+}
+
+node_pid() {
+    local f
+    f=$(pid_file "$1")
+    [ -f "$f" ] || return 1
+    local pid
+    pid=$(cat "$f")
+    kill -0 "$pid" 2>/dev/null || return 1
+    echo "$pid"
+}
+
+write_config() {
+    local node=$1 kind id dir
+    kind=$(node_kind "$node")
+    id=${node#*-}
+    dir=$(node_dir "$node")
+    mkdir -p "$dir"
+    [ -f "$dir/$kind.properties" ] && return 0
+    if [ "$kind" = controller ]; then
+        mkdir -p "$dir/metadata"
+        cat > "$dir/controller.properties" <<CONF
+node.id=$id
+process.roles=controller
+listeners=CONTROLLER://127.0.0.1:$(ctl_rpc_port "$id")
+controller.quorum.voters=$(voters)
+controller.quorum.raft.voters=$(raft_voters)
+metadata.log.dir=$dir/metadata
+broker.heartbeat.interval.ms=500
+broker.session.timeout.ms=3000
+num.partitions=1
+default.replication.factor=3
+CONF
+    else
+        mkdir -p "$dir/logs"
+        cat > "$dir/broker.properties" <<CONF
+node.id=$id
+process.roles=broker
+listeners=PLAINTEXT://127.0.0.1:$(broker_port "$id")
+controller.quorum.voters=$(voters)
+log.dirs=$dir/logs
+broker.heartbeat.interval.ms=500
+broker.session.timeout.ms=3000
+CONF
+    fi
+}
+
+start_node() {
+    local node=$1 kind dir
+    kind=$(node_kind "$node")
+    if node_pid "$node" >/dev/null; then
+        return 0
+    fi
+    [ -x "$BIN/cairn-$kind" ] || die "$BIN/cairn-$kind is missing: run make"
+    write_config "$node"
+    dir=$(node_dir "$node")
+    setsid "$BIN/cairn-$kind" "$dir/$kind.properties" \
+        >>"$(log_file "$node")" 2>&1 < /dev/null &
+    echo $! > "$(pid_file "$node")"
+}
+
+signal_node() {
+    local node=$1 sig=$2 pid
+    node_kind "$node" >/dev/null
+    pid=$(node_pid "$node") || die "$node is not running"
+    kill "-$sig" "$pid"
+}
+
+wait_exit() {
+    local pid=$1 deadline=$((SECONDS + $2))
+    while kill -0 "$pid" 2>/dev/null; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.1
+    done
+    return 0
+}
+
+stop_node() {
+    local node=$1 pid
+    pid=$(node_pid "$node") || return 0
+    kill -TERM "$pid"
+    if ! wait_exit "$pid" 30; then
+        echo "cluster: $node did not stop in 30 s, sending SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$(pid_file "$node")"
+}
+
+all_nodes() {
+    local id
+    for id in "${CONTROLLERS[@]}"; do echo "controller-$id"; done
+    for id in "${BROKERS[@]}"; do echo "broker-$id"; done
+}
+
+cairn_status() {
+    "$BIN/cairn" --controllers "$(voters)" status "$@"
+}
+
+cluster_ready() {
+    local json
+    json=$(cairn_status --json 2>/dev/null) || return 1
+    /usr/bin/python3 - "$json" "${#BROKERS[@]}" <<'PY'
+import json, sys
+s = json.loads(sys.argv[1])
+active = any(c.get("active") for c in s.get("controllers", []))
+brokers = [b for b in s.get("brokers", []) if not b.get("fenced")]
+sys.exit(0 if active and len(brokers) >= int(sys.argv[2]) else 1)
+PY
+}
+
+cmd_up() {
+    [ -x "$BIN/cairn" ] || die "$BIN/cairn is missing: run make"
+    mkdir -p "$DATA"
+    local node
+    for node in $(all_nodes); do
+        start_node "$node"
+    done
+    local deadline=$((SECONDS + WAIT_S))
+    until cluster_ready; do
+        if [ $SECONDS -ge $deadline ]; then
+            echo "cluster: not ready after ${WAIT_S}s; logs in $DATA/*/" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+    cairn_status
+    echo "bootstrap.servers=$(bootstrap)"
+}
+
+cmd_down() {
+    local id
+    for id in "${BROKERS[@]}"; do stop_node "broker-$id"; done
+    for id in "${CONTROLLERS[@]}"; do stop_node "controller-$id"; done
+}
+
+case "${1:-}" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) shift; cairn_status "$@" ;;
+    kill) signal_node "${2:?NODE}" KILL ;;
+    stop) node_kind "${2:?NODE}" >/dev/null; stop_node "$2" ;;
+    start) start_node "${2:?NODE}" ;;
+    pause) signal_node "${2:?NODE}" STOP ;;
+    resume) signal_node "${2:?NODE}" CONT ;;
+    pid) node_kind "${2:?NODE}" >/dev/null; node_pid "$2" || die "$2 is not running" ;;
+    logs) node_kind "${2:?NODE}" >/dev/null; cat "$(log_file "$2")" ;;
+    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
