@@ -85,9 +85,20 @@
 #define META_BATCH_BYTES_MAX (16u * 1024 * 1024)
 #define META_IMAGE_BYTES_MAX (64u * 1024 * 1024)
 
+/* Recently applied records a controller keeps for MetadataFetch; a broker
+ * further behind gets the whole image instead. */
+#define META_RING_RECORDS_MAX 65536u
+#define META_RING_BYTES_MAX (64u * 1024 * 1024)
+
+/* Records in one MetadataFetch answer. */
+#define META_FETCH_RECORDS_MAX 4096u
+
 /* Brokers and topics a cluster's image may hold. */
 #define META_BROKERS_MAX 1024u
 #define META_TOPICS_MAX 100000u
+
+/* Controllers in a quorum (controller.quorum.voters). */
+#define CONTROLLER_VOTERS_MAX 9u
 
 /* --- Configuration ------------------------------------------------------ */
 
@@ -104,6 +115,41 @@
 
 /* One formatted log line; longer messages are cut, never allocated. */
 #define TRACE_LINE_BYTES_MAX 2048u
+
+/* --- RPC ---------------------------------------------------------------- */
+
+/* Bytes after an RPC frame's length field: the 8-byte correlation id and
+ * the payload. A whole metadata image (META_IMAGE_BYTES_MAX, 64 MiB) travels
+ * in one reply, so the bound is that plus 1 MiB for the message around it.
+ * A peer announcing more is disconnected before anything is allocated. */
+#define RPC_FRAME_BYTES_MAX (META_IMAGE_BYTES_MAX + 1024u * 1024)
+
+/* Bytes queued for writing on one RPC connection (from uv_write until its
+ * callback). A server closes a connection whose replies would exceed it
+ * (the peer is not reading); a client refuses the call with RC_FULL. */
+#define RPC_CONN_OUTBOX_BYTES_MAX (128u * 1024 * 1024)
+
+/* Calls one RPC client has in flight; beyond, rpc_client_call returns
+ * RC_FULL. A broker keeps a handful outstanding, the CLI one. */
+#define RPC_INFLIGHT_MAX 1024u
+
+/* Addresses one RPC client knows: a controller quorum, or a CLI's list. */
+#define RPC_CLIENT_TARGETS_MAX 64u
+
+/* Connections one RPC server holds at once (every broker, some CLIs);
+ * more are closed as soon as they are accepted. */
+#define RPC_SERVER_CONNS_MAX 1024u
+
+/* Per-connection read buffer. Small frames are parsed in place; a larger
+ * frame's body is read straight into its own (validated) allocation. */
+#define RPC_READ_BUFFER_BYTES (64u * 1024)
+
+_Static_assert(META_IMAGE_BYTES_MAX + 8u < RPC_FRAME_BYTES_MAX,
+               "a metadata image must fit in one RPC frame");
+_Static_assert(RPC_FRAME_BYTES_MAX + 4u <= RPC_CONN_OUTBOX_BYTES_MAX,
+               "one RPC frame must fit in a connection's outbox");
+_Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
+               "an RPC frame length fits the 4-byte length field");
 
 /* --- Relations ---------------------------------------------------------- */
 

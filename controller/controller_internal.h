@@ -1,0 +1,91 @@
+/* State of the controller process core, shared by controller/controller.c
+ * (Raft, leadership, the request queue, lifecycle) and
+ * controller/handlers.c (planning and answering each request type). Not
+ * for use elsewhere. */
+#ifndef CAIRN_CONTROLLER_INTERNAL_H
+#define CAIRN_CONTROLLER_INTERNAL_H
+
+#include <raft.h>
+#include <raft/uv.h>
+
+#include "common/rpc.h"
+#include "controller/controller.h"
+#include "controller/fsm.h"
+#include "controller/plan.h"
+#include "controller/sessions.h"
+#include "rpc.pb-c.h"
+
+/* One queued request (or internal duty) that may write metadata. */
+struct ctl_op {
+    struct ctl_op *next;
+    struct rpc_conn *conn;       /* NULL for internal duties; referenced */
+    uint64_t correlation_id;
+    Cairn__Request *req;         /* unpacked; NULL for internal duties */
+    int32_t fence_broker;        /* internal: fence this broker */
+    bool elect_leaderless;       /* internal: retry offline partitions */
+    /* What the plan decided, for the answer after commit. */
+    int16_t error;
+    int64_t value;               /* epoch / first producer id */
+    struct plan_heartbeat_result heartbeat;
+    struct plan_topic_result *topic_results;
+    struct meta_uuid *topic_ids;
+    int16_t *errors;
+};
+
+struct controller {
+    uv_loop_t *loop;
+    struct controller_config cfg;
+    struct tracer *tracer;
+    struct raft raft;
+    struct raft_io io;
+    struct raft_uv_transport transport;
+    char raft_address[META_HOST_BYTES_MAX + 8];
+    struct meta_fsm fsm;
+    struct rpc_server *server;
+    struct sessions sessions;
+    uv_timer_t tick;
+    uv_idle_t kick;              /* runs the queue outside Raft callbacks */
+    bool active;
+    bool barrier_pending;
+    struct raft_barrier barrier;
+    struct ctl_op *queue_head;
+    struct ctl_op *queue_tail;
+    size_t queue_len;
+    struct ctl_op *in_flight;    /* proposed, waiting for its commit */
+    struct raft_apply apply_req;
+    bool fence_queued;
+    bool stopping;
+    int handles_open;
+    void (*stop_cb)(void *arg);
+    void *stop_arg;
+};
+
+uint64_t controller_now_ms(const struct controller *c);
+
+/* Proposes recs[0..n) for op; the answer goes out after commit. */
+MUST_CHECK int controller_propose(struct controller *c, struct ctl_op *op,
+                                  const struct meta_record *recs, size_t n);
+
+/* Answers op with an error (NOT_CONTROLLER carries the leader's id). */
+void controller_reply_error(struct controller *c, struct ctl_op *op,
+                            int16_t error, const char *message);
+/* Packs and sends resp as op's answer. */
+void controller_reply(struct controller *c, struct ctl_op *op,
+                      Cairn__Response *resp);
+
+/* handlers.c: plans op against the image. Returns true when op was
+ * proposed (answered after commit), false when it was answered now. */
+bool handlers_run(struct controller *c, struct ctl_op *op);
+/* handlers.c: answers op once its records are committed and applied. */
+void handlers_committed(struct controller *c, struct ctl_op *op,
+                        const struct fsm_result *result);
+/* handlers.c: requests any controller answers at once. */
+void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
+                             uint64_t correlation_id,
+                             const Cairn__MetadataFetchRequest *req);
+void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
+                               uint64_t correlation_id);
+
+void ctl_op_free(struct ctl_op *op);
+
+#endif
