@@ -78,6 +78,10 @@ MUST_CHECK int log_open(struct log **out, const char *dir,
  * the handle's close callback. */
 void log_close(struct log *l);
 
+/* log_close(), then cb(arg) once the log's memory is freed (its files may
+ * then be removed). */
+void log_close_then(struct log *l, void (*cb)(void *arg), void *arg);
+
 /* Appends one client batch at the log end: validates it (length, magic 2,
  * CRC-32C, counts: RC_SHORT / RC_MALFORMED / RC_CORRUPT; larger than a
  * segment: RC_TOO_LARGE), rewrites baseOffset and partitionLeaderEpoch in

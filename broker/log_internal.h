@@ -43,6 +43,8 @@ struct log {
     bool sync_requested;
     uint64_t syncs_done;
     bool closing;
+    void (*closed_cb)(void *arg);
+    void *closed_arg;
     struct log_waiter *waiters; /* ring buffer */
     size_t waiters_head;
     size_t waiters_len;

@@ -317,7 +317,13 @@ static void free_log(struct log *l)
 
 static void close_cb(uv_handle_t *handle)
 {
-    free(handle->data);
+    struct log *l = handle->data;
+    void (*cb)(void *) = l->closed_cb;
+    void *arg = l->closed_arg;
+    free(l);
+    if (cb != NULL) {
+        cb(arg);
+    }
 }
 
 int log_open(struct log **out, const char *dir, const struct log_config *cfg,
@@ -362,6 +368,13 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
                log_end_offset(l), l->n_segs, plan.clean ? " (clean)" : "");
     *out = l;
     return RC_OK;
+}
+
+void log_close_then(struct log *l, void (*cb)(void *arg), void *arg)
+{
+    l->closed_cb = cb;
+    l->closed_arg = arg;
+    log_close(l);
 }
 
 void log_close(struct log *l)

@@ -1,0 +1,206 @@
+/* cairn-broker: registers with the controllers, follows the metadata and
+ * hosts its partitions' logs.
+ *     cairn-broker CONFIG [--override key=value ...]
+ * SIGTERM (or SIGINT) is a controlled shutdown: the controller moves
+ * leadership away before the broker exits. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "broker/membership.h"
+#include "broker/partitions.h"
+#include "common/config.h"
+#include "common/rc.h"
+
+static const struct config_def broker_defs[] = {
+    {"node.id", CONFIG_INT, NULL, 0, 2147483647, "this broker's id"},
+    {"process.roles", CONFIG_LIST, "broker", 0, 0, "must be broker"},
+    {"listeners", CONFIG_LIST, NULL, 0, 0, "Kafka listener NAME://host:port"},
+    {"controller.quorum.voters", CONFIG_LIST, NULL, 0, 0,
+     "id@host:port of every controller's RPC listener"},
+    {"log.dirs", CONFIG_LIST, NULL, 0, 0, "where partition logs live"},
+    {"broker.rack", CONFIG_STRING, "", 0, 0, "rack id"},
+    {"broker.heartbeat.interval.ms", CONFIG_LONG, "2000", 1, 3600000,
+     "heartbeat interval"},
+    {"broker.session.timeout.ms", CONFIG_LONG, "9000", 1, 3600000,
+     "session timeout the controller applies"},
+    {"log.segment.bytes", CONFIG_LONG, "1073741824", LOG_SEGMENT_BYTES_MIN,
+     LOG_SEGMENT_BYTES_MAX, "segment size before a roll"},
+    {"log.roll.ms", CONFIG_LONG, "604800000", 1, INT64_MAX,
+     "segment age before a roll"},
+    {"log.index.interval.bytes", CONFIG_LONG, "4096", 0, 2147483647,
+     "bytes between offset index entries"},
+    {"log.index.size.max.bytes", CONFIG_LONG, "10485760", 8, 2147483647,
+     "offset index size before a roll"},
+    {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
+};
+
+struct broker {
+    uv_loop_t *loop;
+    struct tracer tracer;
+    struct membership *membership;
+    struct partitions partitions;
+    uv_signal_t sig_term;
+    uv_signal_t sig_int;
+    bool stopping;
+};
+
+static int build(const struct config *cfg, struct membership_config *mc,
+                 struct log_config *lc, char *err, size_t err_len)
+{
+    memset(mc, 0, sizeof *mc);
+    mc->broker_id = config_int(cfg, "node.id");
+    if (addr_parse_listener(config_list(cfg, "listeners"), &mc->endpoint) !=
+        RC_OK) {
+        snprintf(err, err_len, "listeners: expected NAME://host:port, got "
+                 "'%s'", config_list(cfg, "listeners"));
+        return RC_CONFIG;
+    }
+    if (addr_parse_voters(config_list(cfg, "controller.quorum.voters"),
+                          mc->controllers, CONTROLLER_VOTERS_MAX,
+                          &mc->n_controllers) != RC_OK) {
+        snprintf(err, err_len, "controller.quorum.voters: expected "
+                 "id@host:port,..., got '%s'",
+                 config_list(cfg, "controller.quorum.voters"));
+        return RC_CONFIG;
+    }
+    const char *rack = config_string(cfg, "broker.rack");
+    if (strlen(rack) > META_RACK_BYTES_MAX) {
+        snprintf(err, err_len, "broker.rack: longer than %u bytes",
+                 META_RACK_BYTES_MAX);
+        return RC_CONFIG;
+    }
+    strcpy(mc->rack, rack);
+    mc->heartbeat_interval_ms = config_long(cfg,
+                                            "broker.heartbeat.interval.ms");
+    mc->session_timeout_ms = config_long(cfg, "broker.session.timeout.ms");
+    log_config_default(lc);
+    lc->segment_bytes = config_long(cfg, "log.segment.bytes");
+    lc->segment_ms = config_long(cfg, "log.roll.ms");
+    lc->index_interval_bytes = config_long(cfg, "log.index.interval.bytes");
+    lc->segment_index_bytes = config_long(cfg, "log.index.size.max.bytes");
+    return RC_OK;
+}
+
+static void image_cb(void *arg, const struct meta_image *img)
+{
+    struct broker *b = arg;
+    if (!b->stopping) {
+        partitions_apply(&b->partitions, img);
+    }
+}
+
+static void done_cb(void *arg)
+{
+    struct broker *b = arg;
+    partitions_close(&b->partitions);
+    membership_close(b->membership);
+    uv_close((uv_handle_t *)&b->sig_term, NULL);
+    uv_close((uv_handle_t *)&b->sig_int, NULL);
+}
+
+static void signal_cb(uv_signal_t *handle, int signum)
+{
+    struct broker *b = handle->data;
+    if (b->stopping) {
+        return;
+    }
+    b->stopping = true;
+    TRACE_INFO(&b->tracer, "signal %d: controlled shutdown", signum);
+    membership_shutdown(b->membership);
+}
+
+static int load(int argc, char **argv, struct config **cfg,
+                struct tracer *tracer)
+{
+    char err[512];
+    int rv = config_load_file(cfg, argv[1], broker_defs,
+                              ARRAY_LEN(broker_defs), tracer, err,
+                              sizeof err);
+    for (int i = 2; rv == RC_OK && i + 1 < argc; i += 2) {
+        char *eq = strcmp(argv[i], "--override") == 0
+                       ? strchr(argv[i + 1], '=')
+                       : NULL;
+        if (eq == NULL) {
+            snprintf(err, sizeof err, "expected --override key=value");
+            rv = RC_CONFIG;
+            break;
+        }
+        *eq = '\0';
+        rv = config_set(*cfg, argv[i + 1], eq + 1, err, sizeof err);
+    }
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: %s\n", err);
+    }
+    return rv;
+}
+
+static int start(struct broker *b, const struct config *cfg)
+{
+    struct membership_config mc;
+    struct log_config lc;
+    char err[512];
+    if (build(cfg, &mc, &lc, err, sizeof err) != RC_OK) {
+        fprintf(stderr, "cairn-broker: %s\n", err);
+        return RC_CONFIG;
+    }
+    char dir[LOG_PATH_BYTES_MAX];
+    const char *dirs = config_list(cfg, "log.dirs");
+    size_t len = strcspn(dirs, ",");
+    if (len == 0 || len >= sizeof dir) {
+        fprintf(stderr, "cairn-broker: log.dirs: expected a directory\n");
+        return RC_CONFIG;
+    }
+    memcpy(dir, dirs, len);
+    dir[len] = '\0';
+    int rv = partitions_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
+                             &b->tracer);
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
+        return rv;
+    }
+    rv = membership_start(&b->membership, b->loop, &mc, &b->tracer,
+                          image_cb, done_cb, b);
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
+        return rv;
+    }
+    TRACE_INFO(&b->tracer, "broker node=%d listener=%s:%d log.dirs=%s "
+               "controllers=%zu", mc.broker_id, mc.endpoint.host,
+               mc.endpoint.port, dir, mc.n_controllers);
+    return RC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || argc % 2 != 0) {
+        fprintf(stderr, "usage: cairn-broker CONFIG "
+                        "[--override key=value ...]\n");
+        return 2;
+    }
+    static struct broker b;
+    b.loop = uv_default_loop();
+    trace_init_stderr(&b.tracer, TRACE_LEVEL_INFO, "broker");
+    struct config *cfg = NULL;
+    if (load(argc, argv, &cfg, &b.tracer) != RC_OK) {
+        return 1;
+    }
+    int level = trace_level_parse(config_string(cfg, "log.level"));
+    b.tracer.level = level < 0 ? TRACE_LEVEL_INFO : (enum trace_level)level;
+    signal(SIGPIPE, SIG_IGN);
+    int rv = start(&b, cfg);
+    config_free(cfg);
+    if (rv != RC_OK) {
+        return 1;
+    }
+    uv_signal_init(b.loop, &b.sig_term);
+    uv_signal_init(b.loop, &b.sig_int);
+    b.sig_term.data = b.sig_int.data = &b;
+    uv_signal_start(&b.sig_term, signal_cb, SIGTERM);
+    uv_signal_start(&b.sig_int, signal_cb, SIGINT);
+    uv_run(b.loop, UV_RUN_DEFAULT);
+    uv_loop_close(b.loop);
+    return 0;
+}

@@ -1,0 +1,465 @@
+/* Broker membership: registration, heartbeats, metadata pull
+ * (broker/membership.h). */
+#include "broker/membership.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "common/kafka_error.h"
+#include "common/meta_codec.h"
+#include "common/rc.h"
+#include "common/rpc.h"
+#include "rpc.pb-c.h"
+
+#define MEMBERSHIP__TICK_MS 20
+#define MEMBERSHIP__FETCH_INTERVAL_MS 100
+#define MEMBERSHIP__CALL_TIMEOUT_MS 2000
+#define MEMBERSHIP__BACKOFF_MIN_MS 100
+#define MEMBERSHIP__SHUTDOWN_HEARTBEAT_MS 100
+
+struct membership {
+    uv_loop_t *loop;
+    struct membership_config cfg;
+    struct tracer *tracer;
+    struct rpc_client *client;
+    int target;
+    uv_timer_t timer;
+    struct meta_image image;
+    struct meta_uuid incarnation;
+    int64_t epoch;                /* -1 until registered */
+    bool fenced;
+    bool registering;
+    bool heartbeat_in_flight;
+    bool fetch_in_flight;
+    bool need_image;
+    uint64_t next_register_ms;
+    uint64_t next_heartbeat_ms;
+    uint64_t next_fetch_ms;
+    uint64_t backoff_ms;
+    bool shutting_down;
+    uint64_t shutdown_deadline_ms;
+    bool done;
+    bool closing;
+    int pending;                  /* calls and handles not yet called back */
+    membership_image_cb image_cb;
+    membership_done_cb done_cb;
+    void *arg;
+};
+
+const struct meta_image *membership_image(const struct membership *m)
+{
+    return &m->image;
+}
+
+int64_t membership_epoch(const struct membership *m)
+{
+    return m->epoch;
+}
+
+bool membership_fenced(const struct membership *m)
+{
+    return m->fenced;
+}
+
+static void maybe_free(struct membership *m)
+{
+    if (m->closing && m->pending == 0) {
+        meta_image_free(&m->image);
+        free(m);
+    }
+}
+
+/* Sends req to the current target; cb gets the raw answer. */
+static int call(struct membership *m, const Cairn__Request *req,
+                rpc_response_cb cb)
+{
+    size_t len = cairn__request__get_packed_size(req);
+    uint8_t *buf = malloc(len == 0 ? 1 : len);
+    if (buf == NULL) {
+        return RC_NOMEM;
+    }
+    cairn__request__pack(req, buf);
+    int rv = rpc_client_call(m->client, m->target, buf, len,
+                             MEMBERSHIP__CALL_TIMEOUT_MS, cb, m);
+    free(buf);
+    if (rv == RC_OK) {
+        m->pending++;
+    }
+    return rv;
+}
+
+static void next_target(struct membership *m)
+{
+    m->target = (m->target + 1) % (int)m->cfg.n_controllers;
+}
+
+/* Common answer handling: NULL when the call failed or the controller
+ * redirected us (the target is then updated). */
+static Cairn__Response *answer(struct membership *m, int rc,
+                               const uint8_t *payload, size_t len,
+                               const char *what)
+{
+    if (rc != RC_OK) {
+        TRACE_DEBUG(m->tracer, "%s to controller=%d failed: %s", what,
+                    m->cfg.controllers[m->target].id, rc_str(rc));
+        next_target(m);
+        return NULL;
+    }
+    Cairn__Response *resp = cairn__response__unpack(NULL, len, payload);
+    if (resp == NULL) {
+        TRACE_WARN(m->tracer, "%s: malformed answer", what);
+        next_target(m);
+        return NULL;
+    }
+    if (resp->error_code != KAFKA_ERROR_NOT_CONTROLLER) {
+        return resp;
+    }
+    int to = -1;
+    for (size_t i = 0; i < m->cfg.n_controllers; i++) {
+        if (resp->has_controller_id &&
+            m->cfg.controllers[i].id == resp->controller_id) {
+            to = (int)i;
+        }
+    }
+    if (to >= 0 && to != m->target) {
+        m->target = to;
+    } else {
+        next_target(m);
+    }
+    cairn__response__free_unpacked(resp, NULL);
+    return NULL;
+}
+
+static uint64_t backoff(struct membership *m)
+{
+    uint64_t b = m->backoff_ms;
+    m->backoff_ms = b * 2 > (uint64_t)m->cfg.heartbeat_interval_ms
+                        ? (uint64_t)m->cfg.heartbeat_interval_ms
+                        : b * 2;
+    return b;
+}
+
+/* --- Registration -------------------------------------------------------- */
+
+static void register_cb(void *arg, int rc, const uint8_t *payload,
+                        size_t len)
+{
+    struct membership *m = arg;
+    m->pending--;
+    m->registering = false;
+    if (m->closing) {
+        maybe_free(m);
+        return;
+    }
+    Cairn__Response *resp = answer(m, rc, payload, len, "registration");
+    uint64_t now = uv_now(m->loop);
+    if (resp == NULL || resp->error_code != KAFKA_ERROR_NONE ||
+        resp->body_case != CAIRN__RESPONSE__BODY_BROKER_REGISTRATION) {
+        if (resp != NULL) {
+            TRACE_WARN(m->tracer, "broker=%d registration refused: %s",
+                       m->cfg.broker_id,
+                       kafka_error_name((int16_t)resp->error_code));
+            cairn__response__free_unpacked(resp, NULL);
+        }
+        m->next_register_ms = now + backoff(m);
+        return;
+    }
+    m->epoch = resp->broker_registration->broker_epoch;
+    m->fenced = true;
+    m->backoff_ms = MEMBERSHIP__BACKOFF_MIN_MS;
+    m->next_heartbeat_ms = now;
+    TRACE_INFO(m->tracer, "broker=%d registered with controller=%d "
+               "epoch=%" PRId64, m->cfg.broker_id,
+               m->cfg.controllers[m->target].id, m->epoch);
+    cairn__response__free_unpacked(resp, NULL);
+}
+
+static void send_registration(struct membership *m)
+{
+    Cairn__Endpoint ep = CAIRN__ENDPOINT__INIT;
+    ep.host = m->cfg.endpoint.host;
+    ep.has_port = true;
+    ep.port = m->cfg.endpoint.port;
+    Cairn__BrokerRegistrationRequest br =
+        CAIRN__BROKER_REGISTRATION_REQUEST__INIT;
+    br.has_broker_id = br.has_incarnation_id = true;
+    br.broker_id = m->cfg.broker_id;
+    br.incarnation_id.data = m->incarnation.b;
+    br.incarnation_id.len = sizeof m->incarnation.b;
+    br.endpoint = &ep;
+    br.rack = m->cfg.rack;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_BROKER_REGISTRATION;
+    req.broker_registration = &br;
+    if (call(m, &req, register_cb) == RC_OK) {
+        m->registering = true;
+    } else {
+        m->next_register_ms = uv_now(m->loop) + backoff(m);
+    }
+}
+
+/* --- Heartbeats ---------------------------------------------------------- */
+
+static void heartbeat_answer(struct membership *m,
+                             const Cairn__BrokerHeartbeatResponse *hb)
+{
+    if (hb->is_fenced != m->fenced) {
+        TRACE_INFO(m->tracer, "broker=%d %s by the controller",
+                   m->cfg.broker_id, hb->is_fenced ? "fenced" : "unfenced");
+    }
+    m->fenced = hb->is_fenced;
+    if (hb->should_shut_down && m->shutting_down && !m->done) {
+        TRACE_INFO(m->tracer, "broker=%d controlled shutdown complete",
+                   m->cfg.broker_id);
+        m->done = true;
+        m->done_cb(m->arg);
+    }
+}
+
+static void heartbeat_cb(void *arg, int rc, const uint8_t *payload,
+                         size_t len)
+{
+    struct membership *m = arg;
+    m->pending--;
+    m->heartbeat_in_flight = false;
+    if (m->closing) {
+        maybe_free(m);
+        return;
+    }
+    Cairn__Response *resp = answer(m, rc, payload, len, "heartbeat");
+    if (resp == NULL) {
+        m->next_heartbeat_ms = uv_now(m->loop) + MEMBERSHIP__BACKOFF_MIN_MS;
+        return;
+    }
+    if (resp->error_code == KAFKA_ERROR_STALE_BROKER_EPOCH ||
+        resp->error_code == KAFKA_ERROR_BROKER_ID_NOT_REGISTERED) {
+        TRACE_WARN(m->tracer, "broker=%d heartbeat: %s; registering again",
+                   m->cfg.broker_id,
+                   kafka_error_name((int16_t)resp->error_code));
+        m->epoch = -1;
+        m->fenced = true;
+    } else if (resp->error_code == KAFKA_ERROR_NONE &&
+               resp->body_case == CAIRN__RESPONSE__BODY_BROKER_HEARTBEAT) {
+        heartbeat_answer(m, resp->broker_heartbeat);
+    }
+    cairn__response__free_unpacked(resp, NULL);
+}
+
+static void send_heartbeat(struct membership *m)
+{
+    Cairn__BrokerHeartbeatRequest hb = CAIRN__BROKER_HEARTBEAT_REQUEST__INIT;
+    hb.has_broker_id = hb.has_broker_epoch = true;
+    hb.has_current_metadata_offset = hb.has_want_fence = true;
+    hb.has_want_shut_down = true;
+    hb.broker_id = m->cfg.broker_id;
+    hb.broker_epoch = m->epoch;
+    hb.current_metadata_offset = m->image.offset;
+    hb.want_fence = false;
+    hb.want_shut_down = m->shutting_down;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_BROKER_HEARTBEAT;
+    req.broker_heartbeat = &hb;
+    if (call(m, &req, heartbeat_cb) == RC_OK) {
+        m->heartbeat_in_flight = true;
+    }
+}
+
+/* --- Metadata ------------------------------------------------------------ */
+
+static int apply_records(struct membership *m,
+                         const Cairn__MetadataFetchResponse *mf)
+{
+    if (mf->n_records > 0 && mf->first_offset != m->image.offset + 1) {
+        return RC_OUT_OF_RANGE;
+    }
+    for (size_t i = 0; i < mf->n_records; i++) {
+        struct meta_record rec;
+        int rv = meta_codec_decode_record(mf->records[i].data,
+                                          mf->records[i].len, &rec);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        rv = meta_apply(&m->image, &rec);
+        if (rv == RC_NOMEM) {
+            return rv;
+        }
+    }
+    return RC_OK;
+}
+
+static int apply_fetch(struct membership *m,
+                       const Cairn__MetadataFetchResponse *mf, bool *changed)
+{
+    *changed = false;
+    if (mf->has_image) {
+        struct meta_image img;
+        meta_image_init(&img);
+        int rv = meta_codec_decode_image(mf->image.data, mf->image.len, &img);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        meta_image_free(&m->image);
+        m->image = img;
+        *changed = true;
+        return RC_OK;
+    }
+    int64_t before = m->image.offset;
+    int rv = apply_records(m, mf);
+    *changed = m->image.offset != before;
+    return rv;
+}
+
+static void fetch_cb(void *arg, int rc, const uint8_t *payload, size_t len)
+{
+    struct membership *m = arg;
+    m->pending--;
+    m->fetch_in_flight = false;
+    if (m->closing) {
+        maybe_free(m);
+        return;
+    }
+    uint64_t now = uv_now(m->loop);
+    m->next_fetch_ms = now + MEMBERSHIP__FETCH_INTERVAL_MS;
+    Cairn__Response *resp = answer(m, rc, payload, len, "metadata fetch");
+    if (resp == NULL) {
+        return;
+    }
+    if (resp->body_case == CAIRN__RESPONSE__BODY_METADATA_FETCH) {
+        bool changed = false;
+        int rv = apply_fetch(m, resp->metadata_fetch, &changed);
+        if (rv != RC_OK) {
+            TRACE_WARN(m->tracer, "metadata fetch not applied (%s); asking "
+                       "for the whole image", rc_str(rv));
+            m->need_image = true;
+            m->next_fetch_ms = now;
+        } else {
+            m->need_image = false;
+            if (m->image.offset < resp->metadata_fetch->end_offset) {
+                m->next_fetch_ms = now; /* more to come */
+            }
+        }
+        if (changed) {
+            m->image_cb(m->arg, &m->image);
+        }
+    }
+    cairn__response__free_unpacked(resp, NULL);
+}
+
+static void send_fetch(struct membership *m)
+{
+    Cairn__MetadataFetchRequest mf = CAIRN__METADATA_FETCH_REQUEST__INIT;
+    mf.has_from_offset = true;
+    mf.from_offset = m->need_image ? -1 : m->image.offset;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_METADATA_FETCH;
+    req.metadata_fetch = &mf;
+    if (call(m, &req, fetch_cb) == RC_OK) {
+        m->fetch_in_flight = true;
+    }
+}
+
+/* --- Timer, start, stop -------------------------------------------------- */
+
+static void tick_cb(uv_timer_t *handle)
+{
+    struct membership *m = handle->data;
+    uint64_t now = uv_now(m->loop);
+    if (m->shutting_down && !m->done && now >= m->shutdown_deadline_ms) {
+        TRACE_WARN(m->tracer, "broker=%d no controller confirmed the "
+                   "shutdown in time; stopping anyway", m->cfg.broker_id);
+        m->done = true;
+        m->done_cb(m->arg);
+        return;
+    }
+    if (m->epoch < 0 && !m->registering && now >= m->next_register_ms) {
+        send_registration(m);
+    }
+    if (m->epoch >= 0 && !m->heartbeat_in_flight &&
+        now >= m->next_heartbeat_ms) {
+        uint64_t every = (uint64_t)m->cfg.heartbeat_interval_ms;
+        if (m->shutting_down && every > MEMBERSHIP__SHUTDOWN_HEARTBEAT_MS) {
+            every = MEMBERSHIP__SHUTDOWN_HEARTBEAT_MS;
+        }
+        m->next_heartbeat_ms = now + every;
+        send_heartbeat(m);
+    }
+    if (!m->fetch_in_flight && now >= m->next_fetch_ms) {
+        send_fetch(m);
+    }
+}
+
+static int make_client(struct membership *m)
+{
+    char addrs[CONTROLLER_VOTERS_MAX][META_HOST_BYTES_MAX + 8];
+    const char *ptrs[CONTROLLER_VOTERS_MAX];
+    for (size_t i = 0; i < m->cfg.n_controllers; i++) {
+        addr_format(&m->cfg.controllers[i].addr, addrs[i], sizeof addrs[i]);
+        ptrs[i] = addrs[i];
+    }
+    return rpc_client_init(&m->client, m->loop, ptrs, m->cfg.n_controllers,
+                           m->tracer);
+}
+
+int membership_start(struct membership **out, uv_loop_t *loop,
+                     const struct membership_config *cfg,
+                     struct tracer *tracer, membership_image_cb image_cb,
+                     membership_done_cb done_cb, void *arg)
+{
+    ASSERT(cfg->n_controllers > 0);
+    struct membership *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        return RC_NOMEM;
+    }
+    *m = (struct membership){.loop = loop, .cfg = *cfg, .tracer = tracer,
+                             .epoch = -1, .fenced = true,
+                             .backoff_ms = MEMBERSHIP__BACKOFF_MIN_MS,
+                             .image_cb = image_cb, .done_cb = done_cb,
+                             .arg = arg};
+    meta_image_init(&m->image);
+    ssize_t got = getrandom(m->incarnation.b, sizeof m->incarnation.b, 0);
+    int rv = got == (ssize_t)sizeof m->incarnation.b ? make_client(m)
+                                                      : RC_IO;
+    if (rv != RC_OK) {
+        meta_image_free(&m->image);
+        free(m);
+        return rv;
+    }
+    uv_timer_init(loop, &m->timer);
+    m->timer.data = m;
+    uv_timer_start(&m->timer, tick_cb, 0, MEMBERSHIP__TICK_MS);
+    *out = m;
+    return RC_OK;
+}
+
+void membership_shutdown(struct membership *m)
+{
+    if (m->shutting_down) {
+        return;
+    }
+    m->shutting_down = true;
+    m->shutdown_deadline_ms = uv_now(m->loop) +
+                              (uint64_t)m->cfg.session_timeout_ms;
+    m->next_heartbeat_ms = uv_now(m->loop);
+    if (m->epoch < 0) {
+        m->done = true; /* never registered: nothing to hand over */
+        m->done_cb(m->arg);
+    }
+}
+
+static void timer_closed_cb(uv_handle_t *handle)
+{
+    struct membership *m = handle->data;
+    m->pending--;
+    maybe_free(m);
+}
+
+void membership_close(struct membership *m)
+{
+    ASSERT(!m->closing);
+    m->closing = true;
+    m->pending++;
+    uv_close((uv_handle_t *)&m->timer, timer_closed_cb);
+    rpc_client_close(m->client);
+}

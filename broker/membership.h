@@ -1,0 +1,56 @@
+/* The broker's side of cluster membership: it registers with the active
+ * controller (getting a broker epoch), heartbeats every
+ * broker.heartbeat.interval.ms, and pulls metadata records
+ * (MetadataFetch from its applied offset, or the whole image when it is
+ * too far behind) into a local image, calling back after every change.
+ * NOT_CONTROLLER answers redirect it to the active controller; transport
+ * errors move it to the next controller. A controlled shutdown sends
+ * WantShutDown until the controller has moved leadership away and answers
+ * ShouldShutDown. Loop thread only. */
+#ifndef CAIRN_BROKER_MEMBERSHIP_H
+#define CAIRN_BROKER_MEMBERSHIP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/addr.h"
+#include "common/assert.h"
+#include "common/meta.h"
+#include "common/trace.h"
+
+struct membership_config {
+    int32_t broker_id;
+    struct addr endpoint;            /* the Kafka listener it advertises */
+    char rack[META_RACK_BYTES_MAX + 1];
+    struct addr_voter controllers[CONTROLLER_VOTERS_MAX];
+    size_t n_controllers;
+    int64_t heartbeat_interval_ms;
+    int64_t session_timeout_ms;
+};
+
+/* The image changed (records applied or a new image). */
+typedef void (*membership_image_cb)(void *arg, const struct meta_image *img);
+/* The controlled shutdown is complete: the broker may exit. */
+typedef void (*membership_done_cb)(void *arg);
+
+struct membership;
+
+MUST_CHECK int membership_start(struct membership **out, uv_loop_t *loop,
+                                const struct membership_config *cfg,
+                                struct tracer *tracer,
+                                membership_image_cb image_cb,
+                                membership_done_cb done_cb, void *arg);
+
+/* Starts a controlled shutdown; done_cb runs when the controller agrees,
+ * or after the session timeout if no controller answers. */
+void membership_shutdown(struct membership *m);
+
+/* Stops timers and connections; memory is freed as the loop runs. */
+void membership_close(struct membership *m);
+
+const struct meta_image *membership_image(const struct membership *m);
+int64_t membership_epoch(const struct membership *m);
+bool membership_fenced(const struct membership *m);
+
+#endif
