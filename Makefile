@@ -68,7 +68,8 @@ test-run: $(UNIT_BIN)
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 
 asan: deps-check
-	@$(MAKE) --no-print-directory BUILD=build/asan \
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	$(MAKE) --no-print-directory BUILD=build/asan \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    test-run
 

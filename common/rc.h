@@ -19,7 +19,8 @@
     X(RC_EXISTS, "already exists")                                     \
     X(RC_CONFIG, "bad configuration")                                  \
     X(RC_BUSY, "resource busy")                                        \
-    X(RC_CLOSED, "closed")
+    X(RC_CLOSED, "closed")                                             \
+    X(RC_TIMEOUT, "timed out")
 
 enum rc {
     RC_OK = 0,
