@@ -77,6 +77,11 @@
 /* Partitions of one topic; CreateTopics beyond this is INVALID_PARTITIONS. */
 #define META_PARTITIONS_MAX 10000
 
+/* Config keys one topic may set. Kafka has a few dozen topic configs; the
+ * bound keeps a stream of distinct junk keys from growing a topic without
+ * limit. */
+#define META_TOPIC_CONFIGS_MAX 1024u
+
 /* Records in one Raft entry (a topic creation writes one per partition). */
 #define META_BATCH_RECORDS_MAX (META_PARTITIONS_MAX + 1024)
 

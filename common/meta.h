@@ -18,6 +18,7 @@
 #define META_NO_LEADER (-1)
 #define META_LEADER_UNCHANGED (-2)
 
+
 /* Kafka's ConfigResource types. */
 #define META_RESOURCE_TOPIC 2
 #define META_RESOURCE_BROKER 4
@@ -155,9 +156,10 @@ struct meta_topic {
     char name[META_TOPIC_NAME_BYTES_MAX + 1];
     struct meta_uuid id;
     int32_t n_partitions;
+    int32_t cap_partitions;            /* allocated; >= n_partitions */
     struct meta_partition *partitions; /* indexed by partition id */
     size_t n_configs;
-    struct meta_config_entry *configs;
+    struct meta_config_entry *configs; /* sorted by name (strcmp) */
 };
 
 struct meta_image {
@@ -193,8 +195,11 @@ const char *meta_topic_config(const struct meta_topic *t, const char *name);
 /* Applies one record; the image's offset advances by one whatever the
  * outcome, so every node counts the same. A record that does not fit the
  * image (unknown topic, stale broker epoch, ...) changes nothing else and
- * returns RC_INVALID; RC_NOMEM leaves the image unchanged. */
-MUST_CHECK int meta_apply(struct meta_image *img, const struct meta_record *rec);
+ * returns RC_INVALID. The one exception is RC_NOMEM: it leaves the whole
+ * image unchanged, offset included, so the same record may be applied
+ * again (the FSM aborts instead; replicas must not diverge). */
+MUST_CHECK int meta_apply(struct meta_image *img,
+                          const struct meta_record *rec);
 
 /* Short human text of a record for logs ("partition t-3 leader=2 ..."). */
 void meta_record_describe(const struct meta_image *img,
