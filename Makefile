@@ -42,6 +42,11 @@ CLI_SRC := $(wildcard cli/*.c)
 CLI_BIN := $(if $(CLI_SRC),$(BUILD)/cairn)
 BINS := $(CONTROLLER_BIN) $(BROKER_BIN) $(CLI_BIN)
 
+INTEGRATION_SRC := $(wildcard tests/integration/*.c)
+INTEGRATION_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(INTEGRATION_SRC))
+TESTLIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TESTLIB_SRC))
+INTEGRATION_BIN := $(if $(INTEGRATION_SRC),$(BUILD)/tests/integration_tests)
+
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -50,7 +55,7 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps deps-check test test-run asan bench bench-run clean cluster
 
-all: $(LIB) $(BINS) $(UNIT_BIN) $(BENCH_BIN)
+all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN)
 
 deps:
 	@deploy/deps.sh install
@@ -64,8 +69,10 @@ deps-check:
 test: deps-check
 	@$(MAKE) --no-print-directory test-run
 
-test-run: $(UNIT_BIN)
+# Unit tests in parallel; integration tests (real clusters) one at a time.
+test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
+	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
 asan: deps-check
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
@@ -101,9 +108,13 @@ $(UNIT_BIN): $(UNIT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(UNIT_OBJ) $(LIB) $(TEST_LDLIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: tests/bench/%.c $(LIB)
+$(INTEGRATION_BIN): $(INTEGRATION_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(TESTLIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(LDLIBS)
 
 # Generated protobuf-c code; every object waits for the headers.
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
@@ -120,5 +131,5 @@ $(BUILD)/%.o: %.c | $(PROTO_H)
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) \
+-include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(INTEGRATION_OBJ:.o=.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c)

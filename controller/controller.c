@@ -13,6 +13,7 @@
 
 #define CONTROLLER__TICK_MS 50
 #define CONTROLLER__QUEUE_MAX 10000 /* requests waiting; beyond: an error */
+#define CONTROLLER__ELECTION_RETRY_MS 1000
 
 uint64_t controller_now_ms(const struct controller *c)
 {
@@ -98,7 +99,7 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
         controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
                                "leadership lost; retry");
     }
-    if (op->fence_broker > 0 || op->elect_leaderless) {
+    if (op->fence || op->elect_leaderless) {
         c->fence_queued = false;
     }
     ctl_op_free(op);
@@ -157,7 +158,7 @@ static void run_queue(struct controller *c)
             continue;
         }
         if (!handlers_run(c, op)) {
-            if (op->fence_broker > 0 || op->elect_leaderless) {
+            if (op->fence || op->elect_leaderless) {
                 c->fence_queued = false;
             }
             ctl_op_free(op);
@@ -269,6 +270,7 @@ static void queue_duty(struct controller *c, int32_t fence, bool elect)
     if (op == NULL) {
         return; /* tried again next tick */
     }
+    op->fence = fence >= 0;
     op->fence_broker = fence;
     op->elect_leaderless = elect;
     c->fence_queued = true;

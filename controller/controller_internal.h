@@ -21,7 +21,8 @@ struct ctl_op {
     struct rpc_conn *conn;       /* NULL for internal duties; referenced */
     uint64_t correlation_id;
     Cairn__Request *req;         /* unpacked; NULL for internal duties */
-    int32_t fence_broker;        /* internal: fence this broker */
+    bool fence;                  /* internal: fence fence_broker */
+    int32_t fence_broker;
     bool elect_leaderless;       /* internal: retry offline partitions */
     /* What the plan decided, for the answer after commit. */
     int16_t error;
@@ -53,7 +54,8 @@ struct controller {
     size_t queue_len;
     struct ctl_op *in_flight;    /* proposed, waiting for its commit */
     struct raft_apply apply_req;
-    bool fence_queued;
+    bool fence_queued;           /* a duty is queued or in flight */
+    uint64_t next_election_ms;   /* periodic retry of offline partitions */
     bool stopping;
     int handles_open;
     void (*stop_cb)(void *arg);

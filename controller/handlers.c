@@ -57,7 +57,7 @@ static bool run_duty(struct controller *c, struct ctl_op *op)
 {
     struct plan_records recs;
     plan_records_init(&recs);
-    int rv = op->fence_broker > 0
+    int rv = op->fence
                  ? plan_fence_broker(&c->fsm.image, op->fence_broker,
                                      c->cfg.unclean_leader_election, &recs)
                  : plan_elect_leaderless(&c->fsm.image,

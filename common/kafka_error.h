@@ -1,0 +1,61 @@
+/* Kafka ErrorCodes (int16 on the wire) that Cairn sends, with their Kafka
+ * names. Numbers are those of Kafka's
+ * clients/src/main/java/org/apache/kafka/common/protocol/Errors.java;
+ * see also shared/reference/kafka-protocol.md section 6. Header only, pure,
+ * any thread.
+ *
+ * These are answers to a peer, not internal failures: a function that can
+ * fail returns an RC_* code (common/rc.h) and puts the Kafka ErrorCode it
+ * computed in an out-param. */
+#ifndef CAIRN_COMMON_KAFKA_ERROR_H
+#define CAIRN_COMMON_KAFKA_ERROR_H
+
+#include <stdint.h>
+
+#define KAFKA_ERROR_MAP(X)                                             \
+    X(UNKNOWN_SERVER_ERROR, -1)                                        \
+    X(NONE, 0)                                                         \
+    X(UNKNOWN_TOPIC_OR_PARTITION, 3)                                   \
+    X(NOT_LEADER_OR_FOLLOWER, 6)                                       \
+    X(REQUEST_TIMED_OUT, 7)                                            \
+    X(INVALID_TOPIC_EXCEPTION, 17)                                     \
+    X(TOPIC_ALREADY_EXISTS, 36)                                        \
+    X(INVALID_PARTITIONS, 37)                                          \
+    X(INVALID_REPLICATION_FACTOR, 38)                                  \
+    X(INVALID_CONFIG, 40)                                              \
+    X(NOT_CONTROLLER, 41)                                              \
+    X(INVALID_REQUEST, 42)                                             \
+    X(POLICY_VIOLATION, 44)                                            \
+    X(FENCED_LEADER_EPOCH, 74)                                         \
+    X(UNKNOWN_LEADER_EPOCH, 75)                                        \
+    X(STALE_BROKER_EPOCH, 77)                                          \
+    X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
+    X(INVALID_UPDATE_VERSION, 95)                                      \
+    X(DUPLICATE_BROKER_REGISTRATION, 101)                              \
+    X(BROKER_ID_NOT_REGISTERED, 102)                                   \
+    X(INELIGIBLE_REPLICA, 107)
+
+/* Enumerators are ints; every value fits an int16_t, and assigning a
+ * constant to an int16_t is silent under -Wconversion. */
+enum kafka_error {
+#define X(name, code) KAFKA_ERROR_##name = (code),
+    KAFKA_ERROR_MAP(X)
+#undef X
+};
+
+/* Kafka's name of a code ("STALE_BROKER_EPOCH"), or "UNKNOWN_CODE" for a
+ * code not listed above. Never NULL. */
+static inline const char *kafka_error_name(int16_t code)
+{
+    switch (code) {
+#define X(name, value)                                                 \
+    case (value):                                                      \
+        return #name;
+        KAFKA_ERROR_MAP(X)
+#undef X
+    default:
+        return "UNKNOWN_CODE";
+    }
+}
+
+#endif

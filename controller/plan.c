@@ -1,0 +1,1039 @@
+/* Active-controller planning (controller/plan.h): records to propose,
+ * computed from the image and one request. Pure and deterministic; loop
+ * thread of the active controller. */
+#include "controller/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/limits.h"
+#include "common/rc.h"
+
+#define PLAN__RECORDS_MAX ((size_t)META_BATCH_RECORDS_MAX)
+#define PLAN__RECORDS_FIRST_CAP 16u
+
+_Static_assert(META_PARTITIONS_MAX + 2 <= META_BATCH_RECORDS_MAX,
+               "a topic with the most partitions fits in one batch");
+_Static_assert(PLAN_NO_BROKER == META_NO_LEADER,
+               "no broker and no leader are both -1");
+
+/* Kafka's topic-level config names (TopicConfig.java); CreateTopics
+ * rejects anything else with INVALID_CONFIG. */
+static const char *const plan_topic_config_names[] = {
+    "cleanup.policy",
+    "compression.type",
+    "delete.retention.ms",
+    "file.delete.delay.ms",
+    "flush.messages",
+    "flush.ms",
+    "index.interval.bytes",
+    "max.compaction.lag.ms",
+    "max.message.bytes",
+    "message.timestamp.type",
+    "message.timestamp.difference.max.ms",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms",
+    "min.cleanable.dirty.ratio",
+    "min.compaction.lag.ms",
+    "min.insync.replicas",
+    "preallocate",
+    "retention.bytes",
+    "retention.ms",
+    "segment.bytes",
+    "segment.index.bytes",
+    "segment.jitter.ms",
+    "segment.ms",
+    "unclean.leader.election.enable",
+    "message.downconversion.enable",
+    "local.retention.bytes",
+    "local.retention.ms",
+    "remote.storage.enable",
+    "follower.replication.throttled.replicas",
+    "leader.replication.throttled.replicas",
+};
+
+/* --- Record list -------------------------------------------------------- */
+
+void plan_records_init(struct plan_records *r)
+{
+    *r = (struct plan_records){0};
+}
+
+void plan_records_free(struct plan_records *r)
+{
+    free(r->recs);
+    plan_records_init(r);
+}
+
+void plan_records_clear(struct plan_records *r)
+{
+    r->n = 0;
+    r->more = false;
+}
+
+int plan_records_push(struct plan_records *r, const struct meta_record *rec)
+{
+    ASSERT(r->n <= r->cap);
+    if (r->n == r->cap) {
+        if (r->cap >= PLAN__RECORDS_MAX) {
+            return RC_FULL;
+        }
+        size_t cap = r->cap == 0 ? PLAN__RECORDS_FIRST_CAP : r->cap * 2;
+        if (cap > PLAN__RECORDS_MAX) {
+            cap = PLAN__RECORDS_MAX;
+        }
+        struct meta_record *recs = realloc(r->recs, cap * sizeof *recs);
+        if (recs == NULL) {
+            return RC_NOMEM;
+        }
+        r->recs = recs;
+        r->cap = cap;
+    }
+    r->recs[r->n++] = *rec;
+    return RC_OK;
+}
+
+static size_t plan_room(const struct plan_records *r)
+{
+    ASSERT(r->n <= PLAN__RECORDS_MAX);
+    return PLAN__RECORDS_MAX - r->n;
+}
+
+/* Undoes a failed planner's appends, so RC_NOMEM leaves the list as it
+ * was before the call. */
+static int plan_undo_on_error(struct plan_records *r, int rv, size_t n0,
+                              bool more0)
+{
+    if (rv != RC_OK) {
+        r->n = n0;
+        r->more = more0;
+    }
+    return rv;
+}
+
+/* --- Replica sets ------------------------------------------------------- */
+
+static bool plan_set_same_members(const struct meta_replica_set *a,
+                                  const struct meta_replica_set *b)
+{
+    if (a->n != b->n) {
+        return false;
+    }
+    for (int32_t i = 0; i < a->n; i++) {
+        if (!meta_replica_set_contains(b, a->ids[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void plan_set_without(const struct meta_replica_set *s, int32_t id,
+                             struct meta_replica_set *out)
+{
+    out->n = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->ids[i] != id) {
+            out->ids[out->n++] = s->ids[i];
+        }
+    }
+}
+
+static void plan_set_single(int32_t id, struct meta_replica_set *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = 1;
+    out->ids[0] = id;
+}
+
+/* --- Records ------------------------------------------------------------ */
+
+static int plan_push_broker_change(struct plan_records *out,
+                                   const struct meta_broker *b, int8_t fenced,
+                                   int8_t in_controlled_shutdown)
+{
+    struct meta_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = META_REC_BROKER_CHANGE;
+    rec.u.broker_change.broker_id = b->id;
+    rec.u.broker_change.broker_epoch = b->epoch;
+    rec.u.broker_change.fenced = fenced;
+    rec.u.broker_change.in_controlled_shutdown = in_controlled_shutdown;
+    return plan_records_push(out, &rec);
+}
+
+/* A PartitionChange; isr NULL keeps the ISR, leader META_LEADER_UNCHANGED
+ * keeps the leader. */
+static void plan_partition_change(struct meta_record *rec,
+                                  const struct meta_topic *t,
+                                  const struct meta_partition *p,
+                                  const struct meta_replica_set *isr,
+                                  int32_t leader)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->type = META_REC_PARTITION_CHANGE;
+    rec->u.partition_change.topic_id = t->id;
+    rec->u.partition_change.partition = p->id;
+    rec->u.partition_change.isr_changed = isr != NULL;
+    if (isr != NULL) {
+        rec->u.partition_change.isr = *isr;
+    }
+    rec->u.partition_change.leader = leader;
+}
+
+/* --- Leader election ---------------------------------------------------- */
+
+bool plan_broker_acceptable(const struct meta_image *img, int32_t id,
+                            int32_t excluded, int32_t extra_acceptable)
+{
+    if (id < 0 || id == excluded) {
+        return false;
+    }
+    const struct meta_broker *b = meta_image_broker(img, id);
+    if (b == NULL || b->in_controlled_shutdown) {
+        return false;
+    }
+    return !b->fenced || id == extra_acceptable;
+}
+
+struct plan_election plan_elect_leader(const struct meta_image *img,
+                                       const struct meta_partition *p,
+                                       const struct meta_replica_set *isr,
+                                       int32_t excluded_broker,
+                                       int32_t extra_acceptable_broker,
+                                       bool unclean_allowed)
+{
+    int32_t ex = excluded_broker;
+    int32_t extra = extra_acceptable_broker;
+
+    if (p->leader >= 0 && meta_replica_set_contains(isr, p->leader) &&
+        plan_broker_acceptable(img, p->leader, ex, extra)) {
+        return (struct plan_election){p->leader, false};
+    }
+    for (int32_t i = 0; i < p->replicas.n; i++) {
+        int32_t r = p->replicas.ids[i];
+        if (meta_replica_set_contains(isr, r) &&
+            plan_broker_acceptable(img, r, ex, extra)) {
+            return (struct plan_election){r, false};
+        }
+    }
+    if (unclean_allowed) {
+        for (int32_t i = 0; i < p->replicas.n; i++) {
+            int32_t r = p->replicas.ids[i];
+            if (plan_broker_acceptable(img, r, ex, extra)) {
+                return (struct plan_election){r, true};
+            }
+        }
+    }
+    return (struct plan_election){META_NO_LEADER, false};
+}
+
+bool plan_unclean_allowed(const struct meta_topic *t, bool unclean_default)
+{
+    const char *v = meta_topic_config(t, "unclean.leader.election.enable");
+    if (v == NULL) {
+        return unclean_default;
+    }
+    if (strcasecmp(v, "true") == 0) {
+        return true;
+    }
+    if (strcasecmp(v, "false") == 0) {
+        return false;
+    }
+    return unclean_default;
+}
+
+/* --- Taking a broker out of ISRs and leaderships ------------------------ */
+
+/* The PartitionChange that takes broker b out of p's ISR (unless it is the
+ * last member) and elects another leader if b led; false when p needs no
+ * change. */
+static bool plan_evict_change(const struct meta_image *img,
+                              const struct meta_topic *t,
+                              const struct meta_partition *p, int32_t b,
+                              bool unclean, struct meta_record *rec)
+{
+    if (!meta_replica_set_contains(&p->isr, b) && p->leader != b) {
+        return false;
+    }
+    struct meta_replica_set target;
+    plan_set_without(&p->isr, b, &target);
+    if (target.n == 0) {
+        target = p->isr; /* the last member stays: never an empty ISR */
+    }
+    struct plan_election e =
+        plan_elect_leader(img, p, &target, b, PLAN_NO_BROKER, unclean);
+    if (e.unclean) {
+        plan_set_single(e.leader, &target);
+    }
+    bool isr_changed = !plan_set_same_members(&target, &p->isr);
+    bool leader_changed = e.leader != p->leader;
+    if (!isr_changed && !leader_changed) {
+        return false;
+    }
+    plan_partition_change(rec, t, p, isr_changed ? &target : NULL,
+                          leader_changed ? e.leader : META_LEADER_UNCHANGED);
+    return true;
+}
+
+/* Appends plan_evict_change() for every partition, keeping `reserve`
+ * slots free. *complete_out is false (and out->more set) when it stopped
+ * for room; *n_changes_out counts the changes appended. */
+static int plan_evict(const struct meta_image *img, int32_t b,
+                      bool unclean_default, size_t reserve,
+                      struct plan_records *out, size_t *n_changes_out,
+                      bool *complete_out)
+{
+    *n_changes_out = 0;
+    *complete_out = true;
+    for (size_t ti = 0; ti < img->n_topics; ti++) {
+        const struct meta_topic *t = &img->topics[ti];
+        bool unclean = plan_unclean_allowed(t, unclean_default);
+        for (int32_t pi = 0; pi < t->n_partitions; pi++) {
+            struct meta_record rec;
+            if (!plan_evict_change(img, t, &t->partitions[pi], b, unclean,
+                                   &rec)) {
+                continue;
+            }
+            if (plan_room(out) <= reserve) {
+                out->more = true;
+                *complete_out = false;
+                return RC_OK;
+            }
+            int rv = plan_records_push(out, &rec);
+            if (rv != RC_OK) {
+                return rv;
+            }
+            (*n_changes_out)++;
+        }
+    }
+    return RC_OK;
+}
+
+/* Elections for leaderless partitions. With b != PLAN_NO_BROKER: only
+ * those where b, about to be unfenced, is an acceptable leader. */
+static int plan_elect_offline(const struct meta_image *img, int32_t b,
+                              bool unclean_default, struct plan_records *out)
+{
+    for (size_t ti = 0; ti < img->n_topics; ti++) {
+        const struct meta_topic *t = &img->topics[ti];
+        bool unclean = plan_unclean_allowed(t, unclean_default);
+        for (int32_t pi = 0; pi < t->n_partitions; pi++) {
+            const struct meta_partition *p = &t->partitions[pi];
+            if (p->leader != META_NO_LEADER) {
+                continue;
+            }
+            if (b != PLAN_NO_BROKER &&
+                (!meta_replica_set_contains(&p->replicas, b) ||
+                 (!meta_replica_set_contains(&p->isr, b) && !unclean))) {
+                continue;
+            }
+            struct plan_election e = plan_elect_leader(
+                img, p, &p->isr, PLAN_NO_BROKER, b, unclean);
+            if (e.leader == META_NO_LEADER) {
+                continue;
+            }
+            if (plan_room(out) == 0) {
+                out->more = true;
+                return RC_OK;
+            }
+            struct meta_replica_set isr;
+            plan_set_single(e.leader, &isr);
+            struct meta_record rec;
+            plan_partition_change(&rec, t, p, e.unclean ? &isr : NULL,
+                                  e.leader);
+            int rv = plan_records_push(out, &rec);
+            if (rv != RC_OK) {
+                return rv;
+            }
+        }
+    }
+    return RC_OK;
+}
+
+/* --- Broker state changes ----------------------------------------------- */
+
+/* Fencing of unfenced broker b; *fenced_out tells whether the fence record
+ * made it into the batch. */
+static int plan_fence(const struct meta_image *img,
+                      const struct meta_broker *b, bool unclean_default,
+                      struct plan_records *out, bool *fenced_out)
+{
+    *fenced_out = false;
+    if (plan_room(out) == 0) {
+        out->more = true;
+        return RC_OK;
+    }
+    size_t n_changes;
+    bool complete;
+    int rv = plan_evict(img, b->id, unclean_default, 1 /* reserve */, out,
+                        &n_changes, &complete);
+    if (rv != RC_OK || !complete) {
+        return rv;
+    }
+    rv = plan_push_broker_change(out, b, 1 /* fenced */, 0);
+    *fenced_out = rv == RC_OK;
+    return rv;
+}
+
+/* Unfencing of fenced broker b; *unfenced_out as for plan_fence(). */
+static int plan_unfence(const struct meta_image *img,
+                        const struct meta_broker *b, bool unclean_default,
+                        struct plan_records *out, bool *unfenced_out)
+{
+    *unfenced_out = false;
+    if (plan_room(out) == 0) {
+        out->more = true;
+        return RC_OK;
+    }
+    int rv = plan_push_broker_change(out, b, -1 /* unfenced */, 0);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    *unfenced_out = true;
+    return plan_elect_offline(img, b->id, unclean_default, out);
+}
+
+int plan_fence_broker(const struct meta_image *img, int32_t id,
+                      bool unclean_default, struct plan_records *out)
+{
+    const struct meta_broker *b = meta_image_broker(img, id);
+    ASSERT(b != NULL);
+    if (b->fenced) {
+        return RC_OK;
+    }
+    size_t n0 = out->n;
+    bool more0 = out->more;
+    bool fenced;
+    int rv = plan_fence(img, b, unclean_default, out, &fenced);
+    return plan_undo_on_error(out, rv, n0, more0);
+}
+
+int plan_unfence_broker(const struct meta_image *img, int32_t id,
+                        bool unclean_default, struct plan_records *out)
+{
+    const struct meta_broker *b = meta_image_broker(img, id);
+    ASSERT(b != NULL);
+    if (!b->fenced) {
+        return RC_OK;
+    }
+    size_t n0 = out->n;
+    bool more0 = out->more;
+    bool unfenced;
+    int rv = plan_unfence(img, b, unclean_default, out, &unfenced);
+    return plan_undo_on_error(out, rv, n0, more0);
+}
+
+int plan_elect_leaderless(const struct meta_image *img, bool unclean_default,
+                          struct plan_records *out)
+{
+    size_t n0 = out->n;
+    bool more0 = out->more;
+    int rv = plan_elect_offline(img, PLAN_NO_BROKER, unclean_default, out);
+    return plan_undo_on_error(out, rv, n0, more0);
+}
+
+/* --- Heartbeat ---------------------------------------------------------- */
+
+/* Controlled shutdown of unfenced broker b: move what it leads and leave
+ * the ISRs; when nothing is left to move, fence it and let it go. */
+static int plan_shutdown(const struct meta_image *img,
+                         const struct meta_broker *b, bool unclean_default,
+                         struct plan_records *out,
+                         struct plan_heartbeat_result *res)
+{
+    if (plan_room(out) == 0) {
+        out->more = true;
+        return RC_OK;
+    }
+    size_t n0 = out->n;
+    int rv;
+    if (!b->in_controlled_shutdown) {
+        rv = plan_push_broker_change(out, b, 0, 1 /* in shutdown */);
+        if (rv != RC_OK) {
+            return rv;
+        }
+    }
+    size_t n_changes;
+    bool complete;
+    rv = plan_evict(img, b->id, unclean_default, 0 /* reserve */, out,
+                    &n_changes, &complete);
+    if (rv != RC_OK || n_changes > 0 || !complete) {
+        return rv;
+    }
+    /* Nothing left to move: no need to enter controlled shutdown first. */
+    out->n = n0;
+    rv = plan_push_broker_change(out, b, 1 /* fenced */, 0);
+    if (rv == RC_OK) {
+        res->is_fenced = true;
+        res->should_shut_down = true;
+    }
+    return rv;
+}
+
+static int plan_heartbeat_fenced(const struct meta_image *img,
+                                 const struct meta_broker *b,
+                                 const struct plan_heartbeat_req *req,
+                                 bool unclean_default,
+                                 struct plan_records *out,
+                                 struct plan_heartbeat_result *res)
+{
+    res->is_fenced = true;
+    if (req->want_shut_down || b->in_controlled_shutdown) {
+        /* A broker fenced at the end of a controlled shutdown stays out
+         * until it registers again. */
+        res->should_shut_down = true;
+        return RC_OK;
+    }
+    if (req->want_fence || !res->is_caught_up) {
+        return RC_OK;
+    }
+    bool unfenced;
+    int rv = plan_unfence(img, b, unclean_default, out, &unfenced);
+    res->is_fenced = !unfenced;
+    return rv;
+}
+
+static int plan_heartbeat_unfenced(const struct meta_image *img,
+                                   const struct meta_broker *b,
+                                   const struct plan_heartbeat_req *req,
+                                   bool unclean_default,
+                                   struct plan_records *out,
+                                   struct plan_heartbeat_result *res)
+{
+    if (req->want_fence) {
+        bool fenced;
+        int rv = plan_fence(img, b, unclean_default, out, &fenced);
+        res->is_fenced = fenced;
+        res->should_shut_down = fenced && req->want_shut_down;
+        return rv;
+    }
+    if (req->want_shut_down || b->in_controlled_shutdown) {
+        return plan_shutdown(img, b, unclean_default, out, res);
+    }
+    return RC_OK;
+}
+
+int plan_heartbeat(const struct meta_image *img,
+                   const struct plan_heartbeat_req *req, bool unclean_default,
+                   struct plan_records *out, struct plan_heartbeat_result *res)
+{
+    *res = (struct plan_heartbeat_result){.error = KAFKA_ERROR_NONE};
+    const struct meta_broker *b = meta_image_broker(img, req->broker_id);
+    if (b == NULL) {
+        res->error = KAFKA_ERROR_BROKER_ID_NOT_REGISTERED;
+        return RC_OK;
+    }
+    if (b->epoch != req->broker_epoch) {
+        res->error = KAFKA_ERROR_STALE_BROKER_EPOCH;
+        return RC_OK;
+    }
+    res->is_caught_up = req->current_metadata_offset >= b->epoch;
+
+    size_t n0 = out->n;
+    bool more0 = out->more;
+    int rv;
+    if (b->fenced) {
+        rv = plan_heartbeat_fenced(img, b, req, unclean_default, out, res);
+    } else {
+        rv = plan_heartbeat_unfenced(img, b, req, unclean_default, out, res);
+    }
+    if (rv != RC_OK) {
+        *res = (struct plan_heartbeat_result){
+            .error = KAFKA_ERROR_UNKNOWN_SERVER_ERROR};
+    }
+    return plan_undo_on_error(out, rv, n0, more0);
+}
+
+/* --- Registration ------------------------------------------------------- */
+
+int plan_register_broker(const struct meta_image *img,
+                         const struct meta_rec_register_broker *req,
+                         bool other_incarnation_alive,
+                         struct plan_records *out, int16_t *error_out,
+                         int64_t *epoch_out)
+{
+    *error_out = KAFKA_ERROR_NONE;
+    *epoch_out = -1;
+    if (req->broker_id < 0) {
+        *error_out = KAFKA_ERROR_INVALID_REQUEST;
+        return RC_OK;
+    }
+    const struct meta_broker *b = meta_image_broker(img, req->broker_id);
+    if (b != NULL && meta_uuid_eq(&b->incarnation, &req->incarnation)) {
+        *epoch_out = b->epoch; /* a retry of the registration we have */
+        return RC_OK;
+    }
+    if (b != NULL && other_incarnation_alive) {
+        *error_out = KAFKA_ERROR_DUPLICATE_BROKER_REGISTRATION;
+        return RC_OK;
+    }
+    if (b == NULL && img->n_brokers >= META_BROKERS_MAX) {
+        *error_out = KAFKA_ERROR_INVALID_REQUEST;
+        return RC_OK;
+    }
+    struct meta_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = META_REC_REGISTER_BROKER;
+    rec.u.register_broker = *req;
+    int rv = plan_records_push(out, &rec);
+    if (rv != RC_OK) {
+        *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    }
+    return rv;
+}
+
+/* --- Duplicate names in one request ------------------------------------- */
+
+struct plan__name_ref {
+    const char *name;
+    size_t index;
+};
+
+static int plan_name_ref_cmp(const void *a, const void *b)
+{
+    const struct plan__name_ref *x = a;
+    const struct plan__name_ref *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c != 0) {
+        return c;
+    }
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+typedef const char *(*plan_name_at_cb)(const void *arg, size_t i);
+
+/* *dup_out (n bools, the caller frees it; NULL when n is 0): whether
+ * name_at(arg, i) occurs more than once. NULL names count as "". */
+static int plan_mark_duplicates(size_t n, const void *arg,
+                                plan_name_at_cb name_at, bool **dup_out)
+{
+    *dup_out = NULL;
+    if (n == 0) {
+        return RC_OK;
+    }
+    bool *dup = calloc(n, sizeof *dup);
+    struct plan__name_ref *refs = malloc(n * sizeof *refs);
+    if (dup == NULL || refs == NULL) {
+        free(dup);
+        free(refs);
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *name = name_at(arg, i);
+        refs[i] = (struct plan__name_ref){name != NULL ? name : "", i};
+    }
+    qsort(refs, n, sizeof *refs, plan_name_ref_cmp);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(refs[i - 1].name, refs[i].name) == 0) {
+            dup[refs[i - 1].index] = true;
+            dup[refs[i].index] = true;
+        }
+    }
+    free(refs);
+    *dup_out = dup;
+    return RC_OK;
+}
+
+static const char *plan_topic_req_name_cb(const void *arg, size_t i)
+{
+    const struct plan_topic_req *topics = arg;
+    return topics[i].name;
+}
+
+static const char *plan_name_list_cb(const void *arg, size_t i)
+{
+    const char *const *names = arg;
+    return names[i];
+}
+
+/* --- CreateTopics ------------------------------------------------------- */
+
+/* Kafka's Topic.validate: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
+static bool plan_topic_name_valid(const char *name)
+{
+    if (name == NULL) {
+        return false;
+    }
+    size_t len = strnlen(name, META_TOPIC_NAME_BYTES_MAX + 1);
+    if (len == 0 || len > META_TOPIC_NAME_BYTES_MAX) {
+        return false;
+    }
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                  c == '-';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool plan_topic_config_known(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(plan_topic_config_names); i++) {
+        if (strcmp(name, plan_topic_config_names[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int16_t plan_check_configs(const struct plan_topic_req *t)
+{
+    /* More entries than known names: one is unknown or repeated. */
+    if (t->n_configs > ARRAY_LEN(plan_topic_config_names)) {
+        return KAFKA_ERROR_INVALID_CONFIG;
+    }
+    for (size_t i = 0; i < t->n_configs; i++) {
+        const struct plan_config *c = &t->configs[i];
+        if (c->name == NULL || !plan_topic_config_known(c->name)) {
+            return KAFKA_ERROR_INVALID_CONFIG;
+        }
+        if (c->value == NULL ||
+            strnlen(c->value, META_CONFIG_VALUE_BYTES_MAX + 1) >
+                META_CONFIG_VALUE_BYTES_MAX) {
+            return KAFKA_ERROR_INVALID_CONFIG;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(t->configs[j].name, c->name) == 0) {
+                return KAFKA_ERROR_INVALID_CONFIG;
+            }
+        }
+    }
+    return KAFKA_ERROR_NONE;
+}
+
+/* Validates one topic that is not a duplicate in its request; fills the
+ * resolved counts of res. */
+static int16_t plan_check_topic(const struct meta_image *img,
+                                const struct plan_topic_req *t,
+                                const struct plan_topic_defaults *defaults,
+                                size_t n_eligible,
+                                struct plan_topic_result *res)
+{
+    if (!plan_topic_name_valid(t->name)) {
+        return KAFKA_ERROR_INVALID_TOPIC_EXCEPTION;
+    }
+    if (meta_image_topic(img, t->name) != NULL) {
+        return KAFKA_ERROR_TOPIC_ALREADY_EXISTS;
+    }
+    int32_t np = t->num_partitions == -1 ? defaults->num_partitions
+                                         : t->num_partitions;
+    if (np <= 0 || np > META_PARTITIONS_MAX) {
+        return KAFKA_ERROR_INVALID_PARTITIONS;
+    }
+    int32_t rf = t->replication_factor == -1 ? defaults->replication_factor
+                                             : t->replication_factor;
+    if (rf <= 0 || rf > META_REPLICAS_MAX || (size_t)rf > n_eligible) {
+        return KAFKA_ERROR_INVALID_REPLICATION_FACTOR;
+    }
+    int16_t err = plan_check_configs(t);
+    if (err != KAFKA_ERROR_NONE) {
+        return err;
+    }
+    res->num_partitions = np;
+    res->replication_factor = rf;
+    return KAFKA_ERROR_NONE;
+}
+
+/* Brokers that may receive new replicas: unfenced, not shutting down, in
+ * id order (the image keeps brokers sorted by id). */
+static size_t plan_eligible_brokers(const struct meta_image *img,
+                                    int32_t ids[META_BROKERS_MAX])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct meta_broker *b = &img->brokers[i];
+        ASSERT(i == 0 || img->brokers[i - 1].id < b->id);
+        if (!b->fenced && !b->in_controlled_shutdown) {
+            ASSERT(n < META_BROKERS_MAX);
+            ids[n++] = b->id;
+        }
+    }
+    return n;
+}
+
+static int plan_push_topic_head(const struct plan_topic_req *t,
+                                struct plan_records *out)
+{
+    struct meta_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = META_REC_TOPIC;
+    strcpy(rec.u.topic.name, t->name); /* checked: <= 249 bytes */
+    rec.u.topic.id = t->id;
+    int rv = plan_records_push(out, &rec);
+    for (size_t i = 0; rv == RC_OK && i < t->n_configs; i++) {
+        memset(&rec, 0, sizeof rec);
+        rec.type = META_REC_CONFIG;
+        rec.u.config.resource_type = META_RESOURCE_TOPIC;
+        strcpy(rec.u.config.resource_name, t->name);
+        strcpy(rec.u.config.name, t->configs[i].name); /* a known name */
+        rec.u.config.has_value = true;
+        strcpy(rec.u.config.value, t->configs[i].value); /* checked */
+        rv = plan_records_push(out, &rec);
+    }
+    return rv;
+}
+
+/* Topic, Configs and Partitions of a validated topic; partition p's
+ * replicas are eligible[(start + p + k) % n_eligible], k < RF. */
+static int plan_push_topic(const struct meta_image *img,
+                           const struct plan_topic_req *t,
+                           const struct plan_topic_result *res,
+                           const int32_t *eligible, size_t n_eligible,
+                           size_t start, struct plan_records *out)
+{
+    ASSERT(!meta_uuid_is_zero(&t->id));
+    ASSERT(meta_image_topic_by_id(img, &t->id) == NULL);
+    int rv = plan_push_topic_head(t, out);
+    struct meta_record rec;
+    for (int32_t p = 0; rv == RC_OK && p < res->num_partitions; p++) {
+        memset(&rec, 0, sizeof rec);
+        rec.type = META_REC_PARTITION;
+        struct meta_rec_partition *pr = &rec.u.partition;
+        pr->topic_id = t->id;
+        pr->partition = p;
+        pr->replicas.n = res->replication_factor;
+        for (int32_t k = 0; k < res->replication_factor; k++) {
+            size_t at = (start % n_eligible + (size_t)p + (size_t)k) %
+                        n_eligible;
+            pr->replicas.ids[k] = eligible[at];
+        }
+        pr->isr = pr->replicas;
+        pr->leader = pr->replicas.ids[0];
+        pr->leader_epoch = 0;
+        pr->partition_epoch = 0;
+        rv = plan_records_push(out, &rec);
+    }
+    return rv;
+}
+
+/* Accepts or refuses a valid topic by the batch's room and the topic
+ * bound; *planned counts the records this request will append. */
+static int16_t plan_admit_topic(const struct meta_image *img,
+                                const struct plan_topic_req *t,
+                                const struct plan_topic_result *res,
+                                size_t created, size_t *planned)
+{
+    if (img->n_topics + created >= META_TOPICS_MAX) {
+        return KAFKA_ERROR_POLICY_VIOLATION;
+    }
+    size_t need = 1 + t->n_configs + (size_t)res->num_partitions;
+    if (PLAN__RECORDS_MAX - *planned < need) {
+        return KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED;
+    }
+    *planned += need;
+    return KAFKA_ERROR_NONE;
+}
+
+int plan_create_topics(const struct meta_image *img,
+                       const struct plan_topic_req *topics, size_t n_topics,
+                       const struct plan_topic_defaults *defaults,
+                       bool validate_only, struct plan_records *out,
+                       struct plan_topic_result *results)
+{
+    size_t n0 = out->n;
+    bool more0 = out->more;
+    bool *dup;
+    int rv = plan_mark_duplicates(n_topics, topics, plan_topic_req_name_cb,
+                                  &dup);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    int32_t eligible[META_BROKERS_MAX];
+    size_t n_eligible = plan_eligible_brokers(img, eligible);
+    size_t planned = out->n;
+    size_t created = 0;
+    for (size_t i = 0; rv == RC_OK && i < n_topics; i++) {
+        const struct plan_topic_req *t = &topics[i];
+        struct plan_topic_result *res = &results[i];
+        *res = (struct plan_topic_result){.error = KAFKA_ERROR_NONE};
+        if (dup[i]) {
+            res->error = KAFKA_ERROR_INVALID_REQUEST;
+        } else {
+            res->error = plan_check_topic(img, t, defaults, n_eligible, res);
+        }
+        if (res->error == KAFKA_ERROR_NONE) {
+            res->error = plan_admit_topic(img, t, res, created, &planned);
+        }
+        if (res->error != KAFKA_ERROR_NONE) {
+            res->num_partitions = 0;
+            res->replication_factor = 0;
+            continue;
+        }
+        if (!validate_only) {
+            rv = plan_push_topic(img, t, res, eligible, n_eligible,
+                                 img->n_topics + created, out);
+        }
+        created++;
+    }
+    free(dup);
+    return plan_undo_on_error(out, rv, n0, more0);
+}
+
+/* --- DeleteTopics ------------------------------------------------------- */
+
+int plan_delete_topics(const struct meta_image *img, const char *const *names,
+                       size_t n_names, struct plan_records *out,
+                       int16_t *errors)
+{
+    size_t n0 = out->n;
+    bool more0 = out->more;
+    bool *dup;
+    int rv = plan_mark_duplicates(n_names, names, plan_name_list_cb, &dup);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    for (size_t i = 0; rv == RC_OK && i < n_names; i++) {
+        const struct meta_topic *t =
+            names[i] != NULL ? meta_image_topic(img, names[i]) : NULL;
+        if (dup[i]) {
+            errors[i] = KAFKA_ERROR_INVALID_REQUEST;
+        } else if (t == NULL) {
+            errors[i] = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (plan_room(out) == 0) {
+            errors[i] = KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED;
+        } else {
+            struct meta_record rec;
+            memset(&rec, 0, sizeof rec);
+            rec.type = META_REC_REMOVE_TOPIC;
+            rec.u.remove_topic.topic_id = t->id;
+            rv = plan_records_push(out, &rec);
+            errors[i] = KAFKA_ERROR_NONE;
+        }
+    }
+    free(dup);
+    return plan_undo_on_error(out, rv, n0, more0);
+}
+
+/* --- AlterPartition ----------------------------------------------------- */
+
+/* Who may ask and on which version of the partition. */
+static int16_t plan_alter_check_sender(const struct meta_image *img,
+                                       const struct plan_alter_partition_req *r,
+                                       const struct meta_topic **t_out,
+                                       const struct meta_partition **p_out)
+{
+    const struct meta_broker *b = meta_image_broker(img, r->broker_id);
+    if (b == NULL || b->epoch != r->broker_epoch) {
+        return KAFKA_ERROR_STALE_BROKER_EPOCH;
+    }
+    const struct meta_topic *t = meta_image_topic_by_id(img, &r->topic_id);
+    const struct meta_partition *p =
+        meta_image_partition(img, &r->topic_id, r->partition);
+    if (t == NULL || p == NULL) {
+        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (p->leader != r->broker_id) {
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (r->leader_epoch < p->leader_epoch) {
+        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
+    }
+    if (r->leader_epoch > p->leader_epoch) {
+        return KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    }
+    if (r->partition_epoch != p->partition_epoch) {
+        return KAFKA_ERROR_INVALID_UPDATE_VERSION;
+    }
+    *t_out = t;
+    *p_out = p;
+    return KAFKA_ERROR_NONE;
+}
+
+/* The proposed ISR: shape, then eligibility of added members. */
+static int16_t plan_alter_check_isr(const struct meta_image *img,
+                                    const struct plan_alter_partition_req *r,
+                                    const struct meta_partition *p,
+                                    struct meta_replica_set *isr_out)
+{
+    if (r->n_new_isr == 0 || r->n_new_isr > META_REPLICAS_MAX) {
+        return KAFKA_ERROR_INVALID_REQUEST;
+    }
+    memset(isr_out, 0, sizeof *isr_out);
+    for (size_t i = 0; i < r->n_new_isr; i++) {
+        int32_t id = r->new_isr[i];
+        if (!meta_replica_set_contains(&p->replicas, id) ||
+            meta_replica_set_contains(isr_out, id)) {
+            return KAFKA_ERROR_INVALID_REQUEST;
+        }
+        isr_out->ids[isr_out->n++] = id;
+    }
+    if (!meta_replica_set_contains(isr_out, p->leader)) {
+        return KAFKA_ERROR_INVALID_REQUEST;
+    }
+    for (int32_t i = 0; i < isr_out->n; i++) {
+        int32_t id = isr_out->ids[i];
+        if (!meta_replica_set_contains(&p->isr, id) &&
+            !plan_broker_acceptable(img, id, PLAN_NO_BROKER,
+                                    PLAN_NO_BROKER)) {
+            return KAFKA_ERROR_INELIGIBLE_REPLICA;
+        }
+    }
+    return KAFKA_ERROR_NONE;
+}
+
+int plan_alter_partition(const struct meta_image *img,
+                         const struct plan_alter_partition_req *req,
+                         struct plan_records *out, int16_t *error_out)
+{
+    const struct meta_topic *t = NULL;
+    const struct meta_partition *p = NULL;
+    *error_out = plan_alter_check_sender(img, req, &t, &p);
+    if (*error_out != KAFKA_ERROR_NONE) {
+        return RC_OK;
+    }
+    struct meta_replica_set isr;
+    *error_out = plan_alter_check_isr(img, req, p, &isr);
+    if (*error_out != KAFKA_ERROR_NONE ||
+        plan_set_same_members(&isr, &p->isr)) {
+        return RC_OK;
+    }
+    struct meta_record rec;
+    plan_partition_change(&rec, t, p, &isr, META_LEADER_UNCHANGED);
+    int rv = plan_records_push(out, &rec);
+    if (rv != RC_OK) {
+        *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    }
+    return rv;
+}
+
+/* --- Producer ids ------------------------------------------------------- */
+
+int plan_allocate_producer_ids(const struct meta_image *img,
+                               int32_t broker_id, int64_t broker_epoch,
+                               struct plan_records *out, int16_t *error_out,
+                               int64_t *first_id_out)
+{
+    *first_id_out = -1;
+    const struct meta_broker *b = meta_image_broker(img, broker_id);
+    if (b == NULL || b->epoch != broker_epoch) {
+        *error_out = KAFKA_ERROR_STALE_BROKER_EPOCH;
+        return RC_OK;
+    }
+    int64_t first = img->next_producer_id;
+    if (first < 0 || first > INT64_MAX - PLAN_PRODUCER_ID_BLOCK_SIZE) {
+        *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+        return RC_OK;
+    }
+    struct meta_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = META_REC_PRODUCER_IDS;
+    rec.u.producer_ids.broker_id = broker_id;
+    rec.u.producer_ids.broker_epoch = broker_epoch;
+    rec.u.producer_ids.next_producer_id = first + PLAN_PRODUCER_ID_BLOCK_SIZE;
+    int rv = plan_records_push(out, &rec);
+    if (rv != RC_OK) {
+        *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+        return rv;
+    }
+    *error_out = KAFKA_ERROR_NONE;
+    *first_id_out = first;
+    return RC_OK;
+}

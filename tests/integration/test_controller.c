@@ -1,0 +1,258 @@
+/* The controller quorum with real processes on 127.0.0.1: failover of the
+ * active controller, broker fencing and leader moves, controlled
+ * shutdown, a full restart of the quorum, and malformed frames. */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/kafka_error.h"
+#include "common/meta.h"
+#include "tests/lib/cluster.h"
+
+static struct cluster c;
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(controller, .fini = teardown, .timeout = 120);
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void start_ready(int controllers, int brokers)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, controllers, brokers);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+}
+
+/* Leaders of every partition of topic in img, counted per broker id. */
+static int led_by(const struct meta_image *img, const char *topic,
+                  int32_t broker)
+{
+    const struct meta_topic *t = meta_image_topic(img, topic);
+    cr_assert_not_null(t, "topic %s missing", topic);
+    int n = 0;
+    for (int32_t p = 0; p < t->n_partitions; p++) {
+        n += t->partitions[p].leader == broker;
+    }
+    return n;
+}
+
+Test(controller, active_controller_failover_keeps_the_metadata)
+{
+    start_ready(3, 3);
+    cr_assert_eq(cluster_create_topic(&c, "orders", 6, 3), KAFKA_ERROR_NONE);
+    int active = cluster_active(&c);
+    cr_assert_geq(active, 0);
+    uint64_t killed = cluster_now_ms();
+    cluster_node_signal(&c, &c.controllers[active], SIGKILL, true);
+    int next = -1;
+    while (next < 0 && cluster_now_ms() - killed < 10000) {
+        next = cluster_active(&c);
+    }
+    uint64_t took = cluster_now_ms() - killed;
+    cr_assert_geq(next, 0, "no new active controller");
+    cr_assert_neq(next, active);
+    cr_assert_leq(took, 2000, "failover took %llu ms",
+                  (unsigned long long)took);
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    const struct meta_topic *t = meta_image_topic(&img, "orders");
+    cr_assert_not_null(t);
+    cr_assert_eq(t->n_partitions, 6);
+    cr_assert_eq(img.n_brokers, 3);
+    meta_image_free(&img);
+    /* The new active controller takes writes. */
+    cr_assert_eq(cluster_create_topic(&c, "payments", 2, 3),
+                 KAFKA_ERROR_NONE);
+}
+
+Test(controller, killed_broker_is_fenced_and_leadership_moves)
+{
+    start_ready(3, 3);
+    cr_assert_eq(cluster_create_topic(&c, "t", 6, 3), KAFKA_ERROR_NONE);
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    int32_t victim = c.brokers[0].id;
+    cr_assert_gt(led_by(&img, "t", victim), 0, "round robin gives it some");
+    uint64_t killed = cluster_now_ms();
+    cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
+    bool moved = false;
+    uint64_t limit = (uint64_t)c.session_timeout_ms + 1000;
+    while (!moved && cluster_now_ms() - killed < limit + 5000) {
+        if (cluster_image(&c, &img)) {
+            const struct meta_broker *b = meta_image_broker(&img, victim);
+            moved = b->fenced && led_by(&img, "t", victim) == 0;
+        }
+    }
+    uint64_t took = cluster_now_ms() - killed;
+    cr_assert(moved, "broker %d still leads or is not fenced", victim);
+    cr_assert_leq(took, limit, "fenced after %llu ms",
+                  (unsigned long long)took);
+    const struct meta_topic *t = meta_image_topic(&img, "t");
+    for (int32_t p = 0; p < t->n_partitions; p++) {
+        const struct meta_partition *mp = &t->partitions[p];
+        cr_assert(meta_replica_set_contains(&mp->isr, mp->leader),
+                  "partition %d leader %d not in its ISR", p, mp->leader);
+        cr_assert_not(meta_replica_set_contains(&mp->isr, victim),
+                      "partition %d keeps the fenced broker in its ISR", p);
+        /* The new leader is the first live ISR member in replica order. */
+        for (int32_t k = 0; k < mp->replicas.n; k++) {
+            int32_t r = mp->replicas.ids[k];
+            if (r != victim) {
+                cr_assert_eq(mp->leader, r, "partition %d", p);
+                break;
+            }
+        }
+    }
+    /* Back again: registered anew and unfenced. */
+    cluster_node_start(&c, &c.brokers[0]);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 15000));
+    meta_image_free(&img);
+}
+
+Test(controller, last_isr_member_fenced_leaves_the_partition_offline)
+{
+    start_ready(3, 1);
+    cr_assert_eq(cluster_create_topic(&c, "solo", 2, 1), KAFKA_ERROR_NONE);
+    cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
+    struct meta_image img;
+    meta_image_init(&img);
+    bool offline = false;
+    uint64_t deadline = cluster_now_ms() + (uint64_t)c.session_timeout_ms +
+                        5000;
+    while (!offline && cluster_now_ms() < deadline) {
+        if (cluster_image(&c, &img)) {
+            const struct meta_topic *t = meta_image_topic(&img, "solo");
+            offline = meta_image_broker(&img, 1)->fenced &&
+                      t->partitions[0].leader == META_NO_LEADER;
+        }
+    }
+    cr_assert(offline);
+    const struct meta_topic *t = meta_image_topic(&img, "solo");
+    cr_assert_eq(t->partitions[0].isr.n, 1, "the ISR is never emptied");
+    cr_assert_eq(t->partitions[0].isr.ids[0], 1);
+    cluster_node_start(&c, &c.brokers[0]);
+    bool back = false;
+    deadline = cluster_now_ms() + 15000;
+    while (!back && cluster_now_ms() < deadline) {
+        if (cluster_image(&c, &img)) {
+            t = meta_image_topic(&img, "solo");
+            back = t->partitions[0].leader == 1 &&
+                   t->partitions[1].leader == 1;
+        }
+    }
+    cr_assert(back, "the returning ISR member leads again");
+    meta_image_free(&img);
+}
+
+Test(controller, sigterm_moves_leadership_before_the_broker_exits)
+{
+    start_ready(3, 3);
+    cr_assert_eq(cluster_create_topic(&c, "t", 6, 3), KAFKA_ERROR_NONE);
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    int32_t id = c.brokers[1].id;
+    cr_assert_gt(led_by(&img, "t", id), 0);
+    int status = cluster_node_signal(&c, &c.brokers[1], SIGTERM, true);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "broker exit status %d", status);
+    cr_assert(cluster_log_contains(&c.brokers[1],
+                                   "controlled shutdown complete"));
+    /* When it exited the controller had already moved its leaderships,
+     * and well before its session could have lapsed. */
+    cr_assert(cluster_image(&c, &img));
+    cr_assert_eq(led_by(&img, "t", id), 0);
+    cr_assert(meta_image_broker(&img, id)->fenced);
+    meta_image_free(&img);
+}
+
+Test(controller, metadata_survives_a_restart_of_every_controller)
+{
+    start_ready(3, 2);
+    cr_assert_eq(cluster_create_topic(&c, "kept", 3, 2), KAFKA_ERROR_NONE);
+    for (int i = 0; i < c.n_controllers; i++) {
+        cluster_node_signal(&c, &c.controllers[i], SIGTERM, true);
+    }
+    for (int i = 0; i < c.n_controllers; i++) {
+        cluster_node_start(&c, &c.controllers[i]);
+    }
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    const struct meta_topic *t = meta_image_topic(&img, "kept");
+    cr_assert_not_null(t, "topic lost in the restart");
+    cr_assert_eq(t->n_partitions, 3);
+    cr_assert_eq(t->partitions[0].replicas.n, 2);
+    meta_image_free(&img);
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* Sends bytes and expects the controller to close the connection. */
+static void expect_closed(int port, const void *bytes, size_t n)
+{
+    int fd = connect_to(port);
+    cr_assert_eq(send(fd, bytes, n, MSG_NOSIGNAL), (ssize_t)n);
+    char buf[256];
+    ssize_t got;
+    do {
+        got = recv(fd, buf, sizeof buf, 0);
+    } while (got > 0);
+    cr_assert_eq(got, 0, "connection not closed (errno %d)", errno);
+    close(fd);
+}
+
+Test(controller, malformed_frames_close_the_connection_not_the_controller)
+{
+    start_ready(3, 0);
+    int port = c.controllers[0].port;
+    static const uint8_t zero_len[4] = {0, 0, 0, 0};
+    static const uint8_t huge_len[4] = {0x7f, 0xff, 0xff, 0xff};
+    static const uint8_t seven[11] = {0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7};
+    expect_closed(port, zero_len, sizeof zero_len);
+    expect_closed(port, huge_len, sizeof huge_len);
+    expect_closed(port, seven, sizeof seven);
+    /* A well-framed request with a garbage payload gets an error answer. */
+    uint8_t junk[4 + 8 + 16] = {0, 0, 0, 24};
+    memset(junk + 12, 0xff, 16);
+    int fd = connect_to(port);
+    cr_assert_eq(send(fd, junk, sizeof junk, MSG_NOSIGNAL),
+                 (ssize_t)sizeof junk);
+    uint8_t hdr[12];
+    cr_assert_eq(recv(fd, hdr, sizeof hdr, MSG_WAITALL), (ssize_t)sizeof hdr,
+                 "no answer to a garbage payload");
+    close(fd);
+    pause_ms(50);
+    for (int i = 0; i < c.n_controllers; i++) {
+        cr_assert_gt(c.controllers[i].pid, 0);
+        cr_assert_eq(kill(c.controllers[i].pid, 0), 0, "controller died");
+    }
+    cr_assert_geq(cluster_active(&c), 0, "still serving");
+}

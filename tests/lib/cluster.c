@@ -1,0 +1,403 @@
+/* Test helper: a real local cluster (tests/lib/cluster.h). */
+#include "tests/lib/cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/assert.h"
+#include "common/kafka_error.h"
+#include "common/meta_codec.h"
+#include "common/rc.h"
+#include "tests/lib/tmpdir.h"
+
+uint64_t cluster_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ASSERT(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    socklen_t len = sizeof a;
+    ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void find_bin(struct cluster *c)
+{
+    const char *env = getenv("CAIRN_BIN");
+    if (env != NULL && env[0] != '\0') {
+        snprintf(c->bin, sizeof c->bin, "%s", env);
+        return;
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ASSERT(n > 0);
+    exe[n] = '\0';
+    char *d = dirname(exe); /* build/<variant>/tests */
+    snprintf(c->bin, sizeof c->bin, "%s/..", d);
+}
+
+static void voters(const struct cluster *c, bool raft, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < c->n_controllers; i++) {
+        const struct cluster_node *n = &c->controllers[i];
+        int w = snprintf(out + len, cap - len, "%s%d@127.0.0.1:%d",
+                         i == 0 ? "" : ",", n->id,
+                         raft ? n->raft_port : n->port);
+        ASSERT(w > 0 && (size_t)w < cap - len);
+        len += (size_t)w;
+    }
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ASSERT(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void controller_config(struct cluster *c, struct cluster_node *n)
+{
+    char rpc[512];
+    char raft[512];
+    char text[16384];
+    voters(c, false, rpc, sizeof rpc);
+    voters(c, true, raft, sizeof raft);
+    snprintf(text, sizeof text,
+             "node.id=%d\nlisteners=CONTROLLER://127.0.0.1:%d\n"
+             "controller.quorum.voters=%s\ncontroller.quorum.raft.voters=%s\n"
+             "metadata.log.dir=%s/controller-%d/metadata\n"
+             "broker.heartbeat.interval.ms=%lld\n"
+             "broker.session.timeout.ms=%lld\n"
+             "controller.quorum.election.timeout.ms=%lld\n"
+             "default.replication.factor=%d\nnum.partitions=1\n",
+             n->id, n->port, rpc, raft, c->dir, n->id,
+             (long long)c->heartbeat_interval_ms,
+             (long long)c->session_timeout_ms,
+             (long long)c->election_timeout_ms,
+             c->n_brokers < 3 ? (c->n_brokers > 0 ? c->n_brokers : 1) : 3);
+    snprintf(n->config, sizeof n->config, "%s/controller-%d.properties",
+             c->dir, n->id);
+    snprintf(n->log, sizeof n->log, "%s/controller-%d.log", c->dir, n->id);
+    write_file(n->config, text);
+}
+
+static void broker_config(struct cluster *c, struct cluster_node *n)
+{
+    char rpc[512];
+    char text[16384];
+    voters(c, false, rpc, sizeof rpc);
+    snprintf(text, sizeof text,
+             "node.id=%d\nlisteners=PLAINTEXT://127.0.0.1:%d\n"
+             "controller.quorum.voters=%s\nlog.dirs=%s/broker-%d/logs\n"
+             "broker.heartbeat.interval.ms=%lld\n"
+             "broker.session.timeout.ms=%lld\n",
+             n->id, n->port, rpc, c->dir, n->id,
+             (long long)c->heartbeat_interval_ms,
+             (long long)c->session_timeout_ms);
+    snprintf(n->config, sizeof n->config, "%s/broker-%d.properties", c->dir,
+             n->id);
+    snprintf(n->log, sizeof n->log, "%s/broker-%d.log", c->dir, n->id);
+    write_file(n->config, text);
+}
+
+void cluster_node_start(struct cluster *c, struct cluster_node *n)
+{
+    ASSERT(n->pid == 0);
+    bool controller = n->raft_port != 0;
+    char exe[4200];
+    snprintf(exe, sizeof exe, "%s/%s", c->bin,
+             controller ? "cairn-controller" : "cairn-broker");
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        int fd = open(n->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(exe, exe, n->config, (char *)NULL);
+        _exit(127);
+    }
+    n->pid = pid;
+}
+
+static void make_client(struct cluster *c)
+{
+    char addrs[CLUSTER_CONTROLLERS_MAX][64];
+    const char *ptrs[CLUSTER_CONTROLLERS_MAX];
+    for (int i = 0; i < c->n_controllers; i++) {
+        snprintf(addrs[i], sizeof addrs[i], "127.0.0.1:%d",
+                 c->controllers[i].port);
+        ptrs[i] = addrs[i];
+    }
+    ASSERT(uv_loop_init(&c->loop) == 0);
+    ASSERT(rpc_client_init(&c->client, &c->loop, ptrs,
+                           (size_t)c->n_controllers, NULL) == RC_OK);
+}
+
+void cluster_start(struct cluster *c, int n_controllers, int n_brokers)
+{
+    ASSERT(n_controllers <= CLUSTER_CONTROLLERS_MAX);
+    ASSERT(n_brokers <= CLUSTER_BROKERS_MAX);
+    if (c->session_timeout_ms == 0) {
+        c->session_timeout_ms = 3000;
+    }
+    if (c->heartbeat_interval_ms == 0) {
+        c->heartbeat_interval_ms = 500;
+    }
+    if (c->election_timeout_ms == 0) {
+        c->election_timeout_ms = 500;
+    }
+    tmpdir_make(c->dir, sizeof c->dir);
+    find_bin(c);
+    c->n_controllers = n_controllers;
+    c->n_brokers = n_brokers;
+    for (int i = 0; i < n_controllers; i++) {
+        c->controllers[i] = (struct cluster_node){.id = 101 + i,
+                                                  .port = free_port(),
+                                                  .raft_port = free_port()};
+    }
+    for (int i = 0; i < n_brokers; i++) {
+        c->brokers[i] = (struct cluster_node){.id = 1 + i,
+                                              .port = free_port()};
+    }
+    for (int i = 0; i < n_controllers; i++) {
+        controller_config(c, &c->controllers[i]);
+        cluster_node_start(c, &c->controllers[i]);
+    }
+    for (int i = 0; i < n_brokers; i++) {
+        broker_config(c, &c->brokers[i]);
+        cluster_node_start(c, &c->brokers[i]);
+    }
+    make_client(c);
+}
+
+int cluster_node_signal(struct cluster *c, struct cluster_node *n, int sig,
+                        bool wait)
+{
+    (void)c;
+    ASSERT(n->pid > 0);
+    ASSERT(kill(n->pid, sig) == 0);
+    if (!wait) {
+        return 0;
+    }
+    int status = 0;
+    uint64_t deadline = cluster_now_ms() + 30000;
+    while (cluster_now_ms() < deadline) {
+        pid_t got = waitpid(n->pid, &status, WNOHANG);
+        if (got == n->pid) {
+            n->pid = 0;
+            return status;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* polling a child's exit, bounded above */
+    }
+    kill(n->pid, SIGKILL);
+    waitpid(n->pid, &status, 0);
+    n->pid = 0;
+    return -1;
+}
+
+static void stop_all(struct cluster *c, struct cluster_node *nodes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (nodes[i].pid > 0) {
+            kill(nodes[i].pid, SIGCONT);
+            cluster_node_signal(c, &nodes[i], SIGTERM, true);
+        }
+    }
+}
+
+void cluster_destroy(struct cluster *c)
+{
+    stop_all(c, c->brokers, c->n_brokers);
+    stop_all(c, c->controllers, c->n_controllers);
+    rpc_client_close(c->client);
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&c->loop);
+    if (getenv("CAIRN_KEEP_TEST_DIR") == NULL) {
+        tmpdir_remove(c->dir);
+    } else {
+        fprintf(stderr, "cluster kept in %s\n", c->dir);
+    }
+}
+
+struct call_state {
+    bool done;
+    Cairn__Response *resp;
+};
+
+static void call_cb(void *arg, int rc, const uint8_t *payload, size_t len)
+{
+    struct call_state *st = arg;
+    st->done = true;
+    if (rc == RC_OK) {
+        st->resp = cairn__response__unpack(NULL, len, payload);
+    }
+}
+
+Cairn__Response *cluster_call(struct cluster *c, int i,
+                              const Cairn__Request *req, uint64_t timeout_ms)
+{
+    size_t len = cairn__request__get_packed_size(req);
+    uint8_t *buf = malloc(len + 1);
+    ASSERT(buf != NULL);
+    cairn__request__pack(req, buf);
+    struct call_state st = {0};
+    int rv = rpc_client_call(c->client, i, buf, len, timeout_ms, call_cb,
+                             &st);
+    free(buf);
+    if (rv != RC_OK) {
+        return NULL;
+    }
+    while (!st.done) {
+        uv_run(&c->loop, UV_RUN_ONCE); /* the call's own timeout ends it */
+    }
+    return st.resp;
+}
+
+static Cairn__Response *describe(struct cluster *c, int i)
+{
+    Cairn__DescribeClusterRequest dc = CAIRN__DESCRIBE_CLUSTER_REQUEST__INIT;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_DESCRIBE_CLUSTER;
+    req.describe_cluster = &dc;
+    return cluster_call(c, i, &req, 1000);
+}
+
+int cluster_active(struct cluster *c)
+{
+    for (int i = 0; i < c->n_controllers; i++) {
+        if (c->controllers[i].pid == 0) {
+            continue;
+        }
+        Cairn__Response *r = describe(c, i);
+        bool active = r != NULL && r->describe_cluster != NULL &&
+                      r->describe_cluster->controller != NULL &&
+                      r->describe_cluster->controller->active;
+        if (r != NULL) {
+            cairn__response__free_unpacked(r, NULL);
+        }
+        if (active) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+bool cluster_image(struct cluster *c, struct meta_image *img)
+{
+    int i = cluster_active(c);
+    if (i < 0) {
+        return false;
+    }
+    Cairn__Response *r = describe(c, i);
+    bool ok = r != NULL && r->describe_cluster != NULL &&
+              r->describe_cluster->has_image;
+    if (ok) {
+        meta_image_free(img);
+        meta_image_init(img);
+        ok = meta_codec_decode_image(r->describe_cluster->image.data,
+                                     r->describe_cluster->image.len,
+                                     img) == RC_OK;
+    }
+    if (r != NULL) {
+        cairn__response__free_unpacked(r, NULL);
+    }
+    return ok;
+}
+
+static bool all_brokers_unfenced(struct cluster *c)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    bool ok = cluster_image(c, &img);
+    for (int i = 0; ok && i < c->n_brokers; i++) {
+        const struct meta_broker *b = meta_image_broker(&img,
+                                                        c->brokers[i].id);
+        ok = b != NULL && !b->fenced;
+    }
+    meta_image_free(&img);
+    return ok;
+}
+
+bool cluster_wait_ready(struct cluster *c, uint64_t deadline_ms)
+{
+    while (cluster_now_ms() < deadline_ms) {
+        if (all_brokers_unfenced(c)) {
+            return true;
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* poll interval; the deadline bounds it */
+    }
+    return false;
+}
+
+int16_t cluster_create_topic(struct cluster *c, const char *name,
+                             int32_t partitions, int32_t rf)
+{
+    Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
+    t.name = (char *)(uintptr_t)name;
+    t.has_num_partitions = t.has_replication_factor = true;
+    t.num_partitions = partitions;
+    t.replication_factor = rf;
+    Cairn__CreatableTopic *ts[] = {&t};
+    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
+    ct.n_topics = 1;
+    ct.topics = ts;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
+    req.create_topics = &ct;
+    int i = cluster_active(c);
+    if (i < 0) {
+        return KAFKA_ERROR_NOT_CONTROLLER;
+    }
+    Cairn__Response *r = cluster_call(c, i, &req, 10000);
+    int16_t err = KAFKA_ERROR_REQUEST_TIMED_OUT;
+    if (r != NULL) {
+        err = (int16_t)r->error_code;
+        if (err == 0 && r->create_topics != NULL &&
+            r->create_topics->n_results == 1) {
+            err = (int16_t)r->create_topics->results[0]->error_code;
+        }
+        cairn__response__free_unpacked(r, NULL);
+    }
+    return err;
+}
+
+bool cluster_log_contains(const struct cluster_node *n, const char *text)
+{
+    FILE *f = fopen(n->log, "r");
+    if (f == NULL) {
+        return false;
+    }
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        found = strstr(line, text) != NULL;
+    }
+    fclose(f);
+    return found;
+}

@@ -1,0 +1,82 @@
+/* Test helper: a real Cairn cluster of cairn-controller and cairn-broker
+ * processes on 127.0.0.1, on free ports, in a temporary directory. Tests
+ * kill, stop, pause and restart nodes by pid, and read the metadata with
+ * the controllers' own RPC (DescribeCluster). Every wait has a deadline.
+ * Binaries come from the directory of the running test binary's parent
+ * (build/<variant>/), or $CAIRN_BIN. */
+#ifndef CAIRN_TESTS_CLUSTER_H
+#define CAIRN_TESTS_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "common/meta.h"
+#include "common/rpc.h"
+#include "rpc.pb-c.h"
+
+#define CLUSTER_CONTROLLERS_MAX 3
+#define CLUSTER_BROKERS_MAX 5
+
+struct cluster_node {
+    int32_t id;
+    pid_t pid;          /* 0 when not running */
+    int port;           /* RPC (controller) or Kafka listener (broker) */
+    int raft_port;      /* controllers only */
+    char config[4200];
+    char log[4200];
+};
+
+struct cluster {
+    char dir[4096];
+    char bin[4096];
+    struct cluster_node controllers[CLUSTER_CONTROLLERS_MAX];
+    struct cluster_node brokers[CLUSTER_BROKERS_MAX];
+    int n_controllers;
+    int n_brokers;
+    int64_t session_timeout_ms;
+    int64_t heartbeat_interval_ms;
+    int64_t election_timeout_ms;
+    uv_loop_t loop;
+    struct rpc_client *client;  /* one target per controller */
+};
+
+/* Writes configs for n_controllers and n_brokers and starts them all. */
+void cluster_start(struct cluster *c, int n_controllers, int n_brokers);
+/* SIGTERM to everything still running, then SIGKILL after a deadline;
+ * removes the directory. */
+void cluster_destroy(struct cluster *c);
+
+void cluster_node_start(struct cluster *c, struct cluster_node *n);
+/* Sends sig; with wait, waits (bounded) for the process to exit and
+ * returns its wait status. */
+int cluster_node_signal(struct cluster *c, struct cluster_node *n, int sig,
+                        bool wait);
+
+/* One request to controller index i; NULL on transport error/timeout.
+ * Free with cairn__response__free_unpacked. */
+Cairn__Response *cluster_call(struct cluster *c, int i,
+                              const Cairn__Request *req, uint64_t timeout_ms);
+
+/* Index of the controller that says it is active, or -1. */
+int cluster_active(struct cluster *c);
+
+/* The active controller's image into img (initialised by the caller);
+ * false if no controller is active. */
+bool cluster_image(struct cluster *c, struct meta_image *img);
+
+/* Polls until every broker is registered and unfenced (and a controller
+ * active); false at the deadline. */
+bool cluster_wait_ready(struct cluster *c, uint64_t deadline_ms);
+
+/* CreateTopics on the active controller; returns the Kafka error. */
+int16_t cluster_create_topic(struct cluster *c, const char *name,
+                             int32_t partitions, int32_t rf);
+
+uint64_t cluster_now_ms(void);
+
+/* True if the node's log file contains text. */
+bool cluster_log_contains(const struct cluster_node *n, const char *text);
+
+#endif
