@@ -8,7 +8,6 @@
 
 #include "broker/log_file.h"
 #include "common/kafka_error.h"
-#include "common/meta_codec.h"
 #include "common/rc.h"
 
 #define CONTROLLER__TICK_MS 50
@@ -110,19 +109,17 @@ int controller_propose(struct controller *c, struct ctl_op *op,
                        const struct meta_record *recs, size_t n)
 {
     ASSERT(c->in_flight == NULL);
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    int rv = meta_codec_encode_batch(recs, n, raft_malloc, &bytes, &len);
+    struct raft_buffer buf;
+    int rv = meta_fsm_encode_entry(recs, n, &buf);
     if (rv != RC_OK) {
         return rv;
     }
-    struct raft_buffer buf = {.base = bytes, .len = len};
     c->apply_req.data = c;
     c->in_flight = op;
     rv = raft_apply(&c->raft, &c->apply_req, &buf, 1, apply_cb);
     if (rv != 0) {
         c->in_flight = NULL;
-        raft_free(bytes);
+        raft_free(buf.base);
         TRACE_INFO(c->tracer, "raft_apply: %s", raft_strerror(rv));
         return RC_BUSY;
     }

@@ -5,11 +5,60 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "common/meta_codec.h"
 #include "common/rc.h"
 
 static int fsm_apply_cb(struct raft_fsm *rf, const struct raft_buffer *buf,
                         void **result);
+
+/* Wraps payload (len bytes at p, allocated with raft_malloc) in a frame. */
+static int frame(uint8_t *p, size_t len, struct raft_buffer *out)
+{
+    if (len > UINT32_MAX - 16) {
+        raft_free(p);
+        return RC_TOO_LARGE;
+    }
+    size_t total = META_FSM_FRAME_HEADER_BYTES + ((len + 7) & ~(size_t)7);
+    uint8_t *buf = raft_malloc(total);
+    if (buf == NULL) {
+        raft_free(p);
+        return RC_NOMEM;
+    }
+    memset(buf, 0, total);
+    bytes_put_be32(buf, (uint32_t)len);
+    memcpy(buf + META_FSM_FRAME_HEADER_BYTES, p, len);
+    raft_free(p);
+    out->base = buf;
+    out->len = total;
+    return RC_OK;
+}
+
+/* The payload inside a frame; RC_MALFORMED when it does not fit. */
+static int unframe(const struct raft_buffer *buf, const uint8_t **p,
+                   size_t *len)
+{
+    const uint8_t *b = buf->base;
+    if (buf->len < META_FSM_FRAME_HEADER_BYTES || bytes_be32(b + 4) != 0) {
+        return RC_MALFORMED;
+    }
+    size_t n = bytes_be32(b);
+    if (n > buf->len - META_FSM_FRAME_HEADER_BYTES) {
+        return RC_MALFORMED;
+    }
+    *p = b + META_FSM_FRAME_HEADER_BYTES;
+    *len = n;
+    return RC_OK;
+}
+
+int meta_fsm_encode_entry(const struct meta_record *recs, size_t n,
+                          struct raft_buffer *out)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    int rv = meta_codec_encode_batch(recs, n, raft_malloc, &bytes, &len);
+    return rv == RC_OK ? frame(bytes, len, out) : rv;
+}
 static int fsm_snapshot_cb(struct raft_fsm *rf, struct raft_buffer *bufs[],
                            unsigned *n_bufs);
 static int fsm_restore_cb(struct raft_fsm *rf, struct raft_buffer *buf);
@@ -122,7 +171,12 @@ static int fsm_apply_cb(struct raft_fsm *rf, const struct raft_buffer *buf,
     f->last = (struct fsm_result){.first_offset = f->image.offset + 1,
                                   .last_offset = f->image.offset};
     *result = &f->last;
-    int rv = meta_codec_decode_batch(buf->base, buf->len, &recs, &n);
+    const uint8_t *payload = NULL;
+    size_t len = 0;
+    int rv = unframe(buf, &payload, &len);
+    if (rv == RC_OK) {
+        rv = meta_codec_decode_batch(payload, len, &recs, &n);
+    }
     if (rv != RC_OK) {
         /* Every controller sees the same bytes and skips them alike. */
         TRACE_ERROR(f->tracer, "metadata entry of %zu bytes does not decode "
@@ -164,8 +218,11 @@ static int fsm_snapshot_cb(struct raft_fsm *rf, struct raft_buffer *bufs[],
         raft_free(bytes);
         return RAFT_NOMEM;
     }
-    (*bufs)[0].base = bytes;
-    (*bufs)[0].len = len;
+    rv = frame(bytes, len, &(*bufs)[0]);
+    if (rv != RC_OK) {
+        raft_free(*bufs);
+        return RAFT_NOMEM;
+    }
     *n_bufs = 1;
     TRACE_INFO(f->tracer, "snapshot of the metadata image at offset=%" PRId64
                " bytes=%zu", f->image.offset, len);
@@ -177,7 +234,12 @@ static int fsm_restore_cb(struct raft_fsm *rf, struct raft_buffer *buf)
     struct meta_fsm *f = rf->data;
     struct meta_image img;
     meta_image_init(&img);
-    int rv = meta_codec_decode_image(buf->base, buf->len, &img);
+    const uint8_t *payload = NULL;
+    size_t len = 0;
+    int rv = unframe(buf, &payload, &len);
+    if (rv == RC_OK) {
+        rv = meta_codec_decode_image(payload, len, &img);
+    }
     if (rv != RC_OK) {
         TRACE_ERROR(f->tracer, "metadata snapshot does not decode: %s",
                     rc_str(rv));

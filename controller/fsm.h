@@ -43,6 +43,19 @@ struct meta_fsm {
     struct tracer *tracer;
 };
 
+/* Raft entries and snapshots are framed: canonical/raft's libuv storage
+ * pads entries to 8 bytes on disk and reads them back padded, so each
+ * buffer is an 8-byte header (payload length, big-endian u32, then four
+ * zero bytes), the payload, and zeros up to a multiple of 8.
+ *
+ *   0  u32 payload length   4  u32 0   8  payload ...   zero padding
+ */
+#define META_FSM_FRAME_HEADER_BYTES 8
+
+/* Encodes recs as a framed Raft entry in raft_malloc'd memory. */
+MUST_CHECK int meta_fsm_encode_entry(const struct meta_record *recs,
+                                     size_t n, struct raft_buffer *out);
+
 MUST_CHECK int meta_fsm_init(struct meta_fsm *f, struct tracer *t);
 void meta_fsm_close(struct meta_fsm *f);
 
