@@ -1,0 +1,108 @@
+/* Shared pieces of the cairn command (cli/cli.h). */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kafka_error.h"
+
+int cli_option(int argc, char **argv, int *i, const char *name,
+               const char **value)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0) {
+        return 0;
+    }
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return 1;
+    }
+    if (arg[len] != '\0') {
+        return 0;
+    }
+    if (*i + 1 >= argc) {
+        return -1;
+    }
+    *i += 1;
+    *value = argv[*i];
+    return 1;
+}
+
+bool cli_parse_int32(const char *s, int32_t min, int32_t max, int32_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
+        return false;
+    }
+    *out = (int32_t)v;
+    return true;
+}
+
+void cli_error(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cairn: %s\n", line);
+}
+
+/* Kafka's default messages (clients/.../common/protocol/Errors.java). */
+static const char *kafka_description(int16_t code)
+{
+    switch (code) {
+    case KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION:
+        return "This server does not host this topic-partition.";
+    case KAFKA_ERROR_REQUEST_TIMED_OUT:
+        return "The request timed out.";
+    case KAFKA_ERROR_INVALID_TOPIC_EXCEPTION:
+        return "The request attempted to perform an operation on an "
+               "invalid topic.";
+    case KAFKA_ERROR_TOPIC_ALREADY_EXISTS:
+        return "Topic with this name already exists.";
+    case KAFKA_ERROR_INVALID_PARTITIONS:
+        return "Number of partitions is below 1.";
+    case KAFKA_ERROR_INVALID_REPLICATION_FACTOR:
+        return "Replication factor is below 1 or larger than the number "
+               "of available brokers.";
+    case KAFKA_ERROR_INVALID_CONFIG:
+        return "Configuration is invalid.";
+    case KAFKA_ERROR_NOT_CONTROLLER:
+        return "This is not the correct controller for this cluster.";
+    case KAFKA_ERROR_INVALID_REQUEST:
+        return "The request was malformed or not understood.";
+    case KAFKA_ERROR_POLICY_VIOLATION:
+        return "Request parameters do not satisfy the configured policy.";
+    case KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED:
+        return "The throttling quota has been exceeded.";
+    default:
+        return "The server experienced an unexpected error when "
+               "processing the request.";
+    }
+}
+
+const char *cli_kafka_error_text(int16_t code, const char *message)
+{
+    if (message != NULL && message[0] != '\0' &&
+        strcmp(message, kafka_error_name(code)) != 0) {
+        return message;
+    }
+    return kafka_description(code);
+}
+
+int cli_finish_output(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cairn: writing the output failed: %s\n",
+                strerror(errno));
+        return CLI_EXIT_FAILED;
+    }
+    return rc;
+}

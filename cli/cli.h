@@ -1,0 +1,50 @@
+/* Shared pieces of the cairn command (cli/main.c): exit codes, the time
+ * bounds of controller calls, option parsing, Kafka error texts and error
+ * printing. The CLI is one thread; nothing here is thread-safe. */
+#ifndef CAIRN_CLI_CLI_H
+#define CAIRN_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/assert.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAILED 1 /* the operation failed */
+#define CLI_EXIT_USAGE 2  /* bad command line */
+
+/* One call to one controller; a controller that does not answer within
+ * this is shown as unreachable, or the next one is tried. */
+#define CLI_CALL_TIMEOUT_MS 1000u
+
+/* Finding the active controller (redirects, failover, elections) gives
+ * up after this. */
+#define CLI_ACTIVE_BUDGET_MS 10000u
+
+/* First line of every usage text. */
+#define CLI_USAGE_LINE                                                 \
+    "usage: cairn [--controllers ID@HOST:PORT,...] COMMAND [ARGS]\n"
+
+/* Matches argv[*i] as "--name VALUE" or "--name=VALUE". Returns 1 on a
+ * match (*value set, *i left on the last argument used), 0 when argv[*i]
+ * is another argument, -1 when the value is missing. */
+MUST_CHECK int cli_option(int argc, char **argv, int *i, const char *name,
+                          const char **value);
+
+/* A whole decimal number in [min, max]; false otherwise. */
+MUST_CHECK bool cli_parse_int32(const char *s, int32_t min, int32_t max,
+                                int32_t *out);
+
+/* "cairn: MESSAGE\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The text to show for a Kafka error: the controller's message when it
+ * says more than the code's name, else Kafka's own description of the
+ * code (Errors.java). Never NULL. */
+const char *cli_kafka_error_text(int16_t code, const char *message);
+
+/* Flushes stdout. Returns rc, or CLI_EXIT_FAILED (message printed) when
+ * writing the output failed. */
+MUST_CHECK int cli_finish_output(int rc);
+
+#endif

@@ -1,0 +1,204 @@
+/* `cairn status` (cli/status.h). */
+#include "cli/status.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cluster.h"
+#include "cli/json.h"
+#include "cli/table.h"
+#include "cli/view.h"
+#include "common/rc.h"
+
+void status_usage(FILE *out)
+{
+    fputs("  status [--json]\n"
+          "      Every controller's Raft role, term, leader and applied\n"
+          "      index (or why it is unreachable), then the brokers and\n"
+          "      partitions of the active controller's metadata.\n",
+          out);
+}
+
+int status_parse(int argc, char **argv, struct status_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(argv[i], "--help") == 0 ||
+                   strcmp(argv[i], "-h") == 0) {
+            fputs(CLI_USAGE_LINE, stdout);
+            status_usage(stdout);
+            return CLI_EXIT_OK;
+        } else {
+            cli_error("status: unexpected argument '%s'", argv[i]);
+            fputs(CLI_USAGE_LINE, stderr);
+            status_usage(stderr);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return -1;
+}
+
+static void controller_rows(struct table *t, const struct cluster_view *v)
+{
+    table_cell(t, "ID");
+    table_cell(t, "ADDRESS");
+    table_cell(t, "ROLE");
+    table_cell(t, "TERM");
+    table_cell(t, "LEADER");
+    table_cell(t, "APPLIED");
+    table_cell(t, "ACTIVE");
+    table_end_row(t);
+    for (size_t i = 0; i < v->n_ctls; i++) {
+        const struct cluster_controller *c = &v->ctls[i];
+        table_cell(t, "%" PRId32, c->id);
+        table_cell(t, "%s", c->address);
+        if (!c->reachable) {
+            for (int k = 0; k < 4; k++) {
+                table_cell(t, "-");
+            }
+            table_cell(t, "unreachable (%s)", c->error);
+        } else {
+            table_cell(t, "%s", c->role);
+            table_cell(t, "%" PRId64, c->term);
+            if (c->leader > 0) {
+                table_cell(t, "%" PRId32, c->leader);
+            } else {
+                table_cell(t, "none");
+            }
+            table_cell(t, "%" PRId64, c->applied);
+            table_cell(t, "%s", c->active ? "yes" : "no");
+        }
+        table_end_row(t);
+    }
+}
+
+static void source_text(FILE *out, const struct cluster_view *v)
+{
+    if (v->source < 0) {
+        fputs("METADATA unavailable: no controller sent an image\n", out);
+        return;
+    }
+    const struct cluster_controller *c = &v->ctls[v->source];
+    fprintf(out, "METADATA offset %" PRId64 " from controller %" PRId32
+            "%s\n", v->image.offset, c->id,
+            c->active ? " (active)"
+                      : " (no active controller answered; the freshest)");
+}
+
+static void status_text(FILE *out, const struct cluster_view *v,
+                        const struct meta_topic *const *topics, size_t n)
+{
+    struct table t;
+    fputs("CONTROLLERS\n", out);
+    table_init(&t, out);
+    controller_rows(&t, v);
+    table_start_printing(&t);
+    controller_rows(&t, v);
+    for (size_t i = 0; i < v->n_ctls; i++) {
+        if (v->ctls[i].reachable && v->ctls[i].error[0] != '\0') {
+            fprintf(out, "note: controller %" PRId32 " %s\n", v->ctls[i].id,
+                    v->ctls[i].error);
+        }
+    }
+    fputc('\n', out);
+    source_text(out, v);
+    fputc('\n', out);
+    view_brokers_text(out, &v->image);
+    fputc('\n', out);
+    view_partitions_text(out, topics, n);
+}
+
+static void controller_json(struct json *j, const struct cluster_controller *c)
+{
+    json_object_begin(j);
+    json_key(j, "id");
+    json_int(j, c->id);
+    json_key(j, "address");
+    json_string(j, c->address);
+    json_key(j, "reachable");
+    json_bool(j, c->reachable);
+    if (c->reachable) {
+        json_key(j, "role");
+        json_string(j, c->role);
+        json_key(j, "term");
+        json_int(j, c->term);
+        json_key(j, "leader");
+        if (c->leader > 0) {
+            json_int(j, c->leader);
+        } else {
+            json_null(j);
+        }
+        json_key(j, "applied");
+        json_int(j, c->applied);
+        json_key(j, "metadata_offset");
+        json_int(j, c->image_offset);
+    }
+    json_key(j, "active");
+    json_bool(j, c->reachable && c->active);
+    if (c->error[0] != '\0') {
+        json_key(j, "error");
+        json_string(j, c->error);
+    }
+    json_object_end(j);
+}
+
+/* metadata_offset is -1 (and metadata_source null) when no controller
+ * sent an image; the lists are then empty. */
+static void status_json(FILE *out, const struct cluster_view *v,
+                        const struct meta_topic *const *topics, size_t n)
+{
+    struct json j;
+    json_init(&j, out);
+    json_object_begin(&j);
+    json_key(&j, "metadata_offset");
+    json_int(&j, v->source >= 0 ? v->image.offset : -1);
+    json_key(&j, "metadata_source");
+    if (v->source >= 0) {
+        json_int(&j, v->ctls[v->source].id);
+    } else {
+        json_null(&j);
+    }
+    json_key(&j, "controllers");
+    json_array_begin(&j);
+    for (size_t i = 0; i < v->n_ctls; i++) {
+        controller_json(&j, &v->ctls[i]);
+    }
+    json_array_end(&j);
+    json_key(&j, "brokers");
+    view_brokers_json(&j, &v->image);
+    json_key(&j, "topics");
+    view_topics_json(&j, topics, n);
+    json_object_end(&j);
+    json_finish(&j);
+}
+
+int status_run(struct ctl_client *cc, const struct status_opts *o)
+{
+    struct cluster_view v;
+    int rv = cluster_describe(cc, &v);
+    const struct meta_topic **topics = NULL;
+    size_t n = 0;
+    int sorted = rv == RC_OK || rv == RC_NOT_FOUND
+                     ? view_topics_sorted(&v.image, &topics, &n)
+                     : rv;
+    if (sorted != RC_OK) {
+        cli_error("status: %s", rc_str(sorted));
+        cluster_view_free(&v);
+        return CLI_EXIT_FAILED;
+    }
+    if (o->json) {
+        status_json(stdout, &v, topics, n);
+    } else {
+        status_text(stdout, &v, topics, n);
+    }
+    if (rv != RC_OK) {
+        cli_error("status: no controller sent cluster metadata");
+    }
+    free(topics);
+    cluster_view_free(&v);
+    return rv == RC_OK ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}

@@ -1,0 +1,29 @@
+/* `cairn status [--json]`: asks every controller for DescribeCluster and
+ * shows the controllers, then the brokers and partitions of the active
+ * controller's metadata image (or the freshest one any controller sent).
+ * One thread. */
+#ifndef CAIRN_CLI_STATUS_H
+#define CAIRN_CLI_STATUS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/ctl_client.h"
+
+struct status_opts {
+    bool json;
+};
+
+/* Lines of the usage text for this command. */
+void status_usage(FILE *out);
+
+/* Parses argv[1..argc) (argv[0] is "status"). Returns -1 to go on and
+ * run, or the exit code to stop with (--help: 0; a usage error: 2, with
+ * the message and usage printed). */
+MUST_CHECK int status_parse(int argc, char **argv, struct status_opts *o);
+
+/* Runs the command; returns the exit code: 0 when some controller sent
+ * metadata (whether or not one is active), 1 when none did. */
+MUST_CHECK int status_run(struct ctl_client *cc, const struct status_opts *o);
+
+#endif

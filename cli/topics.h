@@ -1,0 +1,48 @@
+/* `cairn topics create|delete|list|describe`: creation and deletion go to
+ * the active controller (ctl_client_call_active); listings read the
+ * metadata image as `cairn status` does (cli/cluster.h). One thread. */
+#ifndef CAIRN_CLI_TOPICS_H
+#define CAIRN_CLI_TOPICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/ctl_client.h"
+#include "common/meta.h"
+
+/* --config arguments of one create: a topic cannot hold more keys. */
+#define TOPICS_CONFIGS_MAX META_TOPIC_CONFIGS_MAX
+
+enum topics_cmd {
+    TOPICS_CREATE,
+    TOPICS_DELETE,
+    TOPICS_LIST,
+    TOPICS_DESCRIBE,
+};
+
+struct topics_opts {
+    enum topics_cmd cmd;
+    char **names;       /* positional arguments, moved to the front of the
+                           parsed argv (borrowed from it) */
+    size_t n_names;
+    int32_t partitions; /* -1: the controller's num.partitions */
+    int32_t replication_factor; /* -1: default.replication.factor */
+    const char *configs[TOPICS_CONFIGS_MAX]; /* "key=value", borrowed */
+    size_t n_configs;
+    bool json;
+};
+
+/* Lines of the usage text for these commands. */
+void topics_usage(FILE *out);
+
+/* Parses argv[1..argc) (argv[0] is "topics"); reorders argv. Returns -1
+ * to go on and run, or the exit code to stop with (--help: 0; a usage
+ * error: 2, with the message and usage printed). */
+MUST_CHECK int topics_parse(int argc, char **argv, struct topics_opts *o);
+
+/* Runs the command; returns the exit code (1 when any topic failed). */
+MUST_CHECK int topics_run(struct ctl_client *cc, const struct topics_opts *o);
+
+#endif

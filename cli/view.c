@@ -1,0 +1,317 @@
+/* Text and JSON of metadata images (cli/view.h). */
+#include "cli/view.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/table.h"
+#include "common/rc.h"
+
+/* "1,2,3" for 16 ids of up to 11 characters each. */
+#define VIEW__IDS_BYTES (META_REPLICAS_MAX * 12 + 1)
+
+void view_printable(const char *s, char *out, size_t cap)
+{
+    ASSERT(cap > 0);
+    size_t i = 0;
+    for (; s[i] != '\0' && i + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    out[i] = '\0';
+}
+
+static int topic_cmp(const void *a, const void *b)
+{
+    const struct meta_topic *const *x = a;
+    const struct meta_topic *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+int view_topics_sorted(const struct meta_image *img,
+                       const struct meta_topic ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (img->n_topics == 0) {
+        return RC_OK;
+    }
+    const struct meta_topic **ts = malloc(img->n_topics * sizeof *ts);
+    if (ts == NULL) {
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < img->n_topics; i++) {
+        ts[i] = &img->topics[i];
+    }
+    qsort(ts, img->n_topics, sizeof *ts, topic_cmp);
+    *out = ts;
+    *n = img->n_topics;
+    return RC_OK;
+}
+
+static void format_ids(const struct meta_replica_set *s, char *out,
+                       size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int32_t i = 0; i < s->n && used < cap; i++) {
+        int w = snprintf(out + used, cap - used, "%s%" PRId32,
+                         i > 0 ? "," : "", s->ids[i]);
+        ASSERT(w >= 0);
+        used += (size_t)w;
+    }
+}
+
+static const char *broker_state(const struct meta_broker *b)
+{
+    if (b->in_controlled_shutdown) {
+        return b->fenced ? "fenced,controlled-shutdown"
+                         : "controlled-shutdown";
+    }
+    return b->fenced ? "fenced" : "unfenced";
+}
+
+/* --- Text ---------------------------------------------------------------- */
+
+static void broker_rows(struct table *t, const struct meta_image *img)
+{
+    table_cell(t, "ID");
+    table_cell(t, "EPOCH");
+    table_cell(t, "ADDRESS");
+    table_cell(t, "STATE");
+    table_end_row(t);
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct meta_broker *b = &img->brokers[i];
+        char host[META_HOST_BYTES_MAX + 1];
+        view_printable(b->host, host, sizeof host);
+        table_cell(t, "%" PRId32, b->id);
+        table_cell(t, "%" PRId64, b->epoch);
+        table_cell(t, "%s:%" PRId32, host, b->port);
+        table_cell(t, "%s", broker_state(b));
+        table_end_row(t);
+    }
+}
+
+void view_brokers_text(FILE *out, const struct meta_image *img)
+{
+    fputs("BROKERS\n", out);
+    if (img->n_brokers == 0) {
+        fputs("(none)\n", out);
+        return;
+    }
+    struct table t;
+    table_init(&t, out);
+    broker_rows(&t, img);
+    table_start_printing(&t);
+    broker_rows(&t, img);
+}
+
+static void format_configs(const struct meta_topic *topic, char *out,
+                           size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < topic->n_configs && used < cap; i++) {
+        int w = snprintf(out + used, cap - used, "%s%s=%s",
+                         i > 0 ? "," : "", topic->configs[i].name,
+                         topic->configs[i].value);
+        ASSERT(w >= 0);
+        used += (size_t)w;
+    }
+}
+
+static void topic_rows(struct table *t, const struct meta_topic *const *ts,
+                       size_t n)
+{
+    table_cell(t, "NAME");
+    table_cell(t, "ID");
+    table_cell(t, "PARTITIONS");
+    table_cell(t, "REPLICATION");
+    table_cell(t, "CONFIGS");
+    table_end_row(t);
+    for (size_t i = 0; i < n; i++) {
+        char name[META_TOPIC_NAME_BYTES_MAX + 1];
+        char id[23];
+        char configs[TABLE_CELL_BYTES_MAX];
+        char shown[TABLE_CELL_BYTES_MAX];
+        view_printable(ts[i]->name, name, sizeof name);
+        meta_uuid_format(&ts[i]->id, id);
+        format_configs(ts[i], configs, sizeof configs);
+        view_printable(configs, shown, sizeof shown);
+        table_cell(t, "%s", name);
+        table_cell(t, "%s", id);
+        table_cell(t, "%" PRId32, ts[i]->n_partitions);
+        table_cell(t, "%" PRId32, ts[i]->n_partitions > 0
+                                      ? ts[i]->partitions[0].replicas.n
+                                      : 0);
+        table_cell(t, "%s", shown[0] != '\0' ? shown : "-");
+        table_end_row(t);
+    }
+}
+
+void view_topics_text(FILE *out, const struct meta_topic *const *topics,
+                      size_t n)
+{
+    fputs("TOPICS\n", out);
+    if (n == 0) {
+        fputs("(none)\n", out);
+        return;
+    }
+    struct table t;
+    table_init(&t, out);
+    topic_rows(&t, topics, n);
+    table_start_printing(&t);
+    topic_rows(&t, topics, n);
+}
+
+static void partition_row(struct table *t, const char *name,
+                          const struct meta_partition *p)
+{
+    char replicas[VIEW__IDS_BYTES];
+    char isr[VIEW__IDS_BYTES];
+    format_ids(&p->replicas, replicas, sizeof replicas);
+    format_ids(&p->isr, isr, sizeof isr);
+    table_cell(t, "%s", name);
+    table_cell(t, "%" PRId32, p->id);
+    if (p->leader == META_NO_LEADER) {
+        table_cell(t, "none");
+    } else {
+        table_cell(t, "%" PRId32, p->leader);
+    }
+    table_cell(t, "%" PRId32, p->leader_epoch);
+    table_cell(t, "%s", replicas);
+    table_cell(t, "%s", isr);
+    table_end_row(t);
+}
+
+static void partition_rows(struct table *t,
+                           const struct meta_topic *const *ts, size_t n)
+{
+    table_cell(t, "TOPIC");
+    table_cell(t, "PARTITION");
+    table_cell(t, "LEADER");
+    table_cell(t, "EPOCH");
+    table_cell(t, "REPLICAS");
+    table_cell(t, "ISR");
+    table_end_row(t);
+    for (size_t i = 0; i < n; i++) {
+        char name[META_TOPIC_NAME_BYTES_MAX + 1];
+        view_printable(ts[i]->name, name, sizeof name);
+        for (int32_t p = 0; p < ts[i]->n_partitions; p++) {
+            partition_row(t, name, &ts[i]->partitions[p]);
+        }
+    }
+}
+
+void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
+                          size_t n)
+{
+    fputs("PARTITIONS\n", out);
+    size_t n_partitions = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_partitions += (size_t)topics[i]->n_partitions;
+    }
+    if (n_partitions == 0) {
+        fputs("(none)\n", out);
+        return;
+    }
+    struct table t;
+    table_init(&t, out);
+    partition_rows(&t, topics, n);
+    table_start_printing(&t);
+    partition_rows(&t, topics, n);
+}
+
+/* --- JSON ---------------------------------------------------------------- */
+
+void view_brokers_json(struct json *j, const struct meta_image *img)
+{
+    json_array_begin(j);
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct meta_broker *b = &img->brokers[i];
+        json_object_begin(j);
+        json_key(j, "id");
+        json_int(j, b->id);
+        json_key(j, "epoch");
+        json_int(j, b->epoch);
+        json_key(j, "host");
+        json_string(j, b->host);
+        json_key(j, "port");
+        json_int(j, b->port);
+        json_key(j, "rack");
+        if (b->rack[0] != '\0') {
+            json_string(j, b->rack);
+        } else {
+            json_null(j);
+        }
+        json_key(j, "fenced");
+        json_bool(j, b->fenced);
+        json_key(j, "in_controlled_shutdown");
+        json_bool(j, b->in_controlled_shutdown);
+        json_object_end(j);
+    }
+    json_array_end(j);
+}
+
+static void ids_json(struct json *j, const struct meta_replica_set *s)
+{
+    json_array_begin(j);
+    for (int32_t i = 0; i < s->n; i++) {
+        json_int(j, s->ids[i]);
+    }
+    json_array_end(j);
+}
+
+static void partition_json(struct json *j, const struct meta_partition *p)
+{
+    json_object_begin(j);
+    json_key(j, "partition");
+    json_int(j, p->id);
+    json_key(j, "leader");
+    json_int(j, p->leader);
+    json_key(j, "leader_epoch");
+    json_int(j, p->leader_epoch);
+    json_key(j, "partition_epoch");
+    json_int(j, p->partition_epoch);
+    json_key(j, "replicas");
+    ids_json(j, &p->replicas);
+    json_key(j, "isr");
+    ids_json(j, &p->isr);
+    json_object_end(j);
+}
+
+static void topic_json(struct json *j, const struct meta_topic *t)
+{
+    char id[23];
+    meta_uuid_format(&t->id, id);
+    json_object_begin(j);
+    json_key(j, "name");
+    json_string(j, t->name);
+    json_key(j, "id");
+    json_string(j, id);
+    json_key(j, "configs");
+    json_object_begin(j);
+    for (size_t i = 0; i < t->n_configs; i++) {
+        json_key(j, t->configs[i].name);
+        json_string(j, t->configs[i].value);
+    }
+    json_object_end(j);
+    json_key(j, "partitions");
+    json_array_begin(j);
+    for (int32_t p = 0; p < t->n_partitions; p++) {
+        partition_json(j, &t->partitions[p]);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
+void view_topics_json(struct json *j, const struct meta_topic *const *topics,
+                      size_t n)
+{
+    json_array_begin(j);
+    for (size_t i = 0; i < n; i++) {
+        topic_json(j, topics[i]);
+    }
+    json_array_end(j);
+}

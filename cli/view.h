@@ -1,0 +1,44 @@
+/* Text tables and JSON of a metadata image's brokers and topics, shared by
+ * `cairn status` and `cairn topics`. Topics are listed by name, partitions
+ * by id, brokers by id. Text output makes every string printable (other
+ * bytes become '?'); JSON escapes them instead. Images and outputs are
+ * borrowed. One thread. */
+#ifndef CAIRN_CLI_VIEW_H
+#define CAIRN_CLI_VIEW_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli/json.h"
+#include "common/assert.h"
+#include "common/meta.h"
+
+/* Copies s into out (cap > 0 bytes, cut to fit), replacing each byte
+ * outside printable ASCII with '?'. */
+void view_printable(const char *s, char *out, size_t cap);
+
+/* The topics of img sorted by name: a malloc'd array (*out, *n) of
+ * pointers into img, valid while img is unchanged; the caller frees the
+ * array. No topics: *out NULL, *n 0. RC_NOMEM. */
+MUST_CHECK int view_topics_sorted(const struct meta_image *img,
+                                  const struct meta_topic ***out,
+                                  size_t *n);
+
+/* "BROKERS" and an id, epoch, address, state table, or "(none)". */
+void view_brokers_text(FILE *out, const struct meta_image *img);
+
+/* "TOPICS" and a name, id, partitions, replication, configs table. */
+void view_topics_text(FILE *out, const struct meta_topic *const *topics,
+                      size_t n);
+
+/* "PARTITIONS" and a topic, partition, leader, epoch, replicas, ISR
+ * table of the given topics, or "(none)". */
+void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
+                          size_t n);
+
+/* The array value of "brokers" and of "topics" in `status --json`. */
+void view_brokers_json(struct json *j, const struct meta_image *img);
+void view_topics_json(struct json *j, const struct meta_topic *const *topics,
+                      size_t n);
+
+#endif
