@@ -72,6 +72,7 @@ test: deps-check
 # Unit tests in parallel; integration tests (real clusters) one at a time.
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
+	tests/integration/cluster_script.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
 asan: deps-check
@@ -83,7 +84,7 @@ asan: deps-check
 bench: deps-check
 	@$(MAKE) --no-print-directory BUILD=build/release OPT="-O2 -g" bench-run
 
-bench-run: $(BENCH_BIN)
+bench-run: $(BENCH_BIN) $(BINS)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
 
 $(LIB): $(LIB_OBJ)
