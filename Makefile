@@ -3,6 +3,7 @@
 # runs the tests under AddressSanitizer + UBSan; `make bench` builds -O2 and
 # runs the benchmarks in tests/bench/; `make deps` installs what is missing.
 
+SHELL := /bin/bash
 BUILD ?= build/debug
 OPT ?= -O1 -g
 CC ?= cc
@@ -75,11 +76,15 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
 	tests/integration/cluster_script.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
+# Criterion forks every test and counts it passed before LeakSanitizer
+# reports at the child's exit, so the output is checked for reports too.
 asan: deps-check
-	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	@set -o pipefail; LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	$(MAKE) --no-print-directory BUILD=build/asan \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    test-run
+	    test-run 2>&1 | tee build/asan.log
+	@! grep -E "ERROR: (Leak|Address)Sanitizer|runtime error:" build/asan.log \
+	    || { echo "make asan: sanitizer reports above"; exit 1; }
 
 bench: deps-check
 	@$(MAKE) --no-print-directory BUILD=build/release OPT="-O2 -g" bench-run

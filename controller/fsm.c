@@ -186,8 +186,13 @@ static int fsm_apply_cb(struct raft_fsm *rf, const struct raft_buffer *buf,
     for (size_t i = 0; i < n; i++) {
         rv = meta_apply(&f->image, &recs[i]);
         if (rv == RC_NOMEM) {
-            free(recs);
-            return RAFT_NOMEM;
+            /* Records before this one are applied: returning an error
+             * would make Raft apply them again and this controller's
+             * offsets drift from the others'. Stop instead; a restart
+             * replays the log. */
+            TRACE_ERROR(f->tracer, "out of memory applying offset=%" PRId64
+                        "; stopping", f->image.offset + 1);
+            abort();
         }
         if (rv != RC_OK) {
             char text[256];
