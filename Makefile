@@ -118,11 +118,13 @@ $(INTEGRATION_BIN): $(INTEGRATION_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: tests/bench/%.c $(TESTLIB_OBJ) $(LIB)
+$(BUILD)/bench/%: tests/bench/%.c $(TESTLIB_OBJ) $(LIB) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(LDLIBS)
 
-# Generated protobuf-c code; every object waits for the headers.
+# Generated protobuf-c code; every object waits for the headers, and make
+# keeps them (they are not intermediate files to delete).
+.SECONDARY: $(PROTO_C) $(PROTO_H)
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) -Iproto $<

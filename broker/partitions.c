@@ -27,6 +27,8 @@ int partitions_init(struct partitions *ps, uv_loop_t *loop, int32_t broker_id,
     ps->tracer = tracer;
     ps->broker_id = broker_id;
     ps->log_cfg = *log_cfg;
+    uv_idle_init(loop, &ps->more);
+    ps->more.data = ps;
     return log_file_mkdirs(log_dir);
 }
 
@@ -220,8 +222,17 @@ static bool hosts(const struct partitions *ps, const struct meta_partition *mp)
     return meta_replica_set_contains(&mp->replicas, ps->broker_id);
 }
 
+static void more_cb(uv_idle_t *handle)
+{
+    struct partitions *ps = handle->data;
+    uv_idle_stop(handle);
+    partitions_apply(ps, ps->img);
+}
+
 void partitions_apply(struct partitions *ps, const struct meta_image *img)
 {
+    int opens = 0;
+    ps->img = img;
     for (size_t i = 0; i < ps->n; i++) {
         ps->parts[i].seen = false;
     }
@@ -233,8 +244,11 @@ void partitions_apply(struct partitions *ps, const struct meta_image *img)
                 continue;
             }
             struct partition *p = find_by_id(ps, &topic->id, id);
-            if (p == NULL) {
+            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN) {
+                opens++;
                 p = add(ps, topic, id);
+            } else if (p == NULL) {
+                uv_idle_start(&ps->more, more_cb); /* the rest next turn */
             }
             if (p != NULL) {
                 p->seen = true;
@@ -251,6 +265,7 @@ void partitions_apply(struct partitions *ps, const struct meta_image *img)
 
 void partitions_close(struct partitions *ps)
 {
+    uv_close((uv_handle_t *)&ps->more, NULL);
     while (ps->n > 0) {
         drop(ps, ps->n - 1, false);
     }

@@ -7,6 +7,9 @@
  * leader records its epoch in the log's leader-epoch cache. A directory
  * keeps a partition.metadata file with the topic id, so a topic deleted
  * and created again under the same name never reuses old data.
+ * Opening a log is blocking file work (directories, fsyncs), so at most
+ * PARTITIONS_OPENS_PER_TURN are opened per loop iteration; the rest follow
+ * in later iterations, and heartbeats and timers run in between.
  * Loop thread only. */
 #ifndef CAIRN_BROKER_PARTITIONS_H
 #define CAIRN_BROKER_PARTITIONS_H
@@ -29,8 +32,12 @@ struct partition {
     bool seen;
 };
 
+#define PARTITIONS_OPENS_PER_TURN 16
+
 struct partitions {
     uv_loop_t *loop;
+    uv_idle_t more;              /* continues a partial apply */
+    const struct meta_image *img; /* the image being followed */
     struct tracer *tracer;
     int32_t broker_id;
     char log_dir[LOG_PATH_BYTES_MAX];
@@ -50,7 +57,7 @@ MUST_CHECK int partitions_init(struct partitions *ps, uv_loop_t *loop,
  * are logged and leave it out; the rest go on. */
 void partitions_apply(struct partitions *ps, const struct meta_image *img);
 
-/* Closes every log (cleanly); the loop frees them. */
+/* Closes every log (cleanly) and the handle; the loop frees them. */
 void partitions_close(struct partitions *ps);
 
 const struct partition *partitions_find(const struct partitions *ps,
