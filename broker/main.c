@@ -34,6 +34,8 @@ static const struct config_def broker_defs[] = {
      "bytes between offset index entries"},
     {"log.index.size.max.bytes", CONFIG_LONG, "10485760", 8, 2147483647,
      "offset index size before a roll"},
+    {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
+     "count a write only once fdatasync'd (group commit)"},
     {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
 };
 
@@ -157,6 +159,7 @@ static int start(struct broker *b, const struct config *cfg)
     dir[len] = '\0';
     int rv = partitions_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
                              &b->tracer);
+    b->partitions.sync_before_ack = config_bool(cfg, "log.sync.before.ack");
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
         return rv;

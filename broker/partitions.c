@@ -32,15 +32,22 @@ int partitions_init(struct partitions *ps, uv_loop_t *loop, int32_t broker_id,
     return log_file_mkdirs(log_dir);
 }
 
-const struct partition *partitions_find(const struct partitions *ps,
-                                        const char *topic, int32_t id)
+struct partition *partitions_find(const struct partitions *ps,
+                                  const char *topic, int32_t id)
 {
     for (size_t i = 0; i < ps->n; i++) {
-        if (ps->parts[i].id == id && strcmp(ps->parts[i].topic, topic) == 0) {
-            return &ps->parts[i];
+        if (ps->parts[i]->id == id && strcmp(ps->parts[i]->topic, topic) == 0) {
+            return ps->parts[i];
         }
     }
     return NULL;
+}
+
+void partitions_hw_moved(struct partitions *ps, struct partition *p)
+{
+    if (ps->hw_moved != NULL) {
+        ps->hw_moved(ps->hw_moved_arg, p);
+    }
 }
 
 static struct partition *find_by_id(struct partitions *ps,
@@ -48,9 +55,9 @@ static struct partition *find_by_id(struct partitions *ps,
                                     int32_t id)
 {
     for (size_t i = 0; i < ps->n; i++) {
-        if (ps->parts[i].id == id &&
-            meta_uuid_eq(&ps->parts[i].topic_id, topic_id)) {
-            return &ps->parts[i];
+        if (ps->parts[i]->id == id &&
+            meta_uuid_eq(&ps->parts[i]->topic_id, topic_id)) {
+            return ps->parts[i];
         }
     }
     return NULL;
@@ -154,9 +161,16 @@ static struct partition *add(struct partitions *ps, const struct meta_topic *t,
                     "%s", t->name, id, dir, rc_str(rv));
         return NULL;
     }
-    struct partition *p = &ps->parts[ps->n++];
-    *p = (struct partition){.topic_id = t->id, .id = id, .log = l,
-                            .leader = META_NO_LEADER, .leader_epoch = -1};
+    struct partition *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        log_close(l);
+        return NULL;
+    }
+    ps->parts[ps->n++] = p;
+    *p = (struct partition){.owner = ps, .topic_id = t->id, .id = id,
+                            .log = l, .leader = META_NO_LEADER,
+                            .leader_epoch = -1,
+                            .sync_before_ack = ps->sync_before_ack};
     strcpy(p->topic, t->name);
     return p;
 }
@@ -167,8 +181,7 @@ static void follow_leadership(struct partitions *ps, struct partition *p,
     if (mp->leader == p->leader && mp->leader_epoch == p->leader_epoch) {
         return;
     }
-    p->leader = mp->leader;
-    p->leader_epoch = mp->leader_epoch;
+    partition_set_leadership(p, ps->broker_id, mp->leader, mp->leader_epoch);
     if (mp->leader == ps->broker_id) {
         int rv = log_assign_epoch(p->log, mp->leader_epoch);
         if (rv != RC_OK) {
@@ -189,32 +202,41 @@ static void follow_leadership(struct partitions *ps, struct partition *p,
 
 struct removal {
     struct partitions *ps;
+    struct partition *p;
+    bool delete_files;
     char dir[LOG_PATH_BYTES_MAX];
 };
 
-static void removed_cb(void *arg)
+static void closed_cb(void *arg)
 {
     struct removal *r = arg;
-    remove_dir(r->dir);
+    if (r->delete_files) {
+        remove_dir(r->dir);
+    }
     r->ps->closing--;
+    free(r->p->waiters);
+    free(r->p);
     free(r);
 }
 
+/* Takes parts[i] out of service: waiters fail, the log closes, and the
+ * partition is freed (and its directory removed) once the log is gone. */
 static void drop(struct partitions *ps, size_t i, bool delete_files)
 {
-    struct partition *p = &ps->parts[i];
-    struct removal *r = delete_files ? malloc(sizeof *r) : NULL;
-    if (r != NULL) {
-        r->ps = ps;
-        part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
+    struct partition *p = ps->parts[i];
+    ps->parts[i] = ps->parts[--ps->n];
+    p->closing = true;
+    partition_fail_waiters(p, RC_NOT_LEADER);
+    struct removal *r = malloc(sizeof *r);
+    ASSERT(r != NULL);
+    *r = (struct removal){.ps = ps, .p = p, .delete_files = delete_files};
+    part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
+    if (delete_files) {
         TRACE_INFO(ps->tracer, "partition %s-%d no longer hosted here; "
                    "deleting %s", p->topic, p->id, r->dir);
-        ps->closing++;
-        log_close_then(p->log, removed_cb, r);
-    } else {
-        log_close(p->log);
     }
-    ps->parts[i] = ps->parts[--ps->n];
+    ps->closing++;
+    log_close_then(p->log, closed_cb, r);
 }
 
 static bool hosts(const struct partitions *ps, const struct meta_partition *mp)
@@ -234,7 +256,7 @@ void partitions_apply(struct partitions *ps, const struct meta_image *img)
     int opens = 0;
     ps->img = img;
     for (size_t i = 0; i < ps->n; i++) {
-        ps->parts[i].seen = false;
+        ps->parts[i]->seen = false;
     }
     for (size_t t = 0; t < img->n_topics; t++) {
         const struct meta_topic *topic = &img->topics[t];
@@ -257,7 +279,7 @@ void partitions_apply(struct partitions *ps, const struct meta_image *img)
         }
     }
     for (size_t i = ps->n; i > 0; i--) {
-        if (!ps->parts[i - 1].seen) {
+        if (!ps->parts[i - 1]->seen) {
             drop(ps, i - 1, true);
         }
     }

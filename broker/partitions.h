@@ -19,18 +19,9 @@
 #include <uv.h>
 
 #include "broker/log.h"
+#include "broker/partition.h"
 #include "common/meta.h"
 #include "common/trace.h"
-
-struct partition {
-    struct meta_uuid topic_id;
-    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
-    int32_t id;
-    struct log *log;
-    int32_t leader;
-    int32_t leader_epoch;
-    bool seen;
-};
 
 #define PARTITIONS_OPENS_PER_TURN 16
 
@@ -42,7 +33,10 @@ struct partitions {
     int32_t broker_id;
     char log_dir[LOG_PATH_BYTES_MAX];
     struct log_config log_cfg;   /* broker defaults; topics may override */
-    struct partition *parts;
+    bool sync_before_ack;        /* log.sync.before.ack */
+    void (*hw_moved)(void *arg, struct partition *p);
+    void *hw_moved_arg;
+    struct partition **parts;
     size_t n;
     size_t cap;
     size_t closing;              /* logs closing, not yet freed */
@@ -57,10 +51,13 @@ MUST_CHECK int partitions_init(struct partitions *ps, uv_loop_t *loop,
  * are logged and leave it out; the rest go on. */
 void partitions_apply(struct partitions *ps, const struct meta_image *img);
 
+/* Tells the listener (fetch long polls) that p's high watermark moved. */
+void partitions_hw_moved(struct partitions *ps, struct partition *p);
+
 /* Closes every log (cleanly) and the handle; the loop frees them. */
 void partitions_close(struct partitions *ps);
 
-const struct partition *partitions_find(const struct partitions *ps,
-                                        const char *topic, int32_t id);
+struct partition *partitions_find(const struct partitions *ps,
+                                  const char *topic, int32_t id);
 
 #endif

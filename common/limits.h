@@ -57,6 +57,11 @@
 /* Longest path we build for partition files. */
 #define LOG_PATH_BYTES_MAX 4096u
 
+/* Produce requests waiting for one partition's high watermark; beyond it
+ * the producer gets an error (it has more in flight than any client
+ * keeps). */
+#define PARTITION_WAITERS_MAX 65536u
+
 /* --- Cluster metadata --------------------------------------------------- */
 
 /* Replicas of one partition; Kafka has no hard limit, but a replica set is

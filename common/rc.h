@@ -20,7 +20,8 @@
     X(RC_CONFIG, "bad configuration")                                  \
     X(RC_BUSY, "resource busy")                                        \
     X(RC_CLOSED, "closed")                                             \
-    X(RC_TIMEOUT, "timed out")
+    X(RC_TIMEOUT, "timed out")                                         \
+    X(RC_NOT_LEADER, "not the leader of the partition")
 
 enum rc {
     RC_OK = 0,
