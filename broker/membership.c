@@ -360,6 +360,115 @@ static void send_fetch(struct membership *m)
     }
 }
 
+/* --- Calls to the active controller ------------------------------------- */
+
+struct active_call {
+    struct membership *m;
+    uint8_t *req;
+    size_t len;
+    uint64_t deadline_ms;
+    membership_call_cb cb;
+    void *arg;
+};
+
+static void active_call_cb(void *arg, int rc, const uint8_t *payload,
+                           size_t len);
+
+static void active_call_finish(struct active_call *ac, int rc,
+                               const uint8_t *resp, size_t len)
+{
+    ac->cb(ac->arg, rc, resp, len);
+    free(ac->req);
+    free(ac);
+}
+
+/* Sends the call once more; an error means no callback is pending. */
+static int active_call_send(struct active_call *ac)
+{
+    struct membership *m = ac->m;
+    uint64_t now = uv_now(m->loop);
+    if (m->closing || now >= ac->deadline_ms) {
+        return m->closing ? RC_CLOSED : RC_TIMEOUT;
+    }
+    uint64_t left = ac->deadline_ms - now;
+    int rv = rpc_client_call(m->client, m->target, ac->req, ac->len,
+                             left < MEMBERSHIP__CALL_TIMEOUT_MS
+                                 ? left
+                                 : MEMBERSHIP__CALL_TIMEOUT_MS,
+                             active_call_cb, ac);
+    if (rv == RC_OK) {
+        m->pending++;
+    }
+    return rv;
+}
+
+static bool redirected(struct membership *m, const uint8_t *payload,
+                       size_t len)
+{
+    Cairn__Response *resp = cairn__response__unpack(NULL, len, payload);
+    bool not_controller = resp == NULL ||
+                          resp->error_code == KAFKA_ERROR_NOT_CONTROLLER;
+    if (resp != NULL) {
+        cairn__response__free_unpacked(resp, NULL);
+    }
+    if (!not_controller) {
+        return false;
+    }
+    /* answer() does the redirect bookkeeping on a fresh unpack. */
+    Cairn__Response *again = answer(m, RC_OK, payload, len, "call");
+    if (again != NULL) {
+        cairn__response__free_unpacked(again, NULL);
+    }
+    return true;
+}
+
+static void active_call_cb(void *arg, int rc, const uint8_t *payload,
+                           size_t len)
+{
+    struct active_call *ac = arg;
+    struct membership *m = ac->m;
+    m->pending--;
+    if (m->closing) {
+        active_call_finish(ac, RC_CLOSED, NULL, 0);
+        maybe_free(m);
+        return;
+    }
+    if (rc == RC_OK && !redirected(m, payload, len)) {
+        active_call_finish(ac, RC_OK, payload, len);
+        return;
+    }
+    if (rc != RC_OK) {
+        next_target(m);
+    }
+    rc = active_call_send(ac);
+    if (rc != RC_OK) {
+        active_call_finish(ac, rc, NULL, 0);
+    }
+}
+
+int membership_call_active(struct membership *m, const uint8_t *req,
+                           size_t len, uint64_t timeout_ms,
+                           membership_call_cb cb, void *arg)
+{
+    struct active_call *ac = calloc(1, sizeof *ac);
+    uint8_t *copy = malloc(len == 0 ? 1 : len);
+    if (ac == NULL || copy == NULL) {
+        free(ac);
+        free(copy);
+        return RC_NOMEM;
+    }
+    memcpy(copy, req, len);
+    *ac = (struct active_call){.m = m, .req = copy, .len = len,
+                               .deadline_ms = uv_now(m->loop) + timeout_ms,
+                               .cb = cb, .arg = arg};
+    int rv = active_call_send(ac);
+    if (rv != RC_OK) {
+        free(ac->req);
+        free(ac);
+    }
+    return rv;
+}
+
 /* --- Timer, start, stop -------------------------------------------------- */
 
 static void tick_cb(uv_timer_t *handle)

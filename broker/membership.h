@@ -49,6 +49,17 @@ void membership_shutdown(struct membership *m);
 /* Stops timers and connections; memory is freed as the loop runs. */
 void membership_close(struct membership *m);
 
+/* Sends a packed Request to the active controller, following
+ * NOT_CONTROLLER redirects and moving on after transport errors, until
+ * timeout_ms passes. cb gets RC_OK with the packed Response (borrowed for
+ * the call), or RC_TIMEOUT / RC_CLOSED. Always called back later. */
+typedef void (*membership_call_cb)(void *arg, int rc, const uint8_t *resp,
+                                   size_t len);
+MUST_CHECK int membership_call_active(struct membership *m,
+                                      const uint8_t *req, size_t len,
+                                      uint64_t timeout_ms,
+                                      membership_call_cb cb, void *arg);
+
 const struct meta_image *membership_image(const struct membership *m);
 int64_t membership_epoch(const struct membership *m);
 bool membership_fenced(const struct membership *m);
