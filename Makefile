@@ -74,6 +74,7 @@ test: deps-check
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	tests/integration/cluster_script.sh $(BUILD)
+	tests/integration/kafka_clients.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
 # Criterion forks every test and counts it passed before LeakSanitizer

@@ -9,8 +9,7 @@
 #include <string.h>
 #include <uv.h>
 
-#include "broker/membership.h"
-#include "broker/partitions.h"
+#include "broker/broker.h"
 #include "common/config.h"
 #include "common/rc.h"
 
@@ -34,19 +33,11 @@ static const struct config_def broker_defs[] = {
      "bytes between offset index entries"},
     {"log.index.size.max.bytes", CONFIG_LONG, "10485760", 8, 2147483647,
      "offset index size before a roll"},
+    {"auto.create.topics.enable", CONFIG_BOOL, "true", 0, 0,
+     "create a topic a client asks Metadata for"},
     {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
      "count a write only once fdatasync'd (group commit)"},
     {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
-};
-
-struct broker {
-    uv_loop_t *loop;
-    struct tracer tracer;
-    struct membership *membership;
-    struct partitions partitions;
-    uv_signal_t sig_term;
-    uv_signal_t sig_int;
-    bool stopping;
 };
 
 static int build(const struct config *cfg, struct membership_config *mc,
@@ -97,6 +88,10 @@ static void image_cb(void *arg, const struct meta_image *img)
 static void done_cb(void *arg)
 {
     struct broker *b = arg;
+    kafka_fetch_flush(b);
+    if (b->kafka != NULL) {
+        kafka_server_close(b->kafka);
+    }
     partitions_close(&b->partitions);
     membership_close(b->membership);
     uv_close((uv_handle_t *)&b->sig_term, NULL);
@@ -160,6 +155,18 @@ static int start(struct broker *b, const struct config *cfg)
     int rv = partitions_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
                              &b->tracer);
     b->partitions.sync_before_ack = config_bool(cfg, "log.sync.before.ack");
+    b->partitions.hw_moved = kafka_fetch_hw_moved;
+    b->partitions.hw_moved_arg = b;
+    b->id = mc.broker_id;
+    b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
+    rv = kafka_server_start(&b->kafka, b->loop, mc.endpoint.host,
+                            mc.endpoint.port, kafka_handlers_request, b,
+                            &b->tracer);
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: listeners=%s:%d: %s\n",
+                mc.endpoint.host, mc.endpoint.port, rc_str(rv));
+        return rv;
+    }
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
         return rv;

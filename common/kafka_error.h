@@ -15,20 +15,45 @@
 #define KAFKA_ERROR_MAP(X)                                             \
     X(UNKNOWN_SERVER_ERROR, -1)                                        \
     X(NONE, 0)                                                         \
+    X(OFFSET_OUT_OF_RANGE, 1)                                          \
+    X(CORRUPT_MESSAGE, 2)                                              \
     X(UNKNOWN_TOPIC_OR_PARTITION, 3)                                   \
+    X(LEADER_NOT_AVAILABLE, 5)                                         \
     X(NOT_LEADER_OR_FOLLOWER, 6)                                       \
     X(REQUEST_TIMED_OUT, 7)                                            \
+    X(MESSAGE_TOO_LARGE, 10)                                           \
+    X(COORDINATOR_LOAD_IN_PROGRESS, 14)                                \
+    X(COORDINATOR_NOT_AVAILABLE, 15)                                   \
+    X(NOT_COORDINATOR, 16)                                             \
     X(INVALID_TOPIC_EXCEPTION, 17)                                     \
+    X(RECORD_LIST_TOO_LARGE, 18)                                       \
+    X(NOT_ENOUGH_REPLICAS, 19)                                         \
+    X(NOT_ENOUGH_REPLICAS_AFTER_APPEND, 20)                            \
+    X(INVALID_REQUIRED_ACKS, 21)                                       \
+    X(ILLEGAL_GENERATION, 22)                                          \
+    X(INCONSISTENT_GROUP_PROTOCOL, 23)                                 \
+    X(UNKNOWN_MEMBER_ID, 25)                                           \
+    X(INVALID_SESSION_TIMEOUT, 26)                                     \
+    X(REBALANCE_IN_PROGRESS, 27)                                       \
+    X(UNSUPPORTED_VERSION, 35)                                         \
     X(TOPIC_ALREADY_EXISTS, 36)                                        \
     X(INVALID_PARTITIONS, 37)                                          \
     X(INVALID_REPLICATION_FACTOR, 38)                                  \
+    X(INVALID_REPLICA_ASSIGNMENT, 39)                                  \
     X(INVALID_CONFIG, 40)                                              \
     X(NOT_CONTROLLER, 41)                                              \
     X(INVALID_REQUEST, 42)                                             \
     X(POLICY_VIOLATION, 44)                                            \
+    X(OUT_OF_ORDER_SEQUENCE_NUMBER, 45)                                \
+    X(DUPLICATE_SEQUENCE_NUMBER, 46)                                   \
+    X(INVALID_PRODUCER_EPOCH, 47)                                      \
+    X(UNKNOWN_PRODUCER_ID, 59)                                         \
     X(FENCED_LEADER_EPOCH, 74)                                         \
     X(UNKNOWN_LEADER_EPOCH, 75)                                        \
+    X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                \
     X(STALE_BROKER_EPOCH, 77)                                          \
+    X(MEMBER_ID_REQUIRED, 79)                                          \
+    X(INVALID_RECORD, 87)                                              \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
     X(INVALID_UPDATE_VERSION, 95)                                      \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                              \

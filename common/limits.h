@@ -110,6 +110,25 @@
 /* Controllers in a quorum (controller.quorum.voters). */
 #define CONTROLLER_VOTERS_MAX 9u
 
+/* --- Kafka codec -------------------------------------------------------- */
+
+/* Memory for the arrays of one decoded Kafka request or response (its
+ * topics, partitions, ids), from a bounded arena (common/arena.h). Decoded
+ * strings and record bytes borrow from the frame and cost nothing here; a
+ * partition entry costs a few dozen bytes, so 16 MiB holds hundreds of
+ * thousands of them, far beyond any real client. A larger demand is
+ * RC_TOO_LARGE, answered with an error or a close, never a bigger malloc. */
+#define ARENA_BYTES_MAX (16u * 1024 * 1024)
+
+/* Topics named in one request (Metadata, Produce, Fetch, ListOffsets,
+ * CreateTopics, DeleteTopics); more than a cluster can hold is not a real
+ * request. */
+#define KAFKA_REQUEST_TOPICS_MAX META_TOPICS_MAX
+
+/* Partitions of one topic named in one request (and CreateTopics' manual
+ * assignments); a topic never has more. */
+#define KAFKA_REQUEST_PARTITIONS_MAX META_PARTITIONS_MAX
+
 /* --- Configuration ------------------------------------------------------ */
 
 /* A properties file larger than this is not a config file. */
@@ -161,6 +180,63 @@ _Static_assert(RPC_FRAME_BYTES_MAX + 4u <= RPC_CONN_OUTBOX_BYTES_MAX,
 _Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
                "an RPC frame length fits the 4-byte length field");
 
+/* --- Kafka listener ----------------------------------------------------- */
+
+/* Response bytes queued on one Kafka connection: answers waiting for an
+ * earlier one, then bytes not yet handed to the kernel (memory and file
+ * spans alike). Above: stop reading; resume below half. Nothing is closed:
+ * a slow consumer just stops getting its requests read. */
+#define CONN_OUTBOX_BYTES_MAX (80u * 1024 * 1024) /* above: stop reading */
+
+/* Kafka connections one broker holds at once (clients, admin tools, other
+ * brokers' followers); more are closed as soon as they are accepted. Each
+ * costs an fd and a KAFKA_READ_BUFFER_BYTES buffer. */
+#define KAFKA_CONNS_MAX 4096u
+
+/* Per-connection read buffer: small frames are copied out of it, a larger
+ * frame's rest is read straight into the frame. Most requests are far
+ * smaller; 4096 connections cost 64 MiB. */
+#define KAFKA_READ_BUFFER_BYTES (16u * 1024)
+
+/* Requests read on one connection and not yet answered and sent on
+ * (pipelining: librdkafka allows 1000000 in flight). At the bound: stop
+ * reading; resume below half. */
+#define KAFKA_CONN_INFLIGHT_MAX 1024u
+
+/* Frame bytes those requests hold (each frame lives until its answer).
+ * At the bound: stop reading; resume below half. */
+#define KAFKA_CONN_REQUEST_BYTES_MAX REQUEST_BYTES_MAX
+
+/* The in-memory part of one response body (the writer's hard maximum in
+ * kafka_response_init()); record bytes travel as file spans outside it. A
+ * handler going past it gets RC_TOO_LARGE and answers with an error. */
+#define KAFKA_RESPONSE_BODY_BYTES_MAX (64u * 1024 * 1024)
+
+/* File spans spliced into one response: a fetch response has one per
+ * partition with data. */
+#define KAFKA_RESPONSE_SPLICES_MAX 65536u
+
+/* Span bytes copied per pread()+uv_write() when sendfile(2) cannot go on
+ * (socket full, short count, copy-only mode). */
+#define KAFKA_COPY_BUFFER_BYTES (256u * 1024)
+
+/* Copy buffers one connection may have in uv_write at once; more wait for
+ * a write callback. Bounds a slow reader's copies to 512 KiB. */
+#define KAFKA_CONN_COPY_BUFFERS_MAX 2u
+
+/* Idle copy buffers the listener keeps for reuse (4 MiB); others are
+ * freed when their write completes. */
+#define KAFKA_COPY_POOL_BUFFERS_MAX 16u
+
+_Static_assert(REQUEST_BYTES_MAX <= 0x7fffffffu,
+               "a request length fits the 4-byte size field");
+_Static_assert(REQUEST_BYTES_MAX <= KAFKA_CONN_REQUEST_BYTES_MAX,
+               "one request of the largest size must be readable");
+_Static_assert(KAFKA_RESPONSE_BODY_BYTES_MAX <= CONN_OUTBOX_BYTES_MAX,
+               "one response body must fit in a connection's outbox");
+_Static_assert(KAFKA_CONN_INFLIGHT_MAX >= 2u,
+               "resuming below half needs room for one request");
+
 /* --- Relations ---------------------------------------------------------- */
 
 _Static_assert(BATCH_BYTES_MAX <= REQUEST_BYTES_MAX,
@@ -171,5 +247,11 @@ _Static_assert(LOG_SCAN_FIRST_READ_BYTES <= LOG_SCAN_BUFFER_BYTES,
                "the first read fits the scan buffer");
 _Static_assert(BATCH_BYTES_MAX <= LOG_SEGMENT_BYTES_MAX,
                "a batch must fit in one segment");
+_Static_assert(KAFKA_REQUEST_TOPICS_MAX <= KAFKA_ARRAY_COUNT_MAX,
+               "a request's topic cap is within the reader's array bound");
+_Static_assert(KAFKA_REQUEST_PARTITIONS_MAX <= KAFKA_ARRAY_COUNT_MAX,
+               "a request's partition cap is within the reader's bound");
+_Static_assert(ARENA_BYTES_MAX <= REQUEST_BYTES_MAX,
+               "decoded arrays never need more memory than a frame");
 
 #endif

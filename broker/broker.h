@@ -1,0 +1,70 @@
+/* The cairn-broker process state shared by its parts: membership with the
+ * controllers (broker/membership.h), the hosted partitions
+ * (broker/partitions.h) and the Kafka listener with its request handlers
+ * (broker/kafka_handlers.c, kafka_produce.c, kafka_fetch.c,
+ * kafka_admin.c). One libuv loop thread. */
+#ifndef CAIRN_BROKER_BROKER_H
+#define CAIRN_BROKER_BROKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "broker/kafka_server.h"
+#include "broker/membership.h"
+#include "broker/partitions.h"
+#include "common/trace.h"
+
+struct fetch_wait;
+
+struct broker {
+    uv_loop_t *loop;
+    struct tracer tracer;
+    int32_t id;
+    struct membership *membership;
+    struct partitions partitions;
+    struct kafka_server *kafka;
+    bool auto_create_topics;       /* auto.create.topics.enable */
+    int64_t producer_id_next;      /* producer-id block handed out */
+    int64_t producer_id_end;
+    struct fetch_wait *fetch_waits; /* parked long polls */
+    size_t n_fetch_waits;
+    uv_signal_t sig_term;
+    uv_signal_t sig_int;
+    bool stopping;
+};
+
+/* The Kafka request callback (broker/kafka_handlers.c). */
+void kafka_handlers_request(void *arg, struct kafka_request *req);
+
+/* Per-API handlers; each answers req exactly once. */
+void kafka_handle_produce(struct broker *b, struct kafka_request *req);
+void kafka_handle_fetch(struct broker *b, struct kafka_request *req);
+void kafka_handle_create_topics(struct broker *b, struct kafka_request *req);
+void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req);
+void kafka_handle_describe_configs(struct broker *b,
+                                   struct kafka_request *req);
+void kafka_handle_init_producer_id(struct broker *b,
+                                   struct kafka_request *req);
+
+/* A partition's high watermark moved: wake the long polls on it. */
+void kafka_fetch_hw_moved(void *arg, struct partition *p);
+/* Answers every parked long poll now (shutdown). */
+void kafka_fetch_flush(struct broker *b);
+
+/* Encodes with enc into a fresh response and replies; on an encoding
+ * failure the connection is closed instead. */
+typedef int (*kafka_encode_fn)(struct writer *w, int16_t version,
+                               const void *resp);
+void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
+                const void *resp);
+
+/* The partition of topic named by a wire slice, or NULL. */
+struct partition *broker_partition(struct broker *b, struct slice topic,
+                                   int32_t id);
+/* Kafka error for a partition this broker does not lead: 3 when the topic
+ * or partition does not exist in the metadata, else 6. */
+int16_t broker_not_leader_error(struct broker *b, struct slice topic,
+                                int32_t id);
+
+#endif
