@@ -76,5 +76,12 @@ for codec in none gzip snappy lz4 zstd; do
     done
 done
 
+python_orders() {
+    timeout 120 /usr/bin/python3 "$ROOT/tests/integration/clients/python_orders.py" \
+        "$BOOT" >/dev/null
+}
+check "confluent-kafka idempotent lz4 producer, consumer reads all back" \
+    python_orders
+
 echo "kafka_clients: $passed passed, $failed failed"
 [ $failed = 0 ]
