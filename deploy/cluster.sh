@@ -99,7 +99,7 @@ metadata.log.dir=$dir/metadata
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
 num.partitions=1
-default.replication.factor=3
+default.replication.factor=1
 CONF
     else
         mkdir -p "$dir/logs"
