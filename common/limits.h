@@ -62,6 +62,39 @@
  * keeps). */
 #define PARTITION_WAITERS_MAX 65536u
 
+/* --- Idempotent producers ----------------------------------------------- */
+
+/* Producer ids whose state one partition keeps (broker/producer_state.h).
+ * Kafka bounds them by time instead (producer.id.expiration.ms, one day);
+ * here, when a new id arrives and the table is full, the producer whose
+ * newest batch has the lowest offset (the least recently used) is
+ * forgotten. A forgotten producer is unknown again, and an unknown
+ * producer is accepted with any sequence, so eviction only costs the
+ * duplicate check of an idle producer. Every restart of an idempotent
+ * client takes a new id, so ids accumulate; 4096 covers a day of a few
+ * hundred restarting producers per partition. An entry is ~140 bytes, so
+ * a full table costs ~560 KiB, allocated only as producers appear. */
+#define PRODUCERS_MAX 4096u
+
+/* Batches remembered per producer for duplicate detection: librdkafka and
+ * kafkajs keep at most 5 requests in flight with idempotence, and Kafka's
+ * ProducerStateEntry keeps the same 5. */
+#define PRODUCER_BATCHES_MAX 5u
+
+/* A producer-state snapshot: a 16-byte header and a 4-byte CRC around one
+ * entry per producer (id 8, epoch 2, batch count 1, and 24 per batch). A
+ * larger file is not ours and is refused as corrupt before any parsing. */
+#define PRODUCER_SNAPSHOT_ENTRY_BYTES_MAX (11u + 24u * PRODUCER_BATCHES_MAX)
+#define PRODUCER_SNAPSHOT_BYTES_MAX                                    \
+    (20u + PRODUCERS_MAX * PRODUCER_SNAPSHOT_ENTRY_BYTES_MAX)
+
+_Static_assert(PRODUCER_BATCHES_MAX >= 1u && PRODUCER_BATCHES_MAX <= 127u,
+               "the batch count is one signed byte in a snapshot");
+_Static_assert(PRODUCERS_MAX >= 1u && PRODUCERS_MAX <= 0x7fffffffu,
+               "the producer count is a 4-byte field in a snapshot");
+_Static_assert(PRODUCER_SNAPSHOT_BYTES_MAX <= 64u * 1024 * 1024,
+               "a snapshot is read whole into memory at open");
+
 /* --- Cluster metadata --------------------------------------------------- */
 
 /* Replicas of one partition; Kafka has no hard limit, but a replica set is
