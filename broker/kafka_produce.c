@@ -134,6 +134,10 @@ static int16_t produce_error(int rc)
         return KAFKA_ERROR_INVALID_RECORD;
     case RC_TOO_LARGE:
         return KAFKA_ERROR_MESSAGE_TOO_LARGE;
+    case RC_PRODUCER_FENCED:
+        return KAFKA_ERROR_INVALID_PRODUCER_EPOCH;
+    case RC_OUT_OF_ORDER_SEQUENCE:
+        return KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER;
     default:
         return kafka_error_from_rc(rc);
     }

@@ -345,6 +345,32 @@ void log_span_release(struct log_span *span)
     *span = (struct log_span){.fd = -1};
 }
 
+int log_for_each_batch(struct log *l, int64_t from, log_batch_cb cb,
+                       void *arg)
+{
+    for (size_t i = segment_for(l, from); i < l->n_segs; i++) {
+        struct log_segment *seg = l->segs[i];
+        struct record_batch_header h;
+        int64_t pos = 0;
+        int rv = log_segment_find(seg, l->scan_buf, from, &pos, &h);
+        if (rv == RC_NOT_FOUND) {
+            continue;
+        }
+        if (rv != RC_OK) {
+            return rv;
+        }
+        struct log_scan s;
+        log_scan_init(&s, seg, l->scan_buf, pos, seg->size);
+        while ((rv = log_scan_next(&s, false, &h, &pos)) == RC_OK) {
+            cb(arg, &h);
+        }
+        if (rv != RC_NOT_FOUND) {
+            return rv;
+        }
+    }
+    return RC_OK;
+}
+
 int log_offset_for_timestamp(struct log *l, int64_t ts, int64_t *offset)
 {
     for (size_t i = 0; i < l->n_segs; i++) {

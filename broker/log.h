@@ -31,6 +31,7 @@
 #include <uv.h>
 
 #include "broker/log_epoch.h"
+#include "broker/record_batch.h"
 #include "common/assert.h"
 #include "common/trace.h"
 
@@ -103,6 +104,12 @@ MUST_CHECK int log_append_replica(struct log *l, const uint8_t *batch,
 MUST_CHECK int log_read(struct log *l, int64_t offset, int64_t max_bytes,
                         int64_t max_offset, struct log_span *span);
 void log_span_release(struct log_span *span);
+
+/* Calls cb with the header of every batch whose last offset is >= from,
+ * in offset order (headers only; used to rebuild producer state). */
+typedef void (*log_batch_cb)(void *arg, const struct record_batch_header *h);
+MUST_CHECK int log_for_each_batch(struct log *l, int64_t from,
+                                  log_batch_cb cb, void *arg);
 
 /* Base offset of the first batch whose maxTimestamp >= ts; RC_NOT_FOUND
  * when every batch is older. */

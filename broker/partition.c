@@ -77,16 +77,68 @@ static void durable_cb(void *arg, int rc)
     }
 }
 
+/* A retried batch that is already written: answer with its offsets once
+ * it is durable. */
+static int duplicate(struct partition *p, const struct producer_check *chk,
+                     struct log_append_info *info)
+{
+    *info = (struct log_append_info){.base_offset = chk->base_offset,
+                                     .last_offset = chk->last_offset,
+                                     .max_timestamp = -1};
+    if (p->sync_before_ack &&
+        log_durable_end_offset(p->log) <= chk->last_offset) {
+        return log_wait_durable(p->log, chk->last_offset + 1, durable_cb, p);
+    }
+    return RC_OK;
+}
+
+/* The producer window's verdict on a client batch; RC_OK to append. */
+static int check_producer(struct partition *p, const uint8_t *batch,
+                          size_t len, struct record_batch_header *h,
+                          struct producer_check *chk, bool *dup)
+{
+    *dup = false;
+    int rv = record_batch_validate(batch, len, true, h);
+    if (rv != RC_OK) {
+        return rv; /* log_append would say the same */
+    }
+    switch (producer_state_check(&p->producers, h, chk)) {
+    case PRODUCER_OK:
+        return RC_OK;
+    case PRODUCER_DUPLICATE:
+        *dup = true;
+        return RC_OK;
+    case PRODUCER_INVALID_EPOCH:
+        return RC_PRODUCER_FENCED;
+    default:
+        return RC_OUT_OF_ORDER_SEQUENCE;
+    }
+}
+
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      int64_t now_ms, struct log_append_info *info)
 {
     if (!partition_is_leader(p)) {
         return RC_NOT_LEADER;
     }
-    int rv = log_append(p->log, batch, len, p->leader_epoch, now_ms, info);
+    struct record_batch_header h;
+    struct producer_check chk;
+    bool dup = false;
+    int rv = check_producer(p, batch, len, &h, &chk, &dup);
     if (rv != RC_OK) {
         return rv;
     }
+    if (dup) {
+        return duplicate(p, &chk, info);
+    }
+    rv = log_append(p->log, batch, len, p->leader_epoch, now_ms, info);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    /* Recorded before durability: a retry of a write never acknowledged
+     * is then answered as a duplicate, not written twice. */
+    h.base_offset = info->base_offset;
+    producer_state_record(&p->producers, &h);
     if (!p->sync_before_ack) {
         advance_hw(p, log_end_offset(p->log));
         return RC_OK;
@@ -128,6 +180,27 @@ int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
     p->waiters[i] = (struct partition_waiter){offset, cb, arg};
     p->n_waiters++;
     return RC_OK;
+}
+
+static void replay_cb(void *arg, const struct record_batch_header *h)
+{
+    producer_state_record(arg, h);
+}
+
+int partition_load_producers(struct partition *p, const char *dir)
+{
+    int64_t from = 0;
+    int rv = producer_state_load(&p->producers, dir, &from);
+    if (rv != RC_OK || from > log_end_offset(p->log) ||
+        from < log_start_offset(p->log)) {
+        producer_state_clear(&p->producers);
+        from = log_start_offset(p->log);
+    }
+    rv = log_for_each_batch(p->log, from, replay_cb, &p->producers);
+    if (rv == RC_OK) {
+        rv = producer_state_save(&p->producers, dir, log_end_offset(p->log));
+    }
+    return rv;
 }
 
 void partition_set_leadership(struct partition *p, int32_t self,

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "broker/log.h"
+#include "broker/producer_state.h"
 #include "common/meta.h"
 
 struct partitions;
@@ -39,6 +40,7 @@ struct partition {
     bool closing;
     bool sync_before_ack;
     int64_t hw;                       /* high watermark */
+    struct producer_state producers;  /* idempotent producers' windows */
     struct partition_waiter *waiters; /* by offset, oldest first */
     size_t n_waiters;
     size_t cap_waiters;
@@ -47,7 +49,11 @@ struct partition {
 bool partition_is_leader(const struct partition *p);
 
 /* Appends a client batch as leader at the current leader epoch (validated
- * and offset-stamped by the log) and starts moving the high watermark. */
+ * and offset-stamped by the log) and starts moving the high watermark. An
+ * idempotent producer's batch is checked against its sequence window: a
+ * duplicate of one of its last five batches is not written again and
+ * *info carries the original offsets; RC_PRODUCER_FENCED and
+ * RC_OUT_OF_ORDER_SEQUENCE reject it. */
 MUST_CHECK int partition_append(struct partition *p, uint8_t *batch,
                                 size_t len, int64_t now_ms,
                                 struct log_append_info *info);
@@ -64,6 +70,10 @@ MUST_CHECK int partition_wait_hw(struct partition *p, int64_t offset,
  * high watermark restarts from the durable (or full) log end. */
 void partition_set_leadership(struct partition *p, int32_t self,
                               int32_t leader, int32_t leader_epoch);
+
+/* Rebuilds the producer windows after the log opened: the snapshot, then
+ * every batch after it; saves a fresh snapshot. */
+MUST_CHECK int partition_load_producers(struct partition *p, const char *dir);
 
 /* Fails every waiter with rc (leadership lost, partition closing). */
 void partition_fail_waiters(struct partition *p, int rc);

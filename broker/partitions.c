@@ -171,6 +171,14 @@ static struct partition *add(struct partitions *ps, const struct meta_topic *t,
                             .log = l, .leader = META_NO_LEADER,
                             .leader_epoch = -1,
                             .sync_before_ack = ps->sync_before_ack};
+    producer_state_init(&p->producers);
+    rv = partition_load_producers(p, dir);
+    if (rv != RC_OK) {
+        /* Unknown producers are accepted with any sequence: no loss, only
+         * no de-duplication of their first retries. */
+        TRACE_WARN(ps->tracer, "partition=%s-%d producer state not rebuilt: "
+                   "%s", t->name, id, rc_str(rv));
+    }
     strcpy(p->topic, t->name);
     return p;
 }
@@ -214,6 +222,7 @@ static void closed_cb(void *arg)
         remove_dir(r->dir);
     }
     r->ps->closing--;
+    producer_state_free(&r->p->producers);
     free(r->p->waiters);
     free(r->p);
     free(r);
@@ -231,6 +240,12 @@ static void drop(struct partitions *ps, size_t i, bool delete_files)
     ASSERT(r != NULL);
     *r = (struct removal){.ps = ps, .p = p, .delete_files = delete_files};
     part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
+    if (!delete_files &&
+        producer_state_save(&p->producers, r->dir,
+                            log_end_offset(p->log)) != RC_OK) {
+        TRACE_WARN(ps->tracer, "partition=%s-%d producer state not saved; "
+                   "rebuilt from the log on restart", p->topic, p->id);
+    }
     if (delete_files) {
         TRACE_INFO(ps->tracer, "partition %s-%d no longer hosted here; "
                    "deleting %s", p->topic, p->id, r->dir);

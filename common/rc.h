@@ -21,7 +21,9 @@
     X(RC_BUSY, "resource busy")                                        \
     X(RC_CLOSED, "closed")                                             \
     X(RC_TIMEOUT, "timed out")                                         \
-    X(RC_NOT_LEADER, "not the leader of the partition")
+    X(RC_NOT_LEADER, "not the leader of the partition")                 \
+    X(RC_PRODUCER_FENCED, "producer epoch older than the current one")    \
+    X(RC_OUT_OF_ORDER_SEQUENCE, "producer sequence out of order")
 
 enum rc {
     RC_OK = 0,

@@ -1,0 +1,229 @@
+/* Idempotent producers against a real broker: a batch sent twice with the
+ * same producer id and sequence is stored once and both answers carry the
+ * same offset; a gap in the sequence is refused; the window survives a
+ * broker restart. Raw Kafka requests built with the codec. */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker/kafka_codec.h"
+#include "common/bytes.h"
+#include "common/crc32c.h"
+#include "common/kafka_error.h"
+#include "common/rc.h"
+#include "tests/lib/batch_builder.h"
+#include "tests/lib/cluster.h"
+
+static struct cluster c;
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(kafka_idempotence, .fini = teardown, .timeout = 120);
+
+static int connect_broker(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* Sends one request (header v1 + body) and returns the response body in
+ * a malloc'd buffer (after the correlation id). */
+static uint8_t *roundtrip(int fd, int16_t key, int16_t version,
+                          const struct writer *body, size_t *len)
+{
+    static int32_t correlation = 1;
+    uint8_t hdr[4 + 2 + 2 + 4 + 2 + 4];
+    size_t total = 2 + 2 + 4 + 2 + 4 + body->len;
+    bytes_put_be32(hdr, (uint32_t)total);
+    bytes_put_be16(hdr + 4, (uint16_t)key);
+    bytes_put_be16(hdr + 6, (uint16_t)version);
+    bytes_put_be32(hdr + 8, (uint32_t)correlation++);
+    bytes_put_be16(hdr + 12, 4);
+    memcpy(hdr + 14, "test", 4);
+    cr_assert_eq(send(fd, hdr, sizeof hdr, 0), (ssize_t)sizeof hdr);
+    cr_assert_eq(send(fd, body->data, body->len, 0), (ssize_t)body->len);
+    uint8_t size[4];
+    cr_assert_eq(recv(fd, size, 4, MSG_WAITALL), 4, "no answer");
+    size_t n = bytes_be32(size);
+    uint8_t *buf = malloc(n);
+    cr_assert_eq(recv(fd, buf, n, MSG_WAITALL), (ssize_t)n);
+    *len = n - 4;
+    memmove(buf, buf + 4, n - 4);
+    return buf;
+}
+
+/* An idempotent batch of 3 records from producer 4242, epoch 0. */
+static struct built_batch idempotent_batch(int32_t base_sequence)
+{
+    struct built_batch b = batch_build(3, 20, 1000, 7);
+    bytes_put_be64(b.bytes + 43, 4242);
+    bytes_put_be16(b.bytes + 51, 0);
+    bytes_put_be32(b.bytes + 53, (uint32_t)base_sequence);
+    bytes_put_be32(b.bytes + 17, crc32c(b.bytes + 21, b.len - 21));
+    return b;
+}
+
+/* Produces b to topic-0 with acks=all; returns the partition's answer. */
+static struct kafka_PartitionProduceResponse produce(int fd,
+                                                     struct built_batch *b)
+{
+    struct kafka_PartitionProduceData pd = {
+        .PartitionIndex = 0,
+        .Records = {.ptr = b->bytes, .len = b->len}};
+    struct kafka_TopicProduceData td = {.Name = slice_from_str("idem"),
+                                        .Partitions = &pd,
+                                        .PartitionsCnt = 1};
+    struct kafka_ProduceRequest rq = {.TransactionalId = slice_null(),
+                                      .Acks = -1, .TimeoutMs = 10000,
+                                      .Topics = &td, .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, 1 << 20);
+    cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *resp = roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    writer_free(&w);
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1 << 20);
+    struct kafka_ProduceResponse out;
+    cr_assert_eq(kafka_produce_response_decode(&r, 7, &a, &out), RC_OK);
+    cr_assert_eq(out.ResponsesCnt, 1);
+    struct kafka_PartitionProduceResponse p = out.Responses[0].Partitions[0];
+    arena_free(&a);
+    free(resp);
+    return p;
+}
+
+static int64_t latest_offset(int fd)
+{
+    struct kafka_ListOffsetsPartition lp = {.PartitionIndex = 0,
+                                            .CurrentLeaderEpoch = -1,
+                                            .Timestamp = -1};
+    struct kafka_ListOffsetsTopic lt = {.Name = slice_from_str("idem"),
+                                        .Partitions = &lp,
+                                        .PartitionsCnt = 1};
+    struct kafka_ListOffsetsRequest rq = {.ReplicaId = -1, .Topics = &lt,
+                                          .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, 1 << 16);
+    cr_assert_eq(kafka_list_offsets_request_encode(&w, 2, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *resp = roundtrip(fd, KAFKA_API_LIST_OFFSETS, 2, &w, &len);
+    writer_free(&w);
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1 << 20);
+    struct kafka_ListOffsetsResponse out;
+    cr_assert_eq(kafka_list_offsets_response_decode(&r, 2, &a, &out), RC_OK);
+    cr_assert_eq(out.Topics[0].Partitions[0].ErrorCode, 0);
+    int64_t off = out.Topics[0].Partitions[0].Offset;
+    arena_free(&a);
+    free(resp);
+    return off;
+}
+
+static int ready_fd(void)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, 1);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
+    cr_assert_eq(cluster_create_topic(&c, "idem", 1, 1), KAFKA_ERROR_NONE);
+    uint64_t deadline = cluster_now_ms() + 10000;
+    int fd = -1;
+    while (cluster_now_ms() < deadline) {
+        fd = connect_broker(c.brokers[0].port);
+        if (fd >= 0) {
+            struct built_batch probe = batch_build(1, 1, 1, 1);
+            struct kafka_PartitionProduceResponse p = produce(fd, &probe);
+            built_batch_free(&probe);
+            if (p.ErrorCode == KAFKA_ERROR_NONE) {
+                return fd; /* the broker knows the topic and leads it */
+            }
+            close(fd);
+        }
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* until the broker learns the topic */
+    }
+    cr_assert_fail("topic never became writable");
+    return -1;
+}
+
+Test(kafka_idempotence, duplicate_batch_is_stored_once_with_one_offset)
+{
+    int fd = ready_fd();
+    int64_t start = latest_offset(fd);
+    struct built_batch b = idempotent_batch(0);
+    struct kafka_PartitionProduceResponse first = produce(fd, &b);
+    cr_assert_eq(first.ErrorCode, KAFKA_ERROR_NONE);
+    struct built_batch again = idempotent_batch(0);
+    struct kafka_PartitionProduceResponse second = produce(fd, &again);
+    cr_assert_eq(second.ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert_eq(second.BaseOffset, first.BaseOffset,
+                 "the retry is answered with the original offset");
+    cr_assert_eq(latest_offset(fd), start + 3, "stored once");
+    /* The next sequence is accepted, a gap is refused. */
+    struct built_batch next = idempotent_batch(3);
+    cr_assert_eq(produce(fd, &next).BaseOffset, start + 3);
+    struct built_batch gap = idempotent_batch(10);
+    cr_assert_eq(produce(fd, &gap).ErrorCode,
+                 KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    cr_assert_eq(latest_offset(fd), start + 6);
+    built_batch_free(&b);
+    built_batch_free(&again);
+    built_batch_free(&next);
+    built_batch_free(&gap);
+    close(fd);
+}
+
+Test(kafka_idempotence, window_survives_a_broker_restart)
+{
+    int fd = ready_fd();
+    struct built_batch b = idempotent_batch(0);
+    struct kafka_PartitionProduceResponse first = produce(fd, &b);
+    cr_assert_eq(first.ErrorCode, KAFKA_ERROR_NONE);
+    close(fd);
+    for (int crash = 0; crash < 2; crash++) {
+        /* A clean stop (snapshot) and a SIGKILL (rebuilt from the log). */
+        cluster_node_signal(&c, &c.brokers[0], crash ? SIGKILL : SIGTERM,
+                            true);
+        cluster_node_start(&c, &c.brokers[0]);
+        cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
+        uint64_t deadline = cluster_now_ms() + 15000;
+        struct kafka_PartitionProduceResponse again = {.ErrorCode = -1};
+        while (cluster_now_ms() < deadline) {
+            fd = connect_broker(c.brokers[0].port);
+            if (fd < 0) {
+                continue;
+            }
+            struct built_batch retry = idempotent_batch(0);
+            again = produce(fd, &retry);
+            built_batch_free(&retry);
+            close(fd);
+            if (again.ErrorCode == KAFKA_ERROR_NONE) {
+                break;
+            }
+        }
+        cr_assert_eq(again.ErrorCode, KAFKA_ERROR_NONE);
+        cr_assert_eq(again.BaseOffset, first.BaseOffset,
+                     "after %s the retry is still a duplicate",
+                     crash ? "SIGKILL" : "a clean stop");
+    }
+    built_batch_free(&b);
+}
