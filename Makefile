@@ -1,7 +1,9 @@
 # Cairn build. `make` builds debug (-O1 -g) into build/debug; `make test`
 # checks Debian dependencies, then builds and runs every test; `make asan`
 # runs the tests under AddressSanitizer + UBSan; `make bench` builds -O2 and
-# runs the benchmarks in tests/bench/; `make deps` installs what is missing.
+# runs the benchmarks in tests/bench/; `make fuzz` runs the Kafka request
+# decoders under libFuzzer for FUZZ_SECONDS (default 60; `make test` runs it
+# too); `make deps` installs what is missing.
 
 SHELL := /bin/bash
 BUILD ?= build/debug
@@ -13,12 +15,14 @@ WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow \
         -Werror
 PKGS := libuv libisal libprotobuf-c raft
 TEST_PKGS := criterion
+CLI_PKGS := rdkafka
 
 GEN := $(BUILD)/gen
 CPPFLAGS := -I. -I$(GEN) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS := $(WARN) $(OPT) -MMD -MP
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread
 TEST_LDLIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+CLI_LDLIBS := $(shell pkg-config --libs $(CLI_PKGS) 2>/dev/null)
 
 PROTO := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(GEN)/%.pb-c.c,$(PROTO))
@@ -54,7 +58,8 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 # Tests run in parallel inside Criterion; keep it to the machine's cores.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-check test test-run asan bench bench-run clean cluster
+.PHONY: all deps deps-check test test-run asan bench bench-run clean cluster \
+        fuzz fuzz-run
 
 all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN)
 
@@ -69,12 +74,14 @@ deps-check:
 # The recursive make re-reads pkg-config flags after deps are installed.
 test: deps-check
 	@$(MAKE) --no-print-directory test-run
+	@$(MAKE) --no-print-directory fuzz-run
 
 # Unit tests in parallel; integration tests (real clusters) one at a time.
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
+	tests/integration/kafkajs.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
 # Criterion forks every test and counts it passed before LeakSanitizer
@@ -93,6 +100,59 @@ bench: deps-check
 bench-run: $(BENCH_BIN) $(BINS)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
 
+# libFuzzer on the Kafka request decoders (tests/fuzz/fuzz_kafka_request.c),
+# built by clang with ASan + UBSan from the codec sources alone, into
+# build/fuzz/ whatever BUILD is. Seeds come from the codec's own encoders
+# (tests/fuzz/fuzz_corpus.c); what libFuzzer finds stays in
+# build/fuzz/corpus, crashing inputs land in build/fuzz/artifacts. Any
+# crash, sanitizer report or assertion fails the target.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build/fuzz
+FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=all
+FUZZ_CODEC_SRC := $(wildcard broker/kafka_codec*.c) common/arena.c \
+                  common/reader.c common/writer.c common/rc.c common/assert.c
+FUZZ_CODEC_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_CODEC_SRC))
+FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request
+FUZZ_CORPUS_BIN := $(FUZZ_DIR)/fuzz_corpus
+
+fuzz: deps-check
+	@$(MAKE) --no-print-directory fuzz-run
+
+fuzz-run: $(FUZZ_BIN) $(FUZZ_CORPUS_BIN)
+	@rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
+	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	@$(FUZZ_CORPUS_BIN) $(FUZZ_DIR)/seeds
+	@echo "fuzz: $(FUZZ_BIN) for $(FUZZ_SECONDS) s, log $(FUZZ_DIR)/fuzz.log"
+	@UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/artifacts/ \
+	    $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds >$(FUZZ_DIR)/fuzz.log 2>&1; \
+	rc=$$?; grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss)' \
+	    $(FUZZ_DIR)/fuzz.log; \
+	if [ $$rc -ne 0 ] || grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' \
+	    $(FUZZ_DIR)/fuzz.log; then \
+	    tail -n 60 $(FUZZ_DIR)/fuzz.log; ls $(FUZZ_DIR)/artifacts; \
+	    echo "make fuzz: crash or sanitizer report (exit $$rc);" \
+	        "inputs in $(FUZZ_DIR)/artifacts/"; \
+	    exit 1; \
+	fi; \
+	echo "fuzz: 1 passed, 0 failed"
+
+$(FUZZ_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.o $(FUZZ_CODEC_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
+
+$(FUZZ_CORPUS_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.o $(FUZZ_CODEC_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
+
+# The same warnings as every other build (WARN), under clang.
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -I. $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
+	    -c -o $@ $<
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
@@ -109,7 +169,7 @@ $(BUILD)/cairn-broker: $(BUILD)/broker/main.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/cairn: $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC)) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 $(UNIT_BIN): $(UNIT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
@@ -141,4 +201,6 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(INTEGRATION_OBJ:.o=.d) \
-    $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c)
+    $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
+    $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
+    $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d

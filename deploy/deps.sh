@@ -11,6 +11,7 @@ PACKAGES=(
     libcriterion-dev librdkafka-dev liblz4-dev libzstd-dev libsnappy-dev
     zlib1g-dev libisal-dev
     kcat python3 python3-confluent-kafka
+    clang libclang-rt-dev
 )
 
 missing() {

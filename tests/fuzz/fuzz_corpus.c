@@ -1,0 +1,272 @@
+/* Seed corpus for tests/fuzz/fuzz_kafka_request.c, written by the codec's
+ * own request encoders (broker/kafka_codec.h), so the seeds follow the
+ * codec when a field list or a version range changes. One file per API
+ * and version in the codec's range, in the fuzz target's input format:
+ * ApiKey (int16, big-endian), ApiVersion (int16, big-endian), then the
+ * request body; plus librdkafka's flexible ApiVersions v3 body, which the
+ * codec does not encode. Built and run by `make fuzz`:
+ *     fuzz_corpus DIR
+ * A command-line tool: one thread, exits non-zero on any failure. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/kafka_codec.h"
+#include "common/rc.h"
+#include "common/writer.h"
+
+#define FUZZ_CORPUS__BODY_BYTES_MAX (1u << 20)
+
+#define S(str) slice_from_str(str)
+
+/* Record bytes are opaque to the request codec; these look like the
+ * start of a RecordBatch v2 header and are long enough to be one. */
+static const uint8_t fuzz_corpus_records[61] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 49, 0, 0, 0, 0, 2, 0x1c, 0x4f, 0x2b,
+    0x99, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0, 0, 0, 0,
+    0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0};
+
+/* Writes key, version and the body as DIR/NAME. */
+static bool fuzz_corpus_write(const char *dir, const char *name,
+                              int16_t api_key, int16_t version,
+                              const struct writer *body)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        fprintf(stderr, "fuzz_corpus: path too long: %s/%s\n", dir, name);
+        return false;
+    }
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        fprintf(stderr, "fuzz_corpus: %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    uint8_t head[4] = {(uint8_t)((uint16_t)api_key >> 8), (uint8_t)api_key,
+                       (uint8_t)((uint16_t)version >> 8), (uint8_t)version};
+    bool ok = fwrite(head, 1, sizeof head, f) == sizeof head;
+    if (body->len > 0) {
+        ok = ok && fwrite(body->data, 1, body->len, f) == body->len;
+    }
+    ok = fclose(f) == 0 && ok;
+    if (!ok) {
+        fprintf(stderr, "fuzz_corpus: %s: write failed\n", path);
+    }
+    return ok;
+}
+
+/* Two sample requests per API (variant 0 and 1: null versus set
+ * nullable fields, one versus several entries, flags off versus on). */
+static const struct kafka_MetadataRequestTopic fuzz_corpus_md_topics[] = {
+    {.Name = {(const uint8_t *)"orders", 6}},
+    {.Name = {(const uint8_t *)"payments", 8}},
+};
+static const struct kafka_PartitionProduceData fuzz_corpus_pd[] = {
+    {.PartitionIndex = 0,
+     .Records = {fuzz_corpus_records, sizeof fuzz_corpus_records}},
+    {.PartitionIndex = 1, .Records = {NULL, 0}},
+};
+static const struct kafka_FetchPartition fuzz_corpus_fp[] = {
+    {.PartitionIndex = 0, .CurrentLeaderEpoch = -1, .FetchOffset = 0,
+     .LogStartOffset = -1, .PartitionMaxBytes = 1048576},
+    {.PartitionIndex = 1, .CurrentLeaderEpoch = 5, .FetchOffset = 42,
+     .LogStartOffset = 0, .PartitionMaxBytes = 65536},
+};
+static const int32_t fuzz_corpus_ids[] = {1, 2, 3};
+static const struct kafka_ListOffsetsPartition fuzz_corpus_lp[] = {
+    {.PartitionIndex = 0, .CurrentLeaderEpoch = -1, .Timestamp = -1},
+    {.PartitionIndex = 1, .CurrentLeaderEpoch = 3, .Timestamp = -2},
+    {.PartitionIndex = 2, .CurrentLeaderEpoch = -1,
+     .Timestamp = 1700000000000},
+};
+static const struct kafka_CreatableReplicaAssignment fuzz_corpus_assign[] = {
+    {.PartitionIndex = 0, .BrokerIds = fuzz_corpus_ids, .BrokerIdsCnt = 3},
+    {.PartitionIndex = 1, .BrokerIds = fuzz_corpus_ids + 1,
+     .BrokerIdsCnt = 2},
+};
+static const struct kafka_CreateableTopicConfig fuzz_corpus_configs[] = {
+    {.Name = {(const uint8_t *)"cleanup.policy", 14},
+     .Value = {(const uint8_t *)"compact", 7}},
+    {.Name = {(const uint8_t *)"retention.ms", 12}, .Value = {NULL, 0}},
+};
+static const struct slice fuzz_corpus_names[] = {
+    {(const uint8_t *)"a", 1},
+    {(const uint8_t *)"orders", 6},
+};
+
+static int fuzz_corpus_encode_fetch(struct writer *w, int16_t version,
+                                    int variant)
+{
+    const struct kafka_FetchableTopic ft = {
+        .Name = S("orders"), .Partitions = fuzz_corpus_fp,
+        .PartitionsCnt = 2};
+    const struct kafka_ForgottenTopic fg = {
+        .Name = S("old"), .ForgottenPartitionIndexes = fuzz_corpus_ids,
+        .ForgottenPartitionIndexesCnt = 2};
+    const struct kafka_FetchRequest m = {
+        .ReplicaId = -1, .MaxWaitMs = 500, .MinBytes = 1,
+        .MaxBytes = 52428800, .IsolationLevel = 1,
+        .SessionId = variant, .SessionEpoch = variant == 0 ? -1 : 3,
+        .Topics = &ft, .TopicsCnt = 1,
+        .ForgottenTopicsData = variant == 0 ? NULL : &fg,
+        .ForgottenTopicsDataCnt = variant == 0 ? 0 : 1,
+        .RackId = S(variant == 0 ? "" : "rack-a")};
+    return kafka_fetch_request_encode(w, version, &m);
+}
+
+static int fuzz_corpus_encode_admin(struct writer *w, int16_t api_key,
+                                    int16_t version, int variant)
+{
+    const struct kafka_CreatableTopic ct[] = {
+        {.Name = S("orders"), .NumPartitions = 3, .ReplicationFactor = 1,
+         .Configs = fuzz_corpus_configs, .ConfigsCnt = 2},
+        {.Name = S("placed"), .NumPartitions = -1, .ReplicationFactor = -1,
+         .Assignments = fuzz_corpus_assign, .AssignmentsCnt = 2},
+    };
+    const struct kafka_DescribeConfigsResource dr[] = {
+        {.ResourceType = 2, .ResourceName = S("orders"),
+         .ConfigurationKeys = NULL, .ConfigurationKeysCnt = -1},
+        {.ResourceType = 4, .ResourceName = S("1"),
+         .ConfigurationKeys = fuzz_corpus_names, .ConfigurationKeysCnt = 2},
+    };
+    if (api_key == KAFKA_API_CREATE_TOPICS) {
+        const struct kafka_CreateTopicsRequest m = {
+            .Topics = ct, .TopicsCnt = variant == 0 ? 1 : 2,
+            .TimeoutMs = 30000, .ValidateOnly = variant != 0};
+        return kafka_create_topics_request_encode(w, version, &m);
+    }
+    if (api_key == KAFKA_API_DELETE_TOPICS) {
+        const struct kafka_DeleteTopicsRequest m = {
+            .TopicNames = fuzz_corpus_names,
+            .TopicNamesCnt = variant == 0 ? 1 : 2, .TimeoutMs = 30000};
+        return kafka_delete_topics_request_encode(w, version, &m);
+    }
+    if (api_key == KAFKA_API_DESCRIBE_CONFIGS) {
+        const struct kafka_DescribeConfigsRequest m = {
+            .Resources = dr, .ResourcesCnt = variant == 0 ? 1 : 2,
+            .IncludeSynonyms = variant != 0,
+            .IncludeDocumentation = variant != 0};
+        return kafka_describe_configs_request_encode(w, version, &m);
+    }
+    const struct kafka_InitProducerIdRequest m = {
+        .TransactionalId = variant == 0 ? slice_null() : S("tx-1"),
+        .TransactionTimeoutMs = variant == 0 ? -1 : 60000};
+    return kafka_init_producer_id_request_encode(w, version, &m);
+}
+
+/* Encodes sample `variant` of api_key's request at version into w. */
+static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
+                              int16_t version, int variant)
+{
+    switch (api_key) {
+    case KAFKA_API_API_VERSIONS: {
+        const struct kafka_ApiVersionsRequest m = {slice_null(),
+                                                   slice_null()};
+        return kafka_api_versions_request_encode(w, version, &m);
+    }
+    case KAFKA_API_METADATA: {
+        const struct kafka_MetadataRequest m = {
+            .Topics = variant == 0 ? fuzz_corpus_md_topics : NULL,
+            .TopicsCnt = variant == 0 ? 2 : -1,
+            .AllowAutoTopicCreation = true,
+            .IncludeClusterAuthorizedOperations = variant != 0,
+            .IncludeTopicAuthorizedOperations = variant != 0};
+        return kafka_metadata_request_encode(w, version, &m);
+    }
+    case KAFKA_API_PRODUCE: {
+        const struct kafka_TopicProduceData td = {
+            .Name = S("orders"), .Partitions = fuzz_corpus_pd,
+            .PartitionsCnt = 2};
+        const struct kafka_ProduceRequest m = {
+            .TransactionalId = variant == 0 ? slice_null() : S("tx-1"),
+            .Acks = (int16_t)(variant == 0 ? -1 : 1), .TimeoutMs = 30000,
+            .Topics = &td, .TopicsCnt = 1};
+        return kafka_produce_request_encode(w, version, &m);
+    }
+    case KAFKA_API_FETCH:
+        return fuzz_corpus_encode_fetch(w, version, variant);
+    case KAFKA_API_LIST_OFFSETS: {
+        const struct kafka_ListOffsetsTopic lt = {
+            .Name = S("orders"), .Partitions = fuzz_corpus_lp,
+            .PartitionsCnt = 3};
+        const struct kafka_ListOffsetsRequest m = {
+            .ReplicaId = -1, .IsolationLevel = (int8_t)variant,
+            .Topics = &lt, .TopicsCnt = 1};
+        return kafka_list_offsets_request_encode(w, version, &m);
+    }
+    case KAFKA_API_CREATE_TOPICS:
+    case KAFKA_API_DELETE_TOPICS:
+    case KAFKA_API_DESCRIBE_CONFIGS:
+    case KAFKA_API_INIT_PRODUCER_ID:
+        return fuzz_corpus_encode_admin(w, api_key, version, variant);
+    default:
+        return RC_INVALID;
+    }
+}
+
+/* librdkafka's ApiVersions v3 body (compact strings, tagged fields). */
+static bool fuzz_corpus_api_versions_v3(const char *dir)
+{
+    struct writer w;
+    writer_init(&w, FUZZ_CORPUS__BODY_BYTES_MAX);
+    writer_compact_string(&w, "librdkafka", 10);
+    writer_compact_string(&w, "2.0.2", 5);
+    writer_empty_tagged_fields(&w);
+    bool ok = w.rc == RC_OK &&
+              fuzz_corpus_write(dir, "18-v3-librdkafka", KAFKA_API_API_VERSIONS,
+                                3, &w);
+    writer_free(&w);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    static const int16_t keys[] = {
+        KAFKA_API_PRODUCE,         KAFKA_API_FETCH,
+        KAFKA_API_LIST_OFFSETS,    KAFKA_API_METADATA,
+        KAFKA_API_API_VERSIONS,    KAFKA_API_CREATE_TOPICS,
+        KAFKA_API_DELETE_TOPICS,   KAFKA_API_INIT_PRODUCER_ID,
+        KAFKA_API_DESCRIBE_CONFIGS};
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    struct writer w;
+    writer_init(&w, FUZZ_CORPUS__BODY_BYTES_MAX);
+    int n_files = 0;
+    bool ok = true;
+    for (size_t k = 0; ok && k < sizeof keys / sizeof keys[0]; k++) {
+        int16_t min = 0;
+        int16_t max = 0;
+        if (!kafka_codec_version_range(keys[k], &min, &max)) {
+            fprintf(stderr, "fuzz_corpus: codec lost ApiKey %d\n", keys[k]);
+            ok = false;
+            break;
+        }
+        for (int16_t v = min; ok && v <= max; v++) {
+            for (int variant = 0; ok && variant < 2; variant++) {
+                writer_reset(&w);
+                int rc = fuzz_corpus_encode(&w, keys[k], v, variant);
+                char name[64];
+                snprintf(name, sizeof name, "%d-v%d-%d", keys[k], v, variant);
+                ok = rc == RC_OK &&
+                     fuzz_corpus_write(argv[1], name, keys[k], v, &w);
+                if (rc != RC_OK) {
+                    fprintf(stderr, "fuzz_corpus: encoding %s: %s\n", name,
+                            rc_str(rc));
+                }
+                n_files++;
+            }
+        }
+    }
+    writer_free(&w);
+    ok = ok && fuzz_corpus_api_versions_v3(argv[1]);
+    if (!ok) {
+        return 1;
+    }
+    printf("fuzz_corpus: %d seeds in %s\n", n_files + 1, argv[1]);
+    return 0;
+}

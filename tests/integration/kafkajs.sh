@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# kafkajs 2.2.4 (npm) against a local Cairn cluster: runs
+# tests/integration/clients/kafkajs_flow.js (admin, gzip producers with
+# acks -1/1/0 and idempotence, ListOffsets, a group-less Fetch v11), then
+# reads the records kafkajs produced back with kcat (keys, values,
+# headers) and checks that the batches on disk are gzip, as sent. Own free
+# ports and data directory. Needs node and npm; installs the pinned
+# kafkajs with `npm ci` (package-lock.json) when node_modules is missing.
+#     tests/integration/kafkajs.sh BUILD_DIR
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
+CLIENTS=$ROOT/tests/integration/clients
+KAFKAJS_VERSION=2.2.4
+passed=0
+failed=0
+
+summary() {
+    echo "kafkajs: $passed passed, $failed failed"
+    [ $failed = 0 ]
+}
+
+check() {
+    local name=$1; shift
+    if "$@"; then
+        passed=$((passed + 1)); echo "[PASS] $name"
+    else
+        failed=$((failed + 1)); echo "[FAIL] $name"
+    fi
+}
+
+give_up() {
+    echo "kafkajs: $*"
+    failed=$((failed + 1))
+    summary
+    exit 1
+}
+
+command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
+command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
+if [ ! -f "$CLIENTS/node_modules/kafkajs/package.json" ]; then
+    echo "kafkajs: installing from $CLIENTS/package-lock.json"
+    timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund >/dev/null ||
+        give_up "npm ci --prefix $CLIENTS failed"
+fi
+have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
+[ "$have" = "$KAFKAJS_VERSION" ] ||
+    give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
+
+DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-kafkajs-XXXXXX")
+export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pick_base() {
+    local base try p ok
+    for try in $(seq 1 50); do
+        base=$(( (RANDOM % 300) * 100 + 20000 ))
+        ok=1
+        for p in 91 92 93 101 102 103 201 202 203; do
+            port_free $((base + p)) || { ok=0; break; }
+        done
+        [ $ok = 1 ] && { echo "$base"; return 0; }
+    done
+    return 1
+}
+
+cleanup() {
+    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
+    rm -rf "$DATA"
+}
+trap cleanup EXIT
+
+base=$(pick_base) || give_up "no free port range"
+export CAIRN_BASE_PORT=$base
+BOOT=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
+KCAT=(timeout 60 kcat -b "$BOOT" -X api.version.request=true)
+
+"$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 || give_up "cluster did not start"
+
+# The flow prints its own [PASS]/[FAIL] lines; they count here. Its
+# stderr (kafkajs's log) is shown only when something failed.
+EXPECT=$DATA/kafkajs-expected.txt
+timeout 180 env BOOTSTRAP="$BOOT" EXPECT="$EXPECT" \
+    node "$CLIENTS/kafkajs_flow.js" >"$DATA/flow.out" 2>"$DATA/flow.err"
+flow_rc=$?
+cat "$DATA/flow.out"
+n_pass=$(grep -c '^\[PASS\]' "$DATA/flow.out")
+n_fail=$(grep -c '^\[FAIL\]' "$DATA/flow.out")
+passed=$((passed + n_pass))
+failed=$((failed + n_fail))
+if [ $flow_rc != 0 ] && [ "$n_fail" = 0 ]; then
+    failed=$((failed + 1)); echo "[FAIL] kafkajs_flow.js exited $flow_rc"
+fi
+if [ $flow_rc != 0 ]; then
+    echo "--- kafkajs log (stderr):"; tail -n 40 "$DATA/flow.err"
+fi
+
+# kcat reads what kafkajs wrote, partition by partition, exactly as the
+# flow says it produced it (null key prints empty, headers as k=v,k=v).
+kcat_reads_kafkajs_records() {
+    local p got=""
+    [ -s "$EXPECT" ] || return 1
+    for p in 0 1 2; do
+        got+=$("${KCAT[@]}" -C -t js-orders -p "$p" -o beginning -e -q \
+            -f '%p %o %k %s %h\n') || return 1
+        got+=$'\n'
+    done
+    if [ "$got" != "$(cat "$EXPECT")"$'\n' ]; then
+        diff <(printf '%s' "$got") "$EXPECT" | head -20
+        return 1
+    fi
+}
+check "kcat -C reads the kafkajs records back (keys, values, headers)" \
+    kcat_reads_kafkajs_records
+
+# Every batch kafkajs sent to js-orders is stored as sent: gzip (codec 1),
+# three batches (one per send) per partition.
+batches_on_disk_are_gzip() {
+    python3 - "$DATA" <<'EOF'
+import glob, struct, sys
+files = sorted(glob.glob(sys.argv[1] + "/broker-*/logs/js-orders-*/*.log"))
+codecs = []
+for f in files:
+    data = open(f, "rb").read()
+    pos = n = 0
+    while pos + 61 <= len(data):
+        length, = struct.unpack_from(">i", data, pos + 8)
+        if length <= 0:
+            break
+        attributes, = struct.unpack_from(">h", data, pos + 21)
+        codecs.append(attributes & 7)
+        pos += 12 + length
+        n += 1
+    if n != 3:
+        print(f"{f}: {n} batches, want 3")
+        sys.exit(1)
+if len(files) != 3 or any(c != 1 for c in codecs):
+    print(f"segments {files} codecs {codecs}")
+    sys.exit(1)
+EOF
+}
+check "kafkajs batches are stored gzip, one per send" batches_on_disk_are_gzip
+
+summary

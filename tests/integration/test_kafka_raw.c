@@ -1,0 +1,779 @@
+/* The broker's Kafka listener over raw sockets, with real processes (three
+ * controllers and one broker, tests/lib/cluster.h): ApiVersions answers
+ * at v0..2 and at an unsupported v3 (shared/reference/kafka-protocol.md
+ * section 3), and what bad bytes do: a truncated frame, a size prefix
+ * over REQUEST_BYTES_MAX, an unknown ApiKey, unsupported versions and
+ * random bytes each cost only their own connection. After each, a new
+ * connection still gets a valid Metadata answer and the broker process is
+ * alive; the last test checks that none of it reached the log.
+ *
+ * Requests are built with the codec's request encoders
+ * (broker/kafka_codec.h) and framed here (request header v1); answers are
+ * read with its response decoders. Every socket read and write is bounded
+ * by a timeout, every wait by a deadline. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/kafka_codec.h"
+#include "common/arena.h"
+#include "common/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+#include "common/reader.h"
+#include "common/writer.h"
+#include "tests/lib/batch_builder.h"
+#include "tests/lib/cluster.h"
+
+#define RAW_IO_TIMEOUT_S 10        /* any one send or recv */
+#define RAW_CLOSE_WAIT_MS 10000    /* for the broker to close a connection */
+#define RAW_METADATA_WAIT_MS 15000 /* for the broker to see the metadata */
+#define RAW_POLL_MS 10             /* between metadata polls */
+#define RAW_RESPONSE_BYTES_MAX (16u * 1024 * 1024)
+#define RAW_CLIENT_ID "kafka-raw"
+
+static struct cluster c;
+static int32_t next_correlation_id = 1;
+
+
+/* --- Sockets ------------------------------------------------------------ */
+
+static int raw_connect(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a = {
+        .sin_family = AF_INET,
+        .sin_port = htons((uint16_t)c.brokers[0].port),
+        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0,
+                 "connect to the broker: errno %d", errno);
+    struct timeval tv = {RAW_IO_TIMEOUT_S, 0};
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const void *bytes, size_t n)
+{
+    const uint8_t *p = bytes;
+    while (n > 0) {
+        ssize_t sent = send(fd, p, n, MSG_NOSIGNAL);
+        cr_assert_gt(sent, 0, "send: errno %d", errno);
+        p += sent;
+        n -= (size_t)sent;
+    }
+}
+
+/* True if exactly n bytes arrived before EOF, an error or the timeout. */
+static bool raw_recv(int fd, void *bytes, size_t n)
+{
+    return n == 0 || recv(fd, bytes, n, MSG_WAITALL) == (ssize_t)n;
+}
+
+/* The broker closes fd without answering anything: EOF (or a reset, if
+ * it closed with our bytes unread) and no byte before it. */
+static void expect_closed_without_answer(int fd, const char *what)
+{
+    uint8_t buf[4096];
+    size_t answered = 0;
+    uint64_t deadline = cluster_now_ms() + RAW_CLOSE_WAIT_MS;
+    ssize_t got;
+    int err = 0;
+    do {
+        got = recv(fd, buf, sizeof buf, 0);
+        err = got < 0 ? errno : 0;
+        if (got > 0) {
+            answered += (size_t)got;
+        }
+    } while (got > 0 && cluster_now_ms() < deadline);
+    close(fd);
+    cr_assert(got == 0 || err == ECONNRESET,
+              "%s: connection still open (recv %zd, errno %d)", what, got,
+              err);
+    cr_assert_eq(answered, 0, "%s: %zu bytes answered before the close",
+                 what, answered);
+}
+
+/* --- Requests and responses -------------------------------------------- */
+
+/* Appends a size-prefixed request: header v1 (api_key, api_version,
+ * correlation_id, client_id), then body. Returns the correlation id. */
+static int32_t frame_request(struct writer *frame, int16_t api_key,
+                             int16_t version, const struct writer *body)
+{
+    int32_t correlation_id = next_correlation_id++;
+    size_t size_at = writer_reserve(frame, 4);
+    writer_i16(frame, api_key);
+    writer_i16(frame, version);
+    writer_i32(frame, correlation_id);
+    writer_nullable_string(frame, RAW_CLIENT_ID, strlen(RAW_CLIENT_ID));
+    writer_raw(frame, body->data, body->len);
+    cr_assert_eq(frame->rc, RC_OK);
+    writer_patch_i32(frame, size_at, (int32_t)(frame->len - size_at - 4));
+    return correlation_id;
+}
+
+static int32_t send_request(int fd, int16_t api_key, int16_t version,
+                            const struct writer *body)
+{
+    struct writer frame;
+    writer_init(&frame, RAW_RESPONSE_BYTES_MAX);
+    int32_t correlation_id = frame_request(&frame, api_key, version, body);
+    raw_send(fd, frame.data, frame.len);
+    writer_free(&frame);
+    return correlation_id;
+}
+
+/* Reads one response frame; checks its correlation id (response header
+ * v0) and returns the body (malloc'd) and its length. */
+static uint8_t *read_response(int fd, int32_t correlation_id, size_t *len)
+{
+    uint8_t head[8];
+    cr_assert(raw_recv(fd, head, sizeof head), "no response (errno %d)",
+              errno);
+    struct reader r;
+    reader_init(&r, head, sizeof head);
+    int32_t size = reader_i32(&r);
+    int32_t got_id = reader_i32(&r);
+    cr_assert_geq(size, 4);
+    cr_assert_leq((uint32_t)size, RAW_RESPONSE_BYTES_MAX);
+    cr_assert_eq(got_id, correlation_id);
+    *len = (size_t)size - 4;
+    uint8_t *body = malloc(*len > 0 ? *len : 1);
+    cr_assert_not_null(body);
+    cr_assert(raw_recv(fd, body, *len), "short response (errno %d)", errno);
+    return body;
+}
+
+/* --- Metadata: is the broker still serving? ----------------------------- */
+
+/* What one Metadata answer said. */
+struct raw_metadata {
+    bool lists_broker; /* our broker, at its port */
+    bool topic_led;    /* the topic's partition 0 is led by our broker */
+};
+
+/* Metadata v4 (librdkafka's) on a new connection, for topic (or all
+ * topics if NULL); the answer must decode. */
+static struct raw_metadata metadata(const char *topic)
+{
+    struct kafka_MetadataRequestTopic t = {slice_from_str(topic)};
+    struct kafka_MetadataRequest req = {
+        .Topics = topic != NULL ? &t : NULL,
+        .TopicsCnt = topic != NULL ? 1 : -1,
+        .AllowAutoTopicCreation = false,
+    };
+    struct writer body;
+    writer_init(&body, RAW_RESPONSE_BYTES_MAX);
+    cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_METADATA, 4, &body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    writer_free(&body);
+
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_MetadataResponse resp;
+    cr_assert_eq(kafka_metadata_response_decode(&r, 4, &a, &resp), RC_OK,
+                 "Metadata answer does not decode");
+    struct raw_metadata out = {false, false};
+    for (int32_t i = 0; i < resp.BrokersCnt; i++) {
+        if (resp.Brokers[i].NodeId == c.brokers[0].id &&
+            resp.Brokers[i].Port == c.brokers[0].port) {
+            out.lists_broker = true;
+        }
+    }
+    if (topic != NULL) {
+        cr_assert_eq(resp.TopicsCnt, 1);
+        const struct kafka_MetadataResponseTopic *mt = &resp.Topics[0];
+        out.topic_led = mt->ErrorCode == KAFKA_ERROR_NONE &&
+                        mt->PartitionsCnt >= 1 &&
+                        mt->Partitions[0].ErrorCode == KAFKA_ERROR_NONE &&
+                        mt->Partitions[0].LeaderId == c.brokers[0].id;
+    }
+    arena_free(&a);
+    free(bytes);
+    return out;
+}
+
+/* Polls Metadata until the broker lists itself and, if topic is not NULL,
+ * leads the topic's partition 0; false at the deadline. The broker learns
+ * the cluster from the controller a little after the controller knows it,
+ * so a test waits for this before judging answers. */
+static bool metadata_until(const char *topic, uint64_t budget_ms)
+{
+    uint64_t deadline = cluster_now_ms() + budget_ms;
+    for (;;) {
+        struct raw_metadata m = metadata(topic);
+        if (m.lists_broker && (topic == NULL || m.topic_led)) {
+            return true;
+        }
+        if (cluster_now_ms() > deadline) {
+            return false;
+        }
+        struct timespec poll = {0, RAW_POLL_MS * 1000 * 1000};
+        nanosleep(&poll, NULL); /* metadata poll interval, bounded above */
+    }
+}
+
+static void setup(void)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, 1);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+    cr_assert(metadata_until(NULL, RAW_METADATA_WAIT_MS),
+              "broker %d never lists itself in Metadata; log %s",
+              c.brokers[0].id, c.brokers[0].log);
+}
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(kafka_raw, .init = setup, .fini = teardown, .timeout = 120);
+
+/* The broker process has not exited, and a new connection is served. */
+static void assert_broker_serves(const char *after)
+{
+    int status = 0;
+    pid_t pid = c.brokers[0].pid;
+    cr_assert_gt(pid, 0);
+    cr_assert_eq(waitpid(pid, &status, WNOHANG), 0,
+                 "broker exited after %s (status %d); log %s", after, status,
+                 c.brokers[0].log);
+    cr_assert(metadata(NULL).lists_broker,
+              "Metadata after %s does not list broker %d at port %d", after,
+              c.brokers[0].id, c.brokers[0].port);
+}
+
+/* --- ApiVersions -------------------------------------------------------- */
+
+/* What the broker implements, hence advertises: each key once, with the
+ * codec's range. A new handler in broker/kafka_handlers.c adds a row. */
+static const struct kafka_ApiVersion implemented[] = {
+    {KAFKA_API_PRODUCE, KAFKA_PRODUCE_VERSION_MIN, KAFKA_PRODUCE_VERSION_MAX},
+    {KAFKA_API_FETCH, KAFKA_FETCH_VERSION_MIN, KAFKA_FETCH_VERSION_MAX},
+    {KAFKA_API_LIST_OFFSETS, KAFKA_LIST_OFFSETS_VERSION_MIN,
+     KAFKA_LIST_OFFSETS_VERSION_MAX},
+    {KAFKA_API_METADATA, KAFKA_METADATA_VERSION_MIN,
+     KAFKA_METADATA_VERSION_MAX},
+    {KAFKA_API_API_VERSIONS, KAFKA_API_VERSIONS_VERSION_MIN,
+     KAFKA_API_VERSIONS_VERSION_MAX},
+    {KAFKA_API_CREATE_TOPICS, KAFKA_CREATE_TOPICS_VERSION_MIN,
+     KAFKA_CREATE_TOPICS_VERSION_MAX},
+    {KAFKA_API_DELETE_TOPICS, KAFKA_DELETE_TOPICS_VERSION_MIN,
+     KAFKA_DELETE_TOPICS_VERSION_MAX},
+    {KAFKA_API_INIT_PRODUCER_ID, KAFKA_INIT_PRODUCER_ID_VERSION_MIN,
+     KAFKA_INIT_PRODUCER_ID_VERSION_MAX},
+    {KAFKA_API_DESCRIBE_CONFIGS, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
+     KAFKA_DESCRIBE_CONFIGS_VERSION_MAX},
+};
+
+static void expect_implemented(const struct kafka_ApiVersionsResponse *resp,
+                               int16_t version)
+{
+    size_t n = sizeof implemented / sizeof implemented[0];
+    cr_assert_eq(resp->ErrorCode, KAFKA_ERROR_NONE, "v%d", version);
+    cr_assert_eq(resp->ApiKeysCnt, (int32_t)n, "v%d lists %d keys, not %zu",
+                 version, resp->ApiKeysCnt, n);
+    for (size_t i = 0; i < n; i++) {
+        int found = 0;
+        for (int32_t k = 0; k < resp->ApiKeysCnt; k++) {
+            const struct kafka_ApiVersion *got = &resp->ApiKeys[k];
+            if (got->ApiKey != implemented[i].ApiKey) {
+                continue;
+            }
+            found++;
+            cr_assert_eq(got->MinVersion, implemented[i].MinVersion,
+                         "v%d key %d", version, got->ApiKey);
+            cr_assert_eq(got->MaxVersion, implemented[i].MaxVersion,
+                         "v%d key %d", version, got->ApiKey);
+        }
+        cr_assert_eq(found, 1, "v%d: key %d listed %d times", version,
+                     implemented[i].ApiKey, found);
+    }
+    if (version >= 1) {
+        cr_assert_eq(resp->ThrottleTimeMs, 0);
+    }
+}
+
+Test(kafka_raw, api_versions_v0_to_v2_list_exactly_the_implemented_keys)
+{
+    int fd = raw_connect();
+    for (int16_t v = 0; v <= 2; v++) {
+        struct writer body;
+        writer_init(&body, 64);
+        struct kafka_ApiVersionsRequest req = {slice_null(), slice_null()};
+        cr_assert_eq(kafka_api_versions_request_encode(&body, v, &req),
+                     RC_OK);
+        int32_t id = send_request(fd, KAFKA_API_API_VERSIONS, v, &body);
+        writer_free(&body);
+        size_t len = 0;
+        uint8_t *bytes = read_response(fd, id, &len);
+        /* v0 has no throttle field: 2 + 4 + 6 per key; v1+ adds 4. */
+        size_t n = sizeof implemented / sizeof implemented[0];
+        cr_assert_eq(len, 6 + 6 * n + (v >= 1 ? 4 : 0), "v%d length", v);
+        struct reader r;
+        reader_init(&r, bytes, len);
+        struct arena a;
+        arena_init(&a, ARENA_BYTES_MAX);
+        struct kafka_ApiVersionsResponse resp;
+        cr_assert_eq(kafka_api_versions_response_decode(&r, v, &a, &resp),
+                     RC_OK, "v%d answer does not decode", v);
+        expect_implemented(&resp, v);
+        arena_free(&a);
+        free(bytes);
+    }
+    close(fd);
+    assert_broker_serves("ApiVersions v0..2");
+}
+
+/* librdkafka's first request on every connection: ApiVersions v3, which
+ * is flexible (request header v2 with tagged fields, compact strings). */
+static void write_api_versions_v3(struct writer *frame, int32_t id)
+{
+    size_t size_at = writer_reserve(frame, 4);
+    writer_i16(frame, KAFKA_API_API_VERSIONS);
+    writer_i16(frame, 3);
+    writer_i32(frame, id);
+    writer_nullable_string(frame, "rdkafka", 7);
+    writer_empty_tagged_fields(frame);
+    writer_compact_string(frame, "librdkafka", 10);
+    writer_compact_string(frame, "2.0.2", 5);
+    writer_empty_tagged_fields(frame);
+    cr_assert_eq(frame->rc, RC_OK);
+    writer_patch_i32(frame, size_at, (int32_t)(frame->len - size_at - 4));
+}
+
+Test(kafka_raw, api_versions_v3_gets_unsupported_version_in_the_v0_layout)
+{
+    int fd = raw_connect();
+    struct writer frame;
+    writer_init(&frame, 256);
+    int32_t id = next_correlation_id++;
+    write_api_versions_v3(&frame, id);
+    raw_send(fd, frame.data, frame.len);
+    writer_free(&frame);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    /* Exactly: ErrorCode 35, [1] (18, 0, 2), and no throttle time. */
+    static const uint8_t want[] = {0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 2};
+    cr_assert_eq(len, sizeof want, "answer has %zu bytes", len);
+    cr_assert_arr_eq(bytes, want, sizeof want);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ApiVersionsResponse resp;
+    cr_assert_eq(kafka_api_versions_response_decode(&r, 3, &a, &resp), RC_OK);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_UNSUPPORTED_VERSION);
+    cr_assert_eq(resp.ApiKeysCnt, 1);
+    cr_assert_eq(resp.ApiKeys[0].ApiKey, KAFKA_API_API_VERSIONS);
+    cr_assert_eq(resp.ApiKeys[0].MinVersion, 0);
+    cr_assert_eq(resp.ApiKeys[0].MaxVersion, 2);
+    arena_free(&a);
+    free(bytes);
+
+    /* The connection stays open: librdkafka retries v0 on it. */
+    struct writer body;
+    writer_init(&body, 64);
+    struct kafka_ApiVersionsRequest req = {slice_null(), slice_null()};
+    cr_assert_eq(kafka_api_versions_request_encode(&body, 0, &req), RC_OK);
+    id = send_request(fd, KAFKA_API_API_VERSIONS, 0, &body);
+    writer_free(&body);
+    bytes = read_response(fd, id, &len);
+    reader_init(&r, bytes, len);
+    arena_init(&a, ARENA_BYTES_MAX);
+    cr_assert_eq(kafka_api_versions_response_decode(&r, 0, &a, &resp), RC_OK);
+    expect_implemented(&resp, 0);
+    arena_free(&a);
+    free(bytes);
+    close(fd);
+    assert_broker_serves("ApiVersions v3");
+}
+
+/* --- Bad bytes ----------------------------------------------------------- */
+
+/* A frame whose size prefix says 100 but only 10 bytes follow. */
+static void send_truncated_frame(int fd)
+{
+    static const uint8_t partial[4 + 10] = {0, 0, 0, 100, 0, 3, 0, 4,
+                                            0, 0, 0, 9,   0, 0};
+    raw_send(fd, partial, sizeof partial);
+}
+
+Test(kafka_raw, truncated_frame_leaves_the_broker_serving)
+{
+    int fd = raw_connect();
+    send_truncated_frame(fd);
+    /* The half-read frame holds only its own connection up. */
+    assert_broker_serves("a truncated frame, connection open");
+    close(fd);
+    assert_broker_serves("a truncated frame, connection closed");
+}
+
+/* Sends a 4-byte size prefix and expects the connection closed. */
+static void expect_size_closes(int32_t size)
+{
+    uint8_t prefix[4] = {(uint8_t)((uint32_t)size >> 24),
+                         (uint8_t)((uint32_t)size >> 16),
+                         (uint8_t)((uint32_t)size >> 8), (uint8_t)size};
+    int fd = raw_connect();
+    raw_send(fd, prefix, sizeof prefix);
+    char what[64];
+    snprintf(what, sizeof what, "size prefix %d", size);
+    expect_closed_without_answer(fd, what);
+    assert_broker_serves(what);
+}
+
+Test(kafka_raw, size_prefix_over_the_request_bound_closes_the_connection)
+{
+    expect_size_closes((int32_t)REQUEST_BYTES_MAX + 1);
+    expect_size_closes(INT32_MAX);
+    expect_size_closes(-1);
+    expect_size_closes(INT32_MIN);
+    expect_size_closes(0);
+}
+
+/* A well-framed request (header v1, body) the broker must refuse by
+ * closing the connection without an answer. */
+static void expect_request_closes(int16_t api_key, int16_t version,
+                                  const struct writer *body)
+{
+    int fd = raw_connect();
+    (void)send_request(fd, api_key, version, body);
+    char what[64];
+    snprintf(what, sizeof what, "ApiKey %d v%d", api_key, version);
+    expect_closed_without_answer(fd, what);
+    assert_broker_serves(what);
+}
+
+Test(kafka_raw, unknown_api_key_closes_the_connection)
+{
+    struct writer body;
+    writer_init(&body, 64);
+    writer_i32(&body, 0);
+    expect_request_closes(9999, 0, &body);
+    expect_request_closes(-1, 0, &body);
+    expect_request_closes(INT16_MAX, 0, &body);
+    writer_free(&body);
+}
+
+/* A Produce v3 body carrying a real batch for topic partition 0. */
+static void produce_body(struct writer *body, const char *topic,
+                         const struct built_batch *b, int16_t version)
+{
+    struct kafka_PartitionProduceData pd = {
+        .PartitionIndex = 0,
+        .Records = {b->bytes, b->len},
+    };
+    struct kafka_TopicProduceData td = {
+        .Name = slice_from_str(topic), .Partitions = &pd, .PartitionsCnt = 1};
+    struct kafka_ProduceRequest req = {
+        .TransactionalId = slice_null(),
+        .Acks = -1,
+        .TimeoutMs = 10000,
+        .Topics = &td,
+        .TopicsCnt = 1,
+    };
+    cr_assert_eq(kafka_produce_request_encode(body, version, &req), RC_OK);
+}
+
+/* A Fetch v11 body for topic partition 0 from offset. */
+static void fetch_body(struct writer *body, const char *topic,
+                       int64_t offset)
+{
+    struct kafka_FetchPartition fp = {
+        .PartitionIndex = 0,
+        .CurrentLeaderEpoch = -1,
+        .FetchOffset = offset,
+        .LogStartOffset = -1,
+        .PartitionMaxBytes = 1024 * 1024,
+    };
+    struct kafka_FetchableTopic ft = {
+        .Name = slice_from_str(topic), .Partitions = &fp, .PartitionsCnt = 1};
+    struct kafka_FetchRequest req = {
+        .ReplicaId = -1,
+        .MaxWaitMs = 100,
+        .MinBytes = 1,
+        .MaxBytes = 1024 * 1024,
+        .IsolationLevel = 1,
+        .SessionId = 0,
+        .SessionEpoch = -1,
+        .Topics = &ft,
+        .TopicsCnt = 1,
+        .RackId = slice_from_str(""),
+    };
+    cr_assert_eq(kafka_fetch_request_encode(body, 11, &req), RC_OK);
+}
+
+/* Produce v2 and Fetch v12 are outside the advertised ranges (magic-2
+ * batches start at Produce v3; Fetch v12 is flexible). The bodies are
+ * valid at v3 and v11: the version alone must close the connection. */
+static void expect_unsupported_versions_close(const char *topic)
+{
+    struct built_batch b = batch_build(3, 16, 1700000000000, 99);
+    struct writer body;
+    writer_init(&body, RAW_RESPONSE_BYTES_MAX);
+    produce_body(&body, topic, &b, 3);
+    expect_request_closes(KAFKA_API_PRODUCE, KAFKA_PRODUCE_VERSION_MIN - 1,
+                          &body);
+    writer_reset(&body);
+    fetch_body(&body, topic, 0);
+    expect_request_closes(KAFKA_API_FETCH, KAFKA_FETCH_VERSION_MAX + 1,
+                          &body);
+    writer_free(&body);
+    built_batch_free(&b);
+}
+
+Test(kafka_raw, unsupported_versions_close_the_connection)
+{
+    expect_unsupported_versions_close("nowhere");
+}
+
+/* xorshift32: random bytes the same on every run. */
+static uint32_t raw_random(uint32_t *state)
+{
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}
+
+/* A frame of random bytes after the size prefix. Keeps its ApiKey off
+ * ApiVersions, which answers whatever version it is sent. */
+static size_t random_frame(uint8_t *frame, size_t body_max, uint32_t *seed)
+{
+    size_t len = 10 + raw_random(seed) % (body_max - 10);
+    for (size_t i = 0; i < len; i++) {
+        frame[4 + i] = (uint8_t)raw_random(seed);
+    }
+    if (frame[4] == 0 && frame[5] == KAFKA_API_API_VERSIONS) {
+        frame[4] = 0x40;
+    }
+    return len;
+}
+
+/* A valid header for an implemented API other than ApiVersions (whose
+ * body is not read), at a version it supports, then a random body: the
+ * bytes reach that API's decoder. */
+static size_t random_body_frame(uint8_t *frame, size_t body_max,
+                                uint32_t *seed)
+{
+    size_t n_apis = sizeof implemented / sizeof implemented[0];
+    const struct kafka_ApiVersion *api;
+    do {
+        api = &implemented[raw_random(seed) % n_apis];
+    } while (api->ApiKey == KAFKA_API_API_VERSIONS);
+    uint32_t span = (uint32_t)(api->MaxVersion - api->MinVersion + 1);
+    int16_t version =
+        (int16_t)(api->MinVersion + (int16_t)(raw_random(seed) % span));
+    struct writer body;
+    writer_init(&body, body_max);
+    size_t len = 1 + raw_random(seed) % (body_max / 2);
+    for (size_t i = 0; i < len; i++) {
+        writer_i8(&body, (int8_t)raw_random(seed));
+    }
+    struct writer w;
+    writer_init(&w, 4 + body_max);
+    (void)frame_request(&w, api->ApiKey, version, &body);
+    cr_assert_leq(w.len, 4 + body_max);
+    memcpy(frame, w.data, w.len);
+    len = w.len - 4;
+    writer_free(&w);
+    writer_free(&body);
+    return len;
+}
+
+/* Random bytes, three ways: a blob whose size prefix is negative, frames
+ * of a valid size holding random headers and bodies, and valid headers
+ * with random bodies. Each must close its connection unanswered. */
+static void expect_random_bytes_close(void)
+{
+    uint32_t seed = 0x5eed1234u;
+    uint8_t junk[2048];
+    for (size_t i = 0; i < sizeof junk; i++) {
+        junk[i] = (uint8_t)raw_random(&seed);
+    }
+    junk[0] |= 0x80;
+    int fd = raw_connect();
+    raw_send(fd, junk, sizeof junk);
+    expect_closed_without_answer(fd, "random bytes");
+    assert_broker_serves("random bytes");
+
+    for (int round = 0; round < 16; round++) {
+        uint8_t frame[4 + 1024];
+        size_t len = round % 2 == 0
+                         ? random_frame(frame, sizeof frame - 4, &seed)
+                         : random_body_frame(frame, sizeof frame - 4, &seed);
+        frame[0] = 0;
+        frame[1] = 0;
+        frame[2] = (uint8_t)(len >> 8);
+        frame[3] = (uint8_t)len;
+        char what[96];
+        snprintf(what, sizeof what, "random frame %d (ApiKey %d v%d)", round,
+                 (int16_t)((frame[4] << 8) | frame[5]),
+                 (int16_t)((frame[6] << 8) | frame[7]));
+        fd = raw_connect();
+        raw_send(fd, frame, 4 + len);
+        expect_closed_without_answer(fd, what);
+        assert_broker_serves(what);
+    }
+}
+
+Test(kafka_raw, random_bytes_close_the_connection)
+{
+    expect_random_bytes_close();
+}
+
+/* --- The log is not touched by any of it -------------------------------- */
+
+/* Produce v7 acks=-1 of b to topic partition 0 on a new connection;
+ * returns the base offset. */
+static int64_t produce(const char *topic, const struct built_batch *b)
+{
+    struct writer body;
+    writer_init(&body, RAW_RESPONSE_BYTES_MAX);
+    produce_body(&body, topic, b, 7);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_PRODUCE, 7, &body);
+    writer_free(&body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ProduceResponse resp;
+    cr_assert_eq(kafka_produce_response_decode(&r, 7, &a, &resp), RC_OK);
+    cr_assert_eq(resp.ResponsesCnt, 1);
+    cr_assert_eq(resp.Responses[0].PartitionsCnt, 1);
+    const struct kafka_PartitionProduceResponse *p =
+        &resp.Responses[0].Partitions[0];
+    cr_assert_eq(p->ErrorCode, KAFKA_ERROR_NONE, "produce error %d",
+                 p->ErrorCode);
+    int64_t base = p->BaseOffset;
+    arena_free(&a);
+    free(bytes);
+    return base;
+}
+
+/* ListOffsets v2 (librdkafka's) for topic partition 0 at timestamp (-1
+ * latest, -2 earliest). */
+static int64_t list_offset(const char *topic, int64_t timestamp)
+{
+    struct kafka_ListOffsetsPartition lp = {
+        .PartitionIndex = 0, .CurrentLeaderEpoch = -1, .Timestamp = timestamp};
+    struct kafka_ListOffsetsTopic lt = {
+        .Name = slice_from_str(topic), .Partitions = &lp, .PartitionsCnt = 1};
+    struct kafka_ListOffsetsRequest req = {
+        .ReplicaId = -1, .IsolationLevel = 1, .Topics = &lt, .TopicsCnt = 1};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_list_offsets_request_encode(&body, 2, &req), RC_OK);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_LIST_OFFSETS, 2, &body);
+    writer_free(&body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ListOffsetsResponse resp;
+    cr_assert_eq(kafka_list_offsets_response_decode(&r, 2, &a, &resp), RC_OK);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    cr_assert_eq(resp.Topics[0].PartitionsCnt, 1);
+    cr_assert_eq(resp.Topics[0].Partitions[0].ErrorCode, KAFKA_ERROR_NONE);
+    int64_t offset = resp.Topics[0].Partitions[0].Offset;
+    arena_free(&a);
+    free(bytes);
+    return offset;
+}
+
+/* Fetch v11 from offset 0: the first stored batch equals b (but for
+ * baseOffset and leader epoch); returns the high watermark. */
+static int64_t fetch_first_batch_is(const char *topic,
+                                    const struct built_batch *b)
+{
+    struct writer body;
+    writer_init(&body, 4096);
+    fetch_body(&body, topic, 0);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_FETCH, 11, &body);
+    writer_free(&body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_FetchResponse resp;
+    cr_assert_eq(kafka_fetch_response_decode(&r, 11, &a, &resp), RC_OK);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert_eq(resp.ResponsesCnt, 1);
+    const struct kafka_FetchablePartitionResponse *p =
+        &resp.Responses[0].Partitions[0];
+    cr_assert_eq(p->ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert_geq(p->Records.len, b->len);
+    cr_assert(batch_same_payload(p->Records.ptr, b),
+              "the first stored batch is not the one produced");
+    int64_t hwm = p->HighWatermark;
+    arena_free(&a);
+    free(bytes);
+    return hwm;
+}
+
+Test(kafka_raw, bad_bytes_leave_the_log_untouched_and_produce_working)
+{
+    const char *topic = "raw";
+    cr_assert_eq(cluster_create_topic(&c, topic, 1, 1), KAFKA_ERROR_NONE);
+    cr_assert(metadata_until(topic, RAW_METADATA_WAIT_MS),
+              "topic %s has no leader on broker %d", topic, c.brokers[0].id);
+
+    struct built_batch first = batch_build(5, 32, 1700000000000, 1);
+    cr_assert_eq(produce(topic, &first), 0);
+    cr_assert_eq(list_offset(topic, -1), 5);
+
+    /* Everything above, the Produce v2 carrying a batch for this topic. */
+    int fd = raw_connect();
+    send_truncated_frame(fd);
+    close(fd);
+    expect_size_closes((int32_t)REQUEST_BYTES_MAX + 1);
+    struct writer body;
+    writer_init(&body, 64);
+    writer_i32(&body, 0);
+    expect_request_closes(9999, 0, &body);
+    writer_free(&body);
+    expect_unsupported_versions_close(topic);
+    expect_random_bytes_close();
+
+    cr_assert_eq(list_offset(topic, -1), 5, "the log moved");
+    cr_assert_eq(list_offset(topic, -2), 0);
+    struct built_batch second = batch_build(3, 32, 1700000001000, 2);
+    cr_assert_eq(produce(topic, &second), 5);
+    cr_assert_eq(list_offset(topic, -1), 8);
+    cr_assert_eq(fetch_first_batch_is(topic, &first), 8);
+    built_batch_free(&first);
+    built_batch_free(&second);
+    assert_broker_serves("all of it");
+}
