@@ -118,6 +118,7 @@ static void created_cb(void *arg, int rc, const uint8_t *payload, size_t len)
         error = (int16_t)resp->error_code;
     }
     create_answer(ctx, resp, error);
+    membership_refresh(ctx->b->membership);
     if (resp != NULL) {
         cairn__response__free_unpacked(resp, NULL);
     }
@@ -247,6 +248,7 @@ static void deleted_cb(void *arg, int rc, const uint8_t *payload, size_t len)
         error = (int16_t)resp->error_code;
     }
     delete_answer(ctx, resp, error);
+    membership_refresh(ctx->b->membership);
     if (resp != NULL) {
         cairn__response__free_unpacked(resp, NULL);
     }

@@ -48,6 +48,11 @@ struct membership {
     void *arg;
 };
 
+void membership_refresh(struct membership *m)
+{
+    m->next_fetch_ms = 0;
+}
+
 const struct meta_image *membership_image(const struct membership *m)
 {
     return &m->image;

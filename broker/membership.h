@@ -60,6 +60,10 @@ MUST_CHECK int membership_call_active(struct membership *m,
                                       uint64_t timeout_ms,
                                       membership_call_cb cb, void *arg);
 
+/* Fetches metadata on the next tick instead of waiting for the interval
+ * (after this broker forwarded a change to the controller). */
+void membership_refresh(struct membership *m);
+
 const struct meta_image *membership_image(const struct membership *m);
 int64_t membership_epoch(const struct membership *m);
 bool membership_fenced(const struct membership *m);
