@@ -5,37 +5,10 @@
 #     tests/integration/cluster_script.sh BUILD_DIR
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
-DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-script-XXXXXX")
-passed=0
-failed=0
-
-export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_base() {
-    local base try p ok
-    for try in $(seq 1 50); do
-        base=$(( (RANDOM % 300) * 100 + 20000 ))
-        ok=1
-        for p in 91 92 93 101 102 103 201 202 203; do
-            port_free $((base + p)) || { ok=0; break; }
-        done
-        [ $ok = 1 ] && { echo "$base"; return 0; }
-    done
-    return 1
-}
-
-check() {
-    local name=$1; shift
-    if "$@"; then
-        passed=$((passed + 1)); echo "[PASS] $name"
-    else
-        failed=$((failed + 1)); echo "[FAIL] $name"
-    fi
-}
+TEST_NAME=cluster_script
+source "$(dirname "$0")/lib.sh"
+cluster_up "${1:-}" prepare
+base=$CAIRN_BASE_PORT
 
 status_json() { "$ROOT/deploy/cluster.sh" status --json 2>/dev/null; }
 
@@ -54,15 +27,6 @@ sys.exit(0 if ($expr) else 1)" 2>/dev/null; then
     done
     return 1
 }
-
-cleanup() {
-    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-base=$(pick_base) || { echo "no free port range"; exit 1; }
-export CAIRN_BASE_PORT=$base
 
 out=$("$ROOT/deploy/cluster.sh" up 2>&1)
 last=$(printf '%s\n' "$out" | tail -n 1)
@@ -87,5 +51,4 @@ alive=0
 for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
 check "no process left" test $alive = 0
 
-echo "cluster_script: $passed passed, $failed failed"
-[ $failed = 0 ]
+summary

@@ -5,50 +5,11 @@
 #     tests/integration/kafka_clients.sh BUILD_DIR
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
-DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-clients-XXXXXX")
-passed=0
-failed=0
-export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_base() {
-    local base try p ok
-    for try in $(seq 1 50); do
-        base=$(( (RANDOM % 300) * 100 + 20000 ))
-        ok=1
-        for p in 91 92 93 101 102 103 201 202 203; do
-            port_free $((base + p)) || { ok=0; break; }
-        done
-        [ $ok = 1 ] && { echo "$base"; return 0; }
-    done
-    return 1
-}
-
-check() {
-    local name=$1; shift
-    if "$@"; then
-        passed=$((passed + 1)); echo "[PASS] $name"
-    else
-        failed=$((failed + 1)); echo "[FAIL] $name"
-    fi
-}
-
-cleanup() {
-    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-base=$(pick_base) || { echo "no free port range"; exit 1; }
-export CAIRN_BASE_PORT=$base
-BOOT=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
-CTL=101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))
+TEST_NAME=kafka_clients
+source "$(dirname "$0")/lib.sh"
+cluster_up "${1:-}"
 KCAT=(timeout 60 kcat -b "$BOOT" -X api.version.request=true)
 
-"$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 || { echo "cluster did not start"; exit 1; }
 
 metadata_lists_brokers() {
     local out
@@ -101,5 +62,4 @@ python_orders() {
 check "confluent-kafka idempotent lz4 producer, consumer reads all back" \
     python_orders
 
-echo "kafka_clients: $passed passed, $failed failed"
-[ $failed = 0 ]
+summary

@@ -9,33 +9,11 @@
 #     tests/integration/kafkajs.sh BUILD_DIR
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
+TEST_NAME=kafkajs
+source "$(dirname "$0")/lib.sh"
+cluster_up "${1:-}" prepare
 CLIENTS=$ROOT/tests/integration/clients
 KAFKAJS_VERSION=2.2.4
-passed=0
-failed=0
-
-summary() {
-    echo "kafkajs: $passed passed, $failed failed"
-    [ $failed = 0 ]
-}
-
-check() {
-    local name=$1; shift
-    if "$@"; then
-        passed=$((passed + 1)); echo "[PASS] $name"
-    else
-        failed=$((failed + 1)); echo "[FAIL] $name"
-    fi
-}
-
-give_up() {
-    echo "kafkajs: $*"
-    failed=$((failed + 1))
-    summary
-    exit 1
-}
 
 command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
 command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
@@ -48,33 +26,6 @@ have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
 [ "$have" = "$KAFKAJS_VERSION" ] ||
     give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
 
-DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-kafkajs-XXXXXX")
-export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_base() {
-    local base try p ok
-    for try in $(seq 1 50); do
-        base=$(( (RANDOM % 300) * 100 + 20000 ))
-        ok=1
-        for p in 91 92 93 101 102 103 201 202 203; do
-            port_free $((base + p)) || { ok=0; break; }
-        done
-        [ $ok = 1 ] && { echo "$base"; return 0; }
-    done
-    return 1
-}
-
-cleanup() {
-    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-base=$(pick_base) || give_up "no free port range"
-export CAIRN_BASE_PORT=$base
-BOOT=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
 KCAT=(timeout 60 kcat -b "$BOOT" -X api.version.request=true)
 
 "$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 || give_up "cluster did not start"

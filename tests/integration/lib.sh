@@ -1,0 +1,69 @@
+# Shared by the shell integration tests: a local cluster on its own free
+# ports and data directory (so tests pass beside `make cluster`), and
+# PASS/FAIL bookkeeping ending in the line "NAME: N passed, M failed".
+# Source it after setting TEST_NAME; then call cluster_up.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+passed=0
+failed=0
+
+check() {
+    local name=$1; shift
+    if "$@"; then
+        passed=$((passed + 1)); echo "[PASS] $name"
+    else
+        failed=$((failed + 1)); echo "[FAIL] $name"
+    fi
+}
+
+summary() {
+    echo "$TEST_NAME: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+}
+
+give_up() {
+    echo "$TEST_NAME: $*"
+    failed=$((failed + 1))
+    summary
+    exit 1
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A base port whose cluster ports (+91..93, +101..103, +201..203) are free.
+pick_base() {
+    local base try p ok
+    for try in $(seq 1 50); do
+        base=$(( (RANDOM % 300) * 100 + 20000 ))
+        ok=1
+        for p in 91 92 93 101 102 103 201 202 203; do
+            port_free $((base + p)) || { ok=0; break; }
+        done
+        [ $ok = 1 ] && { echo "$base"; return 0; }
+    done
+    return 1
+}
+
+cluster_cleanup() {
+    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
+    rm -rf "$DATA"
+}
+
+# cluster_up BUILD_DIR: sets BIN, DATA, BOOT (Kafka bootstrap) and CTL
+# (controller voters), starts the cluster and stops it at exit. Without
+# "up", only prepares the variables.
+cluster_up() {
+    BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
+    DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-$TEST_NAME-XXXXXX")
+    export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
+    local base
+    base=$(pick_base) || give_up "no free port range"
+    export CAIRN_BASE_PORT=$base
+    BOOT=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
+    CTL=101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))
+    trap cluster_cleanup EXIT
+    if [ "${2:-up}" = up ]; then
+        "$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 ||
+            give_up "cluster did not start (logs were in $DATA)"
+    fi
+}
