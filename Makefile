@@ -82,6 +82,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
+	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
 # Criterion forks every test and counts it passed before LeakSanitizer

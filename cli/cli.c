@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/kafka_error.h"
 
@@ -34,14 +35,32 @@ int cli_option(int argc, char **argv, int *i, const char *name,
 
 bool cli_parse_int32(const char *s, int32_t min, int32_t max, int32_t *out)
 {
+    int64_t v = 0;
+    if (!cli_parse_int64(s, min, max, &v)) {
+        return false;
+    }
+    *out = (int32_t)v;
+    return true;
+}
+
+bool cli_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (*s == '\0' || *end != '\0' || errno != 0 || v < min || v > max) {
         return false;
     }
-    *out = (int32_t)v;
+    *out = (int64_t)v;
     return true;
+}
+
+int64_t cli_clock_ns(void)
+{
+    struct timespec ts;
+    int rv = clock_gettime(CLOCK_MONOTONIC, &ts);
+    ASSERT(rv == 0);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 void cli_error(const char *fmt, ...)
@@ -54,8 +73,7 @@ void cli_error(const char *fmt, ...)
     fprintf(stderr, "cairn: %s\n", line);
 }
 
-/* Kafka's default messages (clients/.../common/protocol/Errors.java). */
-static const char *kafka_description(int16_t code)
+const char *cli_kafka_description(int16_t code)
 {
     switch (code) {
     case KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION:
@@ -82,9 +100,11 @@ static const char *kafka_description(int16_t code)
         return "Request parameters do not satisfy the configured policy.";
     case KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED:
         return "The throttling quota has been exceeded.";
-    default:
+    case KAFKA_ERROR_UNKNOWN_SERVER_ERROR:
         return "The server experienced an unexpected error when "
                "processing the request.";
+    default:
+        return NULL;
     }
 }
 
@@ -94,7 +114,10 @@ const char *cli_kafka_error_text(int16_t code, const char *message)
         strcmp(message, kafka_error_name(code)) != 0) {
         return message;
     }
-    return kafka_description(code);
+    const char *text = cli_kafka_description(code);
+    return text != NULL
+               ? text
+               : cli_kafka_description(KAFKA_ERROR_UNKNOWN_SERVER_ERROR);
 }
 
 int cli_finish_output(int rc)

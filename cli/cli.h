@@ -1,6 +1,7 @@
 /* Shared pieces of the cairn command (cli/main.c): exit codes, the time
- * bounds of controller calls, option parsing, Kafka error texts and error
- * printing. The CLI is one thread; nothing here is thread-safe. */
+ * bounds of controller calls, option parsing, Kafka error texts, error
+ * printing and the clock. The CLI is one thread; nothing here is
+ * thread-safe. */
 #ifndef CAIRN_CLI_CLI_H
 #define CAIRN_CLI_CLI_H
 
@@ -21,9 +22,10 @@
  * up after this. */
 #define CLI_ACTIVE_BUDGET_MS 10000u
 
-/* First line of every usage text. */
+/* The first lines of every usage text. */
 #define CLI_USAGE_LINE                                                 \
-    "usage: cairn [--controllers ID@HOST:PORT,...] COMMAND [ARGS]\n"
+    "usage: cairn [--bootstrap-servers HOST:PORT,...] [-X KEY=VALUE]...\n" \
+    "             [--controllers ID@HOST:PORT,...] COMMAND [ARGS]\n"
 
 /* Matches argv[*i] as "--name VALUE" or "--name=VALUE". Returns 1 on a
  * match (*value set, *i left on the last argument used), 0 when argv[*i]
@@ -35,13 +37,24 @@ MUST_CHECK int cli_option(int argc, char **argv, int *i, const char *name,
 MUST_CHECK bool cli_parse_int32(const char *s, int32_t min, int32_t max,
                                 int32_t *out);
 
+/* A whole decimal number in [min, max]; false otherwise. */
+MUST_CHECK bool cli_parse_int64(const char *s, int64_t min, int64_t max,
+                                int64_t *out);
+
 /* "cairn: MESSAGE\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Kafka's own description of an error code (Errors.java), for the codes
+ * the CLI meets; NULL for others. */
+const char *cli_kafka_description(int16_t code);
 
 /* The text to show for a Kafka error: the controller's message when it
  * says more than the code's name, else Kafka's own description of the
  * code (Errors.java). Never NULL. */
 const char *cli_kafka_error_text(int16_t code, const char *message);
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC). */
+int64_t cli_clock_ns(void);
 
 /* Flushes stdout. Returns rc, or CLI_EXIT_FAILED (message printed) when
  * writing the output failed. */

@@ -1,17 +1,26 @@
 /* cairn: the command-line client of a Cairn cluster.
- *     cairn [--controllers ID@HOST:PORT,...] COMMAND [ARGS]
- * Parses the global options, then hands the command its arguments
- * (cli/status.c, cli/topics.c), which talk to the controllers through a
- * blocking client (cli/ctl_client.c). Exit status: 0 success, 1 the
- * operation failed, 2 a usage error. One thread. */
+ *     cairn [--bootstrap-servers HOST:PORT,...] [--controllers LIST]
+ *           [-X KEY=VALUE]... COMMAND [ARGS]
+ * Parses the global options, then hands the command its arguments.
+ * `status` talks to the controllers through their own RPC (a blocking
+ * client, cli/ctl_client.c); the Kafka commands (topics, produce,
+ * consume, bench) talk to the brokers with librdkafka (cli/kclient.h).
+ * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
+ * thread of ours; librdkafka adds its own behind its handles. */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bench.h"
+#include "cli/bootstrap.h"
 #include "cli/cli.h"
+#include "cli/consume.h"
 #include "cli/ctl_client.h"
+#include "cli/kclient.h"
+#include "cli/opts.h"
+#include "cli/produce.h"
 #include "cli/status.h"
 #include "cli/topics.h"
 #include "common/rc.h"
@@ -21,15 +30,30 @@
 #define CLI__CONTROLLERS_DEFAULT                                       \
     "101@127.0.0.1:19101,102@127.0.0.1:19102,103@127.0.0.1:19103"
 
+struct globals {
+    const char *controllers;
+    bool controllers_named; /* by --controllers or $CAIRN_CONTROLLERS */
+    const char *bootstrap;  /* --bootstrap-servers or $CAIRN_BOOTSTRAP */
+    struct kclient_opts kafka;
+};
+
 static void usage(FILE *out)
 {
     fputs(CLI_USAGE_LINE
           "\n"
           "Global options:\n"
+          "  --bootstrap-servers LIST\n"
+          "      Brokers to start from, host:port,... (Kafka commands).\n"
+          "      Default: $CAIRN_BOOTSTRAP; else, when the controllers are\n"
+          "      named, the brokers their metadata lists; else\n"
+          "      " BOOTSTRAP_DEFAULT ".\n"
           "  --controllers LIST\n"
           "      The controller quorum, id@host:port of each controller's\n"
           "      RPC listener. Default: $CAIRN_CONTROLLERS, else\n"
           "      " CLI__CONTROLLERS_DEFAULT ".\n"
+          "  -X KEY=VALUE\n"
+          "      A librdkafka property for the Kafka commands; applied\n"
+          "      last, so it overrides the command's own settings.\n"
           "  -h, --help\n"
           "      This text.\n"
           "\n"
@@ -37,12 +61,15 @@ static void usage(FILE *out)
           out);
     status_usage(out);
     topics_usage(out);
+    produce_usage(out);
+    consume_usage(out);
+    bench_usage(out);
     fputs("  help\n"
           "      This text.\n"
           "\n"
-          "Environment: CAIRN_CONTROLLERS (see above); CAIRN_LOG=debug|info|"
-          "warn\n"
-          "logs the RPC layer to stderr.\n"
+          "Environment: CAIRN_BOOTSTRAP, CAIRN_CONTROLLERS (see above);\n"
+          "CAIRN_LOG=debug|info|warn|error|off logs the RPC layer and\n"
+          "librdkafka to stderr (librdkafka's errors by default).\n"
           "Exit status: 0 success, 1 the operation failed, 2 usage error.\n",
           out);
 }
@@ -68,22 +95,51 @@ static bool is_help(const char *arg)
            strcmp(arg, "help") == 0;
 }
 
+/* One global option at argv[*i]; -1 to go on, else the exit code. */
+static int parse_global(int argc, char **argv, int *i, struct globals *g)
+{
+    const char *v = NULL;
+    int r = cli_option(argc, argv, i, "--controllers", &g->controllers);
+    if (r > 0) {
+        g->controllers_named = true;
+        return -1;
+    }
+    if (r == 0) {
+        r = cli_option(argc, argv, i, "--bootstrap-servers", &g->bootstrap);
+    }
+    if (r == 0) {
+        r = cli_option(argc, argv, i, "-X", &v);
+        if (r > 0 && !opts_is_key_value(v)) {
+            return usage_error("-X: expected KEY=VALUE, got '%s'", v);
+        }
+        if (r > 0 && g->kafka.n_props == KCLIENT_PROPS_MAX) {
+            return usage_error("-X: more than %d", KCLIENT_PROPS_MAX);
+        }
+        if (r > 0) {
+            g->kafka.props[g->kafka.n_props++] = v;
+        }
+    }
+    if (r < 0) {
+        return usage_error("%s needs a value", argv[*i]);
+    }
+    if (r == 0) {
+        return usage_error("unknown option '%s'", argv[*i]);
+    }
+    return -1;
+}
+
 /* Global options before the command; *i ends on the command. Returns -1
  * to go on, or the exit code. */
-static int parse_globals(int argc, char **argv, int *i,
-                         const char **controllers)
+static int parse_globals(int argc, char **argv, int *i, struct globals *g)
 {
     for (*i = 1; *i < argc && argv[*i][0] == '-'; (*i)++) {
         if (is_help(argv[*i])) {
             usage(stdout);
             return CLI_EXIT_OK;
         }
-        int r = cli_option(argc, argv, i, "--controllers", controllers);
-        if (r < 0) {
-            return usage_error("%s needs a value", "--controllers");
-        }
-        if (r == 0) {
-            return usage_error("unknown option '%s'", argv[*i]);
+        int rc = parse_global(argc, argv, i, g);
+        if (rc >= 0) {
+            return rc;
         }
     }
     if (*i == argc) {
@@ -113,9 +169,7 @@ static struct tracer *env_tracer(struct tracer *t)
     return t;
 }
 
-/* Runs a parsed command: status when st is set, else topics. */
-static int run(const char *controllers, const struct status_opts *st,
-               const struct topics_opts *tp)
+static int run_status(const char *controllers, const struct status_opts *st)
 {
     struct tracer tracer;
     struct ctl_client cc;
@@ -132,37 +186,107 @@ static int run(const char *controllers, const struct status_opts *st,
         cli_error("%s", err);
         return CLI_EXIT_FAILED;
     }
-    int rc = st != NULL ? status_run(&cc, st) : topics_run(&cc, tp);
+    int rc = status_run(&cc, st);
     ctl_client_close(&cc);
     return rc;
 }
 
+/* Sets g->kafka.bootstrap (see usage()). -1 to go on, else the exit
+ * code. */
+static int resolve_bootstrap(struct globals *g)
+{
+    static char from_controllers[BOOTSTRAP_BYTES];
+    const char *env = getenv("CAIRN_BOOTSTRAP");
+    if (g->bootstrap == NULL && env != NULL && env[0] != '\0') {
+        g->bootstrap = env;
+    }
+    if (g->bootstrap != NULL) {
+        g->kafka.bootstrap = g->bootstrap;
+        return -1;
+    }
+    if (!g->controllers_named) {
+        g->kafka.bootstrap = BOOTSTRAP_DEFAULT;
+        return -1;
+    }
+    char err[CTL_CLIENT_ERROR_BYTES * 2];
+    int rv = bootstrap_from_controllers(g->controllers, from_controllers,
+                                        sizeof from_controllers, err,
+                                        sizeof err);
+    if (rv != RC_OK) {
+        cli_error("finding the brokers: %s", err);
+        return rv == RC_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAILED;
+    }
+    g->kafka.bootstrap = from_controllers;
+    return -1;
+}
+
+/* A Kafka command: parse its arguments, find the brokers, run it. */
+static int run_kafka(int argc, char **argv, struct globals *g)
+{
+    static struct topics_opts topics; /* 8 KiB of --config pointers */
+    static struct bench_opts bench;
+    struct produce_opts produce;
+    struct consume_opts consume;
+    const char *cmd = argv[0];
+    bool is_topics = strcmp(cmd, "topics") == 0;
+    bool is_produce = strcmp(cmd, "produce") == 0;
+    bool is_consume = strcmp(cmd, "consume") == 0;
+    int rc = is_topics    ? topics_parse(argc, argv, &topics)
+             : is_produce ? produce_parse(argc, argv, &produce)
+             : is_consume ? consume_parse(argc, argv, &consume)
+                          : bench_parse(argc, argv, &bench);
+    bool needs_brokers = is_topics || is_produce || is_consume ||
+                         !bench.mock;
+    if (rc < 0 && needs_brokers) {
+        rc = resolve_bootstrap(g);
+    }
+    if (rc >= 0) {
+        return rc;
+    }
+    return is_topics    ? topics_run(&g->kafka, &topics)
+           : is_produce ? produce_run(&g->kafka, &produce)
+           : is_consume ? consume_run(&g->kafka, &consume)
+                        : bench_run(&g->kafka, &bench);
+}
+
+static bool is_kafka_command(const char *cmd)
+{
+    static const char *const cmds[] = {"topics", "produce", "consume",
+                                       "bench"};
+    for (size_t i = 0; i < ARRAY_LEN(cmds); i++) {
+        if (strcmp(cmd, cmds[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
-    /* A controller closing its socket mid-write must give EPIPE, not kill
-     * the process; so does a closed stdout, reported on exit. */
+    /* A peer closing its socket mid-write must give EPIPE, not kill the
+     * process; so does a closed stdout, reported on exit. */
     signal(SIGPIPE, SIG_IGN);
-    const char *controllers = getenv("CAIRN_CONTROLLERS");
-    if (controllers == NULL || controllers[0] == '\0') {
-        controllers = CLI__CONTROLLERS_DEFAULT;
+    struct globals g = {0};
+    g.controllers = getenv("CAIRN_CONTROLLERS");
+    g.controllers_named = g.controllers != NULL && g.controllers[0] != '\0';
+    if (!g.controllers_named) {
+        g.controllers = CLI__CONTROLLERS_DEFAULT;
     }
     int i = 0;
-    int rc = parse_globals(argc, argv, &i, &controllers);
+    int rc = parse_globals(argc, argv, &i, &g);
     if (rc >= 0) {
         return cli_finish_output(rc);
     }
-    static struct topics_opts topics; /* 16 KiB of --config pointers */
-    struct status_opts status;
-    bool is_status = strcmp(argv[i], "status") == 0;
-    if (is_status) {
+    if (strcmp(argv[i], "status") == 0) {
+        struct status_opts status;
         rc = status_parse(argc - i, argv + i, &status);
-    } else if (strcmp(argv[i], "topics") == 0) {
-        rc = topics_parse(argc - i, argv + i, &topics);
+        if (rc < 0) {
+            rc = run_status(g.controllers, &status);
+        }
+    } else if (is_kafka_command(argv[i])) {
+        rc = run_kafka(argc - i, argv + i, &g);
     } else {
         return usage_error("unknown command '%s'", argv[i]);
-    }
-    if (rc < 0) {
-        rc = run(controllers, is_status ? &status : NULL, &topics);
     }
     return cli_finish_output(rc);
 }

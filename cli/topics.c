@@ -7,23 +7,22 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/cluster.h"
-#include "cli/json.h"
+#include "cli/topics_describe.h"
 #include "cli/view.h"
-#include "common/kafka_error.h"
 #include "common/rc.h"
 
 void topics_usage(FILE *out)
 {
     fputs("  topics create NAME [--partitions N] [--replication-factor R]\n"
           "                [--config KEY=VALUE]...\n"
-          "      Creates a topic; N and R default to the controller's\n"
+          "      Creates a topic; N and R default to the cluster's\n"
           "      num.partitions and default.replication.factor.\n"
           "  topics delete NAME...\n"
           "  topics list\n"
           "      Topic names, one a line, sorted.\n"
           "  topics describe [--json] [NAME...]\n"
-          "      The topics (all by default) and their partitions.\n",
+          "      The topics (all by default), the configs they set, and\n"
+          "      their partitions.\n",
           out);
 }
 
@@ -192,291 +191,189 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
 
 /* --- Create and delete --------------------------------------------------- */
 
-/* The response's own error, which applies to every topic. */
-static bool response_failed(const Cairn__Response *resp, const char *what)
+static int run_create(rd_kafka_t *rk, const struct topics_opts *o)
 {
-    if (!resp->has_error_code || resp->error_code == KAFKA_ERROR_NONE) {
-        return false;
-    }
-    int16_t code = (int16_t)resp->error_code;
-    cli_error("%s: %s: %s", what, kafka_error_name(code),
-              cli_kafka_error_text(code, resp->error_message));
-    return true;
-}
-
-static int report_create(const char *name, const Cairn__Response *resp)
-{
-    char what[META_TOPIC_NAME_BYTES_MAX + 64];
+    const char *name = o->names[0];
+    const struct kclient_topic t = {
+        .name = name,
+        .partitions = o->partitions,
+        .replication_factor = o->replication_factor,
+        .configs = o->configs,
+        .n_configs = o->n_configs,
+    };
+    struct kclient_error e;
+    char what[META_TOPIC_NAME_BYTES_MAX + 32];
     snprintf(what, sizeof what, "topics create %s", name);
-    if (response_failed(resp, what)) {
+    if (kclient_create_topic(rk, &t, &e) != RC_OK) {
+        kclient_error_print(what, &e);
         return CLI_EXIT_FAILED;
     }
-    if (resp->body_case != CAIRN__RESPONSE__BODY_CREATE_TOPICS ||
-        resp->create_topics->n_results != 1) {
-        cli_error("%s: unexpected answer from the controller", what);
-        return CLI_EXIT_FAILED;
+    printf("created topic %s\n", name);
+    /* Done once the brokers serve it, so a script can go on using it. */
+    if (kclient_wait_topic(rk, name, true /* exists */, KCLIENT_TIMEOUT_MS,
+                           &e) != RC_OK) {
+        snprintf(what, sizeof what, "warning: topics create %s", name);
+        kclient_error_print(what, &e);
     }
-    const Cairn__CreateTopicResult *r = resp->create_topics->results[0];
-    if (r->has_error_code && r->error_code != KAFKA_ERROR_NONE) {
-        int16_t code = (int16_t)r->error_code;
-        cli_error("%s: %s: %s", what, kafka_error_name(code),
-                  cli_kafka_error_text(code, r->error_message));
-        return CLI_EXIT_FAILED;
-    }
-    char id[23] = "?";
-    struct meta_uuid u;
-    if (r->has_topic_id && r->topic_id.len == sizeof u.b) {
-        memcpy(u.b, r->topic_id.data, sizeof u.b);
-        meta_uuid_format(&u, id);
-    }
-    printf("created topic %s id=%s\n", name, id);
     return CLI_EXIT_OK;
 }
 
-/* Each --config "key=value" as a ConfigRecord; keys are split copies. */
-static int build_configs(const struct topics_opts *o,
-                         Cairn__ConfigRecord *recs,
-                         Cairn__ConfigRecord **ptrs)
+/* Each topic's result of a DeleteTopics event, printed; each deleted
+ * topic is waited for until the brokers stop listing it. */
+static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
 {
-    for (size_t k = 0; k < o->n_configs; k++) {
-        cairn__config_record__init(&recs[k]);
-        ptrs[k] = &recs[k];
-        char *copy = strdup(o->configs[k]);
-        if (copy == NULL) {
-            return RC_NOMEM;
-        }
-        char *eq = strchr(copy, '=');
-        ASSERT(eq != NULL); /* checked by config_option */
-        *eq = '\0';
-        recs[k].name = copy;
-        recs[k].value = eq + 1;
-    }
-    return RC_OK;
-}
-
-static int run_create(struct ctl_client *cc, const struct topics_opts *o)
-{
-    const char *name = o->names[0];
-    Cairn__ConfigRecord *recs = calloc(o->n_configs + 1, sizeof *recs);
-    Cairn__ConfigRecord **ptrs = calloc(o->n_configs + 1, sizeof *ptrs);
-    int rv = recs != NULL && ptrs != NULL ? build_configs(o, recs, ptrs)
-                                          : RC_NOMEM;
-    Cairn__CreatableTopic topic = CAIRN__CREATABLE_TOPIC__INIT;
-    topic.name = (char *)(uintptr_t)name;
-    topic.has_num_partitions = topic.has_replication_factor = true;
-    topic.num_partitions = o->partitions;
-    topic.replication_factor = o->replication_factor;
-    topic.n_configs = o->n_configs;
-    topic.configs = ptrs;
-    Cairn__CreatableTopic *topics[1] = {&topic};
-    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
-    ct.n_topics = 1;
-    ct.topics = topics;
-    Cairn__Request req = CAIRN__REQUEST__INIT;
-    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
-    req.create_topics = &ct;
-    Cairn__Response *resp = NULL;
-    char err[CTL_CLIENT_ERROR_BYTES * 4] = "out of memory";
-    if (rv == RC_OK) {
-        rv = ctl_client_call_active(cc, &req, &resp, err, sizeof err);
-    }
-    for (size_t k = 0; recs != NULL && k < o->n_configs; k++) {
-        free(recs[k].name); /* NULL past a failed strdup */
-    }
-    free(recs);
-    free(ptrs);
-    if (rv != RC_OK) {
-        cli_error("topics create %s: %s", name, err);
+    struct kclient_error e;
+    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        kclient_error_set(&e, rd_kafka_event_error(ev),
+                          rd_kafka_event_error_string(ev));
+        kclient_error_print("topics delete", &e);
         return CLI_EXIT_FAILED;
     }
-    int rc = report_create(name, resp);
-    cairn__response__free_unpacked(resp, NULL);
-    return rc;
-}
-
-static int report_delete(const struct topics_opts *o,
-                         const Cairn__Response *resp)
-{
-    if (response_failed(resp, "topics delete")) {
-        return CLI_EXIT_FAILED;
-    }
-    if (resp->body_case != CAIRN__RESPONSE__BODY_DELETE_TOPICS ||
-        resp->delete_topics->n_results != o->n_names) {
-        cli_error("topics delete: unexpected answer from the controller");
-        return CLI_EXIT_FAILED;
-    }
+    size_t n = 0;
+    const rd_kafka_topic_result_t **rs = rd_kafka_DeleteTopics_result_topics(
+        rd_kafka_event_DeleteTopics_result(ev), &n);
     int rc = CLI_EXIT_OK;
-    for (size_t i = 0; i < o->n_names; i++) {
-        const Cairn__DeleteTopicResult *r = resp->delete_topics->results[i];
-        const char *name = r->name != NULL ? r->name : o->names[i];
-        if (r->has_error_code && r->error_code != KAFKA_ERROR_NONE) {
-            int16_t code = (int16_t)r->error_code;
-            cli_error("topics delete %s: %s: %s", name,
-                      kafka_error_name(code),
-                      cli_kafka_error_text(code, NULL));
-            rc = CLI_EXIT_FAILED;
-        } else {
+    for (size_t i = 0; i < n; i++) {
+        const char *name = rd_kafka_topic_result_name(rs[i]);
+        rd_kafka_resp_err_t err = rd_kafka_topic_result_error(rs[i]);
+        char what[META_TOPIC_NAME_BYTES_MAX + 32];
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
             printf("deleted topic %s\n", name);
+            if (kclient_wait_topic(rk, name, false /* exists */,
+                                   KCLIENT_TIMEOUT_MS, &e) != RC_OK) {
+                snprintf(what, sizeof what, "warning: topics delete %s",
+                         name);
+                kclient_error_print(what, &e);
+            }
+            continue;
         }
-    }
-    return rc;
-}
-
-static int run_delete(struct ctl_client *cc, const struct topics_opts *o)
-{
-    Cairn__DeleteTopicsRequest dt = CAIRN__DELETE_TOPICS_REQUEST__INIT;
-    dt.n_names = o->n_names;
-    dt.names = o->names;
-    Cairn__Request req = CAIRN__REQUEST__INIT;
-    req.body_case = CAIRN__REQUEST__BODY_DELETE_TOPICS;
-    req.delete_topics = &dt;
-    Cairn__Response *resp = NULL;
-    char err[CTL_CLIENT_ERROR_BYTES * 4];
-    if (ctl_client_call_active(cc, &req, &resp, err, sizeof err) != RC_OK) {
-        cli_error("topics delete: %s", err);
-        return CLI_EXIT_FAILED;
-    }
-    int rc = report_delete(o, resp);
-    cairn__response__free_unpacked(resp, NULL);
-    return rc;
-}
-
-/* --- List and describe --------------------------------------------------- */
-
-/* Fills v from the controllers (v is then the caller's to free). Returns
- * -1 on success, else the exit code (message printed). */
-static int read_image(struct ctl_client *cc, struct cluster_view *v,
-                      const char *what)
-{
-    int rv = cluster_describe(cc, v);
-    if (rv == RC_NOT_FOUND) {
-        cli_error("%s: no controller sent cluster metadata", what);
-        for (size_t i = 0; i < v->n_ctls; i++) {
-            fprintf(stderr, "  controller %" PRId32 " at %s: %s\n",
-                    v->ctls[i].id, v->ctls[i].address, v->ctls[i].error);
-        }
-        return CLI_EXIT_FAILED;
-    }
-    if (rv != RC_OK) {
-        cli_error("%s: %s", what, rc_str(rv));
-        return CLI_EXIT_FAILED;
-    }
-    const struct cluster_controller *c = &v->ctls[v->source];
-    if (!c->active) {
-        cli_error("warning: no active controller answered; showing "
-                  "controller %" PRId32 "'s metadata at offset %" PRId64,
-                  c->id, v->image.offset);
-    }
-    return -1;
-}
-
-static int run_list(struct ctl_client *cc)
-{
-    struct cluster_view v;
-    int rc = read_image(cc, &v, "topics list");
-    const struct meta_topic **topics = NULL;
-    size_t n = 0;
-    if (rc < 0 && view_topics_sorted(&v.image, &topics, &n) != RC_OK) {
-        cli_error("topics list: out of memory");
+        snprintf(what, sizeof what, "topics delete %s", name);
+        kclient_error_set(&e, err, rd_kafka_topic_result_error_string(rs[i]));
+        kclient_error_print(what, &e);
         rc = CLI_EXIT_FAILED;
     }
-    if (rc < 0) {
-        for (size_t i = 0; i < n; i++) {
-            char name[META_TOPIC_NAME_BYTES_MAX + 1];
-            view_printable(topics[i]->name, name, sizeof name);
-            printf("%s\n", name);
-        }
-        rc = CLI_EXIT_OK;
-    }
-    free(topics);
-    cluster_view_free(&v);
     return rc;
 }
 
-/* The named topics in the order given (every topic, sorted, when no name
- * is given); names that do not exist are reported and set *missing. */
-static int select_topics(const struct meta_image *img,
-                         const struct topics_opts *o,
-                         const struct meta_topic ***out, size_t *n,
-                         bool *missing)
+/* Sends DeleteTopics for every name and reports each result. */
+static int send_delete(rd_kafka_t *rk, const struct topics_opts *o,
+                       rd_kafka_DeleteTopic_t **dts,
+                       rd_kafka_AdminOptions_t *opts, rd_kafka_queue_t *q)
 {
-    *missing = false;
-    if (o->n_names == 0) {
-        return view_topics_sorted(img, out, n);
-    }
-    const struct meta_topic **ts = calloc(o->n_names, sizeof *ts);
-    if (ts == NULL) {
-        return RC_NOMEM;
-    }
-    *n = 0;
     for (size_t i = 0; i < o->n_names; i++) {
-        const struct meta_topic *t = meta_image_topic(img, o->names[i]);
-        if (t == NULL) {
-            cli_error("topics describe %s: %s: %s", o->names[i],
-                      kafka_error_name(KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION),
-                      "no such topic");
-            *missing = true;
-        } else {
-            ts[(*n)++] = t;
-        }
+        dts[i] = rd_kafka_DeleteTopic_new(o->names[i]);
     }
-    *out = ts;
-    return RC_OK;
-}
-
-static void describe_json(const struct cluster_view *v,
-                          const struct meta_topic *const *topics, size_t n)
-{
-    struct json j;
-    json_init(&j, stdout);
-    json_object_begin(&j);
-    json_key(&j, "metadata_offset");
-    json_int(&j, v->image.offset);
-    json_key(&j, "topics");
-    view_topics_json(&j, topics, n);
-    json_object_end(&j);
-    json_finish(&j);
-}
-
-static int run_describe(struct ctl_client *cc, const struct topics_opts *o)
-{
-    struct cluster_view v;
-    int rc = read_image(cc, &v, "topics describe");
-    const struct meta_topic **topics = NULL;
-    size_t n = 0;
-    bool missing = false;
-    if (rc < 0 && select_topics(&v.image, o, &topics, &n, &missing) !=
-                      RC_OK) {
-        cli_error("topics describe: out of memory");
-        rc = CLI_EXIT_FAILED;
+    rd_kafka_DeleteTopics(rk, dts, o->n_names, opts, q);
+    rd_kafka_DeleteTopic_destroy_array(dts, o->n_names);
+    struct kclient_error e;
+    rd_kafka_event_t *ev = kclient_admin_wait(q, &e);
+    if (ev == NULL) {
+        kclient_error_print("topics delete", &e);
+        return CLI_EXIT_FAILED;
     }
-    if (rc < 0 && o->json) {
-        describe_json(&v, topics, n);
-    } else if (rc < 0) {
-        view_topics_text(stdout, topics, n);
-        fputc('\n', stdout);
-        view_partitions_text(stdout, topics, n);
-    }
-    if (rc < 0) {
-        rc = missing ? CLI_EXIT_FAILED : CLI_EXIT_OK;
-    }
-    free(topics);
-    cluster_view_free(&v);
+    int rc = report_delete(rk, ev);
+    rd_kafka_event_destroy(ev);
     return rc;
 }
 
-int topics_run(struct ctl_client *cc, const struct topics_opts *o)
+static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
 {
+    rd_kafka_DeleteTopic_t **dts = calloc(o->n_names, sizeof *dts);
+    rd_kafka_AdminOptions_t *opts =
+        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    int rc = CLI_EXIT_FAILED;
+    if (dts != NULL && opts != NULL && q != NULL) {
+        rc = send_delete(rk, o, dts, opts, q);
+    } else {
+        cli_error("topics delete: out of memory");
+    }
+    if (q != NULL) {
+        rd_kafka_queue_destroy(q);
+    }
+    if (opts != NULL) {
+        rd_kafka_AdminOptions_destroy(opts);
+    }
+    free(dts);
+    return rc;
+}
+
+/* --- List ---------------------------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int run_list(rd_kafka_t *rk)
+{
+    const rd_kafka_metadata_t *md = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */,
+                                                NULL, &md,
+                                                KCLIENT_TIMEOUT_MS);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        struct kclient_error e;
+        kclient_error_set(&e, err, NULL);
+        kclient_error_print("topics list", &e);
+        return CLI_EXIT_FAILED;
+    }
+    size_t n = (size_t)md->topic_cnt;
+    const char **names = calloc(n + 1, sizeof *names);
+    if (names == NULL) {
+        rd_kafka_metadata_destroy(md);
+        cli_error("topics list: out of memory");
+        return CLI_EXIT_FAILED;
+    }
+    for (size_t i = 0; i < n; i++) {
+        names[i] = md->topics[i].topic;
+    }
+    qsort(names, n, sizeof *names, name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        char shown[META_TOPIC_NAME_BYTES_MAX + 1];
+        view_printable(names[i], shown, sizeof shown);
+        printf("%s\n", shown);
+    }
+    free(names);
+    rd_kafka_metadata_destroy(md);
+    return CLI_EXIT_OK;
+}
+
+/* --- Run ----------------------------------------------------------------- */
+
+static rd_kafka_t *admin_client(const struct kclient_opts *k)
+{
+    struct kclient_error e;
+    rd_kafka_conf_t *conf = kclient_conf_new(k, &e);
+    rd_kafka_t *rk = conf != NULL
+                         ? kclient_new(k, RD_KAFKA_PRODUCER, conf, &e)
+                         : NULL;
+    if (rk == NULL) {
+        kclient_error_print("topics", &e);
+    }
+    return rk;
+}
+
+int topics_run(const struct kclient_opts *k, const struct topics_opts *o)
+{
+    rd_kafka_t *rk = admin_client(k);
+    if (rk == NULL) {
+        return CLI_EXIT_FAILED;
+    }
+    int rc = CLI_EXIT_FAILED;
     switch (o->cmd) {
     case TOPICS_CREATE:
-        return run_create(cc, o);
+        rc = run_create(rk, o);
+        break;
     case TOPICS_DELETE:
-        return run_delete(cc, o);
+        rc = run_delete(rk, o);
+        break;
     case TOPICS_LIST:
-        return run_list(cc);
+        rc = run_list(rk);
+        break;
     case TOPICS_DESCRIBE:
-        return run_describe(cc, o);
+        rc = topics_describe_run(rk, o);
+        break;
     }
-    ASSERT(false);
-    return CLI_EXIT_FAILED;
+    rd_kafka_destroy(rk);
+    return rc;
 }

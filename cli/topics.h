@@ -1,6 +1,8 @@
-/* `cairn topics create|delete|list|describe`: creation and deletion go to
- * the active controller (ctl_client_call_active); listings read the
- * metadata image as `cairn status` does (cli/cluster.h). One thread. */
+/* `cairn topics create|delete|list|describe` through Kafka's Admin API
+ * on the brokers, with librdkafka: CreateTopics and DeleteTopics (which
+ * the brokers forward to the active controller), Metadata for listings,
+ * DescribeConfigs for the topics' own configs (cli/topics_describe.c).
+ * Errors name Kafka's error code. One thread. */
 #ifndef CAIRN_CLI_TOPICS_H
 #define CAIRN_CLI_TOPICS_H
 
@@ -9,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli/ctl_client.h"
+#include "cli/kclient.h"
 #include "common/meta.h"
 
 /* --config arguments of one create: a topic cannot hold more keys. */
@@ -27,7 +29,7 @@ struct topics_opts {
     char **names;       /* positional arguments, moved to the front of the
                            parsed argv (borrowed from it) */
     size_t n_names;
-    int32_t partitions; /* -1: the controller's num.partitions */
+    int32_t partitions; /* -1: the cluster's num.partitions */
     int32_t replication_factor; /* -1: default.replication.factor */
     const char *configs[TOPICS_CONFIGS_MAX]; /* "key=value", borrowed */
     size_t n_configs;
@@ -43,6 +45,7 @@ void topics_usage(FILE *out);
 MUST_CHECK int topics_parse(int argc, char **argv, struct topics_opts *o);
 
 /* Runs the command; returns the exit code (1 when any topic failed). */
-MUST_CHECK int topics_run(struct ctl_client *cc, const struct topics_opts *o);
+MUST_CHECK int topics_run(const struct kclient_opts *k,
+                          const struct topics_opts *o);
 
 #endif

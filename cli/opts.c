@@ -1,0 +1,117 @@
+/* Table-driven option parsing (cli/opts.h). */
+#include "cli/opts.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int opts_usage_error(const struct opts_cmd *cmd, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_error("%s: %s", cmd->name, msg);
+    fputs(CLI_USAGE_LINE, stderr);
+    cmd->usage(stderr);
+    return CLI_EXIT_USAGE;
+}
+
+bool opts_is_key_value(const char *s)
+{
+    return s[0] != '=' && strchr(s, '=') != NULL;
+}
+
+/* Stores v for spec; -1 to go on, else the exit code. */
+static int store(const struct opts_cmd *cmd, const struct opts_spec *spec,
+                 const char *v)
+{
+    switch (spec->kind) {
+    case OPTS_FLAG:
+        ASSERT(false); /* flags take no value */
+        break;
+    case OPTS_STRING:
+        *(const char **)spec->out = v;
+        return -1;
+    case OPTS_INT32: {
+        int64_t x = 0;
+        if (!cli_parse_int64(v, spec->min, spec->max, &x)) {
+            break;
+        }
+        *(int32_t *)spec->out = (int32_t)x;
+        return -1;
+    }
+    case OPTS_INT64:
+        if (!cli_parse_int64(v, spec->min, spec->max,
+                             (int64_t *)spec->out)) {
+            break;
+        }
+        return -1;
+    case OPTS_LIST: {
+        struct opts_list *l = spec->out;
+        if (l->n == l->cap) {
+            return opts_usage_error(cmd, "%s: more than %zu", spec->name,
+                                    l->cap);
+        }
+        l->items[l->n++] = v;
+        return -1;
+    }
+    }
+    return opts_usage_error(cmd, "%s: expected a number in [%lld, %lld], "
+                            "got '%s'", spec->name, (long long)spec->min,
+                            (long long)spec->max, v);
+}
+
+/* argv[*i] is an option: finds its spec and stores it. -1 to go on. */
+static int one_option(const struct opts_cmd *cmd, int argc, char **argv,
+                      int *i, const struct opts_spec *specs, size_t n)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        fputs(CLI_USAGE_LINE, stdout);
+        cmd->usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (specs[k].kind == OPTS_FLAG) {
+            if (strcmp(a, specs[k].name) == 0) {
+                *(bool *)specs[k].out = true;
+                return -1;
+            }
+            continue;
+        }
+        const char *v = NULL;
+        int r = cli_option(argc, argv, i, specs[k].name, &v);
+        if (r < 0) {
+            return opts_usage_error(cmd, "%s needs a value", specs[k].name);
+        }
+        if (r > 0) {
+            return store(cmd, &specs[k], v);
+        }
+    }
+    return opts_usage_error(cmd, "unknown option '%s'", a);
+}
+
+int opts_parse(const struct opts_cmd *cmd, int argc, char **argv, int first,
+               const struct opts_spec *specs, size_t n_specs, int *n_pos)
+{
+    bool options_done = false;
+    *n_pos = 0;
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        bool option = !options_done && a[0] == '-' && a[1] != '\0';
+        if (option && strcmp(a, "--") == 0) {
+            options_done = true;
+        } else if (option) {
+            int rc = one_option(cmd, argc, argv, &i, specs, n_specs);
+            if (rc >= 0) {
+                return rc;
+            }
+        } else {
+            argv[first + (*n_pos)++] = argv[i]; /* never ahead of i */
+        }
+    }
+    return -1;
+}

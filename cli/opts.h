@@ -1,0 +1,60 @@
+/* Table-driven option parsing for the commands that take many options
+ * (produce, consume, bench): "--name VALUE" or "--name=VALUE", flags,
+ * numbers checked against their bounds, repeatable options, "--" ending
+ * the options. Positional arguments are moved to the front of what
+ * remains of argv, in order. Values are borrowed from argv. One thread. */
+#ifndef CAIRN_CLI_OPTS_H
+#define CAIRN_CLI_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/assert.h"
+
+enum opts_kind {
+    OPTS_FLAG,   /* out: bool *, set to true */
+    OPTS_STRING, /* out: const char ** */
+    OPTS_INT32,  /* out: int32_t *, in [min, max] */
+    OPTS_INT64,  /* out: int64_t *, in [min, max] */
+    OPTS_LIST,   /* out: struct opts_list *, each value appended */
+};
+
+/* Values of a repeatable option; items has cap entries. */
+struct opts_list {
+    const char **items;
+    size_t n;
+    size_t cap;
+};
+
+struct opts_spec {
+    const char *name; /* "--count" */
+    enum opts_kind kind;
+    void *out;
+    int64_t min; /* numbers only */
+    int64_t max;
+};
+
+/* The command being parsed, for messages and --help. */
+struct opts_cmd {
+    const char *name;          /* "produce" */
+    void (*usage)(FILE *out);  /* its lines of the usage text */
+};
+
+/* Parses argv[first..argc). Returns -1 to go on, with the *n_pos
+ * positional arguments moved to argv[first..first + *n_pos); or the exit
+ * code to stop with: 0 after --help (usage on stdout), 2 after a usage
+ * error (message and usage on stderr). */
+MUST_CHECK int opts_parse(const struct opts_cmd *cmd, int argc, char **argv,
+                          int first, const struct opts_spec *specs,
+                          size_t n_specs, int *n_pos);
+
+/* "cairn: NAME: MESSAGE", then the usage, on stderr; returns 2. */
+int opts_usage_error(const struct opts_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* True when s is "key=value" with a non-empty key. */
+bool opts_is_key_value(const char *s);
+
+#endif

@@ -1,0 +1,411 @@
+/* Kafka client benchmark (`make bench`): `cairn bench` (cli/bench.h), run
+ * as a child process, against a real local cluster (3 controllers and 3
+ * brokers of this build, started by tests/lib/cluster.h on free ports in
+ * a temporary directory) and, in the same run, against librdkafka's
+ * in-memory mock cluster (`cairn bench --mock`, rd_kafka_mock_cluster_new
+ * with 3 brokers) as the baseline, because the machine is shared and
+ * noisy. Topics have 3 partitions and replication factor 1; acks=1.
+ *
+ *   kafka_produce  100 B records, 256 MB of values a run, and 1 KiB
+ *                  records, 1024 MB a run (BENCH_KAFKA_MB sets both);
+ *                  cairn and mock runs alternate, BENCH_ROUNDS of each,
+ *                  medians reported with their ratio cairn/mock. Floor
+ *                  (the issue): >= 0.5 at 1 KiB.
+ *   kafka_consume  a topic of BENCH_KAFKA_CONSUME_MIB (default 1024) MiB
+ *                  of 1 KiB records, produced once with large batches
+ *                  (just written, so in the page cache), then read from
+ *                  its beginning BENCH_ROUNDS times; the median against
+ *                  the floor (the issue): >= 800 MB/s. The mock keeps only
+ *                  a few MB a partition, so it is no baseline here.
+ *
+ * Each child's RESULT line is echoed as a `run` line. MB is 10^6 bytes.
+ * A failed child or check prints why, stops every process
+ * (cluster_destroy) and aborts; a floor not met is reported (met=no),
+ * not fatal. CAIRN_KEEP_TEST_DIR=1 keeps the node logs. One thread; each
+ * child's output is read with poll() against a budget. */
+#include "tests/lib/cluster.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/assert.h"
+
+#define BENCH_ROUNDS 3               /* of each target; median */
+#define BENCH_PARTITIONS "3"
+#define BENCH_PRODUCE_100_MB 256     /* 2.56 million records */
+#define BENCH_PRODUCE_1K_MB 1024     /* a million records */
+#define BENCH_CONSUME_MIB_DEFAULT 1024
+#define BENCH_MB_MAX 65536           /* bound on the environment overrides */
+#define BENCH_CONSUME_RECORD_BYTES 1024
+#define BENCH_PRODUCE_FLOOR 0.5      /* cairn/mock at 1 KiB */
+#define BENCH_CONSUME_FLOOR_MB_S 800.0
+#define BENCH_READY_BUDGET_MS 30000
+#define BENCH_CHILD_BUDGET_MS 240000 /* one `cairn bench`; more is a hang */
+#define BENCH_OUTPUT_BYTES 65536     /* of one child's stdout */
+#define BENCH_ARGS_MAX 32
+#define BENCH_BOOTSTRAP_BYTES 256
+
+_Static_assert(BENCH_ROUNDS % 2 == 1, "a median of an odd count");
+
+/* The cluster running now, stopped by bench_fail() too. */
+static struct cluster *bench_cluster;
+
+/* What one `cairn bench` run printed. */
+struct run_result {
+    int64_t records;
+    double record_bytes;
+    double msgs_s;
+    double mb_s;
+    double p50_ms; /* produce only */
+    double p99_ms;
+};
+
+/* ------------------------------------------------------------------------
+ * Helpers: failure, clock, statistics, environment */
+
+static NORETURN void bench_fail(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* A failed check means the numbers would be worthless: say why, stop
+ * every process and abort. */
+static void bench_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fputs("bench_kafka: FAILED: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (bench_cluster != NULL) {
+        struct cluster *c = bench_cluster;
+        bench_cluster = NULL;
+        fprintf(stderr, "bench_kafka: node logs in %s (set "
+                "CAIRN_KEEP_TEST_DIR=1 to keep them)\n", c->dir);
+        cluster_destroy(c);
+    }
+    abort();
+}
+
+static double clock_ms(void)
+{
+    struct timespec ts;
+    int rv = clock_gettime(CLOCK_MONOTONIC, &ts);
+    ASSERT(rv == 0);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a;
+    double y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts v. */
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+/* $name as a count of MB or MiB in [1, BENCH_MB_MAX]; def when unset. */
+static long env_mb(const char *name, long def)
+{
+    const char *s = getenv(name);
+    if (s == NULL || s[0] == '\0') {
+        return def;
+    }
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || v < 1 || v > BENCH_MB_MAX) {
+        bench_fail("%s=%s: expected 1..%d", name, s, BENCH_MB_MAX);
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------------------
+ * Running `cairn bench` */
+
+/* The number after " name=" in line; required fields must be there. */
+static double field(const char *line, const char *name, bool required)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s=", name);
+    const char *p = strstr(line, key);
+    if (p == NULL) {
+        if (required) {
+            bench_fail("no %s in: %s", name, line);
+        }
+        return 0;
+    }
+    return strtod(p + strlen(key), NULL);
+}
+
+/* Reads the child's stdout into out (cap bytes) until EOF; false when the
+ * budget ran out first. */
+static bool read_child(int fd, char *out, size_t cap, double deadline_ms)
+{
+    size_t len = 0;
+    for (;;) {
+        double left = deadline_ms - clock_ms();
+        if (left <= 0) {
+            return false;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int n = poll(&pfd, 1, (int)left);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            continue; /* the deadline check above ends it */
+        }
+        ssize_t got = read(fd, out + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            out[len] = '\0';
+            return true;
+        }
+        len += (size_t)got;
+        if (len == cap - 1) {
+            bench_fail("a child printed more than %d bytes",
+                       BENCH_OUTPUT_BYTES);
+        }
+    }
+}
+
+static pid_t spawn(char *const *argv, int *out_fd)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        bench_fail("pipe: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        bench_fail("fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    *out_fd = fds[0];
+    return pid;
+}
+
+/* Runs `cairn ARGS...` (NULL-terminated), echoes its RESULT line as a run
+ * line labelled label, and returns its numbers. */
+static struct run_result run_cairn(const char *label, const char *const *args)
+{
+    char exe[4200];
+    snprintf(exe, sizeof exe, "%s/cairn", bench_cluster->bin);
+    char *argv[BENCH_ARGS_MAX];
+    size_t n = 0;
+    argv[n++] = exe;
+    for (; args[n - 1] != NULL; n++) {
+        ASSERT(n + 1 < BENCH_ARGS_MAX);
+        argv[n] = (char *)(uintptr_t)args[n - 1];
+    }
+    argv[n] = NULL;
+    int fd = -1;
+    pid_t pid = spawn(argv, &fd);
+    static char out[BENCH_OUTPUT_BYTES];
+    bool done = read_child(fd, out, sizeof out,
+                           clock_ms() + BENCH_CHILD_BUDGET_MS);
+    close(fd);
+    if (!done) {
+        kill(pid, SIGKILL);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char cmd[1024] = "";
+        for (size_t i = 1; i < n; i++) {
+            size_t len = strlen(cmd);
+            snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
+        }
+        bench_fail("%s: `cairn%s` %s (status %d); output: %s", label, cmd,
+                   done ? "failed" : "ran out of time", status, out);
+    }
+    const char *line = strstr(out, "RESULT ");
+    if (line == NULL) {
+        bench_fail("%s: no RESULT line in: %s", label, out);
+    }
+    char *eol = strchr(line, '\n');
+    if (eol != NULL) {
+        *eol = '\0';
+    }
+    printf("run %s %s\n", label, line + strlen("RESULT "));
+    fflush(stdout);
+    return (struct run_result){
+        .records = (int64_t)field(line, "records", true),
+        .record_bytes = field(line, "record_bytes", true),
+        .msgs_s = field(line, "msgs_s", true),
+        .mb_s = field(line, "mb_s", true),
+        .p50_ms = field(line, "p50_ms", false),
+        .p99_ms = field(line, "p99_ms", false),
+    };
+}
+
+/* ------------------------------------------------------------------------
+ * The measurements */
+
+static void produce_round(const char *boot, const char *topic,
+                          const char *records, const char *size, bool mock,
+                          struct run_result *out)
+{
+    const char *common[] = {"produce", "--topic", topic, "--records",
+                            records, "--record-size", size, "--acks", "1",
+                            "--partitions", BENCH_PARTITIONS,
+                            "--replication-factor", "1", NULL};
+    const char *args[BENCH_ARGS_MAX];
+    size_t n = 0;
+    if (mock) {
+        args[n++] = "bench";
+        args[n++] = "--mock";
+    } else {
+        args[n++] = "--bootstrap-servers";
+        args[n++] = boot;
+        args[n++] = "bench";
+    }
+    for (size_t i = 0; i < ARRAY_LEN(common); i++) {
+        args[n++] = common[i];
+    }
+    *out = run_cairn(mock ? "target=mock" : "target=cairn", args);
+}
+
+static void bench_produce(const char *boot, int record_bytes, long mb)
+{
+    char topic[64];
+    char records[32];
+    char size[16];
+    snprintf(topic, sizeof topic, "bench-produce-%d", record_bytes);
+    snprintf(records, sizeof records, "%ld", mb * 1000000 / record_bytes);
+    snprintf(size, sizeof size, "%d", record_bytes);
+    double mb_s[2][BENCH_ROUNDS];
+    double msgs_s[2][BENCH_ROUNDS];
+    double p50[2][BENCH_ROUNDS];
+    double p99[2][BENCH_ROUNDS];
+    for (int r = 0; r < BENCH_ROUNDS; r++) {
+        for (int t = 0; t < 2; t++) { /* cairn, then mock */
+            struct run_result res;
+            produce_round(boot, topic, records, size, t == 1, &res);
+            mb_s[t][r] = res.mb_s;
+            msgs_s[t][r] = res.msgs_s;
+            p50[t][r] = res.p50_ms;
+            p99[t][r] = res.p99_ms;
+        }
+    }
+    double c_mb = median(mb_s[0], BENCH_ROUNDS);
+    double m_mb = median(mb_s[1], BENCH_ROUNDS);
+    double ratio = c_mb / m_mb;
+    printf("RESULT bench=kafka_produce record_bytes=%d records=%s "
+           "rounds=%d acks=1 cairn_msgs_s=%.0f cairn_mb_s=%.1f "
+           "cairn_p50_ms=%.3f cairn_p99_ms=%.3f mock_msgs_s=%.0f "
+           "mock_mb_s=%.1f mock_p50_ms=%.3f mock_p99_ms=%.3f ratio=%.3f",
+           record_bytes, records, BENCH_ROUNDS,
+           median(msgs_s[0], BENCH_ROUNDS), c_mb,
+           median(p50[0], BENCH_ROUNDS), median(p99[0], BENCH_ROUNDS),
+           median(msgs_s[1], BENCH_ROUNDS), m_mb,
+           median(p50[1], BENCH_ROUNDS), median(p99[1], BENCH_ROUNDS),
+           ratio);
+    if (record_bytes == 1024) {
+        printf(" floor=%.2f met=%s", BENCH_PRODUCE_FLOOR,
+               ratio >= BENCH_PRODUCE_FLOOR ? "yes" : "no");
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Writes the consume topic once: big batches, a long linger. */
+static void fill_consume_topic(const char *boot, const char *records)
+{
+    const char *args[] = {"--bootstrap-servers", boot, "bench", "produce",
+                          "--topic", "bench-consume", "--records", records,
+                          "--record-size", "1024", "--acks", "1",
+                          "--linger-ms", "100", "--batch-records", "100000",
+                          "--partitions", BENCH_PARTITIONS,
+                          "--replication-factor", "1", "--config",
+                          "segment.bytes=1073741824", NULL};
+    double t0 = clock_ms();
+    (void)run_cairn("fill", args);
+    printf("info bench=kafka_consume fill_s=%.1f\n",
+           (clock_ms() - t0) / 1e3);
+    fflush(stdout);
+}
+
+static void bench_consume(const char *boot, long mib)
+{
+    char records[32];
+    int64_t n = (int64_t)mib * 1024 * 1024 / BENCH_CONSUME_RECORD_BYTES;
+    snprintf(records, sizeof records, "%" PRId64, n);
+    fill_consume_topic(boot, records);
+    const char *args[] = {"--bootstrap-servers", boot, "bench", "consume",
+                          "--topic", "bench-consume", "--records", records,
+                          NULL};
+    double mb_s[BENCH_ROUNDS];
+    double msgs_s[BENCH_ROUNDS];
+    for (int r = 0; r < BENCH_ROUNDS; r++) {
+        struct run_result res = run_cairn("target=cairn", args);
+        if (res.records != n) {
+            bench_fail("consume read %" PRId64 " of %" PRId64 " records",
+                       res.records, n);
+        }
+        mb_s[r] = res.mb_s;
+        msgs_s[r] = res.msgs_s;
+    }
+    double med = median(mb_s, BENCH_ROUNDS);
+    printf("RESULT bench=kafka_consume topic_bytes=%" PRId64 " records=%"
+           PRId64 " record_bytes=%d rounds=%d page_cache=warm msgs_s=%.0f "
+           "mb_s=%.1f floor_mb_s=%.0f ratio=%.3f met=%s\n",
+           n * BENCH_CONSUME_RECORD_BYTES, n,
+           BENCH_CONSUME_RECORD_BYTES, BENCH_ROUNDS,
+           median(msgs_s, BENCH_ROUNDS), med, BENCH_CONSUME_FLOOR_MB_S,
+           med / BENCH_CONSUME_FLOOR_MB_S,
+           med >= BENCH_CONSUME_FLOOR_MB_S ? "yes" : "no");
+    fflush(stdout);
+}
+
+int main(void)
+{
+    long small_mb = env_mb("BENCH_KAFKA_MB", BENCH_PRODUCE_100_MB);
+    long large_mb = env_mb("BENCH_KAFKA_MB", BENCH_PRODUCE_1K_MB);
+    long consume_mib = env_mb("BENCH_KAFKA_CONSUME_MIB",
+                              BENCH_CONSUME_MIB_DEFAULT);
+    static struct cluster c;
+    bench_cluster = &c;
+    double t0 = clock_ms();
+    cluster_start(&c, 3, 3);
+    if (!cluster_wait_ready(&c, cluster_now_ms() + BENCH_READY_BUDGET_MS)) {
+        bench_fail("cluster not ready in %d ms", BENCH_READY_BUDGET_MS);
+    }
+    char boot[BENCH_BOOTSTRAP_BYTES];
+    snprintf(boot, sizeof boot, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d",
+             c.brokers[0].port, c.brokers[1].port, c.brokers[2].port);
+    printf("info bench=kafka controllers=3 brokers=3 partitions=%s rf=1 "
+           "produce_mb=%ld,%ld consume_mib=%ld rounds=%d bootstrap=%s\n",
+           BENCH_PARTITIONS, small_mb, large_mb, consume_mib, BENCH_ROUNDS,
+           boot);
+    fflush(stdout);
+    bench_produce(boot, 100, small_mb);
+    bench_produce(boot, 1024, large_mb);
+    bench_consume(boot, consume_mib);
+    bench_cluster = NULL;
+    cluster_destroy(&c);
+    printf("info bench=kafka total_s=%.1f\n", (clock_ms() - t0) / 1e3);
+    return 0;
+}

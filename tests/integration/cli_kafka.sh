@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# The cairn command's Kafka side (librdkafka) against a local Cairn cluster
+# (replication factor 1): topics create/list/describe/delete through the
+# Admin API, produce and consume round trips (keys, counts, --partition,
+# --offset, acks and codecs), keyed records on Kafka's murmur2 partition
+# (checked against an independent Python murmur2 that first reproduces
+# Kafka's own test vectors), the bootstrap fallback through --controllers,
+# and a `cairn bench` smoke run. Own free ports and data directory.
+#     tests/integration/cli_kafka.sh BUILD_DIR
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
+DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-cli-kafka-XXXXXX")
+passed=0
+failed=0
+export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
+unset CAIRN_BOOTSTRAP CAIRN_CONTROLLERS CAIRN_LOG
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pick_base() {
+    local base try p ok
+    for try in $(seq 1 50); do
+        base=$(( (RANDOM % 300) * 100 + 20000 ))
+        ok=1
+        for p in 91 92 93 101 102 103 201 202 203; do
+            port_free $((base + p)) || { ok=0; break; }
+        done
+        [ $ok = 1 ] && { echo "$base"; return 0; }
+    done
+    return 1
+}
+
+check() {
+    local name=$1; shift
+    if "$@"; then
+        passed=$((passed + 1)); echo "[PASS] $name"
+    else
+        failed=$((failed + 1)); echo "[FAIL] $name"
+    fi
+}
+
+cleanup() {
+    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
+    rm -rf "$DATA"
+}
+trap cleanup EXIT
+
+base=$(pick_base) || { echo "no free port range"; exit 1; }
+export CAIRN_BASE_PORT=$base
+BOOT=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
+CTL=101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))
+CAIRN=(timeout 60 "$BIN/cairn" --bootstrap-servers "$BOOT")
+OUT=$DATA/out
+ERR=$DATA/err
+
+"$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 || { echo "cluster did not start"; exit 1; }
+
+# Kafka's murmur2 (Utils.murmur2) and default partition of each key read
+# from stdin: prints "KEY PARTITION" lines for N partitions.
+murmur2_partitions() {
+    /usr/bin/python3 -c '
+import sys
+def murmur2(data):
+    m, h = 0x5bd1e995, (0x9747b28c ^ len(data)) & 0xffffffff
+    n4 = len(data) // 4
+    for i in range(n4):
+        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = (k * m) & 0xffffffff
+        k ^= k >> 24
+        k = (k * m) & 0xffffffff
+        h = ((h * m) & 0xffffffff) ^ k
+    t = data[4 * n4:]
+    if len(t) == 3: h ^= t[2] << 16
+    if len(t) >= 2: h ^= t[1] << 8
+    if len(t) >= 1: h = ((h ^ t[0]) * m) & 0xffffffff
+    h ^= h >> 13
+    h = (h * m) & 0xffffffff
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+if sys.argv[1] == "vectors":
+    # Kafka UtilsTest.testMurmur2
+    want = {b"21": -973932308, b"foobar": -790332482,
+            b"a-little-bit-long-string": -985981536,
+            b"a-little-bit-longer-string": -1486304829,
+            b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+            b"abc": 479470107}
+    sys.exit(0 if all(murmur2(k) == v for k, v in want.items()) else 1)
+n = int(sys.argv[1])
+for line in sys.stdin:
+    key = line.rstrip("\n")
+    print(key, (murmur2(key.encode()) & 0x7fffffff) % n)
+' "$@"
+}
+
+# --- Topics through the Admin API -----------------------------------------
+
+topics_create() {
+    "${CAIRN[@]}" topics create orders --partitions 3 --replication-factor 1 \
+        --config retention.ms=3600000 > "$OUT" || return 1
+    grep -qx "created topic orders" "$OUT"
+}
+check "topics create (CreateTopics)" topics_create
+
+topics_create_exists() {
+    "${CAIRN[@]}" topics create orders --partitions 3 2> "$ERR"
+    [ $? = 1 ] && grep -q "TOPIC_ALREADY_EXISTS" "$ERR"
+}
+check "topics create of an existing topic names Kafka's error, exits 1" \
+    topics_create_exists
+
+topics_create_invalid() {
+    "${CAIRN[@]}" topics create bad --partitions 1 --replication-factor 9 \
+        2> "$ERR"
+    [ $? = 1 ] && grep -q "INVALID_REPLICATION_FACTOR" "$ERR"
+}
+check "topics create with replication factor 9 of 3 brokers fails" \
+    topics_create_invalid
+
+topics_list() {
+    "${CAIRN[@]}" topics list > "$OUT" && grep -qx "orders" "$OUT"
+}
+check "topics list (Metadata)" topics_list
+
+topics_describe_text() {
+    "${CAIRN[@]}" topics describe orders > "$OUT" || return 1
+    grep -Eq "^orders +3 +1 +retention.ms=3600000$" "$OUT" &&
+        [ "$(grep -Ec '^orders +[0-2] +[1-3] +[1-3] +[1-3]$' "$OUT")" = 3 ]
+}
+check "topics describe shows partitions, leaders and set configs" \
+    topics_describe_text
+
+topics_describe_json() {
+    "${CAIRN[@]}" topics describe --json orders > "$OUT" || return 1
+    /usr/bin/python3 - "$OUT" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["topics"]
+ok = (len(t) == 1 and t[0]["name"] == "orders"
+      and t[0]["configs"] == {"retention.ms": "3600000"}
+      and sorted(p["partition"] for p in t[0]["partitions"]) == [0, 1, 2]
+      and all(p["leader"] in p["replicas"] for p in t[0]["partitions"]))
+sys.exit(0 if ok else 1)
+PY
+}
+check "topics describe --json (DescribeConfigs)" topics_describe_json
+
+topics_describe_missing() {
+    "${CAIRN[@]}" topics describe nosuch > /dev/null 2> "$ERR"
+    [ $? = 1 ] && grep -q "UNKNOWN_TOPIC_OR_PARTITION" "$ERR"
+}
+check "topics describe of a missing topic exits 1" topics_describe_missing
+
+# --- Produce and consume ---------------------------------------------------
+
+round_trip() {
+    seq 1 100 | "${CAIRN[@]}" produce orders --acks all || return 1
+    "${CAIRN[@]}" consume orders --from-beginning --exit-at-end > "$OUT" ||
+        return 1
+    [ "$(sort -n "$OUT")" = "$(seq 1 100)" ]
+}
+check "produce 100 lines, consume them all back" round_trip
+
+consume_count() {
+    "${CAIRN[@]}" consume orders --from-beginning --count 10 > "$OUT" &&
+        [ "$(wc -l < "$OUT")" = 10 ]
+}
+check "consume --count 10 stops after 10" consume_count
+
+codec_trip() {
+    local codec=$1 acks=$2 topic="codec-$1-$2"
+    "${CAIRN[@]}" topics create "$topic" --partitions 2 >/dev/null ||
+        return 1
+    seq 1 500 | sed "s/^/$codec-/" |
+        "${CAIRN[@]}" produce "$topic" --acks "$acks" --compression "$codec" ||
+        return 1
+    "${CAIRN[@]}" consume "$topic" --from-beginning --exit-at-end > "$OUT" ||
+        return 1
+    [ "$(sort "$OUT")" = "$(seq 1 500 | sed "s/^/$codec-/" | sort)" ]
+}
+check "round trip gzip acks=0" codec_trip gzip 0
+check "round trip snappy acks=1" codec_trip snappy 1
+check "round trip zstd acks=all" codec_trip zstd all
+
+check "Python murmur2 reproduces Kafka's test vectors" \
+    murmur2_partitions vectors
+
+# Keyed records land on murmur2(key) % 3, as from a Java producer.
+keyed_partitions() {
+    "${CAIRN[@]}" topics create keyed --partitions 3 >/dev/null || return 1
+    seq 1 300 | sed 's/.*/user-&:value-&/' |
+        "${CAIRN[@]}" produce keyed --key-separator : || return 1
+    local p want got
+    want=$(seq 1 300 | sed 's/^/user-/' | murmur2_partitions 3 | sort)
+    got=$(for p in 0 1 2; do
+        "${CAIRN[@]}" consume keyed --partition "$p" --from-beginning \
+            --exit-at-end --print-key --separator " " |
+            awk -v p="$p" '{ v = $1; sub(/^user-/, "value-", v);
+                             if ($2 != v) print "MISMATCH"; print $1, p }'
+    done | sort)
+    [ -n "$got" ] && [ "$got" = "$want" ]
+}
+check "keyed records land on Kafka's murmur2 partition" keyed_partitions
+
+fixed_key() {
+    printf 'a\nb\nc\n' | "${CAIRN[@]}" produce keyed --key fixed-key ||
+        return 1
+    local p
+    p=$(echo fixed-key | murmur2_partitions 3 | cut -d' ' -f2)
+    "${CAIRN[@]}" consume keyed --partition "$p" --offset -3 --exit-at-end \
+        --print-key > "$OUT" || return 1
+    [ "$(cat "$OUT")" = "$(printf 'fixed-key\ta\nfixed-key\tb\nfixed-key\tc')" ]
+}
+check "--key puts every record on the key's partition" fixed_key
+
+partition_offset() {
+    "${CAIRN[@]}" topics create po --partitions 2 >/dev/null || return 1
+    seq 1 5 | "${CAIRN[@]}" produce po --partition 1 || return 1
+    "${CAIRN[@]}" consume po --partition 1 --offset 2 --exit-at-end \
+        > "$OUT" || return 1
+    [ "$(cat "$OUT")" = "$(seq 3 5)" ] || return 1
+    "${CAIRN[@]}" consume po --partition 0 --from-beginning --exit-at-end \
+        > "$OUT" || return 1
+    [ ! -s "$OUT" ]
+}
+check "produce --partition, consume --partition --offset" partition_offset
+
+produce_unknown_topic() {
+    echo x | "${CAIRN[@]}" produce nosuch 2> "$ERR"
+    [ $? = 1 ] && grep -q "UNKNOWN_TOPIC_OR_PARTITION" "$ERR"
+}
+check "produce to a missing topic exits 1" produce_unknown_topic
+
+usage_errors() {
+    "$BIN/cairn" produce 2>/dev/null
+    [ $? = 2 ] || return 1
+    "$BIN/cairn" consume t --from-beginning --offset 3 2>/dev/null
+    [ $? = 2 ] || return 1
+    "$BIN/cairn" produce t --acks 2 2>/dev/null
+    [ $? = 2 ]
+}
+check "bad command lines exit 2" usage_errors
+
+# Scripts that name only the controllers find the brokers through them.
+controllers_fallback() {
+    timeout 60 "$BIN/cairn" --controllers "$CTL" topics list > "$OUT" &&
+        grep -qx "orders" "$OUT"
+}
+check "--controllers alone finds the brokers" controllers_fallback
+
+# --- Delete, bench ----------------------------------------------------------
+
+topics_delete() {
+    "${CAIRN[@]}" topics delete orders > "$OUT" || return 1
+    grep -qx "deleted topic orders" "$OUT" || return 1
+    "${CAIRN[@]}" topics list > "$OUT" || return 1
+    ! grep -qx "orders" "$OUT" || return 1
+    "${CAIRN[@]}" topics delete orders 2> "$ERR"
+    [ $? = 1 ] && grep -q "UNKNOWN_TOPIC_OR_PARTITION" "$ERR"
+}
+check "topics delete (DeleteTopics), then again fails" topics_delete
+
+bench_line() {
+    "${CAIRN[@]}" bench "$@" > "$OUT" || return 1
+    local fields="records=[0-9]+ record_bytes=[0-9]+ msgs_s=[0-9]+"
+    grep -Eq "^RESULT bench=$1 $fields mb_s=[0-9.]+" "$OUT"
+}
+check "bench produce prints a RESULT line" \
+    bench_line produce --records 20000 --record-size 200
+check "bench consume prints a RESULT line" \
+    bench_line consume --records 20000
+check "bench e2e prints a RESULT line" \
+    bench_line e2e --records 2000 --rate 2000
+check "bench --mock produce prints a RESULT line" \
+    bench_line produce --mock --records 20000
+
+echo "cli_kafka: $passed passed, $failed failed"
+[ $failed = 0 ]
