@@ -220,24 +220,35 @@ static int append_checked(struct log *l, const uint8_t *p, size_t len,
     return RC_OK;
 }
 
-int log_append(struct log *l, uint8_t *batch, size_t len,
-               int32_t leader_epoch, int64_t now_ms,
-               struct log_append_info *info)
+int log_append_validated(struct log *l, uint8_t *batch, size_t len,
+                         const struct record_batch_header *validated,
+                         int32_t leader_epoch, int64_t now_ms,
+                         struct log_append_info *info)
 {
     ASSERT(leader_epoch >= 0);
+    ASSERT(record_batch_size(validated) == (int64_t)len);
     if (l->failed != RC_OK) {
         return l->failed;
     }
-    struct record_batch_header h;
-    int rv = record_batch_validate(batch, len, true, &h);
-    if (rv != RC_OK) {
-        return rv;
-    }
+    struct record_batch_header h = *validated;
     h.base_offset = log_end_offset(l);
     h.partition_leader_epoch = leader_epoch;
     record_batch_set_base_offset(batch, h.base_offset);
     record_batch_set_leader_epoch(batch, leader_epoch);
     return append_checked(l, batch, len, &h, now_ms, info);
+}
+
+int log_append(struct log *l, uint8_t *batch, size_t len,
+               int32_t leader_epoch, int64_t now_ms,
+               struct log_append_info *info)
+{
+    struct record_batch_header h;
+    int rv = record_batch_validate(batch, len, true, &h);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    return log_append_validated(l, batch, len, &h, leader_epoch, now_ms,
+                                info);
 }
 
 int log_append_replica(struct log *l, const uint8_t *batch, size_t len,

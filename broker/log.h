@@ -91,6 +91,14 @@ MUST_CHECK int log_append(struct log *l, uint8_t *batch, size_t len,
                           int32_t leader_epoch, int64_t now_ms,
                           struct log_append_info *info);
 
+/* log_append() for a batch the caller has already validated with
+ * record_batch_validate(batch, len, true, h): skips the second CRC. */
+MUST_CHECK int log_append_validated(struct log *l, uint8_t *batch,
+                                    size_t len,
+                                    const struct record_batch_header *h,
+                                    int32_t leader_epoch, int64_t now_ms,
+                                    struct log_append_info *info);
+
 /* Appends one batch fetched from a leader, keeping its offsets and epoch;
  * its base offset must be at or after the log end (RC_INVALID). */
 MUST_CHECK int log_append_replica(struct log *l, const uint8_t *batch,

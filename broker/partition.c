@@ -131,7 +131,8 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     if (dup) {
         return duplicate(p, &chk, info);
     }
-    rv = log_append(p->log, batch, len, p->leader_epoch, now_ms, info);
+    rv = log_append_validated(p->log, batch, len, &h, p->leader_epoch,
+                              now_ms, info);
     if (rv != RC_OK) {
         return rv;
     }
