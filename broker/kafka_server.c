@@ -729,7 +729,7 @@ static void conn_pause(struct kafka_conn *c)
 
 /* Grows the frame being assembled to hold `more` further bytes, doubling
  * up to its announced length: a peer announcing 100 MiB and sending ten
- * bytes costs a read buffer's worth, not 100 MiB. False when out of
+ * bytes costs KAFKA_FRAME_PREALLOC_BYTES, not 100 MiB. False when out of
  * memory (the frame is unchanged). */
 static bool frame_reserve(struct kafka_conn *c, size_t more)
 {
@@ -755,8 +755,8 @@ static bool frame_reserve(struct kafka_conn *c, size_t more)
 static bool frame_start(struct kafka_conn *c, uint32_t len)
 {
     struct kafka_server *s = c->server;
-    size_t cap = len < KAFKA_READ_BUFFER_BYTES ? len
-                                               : KAFKA_READ_BUFFER_BYTES;
+    size_t cap = len < KAFKA_FRAME_PREALLOC_BYTES ? len
+                                                  : KAFKA_FRAME_PREALLOC_BYTES;
 
     if (len > REQUEST_BYTES_MAX || len < KAFKA__REQUEST_HEADER_MIN_BYTES) {
         TRACE_WARN(s->t,
@@ -886,11 +886,12 @@ static void conn_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = uv_buf_init((char *)c->rbuf, (unsigned)sizeof c->rbuf);
         return;
     }
-    /* The rest of this frame goes straight into it, up to a read buffer's
-     * worth more per read; the next frame's bytes never land in it. */
+    /* The rest of this frame goes straight into it, up to
+     * KAFKA_FRAME_READ_BYTES more per read; the next frame's bytes never
+     * land in it. */
     size_t left = slot->frame_len - slot->frame_have;
-    size_t more = left < KAFKA_READ_BUFFER_BYTES ? left
-                                                 : KAFKA_READ_BUFFER_BYTES;
+    size_t more = left < KAFKA_FRAME_READ_BYTES ? left
+                                                : KAFKA_FRAME_READ_BYTES;
     if (!frame_reserve(c, more)) {
         *buf = uv_buf_init(NULL, 0); /* read_cb gets UV_ENOBUFS */
         return;

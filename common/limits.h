@@ -231,6 +231,15 @@ _Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
  * smaller; 4096 connections cost 64 MiB. */
 #define KAFKA_READ_BUFFER_BYTES (16u * 1024)
 
+/* A frame's buffer is allocated up to this size as soon as its length is
+ * known (a produce request usually fits, so it is never regrown and
+ * copied); beyond it the buffer doubles as bytes arrive, so a peer that
+ * announces a huge frame and stalls costs at most this much. */
+#define KAFKA_FRAME_PREALLOC_BYTES (1024u * 1024)
+
+/* Bytes read into a frame per read(2) once its length is known. */
+#define KAFKA_FRAME_READ_BYTES (256u * 1024)
+
 /* Requests read on one connection and not yet answered and sent on
  * (pipelining: librdkafka allows 1000000 in flight). At the bound: stop
  * reading; resume below half. */

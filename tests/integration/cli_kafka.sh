@@ -9,53 +9,16 @@
 #     tests/integration/cli_kafka.sh BUILD_DIR
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$(cd "${1:-$ROOT/build/debug}" && pwd)
-DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-cli-kafka-XXXXXX")
-passed=0
-failed=0
-export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_WAIT_S=60
+TEST_NAME=cli_kafka
+source "$(dirname "$0")/lib.sh"
 unset CAIRN_BOOTSTRAP CAIRN_CONTROLLERS CAIRN_LOG
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_base() {
-    local base try p ok
-    for try in $(seq 1 50); do
-        base=$(( (RANDOM % 300) * 100 + 20000 ))
-        ok=1
-        for p in 91 92 93 101 102 103 201 202 203; do
-            port_free $((base + p)) || { ok=0; break; }
-        done
-        [ $ok = 1 ] && { echo "$base"; return 0; }
-    done
-    return 1
-}
-
-check() {
-    local name=$1; shift
-    if "$@"; then
-        passed=$((passed + 1)); echo "[PASS] $name"
-    else
-        failed=$((failed + 1)); echo "[FAIL] $name"
-    fi
-}
-
-cleanup() {
-    "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-base=$(pick_base) || { echo "no free port range"; exit 1; }
-export CAIRN_BASE_PORT=$base
-BOOT=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
-CTL=101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))
+cluster_up "${1:-}" prepare
+base=$CAIRN_BASE_PORT
 CAIRN=(timeout 60 "$BIN/cairn" --bootstrap-servers "$BOOT")
 OUT=$DATA/out
 ERR=$DATA/err
 
-"$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 || { echo "cluster did not start"; exit 1; }
+cluster_start_or_give_up
 
 # Kafka's murmur2 (Utils.murmur2) and default partition of each key read
 # from stdin: prints "KEY PARTITION" lines for N partitions.
@@ -274,5 +237,4 @@ check "bench e2e prints a RESULT line" \
 check "bench --mock produce prints a RESULT line" \
     bench_line produce --mock --records 20000
 
-echo "cli_kafka: $passed passed, $failed failed"
-[ $failed = 0 ]
+summary

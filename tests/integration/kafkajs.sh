@@ -28,7 +28,7 @@ have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
 
 KCAT=(timeout 60 kcat -b "$BOOT" -X api.version.request=true)
 
-"$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 || give_up "cluster did not start"
+cluster_start_or_give_up
 
 # The flow prints its own [PASS]/[FAIL] lines; they count here. Its
 # stderr (kafkajs's log) is shown only when something failed.

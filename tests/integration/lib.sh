@@ -30,11 +30,12 @@ give_up() {
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# A base port whose cluster ports (+91..93, +101..103, +201..203) are free.
+# A base port whose cluster ports (+91..93, +101..103, +201..203) are free,
+# below the kernel's ephemeral range (so no outgoing connection holds one).
 pick_base() {
     local base try p ok
     for try in $(seq 1 50); do
-        base=$(( (RANDOM % 300) * 100 + 20000 ))
+        base=$(( (RANDOM % 120) * 100 + 20000 ))
         ok=1
         for p in 91 92 93 101 102 103 201 202 203; do
             port_free $((base + p)) || { ok=0; break; }
@@ -63,7 +64,21 @@ cluster_up() {
     CTL=101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))
     trap cluster_cleanup EXIT
     if [ "${2:-up}" = up ]; then
-        "$ROOT/deploy/cluster.sh" up >/dev/null 2>&1 ||
-            give_up "cluster did not start (logs were in $DATA)"
+        cluster_start_or_give_up
     fi
+}
+
+# Starts the prepared cluster; on failure shows why before giving up.
+cluster_start_or_give_up() {
+    local out
+    if out=$("$ROOT/deploy/cluster.sh" up 2>&1); then
+        return 0
+    fi
+    echo "$out" | tail -n 20
+    local f
+    for f in "$DATA"/*/*.log; do
+        echo "--- $f"
+        tail -n 15 "$f"
+    done
+    give_up "cluster did not start"
 }
