@@ -112,10 +112,11 @@ static void broker_config(struct cluster *c, struct cluster_node *n)
              "node.id=%d\nlisteners=PLAINTEXT://127.0.0.1:%d\n"
              "controller.quorum.voters=%s\nlog.dirs=%s/broker-%d/logs\n"
              "broker.heartbeat.interval.ms=%lld\n"
-             "broker.session.timeout.ms=%lld\n",
+             "broker.session.timeout.ms=%lld\n%s",
              n->id, n->port, rpc, c->dir, n->id,
              (long long)c->heartbeat_interval_ms,
-             (long long)c->session_timeout_ms);
+             (long long)c->session_timeout_ms,
+             c->broker_extra_config != NULL ? c->broker_extra_config : "");
     snprintf(n->config, sizeof n->config, "%s/broker-%d.properties", c->dir,
              n->id);
     snprintf(n->log, sizeof n->log, "%s/broker-%d.log", c->dir, n->id);

@@ -38,6 +38,7 @@ struct cluster {
     int64_t session_timeout_ms;
     int64_t heartbeat_interval_ms;
     int64_t election_timeout_ms;
+    const char *broker_extra_config; /* appended to each broker's file */
     uv_loop_t loop;
     struct rpc_client *client;  /* one target per controller */
 };
