@@ -42,6 +42,7 @@
 #include "broker/net_sendfile.h"
 #include "common/bytes.h"
 #include "common/limits.h"
+#include "common/net.h"
 #include "common/rc.h"
 #include "common/reader.h"
 
@@ -1069,24 +1070,6 @@ size_t kafka_conn_outbox_bytes(const struct kafka_conn *conn)
 
 /* --- Listener ------------------------------------------------------------ */
 
-static void sockaddr_name(const struct sockaddr_storage *ss, char *out,
-                          size_t cap)
-{
-    char ip[INET6_ADDRSTRLEN] = "?";
-
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
-        (void)uv_ip4_name(sin, ip, sizeof ip);
-        snprintf(out, cap, "%s:%u", ip, (unsigned)ntohs(sin->sin_port));
-    } else if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
-        (void)uv_ip6_name(sin6, ip, sizeof ip);
-        snprintf(out, cap, "[%s]:%u", ip, (unsigned)ntohs(sin6->sin6_port));
-    } else {
-        snprintf(out, cap, "?");
-    }
-}
-
 static void server_accept(struct kafka_server *s, struct kafka_conn *c)
 {
     struct sockaddr_storage ss;
@@ -1100,7 +1083,7 @@ static void server_accept(struct kafka_server *s, struct kafka_conn *c)
         return;
     }
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &ss_len) == 0) {
-        sockaddr_name(&ss, c->peer, sizeof c->peer);
+        net_sockaddr_name(&ss, c->peer, sizeof c->peer);
     }
     if (s->n_conns >= KAFKA_CONNS_MAX) {
         TRACE_WARN(s->t, "peer=%s closing: %zu connections already open",
@@ -1154,71 +1137,6 @@ static void server_connection_cb(uv_stream_t *listener, int status)
     server_accept(s, c);
 }
 
-/* Numeric IPv4 or IPv6, else a name resolved synchronously (only at
- * start-up). */
-static int sockaddr_resolve(uv_loop_t *loop, const char *host, int port,
-                            struct sockaddr_storage *out)
-{
-    uv_getaddrinfo_t req;
-    struct addrinfo hints;
-
-    memset(out, 0, sizeof *out);
-    if (uv_ip4_addr(host, port, (struct sockaddr_in *)out) == 0 ||
-        uv_ip6_addr(host, port, (struct sockaddr_in6 *)out) == 0) {
-        return RC_OK;
-    }
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    if (uv_getaddrinfo(loop, &req, NULL, host, NULL, &hints) != 0) {
-        return RC_INVALID;
-    }
-    if (req.addrinfo == NULL || req.addrinfo->ai_addrlen > sizeof *out ||
-        (req.addrinfo->ai_family != AF_INET &&
-         req.addrinfo->ai_family != AF_INET6)) {
-        uv_freeaddrinfo(req.addrinfo);
-        return RC_INVALID;
-    }
-    memcpy(out, req.addrinfo->ai_addr, req.addrinfo->ai_addrlen);
-    uv_freeaddrinfo(req.addrinfo);
-    if (out->ss_family == AF_INET) {
-        ((struct sockaddr_in *)out)->sin_port = htons((uint16_t)port);
-    } else {
-        ((struct sockaddr_in6 *)out)->sin6_port = htons((uint16_t)port);
-    }
-    return RC_OK;
-}
-
-static int server_listen(struct kafka_server *s, const char *host, int port)
-{
-    struct sockaddr_storage ss;
-    int ss_len = (int)sizeof ss;
-    int rv;
-
-    if (sockaddr_resolve(s->loop, host, port, &ss) != RC_OK) {
-        TRACE_WARN(s->t, "host=%s port=%d: bad address", host, port);
-        return RC_INVALID;
-    }
-    rv = uv_tcp_bind(&s->listener, (const struct sockaddr *)&ss, 0);
-    if (rv == 0) {
-        rv = uv_listen((uv_stream_t *)&s->listener, KAFKA__BACKLOG,
-                       server_connection_cb);
-    }
-    if (rv == 0) {
-        rv = uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss,
-                                &ss_len);
-    }
-    if (rv != 0) {
-        TRACE_WARN(s->t, "host=%s port=%d: listen failed: %s", host, port,
-                   uv_strerror(rv));
-        return RC_IO;
-    }
-    s->port = ss.ss_family == AF_INET6
-                  ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    return RC_OK;
-}
-
 static void server_close_cb(uv_handle_t *h)
 {
     struct kafka_server *s = h->data;
@@ -1256,7 +1174,8 @@ int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
         return RC_IO;
     }
     s->listener.data = s;
-    rv = server_listen(s, host, port);
+    rv = net_listen(&s->listener, loop, host, port, KAFKA__BACKLOG,
+                    server_connection_cb, &s->port, tracer);
     if (rv != RC_OK) {
         s->closing = true;
         uv_close((uv_handle_t *)&s->listener, server_close_cb);

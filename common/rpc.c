@@ -30,6 +30,7 @@
 #include "common/assert.h"
 #include "common/bytes.h"
 #include "common/limits.h"
+#include "common/net.h"
 #include "common/rc.h"
 
 #define RPC__LENGTH_BYTES 4u
@@ -128,43 +129,6 @@ static void client_conn_frame(struct rpc_conn *conn, uint64_t cid,
 
 /* --- Addresses ----------------------------------------------------------- */
 
-/* Numeric IPv4 or IPv6, else a name resolved synchronously (uv_getaddrinfo
- * with no callback blocks): only at start-up. */
-static int sockaddr_resolve(uv_loop_t *loop, const char *host, int port,
-                            struct sockaddr_storage *out)
-{
-    uv_getaddrinfo_t req;
-    struct addrinfo hints;
-    struct sockaddr_in *sin = (struct sockaddr_in *)out;
-    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
-
-    memset(out, 0, sizeof *out);
-    if (uv_ip4_addr(host, port, sin) == 0 ||
-        uv_ip6_addr(host, port, sin6) == 0) {
-        return RC_OK;
-    }
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    if (uv_getaddrinfo(loop, &req, NULL, host, NULL, &hints) != 0) {
-        return RC_INVALID;
-    }
-    if (req.addrinfo == NULL || req.addrinfo->ai_addrlen > sizeof *out) {
-        uv_freeaddrinfo(req.addrinfo);
-        return RC_INVALID;
-    }
-    memcpy(out, req.addrinfo->ai_addr, req.addrinfo->ai_addrlen);
-    uv_freeaddrinfo(req.addrinfo);
-    if (out->ss_family == AF_INET) {
-        sin->sin_port = htons((uint16_t)port);
-    } else if (out->ss_family == AF_INET6) {
-        sin6->sin6_port = htons((uint16_t)port);
-    } else {
-        return RC_INVALID;
-    }
-    return RC_OK;
-}
-
 /* "host:port" (common/addr.h) or "[v6]:port", resolved. */
 static int sockaddr_parse(uv_loop_t *loop, const char *s,
                           struct sockaddr_storage *out)
@@ -181,25 +145,7 @@ static int sockaddr_parse(uv_loop_t *loop, const char *s,
         host[host_len - 1] = '\0';
         host++;
     }
-    return sockaddr_resolve(loop, host, a.port, out);
-}
-
-static void sockaddr_name(const struct sockaddr_storage *ss, char *out,
-                          size_t cap)
-{
-    char ip[INET6_ADDRSTRLEN] = "?";
-
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
-        (void)uv_ip4_name(sin, ip, sizeof ip);
-        snprintf(out, cap, "%s:%u", ip, (unsigned)ntohs(sin->sin_port));
-    } else if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
-        (void)uv_ip6_name(sin6, ip, sizeof ip);
-        snprintf(out, cap, "[%s]:%u", ip, (unsigned)ntohs(sin6->sin6_port));
-    } else {
-        snprintf(out, cap, "?");
-    }
+    return net_sockaddr_resolve(loop, host, a.port, out);
 }
 
 /* --- Writing ------------------------------------------------------------- */
@@ -584,7 +530,7 @@ static void server_accept(struct rpc_server *s, struct rpc_conn *conn)
     }
     if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &ss_len) ==
         0) {
-        sockaddr_name(&ss, conn->peer, sizeof conn->peer);
+        net_sockaddr_name(&ss, conn->peer, sizeof conn->peer);
     }
     if (s->n_conns >= RPC_SERVER_CONNS_MAX) {
         TRACE_WARN(s->t, "peer=%s closing: %zu connections already open",
@@ -642,36 +588,6 @@ static void server_close_cb(uv_handle_t *h)
     free(s);
 }
 
-static int server_listen(struct rpc_server *s, const char *host, int port)
-{
-    struct sockaddr_storage ss;
-    int ss_len = (int)sizeof ss;
-    int rv;
-
-    if (sockaddr_resolve(s->loop, host, port, &ss) != RC_OK) {
-        TRACE_WARN(s->t, "host=%s port=%d: bad address", host, port);
-        return RC_INVALID;
-    }
-    rv = uv_tcp_bind(&s->listener, (const struct sockaddr *)&ss, 0);
-    if (rv == 0) {
-        rv = uv_listen((uv_stream_t *)&s->listener, RPC__BACKLOG,
-                       server_connection_cb);
-    }
-    if (rv == 0) {
-        rv = uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss,
-                                &ss_len);
-    }
-    if (rv != 0) {
-        TRACE_WARN(s->t, "host=%s port=%d: listen failed: %s", host, port,
-                   uv_strerror(rv));
-        return RC_IO;
-    }
-    s->port = ss.ss_family == AF_INET6
-                  ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                  : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    return RC_OK;
-}
-
 int rpc_server_start(struct rpc_server **out, uv_loop_t *loop,
                      const char *host, int port, rpc_request_cb cb,
                      void *arg, struct tracer *t)
@@ -697,7 +613,8 @@ int rpc_server_start(struct rpc_server **out, uv_loop_t *loop,
         return RC_IO;
     }
     s->listener.data = s;
-    rv = server_listen(s, host, port);
+    rv = net_listen(&s->listener, loop, host, port, RPC__BACKLOG,
+                    server_connection_cb, &s->port, t);
     if (rv != RC_OK) {
         s->closing = true;
         uv_close((uv_handle_t *)&s->listener, server_close_cb);

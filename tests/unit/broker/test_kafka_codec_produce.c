@@ -15,49 +15,11 @@
 #include "common/limits.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
+#include "tests/lib/byte_builder.h"
 
 #define MAX_16M (16u * 1024 * 1024)
 
 /* --- Expected bytes, built without the writer ---------------------------- */
-
-struct bb {
-    uint8_t b[8192];
-    size_t n;
-};
-
-static void bb_u8(struct bb *x, uint8_t v)
-{
-    cr_assert_lt(x->n, sizeof(x->b));
-    x->b[x->n++] = v;
-}
-
-static void bb_be(struct bb *x, uint64_t v, int bytes)
-{
-    for (int i = bytes - 1; i >= 0; i--) {
-        bb_u8(x, (uint8_t)(v >> (8 * i)));
-    }
-}
-
-static void bb_i16(struct bb *x, int16_t v) { bb_be(x, (uint16_t)v, 2); }
-static void bb_i32(struct bb *x, int32_t v) { bb_be(x, (uint32_t)v, 4); }
-static void bb_i64(struct bb *x, int64_t v) { bb_be(x, (uint64_t)v, 8); }
-
-static void bb_raw(struct bb *x, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        bb_u8(x, p[i]);
-    }
-}
-
-static void bb_str(struct bb *x, const char *s)
-{
-    if (s == NULL) {
-        bb_i16(x, -1);
-        return;
-    }
-    bb_i16(x, (int16_t)strlen(s));
-    bb_raw(x, (const uint8_t *)s, strlen(s));
-}
 
 static void expect_bytes(const struct writer *w, const struct bb *x)
 {
