@@ -71,11 +71,13 @@ static void release_spans(struct fetch_wait *w)
     }
 }
 
-/* One partition's answer; the span it reads goes in out->records_arg. */
+/* One partition's answer; the span it reads goes in out->records_arg.
+ * Only the first partition with data (first) may exceed the budget. */
 static void fetch_one(struct fetch_wait *w, struct slice topic,
                       const struct kafka_FetchPartition *in,
-                      int64_t budget, struct kafka_FetchablePartitionResponse
-                      *out, struct log_span *span)
+                      int64_t budget, bool first,
+                      struct kafka_FetchablePartitionResponse *out,
+                      struct log_span *span)
 {
     *out = (struct kafka_FetchablePartitionResponse){
         .PartitionIndex = in->PartitionIndex, .HighWatermark = -1,
@@ -99,6 +101,10 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     out->LogStartOffset = log_start_offset(p->log);
     int64_t max = in->PartitionMaxBytes < budget ? in->PartitionMaxBytes
                                                  : budget;
+    if (max <= 0 && !first) {
+        out->RecordsBytes = 0; /* the response's MaxBytes is spent */
+        return;
+    }
     if (max <= 0) {
         max = 1; /* the first batch still goes whole (KIP-74) */
     }
@@ -129,8 +135,8 @@ static int64_t evaluate(struct fetch_wait *w, bool *error)
                 (struct kafka_FetchablePartitionResponse *)&tr->Partitions[k];
             struct log_span *span = &w->spans[flat];
             log_span_release(span);
-            fetch_one(w, t->Name, &t->Partitions[k], budget - total, out,
-                      span);
+            fetch_one(w, t->Name, &t->Partitions[k], budget - total,
+                      total == 0, out, span);
             if (out->RecordsBytes > 0) {
                 out->records_arg = span;
                 total += out->RecordsBytes;

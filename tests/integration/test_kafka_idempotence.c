@@ -16,6 +16,7 @@
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
 
 static struct cluster c;
 
@@ -25,47 +26,6 @@ static void teardown(void)
 }
 
 TestSuite(kafka_idempotence, .fini = teardown, .timeout = 120);
-
-static int connect_broker(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    return fd;
-}
-
-/* Sends one request (header v1 + body) and returns the response body in
- * a malloc'd buffer (after the correlation id). */
-static uint8_t *roundtrip(int fd, int16_t key, int16_t version,
-                          const struct writer *body, size_t *len)
-{
-    static int32_t correlation = 1;
-    uint8_t hdr[4 + 2 + 2 + 4 + 2 + 4];
-    size_t total = 2 + 2 + 4 + 2 + 4 + body->len;
-    bytes_put_be32(hdr, (uint32_t)total);
-    bytes_put_be16(hdr + 4, (uint16_t)key);
-    bytes_put_be16(hdr + 6, (uint16_t)version);
-    bytes_put_be32(hdr + 8, (uint32_t)correlation++);
-    bytes_put_be16(hdr + 12, 4);
-    memcpy(hdr + 14, "test", 4);
-    cr_assert_eq(send(fd, hdr, sizeof hdr, 0), (ssize_t)sizeof hdr);
-    cr_assert_eq(send(fd, body->data, body->len, 0), (ssize_t)body->len);
-    uint8_t size[4];
-    cr_assert_eq(recv(fd, size, 4, MSG_WAITALL), 4, "no answer");
-    size_t n = bytes_be32(size);
-    uint8_t *buf = malloc(n);
-    cr_assert_eq(recv(fd, buf, n, MSG_WAITALL), (ssize_t)n);
-    *len = n - 4;
-    memmove(buf, buf + 4, n - 4);
-    return buf;
-}
 
 /* An idempotent batch of 3 records from producer 4242, epoch 0. */
 static struct built_batch idempotent_batch(int32_t base_sequence)
@@ -95,7 +55,8 @@ static struct kafka_PartitionProduceResponse produce(int fd,
     writer_init(&w, 1 << 20);
     cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    cr_assert_not_null(resp, "no answer to Produce");
     writer_free(&w);
     struct reader r;
     reader_init(&r, resp, len);
@@ -124,7 +85,9 @@ static int64_t latest_offset(int fd)
     writer_init(&w, 1 << 16);
     cr_assert_eq(kafka_list_offsets_request_encode(&w, 2, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = roundtrip(fd, KAFKA_API_LIST_OFFSETS, 2, &w, &len);
+    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_LIST_OFFSETS, 2, &w,
+                                         &len);
+    cr_assert_not_null(resp, "no answer to ListOffsets");
     writer_free(&w);
     struct reader r;
     reader_init(&r, resp, len);
@@ -148,7 +111,7 @@ static int ready_fd(void)
     uint64_t deadline = cluster_now_ms() + 10000;
     int fd = -1;
     while (cluster_now_ms() < deadline) {
-        fd = connect_broker(c.brokers[0].port);
+        fd = kafka_wire_connect(c.brokers[0].port);
         if (fd >= 0) {
             struct built_batch probe = batch_build(1, 1, 1, 1);
             struct kafka_PartitionProduceResponse p = produce(fd, &probe);
@@ -208,7 +171,7 @@ Test(kafka_idempotence, window_survives_a_broker_restart)
         uint64_t deadline = cluster_now_ms() + 15000;
         struct kafka_PartitionProduceResponse again = {.ErrorCode = -1};
         while (cluster_now_ms() < deadline) {
-            fd = connect_broker(c.brokers[0].port);
+            fd = kafka_wire_connect(c.brokers[0].port);
             if (fd < 0) {
                 continue;
             }

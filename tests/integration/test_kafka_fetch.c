@@ -1,0 +1,113 @@
+/* Fetch against a real broker: a response's MaxBytes lets only the first
+ * partition with data exceed it (by one whole batch, KIP-74); partitions
+ * after the budget is spent return no records. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/kafka_codec.h"
+#include "common/kafka_error.h"
+#include "common/rc.h"
+#include "tests/lib/batch_builder.h"
+#include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
+
+static struct cluster c;
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(kafka_fetch, .fini = teardown, .timeout = 120);
+
+/* Produces one batch to partition p of "fb"; the Kafka error. */
+static int16_t produce_one(int fd, int32_t p, struct built_batch *b)
+{
+    struct kafka_PartitionProduceData pd = {
+        .PartitionIndex = p, .Records = {.ptr = b->bytes, .len = b->len}};
+    struct kafka_TopicProduceData td = {.Name = slice_from_str("fb"),
+                                        .Partitions = &pd,
+                                        .PartitionsCnt = 1};
+    struct kafka_ProduceRequest rq = {.TransactionalId = slice_null(),
+                                      .Acks = -1, .TimeoutMs = 10000,
+                                      .Topics = &td, .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, 1 << 20);
+    cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    writer_free(&w);
+    if (resp == NULL) {
+        return KAFKA_ERROR_REQUEST_TIMED_OUT;
+    }
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1 << 20);
+    struct kafka_ProduceResponse out;
+    cr_assert_eq(kafka_produce_response_decode(&r, 7, &a, &out), RC_OK);
+    int16_t err = out.Responses[0].Partitions[0].ErrorCode;
+    arena_free(&a);
+    free(resp);
+    return err;
+}
+
+Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, 1);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
+    cr_assert_eq(cluster_create_topic(&c, "fb", 2, 1), KAFKA_ERROR_NONE);
+    int fd = kafka_wire_connect(c.brokers[0].port);
+    cr_assert_geq(fd, 0);
+    struct built_batch b = batch_build(4, 200, 1000, 3);
+    uint64_t deadline = cluster_now_ms() + 15000;
+    for (int32_t p = 0; p < 2; p++) {
+        while (produce_one(fd, p, &b) != KAFKA_ERROR_NONE) {
+            cr_assert_lt(cluster_now_ms(), deadline, "partition %d", p);
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL); /* until the broker learns the topic */
+        }
+    }
+    struct kafka_FetchPartition fp[2] = {
+        {.PartitionIndex = 0, .CurrentLeaderEpoch = -1, .FetchOffset = 0,
+         .LogStartOffset = -1, .PartitionMaxBytes = 1 << 20},
+        {.PartitionIndex = 1, .CurrentLeaderEpoch = -1, .FetchOffset = 0,
+         .LogStartOffset = -1, .PartitionMaxBytes = 1 << 20}};
+    struct kafka_FetchableTopic ft = {.Name = slice_from_str("fb"),
+                                      .Partitions = fp, .PartitionsCnt = 2};
+    struct kafka_FetchRequest rq = {.ReplicaId = -1, .MaxWaitMs = 100,
+                                    .MinBytes = 1, .MaxBytes = 10,
+                                    .IsolationLevel = 1, .SessionId = 0,
+                                    .SessionEpoch = -1, .Topics = &ft,
+                                    .TopicsCnt = 1,
+                                    .RackId = slice_from_str("")};
+    struct writer w;
+    writer_init(&w, 1 << 20);
+    cr_assert_eq(kafka_fetch_request_encode(&w, 11, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_FETCH, 11, &w, &len);
+    writer_free(&w);
+    cr_assert_not_null(resp, "no answer to Fetch");
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1 << 22);
+    struct kafka_FetchResponse out;
+    cr_assert_eq(kafka_fetch_response_decode(&r, 11, &a, &out), RC_OK);
+    const struct kafka_FetchablePartitionResponse *ps =
+        out.Responses[0].Partitions;
+    cr_assert_eq(ps[0].ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert_eq(ps[0].Records.len, b.len,
+                 "the first partition's first batch comes whole");
+    cr_assert_eq(ps[1].ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert_eq(ps[1].HighWatermark, 4);
+    cr_assert_eq(ps[1].Records.len, 0,
+                 "the budget is spent: no records for the next partition");
+    arena_free(&a);
+    free(resp);
+    built_batch_free(&b);
+    close(fd);
+}
