@@ -18,11 +18,16 @@
 #define ADMIN__CONTROLLER_TIMEOUT_MS 30000
 
 /* A request waiting for the controller: its decoded form stays in arena. */
+struct admin_ctx;
+typedef void (*admin_answer_fn)(struct admin_ctx *ctx,
+                                const Cairn__Response *resp, int16_t error);
+
 struct admin_ctx {
     struct broker *b;
     struct kafka_request *req;
     struct arena arena;
     void *rq;
+    admin_answer_fn answer; /* builds the Kafka answer from the controller's */
 };
 
 static struct admin_ctx *ctx_new(struct broker *b, struct kafka_request *req)
@@ -56,20 +61,48 @@ static char *arena_str(struct arena *a, struct slice s)
     return out;
 }
 
-/* Packs req and sends it to the active controller. */
-static int call_controller(struct admin_ctx *ctx, const Cairn__Request *req,
-                           membership_call_cb cb)
+/* The controller answered (or the call failed): answer the client with
+ * the controller's results, or REQUEST_TIMED_OUT for every topic. The
+ * broker then fetches the metadata change at once. */
+static void controller_cb(void *arg, int rc, const uint8_t *payload,
+                          size_t len)
 {
+    struct admin_ctx *ctx = arg;
+    Cairn__Response *resp = rc == RC_OK
+                                ? cairn__response__unpack(NULL, len, payload)
+                                : NULL;
+    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
+    if (resp != NULL && resp->error_code != 0) {
+        error = (int16_t)resp->error_code;
+    }
+    ctx->answer(ctx, resp, error);
+    membership_refresh(ctx->b->membership);
+    if (resp != NULL) {
+        cairn__response__free_unpacked(resp, NULL);
+    }
+    ctx_free(ctx);
+}
+
+/* Packs req and sends it to the active controller; if that cannot even
+ * start, answers with REQUEST_TIMED_OUT now. Either way ctx is consumed. */
+static void call_controller(struct admin_ctx *ctx, const Cairn__Request *req,
+                            admin_answer_fn answer)
+{
+    ctx->answer = answer;
     size_t len = cairn__request__get_packed_size(req);
     uint8_t *buf = malloc(len == 0 ? 1 : len);
-    if (buf == NULL) {
-        return RC_NOMEM;
+    int rv = RC_NOMEM;
+    if (buf != NULL) {
+        cairn__request__pack(req, buf);
+        rv = membership_call_active(ctx->b->membership, buf, len,
+                                    ADMIN__CONTROLLER_TIMEOUT_MS,
+                                    controller_cb, ctx);
+        free(buf);
     }
-    cairn__request__pack(req, buf);
-    int rv = membership_call_active(ctx->b->membership, buf, len,
-                                    ADMIN__CONTROLLER_TIMEOUT_MS, cb, ctx);
-    free(buf);
-    return rv;
+    if (rv != RC_OK) {
+        answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
+        ctx_free(ctx);
+    }
 }
 
 /* --- CreateTopics -------------------------------------------------------- */
@@ -105,24 +138,6 @@ static void create_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
     struct kafka_CreateTopicsResponse r = {.Topics = out,
                                            .TopicsCnt = rq->TopicsCnt};
     kafka_send(ctx->req, enc_create, &r);
-}
-
-static void created_cb(void *arg, int rc, const uint8_t *payload, size_t len)
-{
-    struct admin_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (resp != NULL && resp->error_code != 0) {
-        error = (int16_t)resp->error_code;
-    }
-    create_answer(ctx, resp, error);
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    ctx_free(ctx);
 }
 
 static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
@@ -200,10 +215,7 @@ void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
     cr.create_topics = &ct;
-    if (call_controller(ctx, &cr, created_cb) != RC_OK) {
-        create_answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
-        ctx_free(ctx);
-    }
+    call_controller(ctx, &cr, create_answer);
 }
 
 /* --- DeleteTopics -------------------------------------------------------- */
@@ -235,24 +247,6 @@ static void delete_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
     struct kafka_DeleteTopicsResponse r = {.Responses = out,
                                            .ResponsesCnt = rq->TopicNamesCnt};
     kafka_send(ctx->req, enc_delete, &r);
-}
-
-static void deleted_cb(void *arg, int rc, const uint8_t *payload, size_t len)
-{
-    struct admin_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (resp != NULL && resp->error_code != 0) {
-        error = (int16_t)resp->error_code;
-    }
-    delete_answer(ctx, resp, error);
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    ctx_free(ctx);
 }
 
 void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
@@ -291,8 +285,5 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_DELETE_TOPICS;
     cr.delete_topics = &dt;
-    if (call_controller(ctx, &cr, deleted_cb) != RC_OK) {
-        delete_answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
-        ctx_free(ctx);
-    }
+    call_controller(ctx, &cr, delete_answer);
 }
