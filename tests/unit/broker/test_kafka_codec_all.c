@@ -15,6 +15,7 @@
 #include "common/arena.h"
 #include "common/limits.h"
 #include "common/rc.h"
+#include "tests/unit/broker/codec_expect.h"
 
 #define MAX_16M (16u * 1024 * 1024)
 
@@ -412,16 +413,6 @@ static void version_range(const struct codec_api *api, int16_t *min,
 
 /* A heap copy of exactly n bytes of p (at least 1 allocated byte so that
  * malloc(0) cannot return NULL); the caller frees it. */
-static uint8_t *exact_copy(const void *p, size_t n)
-{
-    uint8_t *buf = malloc(n > 0 ? n : 1);
-    cr_assert_not_null(buf);
-    if (n > 0) {
-        memcpy(buf, p, n);
-    }
-    return buf;
-}
-
 /* Encodes dir's sample at v into w (reset first). */
 static void encode_sample(const struct codec_dir *dir, int16_t v,
                           struct writer *w)

@@ -16,30 +16,11 @@
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/byte_builder.h"
+#include "tests/unit/broker/codec_expect.h"
 
 #define MAX_16M (16u * 1024 * 1024)
 
 /* --- Expected bytes, built without the writer ---------------------------- */
-
-static void expect_bytes(const struct writer *w, const struct bb *x)
-{
-    cr_assert_eq(w->rc, RC_OK);
-    size_t n = w->len < x->n ? w->len : x->n;
-    for (size_t i = 0; i < n; i++) {
-        cr_assert_eq(w->data[i], x->b[i],
-                     "byte %zu: got %02x, want %02x", i, w->data[i],
-                     x->b[i]);
-    }
-    cr_assert_eq(w->len, x->n, "length: got %zu, want %zu", w->len, x->n);
-}
-
-static uint8_t *exact_copy(const void *p, size_t n)
-{
-    uint8_t *buf = malloc(n > 0 ? n : 1);
-    cr_assert_not_null(buf);
-    memcpy(buf, p, n);
-    return buf;
-}
 
 /* --- Requests ------------------------------------------------------------ */
 
