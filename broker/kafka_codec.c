@@ -171,6 +171,9 @@ static const struct kafka_codec_range kafka_codec_ranges[] = {
      KAFKA_INIT_PRODUCER_ID_VERSION_MAX},
     {KAFKA_API_DESCRIBE_CONFIGS, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
      KAFKA_DESCRIBE_CONFIGS_VERSION_MAX},
+    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH,
+     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN,
+     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX},
 };
 
 bool kafka_codec_version_range(int16_t api_key, int16_t *min, int16_t *max)
@@ -210,6 +213,16 @@ int16_t kafka_error_from_rc(int rc)
         return KAFKA_ERROR_TOPIC_ALREADY_EXISTS;
     case RC_MALFORMED:
         return KAFKA_ERROR_INVALID_RECORD;
+    case RC_NOT_LEADER:
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    case RC_NOT_ENOUGH_REPLICAS:
+        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    case RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    case RC_FENCED_EPOCH:
+        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
+    case RC_UNKNOWN_EPOCH:
+        return KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
     default:
         return KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
     }

@@ -18,6 +18,7 @@
  *    20     DeleteTopics     0..3       kafka_codec_admin.c
  *    32     DescribeConfigs  0..3       kafka_codec_admin.c
  *    22     InitProducerId   0..1       kafka_codec_admin.c
+ *    23     OffsetForLeaderEpoch 0..3   kafka_codec_epoch.c
  *
  * These are what the codec can parse; which versions are advertised is
  * the handlers' table, and must lie inside these ranges.
@@ -96,6 +97,7 @@ enum kafka_api_key {
     KAFKA_API_CREATE_TOPICS = 19,
     KAFKA_API_DELETE_TOPICS = 20,
     KAFKA_API_INIT_PRODUCER_ID = 22,
+    KAFKA_API_OFFSET_FOR_LEADER_EPOCH = 23,
     KAFKA_API_DESCRIBE_CONFIGS = 32,
 };
 
@@ -118,6 +120,8 @@ enum kafka_api_key {
 #define KAFKA_DESCRIBE_CONFIGS_VERSION_MAX 3
 #define KAFKA_INIT_PRODUCER_ID_VERSION_MIN 0
 #define KAFKA_INIT_PRODUCER_ID_VERSION_MAX 1
+#define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN 0
+#define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX 3 /* v4+ is flexible */
 
 /* True if this codec handles api_key at version, and its range in *min and
  * *max (either may be NULL); false for an ApiKey it does not know. */
@@ -669,6 +673,67 @@ MUST_CHECK int kafka_init_producer_id_request_encode(
 MUST_CHECK int kafka_init_producer_id_response_decode(
     struct reader *r, int16_t version, struct arena *a,
     struct kafka_InitProducerIdResponse *out);
+
+/* --- OffsetForLeaderEpoch (23) ------------------------------------------- */
+
+/* For each partition, the largest leader epoch <= LeaderEpoch the leader
+ * knows and the offset where it ends (KIP-101, KIP-320): how a follower
+ * or a consumer finds where its log diverges from the leader's. */
+struct kafka_OffsetForLeaderPartition {
+    int32_t Partition;
+    int32_t CurrentLeaderEpoch; /* v2+ (fencing); default -1 */
+    int32_t LeaderEpoch;        /* the epoch to look up */
+};
+
+struct kafka_OffsetForLeaderTopic {
+    struct slice Topic;
+    const struct kafka_OffsetForLeaderPartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_OffsetForLeaderEpochRequest {
+    /* v3+: -1 for a consumer, the broker id for a follower. Default -2,
+     * Kafka's schema default: a "debug" consumer, allowed to see offsets
+     * beyond the high watermark. A v0..2 request does not say who sends
+     * it, so followers on old versions get -2 too. */
+    int32_t ReplicaId;
+    const struct kafka_OffsetForLeaderTopic *Topics;
+    int32_t TopicsCnt;
+};
+
+/* Kafka's schema once named this one EpochEndOffset (now
+ * OffsetForLeaderPartitionResult); the fields are the same. */
+struct kafka_EpochEndOffset {
+    int16_t ErrorCode;
+    int32_t Partition;
+    int32_t LeaderEpoch; /* v1+; default -1 */
+    int64_t EndOffset;   /* -1 when ErrorCode is set or the epoch unknown */
+};
+
+struct kafka_OffsetForLeaderTopicResult {
+    struct slice Topic;
+    const struct kafka_EpochEndOffset *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_OffsetForLeaderEpochResponse {
+    int32_t ThrottleTimeMs; /* v2+; default 0 */
+    const struct kafka_OffsetForLeaderTopicResult *Topics;
+    int32_t TopicsCnt;
+};
+
+MUST_CHECK int kafka_offset_for_leader_epoch_request_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_OffsetForLeaderEpochRequest *out);
+MUST_CHECK int kafka_offset_for_leader_epoch_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetForLeaderEpochResponse *resp);
+MUST_CHECK int kafka_offset_for_leader_epoch_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetForLeaderEpochRequest *req);
+MUST_CHECK int kafka_offset_for_leader_epoch_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_OffsetForLeaderEpochResponse *out);
 
 /* --- Module-private: shared by broker/kafka_codec*.c only ---------------- */
 

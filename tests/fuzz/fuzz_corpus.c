@@ -157,6 +157,27 @@ static int fuzz_corpus_encode_admin(struct writer *w, int16_t api_key,
     return kafka_init_producer_id_request_encode(w, version, &m);
 }
 
+static const struct kafka_OffsetForLeaderPartition fuzz_corpus_ep[] = {
+    {.Partition = 0, .CurrentLeaderEpoch = -1, .LeaderEpoch = 0},
+    {.Partition = 1, .CurrentLeaderEpoch = 7, .LeaderEpoch = 5},
+    {.Partition = 2, .CurrentLeaderEpoch = 7, .LeaderEpoch = 7},
+};
+
+static int fuzz_corpus_encode_epoch(struct writer *w, int16_t version,
+                                    int variant)
+{
+    const struct kafka_OffsetForLeaderTopic et[] = {
+        {.Topic = S("orders"), .Partitions = fuzz_corpus_ep,
+         .PartitionsCnt = variant == 0 ? 1 : 3},
+        {.Topic = S("payments"), .Partitions = fuzz_corpus_ep + 1,
+         .PartitionsCnt = 2},
+    };
+    const struct kafka_OffsetForLeaderEpochRequest m = {
+        .ReplicaId = variant == 0 ? -1 : 2, /* consumer, follower 2 */
+        .Topics = et, .TopicsCnt = variant == 0 ? 1 : 2};
+    return kafka_offset_for_leader_epoch_request_encode(w, version, &m);
+}
+
 /* Encodes sample `variant` of api_key's request at version into w. */
 static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
                               int16_t version, int variant)
@@ -202,9 +223,17 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
     case KAFKA_API_DESCRIBE_CONFIGS:
     case KAFKA_API_INIT_PRODUCER_ID:
         return fuzz_corpus_encode_admin(w, api_key, version, variant);
+    case KAFKA_API_OFFSET_FOR_LEADER_EPOCH:
+        return fuzz_corpus_encode_epoch(w, version, variant);
     default:
         return RC_INVALID;
     }
+}
+
+/* The codec's range for api_key; false for an ApiKey it does not know. */
+static bool fuzz_corpus_range(int16_t api_key, int16_t *min, int16_t *max)
+{
+    return kafka_codec_version_range(api_key, min, max);
 }
 
 /* librdkafka's ApiVersions v3 body (compact strings, tagged fields). */
@@ -229,7 +258,7 @@ int main(int argc, char **argv)
         KAFKA_API_LIST_OFFSETS,    KAFKA_API_METADATA,
         KAFKA_API_API_VERSIONS,    KAFKA_API_CREATE_TOPICS,
         KAFKA_API_DELETE_TOPICS,   KAFKA_API_INIT_PRODUCER_ID,
-        KAFKA_API_DESCRIBE_CONFIGS};
+        KAFKA_API_DESCRIBE_CONFIGS, KAFKA_API_OFFSET_FOR_LEADER_EPOCH};
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;
@@ -241,7 +270,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; ok && k < sizeof keys / sizeof keys[0]; k++) {
         int16_t min = 0;
         int16_t max = 0;
-        if (!kafka_codec_version_range(keys[k], &min, &max)) {
+        if (!fuzz_corpus_range(keys[k], &min, &max)) {
             fprintf(stderr, "fuzz_corpus: codec lost ApiKey %d\n", keys[k]);
             ok = false;
             break;

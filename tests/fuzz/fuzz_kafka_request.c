@@ -44,6 +44,7 @@ union fuzz_request {
     struct kafka_DeleteTopicsRequest delete_topics;
     struct kafka_DescribeConfigsRequest describe_configs;
     struct kafka_InitProducerIdRequest init_producer_id;
+    struct kafka_OffsetForLeaderEpochRequest offset_for_leader_epoch;
 };
 
 /* Decodes with the decoder for api_key; RC_INVALID for an unknown key. */
@@ -73,6 +74,9 @@ static int fuzz_decode(int16_t api_key, int16_t v, struct reader *r,
     case KAFKA_API_INIT_PRODUCER_ID:
         return kafka_init_producer_id_request_decode(r, v, a,
                                                      &m->init_producer_id);
+    case KAFKA_API_OFFSET_FOR_LEADER_EPOCH:
+        return kafka_offset_for_leader_epoch_request_decode(
+            r, v, a, &m->offset_for_leader_epoch);
     default:
         return RC_INVALID;
     }
@@ -102,10 +106,20 @@ static int fuzz_encode(int16_t api_key, int16_t v, struct writer *w,
     case KAFKA_API_INIT_PRODUCER_ID:
         return kafka_init_producer_id_request_encode(w, v,
                                                      &m->init_producer_id);
+    case KAFKA_API_OFFSET_FOR_LEADER_EPOCH:
+        return kafka_offset_for_leader_epoch_request_encode(
+            w, v, &m->offset_for_leader_epoch);
     default:
         ASSERT(false);
         return RC_INVALID;
     }
+}
+
+/* The highest version the codec parses for api_key, in *max; false for
+ * an ApiKey it does not know. */
+static bool fuzz_version_max(int16_t api_key, int16_t *max)
+{
+    return kafka_codec_version_range(api_key, NULL, max);
 }
 
 /* The decoded request re-encodes, and that encoding is a fixed point. */
@@ -152,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = fuzz_decode(api_key, version, &r, &a, &m);
     ASSERT(rc >= RC_OK && rc < RC__COUNT);
     int16_t max = 0;
-    bool known = kafka_codec_version_range(api_key, NULL, &max);
+    bool known = fuzz_version_max(api_key, &max);
     /* ApiVersions above its range is answered unparsed: nothing to
      * re-encode. */
     if (rc == RC_OK && known && version <= max) {

@@ -30,7 +30,9 @@ static inline uint8_t *exact_copy(const void *p, size_t n)
 {
     uint8_t *buf = malloc(n > 0 ? n : 1);
     cr_assert_not_null(buf);
-    memcpy(buf, p, n);
+    if (n > 0) {
+        memcpy(buf, p, n);
+    }
     return buf;
 }
 

@@ -49,6 +49,8 @@ union any_msg {
     struct kafka_DescribeConfigsResponse describe_configs_resp;
     struct kafka_InitProducerIdRequest init_producer_id_req;
     struct kafka_InitProducerIdResponse init_producer_id_resp;
+    struct kafka_OffsetForLeaderEpochRequest offset_for_leader_epoch_req;
+    struct kafka_OffsetForLeaderEpochResponse offset_for_leader_epoch_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -87,6 +89,8 @@ CODEC_ADAPT(describe_configs_request, describe_configs_req)
 CODEC_ADAPT(describe_configs_response, describe_configs_resp)
 CODEC_ADAPT(init_producer_id_request, init_producer_id_req)
 CODEC_ADAPT(init_producer_id_response, init_producer_id_resp)
+CODEC_ADAPT(offset_for_leader_epoch_request, offset_for_leader_epoch_req)
+CODEC_ADAPT(offset_for_leader_epoch_response, offset_for_leader_epoch_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -105,6 +109,9 @@ CODEC_ADAPT_ENC(describe_configs_request, describe_configs_req)
 CODEC_ADAPT_ENC(describe_configs_response, describe_configs_resp)
 CODEC_ADAPT_ENC(init_producer_id_request, init_producer_id_req)
 CODEC_ADAPT_ENC(init_producer_id_response, init_producer_id_resp)
+CODEC_ADAPT_ENC(offset_for_leader_epoch_request, offset_for_leader_epoch_req)
+CODEC_ADAPT_ENC(offset_for_leader_epoch_response,
+                offset_for_leader_epoch_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -371,6 +378,26 @@ static void sample_init_producer_id_resp(union any_msg *m)
         0, 0, 4000, 0};
 }
 
+static void sample_offset_for_leader_epoch_req(union any_msg *m)
+{
+    static const struct kafka_OffsetForLeaderPartition parts[] = {
+        {0, 5, 4}, {3, -1, 2}};
+    static const struct kafka_OffsetForLeaderTopic topics[] = {
+        {{(const uint8_t *)"t", 1}, parts, 2}};
+    m->offset_for_leader_epoch_req =
+        (struct kafka_OffsetForLeaderEpochRequest){2, topics, 1};
+}
+
+static void sample_offset_for_leader_epoch_resp(union any_msg *m)
+{
+    static const struct kafka_EpochEndOffset parts[] = {
+        {0, 0, 4, 1234}, {75, 3, -1, -1}};
+    static const struct kafka_OffsetForLeaderTopicResult topics[] = {
+        {{(const uint8_t *)"t", 1}, parts, 2}};
+    m->offset_for_leader_epoch_resp =
+        (struct kafka_OffsetForLeaderEpochResponse){0, topics, 1};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -402,6 +429,7 @@ static const struct codec_api apis[] = {
     API(delete_topics, KAFKA_API_DELETE_TOPICS),
     API(describe_configs, KAFKA_API_DESCRIBE_CONFIGS),
     API(init_producer_id, KAFKA_API_INIT_PRODUCER_ID),
+    API(offset_for_leader_epoch, KAFKA_API_OFFSET_FOR_LEADER_EPOCH),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,
