@@ -2,7 +2,8 @@
  * controllers (broker/membership.h), the hosted partitions
  * (broker/partitions.h) and the Kafka listener with its request handlers
  * (broker/kafka_handlers.c, kafka_produce.c, kafka_fetch.c,
- * kafka_admin.c). One libuv loop thread. */
+ * kafka_admin.c, kafka_epoch.c), the follower fetchers
+ * (broker/replica_fetcher.h). One libuv loop thread. */
 #ifndef CAIRN_BROKER_BROKER_H
 #define CAIRN_BROKER_BROKER_H
 
@@ -13,6 +14,7 @@
 #include "broker/kafka_server.h"
 #include "broker/membership.h"
 #include "broker/partitions.h"
+#include "broker/replica_fetcher.h"
 #include "common/trace.h"
 
 struct fetch_wait;
@@ -24,6 +26,7 @@ struct broker {
     struct membership *membership;
     struct partitions partitions;
     struct kafka_server *kafka;
+    struct replica_fetchers *fetchers;
     bool auto_create_topics;       /* auto.create.topics.enable */
     int64_t producer_id_next;      /* producer-id block handed out */
     int64_t producer_id_end;
@@ -46,8 +49,16 @@ void kafka_handle_describe_configs(struct broker *b,
                                    struct kafka_request *req);
 void kafka_handle_init_producer_id(struct broker *b,
                                    struct kafka_request *req);
+void kafka_handle_offset_for_leader_epoch(struct broker *b,
+                                          struct kafka_request *req);
 
-/* A partition's high watermark moved: wake the long polls on it. */
+/* partitions' alter_isr hook (broker/alter_partition.c): AlterPartition to
+ * the active controller; arg is the broker. */
+void broker_alter_isr(void *arg, struct partition *p,
+                      const struct meta_replica_set *isr);
+
+/* A partition's high watermark or log end moved: wake the long polls on
+ * it (deferred by partitions_wake()). */
 void kafka_fetch_hw_moved(void *arg, struct partition *p);
 /* Answers every parked long poll now (shutdown). */
 void kafka_fetch_flush(struct broker *b);

@@ -1,9 +1,12 @@
 /* DescribeConfigs and InitProducerId (broker/broker.h). Topic configs come
- * from the metadata image: what the topic sets, then Kafka's defaults for
- * the rest, each marked with its source as Kafka does. Producer ids come
+ * from the metadata image: what the topic sets, then the broker's setting
+ * or Kafka's default for the rest, each marked with its source as Kafka
+ * does. A broker resource (named by this broker's id) lists its
+ * replication settings. Producer ids come
  * from blocks the active controller allocates. */
 #include "broker/broker.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +18,7 @@
 
 /* Kafka's ConfigSource values. */
 #define CONFIG_SOURCE_DYNAMIC_TOPIC 1
+#define CONFIG_SOURCE_STATIC_BROKER 4
 #define CONFIG_SOURCE_DEFAULT 5
 
 static const struct {
@@ -61,11 +65,12 @@ static bool wanted(const struct kafka_DescribeConfigsResource *res,
     return false;
 }
 
-static int topic_configs(const struct meta_topic *t,
+static int topic_configs(const struct broker *b, const struct meta_topic *t,
                          const struct kafka_DescribeConfigsResource *res,
                          struct arena *a,
                          struct kafka_DescribeConfigsResult *out)
 {
+    char *min_isr = NULL;
     size_t cap = t->n_configs + ARRAY_LEN(topic_defaults);
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
@@ -78,18 +83,73 @@ static int topic_configs(const struct meta_topic *t,
                 .ConfigSource = CONFIG_SOURCE_DYNAMIC_TOPIC};
         }
     }
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
+    }
     for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
         const char *name = topic_defaults[i].name;
-        if (meta_topic_config(t, name) == NULL && wanted(res, name)) {
-            cs[n++] = (struct kafka_DescribeConfigsResourceResult){
-                .Name = slice_from_str(name),
-                .Value = slice_from_str(topic_defaults[i].value),
-                .IsDefault = true, .ConfigSource = CONFIG_SOURCE_DEFAULT};
+        if (meta_topic_config(t, name) != NULL || !wanted(res, name)) {
+            continue;
         }
+        struct kafka_DescribeConfigsResourceResult c = {
+            .Name = slice_from_str(name),
+            .Value = slice_from_str(topic_defaults[i].value),
+            .IsDefault = true, .ConfigSource = CONFIG_SOURCE_DEFAULT};
+        if (strcmp(name, "min.insync.replicas") == 0 &&
+            b->partitions.min_insync != 1) {
+            /* The broker's own setting, as Kafka reports it. */
+            snprintf(min_isr, 16, "%d", b->partitions.min_insync);
+            c.Value = slice_from_str(min_isr);
+            c.IsDefault = false;
+            c.ConfigSource = CONFIG_SOURCE_STATIC_BROKER;
+        }
+        cs[n++] = c;
     }
     out->Configs = cs;
     out->ConfigsCnt = n;
     return rv;
+}
+
+/* This broker's replication settings (resource name: its id). */
+static int broker_configs(const struct broker *b,
+                          const struct kafka_DescribeConfigsResource *res,
+                          struct arena *a,
+                          struct kafka_DescribeConfigsResult *out)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d", b->id);
+    if (!slice_eq_str(res->ResourceName, id)) {
+        out->ErrorCode = KAFKA_ERROR_INVALID_REQUEST;
+        return RC_OK;
+    }
+    char *vals = NULL;
+    struct kafka_DescribeConfigsResourceResult *cs = NULL;
+    int rv = arena_alloc(a, 3, 32, (void **)&vals);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, 3, sizeof *cs, (void **)&cs);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    snprintf(vals, 32, "%d", b->partitions.min_insync);
+    snprintf(vals + 32, 32, "%lld", (long long)b->partitions.lag_max_ms);
+    snprintf(vals + 64, 32, "%s",
+             b->partitions.sync_before_ack ? "true" : "false");
+    static const char *const names[] = {"min.insync.replicas",
+                                        "replica.lag.time.max.ms",
+                                        "log.sync.before.ack"};
+    int32_t n = 0;
+    for (int i = 0; i < 3; i++) {
+        if (wanted(res, names[i])) {
+            cs[n++] = (struct kafka_DescribeConfigsResourceResult){
+                .Name = slice_from_str(names[i]),
+                .Value = slice_from_str(vals + 32 * i),
+                .ConfigSource = CONFIG_SOURCE_STATIC_BROKER};
+        }
+    }
+    out->Configs = cs;
+    out->ConfigsCnt = n;
+    return RC_OK;
 }
 
 void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
@@ -112,8 +172,12 @@ void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
         out[i] = (struct kafka_DescribeConfigsResult){
             .ResourceType = res->ResourceType,
             .ResourceName = res->ResourceName};
+        if (res->ResourceType == META_RESOURCE_BROKER) {
+            rv = broker_configs(b, res, &a, &out[i]);
+            continue;
+        }
         if (res->ResourceType != META_RESOURCE_TOPIC) {
-            continue; /* broker configs: none dynamic to report */
+            continue;
         }
         char name[META_TOPIC_NAME_BYTES_MAX + 1];
         const struct meta_topic *t = NULL;
@@ -126,7 +190,7 @@ void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
             out[i].ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
-        rv = topic_configs(t, res, &a, &out[i]);
+        rv = topic_configs(b, t, res, &a, &out[i]);
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed DescribeConfigs request");

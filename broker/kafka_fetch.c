@@ -1,6 +1,8 @@
 /* Fetch (broker/broker.h): whole batches from the one holding each fetch
- * offset, only below the high watermark, record bytes spliced in from the
- * segment files (sent with sendfile(2) by the listener). A fetch that finds
+ * offset, only below the high watermark for consumers and up to the log
+ * end for followers (ReplicaId >= 0, whose fetch offsets the leader
+ * records for the high watermark and the ISR), record bytes spliced in from
+ * the segment files (sent with sendfile(2) by the listener). A fetch that finds
  * fewer than MinBytes is parked until a high watermark it reads moves or
  * MaxWaitMs passes, so caught-up consumers do not spin. */
 #include "broker/broker.h"
@@ -96,6 +98,11 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
                              : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
         return;
     }
+    bool replica = w->rq.ReplicaId >= 0;
+    if (replica && !meta_replica_set_contains(&p->replicas, w->rq.ReplicaId)) {
+        out->ErrorCode = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+        return;
+    }
     out->HighWatermark = p->hw;
     out->LastStableOffset = p->hw;
     out->LogStartOffset = log_start_offset(p->log);
@@ -108,7 +115,9 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     if (max <= 0) {
         max = 1; /* the first batch still goes whole (KIP-74) */
     }
-    int rv = log_read(p->log, in->FetchOffset, max, p->hw, span);
+    /* Followers read up to the log end; consumers below the HW. */
+    int rv = log_read(p->log, in->FetchOffset, max,
+                      replica ? INT64_MAX : p->hw, span);
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);
         return;
@@ -251,6 +260,31 @@ void kafka_fetch_flush(struct broker *b)
     }
 }
 
+/* A follower's fetch offsets are its log end offsets: the leader records
+ * them (high watermark, ISR) when the request arrives. */
+static void record_replica(struct fetch_wait *w)
+{
+    int64_t now = (int64_t)uv_now(w->b->loop);
+    for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
+        const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            const struct kafka_FetchPartition *in = &t->Partitions[k];
+            struct partition *p = broker_partition(w->b, t->Name,
+                                                   in->PartitionIndex);
+            if (p == NULL || (in->CurrentLeaderEpoch >= 0 &&
+                              in->CurrentLeaderEpoch != p->leader_epoch)) {
+                continue; /* answered with an error by fetch_one() */
+            }
+            /* Not leading, not a replica, an offset beyond the log end:
+             * nothing recorded, and fetch_one() answers the error. */
+            if (partition_replica_fetch(p, w->rq.ReplicaId, in->FetchOffset,
+                                        now) != RC_OK) {
+                continue;
+            }
+        }
+    }
+}
+
 static int prepare(struct fetch_wait *w)
 {
     size_t n = n_partitions(w);
@@ -303,6 +337,9 @@ void kafka_handle_fetch(struct broker *b, struct kafka_request *req)
     }
     uv_timer_init(b->loop, &w->timer);
     w->timer.data = w;
+    if (w->rq.ReplicaId >= 0) {
+        record_replica(w);
+    }
     bool error = false;
     int64_t bytes = evaluate(w, &error);
     if (error || bytes >= w->rq.MinBytes || w->rq.MaxWaitMs <= 0 ||

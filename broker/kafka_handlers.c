@@ -32,6 +32,7 @@ static const struct {
     {KAFKA_API_DELETE_TOPICS, kafka_handle_delete_topics},
     {KAFKA_API_INIT_PRODUCER_ID, kafka_handle_init_producer_id},
     {KAFKA_API_DESCRIBE_CONFIGS, kafka_handle_describe_configs},
+    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH, kafka_handle_offset_for_leader_epoch},
 };
 
 void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
@@ -345,7 +346,12 @@ static int enc_list_offsets(struct writer *w, int16_t v, const void *r)
     return kafka_list_offsets_response_encode(w, v, r);
 }
 
-static void list_one(struct broker *b, struct slice topic,
+/* Kafka's ReplicaId for a debugging client: any replica answers, and
+ * "latest" is that replica's log end offset (`cairn status` asks every
+ * replica this way). */
+#define LIST_OFFSETS__DEBUG_REPLICA (-2)
+
+static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
                      const struct kafka_ListOffsetsPartition *in,
                      struct kafka_ListOffsetsPartitionResponse *out)
 {
@@ -353,12 +359,15 @@ static void list_one(struct broker *b, struct slice topic,
         .PartitionIndex = in->PartitionIndex, .Timestamp = -1, .Offset = -1,
         .LeaderEpoch = -1};
     struct partition *p = broker_partition(b, topic, in->PartitionIndex);
-    if (p == NULL || !partition_is_leader(p)) {
+    bool debug = replica_id == LIST_OFFSETS__DEBUG_REPLICA;
+    if (p == NULL || (!partition_is_leader(p) && !debug)) {
         out->ErrorCode = broker_not_leader_error(b, topic, in->PartitionIndex);
         return;
     }
     out->LeaderEpoch = p->leader_epoch;
-    if (in->Timestamp == -1) {
+    if (in->Timestamp == -1 && debug) {
+        out->Offset = log_end_offset(p->log);
+    } else if (in->Timestamp == -1) {
         out->Offset = p->hw; /* no transactions: the LSO is the HW */
     } else if (in->Timestamp == -2) {
         out->Offset = log_start_offset(p->log);
@@ -392,7 +401,7 @@ static void handle_list_offsets(struct broker *b, struct kafka_request *req)
         rv = arena_alloc(&a, (size_t)t->PartitionsCnt, sizeof *ps,
                          (void **)&ps);
         for (int32_t k = 0; rv == RC_OK && k < t->PartitionsCnt; k++) {
-            list_one(b, t->Name, &t->Partitions[k], &ps[k]);
+            list_one(b, t->Name, rq.ReplicaId, &t->Partitions[k], &ps[k]);
         }
         ts[i] = (struct kafka_ListOffsetsTopicResponse){
             .Name = t->Name, .Partitions = ps,

@@ -1,8 +1,11 @@
 /* Produce (broker/broker.h): validate each partition's batch, append it as
- * leader, then, for acks=1 and acks=all alike, wait until the partition's
- * high watermark passes the batch's last offset (with one replica and
- * log.sync.before.ack, once it is fdatasync'd by group commit). acks=0 gets
- * no response; an error then closes the connection, as Kafka does. */
+ * leader, then wait: acks=all until the partition's high watermark passes
+ * the batch's last offset (every in-sync replica holds it, durably with
+ * log.sync.before.ack); acks=1 until the write is durable here (at once
+ * without log.sync.before.ack). acks=all is refused with
+ * NOT_ENOUGH_REPLICAS before appending while the ISR is below
+ * min.insync.replicas. acks=0 gets no response; an error then closes the
+ * connection, as Kafka does. */
 #include "broker/broker.h"
 
 #include <stdlib.h>
@@ -85,7 +88,8 @@ static void hw_cb(void *arg, int rc)
     struct produce_ctx *ctx = part->ctx;
     part->waiting = false;
     if (!ctx->answered) {
-        if (rc == RC_NOT_LEADER) {
+        if (rc == RC_NOT_LEADER || rc == RC_OUT_OF_RANGE) {
+            /* Leadership went (and a truncation with it). */
             part->out->ErrorCode = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
         } else if (rc != RC_OK) {
             part->out->ErrorCode = kafka_error_from_rc(rc);
@@ -165,17 +169,27 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
     struct log_append_info info;
     int rv = partition_append(p, (uint8_t *)(uintptr_t)in->Records.ptr,
                               in->Records.len, (int64_t)uv_now(ctx->b->loop),
-                              &info);
+                              ctx->rq.Acks, &info);
     if (rv != RC_OK) {
         out->ErrorCode = produce_error(rv);
         return false;
     }
     out->BaseOffset = info.base_offset;
     out->LogStartOffset = log_start_offset(p->log);
-    if (ctx->rq.Acks == 0 || p->hw > info.last_offset) {
+    if (ctx->rq.Acks == 0) {
         return false;
     }
-    rv = partition_wait_hw(p, info.last_offset + 1, hw_cb, part);
+    if (ctx->rq.Acks == 1) {
+        if (!p->sync_before_ack ||
+            log_durable_end_offset(p->log) > info.last_offset) {
+            return false;
+        }
+        rv = partition_wait_durable(p, info.last_offset + 1, hw_cb, part);
+    } else if (p->hw > info.last_offset) {
+        return false;
+    } else {
+        rv = partition_wait_hw(p, info.last_offset + 1, hw_cb, part);
+    }
     if (rv != RC_OK) {
         out->ErrorCode = produce_error(rv);
         return false;

@@ -37,6 +37,18 @@ static const struct config_def broker_defs[] = {
      "create a topic a client asks Metadata for"},
     {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
      "count a write only once fdatasync'd (group commit)"},
+    {"min.insync.replicas", CONFIG_INT, "1", 1, META_REPLICAS_MAX,
+     "replicas that must hold an acks=all write"},
+    {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
+     "a follower not caught up for this long leaves the ISR"},
+    {"replica.fetch.wait.max.ms", CONFIG_INT, "500", 0, 60000,
+     "a follower's long-poll wait"},
+    {"replica.fetch.max.bytes", CONFIG_INT, "1048576", 1024, 104857600,
+     "bytes a follower asks for per partition"},
+    {"replica.fetch.response.max.bytes", CONFIG_INT, "10485760", 1024,
+     104857600, "bytes a follower asks for per fetch"},
+    {"replica.fetch.backoff.ms", CONFIG_LONG, "200", 1, 60000,
+     "a follower's pause after a fetch error"},
     {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
 };
 
@@ -85,10 +97,22 @@ static void image_cb(void *arg, const struct meta_image *img)
     }
 }
 
+static void followers_changed(void *arg)
+{
+    struct broker *b = arg;
+    if (b->fetchers != NULL) {
+        replica_fetchers_plan(b->fetchers);
+    }
+}
+
 static void done_cb(void *arg)
 {
     struct broker *b = arg;
     kafka_fetch_flush(b);
+    if (b->fetchers != NULL) {
+        replica_fetchers_close(b->fetchers);
+        b->fetchers = NULL;
+    }
     if (b->kafka != NULL) {
         kafka_server_close(b->kafka);
     }
@@ -154,9 +178,33 @@ static int start(struct broker *b, const struct config *cfg)
     dir[len] = '\0';
     int rv = partitions_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
                              &b->tracer);
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
+        return rv;
+    }
     b->partitions.sync_before_ack = config_bool(cfg, "log.sync.before.ack");
     b->partitions.hw_moved = kafka_fetch_hw_moved;
     b->partitions.hw_moved_arg = b;
+    b->partitions.alter_isr = broker_alter_isr;
+    b->partitions.alter_isr_arg = b;
+    b->partitions.followers_changed = followers_changed;
+    b->partitions.followers_changed_arg = b;
+    b->partitions.min_insync = config_int(cfg, "min.insync.replicas");
+    b->partitions.lag_max_ms = config_long(cfg, "replica.lag.time.max.ms");
+    partitions_start_timers(&b->partitions);
+    struct replica_fetcher_config fc = {
+        .self = mc.broker_id,
+        .wait_max_ms = config_int(cfg, "replica.fetch.wait.max.ms"),
+        .partition_max_bytes = config_int(cfg, "replica.fetch.max.bytes"),
+        .response_max_bytes =
+            config_int(cfg, "replica.fetch.response.max.bytes"),
+        .backoff_ms = config_long(cfg, "replica.fetch.backoff.ms")};
+    rv = replica_fetchers_start(&b->fetchers, b->loop, &b->partitions, &fc,
+                                &b->tracer);
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
+        return rv;
+    }
     b->id = mc.broker_id;
     b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
     rv = kafka_server_start(&b->kafka, b->loop, mc.endpoint.host,
@@ -165,10 +213,6 @@ static int start(struct broker *b, const struct config *cfg)
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: listeners=%s:%d: %s\n",
                 mc.endpoint.host, mc.endpoint.port, rc_str(rv));
-        return rv;
-    }
-    if (rv != RC_OK) {
-        fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
         return rv;
     }
     rv = membership_start(&b->membership, b->loop, &mc, &b->tracer,

@@ -6,12 +6,19 @@
 #include <string.h>
 
 #include "broker/partitions.h"
+#include "common/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
 bool partition_is_leader(const struct partition *p)
 {
     return !p->closing && p->leader == p->owner->broker_id;
+}
+
+int64_t partition_leader_leo(const struct partition *p)
+{
+    return p->sync_before_ack ? log_durable_end_offset(p->log)
+                              : log_end_offset(p->log);
 }
 
 /* Calls, in order, every waiter the high watermark has reached. Callbacks
@@ -44,7 +51,23 @@ static void advance_hw(struct partition *p, int64_t hw)
     }
     p->hw = hw;
     fire(p);
-    partitions_hw_moved(p->owner, p);
+    partitions_wake(p->owner, p);
+}
+
+/* Leader: the high watermark moves to the replicas' minimum (over the
+ * maximal ISR and caught-up eligible followers), never backwards. */
+static void update_hw(struct partition *p, int64_t now_ms)
+{
+    if (!partition_is_leader(p)) {
+        return;
+    }
+    advance_hw(p, replica_hw_candidate(&p->repl, partition_leader_leo(p),
+                                       now_ms));
+}
+
+static int64_t now(const struct partition *p)
+{
+    return (int64_t)uv_now(p->owner->loop);
 }
 
 void partition_fail_waiters(struct partition *p, int rc)
@@ -72,9 +95,7 @@ static void durable_cb(void *arg, int rc)
         }
         return;
     }
-    if (partition_is_leader(p)) {
-        advance_hw(p, log_durable_end_offset(p->log));
-    }
+    update_hw(p, now(p));
 }
 
 /* A retried batch that is already written: answer with its offsets once
@@ -116,10 +137,14 @@ static int check_producer(struct partition *p, const uint8_t *batch,
 }
 
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
-                     int64_t now_ms, struct log_append_info *info)
+                     int64_t now_ms, int16_t acks,
+                     struct log_append_info *info)
 {
     if (!partition_is_leader(p)) {
         return RC_NOT_LEADER;
+    }
+    if (acks == -1 && !replica_enough_for_append(&p->repl)) {
+        return RC_NOT_ENOUGH_REPLICAS;
     }
     struct record_batch_header h;
     struct producer_check chk;
@@ -140,16 +165,13 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
      * is then answered as a duplicate, not written twice. */
     h.base_offset = info->base_offset;
     producer_state_record(&p->producers, &h);
+    partitions_wake(p->owner, p); /* followers' parked fetches */
     if (!p->sync_before_ack) {
-        advance_hw(p, log_end_offset(p->log));
+        update_hw(p, now_ms);
         return RC_OK;
     }
-    rv = log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
-    if (rv != RC_OK) {
-        /* Written but never acknowledged: the producer retries. */
-        return rv;
-    }
-    return RC_OK;
+    /* Written but never acknowledged if this fails: the producer retries. */
+    return log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
 }
 
 int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
@@ -183,6 +205,12 @@ int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
     return RC_OK;
 }
 
+int partition_wait_durable(struct partition *p, int64_t offset,
+                           partition_hw_cb cb, void *arg)
+{
+    return log_wait_durable(p->log, offset, cb, arg);
+}
+
 static void replay_cb(void *arg, const struct record_batch_header *h)
 {
     producer_state_record(arg, h);
@@ -204,22 +232,181 @@ int partition_load_producers(struct partition *p, const char *dir)
     return rv;
 }
 
-void partition_set_leadership(struct partition *p, int32_t self,
-                              int32_t leader, int32_t leader_epoch)
+/* --- Leadership and ISR -------------------------------------------------- */
+
+static void set_eligibility(struct partition *p, const struct meta_image *img)
 {
+    for (int32_t i = 0; i < p->repl.n_followers; i++) {
+        int32_t id = p->repl.followers[i].id;
+        const struct meta_broker *b = meta_image_broker(img, id);
+        replica_set_eligible(&p->repl, id,
+                             b != NULL && !b->fenced &&
+                                 !b->in_controlled_shutdown);
+    }
+}
+
+/* acks=all requests still waiting fail once the committed ISR is below
+ * min.insync.replicas: their writes are in the log but cannot be
+ * acknowledged until the ISR recovers (the producer retries them). */
+static void check_min_isr(struct partition *p)
+{
+    if (p->n_waiters > 0 && !replica_enough_for_append(&p->repl)) {
+        partition_fail_waiters(p, RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    }
+}
+
+static void propose_isr(struct partition *p, const struct meta_replica_set *isr)
+{
+    p->alter_in_flight = true;
+    partitions_alter_isr(p->owner, p, isr);
+}
+
+void partition_apply_metadata(struct partition *p, int32_t self,
+                              const struct meta_partition *mp,
+                              const struct meta_image *img,
+                              int32_t min_insync, int64_t lag_max_ms,
+                              int64_t now_ms)
+{
+    bool same = mp->leader == p->leader &&
+                mp->leader_epoch == p->leader_epoch;
     bool was_leader = p->leader == self;
-    p->leader = leader;
-    p->leader_epoch = leader_epoch;
-    if (leader != self) {
-        if (was_leader) {
-            partition_fail_waiters(p, RC_NOT_LEADER);
+    p->replicas = mp->replicas;
+    p->isr = mp->isr;
+    p->partition_epoch = mp->partition_epoch;
+    p->min_insync = min_insync;
+    p->leader = mp->leader;
+    p->leader_epoch = mp->leader_epoch;
+    if (mp->leader == self) {
+        if (!same) {
+            replica_become_leader(&p->repl, self, mp, min_insync,
+                                  lag_max_ms, log_end_offset(p->log),
+                                  now_ms);
+            p->alter_in_flight = false;
+            p->follow = PARTITION_FOLLOW_NONE;
+        } else {
+            replica_update_metadata(&p->repl, mp);
+            p->repl.min_isr = min_insync < mp->replicas.n ? min_insync
+                                                          : mp->replicas.n;
         }
+        p->isr = p->repl.isr; /* an AlterPartition answer may be newer */
+        p->partition_epoch = p->repl.partition_epoch;
+        set_eligibility(p, img);
+        check_min_isr(p);
+        update_hw(p, now_ms);
         return;
     }
-    /* A new leader with one replica: everything durable is committed. */
-    int64_t hw = p->sync_before_ack ? log_durable_end_offset(p->log)
-                                    : log_end_offset(p->log);
+    if (was_leader) {
+        partition_fail_waiters(p, RC_NOT_LEADER);
+    }
+    if (mp->leader == META_NO_LEADER) {
+        p->follow = PARTITION_FOLLOW_NONE;
+    } else if (!same || p->follow == PARTITION_FOLLOW_NONE) {
+        p->follow = PARTITION_FOLLOW_TRUNCATE; /* KIP-101 */
+    }
+}
+
+int partition_replica_fetch(struct partition *p, int32_t replica_id,
+                            int64_t fetch_offset, int64_t now_ms)
+{
+    if (!partition_is_leader(p)) {
+        return RC_NOT_LEADER;
+    }
+    int rv = replica_follower_fetch(&p->repl, replica_id, fetch_offset,
+                                    log_end_offset(p->log), now_ms);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    update_hw(p, now_ms);
+    struct meta_replica_set isr;
+    if (!p->alter_in_flight && replica_maybe_expand(&p->repl, p->hw, &isr)) {
+        propose_isr(p, &isr);
+    }
+    return RC_OK;
+}
+
+void partition_check_isr(struct partition *p, int64_t now_ms)
+{
+    if (!partition_is_leader(p)) {
+        return;
+    }
+    struct meta_replica_set isr;
+    if (!p->alter_in_flight &&
+        replica_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
+                             &isr)) {
+        propose_isr(p, &isr);
+    }
+    update_hw(p, now_ms);
+}
+
+void partition_alter_done(struct partition *p, bool ok,
+                          const struct meta_replica_set *isr,
+                          int32_t partition_epoch, int64_t now_ms)
+{
+    p->alter_in_flight = false;
+    if (!partition_is_leader(p)) {
+        return;
+    }
+    if (!ok || isr == NULL) {
+        replica_alter_done(&p->repl, false, &p->isr, p->partition_epoch);
+    } else {
+        replica_alter_done(&p->repl, true, isr, partition_epoch);
+    }
+    p->isr = p->repl.isr;
+    p->partition_epoch = p->repl.partition_epoch;
+    check_min_isr(p);
+    update_hw(p, now_ms);
+}
+
+/* --- Follower ------------------------------------------------------------ */
+
+int partition_follower_append(struct partition *p, const uint8_t *records,
+                              size_t len, int64_t leader_hw, int64_t now_ms)
+{
+    size_t at = 0;
+    while (at < len) {
+        struct record_batch_header h;
+        int rv = record_batch_parse(records + at, len - at, &h);
+        if (rv == RC_SHORT) {
+            break; /* a partial batch at the end of a fetch */
+        }
+        if (rv != RC_OK) {
+            return rv;
+        }
+        size_t size = (size_t)record_batch_size(&h);
+        if (size > len - at) {
+            break;
+        }
+        if (record_batch_last_offset(&h) >= log_end_offset(p->log)) {
+            struct log_append_info info;
+            rv = log_append_replica(p->log, records + at, size, now_ms,
+                                    &info);
+            if (rv != RC_OK) {
+                return rv;
+            }
+            producer_state_record(&p->producers, &h);
+        }
+        at += size;
+    }
+    int64_t end = log_end_offset(p->log);
+    int64_t hw = leader_hw < end ? leader_hw : end;
     if (hw > p->hw) {
         p->hw = hw;
     }
+    return RC_OK;
+}
+
+int partition_follower_truncate(struct partition *p, int64_t offset)
+{
+    if (offset >= log_end_offset(p->log)) {
+        return RC_OK;
+    }
+    int rv = log_truncate_to(p->log, offset);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    producer_state_truncate(&p->producers, log_end_offset(p->log));
+    if (p->hw > log_end_offset(p->log)) {
+        p->hw = log_end_offset(p->log);
+    }
+    return RC_OK;
 }

@@ -27,8 +27,14 @@ int partitions_init(struct partitions *ps, uv_loop_t *loop, int32_t broker_id,
     ps->tracer = tracer;
     ps->broker_id = broker_id;
     ps->log_cfg = *log_cfg;
+    ps->min_insync = 1;
+    ps->lag_max_ms = 30000;
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
+    uv_idle_init(loop, &ps->wake_idle);
+    ps->wake_idle.data = ps;
+    uv_timer_init(loop, &ps->isr_timer);
+    ps->isr_timer.data = ps;
     return log_file_mkdirs(log_dir);
 }
 
@@ -43,11 +49,151 @@ struct partition *partitions_find(const struct partitions *ps,
     return NULL;
 }
 
-void partitions_hw_moved(struct partitions *ps, struct partition *p)
+static void wake_cb(uv_idle_t *handle)
 {
-    if (ps->hw_moved != NULL) {
-        ps->hw_moved(ps->hw_moved_arg, p);
+    struct partitions *ps = handle->data;
+    /* Wakes may queue more wakes (an answered follower fetch moves the
+     * high watermark); those run on the next turn. */
+    size_t n = ps->n_wake;
+    struct partition **list = ps->wake;
+    ps->wake = NULL;
+    ps->n_wake = ps->cap_wake = 0;
+    uv_idle_stop(handle);
+    for (size_t i = 0; i < n; i++) {
+        list[i]->wake_queued = false;
     }
+    for (size_t i = 0; i < n; i++) {
+        if (ps->hw_moved != NULL && !list[i]->closing) {
+            ps->hw_moved(ps->hw_moved_arg, list[i]);
+        }
+    }
+    free(list);
+}
+
+void partitions_wake(struct partitions *ps, struct partition *p)
+{
+    if (p->wake_queued || ps->hw_moved == NULL) {
+        return;
+    }
+    if (ps->n_wake == ps->cap_wake) {
+        size_t cap = ps->cap_wake == 0 ? 16 : ps->cap_wake * 2;
+        void *w = realloc(ps->wake, cap * sizeof *ps->wake);
+        if (w == NULL) {
+            return; /* the parked fetch answers at its MaxWaitMs instead */
+        }
+        ps->wake = w;
+        ps->cap_wake = cap;
+    }
+    ps->wake[ps->n_wake++] = p;
+    p->wake_queued = true;
+    uv_idle_start(&ps->wake_idle, wake_cb);
+}
+
+static void unqueue_wake(struct partitions *ps, struct partition *p)
+{
+    for (size_t i = 0; p->wake_queued && i < ps->n_wake; i++) {
+        if (ps->wake[i] == p) {
+            ps->wake[i] = ps->wake[--ps->n_wake];
+            p->wake_queued = false;
+        }
+    }
+}
+
+void partitions_alter_isr(struct partitions *ps, struct partition *p,
+                          const struct meta_replica_set *isr)
+{
+    if (ps->alter_isr == NULL) {
+        partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(ps->loop));
+        return;
+    }
+    ps->alter_isr(ps->alter_isr_arg, p, isr);
+}
+
+/* --- High-watermark checkpoint ------------------------------------------- */
+
+#define PARTITIONS__HW_FILE "replication-offset-checkpoint"
+#define PARTITIONS__CHECKPOINT_MS 5000
+
+/* Kafka's format: "0\n", the count, then "topic partition offset" lines. */
+static void save_checkpoint(struct partitions *ps, bool force)
+{
+    bool changed = force;
+    for (size_t i = 0; i < ps->n && !changed; i++) {
+        changed = ps->parts[i]->hw != ps->parts[i]->hw_saved;
+    }
+    if (!changed) {
+        return;
+    }
+    size_t cap = 32 + ps->n * (META_TOPIC_NAME_BYTES_MAX + 48);
+    char *buf = malloc(cap);
+    if (buf == NULL) {
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "0\n%zu\n", ps->n);
+    for (size_t i = 0; i < ps->n; i++) {
+        const struct partition *p = ps->parts[i];
+        len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
+                                p->topic, p->id, p->hw);
+    }
+    if (log_file_write_atomic(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
+        RC_OK) {
+        for (size_t i = 0; i < ps->n; i++) {
+            ps->parts[i]->hw_saved = ps->parts[i]->hw;
+        }
+    } else {
+        TRACE_WARN(ps->tracer, "cannot save %s/%s", ps->log_dir,
+                   PARTITIONS__HW_FILE);
+    }
+    free(buf);
+}
+
+/* The checkpointed high watermark of topic-id, or 0. */
+static int64_t load_checkpoint(const struct partitions *ps, const char *topic,
+                               int32_t id)
+{
+    FILE *f = NULL;
+    char path[LOG_PATH_BYTES_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", ps->log_dir, PARTITIONS__HW_FILE);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char name[META_TOPIC_NAME_BYTES_MAX + 2];
+    int part = 0;
+    long long off = 0;
+    int64_t found = 0;
+    char line[META_TOPIC_NAME_BYTES_MAX + 64];
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (sscanf(line, "%250s %d %lld", name, &part, &off) == 3 &&
+            part == id && off >= 0 && strcmp(name, topic) == 0) {
+            found = off;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static void isr_timer_cb(uv_timer_t *t)
+{
+    struct partitions *ps = t->data;
+    int64_t now = (int64_t)uv_now(ps->loop);
+    for (size_t i = 0; i < ps->n; i++) {
+        partition_check_isr(ps->parts[i], now);
+    }
+    if ((uint64_t)now - ps->last_checkpoint_ms >= PARTITIONS__CHECKPOINT_MS) {
+        ps->last_checkpoint_ms = (uint64_t)now;
+        save_checkpoint(ps, false);
+    }
+}
+
+void partitions_start_timers(struct partitions *ps)
+{
+    /* Kafka checks every lag/2; a finer period bounds the detection time
+     * closer to replica.lag.time.max.ms. */
+    uint64_t period = (uint64_t)ps->lag_max_ms / 4;
+    period = period < 50 ? 50 : period > 5000 ? 5000 : period;
+    ps->last_checkpoint_ms = uv_now(ps->loop);
+    uv_timer_start(&ps->isr_timer, isr_timer_cb, period, period);
 }
 
 static struct partition *find_by_id(struct partitions *ps,
@@ -180,24 +326,43 @@ static struct partition *add(struct partitions *ps, const struct meta_topic *t,
                    "%s", t->name, id, rc_str(rv));
     }
     strcpy(p->topic, t->name);
+    int64_t hw = load_checkpoint(ps, t->name, id);
+    p->hw = hw < log_end_offset(l) ? hw : log_end_offset(l);
+    p->hw_saved = p->hw;
     return p;
 }
 
-static void follow_leadership(struct partitions *ps, struct partition *p,
+static int32_t topic_min_insync(const struct partitions *ps,
+                                const struct meta_topic *t)
+{
+    const char *v = meta_topic_config(t, "min.insync.replicas");
+    long long x = v != NULL ? atoll(v) : 0;
+    return x >= 1 && x <= META_REPLICAS_MAX ? (int32_t)x : ps->min_insync;
+}
+
+/* Returns true when leadership changed. */
+static bool follow_leadership(struct partitions *ps, struct partition *p,
+                              const struct meta_topic *t,
                               const struct meta_partition *mp)
 {
-    if (mp->leader == p->leader && mp->leader_epoch == p->leader_epoch) {
-        return;
+    bool changed = mp->leader != p->leader ||
+                   mp->leader_epoch != p->leader_epoch;
+    partition_apply_metadata(p, ps->broker_id, mp, ps->img,
+                             topic_min_insync(ps, t), ps->lag_max_ms,
+                             (int64_t)uv_now(ps->loop));
+    if (!changed) {
+        return false;
     }
-    partition_set_leadership(p, ps->broker_id, mp->leader, mp->leader_epoch);
     if (mp->leader == ps->broker_id) {
         int rv = log_assign_epoch(p->log, mp->leader_epoch);
         if (rv != RC_OK) {
             TRACE_ERROR(ps->tracer, "partition=%s-%d epoch cache: %s",
                         p->topic, p->id, rc_str(rv));
         }
-        TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d",
-                   p->topic, p->id, mp->leader_epoch);
+        TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d "
+                   "(isr size %d, hw %" PRId64 ", end %" PRId64 ")",
+                   p->topic, p->id, mp->leader_epoch, mp->isr.n, p->hw,
+                   log_end_offset(p->log));
     } else if (mp->leader == META_NO_LEADER) {
         TRACE_INFO(ps->tracer, "partition %s-%d is offline at epoch %d "
                    "(no leader)", p->topic, p->id, mp->leader_epoch);
@@ -206,6 +371,7 @@ static void follow_leadership(struct partitions *ps, struct partition *p,
                    "(leader %d)", p->topic, p->id, mp->leader_epoch,
                    mp->leader);
     }
+    return true;
 }
 
 struct removal {
@@ -234,6 +400,7 @@ static void drop(struct partitions *ps, size_t i, bool delete_files)
 {
     struct partition *p = ps->parts[i];
     ps->parts[i] = ps->parts[--ps->n];
+    unqueue_wake(ps, p);
     p->closing = true;
     partition_fail_waiters(p, RC_NOT_LEADER);
     struct removal *r = malloc(sizeof *r);
@@ -269,6 +436,7 @@ static void more_cb(uv_idle_t *handle)
 void partitions_apply(struct partitions *ps, const struct meta_image *img)
 {
     int opens = 0;
+    bool changed = false;
     ps->img = img;
     for (size_t i = 0; i < ps->n; i++) {
         ps->parts[i]->seen = false;
@@ -289,20 +457,30 @@ void partitions_apply(struct partitions *ps, const struct meta_image *img)
             }
             if (p != NULL) {
                 p->seen = true;
-                follow_leadership(ps, p, mp);
+                changed |= follow_leadership(ps, p, topic, mp);
             }
         }
     }
     for (size_t i = ps->n; i > 0; i--) {
         if (!ps->parts[i - 1]->seen) {
             drop(ps, i - 1, true);
+            changed = true;
         }
+    }
+    if (changed && ps->followers_changed != NULL) {
+        ps->followers_changed(ps->followers_changed_arg);
     }
 }
 
 void partitions_close(struct partitions *ps)
 {
+    save_checkpoint(ps, true);
     uv_close((uv_handle_t *)&ps->more, NULL);
+    uv_close((uv_handle_t *)&ps->wake_idle, NULL);
+    uv_close((uv_handle_t *)&ps->isr_timer, NULL);
+    free(ps->wake);
+    ps->wake = NULL;
+    ps->n_wake = ps->cap_wake = 0;
     while (ps->n > 0) {
         drop(ps, ps->n - 1, false);
     }

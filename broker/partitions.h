@@ -34,8 +34,26 @@ struct partitions {
     char log_dir[LOG_PATH_BYTES_MAX];
     struct log_config log_cfg;   /* broker defaults; topics may override */
     bool sync_before_ack;        /* log.sync.before.ack */
+    int32_t min_insync;          /* min.insync.replicas (broker default) */
+    int64_t lag_max_ms;          /* replica.lag.time.max.ms */
+    /* A partition's high watermark or log end moved (deferred to the next
+     * loop turn, see partitions_wake()). */
     void (*hw_moved)(void *arg, struct partition *p);
     void *hw_moved_arg;
+    /* A leader proposes a new ISR to the controller; the answer comes
+     * back through partition_alter_done(). */
+    void (*alter_isr)(void *arg, struct partition *p,
+                      const struct meta_replica_set *isr);
+    void *alter_isr_arg;
+    /* Leadership of some partition changed (fetchers re-plan). */
+    void (*followers_changed)(void *arg);
+    void *followers_changed_arg;
+    uv_idle_t wake_idle;         /* runs the queued wakes */
+    struct partition **wake;     /* partitions whose HW or end moved */
+    size_t n_wake;
+    size_t cap_wake;
+    uv_timer_t isr_timer;        /* ISR shrink checks, HW checkpoints */
+    uint64_t last_checkpoint_ms;
     struct partition **parts;
     size_t n;
     size_t cap;
@@ -51,8 +69,18 @@ MUST_CHECK int partitions_init(struct partitions *ps, uv_loop_t *loop,
  * are logged and leave it out; the rest go on. */
 void partitions_apply(struct partitions *ps, const struct meta_image *img);
 
-/* Tells the listener (fetch long polls) that p's high watermark moved. */
-void partitions_hw_moved(struct partitions *ps, struct partition *p);
+/* p's high watermark or log end moved: parked fetches reading it are
+ * re-evaluated at the start of the next loop turn, never from inside the
+ * caller (which may be in the middle of answering one). */
+void partitions_wake(struct partitions *ps, struct partition *p);
+
+/* Sends a leader's proposed ISR for p to the controller. */
+void partitions_alter_isr(struct partitions *ps, struct partition *p,
+                          const struct meta_replica_set *isr);
+
+/* Starts the periodic ISR checks and high-watermark checkpoints
+ * (`replication-offset-checkpoint` in log.dir, Kafka's format). */
+void partitions_start_timers(struct partitions *ps);
 
 /* Closes every log (cleanly) and the handle; the loop frees them. */
 void partitions_close(struct partitions *ps);

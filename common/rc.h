@@ -23,7 +23,12 @@
     X(RC_TIMEOUT, "timed out")                                         \
     X(RC_NOT_LEADER, "not the leader of the partition")                 \
     X(RC_PRODUCER_FENCED, "producer epoch older than the current one")    \
-    X(RC_OUT_OF_ORDER_SEQUENCE, "producer sequence out of order")
+    X(RC_OUT_OF_ORDER_SEQUENCE, "producer sequence out of order")     \
+    X(RC_NOT_ENOUGH_REPLICAS, "in-sync replicas below the minimum")      \
+    X(RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND,                              \
+      "written, but in-sync replicas fell below the minimum")           \
+    X(RC_FENCED_EPOCH, "leader epoch older than the current one")        \
+    X(RC_UNKNOWN_EPOCH, "leader epoch newer than the current one")
 
 enum rc {
     RC_OK = 0,

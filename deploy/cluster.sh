@@ -99,7 +99,7 @@ metadata.log.dir=$dir/metadata
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
 num.partitions=1
-default.replication.factor=1
+default.replication.factor=3
 CONF
     else
         mkdir -p "$dir/logs"
@@ -111,6 +111,8 @@ controller.quorum.voters=$(voters)
 log.dirs=$dir/logs
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
+min.insync.replicas=2
+replica.lag.time.max.ms=5000
 CONF
     fi
 }

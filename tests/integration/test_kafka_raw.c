@@ -281,6 +281,9 @@ static const struct kafka_ApiVersion implemented[] = {
      KAFKA_INIT_PRODUCER_ID_VERSION_MAX},
     {KAFKA_API_DESCRIBE_CONFIGS, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
      KAFKA_DESCRIBE_CONFIGS_VERSION_MAX},
+    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH,
+     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN,
+     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX},
 };
 
 static void expect_implemented(const struct kafka_ApiVersionsResponse *resp,
