@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Our documents nest four levels (status: object, topics, partitions,
- * replicas); the bound leaves room. */
+/* Our documents nest seven levels (status: object, topics, topic,
+ * partitions, partition, end_offsets, replica); the bound leaves room. */
 #define JSON_DEPTH_MAX 16
 
 struct json {

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/cluster.h"
+#include "cli/health.h"
 #include "cli/json.h"
 #include "cli/table.h"
 #include "cli/view.h"
@@ -17,7 +18,17 @@ void status_usage(FILE *out)
     fputs("  status [--json]\n"
           "      Every controller's Raft role, term, leader and applied\n"
           "      index (or why it is unreachable), then the brokers and\n"
-          "      partitions of the active controller's metadata.\n",
+          "      partitions of the active controller's metadata. Each\n"
+          "      partition also shows its high watermark (HW, from its\n"
+          "      leader) and each replica's log end offset (from that\n"
+          "      replica; '-' when its broker does not answer within 2 s),\n"
+          "      asked over Kafka's ListOffsets, and the flags\n"
+          "      UNDER-REPLICATED (ISR smaller than the replicas),\n"
+          "      UNDER-MIN-ISR (ISR below min.insync.replicas: the topic's,\n"
+          "      else the brokers' as DescribeConfigs reports it, else 1;\n"
+          "      Cairn's brokers report none yet, so the local cluster's\n"
+          "      min.insync.replicas=2 counts only where a topic sets it)\n"
+          "      and OFFLINE (no leader).\n",
           out);
 }
 
@@ -89,8 +100,41 @@ static void source_text(FILE *out, const struct cluster_view *v)
                       : " (no active controller answered; the freshest)");
 }
 
+/* Brokers that did not answer, and where min.insync.replicas came from. */
+static void health_notes(FILE *out, const struct cluster_view *v,
+                         const struct health *h, bool any_topics)
+{
+    for (size_t i = 0; i < v->image.n_brokers; i++) {
+        const struct meta_broker *b = &v->image.brokers[i];
+        const struct health_broker *hb = health_broker(h, b);
+        if (hb->error[0] == '\0') {
+            continue;
+        }
+        char host[META_HOST_BYTES_MAX + 1];
+        char error[HEALTH_ERROR_BYTES];
+        view_printable(b->host, host, sizeof host);
+        view_printable(hb->error, error, sizeof error);
+        fprintf(out, "note: broker %" PRId32 " at %s:%" PRId32 ": %s%s\n",
+                b->id, host, b->port, error,
+                hb->reachable ? "" : "; its offsets show as -");
+    }
+    if (!any_topics) {
+        return;
+    }
+    if (h->min_insync_from >= 0) {
+        fprintf(out, "note: min.insync.replicas is %" PRId32 " (broker %"
+                PRId32 "'s default) where a topic sets none\n",
+                h->min_insync_default, h->min_insync_from);
+    } else {
+        fprintf(out, "note: min.insync.replicas is %" PRId32 " (Kafka's "
+                "default) where a topic sets none: no broker named its "
+                "own\n", h->min_insync_default);
+    }
+}
+
 static void status_text(FILE *out, const struct cluster_view *v,
-                        const struct meta_topic *const *topics, size_t n)
+                        const struct meta_topic *const *topics, size_t n,
+                        const struct health *h)
 {
     struct table t;
     fputs("CONTROLLERS\n", out);
@@ -109,7 +153,10 @@ static void status_text(FILE *out, const struct cluster_view *v,
     fputc('\n', out);
     view_brokers_text(out, &v->image);
     fputc('\n', out);
-    view_partitions_text(out, topics, n);
+    view_partitions_text(out, topics, n, h);
+    if (h != NULL) {
+        health_notes(out, v, h, n > 0);
+    }
 }
 
 static void controller_json(struct json *j, const struct cluster_controller *c)
@@ -147,9 +194,10 @@ static void controller_json(struct json *j, const struct cluster_controller *c)
 }
 
 /* metadata_offset is -1 (and metadata_source null) when no controller
- * sent an image; the lists are then empty. */
+ * sent an image; the lists are then empty and min.insync.replicas null. */
 static void status_json(FILE *out, const struct cluster_view *v,
-                        const struct meta_topic *const *topics, size_t n)
+                        const struct meta_topic *const *topics, size_t n,
+                        const struct health *h)
 {
     struct json j;
     json_init(&j, out);
@@ -168,10 +216,22 @@ static void status_json(FILE *out, const struct cluster_view *v,
         controller_json(&j, &v->ctls[i]);
     }
     json_array_end(&j);
+    json_key(&j, "min_insync_replicas_default");
+    if (h != NULL) {
+        json_int(&j, h->min_insync_default);
+    } else {
+        json_null(&j);
+    }
+    json_key(&j, "min_insync_replicas_from_broker");
+    if (h != NULL && h->min_insync_from >= 0) {
+        json_int(&j, h->min_insync_from);
+    } else {
+        json_null(&j);
+    }
     json_key(&j, "brokers");
-    view_brokers_json(&j, &v->image);
+    view_brokers_json(&j, &v->image, h);
     json_key(&j, "topics");
-    view_topics_json(&j, topics, n);
+    view_topics_json(&j, topics, n, h);
     json_object_end(&j);
     json_finish(&j);
 }
@@ -185,18 +245,32 @@ int status_run(struct ctl_client *cc, const struct status_opts *o)
     int sorted = rv == RC_OK || rv == RC_NOT_FOUND
                      ? view_topics_sorted(&v.image, &topics, &n)
                      : rv;
+    struct health h;
+    bool have_health = false; /* h was gathered */
+    if (sorted == RC_OK && rv == RC_OK) {
+        sorted = health_gather(&h, &v.image);
+        have_health = sorted == RC_OK;
+        if (!have_health) {
+            health_free(&h);
+        }
+    }
     if (sorted != RC_OK) {
         cli_error("status: %s", rc_str(sorted));
+        free(topics);
         cluster_view_free(&v);
         return CLI_EXIT_FAILED;
     }
+    const struct health *hp = have_health ? &h : NULL;
     if (o->json) {
-        status_json(stdout, &v, topics, n);
+        status_json(stdout, &v, topics, n, hp);
     } else {
-        status_text(stdout, &v, topics, n);
+        status_text(stdout, &v, topics, n, hp);
     }
     if (rv != RC_OK) {
         cli_error("status: no controller sent cluster metadata");
+    }
+    if (have_health) {
+        health_free(&h);
     }
     free(topics);
     cluster_view_free(&v);

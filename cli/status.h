@@ -1,7 +1,9 @@
 /* `cairn status [--json]`: asks every controller for DescribeCluster and
  * shows the controllers, then the brokers and partitions of the active
- * controller's metadata image (or the freshest one any controller sent).
- * One thread. */
+ * controller's metadata image (or the freshest one any controller sent),
+ * each partition with its HW, its replicas' log end offsets and its flags,
+ * asked of the brokers over the Kafka protocol (cli/health.h). One
+ * thread. */
 #ifndef CAIRN_CLI_STATUS_H
 #define CAIRN_CLI_STATUS_H
 

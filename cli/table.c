@@ -42,14 +42,16 @@ void table_cell(struct table *t, const char *fmt, ...)
         return;
     }
     if (t->col > 0) {
-        fputs(TABLE__GAP, t->out);
+        t->blanks += sizeof TABLE__GAP - 1;
     }
-    fputs(cell, t->out);
-    /* Pad unless this is the row's last column: no trailing blanks. */
-    if (t->col + 1 < t->n_cols) {
-        ASSERT(len <= t->widths[t->col]);
-        fprintf(t->out, "%*s", (int)(t->widths[t->col] - len), "");
+    if (len > 0) {
+        fprintf(t->out, "%*s%s", (int)t->blanks, "", cell);
+        t->blanks = 0;
     }
+    /* Padding is owed, and printed only if a non-empty cell follows in
+     * this row: no trailing blanks. */
+    ASSERT(len <= t->widths[t->col]);
+    t->blanks += t->widths[t->col] - len;
     t->col++;
 }
 
@@ -59,4 +61,5 @@ void table_end_row(struct table *t)
         fputc('\n', t->out);
     }
     t->col = 0;
+    t->blanks = 0;
 }

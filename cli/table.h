@@ -1,7 +1,8 @@
 /* Aligned text columns without buffering rows. The caller emits its rows
  * twice through the same function: the first pass only measures column
  * widths, the second prints, each cell padded to its column's width and
- * separated by two spaces (no trailing blanks). Nothing is allocated, so
+ * separated by two spaces (no trailing blanks, even when the last cells
+ * of a row are empty). Nothing is allocated, so
  * any number of rows fits. Cells longer than TABLE_CELL_BYTES_MAX - 1
  * bytes are cut. out is borrowed. */
 #ifndef CAIRN_CLI_TABLE_H
@@ -11,8 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Our widest table (controllers) has 7 columns. */
-#define TABLE_COLS_MAX 8
+/* Our widest table (status partitions) has 9 columns. */
+#define TABLE_COLS_MAX 10
 
 /* A topic name (249 bytes) or host (255) plus room. */
 #define TABLE_CELL_BYTES_MAX 512
@@ -22,6 +23,7 @@ struct table {
     bool printing; /* false: measuring pass */
     size_t n_cols; /* columns of the widest row seen */
     size_t col;    /* next cell's column in the current row */
+    size_t blanks; /* padding and gap owed before the next non-empty cell */
     size_t widths[TABLE_COLS_MAX];
 };
 

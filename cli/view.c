@@ -11,6 +11,13 @@
 /* "1,2,3" for 16 ids of up to 11 characters each. */
 #define VIEW__IDS_BYTES (META_REPLICAS_MAX * 12 + 1)
 
+/* "1:5,2:5,3:-": 16 ids, colons, offsets of up to 20 characters, commas
+ * (a table cell cuts what is beyond TABLE_CELL_BYTES_MAX). */
+#define VIEW__END_OFFSETS_BYTES (META_REPLICAS_MAX * 33 + 1)
+
+/* "UNDER-REPLICATED,UNDER-MIN-ISR,OFFLINE" and room. */
+#define VIEW__FLAGS_BYTES 48
+
 void view_printable(const char *s, char *out, size_t cap)
 {
     ASSERT(cap > 0);
@@ -165,8 +172,56 @@ void view_topics_text(FILE *out, const struct meta_topic *const *topics,
     topic_rows(&t, topics, n);
 }
 
+static void format_end_offsets(const struct meta_replica_set *s,
+                               const struct health_partition *hp, char *out,
+                               size_t cap)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int32_t i = 0; i < s->n && used < cap; i++) {
+        const char *sep = i > 0 ? "," : "";
+        int w = hp->end_offsets[i] >= 0
+                    ? snprintf(out + used, cap - used, "%s%" PRId32 ":%"
+                               PRId64, sep, s->ids[i], hp->end_offsets[i])
+                    : snprintf(out + used, cap - used, "%s%" PRId32 ":-",
+                               sep, s->ids[i]);
+        ASSERT(w >= 0);
+        used += (size_t)w;
+    }
+}
+
+static void format_flags(const struct health_partition *hp, char *out,
+                         size_t cap)
+{
+    snprintf(out, cap, "%s%s%s%s%s",
+             hp->under_replicated ? "UNDER-REPLICATED" : "",
+             hp->under_replicated && hp->under_min_isr ? "," : "",
+             hp->under_min_isr ? "UNDER-MIN-ISR" : "",
+             (hp->under_replicated || hp->under_min_isr) && hp->offline
+                 ? ","
+                 : "",
+             hp->offline ? "OFFLINE" : "");
+}
+
+static void health_cells(struct table *t, const struct meta_partition *p,
+                         const struct health_partition *hp)
+{
+    char ends[VIEW__END_OFFSETS_BYTES];
+    char flags[VIEW__FLAGS_BYTES];
+    format_end_offsets(&p->replicas, hp, ends, sizeof ends);
+    format_flags(hp, flags, sizeof flags);
+    if (hp->hw >= 0) {
+        table_cell(t, "%" PRId64, hp->hw);
+    } else {
+        table_cell(t, "-");
+    }
+    table_cell(t, "%s", ends);
+    table_cell(t, "%s", flags);
+}
+
 static void partition_row(struct table *t, const char *name,
-                          const struct meta_partition *p)
+                          const struct meta_partition *p,
+                          const struct health_partition *hp)
 {
     char replicas[VIEW__IDS_BYTES];
     char isr[VIEW__IDS_BYTES];
@@ -182,11 +237,15 @@ static void partition_row(struct table *t, const char *name,
     table_cell(t, "%" PRId32, p->leader_epoch);
     table_cell(t, "%s", replicas);
     table_cell(t, "%s", isr);
+    if (hp != NULL) {
+        health_cells(t, p, hp);
+    }
     table_end_row(t);
 }
 
 static void partition_rows(struct table *t,
-                           const struct meta_topic *const *ts, size_t n)
+                           const struct meta_topic *const *ts, size_t n,
+                           const struct health *h)
 {
     table_cell(t, "TOPIC");
     table_cell(t, "PARTITION");
@@ -194,18 +253,24 @@ static void partition_rows(struct table *t,
     table_cell(t, "EPOCH");
     table_cell(t, "REPLICAS");
     table_cell(t, "ISR");
+    if (h != NULL) {
+        table_cell(t, "HW");
+        table_cell(t, "END-OFFSETS");
+        table_cell(t, "FLAGS");
+    }
     table_end_row(t);
     for (size_t i = 0; i < n; i++) {
         char name[META_TOPIC_NAME_BYTES_MAX + 1];
         view_printable(ts[i]->name, name, sizeof name);
         for (int32_t p = 0; p < ts[i]->n_partitions; p++) {
-            partition_row(t, name, &ts[i]->partitions[p]);
+            partition_row(t, name, &ts[i]->partitions[p],
+                          h != NULL ? health_partition(h, ts[i], p) : NULL);
         }
     }
 }
 
 void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
-                          size_t n)
+                          size_t n, const struct health *h)
 {
     fputs("PARTITIONS\n", out);
     size_t n_partitions = 0;
@@ -218,14 +283,29 @@ void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
     }
     struct table t;
     table_init(&t, out);
-    partition_rows(&t, topics, n);
+    partition_rows(&t, topics, n, h);
     table_start_printing(&t);
-    partition_rows(&t, topics, n);
+    partition_rows(&t, topics, n, h);
 }
 
 /* --- JSON ---------------------------------------------------------------- */
 
-void view_brokers_json(struct json *j, const struct meta_image *img)
+static void broker_health_json(struct json *j, const struct health_broker *hb)
+{
+    json_key(j, "reachable");
+    if (hb->asked) {
+        json_bool(j, hb->reachable);
+    } else {
+        json_null(j);
+    }
+    if (hb->error[0] != '\0') {
+        json_key(j, "error");
+        json_string(j, hb->error);
+    }
+}
+
+void view_brokers_json(struct json *j, const struct meta_image *img,
+                       const struct health *h)
 {
     json_array_begin(j);
     for (size_t i = 0; i < img->n_brokers; i++) {
@@ -249,6 +329,9 @@ void view_brokers_json(struct json *j, const struct meta_image *img)
         json_bool(j, b->fenced);
         json_key(j, "in_controlled_shutdown");
         json_bool(j, b->in_controlled_shutdown);
+        if (h != NULL) {
+            broker_health_json(j, health_broker(h, b));
+        }
         json_object_end(j);
     }
     json_array_end(j);
@@ -263,7 +346,44 @@ static void ids_json(struct json *j, const struct meta_replica_set *s)
     json_array_end(j);
 }
 
-static void partition_json(struct json *j, const struct meta_partition *p)
+static void offset_json(struct json *j, int64_t offset)
+{
+    if (offset >= 0) {
+        json_int(j, offset);
+    } else {
+        json_null(j);
+    }
+}
+
+static void partition_health_json(struct json *j,
+                                  const struct meta_partition *p,
+                                  const struct health_partition *hp)
+{
+    json_key(j, "hw");
+    offset_json(j, hp->hw);
+    json_key(j, "end_offsets");
+    json_array_begin(j);
+    for (int32_t i = 0; i < p->replicas.n; i++) {
+        json_object_begin(j);
+        json_key(j, "id");
+        json_int(j, p->replicas.ids[i]);
+        json_key(j, "end_offset");
+        offset_json(j, hp->end_offsets[i]);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_key(j, "min_isr");
+    json_int(j, hp->min_isr);
+    json_key(j, "under_replicated");
+    json_bool(j, hp->under_replicated);
+    json_key(j, "under_min_isr");
+    json_bool(j, hp->under_min_isr);
+    json_key(j, "offline");
+    json_bool(j, hp->offline);
+}
+
+static void partition_json(struct json *j, const struct meta_partition *p,
+                           const struct health_partition *hp)
 {
     json_object_begin(j);
     json_key(j, "partition");
@@ -278,10 +398,14 @@ static void partition_json(struct json *j, const struct meta_partition *p)
     ids_json(j, &p->replicas);
     json_key(j, "isr");
     ids_json(j, &p->isr);
+    if (hp != NULL) {
+        partition_health_json(j, p, hp);
+    }
     json_object_end(j);
 }
 
-static void topic_json(struct json *j, const struct meta_topic *t)
+static void topic_json(struct json *j, const struct meta_topic *t,
+                       const struct health *h)
 {
     char id[23];
     meta_uuid_format(&t->id, id);
@@ -300,18 +424,19 @@ static void topic_json(struct json *j, const struct meta_topic *t)
     json_key(j, "partitions");
     json_array_begin(j);
     for (int32_t p = 0; p < t->n_partitions; p++) {
-        partition_json(j, &t->partitions[p]);
+        partition_json(j, &t->partitions[p],
+                       h != NULL ? health_partition(h, t, p) : NULL);
     }
     json_array_end(j);
     json_object_end(j);
 }
 
 void view_topics_json(struct json *j, const struct meta_topic *const *topics,
-                      size_t n)
+                      size_t n, const struct health *h)
 {
     json_array_begin(j);
     for (size_t i = 0; i < n; i++) {
-        topic_json(j, topics[i]);
+        topic_json(j, topics[i], h);
     }
     json_array_end(j);
 }

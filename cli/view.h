@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/health.h"
 #include "cli/json.h"
 #include "common/assert.h"
 #include "common/meta.h"
@@ -32,13 +33,21 @@ void view_topics_text(FILE *out, const struct meta_topic *const *topics,
                       size_t n);
 
 /* "PARTITIONS" and a topic, partition, leader, epoch, replicas, ISR
- * table of the given topics, or "(none)". */
+ * table of the given topics, or "(none)". With h (may be NULL; gathered
+ * from the topics' image) also the HW, each replica's log end offset as
+ * "id:offset,..." in replica order ("-" unknown) and the flags
+ * (UNDER-REPLICATED, UNDER-MIN-ISR, OFFLINE; empty when healthy). */
 void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
-                          size_t n);
+                          size_t n, const struct health *h);
 
-/* The array value of "brokers" and of "topics" in `status --json`. */
-void view_brokers_json(struct json *j, const struct meta_image *img);
+/* The array value of "brokers" and of "topics" in `status --json`. With
+ * h (may be NULL), brokers also get "reachable" (null when not asked)
+ * and, when set, "error"; partitions get "hw", "end_offsets" ([{"id",
+ * "end_offset"}] in replica order; null unknown), "min_isr",
+ * "under_replicated", "under_min_isr" and "offline". */
+void view_brokers_json(struct json *j, const struct meta_image *img,
+                       const struct health *h);
 void view_topics_json(struct json *j, const struct meta_topic *const *topics,
-                      size_t n);
+                      size_t n, const struct health *h);
 
 #endif

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # deploy/cluster.sh and the cairn command end to end: up, topics, kill a
-# broker and watch it fenced, start it again, stop everything. Runs on its
-# own free ports and data directory, so it passes beside `make cluster`.
+# broker and watch it fenced, start it again; `cairn status` offsets (HW,
+# each replica's log end offset) and flags, with a follower killed and
+# started again; stop everything. Runs on its own free ports and data
+# directory, so it passes beside `make cluster`.
 #     tests/integration/cluster_script.sh BUILD_DIR
 set -uo pipefail
 
@@ -20,6 +22,11 @@ wait_for() {
 import json, sys
 s = json.load(sys.stdin)
 b = {x['id']: x for x in s['brokers']}
+def part(topic, i):
+    return [p for t in s['topics'] if t['name'] == topic
+            for p in t['partitions'] if p['partition'] == i][0]
+def ends(p):
+    return {r['id']: r['end_offset'] for r in p['end_offsets']}
 sys.exit(0 if ($expr) else 1)" 2>/dev/null; then
             return 0
         fi
@@ -45,6 +52,49 @@ check "broker-1 unfenced again" wait_for 15 "not b[1]['fenced']"
 check "logs show leadership" grep -q "became leader of orders-" \
     "$DATA"/broker-*/broker-*.log
 check "pid of a running node" "$ROOT/deploy/cluster.sh" pid controller-102
+
+# --- status: HW and log end offsets (ListOffsets), flags -------------------
+# Last, as it kills a follower: it starts it again before `down`.
+check "produce 5 records to an RF 3 topic" bash -c '
+    "$1" --bootstrap-servers "$2" topics create offsets --partitions 1 \
+        --replication-factor 3 >/dev/null &&
+    seq 1 5 | timeout 60 "$1" --bootstrap-servers "$2" produce offsets \
+        --acks all' _ "$BIN/cairn" "$BOOT"
+check "status: hw 5, every replica's end offset 5, no flags" wait_for 20 \
+    "(p := part('offsets', 0)) is not None and p['hw'] == 5
+     and len(ends(p)) == 3 and set(ends(p).values()) == {5}
+     and not p['under_replicated']
+     and not p['under_min_isr'] and not p['offline']"
+# status_text ISR-HW-ENDS-FLAGS: the text row of offsets-0 ends so.
+status_text() {
+    "$ROOT/deploy/cluster.sh" status 2>/dev/null |
+        grep -Eq "^offsets +0 +[1-3] +[0-9]+ +[1-3],[1-3],[1-3] +$1\$"
+}
+check "status text: HW and END-OFFSETS columns, empty FLAGS" \
+    status_text "[1-3],[1-3],[1-3] +5 +[1-3]:5,[1-3]:5,[1-3]:5"
+follower=$(status_json | /usr/bin/python3 -c "
+import json, sys
+p = [t for t in json.load(sys.stdin)['topics']
+     if t['name'] == 'offsets'][0]['partitions'][0]
+print([r for r in p['replicas'] if r != p['leader']][0])" 2>/dev/null)
+check "found a follower of offsets-0" test -n "$follower"
+follower=${follower:-2}
+check "kill broker-$follower (a follower)" \
+    "$ROOT/deploy/cluster.sh" kill "broker-$follower"
+check "status: its end offset unknown, others 5, UNDER-REPLICATED" \
+    wait_for 30 "(p := part('offsets', 0)) is not None
+     and b[$follower]['reachable'] is False and ends(p)[$follower] is None and p['hw'] == 5
+     and all(v == 5 for k, v in ends(p).items() if k != $follower)
+     and $follower not in p['isr'] and p['under_replicated']
+     and not p['under_min_isr'] and not p['offline']"
+check "status text: '-' for its end offset, the flag" \
+    status_text \
+    "[1-3],[1-3] +5 +[1-3]:[5-],[1-3]:[5-],[1-3]:[5-] +UNDER-REPLICATED"
+check "start broker-$follower" "$ROOT/deploy/cluster.sh" start "broker-$follower"
+check "status: back in the ISR at end offset 5, no flags" wait_for 30 \
+    "(p := part('offsets', 0)) is not None
+     and b[$follower]['reachable'] is True and set(ends(p).values()) == {5} and len(p['isr']) == 3
+     and not p['under_replicated']"
 pids=$(cat "$DATA"/*/pid)
 check "down" "$ROOT/deploy/cluster.sh" down
 alive=0
