@@ -225,7 +225,10 @@ static int ensure_topic(struct bench *b, struct kclient_error *e)
                                 KCLIENT_TIMEOUT_MS, e);
     }
     if (rv == RC_OK) {
-        rv = kclient_partition_count(rk, o->topic, 0, &b->n_partitions, e);
+        /* Brokers learn of a new topic a moment apart: the one asked may
+         * not know it yet. */
+        rv = kclient_partition_count(rk, o->topic, KCLIENT_TIMEOUT_MS,
+                                     &b->n_partitions, e);
     }
     rd_kafka_destroy(rk);
     return rv;

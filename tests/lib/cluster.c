@@ -103,17 +103,27 @@ static void controller_config(struct cluster *c, struct cluster_node *n)
     write_file(n->config, text);
 }
 
+void cluster_broker_log_dir(const struct cluster *c,
+                            const struct cluster_node *n, char *out,
+                            size_t cap)
+{
+    int w = snprintf(out, cap, "%s/broker-%d/logs", c->dir, n->id);
+    ASSERT(w > 0 && (size_t)w < cap);
+}
+
 static void broker_config(struct cluster *c, struct cluster_node *n)
 {
     char rpc[512];
+    char log_dir[4200];
     char text[16384];
     voters(c, false, rpc, sizeof rpc);
+    cluster_broker_log_dir(c, n, log_dir, sizeof log_dir);
     snprintf(text, sizeof text,
              "node.id=%d\nlisteners=PLAINTEXT://127.0.0.1:%d\n"
-             "controller.quorum.voters=%s\nlog.dirs=%s/broker-%d/logs\n"
+             "controller.quorum.voters=%s\nlog.dirs=%s\n"
              "broker.heartbeat.interval.ms=%lld\n"
              "broker.session.timeout.ms=%lld\n%s",
-             n->id, n->port, rpc, c->dir, n->id,
+             n->id, n->port, rpc, log_dir,
              (long long)c->heartbeat_interval_ms,
              (long long)c->session_timeout_ms,
              c->broker_extra_config != NULL ? c->broker_extra_config : "");
@@ -267,6 +277,7 @@ Cairn__Response *cluster_call(struct cluster *c, int i,
     ASSERT(buf != NULL);
     cairn__request__pack(req, buf);
     struct call_state st = {0};
+    uv_update_time(&c->loop); /* the loop may have slept since its last run */
     int rv = rpc_client_call(c->client, i, buf, len, timeout_ms, call_cb,
                              &st);
     free(buf);
@@ -401,4 +412,26 @@ bool cluster_log_contains(const struct cluster_node *n, const char *text)
     }
     fclose(f);
     return found;
+}
+
+struct cluster_node *cluster_broker(struct cluster *c, int32_t id)
+{
+    for (int i = 0; i < c->n_brokers; i++) {
+        if (c->brokers[i].id == id) {
+            return &c->brokers[i];
+        }
+    }
+    return NULL;
+}
+
+void cluster_bootstrap(const struct cluster *c, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < c->n_brokers; i++) {
+        int w = snprintf(out + len, cap - len, "%s127.0.0.1:%d",
+                         i == 0 ? "" : ",", c->brokers[i].port);
+        ASSERT(w > 0 && (size_t)w < cap - len);
+        len += (size_t)w;
+    }
 }

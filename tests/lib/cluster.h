@@ -77,6 +77,18 @@ int16_t cluster_create_topic(struct cluster *c, const char *name,
 
 uint64_t cluster_now_ms(void);
 
+/* The broker node with this node id, or NULL. */
+struct cluster_node *cluster_broker(struct cluster *c, int32_t id);
+
+/* Where broker n keeps its partition logs (its log.dirs); one directory
+ * per partition inside, named <topic>-<partition>. */
+void cluster_broker_log_dir(const struct cluster *c,
+                            const struct cluster_node *n, char *out,
+                            size_t cap);
+
+/* bootstrap.servers for Kafka clients: every broker's listener. */
+void cluster_bootstrap(const struct cluster *c, char *out, size_t cap);
+
 /* True if the node's log file contains text. */
 bool cluster_log_contains(const struct cluster_node *n, const char *text);
 
