@@ -169,8 +169,9 @@ static int describe_configs(rd_kafka_t *rk, struct describe *d,
     return rv;
 }
 
-/* The next config entry from *i on that the topic sets (one not at its
- * default); NULL after the last. */
+/* The next config entry from *i on that the topic sets (a topic
+ * override, not a broker setting or a default, as kafka-topics
+ * --describe shows); NULL after the last. */
 static const rd_kafka_ConfigEntry_t *next_set_config(const struct topic_view *v,
                                                      size_t *i)
 {
@@ -181,7 +182,8 @@ static const rd_kafka_ConfigEntry_t *next_set_config(const struct topic_view *v,
     const rd_kafka_ConfigEntry_t **all =
         rd_kafka_ConfigResource_configs(v->configs, &n);
     for (; *i < n; (*i)++) {
-        if (!rd_kafka_ConfigEntry_is_default(all[*i])) {
+        if (rd_kafka_ConfigEntry_source(all[*i]) ==
+            RD_KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG) {
             return all[(*i)++];
         }
     }
