@@ -19,6 +19,21 @@
  *    32     DescribeConfigs  0..3       kafka_codec_admin.c
  *    22     InitProducerId   0..1       kafka_codec_admin.c
  *    23     OffsetForLeaderEpoch 0..3   kafka_codec_epoch.c
+ *    10     FindCoordinator  0..2       kafka_codec_group.c
+ *    11     JoinGroup        0..5       kafka_codec_group.c
+ *    12     Heartbeat        0..3       kafka_codec_group.c
+ *    13     LeaveGroup       0..3       kafka_codec_group.c
+ *    14     SyncGroup        0..3       kafka_codec_group.c
+ *    15     DescribeGroups   0..4       kafka_codec_group.c
+ *    16     ListGroups       0..2       kafka_codec_group.c
+ *    42     DeleteGroups     0..1       kafka_codec_group.c
+ *     8     OffsetCommit     2..7       kafka_codec_offsets.c
+ *     9     OffsetFetch      1..5       kafka_codec_offsets.c
+ *
+ * The consumer-group APIs (10..16, 8, 9, 42) are not yet in
+ * kafka_codec_version_range(): their ranges join its table together with
+ * their handlers. Until then the tests and fuzz tools take the ranges
+ * from the macros below.
  *
  * These are what the codec can parse; which versions are advertised is
  * the handlers' table, and must lie inside these ranges.
@@ -93,12 +108,22 @@ enum kafka_api_key {
     KAFKA_API_FETCH = 1,
     KAFKA_API_LIST_OFFSETS = 2,
     KAFKA_API_METADATA = 3,
+    KAFKA_API_OFFSET_COMMIT = 8,
+    KAFKA_API_OFFSET_FETCH = 9,
+    KAFKA_API_FIND_COORDINATOR = 10,
+    KAFKA_API_JOIN_GROUP = 11,
+    KAFKA_API_HEARTBEAT = 12,
+    KAFKA_API_LEAVE_GROUP = 13,
+    KAFKA_API_SYNC_GROUP = 14,
+    KAFKA_API_DESCRIBE_GROUPS = 15,
+    KAFKA_API_LIST_GROUPS = 16,
     KAFKA_API_API_VERSIONS = 18,
     KAFKA_API_CREATE_TOPICS = 19,
     KAFKA_API_DELETE_TOPICS = 20,
     KAFKA_API_INIT_PRODUCER_ID = 22,
     KAFKA_API_OFFSET_FOR_LEADER_EPOCH = 23,
     KAFKA_API_DESCRIBE_CONFIGS = 32,
+    KAFKA_API_DELETE_GROUPS = 42,
 };
 
 /* Versions this codec parses and writes. */
@@ -122,6 +147,27 @@ enum kafka_api_key {
 #define KAFKA_INIT_PRODUCER_ID_VERSION_MAX 1
 #define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN 0
 #define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX 3 /* v4+ is flexible */
+/* Consumer groups; every MAX is the last non-flexible version. */
+#define KAFKA_FIND_COORDINATOR_VERSION_MIN 0
+#define KAFKA_FIND_COORDINATOR_VERSION_MAX 2
+#define KAFKA_JOIN_GROUP_VERSION_MIN 0
+#define KAFKA_JOIN_GROUP_VERSION_MAX 5
+#define KAFKA_HEARTBEAT_VERSION_MIN 0
+#define KAFKA_HEARTBEAT_VERSION_MAX 3
+#define KAFKA_LEAVE_GROUP_VERSION_MIN 0
+#define KAFKA_LEAVE_GROUP_VERSION_MAX 3
+#define KAFKA_SYNC_GROUP_VERSION_MIN 0
+#define KAFKA_SYNC_GROUP_VERSION_MAX 3
+#define KAFKA_OFFSET_COMMIT_VERSION_MIN 2
+#define KAFKA_OFFSET_COMMIT_VERSION_MAX 7
+#define KAFKA_OFFSET_FETCH_VERSION_MIN 1
+#define KAFKA_OFFSET_FETCH_VERSION_MAX 5
+#define KAFKA_DESCRIBE_GROUPS_VERSION_MIN 0
+#define KAFKA_DESCRIBE_GROUPS_VERSION_MAX 4
+#define KAFKA_LIST_GROUPS_VERSION_MIN 0
+#define KAFKA_LIST_GROUPS_VERSION_MAX 2
+#define KAFKA_DELETE_GROUPS_VERSION_MIN 0
+#define KAFKA_DELETE_GROUPS_VERSION_MAX 1
 
 /* True if this codec handles api_key at version, and its range in *min and
  * *max (either may be NULL); false for an ApiKey it does not know. */
@@ -734,6 +780,444 @@ MUST_CHECK int kafka_offset_for_leader_epoch_request_encode(
 MUST_CHECK int kafka_offset_for_leader_epoch_response_decode(
     struct reader *r, int16_t version, struct arena *a,
     struct kafka_OffsetForLeaderEpochResponse *out);
+
+/* --- Consumer groups: common notes ---------------------------------------- */
+
+/* FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup,
+ * DescribeGroups, ListGroups, DeleteGroups (kafka_codec_group.c) and
+ * OffsetCommit, OffsetFetch (kafka_codec_offsets.c): field lists from
+ * shared/reference/kafka-protocol.md sections 4.6 to 4.14, checked
+ * against apache/kafka's JSON schemas (3.8.0).
+ * - Protocol metadata and assignments are bytes the broker never parses
+ *   (section 4.20): slices, like record bytes.
+ * - Arrays of groups, members, protocols and assignments are bounded by
+ *   KAFKA_ARRAY_COUNT_MAX (and the arena); topics and partitions by
+ *   KAFKA_REQUEST_TOPICS_MAX and KAFKA_REQUEST_PARTITIONS_MAX as
+ *   elsewhere. */
+
+/* --- FindCoordinator (10) ------------------------------------------------ */
+
+struct kafka_FindCoordinatorRequest {
+    struct slice Key; /* a group id, or a transactional id */
+    int8_t KeyType;   /* v1+: 0 group, 1 transaction; default 0 */
+};
+
+/* v0 has only ErrorCode, NodeId, Host and Port. */
+struct kafka_FindCoordinatorResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    int16_t ErrorCode;
+    struct slice ErrorMessage; /* v1+, nullable; default null */
+    int32_t NodeId;
+    struct slice Host;
+    int32_t Port;
+};
+
+MUST_CHECK int kafka_find_coordinator_request_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_FindCoordinatorRequest *out);
+MUST_CHECK int kafka_find_coordinator_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_FindCoordinatorResponse *resp);
+MUST_CHECK int kafka_find_coordinator_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_FindCoordinatorRequest *req);
+MUST_CHECK int kafka_find_coordinator_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_FindCoordinatorResponse *out);
+
+/* --- JoinGroup (11) ------------------------------------------------------ */
+
+struct kafka_JoinGroupRequestProtocol {
+    struct slice Name;     /* an assignor: "range", "RoundRobinAssigner" */
+    struct slice Metadata; /* bytes, opaque to the broker */
+};
+
+struct kafka_JoinGroupRequest {
+    struct slice GroupId;
+    int32_t SessionTimeoutMs;
+    /* v1+; default -1, Kafka's placeholder: for v0 the coordinator uses
+     * SessionTimeoutMs instead (kafka-protocol.md 4.7). */
+    int32_t RebalanceTimeoutMs;
+    struct slice MemberId;        /* "" on a first join */
+    struct slice GroupInstanceId; /* v5+, nullable; default null */
+    struct slice ProtocolType;    /* "consumer" */
+    const struct kafka_JoinGroupRequestProtocol *Protocols;
+    int32_t ProtocolsCnt;
+};
+
+struct kafka_JoinGroupResponseMember {
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* v5+, nullable; default null */
+    struct slice Metadata;        /* bytes */
+};
+
+struct kafka_JoinGroupResponse {
+    int32_t ThrottleTimeMs; /* v2+; default 0 */
+    int16_t ErrorCode;
+    int32_t GenerationId;
+    struct slice ProtocolName;
+    struct slice Leader;
+    struct slice MemberId;
+    /* Filled only in the leader's response; empty for followers. */
+    const struct kafka_JoinGroupResponseMember *Members;
+    int32_t MembersCnt;
+};
+
+MUST_CHECK int
+kafka_join_group_request_decode(struct reader *r, int16_t version,
+                                struct arena *a,
+                                struct kafka_JoinGroupRequest *out);
+MUST_CHECK int
+kafka_join_group_response_encode(struct writer *w, int16_t version,
+                                 const struct kafka_JoinGroupResponse *resp);
+MUST_CHECK int
+kafka_join_group_request_encode(struct writer *w, int16_t version,
+                                const struct kafka_JoinGroupRequest *req);
+MUST_CHECK int
+kafka_join_group_response_decode(struct reader *r, int16_t version,
+                                 struct arena *a,
+                                 struct kafka_JoinGroupResponse *out);
+
+/* --- Heartbeat (12) ------------------------------------------------------ */
+
+struct kafka_HeartbeatRequest {
+    struct slice GroupId;
+    int32_t GenerationId;
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* v3+, nullable; default null */
+};
+
+struct kafka_HeartbeatResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    int16_t ErrorCode;
+};
+
+MUST_CHECK int kafka_heartbeat_request_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_HeartbeatRequest *out);
+MUST_CHECK int
+kafka_heartbeat_response_encode(struct writer *w, int16_t version,
+                                const struct kafka_HeartbeatResponse *resp);
+MUST_CHECK int
+kafka_heartbeat_request_encode(struct writer *w, int16_t version,
+                               const struct kafka_HeartbeatRequest *req);
+MUST_CHECK int kafka_heartbeat_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_HeartbeatResponse *out);
+
+/* --- LeaveGroup (13) ----------------------------------------------------- */
+
+struct kafka_MemberIdentity {
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* nullable */
+};
+
+/* v0..2 name one member in MemberId; v3 names a batch in Members. */
+struct kafka_LeaveGroupRequest {
+    struct slice GroupId;
+    struct slice MemberId; /* v0-2 only; default "" */
+    const struct kafka_MemberIdentity *Members; /* v3+; default empty */
+    int32_t MembersCnt;
+};
+
+struct kafka_MemberResponse {
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* nullable */
+    int16_t ErrorCode;
+};
+
+struct kafka_LeaveGroupResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    int16_t ErrorCode;
+    const struct kafka_MemberResponse *Members; /* v3+; default empty */
+    int32_t MembersCnt;
+};
+
+MUST_CHECK int
+kafka_leave_group_request_decode(struct reader *r, int16_t version,
+                                 struct arena *a,
+                                 struct kafka_LeaveGroupRequest *out);
+MUST_CHECK int kafka_leave_group_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_LeaveGroupResponse *resp);
+MUST_CHECK int
+kafka_leave_group_request_encode(struct writer *w, int16_t version,
+                                 const struct kafka_LeaveGroupRequest *req);
+MUST_CHECK int
+kafka_leave_group_response_decode(struct reader *r, int16_t version,
+                                  struct arena *a,
+                                  struct kafka_LeaveGroupResponse *out);
+
+/* --- SyncGroup (14) ------------------------------------------------------ */
+
+struct kafka_SyncGroupRequestAssignment {
+    struct slice MemberId;
+    struct slice Assignment; /* bytes, opaque to the broker */
+};
+
+struct kafka_SyncGroupRequest {
+    struct slice GroupId;
+    int32_t GenerationId;
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* v3+, nullable; default null */
+    /* The leader's assignments; followers send an empty array. */
+    const struct kafka_SyncGroupRequestAssignment *Assignments;
+    int32_t AssignmentsCnt;
+};
+
+struct kafka_SyncGroupResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    int16_t ErrorCode;
+    struct slice Assignment; /* bytes: empty, not null, if none */
+};
+
+MUST_CHECK int
+kafka_sync_group_request_decode(struct reader *r, int16_t version,
+                                struct arena *a,
+                                struct kafka_SyncGroupRequest *out);
+MUST_CHECK int
+kafka_sync_group_response_encode(struct writer *w, int16_t version,
+                                 const struct kafka_SyncGroupResponse *resp);
+MUST_CHECK int
+kafka_sync_group_request_encode(struct writer *w, int16_t version,
+                                const struct kafka_SyncGroupRequest *req);
+MUST_CHECK int
+kafka_sync_group_response_decode(struct reader *r, int16_t version,
+                                 struct arena *a,
+                                 struct kafka_SyncGroupResponse *out);
+
+/* --- OffsetCommit (8) ---------------------------------------------------- */
+
+struct kafka_OffsetCommitRequestPartition {
+    int32_t PartitionIndex;
+    int64_t CommittedOffset;
+    int32_t CommittedLeaderEpoch;   /* v6+; default -1 */
+    struct slice CommittedMetadata; /* nullable */
+};
+
+struct kafka_OffsetCommitRequestTopic {
+    struct slice Name;
+    const struct kafka_OffsetCommitRequestPartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_OffsetCommitRequest {
+    struct slice GroupId;
+    /* The generation id for a classic group (KIP-848 renamed the field);
+     * -1 with MemberId "" for a commit outside any generation. */
+    int32_t GenerationIdOrMemberEpoch;
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* v7+, nullable; default null */
+    int64_t RetentionTimeMs;      /* v2-4 only; default -1 (broker's) */
+    const struct kafka_OffsetCommitRequestTopic *Topics;
+    int32_t TopicsCnt;
+};
+
+struct kafka_OffsetCommitResponsePartition {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+};
+
+struct kafka_OffsetCommitResponseTopic {
+    struct slice Name;
+    const struct kafka_OffsetCommitResponsePartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_OffsetCommitResponse {
+    int32_t ThrottleTimeMs; /* v3+; default 0 */
+    const struct kafka_OffsetCommitResponseTopic *Topics;
+    int32_t TopicsCnt;
+};
+
+MUST_CHECK int
+kafka_offset_commit_request_decode(struct reader *r, int16_t version,
+                                   struct arena *a,
+                                   struct kafka_OffsetCommitRequest *out);
+MUST_CHECK int kafka_offset_commit_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetCommitResponse *resp);
+MUST_CHECK int
+kafka_offset_commit_request_encode(struct writer *w, int16_t version,
+                                   const struct kafka_OffsetCommitRequest *req);
+MUST_CHECK int
+kafka_offset_commit_response_decode(struct reader *r, int16_t version,
+                                    struct arena *a,
+                                    struct kafka_OffsetCommitResponse *out);
+
+/* --- OffsetFetch (9) ----------------------------------------------------- */
+
+struct kafka_OffsetFetchRequestTopic {
+    struct slice Name;
+    const int32_t *PartitionIndexes;
+    int32_t PartitionIndexesCnt;
+};
+
+struct kafka_OffsetFetchRequest {
+    struct slice GroupId;
+    /* Nullable from v2: -1 (null) asks for every partition with a
+     * committed offset. A null array at v1 is RC_MALFORMED. */
+    const struct kafka_OffsetFetchRequestTopic *Topics;
+    int32_t TopicsCnt;
+};
+
+struct kafka_OffsetFetchResponsePartition {
+    int32_t PartitionIndex;
+    int64_t CommittedOffset;      /* -1: none committed */
+    int32_t CommittedLeaderEpoch; /* v5+; default -1 */
+    struct slice Metadata;        /* nullable */
+    int16_t ErrorCode;
+};
+
+struct kafka_OffsetFetchResponseTopic {
+    struct slice Name;
+    const struct kafka_OffsetFetchResponsePartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+/* ErrorCode (group level) comes after Topics on the wire. */
+struct kafka_OffsetFetchResponse {
+    int32_t ThrottleTimeMs; /* v3+; default 0 */
+    const struct kafka_OffsetFetchResponseTopic *Topics;
+    int32_t TopicsCnt;
+    int16_t ErrorCode; /* v2+; default 0 */
+};
+
+MUST_CHECK int
+kafka_offset_fetch_request_decode(struct reader *r, int16_t version,
+                                  struct arena *a,
+                                  struct kafka_OffsetFetchRequest *out);
+MUST_CHECK int kafka_offset_fetch_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetFetchResponse *resp);
+MUST_CHECK int
+kafka_offset_fetch_request_encode(struct writer *w, int16_t version,
+                                  const struct kafka_OffsetFetchRequest *req);
+MUST_CHECK int
+kafka_offset_fetch_response_decode(struct reader *r, int16_t version,
+                                   struct arena *a,
+                                   struct kafka_OffsetFetchResponse *out);
+
+/* --- DescribeGroups (15) ------------------------------------------------- */
+
+struct kafka_DescribeGroupsRequest {
+    const struct slice *Groups; /* group ids */
+    int32_t GroupsCnt;
+    bool IncludeAuthorizedOperations; /* v3+; default false */
+};
+
+struct kafka_DescribedGroupMember {
+    struct slice MemberId;
+    struct slice GroupInstanceId; /* v4+, nullable; default null */
+    struct slice ClientId;
+    struct slice ClientHost;
+    struct slice MemberMetadata;   /* bytes */
+    struct slice MemberAssignment; /* bytes */
+};
+
+struct kafka_DescribedGroup {
+    int16_t ErrorCode;
+    struct slice GroupId;
+    struct slice GroupState; /* "Empty", "Stable", "Dead", ... */
+    struct slice ProtocolType;
+    struct slice ProtocolData; /* the chosen assignor */
+    const struct kafka_DescribedGroupMember *Members;
+    int32_t MembersCnt;
+    int32_t AuthorizedOperations; /* v3+; default INT32_MIN */
+};
+
+struct kafka_DescribeGroupsResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    const struct kafka_DescribedGroup *Groups;
+    int32_t GroupsCnt;
+};
+
+MUST_CHECK int
+kafka_describe_groups_request_decode(struct reader *r, int16_t version,
+                                     struct arena *a,
+                                     struct kafka_DescribeGroupsRequest *out);
+MUST_CHECK int kafka_describe_groups_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DescribeGroupsResponse *resp);
+MUST_CHECK int kafka_describe_groups_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DescribeGroupsRequest *req);
+MUST_CHECK int kafka_describe_groups_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_DescribeGroupsResponse *out);
+
+/* --- ListGroups (16) ----------------------------------------------------- */
+
+/* The body is empty in v0..2. */
+struct kafka_ListGroupsRequest {
+    const struct slice *StatesFilter; /* v4+, never parsed: empty */
+    int32_t StatesFilterCnt;
+    const struct slice *TypesFilter; /* v5+, never parsed: empty */
+    int32_t TypesFilterCnt;
+};
+
+struct kafka_ListedGroup {
+    struct slice GroupId;
+    struct slice ProtocolType;
+};
+
+struct kafka_ListGroupsResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    int16_t ErrorCode;
+    const struct kafka_ListedGroup *Groups;
+    int32_t GroupsCnt;
+};
+
+MUST_CHECK int
+kafka_list_groups_request_decode(struct reader *r, int16_t version,
+                                 struct arena *a,
+                                 struct kafka_ListGroupsRequest *out);
+MUST_CHECK int kafka_list_groups_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_ListGroupsResponse *resp);
+/* Writes nothing (v0..2 bodies are empty). */
+MUST_CHECK int
+kafka_list_groups_request_encode(struct writer *w, int16_t version,
+                                 const struct kafka_ListGroupsRequest *req);
+MUST_CHECK int
+kafka_list_groups_response_decode(struct reader *r, int16_t version,
+                                  struct arena *a,
+                                  struct kafka_ListGroupsResponse *out);
+
+/* --- DeleteGroups (42) --------------------------------------------------- */
+
+/* Kafka's schema spells the field "GroupsNames". */
+struct kafka_DeleteGroupsRequest {
+    const struct slice *GroupsNames;
+    int32_t GroupsNamesCnt;
+};
+
+struct kafka_DeletableGroupResult {
+    struct slice GroupId;
+    int16_t ErrorCode;
+};
+
+/* ThrottleTimeMs is in every version, v0 too. */
+struct kafka_DeleteGroupsResponse {
+    int32_t ThrottleTimeMs;
+    const struct kafka_DeletableGroupResult *Results;
+    int32_t ResultsCnt;
+};
+
+MUST_CHECK int
+kafka_delete_groups_request_decode(struct reader *r, int16_t version,
+                                   struct arena *a,
+                                   struct kafka_DeleteGroupsRequest *out);
+MUST_CHECK int kafka_delete_groups_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DeleteGroupsResponse *resp);
+MUST_CHECK int
+kafka_delete_groups_request_encode(struct writer *w, int16_t version,
+                                   const struct kafka_DeleteGroupsRequest *req);
+MUST_CHECK int
+kafka_delete_groups_response_decode(struct reader *r, int16_t version,
+                                    struct arena *a,
+                                    struct kafka_DeleteGroupsResponse *out);
 
 /* --- Module-private: shared by broker/kafka_codec*.c only ---------------- */
 
