@@ -22,6 +22,7 @@
     X(NOT_LEADER_OR_FOLLOWER, 6)                                       \
     X(REQUEST_TIMED_OUT, 7)                                            \
     X(MESSAGE_TOO_LARGE, 10)                                           \
+    X(OFFSET_METADATA_TOO_LARGE, 12)                                   \
     X(COORDINATOR_LOAD_IN_PROGRESS, 14)                                \
     X(COORDINATOR_NOT_AVAILABLE, 15)                                   \
     X(NOT_COORDINATOR, 16)                                             \
@@ -32,9 +33,11 @@
     X(INVALID_REQUIRED_ACKS, 21)                                       \
     X(ILLEGAL_GENERATION, 22)                                          \
     X(INCONSISTENT_GROUP_PROTOCOL, 23)                                 \
+    X(INVALID_GROUP_ID, 24)                                            \
     X(UNKNOWN_MEMBER_ID, 25)                                           \
     X(INVALID_SESSION_TIMEOUT, 26)                                     \
     X(REBALANCE_IN_PROGRESS, 27)                                       \
+    X(INVALID_COMMIT_OFFSET_SIZE, 28)                                  \
     X(UNSUPPORTED_VERSION, 35)                                         \
     X(TOPIC_ALREADY_EXISTS, 36)                                        \
     X(INVALID_PARTITIONS, 37)                                          \
@@ -48,11 +51,15 @@
     X(DUPLICATE_SEQUENCE_NUMBER, 46)                                   \
     X(INVALID_PRODUCER_EPOCH, 47)                                      \
     X(UNKNOWN_PRODUCER_ID, 59)                                         \
+    X(NON_EMPTY_GROUP, 68)                                             \
+    X(GROUP_ID_NOT_FOUND, 69)                                          \
     X(FENCED_LEADER_EPOCH, 74)                                         \
     X(UNKNOWN_LEADER_EPOCH, 75)                                        \
     X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                \
     X(STALE_BROKER_EPOCH, 77)                                          \
     X(MEMBER_ID_REQUIRED, 79)                                          \
+    X(GROUP_MAX_SIZE_REACHED, 81)                                      \
+    X(FENCED_INSTANCE_ID, 82)                                          \
     X(INVALID_RECORD, 87)                                              \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
     X(INVALID_UPDATE_VERSION, 95)                                      \
