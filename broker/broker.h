@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "broker/coordinator.h"
 #include "broker/kafka_server.h"
 #include "broker/membership.h"
 #include "broker/partitions.h"
@@ -27,6 +28,7 @@ struct broker {
     struct partitions partitions;
     struct kafka_server *kafka;
     struct replica_fetchers *fetchers;
+    struct coordinator coordinator; /* consumer groups */
     bool auto_create_topics;       /* auto.create.topics.enable */
     int64_t producer_id_next;      /* producer-id block handed out */
     int64_t producer_id_end;
@@ -51,6 +53,18 @@ void kafka_handle_init_producer_id(struct broker *b,
                                    struct kafka_request *req);
 void kafka_handle_offset_for_leader_epoch(struct broker *b,
                                           struct kafka_request *req);
+void kafka_handle_find_coordinator(struct broker *b,
+                                   struct kafka_request *req);
+void kafka_handle_join_group(struct broker *b, struct kafka_request *req);
+void kafka_handle_sync_group(struct broker *b, struct kafka_request *req);
+void kafka_handle_heartbeat(struct broker *b, struct kafka_request *req);
+void kafka_handle_leave_group(struct broker *b, struct kafka_request *req);
+void kafka_handle_offset_commit(struct broker *b, struct kafka_request *req);
+void kafka_handle_offset_fetch(struct broker *b, struct kafka_request *req);
+void kafka_handle_describe_groups(struct broker *b,
+                                  struct kafka_request *req);
+void kafka_handle_list_groups(struct broker *b, struct kafka_request *req);
+void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
 
 /* partitions' alter_isr hook (broker/alter_partition.c): AlterPartition to
  * the active controller; arg is the broker. */
@@ -69,6 +83,13 @@ typedef int (*kafka_encode_fn)(struct writer *w, int16_t version,
                                const void *resp);
 void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
                 const void *resp);
+
+/* Asks the active controller to create a topic (fire and forget: callers
+ * retry until it exists); -1 partitions / rf take the defaults; one
+ * optional topic config. */
+void broker_create_topic(struct broker *b, const char *name,
+                         int32_t partitions, int32_t rf,
+                         const char *config_name, const char *config_value);
 
 /* The partition of topic named by a wire slice, or NULL. */
 struct partition *broker_partition(struct broker *b, struct slice topic,

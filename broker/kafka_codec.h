@@ -30,11 +30,6 @@
  *     8     OffsetCommit     2..7       kafka_codec_offsets.c
  *     9     OffsetFetch      1..5       kafka_codec_offsets.c
  *
- * The consumer-group APIs (10..16, 8, 9, 42) are not yet in
- * kafka_codec_version_range(): their ranges join its table together with
- * their handlers. Until then the tests and fuzz tools take the ranges
- * from the macros below.
- *
  * These are what the codec can parse; which versions are advertised is
  * the handlers' table, and must lie inside these ranges.
  *

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/group_store.h"
 #include "broker/kafka_codec.h"
 #include "common/kafka_error.h"
 #include "common/limits.h"
@@ -33,6 +34,16 @@ static const struct {
     {KAFKA_API_INIT_PRODUCER_ID, kafka_handle_init_producer_id},
     {KAFKA_API_DESCRIBE_CONFIGS, kafka_handle_describe_configs},
     {KAFKA_API_OFFSET_FOR_LEADER_EPOCH, kafka_handle_offset_for_leader_epoch},
+    {KAFKA_API_FIND_COORDINATOR, kafka_handle_find_coordinator},
+    {KAFKA_API_JOIN_GROUP, kafka_handle_join_group},
+    {KAFKA_API_SYNC_GROUP, kafka_handle_sync_group},
+    {KAFKA_API_HEARTBEAT, kafka_handle_heartbeat},
+    {KAFKA_API_LEAVE_GROUP, kafka_handle_leave_group},
+    {KAFKA_API_OFFSET_COMMIT, kafka_handle_offset_commit},
+    {KAFKA_API_OFFSET_FETCH, kafka_handle_offset_fetch},
+    {KAFKA_API_DESCRIBE_GROUPS, kafka_handle_describe_groups},
+    {KAFKA_API_LIST_GROUPS, kafka_handle_list_groups},
+    {KAFKA_API_DELETE_GROUPS, kafka_handle_delete_groups},
 };
 
 void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
@@ -177,13 +188,23 @@ static void auto_create_cb(void *arg, int rc, const uint8_t *resp, size_t len)
     (void)len;
 }
 
-static void auto_create(struct broker *b, const char *name)
+void broker_create_topic(struct broker *b, const char *name,
+                         int32_t partitions, int32_t rf,
+                         const char *config_name, const char *config_value)
 {
     Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
     t.name = (char *)(uintptr_t)name;
     t.has_num_partitions = t.has_replication_factor = true;
-    t.num_partitions = -1;
-    t.replication_factor = -1;
+    t.num_partitions = partitions;
+    t.replication_factor = rf;
+    Cairn__ConfigRecord cr = CAIRN__CONFIG_RECORD__INIT;
+    Cairn__ConfigRecord *crs[] = {&cr};
+    if (config_name != NULL) {
+        cr.name = (char *)(uintptr_t)config_name;
+        cr.value = (char *)(uintptr_t)config_value;
+        t.n_configs = 1;
+        t.configs = crs;
+    }
     Cairn__CreatableTopic *ts[] = {&t};
     Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
     ct.n_topics = 1;
@@ -202,6 +223,11 @@ static void auto_create(struct broker *b, const char *name)
     if (rv == RC_OK) {
         TRACE_INFO(&b->tracer, "topic=%s auto-created on first use", name);
     }
+}
+
+static void auto_create(struct broker *b, const char *name)
+{
+    broker_create_topic(b, name, -1, -1, NULL, NULL);
 }
 
 static int metadata_brokers(struct broker *b, struct arena *a,
@@ -271,6 +297,7 @@ static int metadata_partitions(const struct meta_image *img,
     }
     *out = (struct kafka_MetadataResponseTopic){
         .ErrorCode = KAFKA_ERROR_NONE, .Name = slice_from_str(t->name),
+        .IsInternal = strcmp(t->name, GROUP_STORE_TOPIC) == 0,
         .Partitions = ps, .PartitionsCnt = t->n_partitions,
         .TopicAuthorizedOperations = INT32_MIN};
     return rv;

@@ -675,6 +675,11 @@ void kafka_reply(struct kafka_request *req, struct kafka_response *resp)
     slot_answered(c, slot);
 }
 
+const char *kafka_request_peer(const struct kafka_request *req)
+{
+    return req->conn->peer;
+}
+
 void kafka_no_reply(struct kafka_request *req)
 {
     struct kafka__slot *slot = slot_take(req);

@@ -45,6 +45,9 @@ struct kafka_request {
     size_t body_len;
 };
 
+/* The client's address, "ip:port" ("?" if unknown). */
+const char *kafka_request_peer(const struct kafka_request *req);
+
 /* Where a file span goes inside a response body: after body byte `at`
  * (the bytes before it, including the records length prefix, are already
  * in the body). Splices are in increasing `at` order. */

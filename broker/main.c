@@ -49,6 +49,18 @@ static const struct config_def broker_defs[] = {
      104857600, "bytes a follower asks for per fetch"},
     {"replica.fetch.backoff.ms", CONFIG_LONG, "200", 1, 60000,
      "a follower's pause after a fetch error"},
+    {"offsets.topic.num.partitions", CONFIG_INT, "50", 1, 1000,
+     "partitions of __consumer_offsets"},
+    {"offsets.topic.replication.factor", CONFIG_INT, "3", 1,
+     META_REPLICAS_MAX, "replication factor of __consumer_offsets"},
+    {"offsets.commit.timeout.ms", CONFIG_LONG, "5000", 1, 3600000,
+     "an offset commit waits this long for its replicas"},
+    {"group.initial.rebalance.delay.ms", CONFIG_INT, "3000", 0, 3600000,
+     "a new group's first rebalance waits this long for more members"},
+    {"group.min.session.timeout.ms", CONFIG_INT, "6000", 1, 86400000,
+     "shortest session timeout a member may ask for"},
+    {"group.max.session.timeout.ms", CONFIG_INT, "1800000", 1, 86400000,
+     "longest session timeout a member may ask for"},
     {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
 };
 
@@ -103,12 +115,14 @@ static void followers_changed(void *arg)
     if (b->fetchers != NULL) {
         replica_fetchers_plan(b->fetchers);
     }
+    coordinator_sync(&b->coordinator);
 }
 
 static void done_cb(void *arg)
 {
     struct broker *b = arg;
     kafka_fetch_flush(b);
+    coordinator_close(&b->coordinator);
     if (b->fetchers != NULL) {
         replica_fetchers_close(b->fetchers);
         b->fetchers = NULL;
@@ -207,6 +221,25 @@ static int start(struct broker *b, const struct config *cfg)
     }
     b->id = mc.broker_id;
     b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
+    struct coordinator_config cc = {
+        .offsets_partitions = config_int(cfg, "offsets.topic.num.partitions"),
+        .offsets_replication_factor =
+            config_int(cfg, "offsets.topic.replication.factor"),
+        .commit_timeout_ms = config_long(cfg, "offsets.commit.timeout.ms")};
+    group_config_default(&cc.group);
+    cc.group.initial_rebalance_delay_ms =
+        config_int(cfg, "group.initial.rebalance.delay.ms");
+    cc.group.min_session_timeout_ms =
+        config_int(cfg, "group.min.session.timeout.ms");
+    cc.group.max_session_timeout_ms =
+        config_int(cfg, "group.max.session.timeout.ms");
+    cc.group.member_id_seed = ((uint64_t)(uint32_t)mc.broker_id << 32) ^
+                              (uint64_t)uv_hrtime();
+    rv = coordinator_start(&b->coordinator, b, &cc);
+    if (rv != RC_OK) {
+        fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
+        return rv;
+    }
     rv = kafka_server_start(&b->kafka, b->loop, mc.endpoint.host,
                             mc.endpoint.port, kafka_handlers_request, b,
                             &b->tracer);

@@ -113,6 +113,7 @@ broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
 min.insync.replicas=2
 replica.lag.time.max.ms=5000
+group.initial.rebalance.delay.ms=0
 CONF
     fi
 }

@@ -354,53 +354,10 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
     }
 }
 
-/* The consumer-group APIs' ranges, from the codec's macros. Temporary:
- * kafka_codec_version_range() does not list these APIs until their
- * handlers exist; this table goes once the codec's range table lists
- * them (fuzz_corpus_range() asks the codec first). */
-static const struct {
-    int16_t api_key;
-    int16_t min;
-    int16_t max;
-} fuzz_corpus_group_ranges[] = {
-    {KAFKA_API_FIND_COORDINATOR, KAFKA_FIND_COORDINATOR_VERSION_MIN,
-     KAFKA_FIND_COORDINATOR_VERSION_MAX},
-    {KAFKA_API_JOIN_GROUP, KAFKA_JOIN_GROUP_VERSION_MIN,
-     KAFKA_JOIN_GROUP_VERSION_MAX},
-    {KAFKA_API_HEARTBEAT, KAFKA_HEARTBEAT_VERSION_MIN,
-     KAFKA_HEARTBEAT_VERSION_MAX},
-    {KAFKA_API_LEAVE_GROUP, KAFKA_LEAVE_GROUP_VERSION_MIN,
-     KAFKA_LEAVE_GROUP_VERSION_MAX},
-    {KAFKA_API_SYNC_GROUP, KAFKA_SYNC_GROUP_VERSION_MIN,
-     KAFKA_SYNC_GROUP_VERSION_MAX},
-    {KAFKA_API_OFFSET_COMMIT, KAFKA_OFFSET_COMMIT_VERSION_MIN,
-     KAFKA_OFFSET_COMMIT_VERSION_MAX},
-    {KAFKA_API_OFFSET_FETCH, KAFKA_OFFSET_FETCH_VERSION_MIN,
-     KAFKA_OFFSET_FETCH_VERSION_MAX},
-    {KAFKA_API_DESCRIBE_GROUPS, KAFKA_DESCRIBE_GROUPS_VERSION_MIN,
-     KAFKA_DESCRIBE_GROUPS_VERSION_MAX},
-    {KAFKA_API_LIST_GROUPS, KAFKA_LIST_GROUPS_VERSION_MIN,
-     KAFKA_LIST_GROUPS_VERSION_MAX},
-    {KAFKA_API_DELETE_GROUPS, KAFKA_DELETE_GROUPS_VERSION_MIN,
-     KAFKA_DELETE_GROUPS_VERSION_MAX},
-};
-
 /* The codec's range for api_key; false for an ApiKey it does not know. */
 static bool fuzz_corpus_range(int16_t api_key, int16_t *min, int16_t *max)
 {
-    if (kafka_codec_version_range(api_key, min, max)) {
-        return true;
-    }
-    for (size_t i = 0; i < sizeof fuzz_corpus_group_ranges /
-                               sizeof fuzz_corpus_group_ranges[0];
-         i++) {
-        if (fuzz_corpus_group_ranges[i].api_key == api_key) {
-            *min = fuzz_corpus_group_ranges[i].min;
-            *max = fuzz_corpus_group_ranges[i].max;
-            return true;
-        }
-    }
-    return false;
+    return kafka_codec_version_range(api_key, min, max);
 }
 
 /* librdkafka's ApiVersions v3 body (compact strings, tagged fields). */

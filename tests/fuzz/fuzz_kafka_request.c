@@ -190,40 +190,11 @@ static int fuzz_encode(int16_t api_key, int16_t v, struct writer *w,
     }
 }
 
-/* The consumer-group APIs' ranges, from the codec's macros. Temporary:
- * kafka_codec_version_range() does not list these APIs until their
- * handlers exist; this table goes once the codec's range table lists
- * them (fuzz_version_max() asks the codec first). */
-static const struct {
-    int16_t api_key;
-    int16_t max;
-} fuzz_group_ranges[] = {
-    {KAFKA_API_FIND_COORDINATOR, KAFKA_FIND_COORDINATOR_VERSION_MAX},
-    {KAFKA_API_JOIN_GROUP, KAFKA_JOIN_GROUP_VERSION_MAX},
-    {KAFKA_API_HEARTBEAT, KAFKA_HEARTBEAT_VERSION_MAX},
-    {KAFKA_API_LEAVE_GROUP, KAFKA_LEAVE_GROUP_VERSION_MAX},
-    {KAFKA_API_SYNC_GROUP, KAFKA_SYNC_GROUP_VERSION_MAX},
-    {KAFKA_API_OFFSET_COMMIT, KAFKA_OFFSET_COMMIT_VERSION_MAX},
-    {KAFKA_API_OFFSET_FETCH, KAFKA_OFFSET_FETCH_VERSION_MAX},
-    {KAFKA_API_DESCRIBE_GROUPS, KAFKA_DESCRIBE_GROUPS_VERSION_MAX},
-    {KAFKA_API_LIST_GROUPS, KAFKA_LIST_GROUPS_VERSION_MAX},
-    {KAFKA_API_DELETE_GROUPS, KAFKA_DELETE_GROUPS_VERSION_MAX},
-};
-
 /* The highest version the codec parses for api_key, in *max; false for
  * an ApiKey it does not know. */
 static bool fuzz_version_max(int16_t api_key, int16_t *max)
 {
-    if (kafka_codec_version_range(api_key, NULL, max)) {
-        return true;
-    }
-    for (size_t i = 0; i < ARRAY_LEN(fuzz_group_ranges); i++) {
-        if (fuzz_group_ranges[i].api_key == api_key) {
-            *max = fuzz_group_ranges[i].max;
-            return true;
-        }
-    }
-    return false;
+    return kafka_codec_version_range(api_key, NULL, max);
 }
 
 /* The decoded request re-encodes, and that encoding is a fixed point. */

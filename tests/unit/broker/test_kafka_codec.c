@@ -143,7 +143,9 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_expect(min == 1 && max == 8);
     cr_assert(kafka_codec_version_range(KAFKA_API_API_VERSIONS, NULL, &max));
     cr_expect_eq(max, 2);
-    cr_expect_not(kafka_codec_version_range(9 /* OffsetFetch */, NULL,
+    cr_assert(kafka_codec_version_range(9 /* OffsetFetch */, &min, &max));
+    cr_expect(min == 1 && max == 5);
+    cr_expect_not(kafka_codec_version_range(21 /* DeleteRecords */, NULL,
                                             NULL));
 }
 
