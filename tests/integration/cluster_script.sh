@@ -100,5 +100,13 @@ check "down" "$ROOT/deploy/cluster.sh" down
 alive=0
 for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
 check "no process left" test $alive = 0
+hw_checkpointed() {
+    local f
+    for f in "$DATA"/broker-*/logs/replication-offset-checkpoint; do
+        grep -qx "offsets 0 5" "$f" || return 1
+    done
+}
+check "every broker checkpointed offsets-0's high watermark (5)" \
+    hw_checkpointed
 
 summary
