@@ -14,6 +14,7 @@
 
 #define COORDINATOR__TICK_MS 100
 #define COORDINATOR__CREATE_RETRY_MS 2000
+#define COORDINATOR__LOAD_RETRY_MS 1000
 
 /* An offset commit appended to the log, waiting for the high watermark
  * (or the timeout). Freed when the waiter fires, which always happens
@@ -244,9 +245,15 @@ static void load_cb(uv_idle_t *h)
         int rv = group_store_load(p->log, log_end_offset(p->log),
                                   load_record_cb, &lc);
         if (rv != RC_OK) {
+            /* Its groups keep answering COORDINATOR_LOAD_IN_PROGRESS;
+             * the next tick after a pause tries again. */
             TRACE_ERROR(&co->b->tracer, "partition=%s-%d offsets not "
-                        "loaded: %s", p->topic, p->id, rc_str(rv));
-            co->want_load[id] = true; /* try again next turn */
+                        "loaded: %s; retrying in %d ms", p->topic, p->id,
+                        rc_str(rv), COORDINATOR__LOAD_RETRY_MS);
+            co->retry_load_ms = (int64_t)uv_now(co->b->loop) +
+                                COORDINATOR__LOAD_RETRY_MS;
+            co->want_load[id] = true;
+            uv_idle_stop(h);
             return;
         }
         co->loaded_epoch[id] = p->leader_epoch;
@@ -365,6 +372,10 @@ static void tick_cb(uv_timer_t *t)
             answer_commit(c, KAFKA_ERROR_REQUEST_TIMED_OUT);
         }
         c = next;
+    }
+    if (co->retry_load_ms != 0 && now >= co->retry_load_ms) {
+        co->retry_load_ms = 0;
+        uv_idle_start(&co->load, load_cb);
     }
     group_tick(&co->groups, now);
 }

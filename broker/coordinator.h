@@ -50,6 +50,7 @@ struct coordinator {
     int32_t n_state;
     uv_timer_t tick;
     uv_idle_t load;
+    int64_t retry_load_ms;     /* after a failed load; 0: none pending */
     uint64_t create_sent_ms;   /* last CreateTopics for the offsets topic */
     struct coordinator_commit *commits; /* appends waiting for the HW */
 };

@@ -264,9 +264,10 @@ int group_store_load(struct log *l, int64_t end, group_store_record_cb cb,
             break;
         }
         buf = nb;
-        ssize_t got = pread(span.fd, buf, (size_t)span.bytes, span.position);
+        int64_t want = span.bytes;
+        ssize_t got = pread(span.fd, buf, (size_t)want, span.position);
         log_span_release(&span);
-        if (got != (ssize_t)span.bytes) {
+        if (got != (ssize_t)want) {
             rv = RC_IO;
             break;
         }

@@ -109,3 +109,42 @@ Test(group_store, a_torn_batch_at_the_end_is_ignored_and_garbage_refused)
     cr_assert_eq(s.n, 0);
     writer_free(&w);
 }
+
+#include "tests/lib/log_fixture.h"
+
+/* What a new coordinator does: commits appended to a partition log
+ * (several batches, over more than one read) come back from its files. */
+Test(group_store, a_log_of_commits_loads_back)
+{
+    struct log_fixture f;
+    log_fixture_setup(&f);
+    log_fixture_open(&f);
+    struct writer w;
+    writer_init(&w, 1 << 20);
+    for (int i = 0; i < 5; i++) {
+        struct group_store_offset o = {.topic = slice_from_str("t"),
+                                       .partition = i, .offset = 100 + i,
+                                       .leader_epoch = -1,
+                                       .metadata = slice_null()};
+        writer_reset(&w);
+        cr_assert_eq(group_store_encode(&w, slice_from_str("g"), &o, 1, 7),
+                     RC_OK);
+        struct log_append_info info;
+        cr_assert_eq(log_append(f.log, w.data, w.len, 0, 7, &info), RC_OK);
+    }
+    writer_free(&w);
+    struct seen s = {0};
+    cr_assert_eq(group_store_load(f.log, log_end_offset(f.log), record_cb,
+                                  &s),
+                 RC_OK);
+    cr_assert_eq(s.n, 5, "every committed offset loads back");
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(s.recs[i].offset.partition, i);
+        cr_assert_eq(s.recs[i].offset.offset, 100 + i);
+    }
+    s.n = 0;
+    cr_assert_eq(group_store_load(f.log, 3, record_cb, &s), RC_OK);
+    cr_assert_eq(s.n, 3, "only below the end given");
+    log_fixture_close(&f);
+    log_fixture_teardown(&f);
+}
