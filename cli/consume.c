@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/consume_group.h"
 #include "cli/opts.h"
 #include "common/rc.h"
 
@@ -17,15 +18,21 @@ void consume_usage(FILE *out)
 {
     fputs("  consume TOPIC [--from-beginning | --offset N] [--partition N]\n"
           "                [--count N] [--exit-at-end] [--print-key]\n"
-          "                [--separator SEP] [--group G]\n"
+          "                [--separator SEP]\n"
+          "                [--group G [--assignment-strategy S]]\n"
           "      Prints each record's value on a line (--print-key: key,\n"
           "      SEP (default a tab), value). Starts at the end of each\n"
           "      partition, at its beginning with --from-beginning, or at\n"
           "      offset N (N < 0: -N records before the end). Stops after\n"
           "      --count records, at the end of every partition with\n"
           "      --exit-at-end, or on SIGINT. Without --group, reads the\n"
-          "      partitions directly (no group, no commits); with --group,\n"
-          "      subscribes as a member of consumer group G.\n",
+          "      partitions directly (no group, no commits). With --group,\n"
+          "      joins consumer group G and reads the partitions it is\n"
+          "      given, from the group's committed offsets (where there\n"
+          "      are none: the end, or the beginning with\n"
+          "      --from-beginning); it commits the offsets of the records\n"
+          "      it printed after each batch and before it leaves. S is\n"
+          "      range (default), roundrobin or cooperative-sticky.\n",
           out);
 }
 
@@ -46,6 +53,17 @@ static int check_options(const struct consume_opts *o)
     if (o->group != NULL && o->group[0] == '\0') {
         return opts_usage_error(&consume_cmd, "--group is empty");
     }
+    if (o->assignment_strategy != NULL && o->group == NULL) {
+        return opts_usage_error(&consume_cmd, "--assignment-strategy "
+                                "needs --group");
+    }
+    if (o->assignment_strategy != NULL &&
+        !consume_group_strategy_valid(o->assignment_strategy)) {
+        return opts_usage_error(&consume_cmd, "--assignment-strategy: "
+                                "expected range, roundrobin or "
+                                "cooperative-sticky, got '%s'",
+                                o->assignment_strategy);
+    }
     return -1;
 }
 
@@ -65,6 +83,8 @@ int consume_parse(int argc, char **argv, struct consume_opts *o)
         {"--print-key", OPTS_FLAG, &o->print_key, 0, 0},
         {"--separator", OPTS_STRING, &o->separator, 0, 0},
         {"--group", OPTS_STRING, &o->group, 0, 0},
+        {"--assignment-strategy", OPTS_STRING, &o->assignment_strategy, 0,
+         0},
     };
     int n_pos = 0;
     int rc = opts_parse(&consume_cmd, argc, argv, 1, specs, ARRAY_LEN(specs),
@@ -92,6 +112,7 @@ struct consume_state {
     int32_t n_started;       /* simple consumer: first .. first + n - 1 */
     bool *at_end;            /* by partition: read to its end */
     int32_t n_at_end;
+    struct consume_group group; /* --group: the member's state */
     int64_t printed;
     bool done;
     bool failed;
@@ -114,19 +135,20 @@ static void catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The consumer handle; with --group, also st->group (whose rebalance
+ * callback the handle calls). */
 static rd_kafka_t *make_consumer(const struct kclient_opts *k,
-                                 const struct consume_opts *o,
+                                 struct consume_state *st,
                                  struct kclient_error *e)
 {
+    const struct consume_opts *o = st->o;
     rd_kafka_conf_t *conf = kclient_conf_new(k, e);
     bool ok = conf != NULL &&
               kclient_conf_set(conf, "enable.partition.eof", "true", e) ==
                   RC_OK;
     if (ok && o->group != NULL) {
-        ok = kclient_conf_set(conf, "group.id", o->group, e) == RC_OK &&
-             kclient_conf_set(conf, "auto.offset.reset",
-                              o->from_beginning ? "earliest" : "latest",
-                              e) == RC_OK;
+        ok = consume_group_init(&st->group, o->topic, e) == RC_OK &&
+             consume_group_configure(&st->group, conf, o, e) == RC_OK;
     }
     if (!ok) {
         if (conf != NULL) {
@@ -134,7 +156,9 @@ static rd_kafka_t *make_consumer(const struct kclient_opts *k,
         }
         return NULL;
     }
-    return kclient_new(k, RD_KAFKA_CONSUMER, conf, e);
+    rd_kafka_t *rk = kclient_new(k, RD_KAFKA_CONSUMER, conf, e);
+    st->group.rk = rk;
+    return rk;
 }
 
 /* Partition count, the partitions to read and their end flags. */
@@ -229,12 +253,18 @@ static void stop_consuming(struct consume_state *st)
         rd_kafka_topic_destroy(st->rkt);
     }
     if (st->o->group != NULL && st->rk != NULL) {
-        rd_kafka_consumer_close(st->rk);
+        rd_kafka_resp_err_t err = rd_kafka_consumer_close(st->rk);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            struct kclient_error e;
+            kclient_error_set(&e, err, NULL);
+            kclient_error_print(st->what, &e);
+        }
     }
     if (st->rk != NULL) {
         rd_kafka_destroy(st->rk);
     }
     free(st->at_end);
+    consume_group_free(&st->group);
 }
 
 /* --- Records ------------------------------------------------------------- */
@@ -266,8 +296,14 @@ static bool is_fatal(rd_kafka_resp_err_t err)
 
 static void on_error(struct consume_state *st, const rd_kafka_message_t *m)
 {
-    cli_error("%s: partition %" PRId32 ": %s: %s", st->what, m->partition,
-              kclient_err_name(m->err), rd_kafka_message_errstr(m));
+    if (m->rkt == NULL) { /* not about a partition */
+        cli_error("%s: %s: %s", st->what, kclient_err_name(m->err),
+                  rd_kafka_message_errstr(m));
+    } else {
+        cli_error("%s: partition %" PRId32 ": %s: %s", st->what,
+                  m->partition, kclient_err_name(m->err),
+                  rd_kafka_message_errstr(m));
+    }
     if (is_fatal(m->err)) {
         st->failed = true;
         st->done = true;
@@ -277,6 +313,11 @@ static void on_error(struct consume_state *st, const rd_kafka_message_t *m)
 /* Marks partition p read to its end (at_end) or not. */
 static void set_at_end(struct consume_state *st, int32_t p, bool at_end)
 {
+    if (st->o->group != NULL) {
+        bool all = consume_group_set_at_end(&st->group, p, at_end);
+        st->done = st->done || (st->o->exit_at_end && all);
+        return;
+    }
     if (p < st->first || p > st->last || st->at_end[p] == at_end) {
         return;
     }
@@ -289,6 +330,14 @@ static void set_at_end(struct consume_state *st, int32_t p, bool at_end)
 
 static void on_message(struct consume_state *st, const rd_kafka_message_t *m)
 {
+    bool group = st->o->group != NULL;
+    if (group && m->err != RD_KAFKA_RESP_ERR_NO_ERROR && m->rkt == NULL) {
+        on_error(st, m); /* the group's, not a partition's */
+        return;
+    }
+    if (group && !consume_group_owns(&st->group, m->partition)) {
+        return; /* fetched before a rebalance took the partition away */
+    }
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         set_at_end(st, m->partition, true);
         return;
@@ -300,6 +349,9 @@ static void on_message(struct consume_state *st, const rd_kafka_message_t *m)
     set_at_end(st, m->partition, false);
     print_record(st->o, m);
     st->printed++;
+    if (group) {
+        consume_group_processed(&st->group, m);
+    }
     if (st->printed == st->o->count || ferror(stdout)) {
         st->done = true;
     }
@@ -311,6 +363,7 @@ static void consume_loop(struct consume_state *st)
     rd_kafka_message_t *batch[CONSUME_BATCH_MAX];
     st->done = st->o->count == 0;
     while (!st->done && consume_stop_requested == 0) {
+        int64_t printed_before = st->printed;
         ssize_t n = rd_kafka_consume_batch_queue(st->q, CONSUME_POLL_MS,
                                                  batch, ARRAY_LEN(batch));
         if (n < 0) {
@@ -325,8 +378,15 @@ static void consume_loop(struct consume_state *st)
             }
             rd_kafka_message_destroy(batch[i]);
         }
+        if (st->o->group != NULL && st->printed > printed_before &&
+            consume_group_commit(&st->group) != RC_OK) {
+            /* Printed; the offsets stay pending for the next try. */
+        }
         if (n == 0) {
             fflush(stdout); /* idle: show what came so far */
+        }
+        if (ferror(stdout)) {
+            st->done = true; /* nobody reads on (cli_finish_output()) */
         }
     }
 }
@@ -336,7 +396,7 @@ int consume_run(const struct kclient_opts *k, const struct consume_opts *o)
     struct consume_state st = {.o = o};
     snprintf(st.what, sizeof st.what, "consume %s", o->topic);
     struct kclient_error e;
-    st.rk = make_consumer(k, o, &e);
+    st.rk = make_consumer(k, &st, &e);
     int rv = st.rk != NULL ? plan_partitions(&st, &e) : RC_IO;
     if (rv == RC_OK) {
         rv = o->group != NULL ? start_group(&st, &e)
@@ -349,6 +409,9 @@ int consume_run(const struct kclient_opts *k, const struct consume_opts *o)
     }
     catch_signals();
     consume_loop(&st);
+    if (o->group != NULL && consume_group_commit(&st.group) != RC_OK) {
+        st.failed = true; /* printed records the group does not know of */
+    }
     stop_consuming(&st);
     return st.failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }

@@ -2,7 +2,9 @@
  * one a line. Without --group it reads the partitions directly with
  * librdkafka's simple consumer (rd_kafka_consume_start_queue(): no group,
  * no commits); with --group it subscribes as a member of that consumer
- * group. One thread; records arrive through one librdkafka queue. */
+ * group (rd_kafka_subscribe()), and commits the offsets of what it
+ * printed after each batch and before leaving (cli/consume_group.h).
+ * One thread; records arrive through one librdkafka queue. */
 #ifndef CAIRN_CLI_CONSUME_H
 #define CAIRN_CLI_CONSUME_H
 
@@ -38,6 +40,8 @@ struct consume_opts {
     bool print_key;
     const char *separator; /* between key and value; "\t" */
     const char *group;     /* subscribe as this group's member; NULL */
+    const char *assignment_strategy; /* range, roundrobin,
+                                        cooperative-sticky; NULL: range */
 };
 
 void consume_usage(FILE *out);

@@ -5,7 +5,7 @@
  * `status` talks to the controllers through their own RPC (a blocking
  * client, cli/ctl_client.c), then asks the brokers for offsets over the
  * Kafka protocol (cli/health.c, cli/kwire.c); the Kafka commands (topics,
- * produce, consume, bench) talk to the brokers with librdkafka
+ * groups, produce, consume, bench) talk to the brokers with librdkafka
  * (cli/kclient.h).
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/consume.h"
 #include "cli/ctl_client.h"
+#include "cli/groups.h"
 #include "cli/kclient.h"
 #include "cli/opts.h"
 #include "cli/produce.h"
@@ -63,6 +64,7 @@ static void usage(FILE *out)
           out);
     status_usage(out);
     topics_usage(out);
+    groups_usage(out);
     produce_usage(out);
     consume_usage(out);
     bench_usage(out);
@@ -227,18 +229,21 @@ static int run_kafka(int argc, char **argv, struct globals *g)
 {
     static struct topics_opts topics; /* 8 KiB of --config pointers */
     static struct bench_opts bench;
+    struct groups_opts groups;
     struct produce_opts produce;
     struct consume_opts consume;
     const char *cmd = argv[0];
     bool is_topics = strcmp(cmd, "topics") == 0;
+    bool is_groups = strcmp(cmd, "groups") == 0;
     bool is_produce = strcmp(cmd, "produce") == 0;
     bool is_consume = strcmp(cmd, "consume") == 0;
     int rc = is_topics    ? topics_parse(argc, argv, &topics)
+             : is_groups  ? groups_parse(argc, argv, &groups)
              : is_produce ? produce_parse(argc, argv, &produce)
              : is_consume ? consume_parse(argc, argv, &consume)
                           : bench_parse(argc, argv, &bench);
-    bool needs_brokers = is_topics || is_produce || is_consume ||
-                         !bench.mock;
+    bool needs_brokers = is_topics || is_groups || is_produce ||
+                         is_consume || !bench.mock;
     if (rc < 0 && needs_brokers) {
         rc = resolve_bootstrap(g);
     }
@@ -246,6 +251,7 @@ static int run_kafka(int argc, char **argv, struct globals *g)
         return rc;
     }
     return is_topics    ? topics_run(&g->kafka, &topics)
+           : is_groups  ? groups_run(&g->kafka, &groups)
            : is_produce ? produce_run(&g->kafka, &produce)
            : is_consume ? consume_run(&g->kafka, &consume)
                         : bench_run(&g->kafka, &bench);
@@ -253,8 +259,8 @@ static int run_kafka(int argc, char **argv, struct globals *g)
 
 static bool is_kafka_command(const char *cmd)
 {
-    static const char *const cmds[] = {"topics", "produce", "consume",
-                                       "bench"};
+    static const char *const cmds[] = {"topics", "groups", "produce",
+                                       "consume", "bench"};
     for (size_t i = 0; i < ARRAY_LEN(cmds); i++) {
         if (strcmp(cmd, cmds[i]) == 0) {
             return true;

@@ -2,7 +2,8 @@
 # The cairn command's Kafka side (librdkafka) against a local Cairn cluster
 # (replication factor 1): topics create/list/describe/delete through the
 # Admin API, produce and consume round trips (keys, counts, --partition,
-# --offset, acks and codecs), keyed records on Kafka's murmur2 partition
+# --offset, acks and codecs), consume --group with its commits and groups
+# list/describe/delete, keyed records on Kafka's murmur2 partition
 # (checked against an independent Python murmur2 that first reproduces
 # Kafka's own test vectors), the bootstrap fallback through --controllers,
 # and a `cairn bench` smoke run. Own free ports and data directory.
@@ -210,6 +211,139 @@ controllers_fallback() {
         grep -qx "orders" "$OUT"
 }
 check "--controllers alone finds the brokers" controllers_fallback
+
+# --- Consumer groups ---------------------------------------------------------
+
+# Checks `cairn groups describe G --json` (in $OUT) with a Python
+# expression over d (the document), offs (its offsets) and members.
+group_json() {
+    "${CAIRN[@]}" groups describe "$1" --json > "$OUT" || return 1
+    /usr/bin/python3 - "$OUT" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+offs, members = d["offsets"], d["members"]
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)
+PY
+}
+
+# Polls (up to 30 s) until group $1 is Stable with $2 members that all
+# have partitions (before the first join it does not exist: quiet).
+wait_group_stable() {
+    local i
+    for i in $(seq 1 60); do
+        group_json "$1" "d['state'] == 'Stable' and len(members) == $2 and
+                         all(m['assignment'] for m in members)" 2>/dev/null &&
+            return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+group_consume_all() {
+    "${CAIRN[@]}" topics create grouped --partitions 4 >/dev/null || return 1
+    seq 1 100 | sed 's/.*/key-&:&/' |
+        "${CAIRN[@]}" produce grouped --key-separator : --acks all ||
+        return 1
+    "${CAIRN[@]}" consume grouped --group g1 --from-beginning --count 100 \
+        > "$OUT" || return 1
+    [ "$(sort -n "$OUT")" = "$(seq 1 100)" ]
+}
+check "consume --group g1 --from-beginning --count 100 reads all 100" \
+    group_consume_all
+
+groups_list() {
+    "${CAIRN[@]}" groups list > "$OUT" && grep -qx "g1" "$OUT"
+}
+check "groups list shows g1 (ListGroups)" groups_list
+
+check "groups describe --json: committed offsets sum to 100, lag 0" \
+    group_json g1 "d['state'] == 'Empty' and not members and
+                   len(offs) == 4 and
+                   sorted(o['partition'] for o in offs) == [0, 1, 2, 3] and
+                   sum(o['committed'] for o in offs) == 100 and
+                   all(o['hw'] == o['committed'] for o in offs) and
+                   all(o['lag'] == 0 for o in offs) and d['lag'] == 0"
+
+groups_describe_text() {
+    "${CAIRN[@]}" groups describe g1 > "$OUT" || return 1
+    grep -Eq "^g1 +Empty +- +[1-3] +0 +0$" "$OUT" &&
+        [ "$(grep -Ec '^grouped +[0-3] +[0-9]+ +[0-9]+ +0 +-$' "$OUT")" = 4 ]
+}
+check "groups describe shows state, members and offsets as text" \
+    groups_describe_text
+
+lag_after_produce() {
+    seq 101 110 | sed 's/.*/key-&:&/' |
+        "${CAIRN[@]}" produce grouped --key-separator : --acks all ||
+        return 1
+    group_json g1 "sum(o['lag'] for o in offs) == 10 and d['lag'] == 10 and
+                   sum(o['hw'] for o in offs) == 110"
+}
+check "10 more records: the lags sum to 10" lag_after_produce
+
+group_resumes() {
+    "${CAIRN[@]}" consume grouped --group g1 --count 10 > "$OUT" ||
+        return 1
+    [ "$(sort -n "$OUT")" = "$(seq 101 110)" ] || return 1
+    group_json g1 "sum(o['committed'] for o in offs) == 110 and
+                   d['lag'] == 0"
+}
+check "consume --group g1 --count 10 reads exactly the 10 new records" \
+    group_resumes
+
+# Range: members sorted by id take contiguous ranges of the 4 partitions.
+group_two_members() {
+    local a=$DATA/member-a b=$DATA/member-b pa pb ok=0
+    "${CAIRN[@]}" consume grouped --group g2 --from-beginning > "$a" &
+    pa=$!
+    "${CAIRN[@]}" consume grouped --group g2 --from-beginning > "$b" &
+    pb=$!
+    wait_group_stable g2 2 &&
+        group_json g2 "d['protocol'] == 'range' and
+            [sorted(p['partition'] for p in m['assignment'])
+             for m in sorted(members, key=lambda m: m['member_id'])] ==
+            [[0, 1], [2, 3]] and
+            all(o['member_id'] for o in offs)" && ok=1
+    if [ $ok = 1 ]; then
+        "${CAIRN[@]}" groups delete g2 2> "$ERR"
+        [ $? = 1 ] && grep -q "NON_EMPTY_GROUP" "$ERR" || ok=0
+    fi
+    kill -INT "$pa" "$pb" 2>/dev/null
+    wait "$pa" || ok=0
+    wait "$pb" || ok=0
+    [ $ok = 1 ] && [ "$(sort -n "$a" "$b")" = "$(seq 1 110)" ] || return 1
+    group_json g2 "d['state'] == 'Empty' and
+                   sum(o['committed'] for o in offs) == 110"
+}
+check "two range members split 0-1/2-3, commit what they read on SIGINT" \
+    group_two_members
+
+groups_delete() {
+    "${CAIRN[@]}" groups delete g1 > "$OUT" || return 1
+    grep -qx "deleted group g1" "$OUT" || return 1
+    "${CAIRN[@]}" groups describe g1 > /dev/null 2> "$ERR"
+    [ $? = 1 ] && grep -q "GROUP_ID_NOT_FOUND" "$ERR" || return 1
+    "${CAIRN[@]}" groups list > "$OUT" || return 1
+    ! grep -qx "g1" "$OUT" && grep -qx "g2" "$OUT" || return 1
+    "${CAIRN[@]}" groups delete g1 2> "$ERR"
+    [ $? = 1 ] && grep -q "GROUP_ID_NOT_FOUND" "$ERR"
+}
+check "groups delete (DeleteGroups): describe and list no longer show it" \
+    groups_delete
+
+groups_usage_errors() {
+    "$BIN/cairn" groups 2>/dev/null
+    [ $? = 2 ] || return 1
+    "$BIN/cairn" groups describe 2>/dev/null
+    [ $? = 2 ] || return 1
+    "$BIN/cairn" groups list --json 2>/dev/null
+    [ $? = 2 ] || return 1
+    "$BIN/cairn" consume t --assignment-strategy range 2>/dev/null
+    [ $? = 2 ] || return 1
+    "$BIN/cairn" consume t --group g --assignment-strategy sticky 2>/dev/null
+    [ $? = 2 ]
+}
+check "bad groups command lines exit 2" groups_usage_errors
 
 # --- Delete, bench ----------------------------------------------------------
 
