@@ -27,17 +27,39 @@ uint64_t cluster_now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* A port free now, below the kernel's ephemeral range (32768 and up), so
+ * that no outgoing connection (replica fetchers, clients) can take it
+ * before the node binds it; never one handed out before by this process. */
+#define CLUSTER__PORT_LOW 20000
+#define CLUSTER__PORT_SPAN 12000
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ASSERT(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ASSERT(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
-    socklen_t len = sizeof a;
-    ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
+    static bool used[CLUSTER__PORT_SPAN];
+    static unsigned seed;
+    if (seed == 0) {
+        seed = (unsigned)getpid() ^ (unsigned)cluster_now_ms();
+    }
+    for (int tries = 0; tries < 10000; tries++) {
+        seed = seed * 1103515245u + 12345u;
+        int off = (int)((seed >> 8) % CLUSTER__PORT_SPAN);
+        if (used[off]) {
+            continue;
+        }
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        ASSERT(fd >= 0);
+        struct sockaddr_in a = {
+            .sin_family = AF_INET,
+            .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+            .sin_port = htons((uint16_t)(CLUSTER__PORT_LOW + off))};
+        bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok) {
+            used[off] = true;
+            return CLUSTER__PORT_LOW + off;
+        }
+    }
+    ASSERT(!"no free port below the ephemeral range");
+    return -1;
 }
 
 static void find_bin(struct cluster *c)
