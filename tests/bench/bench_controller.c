@@ -37,15 +37,12 @@
  * (cluster_destroy) and aborts. CAIRN_KEEP_TEST_DIR=1 keeps the node logs.
  * One thread: cluster_call() runs the helper's libuv loop until the call
  * ends. */
-#include "tests/lib/cluster.h"
+#include "tests/lib/bench_util.h"
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "common/assert.h"
 #include "common/kafka_error.h"
@@ -62,7 +59,6 @@
 #define BENCH_POLL_MS 5               /* pause between polls of a wait */
 #define BENCH_QUORUM_POLL_MS 50
 #define BENCH_CALL_TIMEOUT_MS 200     /* one DescribeCluster while polling */
-#define BENCH_READY_BUDGET_MS 30000   /* start until every broker unfenced */
 #define BENCH_FAILOVER_BUDGET_MS 10000
 #define BENCH_QUORUM_BUDGET_MS 20000  /* restart until a stable quorum */
 #define BENCH_FENCE_BUDGET_MS (BENCH_SESSION_TIMEOUT_MS + 10000)
@@ -75,70 +71,6 @@ _Static_assert(BENCH_RF <= CLUSTER_BROKERS_MAX,
                "RF 3 needs as many brokers");
 _Static_assert(BENCH_CALL_TIMEOUT_MS < BENCH_FAILOVER_BUDGET_MS,
                "a poll must fit in the failover budget");
-
-/* The cluster running now, stopped by bench_fail() too. */
-static struct cluster *bench_cluster;
-
-/* ------------------------------------------------------------------------
- * Helpers: failure, clock, statistics */
-
-static NORETURN void bench_fail(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* A failed check means the numbers would be worthless: say why, stop
- * every process and abort. */
-static void bench_fail(const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fputs("bench_controller: FAILED: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (bench_cluster != NULL) {
-        struct cluster *c = bench_cluster;
-        bench_cluster = NULL;
-        fprintf(stderr, "bench_controller: node logs in %s (set "
-                "CAIRN_KEEP_TEST_DIR=1 to keep them)\n", c->dir);
-        cluster_destroy(c);
-    }
-    abort();
-}
-
-/* Monotonic milliseconds with microsecond resolution. */
-static double clock_ms(void)
-{
-    struct timespec ts;
-    int rv = clock_gettime(CLOCK_MONOTONIC, &ts);
-    ASSERT(rv == 0);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    (void)nanosleep(&ts, NULL); /* an early wake only shortens a poll */
-}
-
-static void sort_doubles(double *v, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    }
-}
-
-/* Median of v[0..n) (sorts v). */
-static double median(double *v, size_t n)
-{
-    ASSERT(n > 0);
-    sort_doubles(v, n);
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* ------------------------------------------------------------------------
  * Helpers: the cluster */
@@ -166,13 +98,6 @@ static void kill_brokers(struct cluster *c)
                                       true /* wait */);
         }
     }
-}
-
-static void stop_cluster(struct cluster *c)
-{
-    ASSERT(bench_cluster == c);
-    bench_cluster = NULL;
-    cluster_destroy(c);
 }
 
 /* One controller's answer to DescribeCluster. */
@@ -226,18 +151,18 @@ static bool describe(struct cluster *c, int i, uint64_t timeout_ms,
 }
 
 /* Index of a running controller that answers active=true, polled until
- * deadline (a clock_ms() value); -1 at the deadline. */
+ * deadline (a bench_clock_ms() value); -1 at the deadline. */
 static int wait_active(struct cluster *c, double deadline,
                        struct ctl_view *out)
 {
-    while (clock_ms() < deadline) {
+    while (bench_clock_ms() < deadline) {
         for (int i = 0; i < c->n_controllers; i++) {
             if (describe(c, i, BENCH_CALL_TIMEOUT_MS, out, NULL) &&
                 out->active) {
                 return i;
             }
         }
-        pause_ms(BENCH_POLL_MS);
+        bench_pause_ms(BENCH_POLL_MS);
     }
     return -1;
 }
@@ -299,21 +224,21 @@ static bool quorum_agrees(struct cluster *c, struct ctl_view *leader)
  * leader and term. */
 static void wait_quorum_stable(struct cluster *c, int run, double stable_ms)
 {
-    double deadline = clock_ms() + BENCH_QUORUM_BUDGET_MS;
+    double deadline = bench_clock_ms() + BENCH_QUORUM_BUDGET_MS;
     double since = -1;
     struct ctl_view first = {0};
-    while (clock_ms() < deadline) {
+    while (bench_clock_ms() < deadline) {
         struct ctl_view l;
         if (!quorum_agrees(c, &l)) {
             since = -1;
         } else if (since < 0 || l.term != first.term ||
                    l.node_id != first.node_id) {
-            since = clock_ms();
+            since = bench_clock_ms();
             first = l;
-        } else if (clock_ms() - since >= stable_ms) {
+        } else if (bench_clock_ms() - since >= stable_ms) {
             return;
         }
-        pause_ms(BENCH_QUORUM_POLL_MS);
+        bench_pause_ms(BENCH_QUORUM_POLL_MS);
     }
     bench_fail("run %d: the quorum of %d controllers was not back and "
                "stable for %.0f ms within %d ms", run, c->n_controllers,
@@ -325,11 +250,12 @@ static void wait_quorum_stable(struct cluster *c, int run, double stable_ms)
 static double failover_run(struct cluster *c, int run, double stable_ms)
 {
     struct ctl_view old;
-    int victim = wait_active(c, clock_ms() + BENCH_FAILOVER_BUDGET_MS, &old);
+    int victim = wait_active(c, bench_clock_ms() + BENCH_FAILOVER_BUDGET_MS,
+                             &old);
     if (victim < 0) {
         bench_fail("run %d: no active controller before the kill", run);
     }
-    double t0 = clock_ms();
+    double t0 = bench_clock_ms();
     int status = cluster_node_signal(c, &c->controllers[victim], SIGKILL,
                                      true /* wait */);
     if (status == -1 || !WIFSIGNALED(status)) {
@@ -338,7 +264,7 @@ static double failover_run(struct cluster *c, int run, double stable_ms)
     }
     struct ctl_view now;
     int next = wait_active(c, t0 + BENCH_FAILOVER_BUDGET_MS, &now);
-    double took = clock_ms() - t0;
+    double took = bench_clock_ms() - t0;
     if (next < 0) {
         bench_fail("run %d: no controller active %d ms after killing %d",
                    run, BENCH_FAILOVER_BUDGET_MS, old.node_id);
@@ -372,13 +298,13 @@ static void bench_failover(void)
     for (int r = 0; r < BENCH_FAILOVER_RUNS; r++) {
         ms[r] = failover_run(&c, r + 1, stable_ms);
     }
-    double med = median(ms, BENCH_FAILOVER_RUNS); /* sorted now */
+    double med = bench_median(ms, BENCH_FAILOVER_RUNS); /* sorted now */
     printf("RESULT bench=controller_failover runs=%d median_ms=%.1f "
            "min_ms=%.1f max_ms=%.1f election_timeout_ms=%lld ratio=%.3f\n",
            BENCH_FAILOVER_RUNS, med, ms[0], ms[BENCH_FAILOVER_RUNS - 1],
            (long long)c.election_timeout_ms, med / election_ms);
     fflush(stdout);
-    stop_cluster(&c);
+    bench_cluster_stop(&c);
 }
 
 /* ------------------------------------------------------------------------
@@ -445,22 +371,22 @@ static double fence_move_wait(struct cluster *c, int victim,
 {
     int32_t id = c->brokers[victim].id;
     int hint = -1;
-    double t0 = clock_ms();
+    double t0 = bench_clock_ms();
     int status = cluster_node_signal(c, &c->brokers[victim], SIGKILL,
                                      true /* wait */);
     if (status == -1 || !WIFSIGNALED(status)) {
         bench_fail("broker %d did not die of SIGKILL (status %d)", id,
                    status);
     }
-    while (clock_ms() - t0 < BENCH_FENCE_BUDGET_MS) {
+    while (bench_clock_ms() - t0 < BENCH_FENCE_BUDGET_MS) {
         if (active_image(c, &hint, img)) {
             const struct meta_broker *b = meta_image_broker(img, id);
             const struct meta_topic *t = meta_image_topic(img, topic);
             if (b != NULL && t != NULL && b->fenced && led_by(t, id) == 0) {
-                return clock_ms() - t0;
+                return bench_clock_ms() - t0;
             }
         }
-        pause_ms(BENCH_POLL_MS);
+        bench_pause_ms(BENCH_POLL_MS);
     }
     bench_fail("broker %d not fenced with its leaderships moved %d ms "
                "after SIGKILL", id, BENCH_FENCE_BUDGET_MS);
@@ -506,7 +432,7 @@ static void bench_fence_move(void)
            (long long)c.session_timeout_ms,
            took / (double)c.session_timeout_ms);
     fflush(stdout);
-    stop_cluster(&c);
+    bench_cluster_stop(&c);
 }
 
 /* ------------------------------------------------------------------------
@@ -529,9 +455,9 @@ static double create_topic_ms(struct cluster *c, int i, const char *name,
     Cairn__Request req = CAIRN__REQUEST__INIT;
     req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
     req.create_topics = &ct;
-    double t0 = clock_ms();
+    double t0 = bench_clock_ms();
     Cairn__Response *r = cluster_call(c, i, &req, BENCH_CREATE_TIMEOUT_MS);
-    double took = clock_ms() - t0;
+    double took = bench_clock_ms() - t0;
     if (r == NULL) {
         bench_fail("CreateTopics %s (%d partitions): no answer in %d ms",
                    name, partitions, BENCH_CREATE_TIMEOUT_MS);
@@ -587,15 +513,15 @@ static double watch_brokers(struct cluster *c, const char *topic,
     struct meta_image img;
     meta_image_init(&img);
     int hint = -1;
-    double t0 = clock_ms();
+    double t0 = bench_clock_ms();
     double took = -1;
-    while (took < 0 && clock_ms() - t0 < BENCH_HOSTING_BUDGET_MS) {
+    while (took < 0 && bench_clock_ms() - t0 < BENCH_HOSTING_BUDGET_MS) {
         bool all = true;
         for (int i = 0; i < c->n_brokers; i++) {
             all = all && cluster_log_contains(&c->brokers[i], text);
         }
         if (all) {
-            took = clock_ms() - t0;
+            took = bench_clock_ms() - t0;
         }
         for (int i = 0; active_image(c, &hint, &img) && i < c->n_brokers;
              i++) {
@@ -603,7 +529,7 @@ static double watch_brokers(struct cluster *c, const char *topic,
                 &img, c->brokers[i].id);
             seen_fenced[i] = seen_fenced[i] || b == NULL || b->fenced;
         }
-        pause_ms(BENCH_QUORUM_POLL_MS);
+        bench_pause_ms(BENCH_QUORUM_POLL_MS);
     }
     meta_image_free(&img);
     *fenced = 0;
@@ -619,7 +545,8 @@ static void bench_create_partitions(void)
     memset(&c, 0, sizeof c);
     start_cluster(&c, 3, 3);
     struct ctl_view v;
-    int active = wait_active(&c, clock_ms() + BENCH_FAILOVER_BUDGET_MS, &v);
+    int active = wait_active(&c, bench_clock_ms() + BENCH_FAILOVER_BUDGET_MS,
+                             &v);
     if (active < 0) {
         bench_fail("no active controller");
     }
@@ -635,7 +562,7 @@ static void bench_create_partitions(void)
         one[r] = create_topic_ms(&c, active, name, 1);
         check_created(&c, name, 1);
     }
-    double one_med = median(one, BENCH_CREATE_ROUNDS);
+    double one_med = bench_median(one, BENCH_CREATE_ROUNDS);
     double big = create_topic_ms(&c, active, "bench-big",
                                  BENCH_BIG_PARTITIONS);
     check_created(&c, "bench-big", BENCH_BIG_PARTITIONS);
@@ -652,7 +579,7 @@ static void bench_create_partitions(void)
            fenced, (long long)c.session_timeout_ms);
     fflush(stdout);
     kill_brokers(&c);
-    stop_cluster(&c);
+    bench_cluster_stop(&c);
 }
 
 /* ------------------------------------------------------------------------
@@ -660,13 +587,15 @@ static void bench_create_partitions(void)
 
 int main(void)
 {
+    bench_set_name("bench_controller");
     /* The cluster helper writes to controllers that may have just died;
      * the nodes themselves ignore SIGPIPE too. */
     (void)signal(SIGPIPE, SIG_IGN);
-    double t0 = clock_ms();
+    double t0 = bench_clock_ms();
     bench_failover();
     bench_fence_move();
     bench_create_partitions();
-    printf("info bench=controller total_s=%.1f\n", (clock_ms() - t0) / 1e3);
+    printf("info bench=controller total_s=%.1f\n",
+           (bench_clock_ms() - t0) / 1e3);
     return 0;
 }

@@ -49,25 +49,18 @@
  * CAIRN_KEEP_TEST_DIR=1 keeps the node logs. The load runs one thread per
  * connection (blocking sockets: send up to K requests, read what came,
  * send as many again); main does the rest. */
-#include "tests/lib/cluster.h"
+#include "tests/lib/bench_util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "broker/group_store.h"
@@ -77,6 +70,7 @@
 #include "common/kafka_error.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
+#include "tests/lib/child.h"
 #include "tests/lib/kafka_wire.h"
 
 #define BENCH_ROUNDS 3              /* of each load; median */
@@ -100,15 +94,10 @@
 #define BENCH_CLIENT_ID "bench"
 #define BENCH_BROKER_CONFIG \
     "min.insync.replicas=2\ngroup.initial.rebalance.delay.ms=0\n"
-#define BENCH_READY_BUDGET_MS 30000
 #define BENCH_COORDINATOR_BUDGET_MS 30000 /* offsets topic created, led */
 #define BENCH_WARM_BUDGET_MS 30000        /* first answer 0 on each conn */
 #define BENCH_RETRY_MS 50
-#define BENCH_TOPIC_BUDGET_MS 10000       /* until a new topic is hosted */
-#define BENCH_TOPIC_POLL_MS 10
-#define BENCH_TOPIC_UNSEEN_MS 500         /* for a broker that logs nothing */
 #define BENCH_CHILD_BUDGET_MS 150000      /* the python helper */
-#define BENCH_OUTPUT_BYTES 65536          /* of the helper's stdout */
 #define BENCH_LOG_TAIL_BYTES 4096
 #define BENCH_READ_BYTES 65536            /* a connection's read buffer */
 #define BENCH_FRAME_BYTES_MAX (1u << 20)  /* a response; ours are tiny */
@@ -123,141 +112,12 @@ _Static_assert(BENCH_GROUPS_N_MAX < BENCH_OFFSETS_PARTITIONS,
                "each group its own offsets partition");
 _Static_assert(BENCH_GROUPS_K <= BENCH_GROUPS_K_MAX, "default in bound");
 
-/* The cluster running now, stopped by bench_fail() too. */
-static struct cluster *bench_cluster;
-
-/* ------------------------------------------------------------------------
- * Helpers: failure, clock, statistics, environment */
-
-static NORETURN void bench_fail(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* A failed check means the numbers would be worthless: say why, stop
- * every process and abort. Main thread only. */
-static void bench_fail(const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fputs("bench_groups: FAILED: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (bench_cluster != NULL) {
-        struct cluster *c = bench_cluster;
-        bench_cluster = NULL;
-        fprintf(stderr, "bench_groups: node logs in %s (set "
-                "CAIRN_KEEP_TEST_DIR=1 to keep them)\n", c->dir);
-        cluster_destroy(c);
-    }
-    abort();
-}
-
-static double clock_ms(void)
-{
-    struct timespec ts;
-    int rv = clock_gettime(CLOCK_MONOTONIC, &ts);
-    ASSERT(rv == 0);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    (void)nanosleep(&ts, NULL); /* an early wake only shortens a poll */
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v. */
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
-/* $name as an integer in [1, max]; def when unset. */
-static long env_long(const char *name, long def, long max)
-{
-    const char *s = getenv(name);
-    if (s == NULL || s[0] == '\0') {
-        return def;
-    }
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (*end != '\0' || v < 1 || v > max) {
-        bench_fail("%s=%s: expected 1..%ld", name, s, max);
-    }
-    return v;
-}
-
-/* ------------------------------------------------------------------------
- * Fresh topics (as tests/bench/bench_replication.c) */
-
-/* True once every replica of every partition of t logged that it leads
- * or follows it; *hosts gets a bit for each broker index hosting one. */
-static bool topic_hosted(struct cluster *c, const struct meta_topic *t,
-                         unsigned *hosts)
-{
-    *hosts = 0;
-    for (int32_t p = 0; p < t->n_partitions; p++) {
-        const struct meta_replica_set *rs = &t->partitions[p].replicas;
-        for (int32_t i = 0; i < rs->n; i++) {
-            struct cluster_node *n = cluster_broker(c, rs->ids[i]);
-            ASSERT(n != NULL);
-            char text[META_TOPIC_NAME_BYTES_MAX + 48];
-            snprintf(text, sizeof text, " of %s-%d at epoch ", t->name, p);
-            if (!cluster_log_contains(n, text)) {
-                return false;
-            }
-            *hosts |= 1u << (n - c->brokers);
-        }
-    }
-    return true;
-}
-
 /* Creates topic name with replication factor 3 and waits until its
  * replicas have applied it; leaders[p] gets the port of partition p's
  * leader (leaders may be NULL). */
 static void create_topic(const char *name, int32_t partitions, int *leaders)
 {
-    struct cluster *c = bench_cluster;
-    int16_t err = cluster_create_topic(c, name, partitions, 3);
-    if (err != 0) {
-        bench_fail("create topic %s: Kafka error %d", name, err);
-    }
-    struct meta_image img;
-    meta_image_init(&img);
-    double deadline = clock_ms() + BENCH_TOPIC_BUDGET_MS;
-    unsigned hosts = 0;
-    const struct meta_topic *t = NULL;
-    for (;;) {
-        t = cluster_image(c, &img) ? meta_image_topic(&img, name) : NULL;
-        if (t != NULL && topic_hosted(c, t, &hosts)) {
-            break;
-        }
-        if (clock_ms() > deadline) {
-            bench_fail("topic %s not hosted by its replicas in %d ms",
-                       name, BENCH_TOPIC_BUDGET_MS);
-        }
-        pause_ms(BENCH_TOPIC_POLL_MS);
-    }
-    for (int32_t p = 0; leaders != NULL && p < partitions; p++) {
-        struct cluster_node *n = cluster_broker(c, t->partitions[p].leader);
-        if (n == NULL) {
-            bench_fail("%s-%d has no leader", name, p);
-        }
-        leaders[p] = n->port;
-    }
-    meta_image_free(&img);
-    if (hosts != (1u << c->n_brokers) - 1) {
-        pause_ms(BENCH_TOPIC_UNSEEN_MS); /* a broker with no replica */
-    }
+    bench_create_topic(name, partitions, 3, leaders);
 }
 
 /* ------------------------------------------------------------------------
@@ -432,7 +292,7 @@ static void count_answer(struct load_conn *lc, int16_t err)
     if (err != 0) {
         int i = err + 1; /* UNKNOWN_SERVER_ERROR (-1) at 0 */
         lc->errors[i >= 0 && i < BENCH_ERROR_CODES ? i : 0]++;
-    } else if (clock_ms() < load.deadline_ms) {
+    } else if (bench_clock_ms() < load.deadline_ms) {
         lc->ok++;
     } else {
         lc->late++;
@@ -493,7 +353,8 @@ static void *load_thread(void *arg)
     int32_t expect_corr = lc->next_corr;
     for (;;) {
         writer_reset(&w);
-        while (clock_ms() < load.deadline_ms && in_flight < load.in_flight) {
+        while (bench_clock_ms() < load.deadline_ms &&
+               in_flight < load.in_flight) {
             load_frame(lc, &w);
             in_flight++;
         }
@@ -544,7 +405,7 @@ struct load_round {
 static struct load_round run_round(struct load_conn *conns, int n,
                                    int32_t in_flight, long seconds)
 {
-    double start = clock_ms();
+    double start = bench_clock_ms();
     load.deadline_ms = start + (double)seconds * 1e3;
     load.in_flight = in_flight;
     for (int i = 0; i < n; i++) {
@@ -605,7 +466,7 @@ static void format_errors(const struct load_conn *conns, int n, char *out,
  * so the timed rounds start with leaders elected and groups loaded. */
 static void warm_up(struct load_conn *conns, int n, const char *what)
 {
-    double deadline = clock_ms() + BENCH_WARM_BUDGET_MS;
+    double deadline = bench_clock_ms() + BENCH_WARM_BUDGET_MS;
     for (int i = 0; i < n; i++) {
         int16_t err;
         while ((err = load_one(&conns[i])) != 0) {
@@ -613,12 +474,12 @@ static void warm_up(struct load_conn *conns, int n, const char *what)
                 bench_fail("%s connection %d (port %d): no answer", what,
                            i, conns[i].port);
             }
-            if (clock_ms() > deadline) {
+            if (bench_clock_ms() > deadline) {
                 bench_fail("%s connection %d (port %d): still %s after %d "
                            "ms", what, i, conns[i].port,
                            kafka_error_name(err), BENCH_WARM_BUDGET_MS);
             }
-            pause_ms(BENCH_RETRY_MS);
+            bench_pause_ms(BENCH_RETRY_MS);
         }
     }
 }
@@ -631,9 +492,9 @@ static void warm_up(struct load_conn *conns, int n, const char *what)
  * __consumer_offsets). */
 static int find_coordinator(int port, const char *group)
 {
-    double deadline = clock_ms() + BENCH_COORDINATOR_BUDGET_MS;
+    double deadline = bench_clock_ms() + BENCH_COORDINATOR_BUDGET_MS;
     int16_t last = INT16_MIN;
-    while (clock_ms() < deadline) {
+    while (bench_clock_ms() < deadline) {
         int fd = kafka_wire_connect(port);
         if (fd < 0) {
             bench_fail("connect to broker port %d: %s", port,
@@ -673,7 +534,7 @@ static int find_coordinator(int port, const char *group)
         if (coordinator > 0) {
             return coordinator;
         }
-        pause_ms(BENCH_RETRY_MS * 2);
+        bench_pause_ms(BENCH_RETRY_MS * 2);
     }
     bench_fail("FindCoordinator %s: still %s after %d ms", group,
                kafka_error_name(last), BENCH_COORDINATOR_BUDGET_MS);
@@ -788,8 +649,8 @@ static void bench_commit(int n, int32_t k, long seconds)
         close(produces[i].fd);
     }
     built_batch_free(&load.batch);
-    double c_med = median(commit_s, BENCH_ROUNDS);
-    double p_med = median(produce_s, BENCH_ROUNDS);
+    double c_med = bench_median(commit_s, BENCH_ROUNDS);
+    double p_med = bench_median(produce_s, BENCH_ROUNDS);
     printf("RESULT bench=group_commit groups=%d in_flight=%d rounds=%d "
            "commit_version=%d commits=%" PRId64 " seconds=%.1f "
            "commits_s=%.0f produce_s=%.0f ratio=%.3f "
@@ -805,99 +666,9 @@ static void bench_commit(int n, int32_t k, long seconds)
 
 static void script_path(char *out, size_t cap)
 {
-    const char *src = getenv("CAIRN_SRC");
-    if (src != NULL && src[0] != '\0') {
-        snprintf(out, cap, "%s/%s", src, BENCH_SCRIPT_REL);
-        if (access(out, R_OK) != 0) {
-            bench_fail("%s: %s", out, strerror(errno));
-        }
-        return;
-    }
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        /* build/<variant>/bench/bench_groups */
-        snprintf(out, cap, "%s/../../../%s", dirname(exe), BENCH_SCRIPT_REL);
-        if (access(out, R_OK) == 0) {
-            return;
-        }
-    }
-    char here[4096];
-    snprintf(here, sizeof here, "%s", __FILE__);
-    snprintf(out, cap, "%s/group_rebalance.py", dirname(here));
-    if (access(out, R_OK) != 0) {
+    if (!child_source_path(BENCH_SCRIPT_REL, out, cap)) {
         bench_fail("group_rebalance.py not found (last tried %s); set "
                    "CAIRN_SRC to the source tree", out);
-    }
-}
-
-/* Forks python3 with argv: stdout into *out_fd, stderr to log_path. The
- * child dies with us. */
-static pid_t spawn_python(char *const argv[], const char *log_path,
-                          int *out_fd)
-{
-    int fds[2];
-    if (pipe(fds) != 0) {
-        bench_fail("pipe: %s", strerror(errno));
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        bench_fail("fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 2);
-            close(fd);
-        }
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execv(BENCH_PYTHON, argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    *out_fd = fds[0];
-    return pid;
-}
-
-/* Echoes the child's lines as they come (into out too, cap bytes) until
- * EOF; false when the budget ran out first. */
-static bool echo_child(int fd, char *out, size_t cap, double deadline_ms)
-{
-    size_t len = 0;
-    size_t shown = 0;
-    out[0] = '\0';
-    for (;;) {
-        double left = deadline_ms - clock_ms();
-        if (left <= 0) {
-            return false;
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (poll(&pfd, 1, (int)left) <= 0) {
-            continue; /* EINTR or the deadline, checked above */
-        }
-        ssize_t got = read(fd, out + len, cap - 1 - len);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
-            return true;
-        }
-        len += (size_t)got;
-        out[len] = '\0';
-        char *eol;
-        while ((eol = strchr(out + shown, '\n')) != NULL) {
-            fwrite(out + shown, 1, (size_t)(eol + 1 - (out + shown)),
-                   stdout);
-            shown = (size_t)(eol + 1 - out);
-        }
-        fflush(stdout);
-        if (len == cap - 1) {
-            bench_fail("the helper printed more than %zu bytes", cap);
-        }
     }
 }
 
@@ -931,17 +702,11 @@ static void bench_rebalance(void)
     char *argv[] = {(char *)(uintptr_t)"python3", script, boot,
                     (char *)(uintptr_t)BENCH_REBALANCE_TOPIC,
                     (char *)(uintptr_t)BENCH_REBALANCE_RUNS, NULL};
-    int fd = -1;
-    pid_t pid = spawn_python(argv, log_path, &fd);
     static char out[BENCH_OUTPUT_BYTES];
-    bool done = echo_child(fd, out, sizeof out,
-                           clock_ms() + BENCH_CHILD_BUDGET_MS);
-    close(fd);
-    if (!done) {
-        kill(pid, SIGKILL);
-    }
     int status = 0;
-    waitpid(pid, &status, 0);
+    bool done = bench_run_child(BENCH_PYTHON, argv, log_path,
+                                true /* echo */, out, sizeof out,
+                                BENCH_CHILD_BUDGET_MS, &status);
     if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
         strstr(out, "RESULT bench=group_rebalance ") == NULL) {
         show_tail(log_path);
@@ -952,20 +717,17 @@ static void bench_rebalance(void)
 
 int main(void)
 {
-    int n = (int)env_long("BENCH_GROUPS_N", BENCH_GROUPS_N,
-                          BENCH_GROUPS_N_MAX);
-    int32_t k = (int32_t)env_long("BENCH_GROUPS_K", BENCH_GROUPS_K,
-                                  BENCH_GROUPS_K_MAX);
-    long seconds = env_long("BENCH_GROUPS_S", BENCH_GROUPS_S,
-                            BENCH_GROUPS_S_MAX);
+    bench_set_name("bench_groups");
+    int n = (int)bench_env_long("BENCH_GROUPS_N", BENCH_GROUPS_N,
+                                BENCH_GROUPS_N_MAX);
+    int32_t k = (int32_t)bench_env_long("BENCH_GROUPS_K", BENCH_GROUPS_K,
+                                        BENCH_GROUPS_K_MAX);
+    long seconds = bench_env_long("BENCH_GROUPS_S", BENCH_GROUPS_S,
+                                  BENCH_GROUPS_S_MAX);
     static struct cluster c;
     c.broker_extra_config = BENCH_BROKER_CONFIG;
-    bench_cluster = &c;
-    double t0 = clock_ms();
-    cluster_start(&c, 3, 3);
-    if (!cluster_wait_ready(&c, cluster_now_ms() + BENCH_READY_BUDGET_MS)) {
-        bench_fail("cluster not ready in %d ms", BENCH_READY_BUDGET_MS);
-    }
+    double t0 = bench_clock_ms();
+    bench_cluster_start(&c, 3, 3);
     char boot[256];
     cluster_bootstrap(&c, boot, sizeof boot);
     printf("info bench=groups controllers=3 brokers=3 min_insync_replicas=2 "
@@ -974,8 +736,7 @@ int main(void)
     fflush(stdout);
     bench_commit(n, k, seconds);
     bench_rebalance();
-    bench_cluster = NULL;
-    cluster_destroy(&c);
-    printf("info bench=groups total_s=%.1f\n", (clock_ms() - t0) / 1e3);
+    bench_cluster_stop(&c);
+    printf("info bench=groups total_s=%.1f\n", (bench_clock_ms() - t0) / 1e3);
     return 0;
 }

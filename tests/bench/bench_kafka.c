@@ -23,19 +23,12 @@
  * (cluster_destroy) and aborts; a floor not met is reported (met=no),
  * not fatal. CAIRN_KEEP_TEST_DIR=1 keeps the node logs. One thread; each
  * child's output is read with poll() against a budget. */
-#include "tests/lib/cluster.h"
+#include "tests/lib/bench_util.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/assert.h"
 
@@ -48,16 +41,9 @@
 #define BENCH_CONSUME_RECORD_BYTES 1024
 #define BENCH_PRODUCE_FLOOR 0.5      /* cairn/mock at 1 KiB */
 #define BENCH_CONSUME_FLOOR_MB_S 800.0
-#define BENCH_READY_BUDGET_MS 30000
-#define BENCH_CHILD_BUDGET_MS 240000 /* one `cairn bench`; more is a hang */
-#define BENCH_OUTPUT_BYTES 65536     /* of one child's stdout */
-#define BENCH_ARGS_MAX 32
 #define BENCH_BOOTSTRAP_BYTES 256
 
 _Static_assert(BENCH_ROUNDS % 2 == 1, "a median of an odd count");
-
-/* The cluster running now, stopped by bench_fail() too. */
-static struct cluster *bench_cluster;
 
 /* What one `cairn bench` run printed. */
 struct run_result {
@@ -70,194 +56,20 @@ struct run_result {
 };
 
 /* ------------------------------------------------------------------------
- * Helpers: failure, clock, statistics, environment */
-
-static NORETURN void bench_fail(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* A failed check means the numbers would be worthless: say why, stop
- * every process and abort. */
-static void bench_fail(const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fputs("bench_kafka: FAILED: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (bench_cluster != NULL) {
-        struct cluster *c = bench_cluster;
-        bench_cluster = NULL;
-        fprintf(stderr, "bench_kafka: node logs in %s (set "
-                "CAIRN_KEEP_TEST_DIR=1 to keep them)\n", c->dir);
-        cluster_destroy(c);
-    }
-    abort();
-}
-
-static double clock_ms(void)
-{
-    struct timespec ts;
-    int rv = clock_gettime(CLOCK_MONOTONIC, &ts);
-    ASSERT(rv == 0);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v. */
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
-/* $name as a count of MB or MiB in [1, BENCH_MB_MAX]; def when unset. */
-static long env_mb(const char *name, long def)
-{
-    const char *s = getenv(name);
-    if (s == NULL || s[0] == '\0') {
-        return def;
-    }
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (*end != '\0' || v < 1 || v > BENCH_MB_MAX) {
-        bench_fail("%s=%s: expected 1..%d", name, s, BENCH_MB_MAX);
-    }
-    return v;
-}
-
-/* ------------------------------------------------------------------------
  * Running `cairn bench` */
-
-/* The number after " name=" in line; required fields must be there. */
-static double field(const char *line, const char *name, bool required)
-{
-    char key[64];
-    snprintf(key, sizeof key, " %s=", name);
-    const char *p = strstr(line, key);
-    if (p == NULL) {
-        if (required) {
-            bench_fail("no %s in: %s", name, line);
-        }
-        return 0;
-    }
-    return strtod(p + strlen(key), NULL);
-}
-
-/* Reads the child's stdout into out (cap bytes) until EOF; false when the
- * budget ran out first. */
-static bool read_child(int fd, char *out, size_t cap, double deadline_ms)
-{
-    size_t len = 0;
-    for (;;) {
-        double left = deadline_ms - clock_ms();
-        if (left <= 0) {
-            return false;
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int n = poll(&pfd, 1, (int)left);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            continue; /* the deadline check above ends it */
-        }
-        ssize_t got = read(fd, out + len, cap - 1 - len);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
-            out[len] = '\0';
-            return true;
-        }
-        len += (size_t)got;
-        if (len == cap - 1) {
-            bench_fail("a child printed more than %d bytes",
-                       BENCH_OUTPUT_BYTES);
-        }
-    }
-}
-
-static pid_t spawn(char *const *argv, int *out_fd)
-{
-    int fds[2];
-    if (pipe(fds) != 0) {
-        bench_fail("pipe: %s", strerror(errno));
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        bench_fail("fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    *out_fd = fds[0];
-    return pid;
-}
 
 /* Runs `cairn ARGS...` (NULL-terminated), echoes its RESULT line as a run
  * line labelled label, and returns its numbers. */
 static struct run_result run_cairn(const char *label, const char *const *args)
 {
-    char exe[4200];
-    snprintf(exe, sizeof exe, "%s/cairn", bench_cluster->bin);
-    char *argv[BENCH_ARGS_MAX];
-    size_t n = 0;
-    argv[n++] = exe;
-    for (; args[n - 1] != NULL; n++) {
-        ASSERT(n + 1 < BENCH_ARGS_MAX);
-        argv[n] = (char *)(uintptr_t)args[n - 1];
-    }
-    argv[n] = NULL;
-    int fd = -1;
-    pid_t pid = spawn(argv, &fd);
-    static char out[BENCH_OUTPUT_BYTES];
-    bool done = read_child(fd, out, sizeof out,
-                           clock_ms() + BENCH_CHILD_BUDGET_MS);
-    close(fd);
-    if (!done) {
-        kill(pid, SIGKILL);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char cmd[1024] = "";
-        for (size_t i = 1; i < n; i++) {
-            size_t len = strlen(cmd);
-            snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
-        }
-        bench_fail("%s: `cairn%s` %s (status %d); output: %s", label, cmd,
-                   done ? "failed" : "ran out of time", status, out);
-    }
-    const char *line = strstr(out, "RESULT ");
-    if (line == NULL) {
-        bench_fail("%s: no RESULT line in: %s", label, out);
-    }
-    char *eol = strchr(line, '\n');
-    if (eol != NULL) {
-        *eol = '\0';
-    }
-    printf("run %s %s\n", label, line + strlen("RESULT "));
-    fflush(stdout);
+    const char *line = bench_run_cairn(label, args);
     return (struct run_result){
-        .records = (int64_t)field(line, "records", true),
-        .record_bytes = field(line, "record_bytes", true),
-        .msgs_s = field(line, "msgs_s", true),
-        .mb_s = field(line, "mb_s", true),
-        .p50_ms = field(line, "p50_ms", false),
-        .p99_ms = field(line, "p99_ms", false),
+        .records = (int64_t)bench_field(line, "records", true),
+        .record_bytes = bench_field(line, "record_bytes", true),
+        .msgs_s = bench_field(line, "msgs_s", true),
+        .mb_s = bench_field(line, "mb_s", true),
+        .p50_ms = bench_field(line, "p50_ms", false),
+        .p99_ms = bench_field(line, "p99_ms", false),
     };
 }
 
@@ -311,8 +123,8 @@ static void bench_produce(const char *boot, int record_bytes, long mb,
             p99[t][r] = res.p99_ms;
         }
     }
-    double c_mb = median(mb_s[0], BENCH_ROUNDS);
-    double m_mb = median(mb_s[1], BENCH_ROUNDS);
+    double c_mb = bench_median(mb_s[0], BENCH_ROUNDS);
+    double m_mb = bench_median(mb_s[1], BENCH_ROUNDS);
     double ratio = c_mb / m_mb;
     printf("RESULT bench=kafka_produce record_bytes=%d records=%s "
            "rounds=%d acks=1 log_sync_before_ack=%s cairn_msgs_s=%.0f "
@@ -321,10 +133,12 @@ static void bench_produce(const char *boot, int record_bytes, long mb,
            "mock_mb_s=%.1f mock_p50_ms=%.3f mock_p99_ms=%.3f ratio=%.3f",
            record_bytes, records, BENCH_ROUNDS,
            sync_before_ack ? "true" : "false",
-           median(msgs_s[0], BENCH_ROUNDS), c_mb,
-           median(p50[0], BENCH_ROUNDS), median(p99[0], BENCH_ROUNDS),
-           median(msgs_s[1], BENCH_ROUNDS), m_mb,
-           median(p50[1], BENCH_ROUNDS), median(p99[1], BENCH_ROUNDS),
+           bench_median(msgs_s[0], BENCH_ROUNDS), c_mb,
+           bench_median(p50[0], BENCH_ROUNDS),
+           bench_median(p99[0], BENCH_ROUNDS),
+           bench_median(msgs_s[1], BENCH_ROUNDS), m_mb,
+           bench_median(p50[1], BENCH_ROUNDS),
+           bench_median(p99[1], BENCH_ROUNDS),
            ratio);
     if (record_bytes == 1024 && sync_before_ack) {
         printf(" floor=%.2f met=%s", BENCH_PRODUCE_FLOOR,
@@ -344,10 +158,10 @@ static void fill_consume_topic(const char *boot, const char *records)
                           "--partitions", BENCH_PARTITIONS,
                           "--replication-factor", "1", "--config",
                           "segment.bytes=1073741824", NULL};
-    double t0 = clock_ms();
+    double t0 = bench_clock_ms();
     (void)run_cairn("fill", args);
     printf("info bench=kafka_consume fill_s=%.1f\n",
-           (clock_ms() - t0) / 1e3);
+           (bench_clock_ms() - t0) / 1e3);
     fflush(stdout);
 }
 
@@ -371,13 +185,13 @@ static void bench_consume(const char *boot, long mib)
         mb_s[r] = res.mb_s;
         msgs_s[r] = res.msgs_s;
     }
-    double med = median(mb_s, BENCH_ROUNDS);
+    double med = bench_median(mb_s, BENCH_ROUNDS);
     printf("RESULT bench=kafka_consume topic_bytes=%" PRId64 " records=%"
            PRId64 " record_bytes=%d rounds=%d page_cache=warm msgs_s=%.0f "
            "mb_s=%.1f floor_mb_s=%.0f ratio=%.3f met=%s\n",
            n * BENCH_CONSUME_RECORD_BYTES, n,
            BENCH_CONSUME_RECORD_BYTES, BENCH_ROUNDS,
-           median(msgs_s, BENCH_ROUNDS), med, BENCH_CONSUME_FLOOR_MB_S,
+           bench_median(msgs_s, BENCH_ROUNDS), med, BENCH_CONSUME_FLOOR_MB_S,
            med / BENCH_CONSUME_FLOOR_MB_S,
            med >= BENCH_CONSUME_FLOOR_MB_S ? "yes" : "no");
     fflush(stdout);
@@ -385,17 +199,17 @@ static void bench_consume(const char *boot, long mib)
 
 int main(void)
 {
-    long small_mb = env_mb("BENCH_KAFKA_MB", BENCH_PRODUCE_100_MB);
-    long large_mb = env_mb("BENCH_KAFKA_MB", BENCH_PRODUCE_1K_MB);
-    long consume_mib = env_mb("BENCH_KAFKA_CONSUME_MIB",
-                              BENCH_CONSUME_MIB_DEFAULT);
+    bench_set_name("bench_kafka");
+    long small_mb = bench_env_long("BENCH_KAFKA_MB", BENCH_PRODUCE_100_MB,
+                                   BENCH_MB_MAX);
+    long large_mb = bench_env_long("BENCH_KAFKA_MB", BENCH_PRODUCE_1K_MB,
+                                   BENCH_MB_MAX);
+    long consume_mib = bench_env_long("BENCH_KAFKA_CONSUME_MIB",
+                                      BENCH_CONSUME_MIB_DEFAULT,
+                                      BENCH_MB_MAX);
     static struct cluster c;
-    bench_cluster = &c;
-    double t0 = clock_ms();
-    cluster_start(&c, 3, 3);
-    if (!cluster_wait_ready(&c, cluster_now_ms() + BENCH_READY_BUDGET_MS)) {
-        bench_fail("cluster not ready in %d ms", BENCH_READY_BUDGET_MS);
-    }
+    double t0 = bench_clock_ms();
+    bench_cluster_start(&c, 3, 3);
     char boot[BENCH_BOOTSTRAP_BYTES];
     snprintf(boot, sizeof boot, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d",
              c.brokers[0].port, c.brokers[1].port, c.brokers[2].port);
@@ -407,23 +221,17 @@ int main(void)
     bench_produce(boot, 100, small_mb, true);
     bench_produce(boot, 1024, large_mb, true);
     bench_consume(boot, consume_mib);
-    bench_cluster = NULL;
-    cluster_destroy(&c);
+    bench_cluster_stop(&c);
     /* The mock never syncs: the same produce run with Kafka's own flush
      * policy (page cache, no fdatasync before the ack) shows what the
      * durability default costs on this disk. */
     static struct cluster k;
     k.broker_extra_config = "log.sync.before.ack=false\n";
-    bench_cluster = &k;
-    cluster_start(&k, 3, 3);
-    if (!cluster_wait_ready(&k, cluster_now_ms() + BENCH_READY_BUDGET_MS)) {
-        bench_fail("cluster not ready in %d ms", BENCH_READY_BUDGET_MS);
-    }
+    bench_cluster_start(&k, 3, 3);
     snprintf(boot, sizeof boot, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d",
              k.brokers[0].port, k.brokers[1].port, k.brokers[2].port);
     bench_produce(boot, 1024, large_mb, false);
-    bench_cluster = NULL;
-    cluster_destroy(&k);
-    printf("info bench=kafka total_s=%.1f\n", (clock_ms() - t0) / 1e3);
+    bench_cluster_stop(&k);
+    printf("info bench=kafka total_s=%.1f\n", (bench_clock_ms() - t0) / 1e3);
     return 0;
 }

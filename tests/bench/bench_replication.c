@@ -31,19 +31,11 @@
  * (cluster_destroy) and aborts; a floor not met is reported (met=no), not
  * fatal. CAIRN_KEEP_TEST_DIR=1 keeps the node logs. One thread; each
  * child's output is read with poll() against a budget. */
-#include "tests/lib/cluster.h"
+#include "tests/lib/bench_util.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/assert.h"
 
@@ -70,21 +62,11 @@
 #define BENCH_FLOOR_E2E_P99_MS 10.0
 #define BENCH_BROKER_CONFIG \
     "min.insync.replicas=2\nreplica.lag.time.max.ms=10000\n"
-#define BENCH_READY_BUDGET_MS 30000
-#define BENCH_TOPIC_BUDGET_MS 10000  /* until a new topic is hosted */
-#define BENCH_TOPIC_POLL_MS 10
-#define BENCH_TOPIC_UNSEEN_MS 500    /* for a broker that logs nothing */
-#define BENCH_CHILD_BUDGET_MS 240000 /* one `cairn bench`; more is a hang */
-#define BENCH_OUTPUT_BYTES 65536     /* of one child's stdout */
-#define BENCH_ARGS_MAX 40
 #define BENCH_BOOTSTRAP_BYTES 256
 
 _Static_assert(BENCH_ROUNDS % 2 == 1, "a median of an odd count");
 _Static_assert(BENCH_E2E_SECONDS <= BENCH_E2E_SECONDS_MAX,
                "the default within the override's bound");
-
-/* The cluster running now, stopped by bench_fail() too. */
-static struct cluster *bench_cluster;
 
 /* What one `cairn bench` run printed. */
 struct run_result {
@@ -97,260 +79,40 @@ struct run_result {
 };
 
 /* ------------------------------------------------------------------------
- * Helpers: failure, clock, statistics, environment */
-
-static NORETURN void bench_fail(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-/* A failed check means the numbers would be worthless: say why, stop
- * every process and abort. */
-static void bench_fail(const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fputs("bench_replication: FAILED: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (bench_cluster != NULL) {
-        struct cluster *c = bench_cluster;
-        bench_cluster = NULL;
-        fprintf(stderr, "bench_replication: node logs in %s (set "
-                "CAIRN_KEEP_TEST_DIR=1 to keep them)\n", c->dir);
-        cluster_destroy(c);
-    }
-    abort();
-}
-
-static double clock_ms(void)
-{
-    struct timespec ts;
-    int rv = clock_gettime(CLOCK_MONOTONIC, &ts);
-    ASSERT(rv == 0);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a;
-    double y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v. */
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
-/* $name as an integer in [1, max]; def when unset. */
-static long env_long(const char *name, long def, long max)
-{
-    const char *s = getenv(name);
-    if (s == NULL || s[0] == '\0') {
-        return def;
-    }
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (*end != '\0' || v < 1 || v > max) {
-        bench_fail("%s=%s: expected 1..%ld", name, s, max);
-    }
-    return v;
-}
-
-/* ------------------------------------------------------------------------
  * Running `cairn bench` */
-
-/* The number after " name=" in line, which must be there. */
-static double field(const char *line, const char *name)
-{
-    char key[64];
-    snprintf(key, sizeof key, " %s=", name);
-    const char *p = strstr(line, key);
-    if (p == NULL) {
-        bench_fail("no %s in: %s", name, line);
-    }
-    return strtod(p + strlen(key), NULL);
-}
-
-/* Reads the child's stdout into out (cap bytes) until EOF; false when the
- * budget ran out first. */
-static bool read_child(int fd, char *out, size_t cap, double deadline_ms)
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (;;) {
-        double left = deadline_ms - clock_ms();
-        if (left <= 0) {
-            out[len] = '\0';
-            return false;
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (poll(&pfd, 1, (int)left) <= 0) {
-            continue; /* EINTR or the deadline, checked above */
-        }
-        ssize_t got = read(fd, out + len, cap - 1 - len);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
-            out[len] = '\0';
-            return true;
-        }
-        len += (size_t)got;
-        if (len == cap - 1) {
-            bench_fail("a child printed more than %zu bytes", cap);
-        }
-    }
-}
-
-static pid_t spawn(char *const *argv, int *out_fd)
-{
-    int fds[2];
-    if (pipe(fds) != 0) {
-        bench_fail("pipe: %s", strerror(errno));
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        bench_fail("fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    *out_fd = fds[0];
-    return pid;
-}
 
 /* Runs `cairn --bootstrap-servers boot bench ARGS...` (args
  * NULL-terminated), echoes its RESULT line as a run line labelled label,
- * and returns its numbers. */
+ * and returns its numbers. Every field must be there. */
 static struct run_result run_bench(const char *label, const char *boot,
                                    const char *const *args)
 {
-    char exe[4200];
-    snprintf(exe, sizeof exe, "%s/cairn", bench_cluster->bin);
-    char *argv[BENCH_ARGS_MAX];
+    const char *argv[BENCH_ARGS_MAX];
     size_t n = 0;
-    argv[n++] = exe;
-    argv[n++] = (char *)(uintptr_t)"--bootstrap-servers";
-    argv[n++] = (char *)(uintptr_t)boot;
-    argv[n++] = (char *)(uintptr_t)"bench";
+    argv[n++] = "--bootstrap-servers";
+    argv[n++] = boot;
+    argv[n++] = "bench";
     for (size_t i = 0; args[i] != NULL; i++) {
         ASSERT(n + 1 < BENCH_ARGS_MAX);
-        argv[n++] = (char *)(uintptr_t)args[i];
+        argv[n++] = args[i];
     }
     argv[n] = NULL;
-    int fd = -1;
-    pid_t pid = spawn(argv, &fd);
-    static char out[BENCH_OUTPUT_BYTES];
-    bool done = read_child(fd, out, sizeof out,
-                           clock_ms() + BENCH_CHILD_BUDGET_MS);
-    close(fd);
-    if (!done) {
-        kill(pid, SIGKILL);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char cmd[1024] = "";
-        for (size_t i = 1; i < n; i++) {
-            size_t len = strlen(cmd);
-            snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
-        }
-        bench_fail("%s: `cairn%s` %s (status %d); output: %s", label, cmd,
-                   done ? "failed" : "ran out of time", status, out);
-    }
-    char *line = strstr(out, "RESULT ");
-    if (line == NULL) {
-        bench_fail("%s: no RESULT line in: %s", label, out);
-    }
-    char *eol = strchr(line, '\n');
-    if (eol != NULL) {
-        *eol = '\0';
-    }
-    printf("run %s %s\n", label, line + strlen("RESULT "));
-    fflush(stdout);
+    const char *line = bench_run_cairn(label, argv);
     return (struct run_result){
-        .records = (int64_t)field(line, "records"),
-        .msgs_s = field(line, "msgs_s"),
-        .mb_s = field(line, "mb_s"),
-        .p50_ms = field(line, "p50_ms"),
-        .p99_ms = field(line, "p99_ms"),
-        .p999_ms = field(line, "p999_ms"),
+        .records = (int64_t)bench_field(line, "records", true),
+        .msgs_s = bench_field(line, "msgs_s", true),
+        .mb_s = bench_field(line, "mb_s", true),
+        .p50_ms = bench_field(line, "p50_ms", true),
+        .p99_ms = bench_field(line, "p99_ms", true),
+        .p999_ms = bench_field(line, "p999_ms", true),
     };
 }
 
-/* ------------------------------------------------------------------------
- * Fresh topics */
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    (void)nanosleep(&ts, NULL); /* an early wake only shortens a poll */
-}
-
-/* True once every replica of every partition of t logged that it leads
- * or follows it; *hosts gets a bit for each broker index hosting one. */
-static bool topic_hosted(struct cluster *c, const struct meta_topic *t,
-                         unsigned *hosts)
-{
-    *hosts = 0;
-    for (int32_t p = 0; p < t->n_partitions; p++) {
-        const struct meta_replica_set *rs = &t->partitions[p].replicas;
-        for (int32_t i = 0; i < rs->n; i++) {
-            struct cluster_node *n = cluster_broker(c, rs->ids[i]);
-            ASSERT(n != NULL);
-            char text[META_TOPIC_NAME_BYTES_MAX + 48];
-            snprintf(text, sizeof text, " of %s-%d at epoch ", t->name, p);
-            if (!cluster_log_contains(n, text)) {
-                return false;
-            }
-            *hosts |= 1u << (n - c->brokers);
-        }
-    }
-    return true;
-}
-
-/* Creates topic name and waits until its replicas have applied it.
- * `cairn bench` creating it itself fails now and then: it waits until
- * one broker's metadata shows every partition led, then asks again
- * without waiting, and a broker that has not applied the topic yet
- * (brokers apply metadata up to ~100 ms apart) answers
- * UNKNOWN_TOPIC_OR_PARTITION. */
+/* Creates topic name with rf replicas of BENCH_PARTITIONS partitions and
+ * waits until its replicas have applied it (bench_create_topic()). */
 static void create_topic(const char *name, int32_t rf)
 {
-    struct cluster *c = bench_cluster;
-    int16_t err = cluster_create_topic(c, name, BENCH_PARTITIONS, rf);
-    if (err != 0) {
-        bench_fail("create topic %s: Kafka error %d", name, err);
-    }
-    struct meta_image img;
-    meta_image_init(&img);
-    double deadline = clock_ms() + BENCH_TOPIC_BUDGET_MS;
-    unsigned hosts = 0;
-    for (;;) {
-            const struct meta_topic *t =
-            cluster_image(c, &img) ? meta_image_topic(&img, name) : NULL;
-        if (t != NULL && topic_hosted(c, t, &hosts)) {
-            break;
-        }
-        if (clock_ms() > deadline) {
-            bench_fail("topic %s not hosted by its replicas in %d ms",
-                       name, BENCH_TOPIC_BUDGET_MS);
-        }
-        pause_ms(BENCH_TOPIC_POLL_MS);
-    }
-    meta_image_free(&img);
-    if (hosts != (1u << c->n_brokers) - 1) {
-        pause_ms(BENCH_TOPIC_UNSEEN_MS); /* a broker with no replica */
-    }
+    bench_create_topic(name, BENCH_PARTITIONS, rf, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -396,10 +158,10 @@ static void bench_produce(const char *boot, int record_bytes, long mb)
             mb_s[t][r] = res.mb_s;
         }
     }
-    double rf3_msgs = median(msgs_s[0], BENCH_ROUNDS);
-    double rf3_mb = median(mb_s[0], BENCH_ROUNDS);
-    double rf1_msgs = median(msgs_s[1], BENCH_ROUNDS);
-    double rf1_mb = median(mb_s[1], BENCH_ROUNDS);
+    double rf3_msgs = bench_median(msgs_s[0], BENCH_ROUNDS);
+    double rf3_mb = bench_median(mb_s[0], BENCH_ROUNDS);
+    double rf1_msgs = bench_median(msgs_s[1], BENCH_ROUNDS);
+    double rf1_mb = bench_median(mb_s[1], BENCH_ROUNDS);
     printf("RESULT bench=replication_produce record_bytes=%d records=%s "
            "rounds=%d partitions=%d rf3_msgs_s=%.0f rf3_mb_s=%.1f "
            "rf1_msgs_s=%.0f rf1_mb_s=%.1f ratio=%.3f", record_bytes,
@@ -452,37 +214,36 @@ static void bench_e2e(const char *boot, long seconds)
             p[t][2][r] = res.p999_ms;
         }
     }
-    double p99_med = median(p[0][1], BENCH_ROUNDS);
+    double p99_med = bench_median(p[0][1], BENCH_ROUNDS);
     printf("RESULT bench=replication_e2e rate=%d record_bytes=%s "
            "linger_ms=%s records=%s rounds=%d partitions=%d msgs_s=%.0f "
            "p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f rf1_p50_ms=%.3f "
            "rf1_p99_ms=%.3f rf1_p999_ms=%.3f floor_p99_ms=%.0f met=%s\n",
            BENCH_E2E_RATE, BENCH_E2E_RECORD_BYTES, BENCH_E2E_LINGER_MS,
            records, BENCH_ROUNDS, BENCH_PARTITIONS,
-           median(msgs_s, BENCH_ROUNDS), median(p[0][0], BENCH_ROUNDS),
-           p99_med, median(p[0][2], BENCH_ROUNDS),
-           median(p[1][0], BENCH_ROUNDS), median(p[1][1], BENCH_ROUNDS),
-           median(p[1][2], BENCH_ROUNDS), BENCH_FLOOR_E2E_P99_MS,
+           bench_median(msgs_s, BENCH_ROUNDS),
+           bench_median(p[0][0], BENCH_ROUNDS), p99_med,
+           bench_median(p[0][2], BENCH_ROUNDS),
+           bench_median(p[1][0], BENCH_ROUNDS),
+           bench_median(p[1][1], BENCH_ROUNDS),
+           bench_median(p[1][2], BENCH_ROUNDS), BENCH_FLOOR_E2E_P99_MS,
            p99_med <= BENCH_FLOOR_E2E_P99_MS ? "yes" : "no");
     fflush(stdout);
 }
 
 int main(void)
 {
-    long small_mb = env_long("BENCH_REPLICATION_MB", BENCH_PRODUCE_100_MB,
-                             BENCH_MB_MAX);
-    long large_mb = env_long("BENCH_REPLICATION_MB", BENCH_PRODUCE_1K_MB,
-                             BENCH_MB_MAX);
-    long e2e_s = env_long("BENCH_REPLICATION_E2E_S", BENCH_E2E_SECONDS,
-                          BENCH_E2E_SECONDS_MAX);
+    bench_set_name("bench_replication");
+    long small_mb = bench_env_long("BENCH_REPLICATION_MB",
+                                   BENCH_PRODUCE_100_MB, BENCH_MB_MAX);
+    long large_mb = bench_env_long("BENCH_REPLICATION_MB",
+                                   BENCH_PRODUCE_1K_MB, BENCH_MB_MAX);
+    long e2e_s = bench_env_long("BENCH_REPLICATION_E2E_S",
+                                BENCH_E2E_SECONDS, BENCH_E2E_SECONDS_MAX);
     static struct cluster c;
     c.broker_extra_config = BENCH_BROKER_CONFIG;
-    bench_cluster = &c;
-    double t0 = clock_ms();
-    cluster_start(&c, 3, 3);
-    if (!cluster_wait_ready(&c, cluster_now_ms() + BENCH_READY_BUDGET_MS)) {
-        bench_fail("cluster not ready in %d ms", BENCH_READY_BUDGET_MS);
-    }
+    double t0 = bench_clock_ms();
+    bench_cluster_start(&c, 3, 3);
     char boot[BENCH_BOOTSTRAP_BYTES];
     cluster_bootstrap(&c, boot, sizeof boot);
     printf("info bench=replication controllers=3 brokers=3 partitions=%d "
@@ -493,8 +254,8 @@ int main(void)
     bench_e2e(boot, e2e_s); /* first: no writeback of GBs produced */
     bench_produce(boot, 100, small_mb);
     bench_produce(boot, 1024, large_mb);
-    bench_cluster = NULL;
-    cluster_destroy(&c);
-    printf("info bench=replication total_s=%.1f\n", (clock_ms() - t0) / 1e3);
+    bench_cluster_stop(&c);
+    printf("info bench=replication total_s=%.1f\n",
+           (bench_clock_ms() - t0) / 1e3);
     return 0;
 }

@@ -27,19 +27,18 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/kafka_error.h"
 #include "common/meta.h"
+#include "tests/lib/child.h"
 #include "tests/lib/cluster.h"
 
 #define REPLICAS 3
@@ -165,32 +164,13 @@ static int32_t offsets_leader(int32_t p)
 
 /* --- Clients -------------------------------------------------------------- */
 
-/* The source file rel, from $CAIRN_SRC, the test binary's tree or this
- * file's compile-time directory. */
+/* The source file rel, from $CAIRN_SRC, the test binary's tree or the
+ * compile-time source tree (child_source_path()). */
 static void source_path(const char *rel, char *out, size_t cap)
 {
-    const char *src = getenv("CAIRN_SRC");
-    if (src != NULL && src[0] != '\0') {
-        snprintf(out, cap, "%s/%s", src, rel);
-        cr_assert_eq(access(out, R_OK), 0, "%s: %s", out, strerror(errno));
-        return;
-    }
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        /* build/<variant>/tests/integration_tests */
-        snprintf(out, cap, "%s/../../../%s", dirname(exe), rel);
-        if (access(out, R_OK) == 0) {
-            return;
-        }
-    }
-    char here[4096];
-    snprintf(here, sizeof here, "%s", __FILE__); /* tests/integration/ */
-    snprintf(out, cap, "%s/../../%s", dirname(here), rel);
-    cr_assert_eq(access(out, R_OK), 0,
-                 "%s not found (last tried %s); set CAIRN_SRC to the "
-                 "source tree", rel, out);
+    cr_assert(child_source_path(rel, out, cap),
+              "%s not found (last tried %s); set CAIRN_SRC to the source "
+              "tree", rel, out);
 }
 
 /* An executable named name on $PATH into out; false if there is none. */
@@ -217,22 +197,8 @@ static void client_start(const char *exe, char *const argv[],
                          char *const env[], const char *out_path)
 {
     cr_assert_eq(client_pid, 0, "a client is already running");
-    pid_t pid = fork();
+    pid_t pid = child_spawn(exe, argv, env, out_path, NULL);
     cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
-            putenv(env[i]);
-        }
-        execv(exe, argv);
-        _exit(127);
-    }
     client_pid = pid;
 }
 
@@ -241,22 +207,9 @@ static void client_start(const char *exe, char *const argv[],
 static int client_reap(uint64_t deadline_ms)
 {
     cr_assert_gt(client_pid, 0, "no client running");
-    int status = 0;
-    for (;;) {
-        pid_t got = waitpid(client_pid, &status, WNOHANG);
-        if (got == client_pid) {
-            client_pid = 0;
-            return status;
-        }
-        if (cluster_now_ms() >= deadline_ms) {
-            break;
-        }
-        pause_ms(50);
-    }
-    kill(client_pid, SIGKILL);
-    waitpid(client_pid, &status, 0);
+    int status = child_wait(client_pid, deadline_ms);
     client_pid = 0;
-    return -1;
+    return status;
 }
 
 /* True (and the client reaped into *status) if it has exited. */

@@ -20,13 +20,10 @@
 #include <criterion/logging.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +36,7 @@
 #include "common/meta.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
+#include "tests/lib/child.h"
 #include "tests/lib/cluster.h"
 #include "tests/lib/kafka_wire.h"
 #include "tests/lib/tmpdir.h"
@@ -289,68 +287,18 @@ static int broker_index(int32_t id)
 
 static void script_path(char *out, size_t cap)
 {
-    const char *src = getenv("CAIRN_SRC");
-    if (src != NULL && src[0] != '\0') {
-        snprintf(out, cap, "%s/%s", src, SCRIPT_REL);
-        cr_assert_eq(access(out, R_OK), 0, "%s: %s", out, strerror(errno));
-        return;
-    }
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        /* build/<variant>/tests/integration_tests */
-        snprintf(out, cap, "%s/../../../%s", dirname(exe), SCRIPT_REL);
-        if (access(out, R_OK) == 0) {
-            return;
-        }
-    }
-    char here[4096];
-    snprintf(here, sizeof here, "%s", __FILE__);
-    snprintf(out, cap, "%s/clients/repl_load.py", dirname(here));
-    cr_assert_eq(access(out, R_OK), 0,
-                 "repl_load.py not found (last tried %s); set CAIRN_SRC to "
-                 "the source tree", out);
+    cr_assert(child_source_path(SCRIPT_REL, out, cap),
+              "repl_load.py not found (last tried %s); set CAIRN_SRC to "
+              "the source tree", out);
 }
 
 /* Forks python3 with args; its stdout and stderr go to out_path. The child
  * dies with the test process. */
 static pid_t spawn_python(char *const argv[], const char *out_path)
 {
-    pid_t pid = fork();
+    pid_t pid = child_spawn(PYTHON, argv, NULL, out_path, NULL);
     cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execv(PYTHON, argv);
-        _exit(127);
-    }
     return pid;
-}
-
-/* Waits for pid until deadline_ms, then SIGKILLs it (by pid). Returns its
- * wait status, or -1 if it had to be killed. */
-static int reap(pid_t pid, uint64_t deadline_ms)
-{
-    int status = 0;
-    for (;;) {
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid) {
-            return status;
-        }
-        if (cluster_now_ms() >= deadline_ms) {
-            break;
-        }
-        pause_ms(50);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
 }
 
 static void load_start(void)
@@ -435,7 +383,7 @@ static int load_stop(void)
         deadline > budget_end_ms - VERIFY_RESERVE_MS) {
         deadline = budget_end_ms - VERIFY_RESERVE_MS;
     }
-    int status = reap(load.pid, deadline);
+    int status = child_wait(load.pid, deadline);
     load.pid = 0;
     load_acked();
     return status;
@@ -454,7 +402,7 @@ static long verify_topic(void)
     char *argv[] = {"python3", script, "verify", boot, TOPIC, load.out,
                     NULL};
     pid_t pid = spawn_python(argv, out);
-    int status = reap(pid, deadline_after(120000));
+    int status = child_wait(pid, deadline_after(120000));
     char text[2048] = "";
     FILE *f = fopen(out, "r");
     if (f != NULL) {
