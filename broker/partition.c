@@ -32,7 +32,9 @@ static void fire(struct partition *p)
     if (done == 0) {
         return;
     }
-    struct partition_waiter *ready = malloc(done * sizeof *ready);
+    struct partition_waiter small[16]; /* the common case: no malloc */
+    struct partition_waiter *ready =
+        done <= ARRAY_LEN(small) ? small : malloc(done * sizeof *ready);
     ASSERT(ready != NULL);
     memcpy(ready, p->waiters, done * sizeof *ready);
     memmove(p->waiters, p->waiters + done,
@@ -41,7 +43,9 @@ static void fire(struct partition *p)
     for (size_t i = 0; i < done; i++) {
         ready[i].cb(ready[i].arg, RC_OK);
     }
-    free(ready);
+    if (ready != small) {
+        free(ready);
+    }
 }
 
 static void advance_hw(struct partition *p, int64_t hw)

@@ -56,6 +56,7 @@ struct fetcher {
     int16_t api;        /* of the request in flight */
     struct sent_part *sent;
     size_t n_sent;
+    size_t cap_sent;
     int pending_syncs;
     bool backoff_next;  /* errors in the last response */
 };
@@ -374,18 +375,14 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         if (f->rlen < 4 + size) {
             return;
         }
-        /* on_frame may send the next request; the frame is consumed
-         * first so the buffer can take its answer. */
-        uint8_t *frame = malloc(size);
-        if (frame == NULL) {
-            fail(f, "out of memory");
-            return;
+        /* Decoded where it lies: sending the next request never touches
+         * the read buffer, and nothing is read until this returns. */
+        on_frame(f, f->rbuf + 4, size);
+        if (!f->tcp_open) {
+            return; /* failed: disconnect() emptied the buffer */
         }
-        memcpy(frame, f->rbuf + 4, size);
-        memmove(f->rbuf, f->rbuf + 4 + size, f->rlen - 4 - size);
         f->rlen -= 4 + size;
-        on_frame(f, frame, size);
-        free(frame);
+        memmove(f->rbuf, f->rbuf + 4 + size, f->rlen);
     }
 }
 
@@ -409,13 +406,14 @@ static void write_cb(uv_write_t *req, int status)
 
 static int add_sent(struct fetcher *f, const struct partition *p)
 {
-    size_t cap = f->rf->ps->n;
-    if (f->sent == NULL || f->n_sent == 0) {
-        free(f->sent);
-        f->sent = calloc(cap == 0 ? 1 : cap, sizeof *f->sent);
-        if (f->sent == NULL) {
+    if (f->n_sent == f->cap_sent) { /* grows with the partitions followed */
+        size_t cap = f->cap_sent == 0 ? 16 : f->cap_sent * 2;
+        void *p2 = realloc(f->sent, cap * sizeof *f->sent);
+        if (p2 == NULL) {
             return RC_NOMEM;
         }
+        f->sent = p2;
+        f->cap_sent = cap;
     }
     struct sent_part *s = &f->sent[f->n_sent++];
     strcpy(s->topic, p->topic);
