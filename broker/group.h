@@ -81,7 +81,8 @@
  * member ids or commits in flight are forgotten by a sweep every
  * GROUP_SWEEP_INTERVAL_MS (Kafka's offsets.retention.check.interval.ms).
  *
- * Bounds (group.c): groups, members and pending ids per group, protocols
+ * Bounds (group_internal.h): groups, members and pending ids per group,
+ * protocols
  * and metadata bytes per member, assignment bytes per member, offsets per
  * group, offset metadata bytes. Beyond them: COORDINATOR_NOT_AVAILABLE
  * (no room for a new group), GROUP_MAX_SIZE_REACHED, INVALID_REQUEST,
@@ -140,7 +141,7 @@ struct group_protocol {
     struct slice metadata;
 };
 
-/* One member. Slices are owned by the core; read-only outside group.c and
+/* One member. Slices are owned by the core; read-only outside group*.c and
  * valid until the next call into the core. */
 struct group_member {
     struct slice member_id;         /* never null */
@@ -178,7 +179,7 @@ struct group_offset {
     int64_t commit_timestamp_ms;
 };
 
-/* One group. Read-only outside group.c. */
+/* One group. Read-only outside group*.c. */
 struct group {
     struct slice id;         /* owned, never null */
     int32_t partition;       /* its __consumer_offsets partition */
