@@ -122,10 +122,8 @@ static void commit_check_entries(const struct groups *gs, const struct group *g,
 {
     *n_valid = 0;
     *n_new = 0;
-    size_t room = GROUP__OFFSETS_MAX - g->n_offsets - g->n_reserved;
-    if (g->n_offsets + g->n_reserved > GROUP__OFFSETS_MAX) {
-        room = 0;
-    }
+    size_t used = g->n_offsets + g->n_reserved;
+    size_t room = used < GROUP__OFFSETS_MAX ? GROUP__OFFSETS_MAX - used : 0;
     for (size_t i = 0; i < r->n_partitions; i++) {
         const struct group_commit_partition *p = &r->partitions[i];
         size_t at;
