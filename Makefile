@@ -29,21 +29,23 @@ PROTO_C := $(patsubst proto/%.proto,$(GEN)/%.pb-c.c,$(PROTO))
 PROTO_H := $(PROTO_C:.c=.h)
 PROTO_OBJ := $(PROTO_C:.c=.o)
 
-COMMON_SRC := $(wildcard common/*.c)
-BROKER_LIB_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
-CONTROLLER_LIB_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+# Sources are found per folder, at any depth (broker/log/, common/kafka/...).
+srcs = $(sort $(shell find $(1) -name '*.c' 2>/dev/null))
+COMMON_SRC := $(call srcs,common)
+BROKER_LIB_SRC := $(filter-out broker/main.c,$(call srcs,broker))
+CONTROLLER_LIB_SRC := $(filter-out controller/main.c,$(call srcs,controller))
 LIB_SRC := $(COMMON_SRC) $(BROKER_LIB_SRC) $(CONTROLLER_LIB_SRC)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(PROTO_OBJ)
 LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
-UNIT_SRC := $(wildcard tests/unit/*/*.c) $(TESTLIB_SRC)
+UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
 
 CONTROLLER_BIN := $(if $(wildcard controller/main.c),$(BUILD)/cairn-controller)
 BROKER_BIN := $(if $(wildcard broker/main.c),$(BUILD)/cairn-broker)
-CLI_SRC := $(wildcard cli/*.c)
+CLI_SRC := $(call srcs,cli)
 CLI_BIN := $(if $(CLI_SRC),$(BUILD)/cairn)
 BINS := $(CONTROLLER_BIN) $(BROKER_BIN) $(CLI_BIN)
 
@@ -112,7 +114,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
-FUZZ_CODEC_SRC := $(wildcard broker/kafka_codec*.c) common/arena.c \
+FUZZ_CODEC_SRC := $(wildcard common/kafka/kafka_codec*.c) common/arena.c \
                   common/reader.c common/writer.c common/rc.c common/assert.c
 FUZZ_CODEC_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_CODEC_SRC))
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request

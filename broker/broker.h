@@ -1,9 +1,9 @@
 /* The cairn-broker process state shared by its parts: membership with the
  * controllers (broker/membership.h), the hosted partitions
- * (broker/partitions.h) and the Kafka listener with its request handlers
- * (broker/kafka_handlers.c, kafka_produce.c, kafka_fetch.c,
+ * (broker/replication/replica_manager.h) and the Kafka listener with its request handlers
+ * (broker/kafka/kafka_handlers.c, kafka_produce.c, kafka_fetch.c,
  * kafka_admin.c, kafka_epoch.c), the follower fetchers
- * (broker/replica_fetcher.h). One libuv loop thread. */
+ * (broker/replication/follower.h). One libuv loop thread. */
 #ifndef CAIRN_BROKER_BROKER_H
 #define CAIRN_BROKER_BROKER_H
 
@@ -11,11 +11,11 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "broker/coordinator.h"
-#include "broker/kafka_server.h"
+#include "broker/group/coordinator.h"
+#include "broker/kafka/kafka_server.h"
 #include "broker/membership.h"
-#include "broker/partitions.h"
-#include "broker/replica_fetcher.h"
+#include "broker/replication/replica_manager.h"
+#include "broker/replication/follower.h"
 #include "common/trace.h"
 
 struct fetch_wait;
@@ -25,9 +25,9 @@ struct broker {
     struct tracer tracer;
     int32_t id;
     struct membership *membership;
-    struct partitions partitions;
+    struct replica_manager partitions;
     struct kafka_server *kafka;
-    struct replica_fetchers *fetchers;
+    struct follower *fetchers;
     struct coordinator coordinator; /* consumer groups */
     bool auto_create_topics;       /* auto.create.topics.enable */
     int64_t producer_id_next;      /* producer-id block handed out */
@@ -39,7 +39,7 @@ struct broker {
     bool stopping;
 };
 
-/* The Kafka request callback (broker/kafka_handlers.c). */
+/* The Kafka request callback (broker/kafka/kafka_handlers.c). */
 void kafka_handlers_request(void *arg, struct kafka_request *req);
 
 /* Per-API handlers; each answers req exactly once. */
@@ -66,13 +66,13 @@ void kafka_handle_describe_groups(struct broker *b,
 void kafka_handle_list_groups(struct broker *b, struct kafka_request *req);
 void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
 
-/* partitions' alter_isr hook (broker/alter_partition.c): AlterPartition to
+/* partitions' alter_isr hook (broker/replication/alter_partition.c): AlterPartition to
  * the active controller; arg is the broker. */
 void broker_alter_isr(void *arg, struct partition *p,
                       const struct meta_replica_set *isr);
 
 /* A partition's high watermark or log end moved: wake the long polls on
- * it (deferred by partitions_wake()). */
+ * it (deferred by replica_manager_wake()). */
 void kafka_fetch_hw_moved(void *arg, struct partition *p);
 /* Answers every parked long poll now (shutdown). */
 void kafka_fetch_flush(struct broker *b);

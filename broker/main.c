@@ -105,7 +105,7 @@ static void image_cb(void *arg, const struct meta_image *img)
 {
     struct broker *b = arg;
     if (!b->stopping) {
-        partitions_apply(&b->partitions, img);
+        replica_manager_apply(&b->partitions, img);
     }
 }
 
@@ -113,7 +113,7 @@ static void followers_changed(void *arg)
 {
     struct broker *b = arg;
     if (b->fetchers != NULL) {
-        replica_fetchers_plan(b->fetchers);
+        follower_plan(b->fetchers);
     }
     coordinator_sync(&b->coordinator);
 }
@@ -124,13 +124,13 @@ static void done_cb(void *arg)
     kafka_fetch_flush(b);
     coordinator_close(&b->coordinator);
     if (b->fetchers != NULL) {
-        replica_fetchers_close(b->fetchers);
+        follower_close(b->fetchers);
         b->fetchers = NULL;
     }
     if (b->kafka != NULL) {
         kafka_server_close(b->kafka);
     }
-    partitions_close(&b->partitions);
+    replica_manager_close(&b->partitions);
     membership_close(b->membership);
     uv_close((uv_handle_t *)&b->sig_term, NULL);
     uv_close((uv_handle_t *)&b->sig_int, NULL);
@@ -190,7 +190,7 @@ static int start(struct broker *b, const struct config *cfg)
     }
     memcpy(dir, dirs, len);
     dir[len] = '\0';
-    int rv = partitions_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
+    int rv = replica_manager_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
                              &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
@@ -205,15 +205,15 @@ static int start(struct broker *b, const struct config *cfg)
     b->partitions.followers_changed_arg = b;
     b->partitions.min_insync = config_int(cfg, "min.insync.replicas");
     b->partitions.lag_max_ms = config_long(cfg, "replica.lag.time.max.ms");
-    partitions_start_timers(&b->partitions);
-    struct replica_fetcher_config fc = {
+    replica_manager_start_timers(&b->partitions);
+    struct follower_config fc = {
         .self = mc.broker_id,
         .wait_max_ms = config_int(cfg, "replica.fetch.wait.max.ms"),
         .partition_max_bytes = config_int(cfg, "replica.fetch.max.bytes"),
         .response_max_bytes =
             config_int(cfg, "replica.fetch.response.max.bytes"),
         .backoff_ms = config_long(cfg, "replica.fetch.backoff.ms")};
-    rv = replica_fetchers_start(&b->fetchers, b->loop, &b->partitions, &fc,
+    rv = follower_start(&b->fetchers, b->loop, &b->partitions, &fc,
                                 &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "common/kafka_error.h"
-#include "common/meta_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
-#include "common/rpc.h"
+#include "common/net/rpc.h"
 #include "rpc.pb-c.h"
 
 #define MEMBERSHIP__TICK_MS 20

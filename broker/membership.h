@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "common/addr.h"
+#include "common/net/addr.h"
 #include "common/assert.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 #include "common/trace.h"
 
 struct membership_config {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 
 int cli_option(int argc, char **argv, int *i, const char *name,
                const char **value)

@@ -7,8 +7,8 @@
 
 #include "cli/cli.h"
 #include "cli/view.h"
-#include "common/kafka_error.h"
-#include "common/meta_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
 
 static void take_info(struct cluster_controller *c,

@@ -14,7 +14,7 @@
 #include "cli/ctl_client.h"
 #include "common/assert.h"
 #include "common/limits.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 
 /* "leader", "follower", "candidate", "unavailable", with room. */
 #define CLUSTER_ROLE_BYTES 16

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
-#include "common/rpc.h"
+#include "common/net/rpc.h"
 
 /* Before asking again when the answer was "no active controller yet"
  * (an election, or a new leader still catching up). */

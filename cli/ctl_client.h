@@ -1,5 +1,5 @@
 /* Blocking calls to the controller quorum for the CLI, over the framed RPC
- * client (common/rpc.h). The client runs its own libuv loop, only inside
+ * client (common/net/rpc.h). The client runs its own libuv loop, only inside
  * its calls: each call returns once every answer is in or its deadline has
  * passed, so a dead or paused controller costs at most its timeout.
  *
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "common/addr.h"
+#include "common/net/addr.h"
 #include "common/assert.h"
 #include "common/limits.h"
 #include "common/trace.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/kafka_codec.h"
+#include "common/kafka/kafka_codec.h"
 #include "cli/kwire.h"
 #include "common/arena.h"
 #include "common/limits.h"

@@ -6,16 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/kafka_codec.h"
+#include "common/kafka/kafka_codec.h"
 #include "cli/cli.h"
 #include "common/arena.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
 /* ListOffsets' ReplicaId for a consumer (answered by the leader with the
  * HW) and Kafka's debugging replica id (answered by any replica with its
- * log end offset; broker/kafka_handlers.c). */
+ * log end offset; broker/kafka/kafka_handlers.c). */
 #define HEALTH__REPLICA_CONSUMER (-1)
 #define HEALTH__REPLICA_DEBUG (-2)
 
@@ -333,7 +333,7 @@ static int ask_broker(struct health *h, size_t bi)
 static int32_t topic_min_insync(const struct health *h,
                                 const struct meta_topic *t)
 {
-    /* As the brokers read it (broker/partitions.c): a value outside
+    /* As the brokers read it (broker/replication/replica_manager.c): a value outside
      * 1..META_REPLICAS_MAX falls back to the broker default. */
     const char *v = meta_topic_config(t, HEALTH__MIN_INSYNC);
     int32_t x = 0;

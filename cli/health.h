@@ -24,7 +24,7 @@
  *   under_replicated  ISR smaller than the replica set
  *   under_min_isr     ISR smaller than min_isr, which is min.insync.replicas
  *                     capped at the number of replicas, as the brokers
- *                     enforce it for acks=all (broker/replica.c)
+ *                     enforce it for acks=all (broker/replication/isr.c)
  *
  * A struct health borrows the image it was gathered from; it stays valid
  * while the image is unchanged. One thread. */
@@ -37,7 +37,7 @@
 
 #include "cli/kwire.h"
 #include "common/assert.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 
 /* The budget of one broker's connection and all its requests. */
 #define HEALTH_BROKER_TIMEOUT_MS 2000u

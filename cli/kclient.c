@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "common/trace.h"
 

@@ -2,7 +2,7 @@
  * (`cairn status` asks ListOffsets with Kafka's debugging replica id and
  * DescribeConfigs of a broker): one TCP connection to one broker, one
  * request at a time. Bodies are encoded and decoded by the caller with
- * broker/kafka_codec.h; this module only frames them:
+ * common/kafka/kafka_codec.h; this module only frames them:
  *
  *     request   int32 size | int16 api_key | int16 api_version |
  *               int32 correlation_id | int16 len, client_id "cairn" | body

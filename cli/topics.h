@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "cli/kclient.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 
 /* --config arguments of one create: a topic cannot hold more keys. */
 #define TOPICS_CONFIGS_MAX META_TOPIC_CONFIGS_MAX

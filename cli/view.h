@@ -12,7 +12,7 @@
 #include "cli/health.h"
 #include "cli/json.h"
 #include "common/assert.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 
 /* Copies s into out (cap > 0 bytes, cut to fit), replacing each byte
  * outside printable ASCII with '?'. */

@@ -64,7 +64,7 @@
 
 /* --- Idempotent producers ----------------------------------------------- */
 
-/* Producer ids whose state one partition keeps (broker/producer_state.h).
+/* Producer ids whose state one partition keeps (broker/log/producer_state.h).
  * Kafka bounds them by time instead (producer.id.expiration.ms, one day);
  * here, when a new id arrives and the table is full, the producer whose
  * newest batch has the lowest offset (the least recently used) is

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/log_file.h"
-#include "common/kafka_error.h"
+#include "common/file.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 
 #define CONTROLLER__TICK_MS 50
@@ -327,7 +327,7 @@ static int start_raft(struct controller *c)
         return RC_CONFIG;
     }
     addr_format(&me->addr, c->raft_address, sizeof c->raft_address);
-    int rv = log_file_mkdirs(c->cfg.metadata_dir);
+    int rv = file_mkdirs(c->cfg.metadata_dir);
     if (rv != RC_OK) {
         TRACE_ERROR(c->tracer, "metadata.log.dir=%s: cannot create it",
                     c->cfg.metadata_dir);

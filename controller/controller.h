@@ -1,6 +1,6 @@
 /* The cairn-controller process core: one Raft voter (canonical/raft over
  * libuv TCP) whose state machine is the metadata image (controller/fsm.h),
- * an RPC server for brokers and the CLI (common/rpc.h), and, while this
+ * an RPC server for brokers and the CLI (common/net/rpc.h), and, while this
  * node is the Raft leader and its first barrier has completed, the active
  * controller's duties: registration, heartbeats and fencing, topic
  * creation and deletion, AlterPartition, producer-id blocks.
@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "common/addr.h"
+#include "common/net/addr.h"
 #include "common/assert.h"
 #include "common/limits.h"
 #include "common/trace.h"

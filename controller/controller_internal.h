@@ -8,7 +8,7 @@
 #include <raft.h>
 #include <raft/uv.h>
 
-#include "common/rpc.h"
+#include "common/net/rpc.h"
 #include "controller/controller.h"
 #include "controller/fsm.h"
 #include "controller/plan.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
-#include "common/meta_codec.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
 
 static int fsm_apply_cb(struct raft_fsm *rf, const struct raft_buffer *buf,

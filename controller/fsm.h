@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/meta.h"
+#include "common/meta/meta.h"
 #include "common/trace.h"
 
 struct fsm_record {

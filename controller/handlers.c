@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "common/kafka_error.h"
-#include "common/meta_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
 
 static bool propose_or_fail(struct controller *c, struct ctl_op *op,

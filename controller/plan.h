@@ -6,7 +6,7 @@
  * the answer. Pure: no I/O, no clock (controller/sessions.c decides when a
  * session lapsed), no globals; the same image and request always give the
  * same records. The glue proposes the records as one Raft entry, applies
- * them with meta_apply() (common/meta.h) once committed, and answers.
+ * them with meta_apply() (common/meta/meta.h) once committed, and answers.
  *
  * Contract with the glue:
  *   - Plan against an image that already holds every record proposed
@@ -25,7 +25,7 @@
  *     list is already full. On failure the list is as it was before the
  *     call and the ErrorCode out-param says UNKNOWN_SERVER_ERROR. A
  *     request's own mistakes are Kafka ErrorCodes in out-params
- *     (common/kafka_error.h), never RC_* codes.
+ *     (common/kafka/kafka_error.h), never RC_* codes.
  *
  * Loop thread of the active controller; nothing here is shared. */
 #ifndef CAIRN_CONTROLLER_PLAN_H
@@ -36,8 +36,8 @@
 #include <stdint.h>
 
 #include "common/assert.h"
-#include "common/kafka_error.h"
-#include "common/meta.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta.h"
 
 /* "No broker" for plan_elect_leader()'s excluded and extra arguments. */
 #define PLAN_NO_BROKER (-1)

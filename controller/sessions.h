@@ -19,7 +19,7 @@
 
 #include "common/assert.h"
 #include "common/limits.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 
 struct sessions__entry {
     int32_t id;

@@ -45,9 +45,9 @@
 #include <sys/wait.h>
 
 #include "common/assert.h"
-#include "common/kafka_error.h"
-#include "common/meta.h"
-#include "common/meta_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
 
 #define BENCH_FAILOVER_RUNS 5

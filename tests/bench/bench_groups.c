@@ -63,11 +63,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker/group_store.h"
-#include "broker/kafka_codec.h"
+#include "broker/group/group_store.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/assert.h"
 #include "common/bytes.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/child.h"

@@ -22,7 +22,7 @@
  * failed check. One thread and one libuv loop; the log's group commit runs
  * fdatasync on the threadpool. Batches are built here with common/writer.h
  * because bench binaries link only libcairn.a, not tests/lib. */
-#include "broker/log.h"
+#include "broker/log/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +38,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "broker/record_batch.h"
+#include "common/kafka/record_batch.h"
 #include "common/bytes.h"
 #include "common/crc32c.h"
 #include "common/limits.h"

@@ -1,5 +1,5 @@
 /* Seed corpus for tests/fuzz/fuzz_kafka_request.c, written by the codec's
- * own request encoders (broker/kafka_codec.h), so the seeds follow the
+ * own request encoders (common/kafka/kafka_codec.h), so the seeds follow the
  * codec when a field list or a version range changes. One file per API
  * and version in the codec's range, in the fuzz target's input format:
  * ApiKey (int16, big-endian), ApiVersion (int16, big-endian), then the
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "broker/kafka_codec.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/rc.h"
 #include "common/writer.h"
 

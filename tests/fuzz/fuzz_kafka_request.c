@@ -1,4 +1,4 @@
-/* libFuzzer target for the Kafka request decoders (broker/kafka_codec.h).
+/* libFuzzer target for the Kafka request decoders (common/kafka/kafka_codec.h).
  * Input: ApiKey (int16, big-endian), ApiVersion (int16, big-endian), then
  * the request body, which goes to the matching decoder exactly as the
  * broker would hand it over (a frame of exactly that many bytes). ApiKeys
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/kafka_codec.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/arena.h"
 #include "common/assert.h"
 #include "common/limits.h"

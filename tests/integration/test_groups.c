@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/kafka_error.h"
-#include "common/meta.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta.h"
 #include "tests/lib/child.h"
 #include "tests/lib/cluster.h"
 

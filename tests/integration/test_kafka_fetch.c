@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/kafka_codec.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/cluster.h"

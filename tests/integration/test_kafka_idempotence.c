@@ -9,10 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "broker/kafka_codec.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/bytes.h"
 #include "common/crc32c.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/cluster.h"

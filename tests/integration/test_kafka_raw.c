@@ -8,7 +8,7 @@
  * alive; the last test checks that none of it reached the log.
  *
  * Requests are built with the codec's request encoders
- * (broker/kafka_codec.h) and framed here (request header v1); answers are
+ * (common/kafka/kafka_codec.h) and framed here (request header v1); answers are
  * read with its response decoders. Every socket read and write is bounded
  * by a timeout, every wait by a deadline. */
 #include <criterion/criterion.h>
@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/kafka_codec.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/arena.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
 #include "common/reader.h"
@@ -263,7 +263,7 @@ static void assert_broker_serves(const char *after)
 /* --- ApiVersions -------------------------------------------------------- */
 
 /* What the broker implements, hence advertises: each key once, with the
- * codec's range. A new handler in broker/kafka_handlers.c adds a row. */
+ * codec's range. A new handler in broker/kafka/kafka_handlers.c adds a row. */
 static const struct kafka_ApiVersion implemented[] = {
     {KAFKA_API_PRODUCE, KAFKA_PRODUCE_VERSION_MIN, KAFKA_PRODUCE_VERSION_MAX},
     {KAFKA_API_FETCH, KAFKA_FETCH_VERSION_MIN, KAFKA_FETCH_VERSION_MAX},

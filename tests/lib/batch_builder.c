@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/record_batch.h"
+#include "common/kafka/record_batch.h"
 #include "common/assert.h"
 #include "common/bytes.h"
 #include "common/crc32c.h"

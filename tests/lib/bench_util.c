@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/meta.h"
+#include "common/meta/meta.h"
 #include "tests/lib/child.h"
 
 #define BENCH_TOPIC_BUDGET_MS 10000 /* until a new topic is hosted */

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "common/assert.h"
-#include "common/kafka_error.h"
-#include "common/meta_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
 #include "tests/lib/tmpdir.h"
 

@@ -12,8 +12,8 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "common/meta.h"
-#include "common/rpc.h"
+#include "common/meta/meta.h"
+#include "common/net/rpc.h"
 #include "rpc.pb-c.h"
 
 #define CLUSTER_CONTROLLERS_MAX 3

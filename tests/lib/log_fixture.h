@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "broker/log.h"
+#include "broker/log/log.h"
 #include "common/trace.h"
 #include "tests/lib/batch_builder.h"
 

@@ -9,10 +9,10 @@
  * follower), malformed entries skipped alike everywhere, and the ring of
  * recent records behind MetadataFetch (meta_fsm_records_since). */
 #include "common/bytes.h"
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/limits.h"
-#include "common/meta.h"
-#include "common/meta_codec.h"
+#include "common/meta/meta.h"
+#include "common/meta/meta_codec.h"
 #include "common/rc.h"
 #include "controller/fsm.h"
 #include "controller/plan.h"

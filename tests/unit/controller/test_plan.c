@@ -3,9 +3,9 @@
  * registration, CreateTopics, DeleteTopics, AlterPartition and producer-id
  * blocks. Images are built, and every plan is checked, by applying records
  * with meta_apply(). */
-#include "common/kafka_error.h"
+#include "common/kafka/kafka_error.h"
 #include "common/limits.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 #include "common/rc.h"
 #include "controller/plan.h"
 

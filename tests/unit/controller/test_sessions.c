@@ -3,7 +3,7 @@
  * one expired broker at a time, oldest first, and fenced brokers never
  * reported. Images are built with meta_apply(). */
 #include "common/limits.h"
-#include "common/meta.h"
+#include "common/meta/meta.h"
 #include "common/rc.h"
 #include "controller/sessions.h"
 

@@ -1,0 +1,426 @@
+/* Group coordinator adapter (broker/group/coordinator.h). */
+#include "broker/group/coordinator.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/group/group_store.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+
+#define COORDINATOR__TICK_MS 100
+#define COORDINATOR__CREATE_RETRY_MS 2000
+#define COORDINATOR__LOAD_RETRY_MS 1000
+
+/* An offset commit appended to the log, waiting for the high watermark
+ * (or the timeout). Freed when the waiter fires, which always happens
+ * (HW, leadership lost, partition closed). */
+struct coordinator_commit {
+    struct coordinator_commit *next;
+    struct coordinator_commit *prev;
+    struct coordinator *co;
+    struct group_commit *token;
+    int64_t deadline_ms;
+    bool answered;
+    bool linked;
+};
+
+static const struct meta_topic *offsets_topic(const struct coordinator *co)
+{
+    return meta_image_topic(membership_image(co->b->membership),
+                            GROUP_STORE_TOPIC);
+}
+
+int32_t coordinator_partitions(const struct coordinator *co)
+{
+    const struct meta_topic *t = offsets_topic(co);
+    return t != NULL ? t->n_partitions : 0;
+}
+
+static struct partition *offsets_partition(struct coordinator *co,
+                                           int32_t id)
+{
+    return replica_manager_find(&co->b->partitions, GROUP_STORE_TOPIC, id);
+}
+
+/* --- group_io ------------------------------------------------------------ */
+
+static int32_t io_partition_for(struct group_io *io, struct slice group)
+{
+    struct coordinator *co = io->impl;
+    int32_t n = coordinator_partitions(co);
+    return n > 0 ? group_store_partition_for(group.ptr, group.len, n) : 0;
+}
+
+/* Kafka's appendGroupMetadataErrorToResponseError. */
+static int16_t commit_error(int rc)
+{
+    switch (rc) {
+    case RC_OK:
+        return KAFKA_ERROR_NONE;
+    case RC_NOT_LEADER:
+    case RC_OUT_OF_RANGE:
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    case RC_TOO_LARGE:
+        return KAFKA_ERROR_INVALID_COMMIT_OFFSET_SIZE;
+    default: /* NOT_ENOUGH_REPLICAS*, timeouts, I/O */
+        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    }
+}
+
+static void unlink_commit(struct coordinator_commit *c)
+{
+    if (!c->linked) {
+        return;
+    }
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        c->co->commits = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    c->linked = false;
+}
+
+static void answer_commit(struct coordinator_commit *c, int16_t error)
+{
+    if (c->answered) {
+        return;
+    }
+    c->answered = true;
+    unlink_commit(c);
+    if (c->token != NULL) {
+        group_offsets_persisted(&c->co->groups, c->token, error);
+    }
+}
+
+static void commit_hw_cb(void *arg, int rc)
+{
+    struct coordinator_commit *c = arg;
+    answer_commit(c, commit_error(rc));
+    free(c);
+}
+
+/* Appends one batch of offset records (or tombstones) to partition id;
+ * with c, waits for the high watermark. */
+static int16_t append(struct coordinator *co, int32_t id, struct slice group,
+                      const struct group_offset *offs, size_t n,
+                      bool tombstones, struct coordinator_commit *c)
+{
+    struct partition *p = offsets_partition(co, id);
+    if (p == NULL || !partition_is_leader(p)) {
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    }
+    struct group_store_offset *so = calloc(n, sizeof *so);
+    if (so == NULL) {
+        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        so[i] = (struct group_store_offset){
+            .topic = offs[i].topic, .partition = offs[i].partition,
+            .offset = offs[i].offset, .leader_epoch = offs[i].leader_epoch,
+            .metadata = offs[i].metadata, .tombstone = tombstones};
+    }
+    struct writer w;
+    writer_init(&w, BATCH_BYTES_MAX);
+    int64_t now = (int64_t)uv_now(co->b->loop);
+    int rv = group_store_encode(&w, group, so, n, now);
+    free(so);
+    struct log_append_info info;
+    if (rv == RC_OK) {
+        rv = partition_append(p, w.data, w.len, now, c != NULL ? -1 : 1,
+                              &info);
+    }
+    writer_free(&w);
+    if (rv == RC_OK && c != NULL) {
+        if (p->hw > info.last_offset) {
+            rv = RC_INVALID; /* cannot happen: a fresh append */
+        } else {
+            rv = partition_wait_hw(p, info.last_offset + 1, commit_hw_cb, c);
+        }
+    }
+    return commit_error(rv);
+}
+
+static int16_t io_persist_offsets(struct group_io *io,
+                                  struct group_commit *token,
+                                  int32_t partition, struct slice group,
+                                  const struct group_offset *offs, size_t n)
+{
+    struct coordinator *co = io->impl;
+    struct coordinator_commit *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    }
+    *c = (struct coordinator_commit){
+        .co = co, .token = token,
+        .deadline_ms = (int64_t)uv_now(co->b->loop) +
+                       co->cfg.commit_timeout_ms};
+    int16_t err = append(co, partition, group, offs, n, false, c);
+    if (err != KAFKA_ERROR_NONE) {
+        free(c);
+        return err;
+    }
+    c->next = co->commits;
+    if (co->commits != NULL) {
+        co->commits->prev = c;
+    }
+    co->commits = c;
+    c->linked = true;
+    return KAFKA_ERROR_NONE;
+}
+
+static void io_persist_tombstones(struct group_io *io, int32_t partition,
+                                  struct slice group,
+                                  const struct group_offset *offs, size_t n)
+{
+    struct coordinator *co = io->impl;
+    if (n == 0) {
+        return;
+    }
+    int16_t err = append(co, partition, group, offs, n, true, NULL);
+    if (err != KAFKA_ERROR_NONE) {
+        TRACE_WARN(&co->b->tracer, "group=%.*s offsets deleted but their "
+                   "tombstones not written: error %d", (int)group.len,
+                   (const char *)group.ptr, err);
+    }
+}
+
+/* join_done, sync_done and commit_done live with the Kafka handlers. */
+void kafka_group_join_done(struct group_io *io, void *req,
+                           const struct group_join_result *res);
+void kafka_group_sync_done(struct group_io *io, void *req,
+                           const struct group_sync_result *res);
+void kafka_group_commit_done(struct group_io *io, void *req,
+                             const int16_t *errors, size_t n);
+
+/* --- Loading ------------------------------------------------------------- */
+
+struct load_ctx {
+    struct coordinator *co;
+    size_t records;
+    size_t dropped;
+};
+
+static void load_record_cb(void *arg, const struct group_store_record *r)
+{
+    struct load_ctx *lc = arg;
+    lc->records++;
+    if (!r->is_offset) {
+        return; /* group metadata: membership is not persisted */
+    }
+    if (r->tombstone) {
+        group_load_tombstone(&lc->co->groups, r->group, r->offset.topic,
+                             r->offset.partition);
+        return;
+    }
+    if (group_load_offset(&lc->co->groups, r->group, r->offset.topic,
+                          r->offset.partition, r->offset.offset,
+                          r->offset.leader_epoch, r->offset.metadata,
+                          r->commit_ms) != RC_OK) {
+        lc->dropped++;
+    }
+}
+
+static void load_cb(uv_idle_t *h)
+{
+    struct coordinator *co = h->data;
+    for (int32_t id = 0; id < co->n_state; id++) {
+        if (!co->want_load[id]) {
+            continue;
+        }
+        co->want_load[id] = false;
+        struct partition *p = offsets_partition(co, id);
+        if (p == NULL || !partition_is_leader(p)) {
+            return; /* the next sync decides */
+        }
+        group_unload_partition(&co->groups, id);
+        struct load_ctx lc = {.co = co};
+        int rv = group_store_load(p->log, log_end_offset(p->log),
+                                  load_record_cb, &lc);
+        if (rv != RC_OK) {
+            /* Its groups keep answering COORDINATOR_LOAD_IN_PROGRESS;
+             * the next tick after a pause tries again. */
+            TRACE_ERROR(&co->b->tracer, "partition=%s-%d offsets not "
+                        "loaded: %s; retrying in %d ms", p->topic, p->id,
+                        rc_str(rv), COORDINATOR__LOAD_RETRY_MS);
+            co->retry_load_ms = (int64_t)uv_now(co->b->loop) +
+                                COORDINATOR__LOAD_RETRY_MS;
+            co->want_load[id] = true;
+            uv_idle_stop(h);
+            return;
+        }
+        co->loaded_epoch[id] = p->leader_epoch;
+        TRACE_INFO(&co->b->tracer, "coordinating the groups of %s-%d at "
+                   "epoch %d (%zu records loaded, %zu dropped)", p->topic,
+                   p->id, p->leader_epoch, lc.records, lc.dropped);
+        return; /* one partition per loop turn */
+    }
+    uv_idle_stop(h);
+}
+
+static int grow_state(struct coordinator *co, int32_t n)
+{
+    if (n <= co->n_state) {
+        return RC_OK;
+    }
+    int32_t *e = realloc(co->loaded_epoch, (size_t)n * sizeof *e);
+    if (e == NULL) {
+        return RC_NOMEM;
+    }
+    co->loaded_epoch = e;
+    bool *w = realloc(co->want_load, (size_t)n * sizeof *w);
+    if (w == NULL) {
+        return RC_NOMEM;
+    }
+    co->want_load = w;
+    for (int32_t i = co->n_state; i < n; i++) {
+        co->loaded_epoch[i] = -1;
+        co->want_load[i] = false;
+    }
+    co->n_state = n;
+    return RC_OK;
+}
+
+void coordinator_sync(struct coordinator *co)
+{
+    int32_t n = coordinator_partitions(co);
+    if (grow_state(co, n) != RC_OK) {
+        return;
+    }
+    bool any = false;
+    for (int32_t id = 0; id < co->n_state; id++) {
+        struct partition *p = id < n ? offsets_partition(co, id) : NULL;
+        bool leads = p != NULL && partition_is_leader(p);
+        if (leads && co->loaded_epoch[id] != p->leader_epoch) {
+            if (co->loaded_epoch[id] >= 0) {
+                group_unload_partition(&co->groups, id);
+            }
+            co->loaded_epoch[id] = -1;
+            co->want_load[id] = true;
+            any = true;
+        } else if (!leads && (co->loaded_epoch[id] >= 0 ||
+                              co->want_load[id])) {
+            group_unload_partition(&co->groups, id);
+            co->loaded_epoch[id] = -1;
+            co->want_load[id] = false;
+            TRACE_INFO(&co->b->tracer, "no longer coordinating the groups "
+                       "of %s-%d", GROUP_STORE_TOPIC, id);
+        }
+    }
+    if (any) {
+        uv_idle_start(&co->load, load_cb);
+    }
+}
+
+int16_t coordinator_route(struct coordinator *co, struct slice group)
+{
+    int32_t n = coordinator_partitions(co);
+    if (n == 0) {
+        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
+    }
+    int32_t id = group_store_partition_for(group.ptr, group.len, n);
+    struct partition *p = offsets_partition(co, id);
+    if (p == NULL || !partition_is_leader(p)) {
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    }
+    if (id >= co->n_state || co->loaded_epoch[id] != p->leader_epoch) {
+        return KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS;
+    }
+    return KAFKA_ERROR_NONE;
+}
+
+void coordinator_ensure_topic(struct coordinator *co)
+{
+    if (offsets_topic(co) != NULL) {
+        return;
+    }
+    uint64_t now = uv_now(co->b->loop);
+    if (co->create_sent_ms != 0 &&
+        now - co->create_sent_ms < COORDINATOR__CREATE_RETRY_MS) {
+        return;
+    }
+    co->create_sent_ms = now;
+    const struct meta_image *img = membership_image(co->b->membership);
+    int32_t live = 0;
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        live += !img->brokers[i].fenced;
+    }
+    int32_t rf = co->cfg.offsets_replication_factor;
+    rf = live > 0 && live < rf ? live : rf;
+    broker_create_topic(co->b, GROUP_STORE_TOPIC, co->cfg.offsets_partitions,
+                        rf, "cleanup.policy", "compact");
+}
+
+/* --- Time ---------------------------------------------------------------- */
+
+static void tick_cb(uv_timer_t *t)
+{
+    struct coordinator *co = t->data;
+    int64_t now = (int64_t)uv_now(co->b->loop);
+    struct coordinator_commit *c = co->commits;
+    while (c != NULL) {
+        struct coordinator_commit *next = c->next;
+        if (now >= c->deadline_ms) {
+            /* Kafka's offsets.commit.timeout.ms; the waiter frees it. */
+            answer_commit(c, KAFKA_ERROR_REQUEST_TIMED_OUT);
+        }
+        c = next;
+    }
+    if (co->retry_load_ms != 0 && now >= co->retry_load_ms) {
+        co->retry_load_ms = 0;
+        uv_idle_start(&co->load, load_cb);
+    }
+    group_tick(&co->groups, now);
+}
+
+int coordinator_start(struct coordinator *co, struct broker *b,
+                      const struct coordinator_config *cfg)
+{
+    memset(co, 0, sizeof *co);
+    co->b = b;
+    co->cfg = *cfg;
+    co->io = (struct group_io){
+        .impl = co,
+        .partition_for = io_partition_for,
+        .join_done = kafka_group_join_done,
+        .sync_done = kafka_group_sync_done,
+        .persist_offsets = io_persist_offsets,
+        .commit_done = kafka_group_commit_done,
+        .persist_tombstones = io_persist_tombstones};
+    group_init(&co->groups, &co->io, &cfg->group);
+    uv_timer_init(b->loop, &co->tick);
+    co->tick.data = co;
+    uv_idle_init(b->loop, &co->load);
+    co->load.data = co;
+    uv_timer_start(&co->tick, tick_cb, COORDINATOR__TICK_MS,
+                   COORDINATOR__TICK_MS);
+    return RC_OK;
+}
+
+void coordinator_close(struct coordinator *co)
+{
+    /* Commits still waiting are answered by group_free(); their waiters
+     * fire when the partitions close and only free them. */
+    for (struct coordinator_commit *c = co->commits; c != NULL;
+         c = c->next) {
+        c->answered = true;
+        c->linked = false;
+        c->token = NULL;
+    }
+    co->commits = NULL;
+    group_free(&co->groups);
+    uv_close((uv_handle_t *)&co->tick, NULL);
+    uv_close((uv_handle_t *)&co->load, NULL);
+    free(co->loaded_epoch);
+    free(co->want_load);
+    co->loaded_epoch = NULL;
+    co->want_load = NULL;
+    co->n_state = 0;
+}

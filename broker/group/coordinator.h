@@ -1,0 +1,77 @@
+/* The broker's group coordinator: the adapter between Kafka's group APIs
+ * (broker/kafka/kafka_group.c), the pure group core (broker/group/group.h) and the
+ * internal topic __consumer_offsets (broker/group/group_store.h).
+ *
+ *   - The coordinator of group G is the leader of __consumer_offsets
+ *     partition hash(G) mod its partition count. The topic is created on
+ *     the first FindCoordinator (offsets.topic.num.partitions, replication
+ *     factor min(offsets.topic.replication.factor, live brokers),
+ *     cleanup.policy=compact).
+ *   - A broker that becomes leader of one of its partitions loads the
+ *     committed offsets from it (one partition per loop turn) and answers
+ *     COORDINATOR_LOAD_IN_PROGRESS for its groups until then; one that
+ *     stops leading it unloads them (NOT_COORDINATOR).
+ *   - Offset commits are appended to that partition and answered once the
+ *     high watermark passes them (acks=all), within
+ *     offsets.commit.timeout.ms.
+ *
+ * Loop thread only. */
+#ifndef CAIRN_BROKER_COORDINATOR_H
+#define CAIRN_BROKER_COORDINATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "broker/group/group.h"
+#include "common/assert.h"
+#include "common/slice.h"
+
+struct broker;
+struct partition;
+
+struct coordinator_config {
+    int32_t offsets_partitions;         /* offsets.topic.num.partitions */
+    int32_t offsets_replication_factor; /* offsets.topic.replication.factor */
+    int64_t commit_timeout_ms;          /* offsets.commit.timeout.ms */
+    struct group_config group;
+};
+
+struct coordinator_commit;
+
+struct coordinator {
+    struct broker *b;
+    struct coordinator_config cfg;
+    struct group_io io;
+    struct groups groups;
+    int32_t *loaded_epoch;  /* per offsets partition: leader epoch loaded,
+                             * -1 when not (or not yet) */
+    bool *want_load;
+    int32_t n_state;
+    uv_timer_t tick;
+    uv_idle_t load;
+    int64_t retry_load_ms;     /* after a failed load; 0: none pending */
+    uint64_t create_sent_ms;   /* last CreateTopics for the offsets topic */
+    struct coordinator_commit *commits; /* appends waiting for the HW */
+};
+
+MUST_CHECK int coordinator_start(struct coordinator *co, struct broker *b,
+                                 const struct coordinator_config *cfg);
+void coordinator_close(struct coordinator *co);
+
+/* Leadership changed: load or unload offsets partitions. */
+void coordinator_sync(struct coordinator *co);
+
+/* The partition count of __consumer_offsets, or 0 while it does not
+ * exist. */
+int32_t coordinator_partitions(const struct coordinator *co);
+
+/* Routing for group: NONE when this broker coordinates it and has loaded
+ * its partition, else NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or
+ * COORDINATOR_NOT_AVAILABLE (no offsets topic yet). */
+int16_t coordinator_route(struct coordinator *co, struct slice group);
+
+/* Creates the offsets topic if it does not exist (throttled). */
+void coordinator_ensure_topic(struct coordinator *co);
+
+#endif

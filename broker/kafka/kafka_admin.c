@@ -1,0 +1,289 @@
+/* Admin requests (broker/broker.h): CreateTopics and DeleteTopics are
+ * forwarded to the active controller, InitProducerId hands out ids from
+ * controller-allocated blocks, DescribeConfigs answers from the metadata
+ * image with Kafka's topic-level names and defaults. */
+#include "broker/broker.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+#include "rpc.pb-c.h"
+
+#define ADMIN__CONTROLLER_TIMEOUT_MS 30000
+
+/* A request waiting for the controller: its decoded form stays in arena. */
+struct admin_ctx;
+typedef void (*admin_answer_fn)(struct admin_ctx *ctx,
+                                const Cairn__Response *resp, int16_t error);
+
+struct admin_ctx {
+    struct broker *b;
+    struct kafka_request *req;
+    struct arena arena;
+    void *rq;
+    admin_answer_fn answer; /* builds the Kafka answer from the controller's */
+};
+
+static struct admin_ctx *ctx_new(struct broker *b, struct kafka_request *req)
+{
+    struct admin_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx != NULL) {
+        ctx->b = b;
+        ctx->req = req;
+        arena_init(&ctx->arena, ARENA_BYTES_MAX);
+    }
+    return ctx;
+}
+
+static void ctx_free(struct admin_ctx *ctx)
+{
+    arena_free(&ctx->arena);
+    free(ctx);
+}
+
+/* NUL-terminated copy of a wire string in the arena ("" when null). */
+static char *arena_str(struct arena *a, struct slice s)
+{
+    char *out = NULL;
+    if (arena_alloc(a, s.len + 1, 1, (void **)&out) != RC_OK) {
+        return NULL;
+    }
+    if (s.len > 0) {
+        memcpy(out, s.ptr, s.len);
+    }
+    out[s.len] = '\0';
+    return out;
+}
+
+/* The controller answered (or the call failed): answer the client with
+ * the controller's results, or REQUEST_TIMED_OUT for every topic. The
+ * broker then fetches the metadata change at once. */
+static void controller_cb(void *arg, int rc, const uint8_t *payload,
+                          size_t len)
+{
+    struct admin_ctx *ctx = arg;
+    Cairn__Response *resp = rc == RC_OK
+                                ? cairn__response__unpack(NULL, len, payload)
+                                : NULL;
+    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
+    if (resp != NULL && resp->error_code != 0) {
+        error = (int16_t)resp->error_code;
+    }
+    ctx->answer(ctx, resp, error);
+    membership_refresh(ctx->b->membership);
+    if (resp != NULL) {
+        cairn__response__free_unpacked(resp, NULL);
+    }
+    ctx_free(ctx);
+}
+
+/* Packs req and sends it to the active controller; if that cannot even
+ * start, answers with REQUEST_TIMED_OUT now. Either way ctx is consumed. */
+static void call_controller(struct admin_ctx *ctx, const Cairn__Request *req,
+                            admin_answer_fn answer)
+{
+    ctx->answer = answer;
+    size_t len = cairn__request__get_packed_size(req);
+    uint8_t *buf = malloc(len == 0 ? 1 : len);
+    int rv = RC_NOMEM;
+    if (buf != NULL) {
+        cairn__request__pack(req, buf);
+        rv = membership_call_active(ctx->b->membership, buf, len,
+                                    ADMIN__CONTROLLER_TIMEOUT_MS,
+                                    controller_cb, ctx);
+        free(buf);
+    }
+    if (rv != RC_OK) {
+        answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
+        ctx_free(ctx);
+    }
+}
+
+/* --- CreateTopics -------------------------------------------------------- */
+
+static int enc_create(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_create_topics_response_encode(w, v, r);
+}
+
+static void create_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
+                          int16_t error)
+{
+    const struct kafka_CreateTopicsRequest *rq = ctx->rq;
+    struct kafka_CreatableTopicResult *out = NULL;
+    if (arena_alloc(&ctx->arena, (size_t)rq->TopicsCnt, sizeof *out,
+                    (void **)&out) != RC_OK) {
+        kafka_close_conn(ctx->req, "out of memory");
+        return;
+    }
+    for (int32_t i = 0; i < rq->TopicsCnt; i++) {
+        int16_t e = error;
+        const char *msg = NULL;
+        if (resp != NULL && resp->create_topics != NULL &&
+            (size_t)i < resp->create_topics->n_results) {
+            e = (int16_t)resp->create_topics->results[i]->error_code;
+            msg = resp->create_topics->results[i]->error_message;
+        }
+        out[i] = (struct kafka_CreatableTopicResult){
+            .Name = rq->Topics[i].Name, .ErrorCode = e,
+            .ErrorMessage = e == KAFKA_ERROR_NONE ? slice_null()
+                                                  : slice_from_str(msg)};
+    }
+    struct kafka_CreateTopicsResponse r = {.Topics = out,
+                                           .TopicsCnt = rq->TopicsCnt};
+    kafka_send(ctx->req, enc_create, &r);
+}
+
+static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
+{
+    const struct kafka_CreateTopicsRequest *rq = ctx->rq;
+    struct arena *a = &ctx->arena;
+    Cairn__CreatableTopic *ts = NULL;
+    Cairn__CreatableTopic **ptrs = NULL;
+    size_t n = (size_t)rq->TopicsCnt;
+    int rv = arena_alloc(a, n, sizeof *ts, (void **)&ts);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, n, sizeof *ptrs, (void **)&ptrs);
+    }
+    for (size_t i = 0; rv == RC_OK && i < n; i++) {
+        const struct kafka_CreatableTopic *kt = &rq->Topics[i];
+        cairn__creatable_topic__init(&ts[i]);
+        ts[i].name = arena_str(a, kt->Name);
+        ts[i].has_num_partitions = ts[i].has_replication_factor = true;
+        ts[i].num_partitions = kt->NumPartitions;
+        ts[i].replication_factor = kt->ReplicationFactor;
+        Cairn__ConfigRecord *cs = NULL;
+        Cairn__ConfigRecord **cp = NULL;
+        size_t nc = (size_t)kt->ConfigsCnt;
+        rv = arena_alloc(a, nc, sizeof *cs, (void **)&cs);
+        if (rv == RC_OK) {
+            rv = arena_alloc(a, nc, sizeof *cp, (void **)&cp);
+        }
+        for (size_t k = 0; rv == RC_OK && k < nc; k++) {
+            cairn__config_record__init(&cs[k]);
+            cs[k].name = arena_str(a, kt->Configs[k].Name);
+            cs[k].value = slice_is_null(kt->Configs[k].Value)
+                              ? NULL
+                              : arena_str(a, kt->Configs[k].Value);
+            cp[k] = &cs[k];
+        }
+        ts[i].n_configs = nc;
+        ts[i].configs = cp;
+        ptrs[i] = &ts[i];
+        if (ts[i].name == NULL) {
+            rv = RC_TOO_LARGE;
+        }
+    }
+    ct->n_topics = n;
+    ct->topics = ptrs;
+    ct->has_validate_only = true;
+    ct->validate_only = rq->ValidateOnly;
+    return rv;
+}
+
+void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
+{
+    struct admin_ctx *ctx = ctx_new(b, req);
+    struct kafka_CreateTopicsRequest *rq = NULL;
+    int rv = ctx == NULL ? RC_NOMEM
+                         : arena_alloc(&ctx->arena, 1, sizeof *rq,
+                                       (void **)&rq);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    if (rv == RC_OK) {
+        rv = kafka_create_topics_request_decode(&r, req->api_version,
+                                                &ctx->arena, rq);
+        ctx->rq = rq;
+    }
+    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
+    if (rv == RC_OK) {
+        rv = build_create(ctx, &ct);
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed CreateTopics request");
+        if (ctx != NULL) {
+            ctx_free(ctx);
+        }
+        return;
+    }
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
+    cr.create_topics = &ct;
+    call_controller(ctx, &cr, create_answer);
+}
+
+/* --- DeleteTopics -------------------------------------------------------- */
+
+static int enc_delete(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_delete_topics_response_encode(w, v, r);
+}
+
+static void delete_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
+                          int16_t error)
+{
+    const struct kafka_DeleteTopicsRequest *rq = ctx->rq;
+    struct kafka_DeletableTopicResult *out = NULL;
+    if (arena_alloc(&ctx->arena, (size_t)rq->TopicNamesCnt, sizeof *out,
+                    (void **)&out) != RC_OK) {
+        kafka_close_conn(ctx->req, "out of memory");
+        return;
+    }
+    for (int32_t i = 0; i < rq->TopicNamesCnt; i++) {
+        int16_t e = error;
+        if (resp != NULL && resp->delete_topics != NULL &&
+            (size_t)i < resp->delete_topics->n_results) {
+            e = (int16_t)resp->delete_topics->results[i]->error_code;
+        }
+        out[i] = (struct kafka_DeletableTopicResult){
+            .Name = rq->TopicNames[i], .ErrorCode = e};
+    }
+    struct kafka_DeleteTopicsResponse r = {.Responses = out,
+                                           .ResponsesCnt = rq->TopicNamesCnt};
+    kafka_send(ctx->req, enc_delete, &r);
+}
+
+void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
+{
+    struct admin_ctx *ctx = ctx_new(b, req);
+    struct kafka_DeleteTopicsRequest *rq = NULL;
+    int rv = ctx == NULL ? RC_NOMEM
+                         : arena_alloc(&ctx->arena, 1, sizeof *rq,
+                                       (void **)&rq);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    if (rv == RC_OK) {
+        rv = kafka_delete_topics_request_decode(&r, req->api_version,
+                                                &ctx->arena, rq);
+        ctx->rq = rq;
+    }
+    char **names = NULL;
+    if (rv == RC_OK) {
+        rv = arena_alloc(&ctx->arena, (size_t)rq->TopicNamesCnt,
+                         sizeof *names, (void **)&names);
+    }
+    for (int32_t i = 0; rv == RC_OK && i < rq->TopicNamesCnt; i++) {
+        names[i] = arena_str(&ctx->arena, rq->TopicNames[i]);
+        rv = names[i] == NULL ? RC_TOO_LARGE : RC_OK;
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed DeleteTopics request");
+        if (ctx != NULL) {
+            ctx_free(ctx);
+        }
+        return;
+    }
+    Cairn__DeleteTopicsRequest dt = CAIRN__DELETE_TOPICS_REQUEST__INIT;
+    dt.n_names = (size_t)rq->TopicNamesCnt;
+    dt.names = names;
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_DELETE_TOPICS;
+    cr.delete_topics = &dt;
+    call_controller(ctx, &cr, delete_answer);
+}

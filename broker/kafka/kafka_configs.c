@@ -1,0 +1,301 @@
+/* DescribeConfigs and InitProducerId (broker/broker.h). Topic configs come
+ * from the metadata image: what the topic sets, then the broker's setting
+ * or Kafka's default for the rest, each marked with its source as Kafka
+ * does. A broker resource (named by this broker's id) lists its
+ * replication settings. Producer ids come
+ * from blocks the active controller allocates. */
+#include "broker/broker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+#include "rpc.pb-c.h"
+
+/* Kafka's ConfigSource values. */
+#define CONFIG_SOURCE_DYNAMIC_TOPIC 1
+#define CONFIG_SOURCE_STATIC_BROKER 4
+#define CONFIG_SOURCE_DEFAULT 5
+
+static const struct {
+    const char *name;
+    const char *value;
+} topic_defaults[] = {
+    {"cleanup.policy", "delete"},
+    {"compression.type", "producer"},
+    {"delete.retention.ms", "86400000"},
+    {"file.delete.delay.ms", "60000"},
+    {"flush.messages", "9223372036854775807"},
+    {"flush.ms", "9223372036854775807"},
+    {"index.interval.bytes", "4096"},
+    {"max.compaction.lag.ms", "9223372036854775807"},
+    {"max.message.bytes", "1048588"},
+    {"message.timestamp.type", "CreateTime"},
+    {"min.cleanable.dirty.ratio", "0.5"},
+    {"min.compaction.lag.ms", "0"},
+    {"min.insync.replicas", "1"},
+    {"retention.bytes", "-1"},
+    {"retention.ms", "604800000"},
+    {"segment.bytes", "1073741824"},
+    {"segment.index.bytes", "10485760"},
+    {"segment.ms", "604800000"},
+    {"unclean.leader.election.enable", "false"},
+};
+
+static int enc_describe(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_describe_configs_response_encode(w, v, r);
+}
+
+static bool wanted(const struct kafka_DescribeConfigsResource *res,
+                   const char *name)
+{
+    if (res->ConfigurationKeysCnt < 0) {
+        return true;
+    }
+    for (int32_t i = 0; i < res->ConfigurationKeysCnt; i++) {
+        if (slice_eq_str(res->ConfigurationKeys[i], name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int topic_configs(const struct broker *b, const struct meta_topic *t,
+                         const struct kafka_DescribeConfigsResource *res,
+                         struct arena *a,
+                         struct kafka_DescribeConfigsResult *out)
+{
+    char *min_isr = NULL;
+    size_t cap = t->n_configs + ARRAY_LEN(topic_defaults);
+    struct kafka_DescribeConfigsResourceResult *cs = NULL;
+    int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
+    int32_t n = 0;
+    for (size_t i = 0; rv == RC_OK && i < t->n_configs; i++) {
+        if (wanted(res, t->configs[i].name)) {
+            cs[n++] = (struct kafka_DescribeConfigsResourceResult){
+                .Name = slice_from_str(t->configs[i].name),
+                .Value = slice_from_str(t->configs[i].value),
+                .ConfigSource = CONFIG_SOURCE_DYNAMIC_TOPIC};
+        }
+    }
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
+    }
+    for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
+        const char *name = topic_defaults[i].name;
+        if (meta_topic_config(t, name) != NULL || !wanted(res, name)) {
+            continue;
+        }
+        struct kafka_DescribeConfigsResourceResult c = {
+            .Name = slice_from_str(name),
+            .Value = slice_from_str(topic_defaults[i].value),
+            .IsDefault = true, .ConfigSource = CONFIG_SOURCE_DEFAULT};
+        if (strcmp(name, "min.insync.replicas") == 0 &&
+            b->partitions.min_insync != 1) {
+            /* The broker's own setting, as Kafka reports it. */
+            snprintf(min_isr, 16, "%d", b->partitions.min_insync);
+            c.Value = slice_from_str(min_isr);
+            c.IsDefault = false;
+            c.ConfigSource = CONFIG_SOURCE_STATIC_BROKER;
+        }
+        cs[n++] = c;
+    }
+    out->Configs = cs;
+    out->ConfigsCnt = n;
+    return rv;
+}
+
+/* This broker's replication settings (resource name: its id). */
+static int broker_configs(const struct broker *b,
+                          const struct kafka_DescribeConfigsResource *res,
+                          struct arena *a,
+                          struct kafka_DescribeConfigsResult *out)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d", b->id);
+    if (!slice_eq_str(res->ResourceName, id)) {
+        out->ErrorCode = KAFKA_ERROR_INVALID_REQUEST;
+        return RC_OK;
+    }
+    char *vals = NULL;
+    struct kafka_DescribeConfigsResourceResult *cs = NULL;
+    int rv = arena_alloc(a, 3, 32, (void **)&vals);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, 3, sizeof *cs, (void **)&cs);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    snprintf(vals, 32, "%d", b->partitions.min_insync);
+    snprintf(vals + 32, 32, "%lld", (long long)b->partitions.lag_max_ms);
+    snprintf(vals + 64, 32, "%s",
+             b->partitions.sync_before_ack ? "true" : "false");
+    static const char *const names[] = {"min.insync.replicas",
+                                        "replica.lag.time.max.ms",
+                                        "log.sync.before.ack"};
+    int32_t n = 0;
+    for (int i = 0; i < 3; i++) {
+        if (wanted(res, names[i])) {
+            cs[n++] = (struct kafka_DescribeConfigsResourceResult){
+                .Name = slice_from_str(names[i]),
+                .Value = slice_from_str(vals + 32 * i),
+                .ConfigSource = CONFIG_SOURCE_STATIC_BROKER};
+        }
+    }
+    out->Configs = cs;
+    out->ConfigsCnt = n;
+    return RC_OK;
+}
+
+void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    struct kafka_DescribeConfigsRequest rq;
+    int rv = kafka_describe_configs_request_decode(&r, req->api_version, &a,
+                                                   &rq);
+    struct kafka_DescribeConfigsResult *out = NULL;
+    if (rv == RC_OK) {
+        rv = arena_alloc(&a, (size_t)rq.ResourcesCnt, sizeof *out,
+                         (void **)&out);
+    }
+    const struct meta_image *img = membership_image(b->membership);
+    for (int32_t i = 0; rv == RC_OK && i < rq.ResourcesCnt; i++) {
+        const struct kafka_DescribeConfigsResource *res = &rq.Resources[i];
+        out[i] = (struct kafka_DescribeConfigsResult){
+            .ResourceType = res->ResourceType,
+            .ResourceName = res->ResourceName};
+        if (res->ResourceType == META_RESOURCE_BROKER) {
+            rv = broker_configs(b, res, &a, &out[i]);
+            continue;
+        }
+        if (res->ResourceType != META_RESOURCE_TOPIC) {
+            continue;
+        }
+        char name[META_TOPIC_NAME_BYTES_MAX + 1];
+        const struct meta_topic *t = NULL;
+        if (res->ResourceName.len <= META_TOPIC_NAME_BYTES_MAX) {
+            memcpy(name, res->ResourceName.ptr, res->ResourceName.len);
+            name[res->ResourceName.len] = '\0';
+            t = meta_image_topic(img, name);
+        }
+        if (t == NULL) {
+            out[i].ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+            continue;
+        }
+        rv = topic_configs(b, t, res, &a, &out[i]);
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed DescribeConfigs request");
+    } else {
+        struct kafka_DescribeConfigsResponse resp = {
+            .Results = out, .ResultsCnt = rq.ResourcesCnt};
+        kafka_send(req, enc_describe, &resp);
+    }
+    arena_free(&a);
+}
+
+/* --- InitProducerId ------------------------------------------------------ */
+
+static int enc_init_pid(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_init_producer_id_response_encode(w, v, r);
+}
+
+static void answer_pid(struct broker *b, struct kafka_request *req,
+                       int16_t error)
+{
+    struct kafka_InitProducerIdResponse resp = {.ErrorCode = error,
+                                                .ProducerId = -1,
+                                                .ProducerEpoch = -1};
+    if (error == KAFKA_ERROR_NONE) {
+        resp.ProducerId = b->producer_id_next++;
+        resp.ProducerEpoch = 0;
+    }
+    kafka_send(req, enc_init_pid, &resp);
+}
+
+struct pid_wait {
+    struct broker *b;
+    struct kafka_request *req;
+};
+
+static void block_cb(void *arg, int rc, const uint8_t *payload, size_t len)
+{
+    struct pid_wait *pw = arg;
+    struct broker *b = pw->b;
+    Cairn__Response *resp = rc == RC_OK
+                                ? cairn__response__unpack(NULL, len, payload)
+                                : NULL;
+    const Cairn__AllocateProducerIdsResponse *blk =
+        resp != NULL ? resp->allocate_producer_ids : NULL;
+    if (blk != NULL && resp->error_code == 0 && blk->producer_id_len > 0) {
+        if (b->producer_id_next >= b->producer_id_end) {
+            b->producer_id_next = blk->producer_id_start;
+            b->producer_id_end = blk->producer_id_start + blk->producer_id_len;
+        }
+        answer_pid(b, pw->req, KAFKA_ERROR_NONE);
+    } else {
+        /* Retriable: the producer asks again. */
+        answer_pid(b, pw->req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+    }
+    if (resp != NULL) {
+        cairn__response__free_unpacked(resp, NULL);
+    }
+    free(pw);
+}
+
+void kafka_handle_init_producer_id(struct broker *b, struct kafka_request *req)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    struct kafka_InitProducerIdRequest rq;
+    int rv = kafka_init_producer_id_request_decode(&r, req->api_version, &a,
+                                                   &rq);
+    arena_free(&a);
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed InitProducerId request");
+        return;
+    }
+    if (!slice_is_null(rq.TransactionalId)) {
+        /* Transactions are not supported: a clear, final error. */
+        answer_pid(b, req, KAFKA_ERROR_INVALID_REQUEST);
+        return;
+    }
+    if (b->producer_id_next < b->producer_id_end) {
+        answer_pid(b, req, KAFKA_ERROR_NONE);
+        return;
+    }
+    Cairn__AllocateProducerIdsRequest ap =
+        CAIRN__ALLOCATE_PRODUCER_IDS_REQUEST__INIT;
+    ap.has_broker_id = ap.has_broker_epoch = true;
+    ap.broker_id = b->id;
+    ap.broker_epoch = membership_epoch(b->membership);
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS;
+    cr.allocate_producer_ids = &ap;
+    uint8_t buf[64];
+    size_t len = cairn__request__get_packed_size(&cr);
+    ASSERT(len <= sizeof buf);
+    cairn__request__pack(&cr, buf);
+    struct pid_wait *pw = malloc(sizeof *pw);
+    if (pw == NULL) {
+        answer_pid(b, req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+        return;
+    }
+    *pw = (struct pid_wait){.b = b, .req = req};
+    if (membership_call_active(b->membership, buf, len, 10000, block_cb,
+                               pw) != RC_OK) {
+        free(pw);
+        answer_pid(b, req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+    }
+}

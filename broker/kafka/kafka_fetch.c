@@ -1,0 +1,352 @@
+/* Fetch (broker/broker.h): whole batches from the one holding each fetch
+ * offset, only below the high watermark for consumers and up to the log
+ * end for followers (ReplicaId >= 0, whose fetch offsets the leader
+ * records for the high watermark and the ISR), record bytes spliced in from
+ * the segment files (sent with sendfile(2) by the listener). A fetch that finds
+ * fewer than MinBytes is parked until a high watermark it reads moves or
+ * MaxWaitMs passes, so caught-up consumers do not spin. */
+#include "broker/broker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+
+/* Parked long polls on one broker; beyond it a fetch answers at once. */
+#define FETCH__WAITS_MAX 4096
+
+struct fetch_wait {
+    struct fetch_wait *next;
+    struct fetch_wait *prev;
+    struct broker *b;
+    struct kafka_request *req;
+    struct arena arena;
+    struct kafka_FetchRequest rq;
+    struct kafka_FetchableTopicResponse *topics;
+    struct log_span *spans;   /* one per partition, in request order */
+    uv_timer_t timer;
+    bool parked;
+};
+
+static void unlink_wait(struct fetch_wait *w)
+{
+    if (!w->parked) {
+        return;
+    }
+    struct broker *b = w->b;
+    if (w->prev != NULL) {
+        w->prev->next = w->next;
+    } else {
+        b->fetch_waits = w->next;
+    }
+    if (w->next != NULL) {
+        w->next->prev = w->prev;
+    }
+    w->parked = false;
+    b->n_fetch_waits--;
+}
+
+static void wait_closed_cb(uv_handle_t *h)
+{
+    struct fetch_wait *w = h->data;
+    arena_free(&w->arena);
+    free(w);
+}
+
+static size_t n_partitions(const struct fetch_wait *w)
+{
+    size_t n = 0;
+    for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
+        n += (size_t)w->rq.Topics[i].PartitionsCnt;
+    }
+    return n;
+}
+
+static void release_spans(struct fetch_wait *w)
+{
+    size_t n = n_partitions(w);
+    for (size_t i = 0; i < n; i++) {
+        log_span_release(&w->spans[i]);
+    }
+}
+
+/* One partition's answer; the span it reads goes in out->records_arg.
+ * Only the first partition with data (first) may exceed the budget. */
+static void fetch_one(struct fetch_wait *w, struct slice topic,
+                      const struct kafka_FetchPartition *in,
+                      int64_t budget, bool first,
+                      struct kafka_FetchablePartitionResponse *out,
+                      struct log_span *span)
+{
+    *out = (struct kafka_FetchablePartitionResponse){
+        .PartitionIndex = in->PartitionIndex, .HighWatermark = -1,
+        .LastStableOffset = -1, .LogStartOffset = -1,
+        .AbortedTransactionsCnt = -1, .PreferredReadReplica = -1,
+        .RecordsBytes = -1};
+    struct partition *p = broker_partition(w->b, topic, in->PartitionIndex);
+    if (p == NULL || !partition_is_leader(p)) {
+        out->ErrorCode = broker_not_leader_error(w->b, topic,
+                                                 in->PartitionIndex);
+        return;
+    }
+    if (in->CurrentLeaderEpoch >= 0 && in->CurrentLeaderEpoch != p->leader_epoch) {
+        out->ErrorCode = in->CurrentLeaderEpoch < p->leader_epoch
+                             ? KAFKA_ERROR_FENCED_LEADER_EPOCH
+                             : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+        return;
+    }
+    bool replica = w->rq.ReplicaId >= 0;
+    if (replica && !meta_replica_set_contains(&p->replicas, w->rq.ReplicaId)) {
+        out->ErrorCode = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+        return;
+    }
+    out->HighWatermark = p->hw;
+    out->LastStableOffset = p->hw;
+    out->LogStartOffset = log_start_offset(p->log);
+    int64_t max = in->PartitionMaxBytes < budget ? in->PartitionMaxBytes
+                                                 : budget;
+    if (max <= 0 && !first) {
+        out->RecordsBytes = 0; /* the response's MaxBytes is spent */
+        return;
+    }
+    if (max <= 0) {
+        max = 1; /* the first batch still goes whole (KIP-74) */
+    }
+    /* Followers read up to the log end; consumers below the HW. */
+    int rv = log_read(p->log, in->FetchOffset, max,
+                      replica ? INT64_MAX : p->hw, span);
+    if (rv != RC_OK) {
+        out->ErrorCode = kafka_error_from_rc(rv);
+        return;
+    }
+    out->RecordsBytes = (int32_t)span->bytes;
+    if (span->bytes == 0) {
+        log_span_release(span);
+    }
+}
+
+/* Reads every partition; returns the record bytes found and whether any
+ * partition answered with an error. */
+static int64_t evaluate(struct fetch_wait *w, bool *error)
+{
+    int64_t total = 0;
+    int64_t budget = w->rq.MaxBytes > 0 ? w->rq.MaxBytes : INT32_MAX;
+    *error = false;
+    size_t flat = 0;
+    for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
+        const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
+        struct kafka_FetchableTopicResponse *tr = &w->topics[i];
+        for (int32_t k = 0; k < t->PartitionsCnt; k++, flat++) {
+            struct kafka_FetchablePartitionResponse *out =
+                (struct kafka_FetchablePartitionResponse *)&tr->Partitions[k];
+            struct log_span *span = &w->spans[flat];
+            log_span_release(span);
+            fetch_one(w, t->Name, &t->Partitions[k], budget - total,
+                      total == 0, out, span);
+            if (out->RecordsBytes > 0) {
+                out->records_arg = span;
+                total += out->RecordsBytes;
+            }
+            *error |= out->ErrorCode != KAFKA_ERROR_NONE;
+        }
+    }
+    return total;
+}
+
+static int splice_cb(void *arg, struct writer *wr,
+                     const struct kafka_FetchablePartitionResponse *p,
+                     size_t at)
+{
+    struct kafka_response *resp = arg;
+    (void)wr;
+    (void)at;
+    struct kafka_FetchablePartitionResponse *mp =
+        (struct kafka_FetchablePartitionResponse *)(uintptr_t)p;
+    struct log_span *span = mp->records_arg;
+    mp->records_arg = NULL;
+    int rv = kafka_response_splice(resp, span);
+    *span = (struct log_span){.fd = -1}; /* the response owns it now */
+    return rv;
+}
+
+static void answer(struct fetch_wait *w)
+{
+    unlink_wait(w);
+    uv_timer_stop(&w->timer);
+    struct kafka_FetchResponse resp = {.Responses = w->topics,
+                                       .ResponsesCnt = w->rq.TopicsCnt};
+    struct kafka_response out;
+    kafka_response_init(&out);
+    int rv = kafka_fetch_response_encode(&out.body, w->req->api_version,
+                                         &resp, splice_cb, &out);
+    release_spans(w);
+    if (rv != RC_OK || out.body.rc != RC_OK) {
+        kafka_response_free(&out);
+        kafka_close_conn(w->req, "Fetch response could not be encoded");
+    } else {
+        kafka_reply(w->req, &out);
+    }
+    uv_close((uv_handle_t *)&w->timer, wait_closed_cb);
+}
+
+static void expired_cb(uv_timer_t *t)
+{
+    struct fetch_wait *w = t->data;
+    bool error = false;
+    evaluate(w, &error);
+    answer(w);
+}
+
+static void park(struct fetch_wait *w)
+{
+    struct broker *b = w->b;
+    w->next = b->fetch_waits;
+    w->prev = NULL;
+    if (b->fetch_waits != NULL) {
+        b->fetch_waits->prev = w;
+    }
+    b->fetch_waits = w;
+    b->n_fetch_waits++;
+    w->parked = true;
+    uv_timer_start(&w->timer, expired_cb, (uint64_t)w->rq.MaxWaitMs, 0);
+}
+
+static bool reads(const struct fetch_wait *w, const struct partition *p)
+{
+    for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
+        const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
+        if (t->Name.len != strlen(p->topic) ||
+            memcmp(t->Name.ptr, p->topic, t->Name.len) != 0) {
+            continue;
+        }
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            if (t->Partitions[k].PartitionIndex == p->id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+void kafka_fetch_hw_moved(void *arg, struct partition *p)
+{
+    struct broker *b = arg;
+    struct fetch_wait *w = b->fetch_waits;
+    while (w != NULL) {
+        struct fetch_wait *next = w->next;
+        if (reads(w, p)) {
+            bool error = false;
+            int64_t bytes = evaluate(w, &error);
+            if (error || bytes >= w->rq.MinBytes) {
+                answer(w);
+            } else {
+                release_spans(w);
+            }
+        }
+        w = next;
+    }
+}
+
+void kafka_fetch_flush(struct broker *b)
+{
+    while (b->fetch_waits != NULL) {
+        struct fetch_wait *w = b->fetch_waits;
+        bool error = false;
+        evaluate(w, &error);
+        answer(w);
+    }
+}
+
+/* A follower's fetch offsets are its log end offsets: the leader records
+ * them (high watermark, ISR) when the request arrives. */
+static void record_replica(struct fetch_wait *w)
+{
+    int64_t now = (int64_t)uv_now(w->b->loop);
+    for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
+        const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            const struct kafka_FetchPartition *in = &t->Partitions[k];
+            struct partition *p = broker_partition(w->b, t->Name,
+                                                   in->PartitionIndex);
+            if (p == NULL || (in->CurrentLeaderEpoch >= 0 &&
+                              in->CurrentLeaderEpoch != p->leader_epoch)) {
+                continue; /* answered with an error by fetch_one() */
+            }
+            /* Not leading, not a replica, an offset beyond the log end:
+             * nothing recorded, and fetch_one() answers the error. */
+            if (partition_replica_fetch(p, w->rq.ReplicaId, in->FetchOffset,
+                                        now) != RC_OK) {
+                continue;
+            }
+        }
+    }
+}
+
+static int prepare(struct fetch_wait *w)
+{
+    size_t n = n_partitions(w);
+    int rv = arena_alloc(&w->arena, n, sizeof *w->spans,
+                         (void **)&w->spans);
+    for (size_t i = 0; rv == RC_OK && i < n; i++) {
+        w->spans[i] = (struct log_span){.fd = -1};
+    }
+    if (rv == RC_OK) {
+        rv = arena_alloc(&w->arena, (size_t)w->rq.TopicsCnt,
+                         sizeof *w->topics, (void **)&w->topics);
+    }
+    for (int32_t i = 0; rv == RC_OK && i < w->rq.TopicsCnt; i++) {
+        const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
+        struct kafka_FetchablePartitionResponse *ps = NULL;
+        rv = arena_alloc(&w->arena, (size_t)t->PartitionsCnt, sizeof *ps,
+                         (void **)&ps);
+        if (ps != NULL) {
+            memset(ps, 0, (size_t)t->PartitionsCnt * sizeof *ps);
+        }
+        w->topics[i] = (struct kafka_FetchableTopicResponse){
+            .Topic = t->Name, .Partitions = ps,
+            .PartitionsCnt = t->PartitionsCnt};
+    }
+    return rv;
+}
+
+void kafka_handle_fetch(struct broker *b, struct kafka_request *req)
+{
+    struct fetch_wait *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        kafka_close_conn(req, "out of memory");
+        return;
+    }
+    w->b = b;
+    w->req = req;
+    arena_init(&w->arena, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    int rv = kafka_fetch_request_decode(&r, req->api_version, &w->arena,
+                                        &w->rq);
+    if (rv == RC_OK) {
+        rv = prepare(w);
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed Fetch request");
+        arena_free(&w->arena);
+        free(w);
+        return;
+    }
+    uv_timer_init(b->loop, &w->timer);
+    w->timer.data = w;
+    if (w->rq.ReplicaId >= 0) {
+        record_replica(w);
+    }
+    bool error = false;
+    int64_t bytes = evaluate(w, &error);
+    if (error || bytes >= w->rq.MinBytes || w->rq.MaxWaitMs <= 0 ||
+        b->n_fetch_waits >= FETCH__WAITS_MAX || b->stopping) {
+        answer(w);
+        return;
+    }
+    release_spans(w);
+    park(w);
+}

@@ -1,0 +1,445 @@
+/* Kafka request dispatch and the small handlers: ApiVersions, Metadata,
+ * ListOffsets (broker/broker.h). The table below is also what ApiVersions
+ * advertises, so nothing is advertised that is not implemented. */
+#include "broker/broker.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/group/group_store.h"
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+#include "rpc.pb-c.h"
+
+typedef void (*kafka_handler_fn)(struct broker *b, struct kafka_request *req);
+
+static void handle_api_versions(struct broker *b, struct kafka_request *req);
+static void handle_metadata(struct broker *b, struct kafka_request *req);
+static void handle_list_offsets(struct broker *b, struct kafka_request *req);
+
+static const struct {
+    int16_t key;
+    kafka_handler_fn fn;
+} kafka_apis[] = {
+    {KAFKA_API_PRODUCE, kafka_handle_produce},
+    {KAFKA_API_FETCH, kafka_handle_fetch},
+    {KAFKA_API_LIST_OFFSETS, handle_list_offsets},
+    {KAFKA_API_METADATA, handle_metadata},
+    {KAFKA_API_API_VERSIONS, handle_api_versions},
+    {KAFKA_API_CREATE_TOPICS, kafka_handle_create_topics},
+    {KAFKA_API_DELETE_TOPICS, kafka_handle_delete_topics},
+    {KAFKA_API_INIT_PRODUCER_ID, kafka_handle_init_producer_id},
+    {KAFKA_API_DESCRIBE_CONFIGS, kafka_handle_describe_configs},
+    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH, kafka_handle_offset_for_leader_epoch},
+    {KAFKA_API_FIND_COORDINATOR, kafka_handle_find_coordinator},
+    {KAFKA_API_JOIN_GROUP, kafka_handle_join_group},
+    {KAFKA_API_SYNC_GROUP, kafka_handle_sync_group},
+    {KAFKA_API_HEARTBEAT, kafka_handle_heartbeat},
+    {KAFKA_API_LEAVE_GROUP, kafka_handle_leave_group},
+    {KAFKA_API_OFFSET_COMMIT, kafka_handle_offset_commit},
+    {KAFKA_API_OFFSET_FETCH, kafka_handle_offset_fetch},
+    {KAFKA_API_DESCRIBE_GROUPS, kafka_handle_describe_groups},
+    {KAFKA_API_LIST_GROUPS, kafka_handle_list_groups},
+    {KAFKA_API_DELETE_GROUPS, kafka_handle_delete_groups},
+};
+
+void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
+                const void *resp)
+{
+    struct kafka_response out;
+    kafka_response_init(&out);
+    int rv = enc(&out.body, req->api_version, resp);
+    if (rv == RC_OK) {
+        rv = out.body.rc;
+    }
+    if (rv != RC_OK) {
+        kafka_response_free(&out);
+        kafka_close_conn(req, "response could not be encoded");
+        return;
+    }
+    kafka_reply(req, &out);
+}
+
+static char *slice_cstr(struct slice s, char *buf, size_t cap)
+{
+    size_t n = s.len < cap - 1 ? s.len : cap - 1;
+    if (s.ptr != NULL) {
+        memcpy(buf, s.ptr, n);
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+struct partition *broker_partition(struct broker *b, struct slice topic,
+                                   int32_t id)
+{
+    char name[META_TOPIC_NAME_BYTES_MAX + 1];
+    if (topic.len > META_TOPIC_NAME_BYTES_MAX) {
+        return NULL;
+    }
+    return replica_manager_find(&b->partitions,
+                           slice_cstr(topic, name, sizeof name), id);
+}
+
+int16_t broker_not_leader_error(struct broker *b, struct slice topic,
+                                int32_t id)
+{
+    char name[META_TOPIC_NAME_BYTES_MAX + 1];
+    if (topic.len > META_TOPIC_NAME_BYTES_MAX) {
+        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    const struct meta_topic *t = meta_image_topic(
+        membership_image(b->membership), slice_cstr(topic, name, sizeof name));
+    if (t == NULL || id < 0 || id >= t->n_partitions) {
+        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+}
+
+/* --- ApiVersions --------------------------------------------------------- */
+
+static int enc_api_versions(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_api_versions_response_encode(w, v, r);
+}
+
+static void handle_api_versions(struct broker *b, struct kafka_request *req)
+{
+    (void)b;
+    struct kafka_ApiVersion keys[ARRAY_LEN(kafka_apis)];
+    for (size_t i = 0; i < ARRAY_LEN(kafka_apis); i++) {
+        keys[i].ApiKey = kafka_apis[i].key;
+        bool known = kafka_codec_version_range(kafka_apis[i].key,
+                                               &keys[i].MinVersion,
+                                               &keys[i].MaxVersion);
+        ASSERT(known);
+    }
+    struct kafka_ApiVersionsResponse resp = {
+        .ErrorCode = KAFKA_ERROR_NONE,
+        .ApiKeys = keys,
+        .ApiKeysCnt = (int32_t)ARRAY_LEN(kafka_apis),
+    };
+    kafka_send(req, enc_api_versions, &resp);
+}
+
+/* Kafka's answer to an ApiVersions version it does not know: the v0 body
+ * with UNSUPPORTED_VERSION and only its own range (KIP-511). */
+static void api_versions_unsupported(struct kafka_request *req)
+{
+    struct kafka_ApiVersion self = {KAFKA_API_API_VERSIONS,
+                                    KAFKA_API_VERSIONS_VERSION_MIN,
+                                    KAFKA_API_VERSIONS_VERSION_MAX};
+    struct kafka_ApiVersionsResponse resp = {
+        .ErrorCode = KAFKA_ERROR_UNSUPPORTED_VERSION,
+        .ApiKeys = &self,
+        .ApiKeysCnt = 1,
+    };
+    struct kafka_response out;
+    kafka_response_init(&out);
+    int rv = kafka_api_versions_response_encode(&out.body, 0, &resp);
+    if (rv != RC_OK || out.body.rc != RC_OK) {
+        kafka_response_free(&out);
+        kafka_close_conn(req, "response could not be encoded");
+        return;
+    }
+    kafka_reply(req, &out);
+}
+
+void kafka_handlers_request(void *arg, struct kafka_request *req)
+{
+    struct broker *b = arg;
+    for (size_t i = 0; i < ARRAY_LEN(kafka_apis); i++) {
+        if (kafka_apis[i].key != req->api_key) {
+            continue;
+        }
+        int16_t min = 0;
+        int16_t max = 0;
+        bool known = kafka_codec_version_range(req->api_key, &min, &max);
+        ASSERT(known);
+        if (req->api_version >= min && req->api_version <= max) {
+            kafka_apis[i].fn(b, req);
+        } else if (req->api_key == KAFKA_API_API_VERSIONS) {
+            api_versions_unsupported(req);
+        } else {
+            kafka_close_conn(req, "unsupported api version");
+        }
+        return;
+    }
+    kafka_close_conn(req, "unknown api key");
+}
+
+/* --- Metadata ------------------------------------------------------------ */
+
+static int enc_metadata(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_metadata_response_encode(w, v, r);
+}
+
+/* Asks the controller to create a topic a client named (fire and forget:
+ * the client retries Metadata until it has a leader). */
+static void auto_create_cb(void *arg, int rc, const uint8_t *resp, size_t len)
+{
+    (void)arg;
+    (void)rc;
+    (void)resp;
+    (void)len;
+}
+
+void broker_create_topic(struct broker *b, const char *name,
+                         int32_t partitions, int32_t rf,
+                         const char *config_name, const char *config_value)
+{
+    Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
+    t.name = (char *)(uintptr_t)name;
+    t.has_num_partitions = t.has_replication_factor = true;
+    t.num_partitions = partitions;
+    t.replication_factor = rf;
+    Cairn__ConfigRecord cr = CAIRN__CONFIG_RECORD__INIT;
+    Cairn__ConfigRecord *crs[] = {&cr};
+    if (config_name != NULL) {
+        cr.name = (char *)(uintptr_t)config_name;
+        cr.value = (char *)(uintptr_t)config_value;
+        t.n_configs = 1;
+        t.configs = crs;
+    }
+    Cairn__CreatableTopic *ts[] = {&t};
+    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
+    ct.n_topics = 1;
+    ct.topics = ts;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
+    req.create_topics = &ct;
+    uint8_t buf[512];
+    size_t len = cairn__request__get_packed_size(&req);
+    if (len > sizeof buf) {
+        return;
+    }
+    cairn__request__pack(&req, buf);
+    int rv = membership_call_active(b->membership, buf, len, 10000,
+                                    auto_create_cb, NULL);
+    if (rv == RC_OK) {
+        TRACE_INFO(&b->tracer, "topic=%s auto-created on first use", name);
+    }
+}
+
+static void auto_create(struct broker *b, const char *name)
+{
+    broker_create_topic(b, name, -1, -1, NULL, NULL);
+}
+
+static int metadata_brokers(struct broker *b, struct arena *a,
+                            struct kafka_MetadataResponse *resp)
+{
+    const struct meta_image *img = membership_image(b->membership);
+    struct kafka_MetadataResponseBroker *out = NULL;
+    int rv = arena_alloc(a, img->n_brokers, sizeof *out, (void **)&out);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    int32_t n = 0;
+    resp->ControllerId = -1;
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct meta_broker *mb = &img->brokers[i];
+        if (mb->fenced) {
+            continue; /* clients only see brokers they can use */
+        }
+        out[n] = (struct kafka_MetadataResponseBroker){
+            .NodeId = mb->id, .Host = slice_from_str(mb->host),
+            .Port = mb->port,
+            .Rack = mb->rack[0] != '\0' ? slice_from_str(mb->rack)
+                                        : slice_null()};
+        if (resp->ControllerId < 0) {
+            resp->ControllerId = mb->id; /* a live broker (kafkajs) */
+        }
+        n++;
+    }
+    if (resp->ControllerId < 0) {
+        resp->ControllerId = b->id;
+    }
+    resp->Brokers = out;
+    resp->BrokersCnt = n;
+    return RC_OK;
+}
+
+static int metadata_partitions(const struct meta_image *img,
+                               const struct meta_topic *t, struct arena *a,
+                               struct kafka_MetadataResponseTopic *out)
+{
+    struct kafka_MetadataResponsePartition *ps = NULL;
+    int rv = arena_alloc(a, (size_t)t->n_partitions, sizeof *ps,
+                         (void **)&ps);
+    for (int32_t i = 0; rv == RC_OK && i < t->n_partitions; i++) {
+        const struct meta_partition *mp = &t->partitions[i];
+        int32_t *offline = NULL;
+        rv = arena_alloc(a, (size_t)mp->replicas.n, sizeof *offline,
+                         (void **)&offline);
+        int32_t n_offline = 0;
+        for (int32_t k = 0; rv == RC_OK && k < mp->replicas.n; k++) {
+            const struct meta_broker *mb =
+                meta_image_broker(img, mp->replicas.ids[k]);
+            if (mb == NULL || mb->fenced) {
+                offline[n_offline++] = mp->replicas.ids[k];
+            }
+        }
+        ps[i] = (struct kafka_MetadataResponsePartition){
+            .ErrorCode = mp->leader == META_NO_LEADER
+                             ? KAFKA_ERROR_LEADER_NOT_AVAILABLE
+                             : KAFKA_ERROR_NONE,
+            .PartitionIndex = i, .LeaderId = mp->leader,
+            .LeaderEpoch = mp->leader_epoch,
+            .ReplicaNodes = mp->replicas.ids,
+            .ReplicaNodesCnt = mp->replicas.n, .IsrNodes = mp->isr.ids,
+            .IsrNodesCnt = mp->isr.n, .OfflineReplicas = offline,
+            .OfflineReplicasCnt = n_offline};
+    }
+    *out = (struct kafka_MetadataResponseTopic){
+        .ErrorCode = KAFKA_ERROR_NONE, .Name = slice_from_str(t->name),
+        .IsInternal = strcmp(t->name, GROUP_STORE_TOPIC) == 0,
+        .Partitions = ps, .PartitionsCnt = t->n_partitions,
+        .TopicAuthorizedOperations = INT32_MIN};
+    return rv;
+}
+
+static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
+                           *rq, struct arena *a,
+                           struct kafka_MetadataResponse *resp)
+{
+    const struct meta_image *img = membership_image(b->membership);
+    bool all = rq->TopicsCnt < 0;
+    size_t n = all ? img->n_topics : (size_t)rq->TopicsCnt;
+    struct kafka_MetadataResponseTopic *ts = NULL;
+    int rv = arena_alloc(a, n, sizeof *ts, (void **)&ts);
+    for (size_t i = 0; rv == RC_OK && i < n; i++) {
+        const struct meta_topic *t = NULL;
+        char name[META_TOPIC_NAME_BYTES_MAX + 1];
+        if (all) {
+            t = &img->topics[i];
+        } else if (rq->Topics[i].Name.len <= META_TOPIC_NAME_BYTES_MAX) {
+            t = meta_image_topic(img, slice_cstr(rq->Topics[i].Name, name,
+                                                 sizeof name));
+        }
+        if (t != NULL) {
+            rv = metadata_partitions(img, t, a, &ts[i]);
+            continue;
+        }
+        bool create = b->auto_create_topics && rq->AllowAutoTopicCreation &&
+                      rq->Topics[i].Name.len <= META_TOPIC_NAME_BYTES_MAX;
+        if (create) {
+            auto_create(b, name);
+        }
+        ts[i] = (struct kafka_MetadataResponseTopic){
+            .ErrorCode = create ? KAFKA_ERROR_LEADER_NOT_AVAILABLE
+                                : KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+            .Name = rq->Topics[i].Name,
+            .TopicAuthorizedOperations = INT32_MIN};
+    }
+    resp->Topics = ts;
+    resp->TopicsCnt = (int32_t)n;
+    return rv;
+}
+
+static void handle_metadata(struct broker *b, struct kafka_request *req)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    struct kafka_MetadataRequest rq;
+    int rv = kafka_metadata_request_decode(&r, req->api_version, &a, &rq);
+    struct kafka_MetadataResponse resp = {
+        .ClusterId = slice_from_str("cairn"),
+        .ClusterAuthorizedOperations = INT32_MIN};
+    if (rv == RC_OK) {
+        rv = metadata_brokers(b, &a, &resp);
+    }
+    if (rv == RC_OK) {
+        rv = metadata_topics(b, &rq, &a, &resp);
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed Metadata request");
+    } else {
+        kafka_send(req, enc_metadata, &resp);
+    }
+    arena_free(&a);
+}
+
+/* --- ListOffsets --------------------------------------------------------- */
+
+static int enc_list_offsets(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_list_offsets_response_encode(w, v, r);
+}
+
+/* Kafka's ReplicaId for a debugging client: any replica answers, and
+ * "latest" is that replica's log end offset (`cairn status` asks every
+ * replica this way). */
+#define LIST_OFFSETS__DEBUG_REPLICA (-2)
+
+static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
+                     const struct kafka_ListOffsetsPartition *in,
+                     struct kafka_ListOffsetsPartitionResponse *out)
+{
+    *out = (struct kafka_ListOffsetsPartitionResponse){
+        .PartitionIndex = in->PartitionIndex, .Timestamp = -1, .Offset = -1,
+        .LeaderEpoch = -1};
+    struct partition *p = broker_partition(b, topic, in->PartitionIndex);
+    bool debug = replica_id == LIST_OFFSETS__DEBUG_REPLICA;
+    if (p == NULL || (!partition_is_leader(p) && !debug)) {
+        out->ErrorCode = broker_not_leader_error(b, topic, in->PartitionIndex);
+        return;
+    }
+    out->LeaderEpoch = p->leader_epoch;
+    if (in->Timestamp == -1 && debug) {
+        out->Offset = log_end_offset(p->log);
+    } else if (in->Timestamp == -1) {
+        out->Offset = p->hw; /* no transactions: the LSO is the HW */
+    } else if (in->Timestamp == -2) {
+        out->Offset = log_start_offset(p->log);
+    } else {
+        int64_t off = -1;
+        int rv = log_offset_for_timestamp(p->log, in->Timestamp, &off);
+        if (rv == RC_OK && off < p->hw) {
+            out->Offset = off;
+            out->Timestamp = in->Timestamp;
+        } else if (rv != RC_OK && rv != RC_NOT_FOUND) {
+            out->ErrorCode = kafka_error_from_rc(rv);
+        }
+    }
+}
+
+static void handle_list_offsets(struct broker *b, struct kafka_request *req)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    struct kafka_ListOffsetsRequest rq;
+    int rv = kafka_list_offsets_request_decode(&r, req->api_version, &a, &rq);
+    struct kafka_ListOffsetsTopicResponse *ts = NULL;
+    if (rv == RC_OK) {
+        rv = arena_alloc(&a, (size_t)rq.TopicsCnt, sizeof *ts, (void **)&ts);
+    }
+    for (int32_t i = 0; rv == RC_OK && i < rq.TopicsCnt; i++) {
+        const struct kafka_ListOffsetsTopic *t = &rq.Topics[i];
+        struct kafka_ListOffsetsPartitionResponse *ps = NULL;
+        rv = arena_alloc(&a, (size_t)t->PartitionsCnt, sizeof *ps,
+                         (void **)&ps);
+        for (int32_t k = 0; rv == RC_OK && k < t->PartitionsCnt; k++) {
+            list_one(b, t->Name, rq.ReplicaId, &t->Partitions[k], &ps[k]);
+        }
+        ts[i] = (struct kafka_ListOffsetsTopicResponse){
+            .Name = t->Name, .Partitions = ps,
+            .PartitionsCnt = t->PartitionsCnt};
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed ListOffsets request");
+    } else {
+        struct kafka_ListOffsetsResponse resp = {.Topics = ts,
+                                                 .TopicsCnt = rq.TopicsCnt};
+        kafka_send(req, enc_list_offsets, &resp);
+    }
+    arena_free(&a);
+}

@@ -1,0 +1,505 @@
+/* Partition log (broker/log/log.h): segments, appends, reads, truncation and
+ * recovery. Group commit lives in broker/log/log_sync.c. Loop thread only. */
+#include "broker/log/log_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/file.h"
+#include "common/kafka/record_batch.h"
+#include "common/limits.h"
+#include "common/rc.h"
+
+void log_config_default(struct log_config *cfg)
+{
+    cfg->segment_bytes = 1073741824;
+    cfg->segment_ms = 604800000;
+    cfg->index_interval_bytes = 4096;
+    cfg->segment_index_bytes = 10485760;
+}
+
+int64_t log_start_offset(const struct log *l)
+{
+    return l->segs[0]->base_offset;
+}
+
+int64_t log_end_offset(const struct log *l)
+{
+    return l->segs[l->n_segs - 1]->next_offset;
+}
+
+int64_t log_durable_end_offset(const struct log *l)
+{
+    return l->durable_end;
+}
+
+size_t log_segment_count(const struct log *l)
+{
+    return l->n_segs;
+}
+
+const struct log_epoch_cache *log_epochs(const struct log *l)
+{
+    return &l->epochs;
+}
+
+static struct log_segment *active(const struct log *l)
+{
+    return l->segs[l->n_segs - 1];
+}
+
+size_t log_index_entries_max(const struct log *l)
+{
+    int64_t n = l->cfg.segment_index_bytes / 8;
+    if (n < 1) {
+        n = 1;
+    }
+    return n > (int64_t)LOG_INDEX_ENTRIES_MAX ? LOG_INDEX_ENTRIES_MAX
+                                              : (size_t)n;
+}
+
+int log_push_segment(struct log *l, struct log_segment *seg)
+{
+    if (l->n_segs == l->cap_segs) {
+        size_t cap = l->cap_segs == 0 ? 8 : l->cap_segs * 2;
+        void *p = realloc(l->segs, cap * sizeof *l->segs);
+        if (p == NULL) {
+            return RC_NOMEM;
+        }
+        l->segs = p;
+        l->cap_segs = cap;
+    }
+    l->segs[l->n_segs++] = seg;
+    return RC_OK;
+}
+
+int log_new_segment(struct log *l, int64_t base_offset)
+{
+    struct log_segment *seg = NULL;
+    int rv = log_segment_create(&seg, l->dir, base_offset,
+                                log_index_entries_max(l));
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s base=%" PRId64 " create segment: %s",
+                    l->dir, base_offset, rc_str(rv));
+        return rv;
+    }
+    rv = log_push_segment(l, seg);
+    if (rv != RC_OK) {
+        log_segment_delete(seg);
+        log_segment_unref(seg);
+        return rv;
+    }
+    seg->dirty = true;
+    l->dir_dirty = true;
+    return RC_OK;
+}
+
+/* Drops segs[i..] from the log, deleting their files. */
+static void drop_segments_from(struct log *l, size_t i)
+{
+    while (l->n_segs > i) {
+        struct log_segment *seg = l->segs[--l->n_segs];
+        log_segment_delete(seg);
+        log_segment_unref(seg);
+        l->dir_dirty = true;
+    }
+}
+
+int log_write_recovery_point(struct log *l, int64_t offset)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
+    ASSERT(n > 0 && (size_t)n < sizeof buf);
+    int rv = file_write_atomic(l->dir, LOG__RECOVERY_POINT_FILE, buf,
+                                   (size_t)n);
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s write recovery point: %s", l->dir,
+                    rc_str(rv));
+        return rv;
+    }
+    l->recovery_point = offset;
+    return RC_OK;
+}
+
+int log_save_epochs(struct log *l)
+{
+    int rv = log_epoch_save(&l->epochs, l->dir);
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s save leader epochs: %s", l->dir,
+                    rc_str(rv));
+    }
+    return rv;
+}
+
+static bool should_roll(const struct log *l, size_t len,
+                        int64_t last_offset, int64_t now_ms)
+{
+    const struct log_segment *seg = active(l);
+    if (seg->size == 0) {
+        return false;
+    }
+    if (seg->size + (int64_t)len > l->cfg.segment_bytes) {
+        return true;
+    }
+    if (seg->first_timestamp >= 0 &&
+        now_ms - seg->first_timestamp >= l->cfg.segment_ms) {
+        return true;
+    }
+    if (log_index_full(&seg->index)) {
+        return true;
+    }
+    return last_offset - seg->base_offset > INT32_MAX;
+}
+
+static int roll_at(struct log *l, int64_t base_offset)
+{
+    struct log_segment *old = active(l);
+    int rv = log_segment_save_index(old);
+    if (rv != RC_OK) {
+        /* Rebuildable; recovery validates it. */
+        TRACE_WARN(l->tracer, "dir=%s base=%" PRId64 " save index: %s",
+                   l->dir, old->base_offset, rc_str(rv));
+    }
+    TRACE_DEBUG(l->tracer, "dir=%s rolled new segment base=%" PRId64,
+                l->dir, base_offset);
+    return log_new_segment(l, base_offset);
+}
+
+int log_roll(struct log *l)
+{
+    if (active(l)->size == 0) {
+        return RC_OK;
+    }
+    return roll_at(l, log_end_offset(l));
+}
+
+static int append_checked(struct log *l, const uint8_t *p, size_t len,
+                          const struct record_batch_header *h,
+                          int64_t now_ms, struct log_append_info *info)
+{
+    if ((int64_t)len > l->cfg.segment_bytes) {
+        return RC_TOO_LARGE;
+    }
+    int rv = RC_OK;
+    if (should_roll(l, len, record_batch_last_offset(h), now_ms)) {
+        rv = roll_at(l, h->base_offset);
+        if (rv != RC_OK) {
+            return rv;
+        }
+    }
+    struct log_segment *seg = active(l);
+    rv = log_segment_append(seg, p, len, h, l->cfg.index_interval_bytes);
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s base=%" PRId64 " append: %s", l->dir,
+                    seg->base_offset, rc_str(rv));
+        return rv;
+    }
+    seg->dirty = true;
+    if (h->partition_leader_epoch > log_epoch_latest(&l->epochs)) {
+        bool changed = false;
+        rv = log_epoch_assign(&l->epochs, h->partition_leader_epoch,
+                              h->base_offset, &changed);
+        if (rv == RC_OK && changed) {
+            rv = log_save_epochs(l);
+        }
+        if (rv != RC_OK) {
+            return rv;
+        }
+    }
+    *info = (struct log_append_info){
+        .base_offset = h->base_offset,
+        .last_offset = record_batch_last_offset(h),
+        .max_timestamp = h->max_timestamp,
+        .bytes = (int64_t)len,
+    };
+    return RC_OK;
+}
+
+int log_append_validated(struct log *l, uint8_t *batch, size_t len,
+                         const struct record_batch_header *validated,
+                         int32_t leader_epoch, int64_t now_ms,
+                         struct log_append_info *info)
+{
+    ASSERT(leader_epoch >= 0);
+    ASSERT(record_batch_size(validated) == (int64_t)len);
+    if (l->failed != RC_OK) {
+        return l->failed;
+    }
+    struct record_batch_header h = *validated;
+    h.base_offset = log_end_offset(l);
+    h.partition_leader_epoch = leader_epoch;
+    record_batch_set_base_offset(batch, h.base_offset);
+    record_batch_set_leader_epoch(batch, leader_epoch);
+    return append_checked(l, batch, len, &h, now_ms, info);
+}
+
+int log_append(struct log *l, uint8_t *batch, size_t len,
+               int32_t leader_epoch, int64_t now_ms,
+               struct log_append_info *info)
+{
+    struct record_batch_header h;
+    int rv = record_batch_validate(batch, len, true, &h);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    return log_append_validated(l, batch, len, &h, leader_epoch, now_ms,
+                                info);
+}
+
+int log_append_replica(struct log *l, const uint8_t *batch, size_t len,
+                       int64_t now_ms, struct log_append_info *info)
+{
+    if (l->failed != RC_OK) {
+        return l->failed;
+    }
+    struct record_batch_header h;
+    int rv = record_batch_validate(batch, len, false, &h);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (h.base_offset < log_end_offset(l) || h.partition_leader_epoch < 0) {
+        return RC_INVALID;
+    }
+    return append_checked(l, batch, len, &h, now_ms, info);
+}
+
+/* Index of the last segment whose base offset is <= offset (0 if none). */
+static size_t segment_for(const struct log *l, int64_t offset)
+{
+    size_t lo = 0;
+    size_t hi = l->n_segs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->segs[mid]->base_offset <= offset) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo == 0 ? 0 : lo - 1;
+}
+
+/* End position in seg of the span starting at pos: batches below
+ * max_offset, at most max_bytes but at least the first batch. */
+static int span_end(struct log *l, const struct log_segment *seg,
+                    int64_t pos, const struct record_batch_header *first,
+                    int64_t max_bytes, int64_t max_offset, int64_t *end)
+{
+    *end = seg->size;
+    if (max_offset < seg->next_offset) {
+        struct record_batch_header h;
+        int rv = log_segment_find(seg, l->scan_buf, max_offset, end, &h);
+        if (rv != RC_OK && rv != RC_NOT_FOUND) {
+            return rv;
+        }
+    }
+    if (*end - pos <= max_bytes) {
+        return RC_OK;
+    }
+    int rv = log_segment_boundary_before(seg, l->scan_buf, pos,
+                                         pos + max_bytes, end);
+    if (rv == RC_OK && *end == pos) {
+        *end = pos + record_batch_size(first); /* always one whole batch */
+    }
+    return rv;
+}
+
+int log_read(struct log *l, int64_t offset, int64_t max_bytes,
+             int64_t max_offset, struct log_span *span)
+{
+    *span = (struct log_span){.fd = -1, .first_offset = offset};
+    int64_t end = log_end_offset(l);
+    if (offset < log_start_offset(l) || offset > end) {
+        return RC_OUT_OF_RANGE;
+    }
+    if (max_offset > end) {
+        max_offset = end;
+    }
+    for (size_t i = segment_for(l, offset); i < l->n_segs; i++) {
+        struct log_segment *seg = l->segs[i];
+        struct record_batch_header h;
+        int64_t pos = 0;
+        int rv = log_segment_find(seg, l->scan_buf, offset, &pos, &h);
+        if (rv == RC_NOT_FOUND) {
+            continue; /* nothing at or after offset here */
+        }
+        if (rv != RC_OK) {
+            return rv;
+        }
+        if (record_batch_last_offset(&h) >= max_offset) {
+            return RC_OK;
+        }
+        int64_t stop = 0;
+        rv = span_end(l, seg, pos, &h, max_bytes, max_offset, &stop);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        log_segment_ref(seg);
+        *span = (struct log_span){.seg = seg, .fd = seg->fd, .position = pos,
+                                  .bytes = stop - pos,
+                                  .first_offset = h.base_offset};
+        return RC_OK;
+    }
+    return RC_OK;
+}
+
+void log_span_release(struct log_span *span)
+{
+    if (span->seg != NULL) {
+        log_segment_unref(span->seg);
+    }
+    *span = (struct log_span){.fd = -1};
+}
+
+int log_for_each_batch(struct log *l, int64_t from, log_batch_cb cb,
+                       void *arg)
+{
+    for (size_t i = segment_for(l, from); i < l->n_segs; i++) {
+        struct log_segment *seg = l->segs[i];
+        struct record_batch_header h;
+        int64_t pos = 0;
+        int rv = log_segment_find(seg, l->scan_buf, from, &pos, &h);
+        if (rv == RC_NOT_FOUND) {
+            continue;
+        }
+        if (rv != RC_OK) {
+            return rv;
+        }
+        struct log_scan s;
+        log_scan_init(&s, seg, l->scan_buf, pos, seg->size);
+        while ((rv = log_scan_next(&s, false, &h, &pos)) == RC_OK) {
+            cb(arg, &h);
+        }
+        if (rv != RC_NOT_FOUND) {
+            return rv;
+        }
+    }
+    return RC_OK;
+}
+
+int log_offset_for_timestamp(struct log *l, int64_t ts, int64_t *offset)
+{
+    for (size_t i = 0; i < l->n_segs; i++) {
+        int rv = log_segment_find_time(l->segs[i], l->scan_buf, ts, offset);
+        if (rv != RC_NOT_FOUND) {
+            return rv;
+        }
+    }
+    return RC_NOT_FOUND;
+}
+
+/* After any cut: the durable end and recovery point cannot stay above the
+ * new end, waiters beyond it fail, and stale epochs go. */
+static int after_truncation(struct log *l)
+{
+    int64_t end = log_end_offset(l);
+    l->truncations++;
+    if (l->durable_end > end) {
+        l->durable_end = end;
+    }
+    log_sync_fail_waiters_above(l, end, RC_OUT_OF_RANGE);
+    int rv = RC_OK;
+    if (log_epoch_truncate_from_end(&l->epochs, end)) {
+        rv = log_save_epochs(l);
+    }
+    int64_t rp = active(l)->base_offset;
+    if (rv == RC_OK && l->recovery_point > rp) {
+        rv = log_write_recovery_point(l, rp);
+    }
+    return rv;
+}
+
+int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
+{
+    ASSERT(offset >= 0);
+    TRACE_INFO(l->tracer, "dir=%s truncate fully, start at offset=%" PRId64,
+               l->dir, offset);
+    drop_segments_from(l, 0);
+    int rv = log_new_segment(l, offset);
+    if (rv != RC_OK) {
+        l->failed = rv; /* a log with no segment cannot go on */
+        return rv;
+    }
+    log_epoch_truncate_from_end(&l->epochs, 0);
+    l->durable_end = offset;
+    l->truncations++;
+    log_sync_fail_waiters_above(l, offset, RC_OUT_OF_RANGE);
+    rv = log_save_epochs(l);
+    if (rv == RC_OK) {
+        rv = log_write_recovery_point(l, offset);
+    }
+    return rv;
+}
+
+int log_truncate_to(struct log *l, int64_t offset)
+{
+    if (offset >= log_end_offset(l)) {
+        return RC_OK;
+    }
+    if (offset <= log_start_offset(l)) {
+        return log_truncate_fully_and_start_at(l, offset);
+    }
+    size_t i = segment_for(l, offset);
+    if (l->segs[i]->base_offset == offset && i > 0) {
+        i--; /* keep the previous segment active rather than an empty one */
+    }
+    drop_segments_from(l, i + 1);
+    int rv = log_segment_truncate_to(l->segs[i], l->scan_buf, offset);
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s truncate to offset=%" PRId64 ": %s",
+                    l->dir, offset, rc_str(rv));
+        l->failed = rv;
+        return rv;
+    }
+    l->segs[i]->dirty = true;
+    TRACE_INFO(l->tracer, "dir=%s truncated to offset=%" PRId64
+               " end=%" PRId64, l->dir, offset, log_end_offset(l));
+    return after_truncation(l);
+}
+
+int log_delete_segments_below(struct log *l, int64_t offset, size_t *deleted)
+{
+    size_t n = 0;
+    while (n + 1 < l->n_segs && l->segs[n + 1]->base_offset <= offset) {
+        n++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        TRACE_INFO(l->tracer, "dir=%s deleting segment base=%" PRId64,
+                   l->dir, l->segs[i]->base_offset);
+        log_segment_delete(l->segs[i]);
+        log_segment_unref(l->segs[i]);
+    }
+    memmove(l->segs, l->segs + n, (l->n_segs - n) * sizeof *l->segs);
+    l->n_segs -= n;
+    *deleted = n;
+    if (n == 0) {
+        return RC_OK;
+    }
+    l->dir_dirty = true;
+    if (log_epoch_truncate_from_start(&l->epochs, log_start_offset(l))) {
+        return log_save_epochs(l);
+    }
+    return RC_OK;
+}
+
+int log_assign_epoch(struct log *l, int32_t epoch)
+{
+    bool changed = false;
+    int rv = log_epoch_assign(&l->epochs, epoch, log_end_offset(l), &changed);
+    if (rv == RC_OK && changed) {
+        rv = log_save_epochs(l);
+    }
+    return rv;
+}
+
+void log_end_offset_for_epoch(const struct log *l, int32_t epoch,
+                              int32_t *epoch_out, int64_t *end_offset_out)
+{
+    log_epoch_end_offset_for(&l->epochs, epoch, log_end_offset(l),
+                             epoch_out, end_offset_out);
+}

@@ -1,0 +1,172 @@
+/* Partition log: the directory `<log.dir>/<topic>-<partition>/` holding
+ * segments (broker/log/log_segment.h), the leader-epoch cache
+ * (broker/log/log_epoch.h), the recovery-point checkpoint and a clean-shutdown
+ * marker. Appends write batch bytes verbatim (offsets and leader epoch are
+ * rewritten in place, outside the CRC); reads return spans of whole batches
+ * ready for sendfile(2); durability is group commit: one fdatasync on the
+ * threadpool covers everything appended since the last one, and durable
+ * waiters are called back when it completes.
+ *
+ * Files in the directory:
+ *   00000000000000000000.log        batches back to back
+ *   00000000000000000000.index      sparse offset index (rebuildable)
+ *   00000000000000000000.timeindex  sparse time index (rebuildable)
+ *   leader-epoch-checkpoint         epoch -> start offset
+ *   recovery-point-checkpoint       segments wholly below it are durable
+ *   .clean-shutdown                 present only between close and open
+ *
+ * Recovery on open: the last segment, and every segment not wholly below
+ * the recovery point, is re-validated batch by batch (CRC-32C, lengths,
+ * offsets); the first torn or corrupt batch is cut off with everything
+ * after it, and indexes are rebuilt. A clean shutdown skips the scan.
+ *
+ * One libuv loop thread owns a log; the group-commit job touches only file
+ * descriptors and runs on the threadpool. */
+#ifndef CAIRN_BROKER_LOG_H
+#define CAIRN_BROKER_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "broker/log/log_epoch.h"
+#include "common/kafka/record_batch.h"
+#include "common/assert.h"
+#include "common/trace.h"
+
+struct log_segment;
+
+/* Kafka's topic-level names; defaults in log_config_default(). */
+struct log_config {
+    int64_t segment_bytes;        /* segment.bytes (1 GiB) */
+    int64_t segment_ms;           /* segment.ms (7 days) */
+    int64_t index_interval_bytes; /* index.interval.bytes (4096) */
+    int64_t segment_index_bytes;  /* segment.index.bytes (10 MiB) */
+};
+
+void log_config_default(struct log_config *cfg);
+
+struct log_append_info {
+    int64_t base_offset;
+    int64_t last_offset;
+    int64_t max_timestamp;
+    int64_t bytes;
+};
+
+/* A run of whole batches in one segment file: send `bytes` bytes from
+ * `position` of `fd`. The segment is pinned until log_span_release(). */
+struct log_span {
+    struct log_segment *seg; /* NULL when the span is empty */
+    int fd;
+    int64_t position;
+    int64_t bytes;
+    int64_t first_offset;    /* base offset of the first batch */
+};
+
+typedef void (*log_durable_cb)(void *arg, int rc);
+
+struct log;
+
+/* Opens (creating if needed) the log in dir, recovering it. */
+MUST_CHECK int log_open(struct log **out, const char *dir,
+                        const struct log_config *cfg, uv_loop_t *loop,
+                        struct tracer *tracer);
+
+/* Clean shutdown: waits for an in-flight sync, syncs the rest, saves the
+ * indexes, checkpoints and leaves the clean-shutdown marker; pending
+ * durability waiters are called. The memory is freed once the loop has run
+ * the handle's close callback. */
+void log_close(struct log *l);
+
+/* log_close(), then cb(arg) once the log's memory is freed (its files may
+ * then be removed). */
+void log_close_then(struct log *l, void (*cb)(void *arg), void *arg);
+
+/* Appends one client batch at the log end: validates it (length, magic 2,
+ * CRC-32C, counts: RC_SHORT / RC_MALFORMED / RC_CORRUPT; larger than a
+ * segment: RC_TOO_LARGE), rewrites baseOffset and partitionLeaderEpoch in
+ * place, rolls first if needed. Nothing is written when it fails. */
+MUST_CHECK int log_append(struct log *l, uint8_t *batch, size_t len,
+                          int32_t leader_epoch, int64_t now_ms,
+                          struct log_append_info *info);
+
+/* log_append() for a batch the caller has already validated with
+ * record_batch_validate(batch, len, true, h): skips the second CRC. */
+MUST_CHECK int log_append_validated(struct log *l, uint8_t *batch,
+                                    size_t len,
+                                    const struct record_batch_header *h,
+                                    int32_t leader_epoch, int64_t now_ms,
+                                    struct log_append_info *info);
+
+/* Appends one batch fetched from a leader, keeping its offsets and epoch;
+ * its base offset must be at or after the log end (RC_INVALID). */
+MUST_CHECK int log_append_replica(struct log *l, const uint8_t *batch,
+                                  size_t len, int64_t now_ms,
+                                  struct log_append_info *info);
+
+/* The span of whole batches from the one holding `offset`, at most
+ * max_bytes (but always the first batch whole), excluding batches at or
+ * after max_offset (the high watermark, say), within one segment. Empty at
+ * the end. RC_OUT_OF_RANGE outside [start, end]. */
+MUST_CHECK int log_read(struct log *l, int64_t offset, int64_t max_bytes,
+                        int64_t max_offset, struct log_span *span);
+void log_span_release(struct log_span *span);
+
+/* Calls cb with the header of every batch whose last offset is >= from,
+ * in offset order (headers only; used to rebuild producer state). */
+typedef void (*log_batch_cb)(void *arg, const struct record_batch_header *h);
+MUST_CHECK int log_for_each_batch(struct log *l, int64_t from,
+                                  log_batch_cb cb, void *arg);
+
+/* Base offset of the first batch whose maxTimestamp >= ts; RC_NOT_FOUND
+ * when every batch is older. */
+MUST_CHECK int log_offset_for_timestamp(struct log *l, int64_t ts,
+                                        int64_t *offset);
+
+int64_t log_start_offset(const struct log *l);
+int64_t log_end_offset(const struct log *l);
+int64_t log_durable_end_offset(const struct log *l);
+size_t log_segment_count(const struct log *l);
+
+/* Starts a new segment at the log end (if the active one is not empty). */
+MUST_CHECK int log_roll(struct log *l);
+
+/* Removes every batch whose last offset is >= offset (a batch straddling
+ * it goes whole). Below the log start, truncates fully and starts there.
+ * Waiters for truncated offsets get RC_OUT_OF_RANGE. */
+MUST_CHECK int log_truncate_to(struct log *l, int64_t offset);
+
+/* Deletes everything and starts an empty log at offset. */
+MUST_CHECK int log_truncate_fully_and_start_at(struct log *l, int64_t offset);
+
+/* Deletes segments wholly below offset, never the active one; the log
+ * start offset moves to the first remaining segment. */
+MUST_CHECK int log_delete_segments_below(struct log *l, int64_t offset,
+                                         size_t *deleted);
+
+/* Leader takeover: records (epoch, log end offset) in the epoch cache. */
+MUST_CHECK int log_assign_epoch(struct log *l, int32_t epoch);
+const struct log_epoch_cache *log_epochs(const struct log *l);
+/* Kafka's endOffsetFor(epoch), see log_epoch_end_offset_for(). */
+void log_end_offset_for_epoch(const struct log *l, int32_t epoch,
+                              int32_t *epoch_out, int64_t *end_offset_out);
+
+/* Calls cb(arg, RC_OK) once every offset below `offset` is durable, or
+ * with an error if that can no longer happen (I/O error: RC_IO; truncated:
+ * RC_OUT_OF_RANGE; closed). Always called back later, never from inside
+ * this call. RC_FULL when LOG_SYNC_WAITERS_MAX are queued. */
+MUST_CHECK int log_wait_durable(struct log *l, int64_t offset,
+                                log_durable_cb cb, void *arg);
+
+/* Asks for a group commit at the end of this loop iteration even with no
+ * waiter (followers, periodic flush). */
+void log_request_sync(struct log *l);
+
+/* True when no sync is in flight or requested and nothing is unsynced. */
+bool log_sync_idle(const struct log *l);
+
+/* Group-commit jobs completed so far (for metrics and tests). */
+uint64_t log_sync_count(const struct log *l);
+
+#endif

@@ -1,0 +1,210 @@
+/* Leader-epoch cache (broker/log/log_epoch.h). */
+#include "broker/log/log_epoch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/file.h"
+#include "common/limits.h"
+#include "common/rc.h"
+
+#define LOG_EPOCH__FILE "leader-epoch-checkpoint"
+#define LOG_EPOCH__LINE_BYTES 48 /* "<int32> <int64>\n" */
+
+void log_epoch_init(struct log_epoch_cache *c)
+{
+    *c = (struct log_epoch_cache){0};
+}
+
+void log_epoch_free(struct log_epoch_cache *c)
+{
+    free(c->entries);
+    log_epoch_init(c);
+}
+
+int32_t log_epoch_latest(const struct log_epoch_cache *c)
+{
+    return c->n == 0 ? LOG_EPOCH_UNDEFINED : c->entries[c->n - 1].epoch;
+}
+
+static int push(struct log_epoch_cache *c, int32_t epoch, int64_t start)
+{
+    if (c->n == c->cap) {
+        if (c->cap >= LOG_EPOCH_ENTRIES_MAX) {
+            return RC_FULL;
+        }
+        size_t cap = c->cap == 0 ? 8 : c->cap * 2;
+        void *p = realloc(c->entries, cap * sizeof *c->entries);
+        if (p == NULL) {
+            return RC_NOMEM;
+        }
+        c->entries = p;
+        c->cap = cap;
+    }
+    c->entries[c->n++] = (struct log_epoch_entry){epoch, start};
+    return RC_OK;
+}
+
+int log_epoch_assign(struct log_epoch_cache *c, int32_t epoch,
+                     int64_t start_offset, bool *changed)
+{
+    ASSERT(epoch >= 0);
+    ASSERT(start_offset >= 0);
+    *changed = false;
+    if (c->n > 0 && c->entries[c->n - 1].epoch == epoch) {
+        return RC_OK;
+    }
+    while (c->n > 0 && (c->entries[c->n - 1].epoch >= epoch ||
+                        c->entries[c->n - 1].start_offset >= start_offset)) {
+        c->n--;
+    }
+    *changed = true;
+    return push(c, epoch, start_offset);
+}
+
+void log_epoch_end_offset_for(const struct log_epoch_cache *c, int32_t epoch,
+                              int64_t log_end_offset, int32_t *epoch_out,
+                              int64_t *end_offset_out)
+{
+    *epoch_out = LOG_EPOCH_UNDEFINED;
+    *end_offset_out = LOG_EPOCH_UNDEFINED;
+    size_t i = c->n;
+    while (i > 0 && c->entries[i - 1].epoch > epoch) {
+        i--;
+    }
+    if (i == 0) {
+        return; /* older than everything we know */
+    }
+    *epoch_out = c->entries[i - 1].epoch;
+    *end_offset_out = i == c->n ? log_end_offset : c->entries[i].start_offset;
+}
+
+bool log_epoch_truncate_from_end(struct log_epoch_cache *c,
+                                 int64_t end_offset)
+{
+    size_t n = c->n;
+    while (c->n > 0 && c->entries[c->n - 1].start_offset >= end_offset) {
+        c->n--;
+    }
+    return c->n != n;
+}
+
+bool log_epoch_truncate_from_start(struct log_epoch_cache *c,
+                                   int64_t start_offset)
+{
+    size_t drop = 0;
+    while (drop + 1 < c->n && c->entries[drop + 1].start_offset <= start_offset) {
+        drop++;
+    }
+    bool changed = drop > 0;
+    if (drop > 0) {
+        for (size_t i = drop; i < c->n; i++) {
+            c->entries[i - drop] = c->entries[i];
+        }
+        c->n -= drop;
+    }
+    if (c->n > 0 && c->entries[0].start_offset < start_offset) {
+        c->entries[0].start_offset = start_offset;
+        changed = true;
+    }
+    return changed;
+}
+
+int log_epoch_save(const struct log_epoch_cache *c, const char *dir)
+{
+    size_t cap = 32 + c->n * LOG_EPOCH__LINE_BYTES;
+    char *buf = malloc(cap);
+    if (buf == NULL) {
+        return RC_NOMEM;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "0\n%zu\n", c->n);
+    for (size_t i = 0; i < c->n; i++) {
+        len += (size_t)snprintf(buf + len, cap - len, "%" PRId32 " %" PRId64
+                                "\n", c->entries[i].epoch,
+                                c->entries[i].start_offset);
+    }
+    ASSERT(len < cap);
+    int rv = file_write_atomic(dir, LOG_EPOCH__FILE, buf, len);
+    free(buf);
+    return rv;
+}
+
+/* Parses one decimal integer followed by the separator sep. */
+static int parse_num(char **p, char sep, int64_t min, int64_t max,
+                     int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(*p, &end, 10);
+    if (end == *p || errno != 0 || *end != sep || v < min || v > max) {
+        return RC_CORRUPT;
+    }
+    *out = v;
+    *p = end + 1;
+    return RC_OK;
+}
+
+static int parse_entries(struct log_epoch_cache *c, char *p)
+{
+    int64_t version = 0;
+    int64_t n = 0;
+    int rv = parse_num(&p, '\n', 0, 0, &version);
+    if (rv == RC_OK) {
+        rv = parse_num(&p, '\n', 0, LOG_EPOCH_ENTRIES_MAX, &n);
+    }
+    for (int64_t i = 0; rv == RC_OK && i < n; i++) {
+        int64_t epoch = 0;
+        int64_t start = 0;
+        rv = parse_num(&p, ' ', 0, INT32_MAX, &epoch);
+        if (rv == RC_OK) {
+            rv = parse_num(&p, '\n', 0, INT64_MAX, &start);
+        }
+        if (rv == RC_OK && c->n > 0 &&
+            (epoch <= c->entries[c->n - 1].epoch ||
+             start < c->entries[c->n - 1].start_offset)) {
+            rv = RC_CORRUPT;
+        }
+        if (rv == RC_OK) {
+            rv = push(c, (int32_t)epoch, start);
+        }
+    }
+    if (rv == RC_OK && *p != '\0') {
+        rv = RC_CORRUPT;
+    }
+    return rv;
+}
+
+int log_epoch_load(struct log_epoch_cache *c, const char *dir)
+{
+    size_t cap = 64 + (size_t)LOG_EPOCH_ENTRIES_MAX * LOG_EPOCH__LINE_BYTES;
+    size_t first = 64 * 1024;
+    c->n = 0;
+    for (size_t size = first;; size *= 4) {
+        if (size > cap) {
+            size = cap;
+        }
+        char *buf = malloc(size);
+        if (buf == NULL) {
+            return RC_NOMEM;
+        }
+        size_t len = 0;
+        int rv = file_read_small(dir, LOG_EPOCH__FILE, buf, size, &len);
+        if (rv == RC_TOO_LARGE && size < cap) {
+            free(buf);
+            continue;
+        }
+        if (rv == RC_OK) {
+            rv = parse_entries(c, buf);
+        }
+        free(buf);
+        if (rv == RC_TOO_LARGE) {
+            rv = RC_CORRUPT;
+        }
+        if (rv != RC_OK) {
+            c->n = 0;
+        }
+        return rv;
+    }
+}

@@ -1,0 +1,79 @@
+/* The partition log's state, shared by its three files: broker/log/log.c
+ * (append, read, truncate), broker/log/log_open.c (open, recovery, close) and
+ * broker/log/log_sync.c (group commit). Not for use outside them. */
+#ifndef CAIRN_BROKER_LOG_INTERNAL_H
+#define CAIRN_BROKER_LOG_INTERNAL_H
+
+#include "broker/log/log.h"
+#include "broker/log/log_segment.h"
+#include "common/limits.h"
+
+#define LOG__RECOVERY_POINT_FILE "recovery-point-checkpoint"
+#define LOG__CLEAN_FILE ".clean-shutdown"
+
+struct log_waiter {
+    int64_t offset;
+    log_durable_cb cb;
+    void *arg;
+    int rc; /* RC_OK while pending; an error once it can never succeed */
+};
+
+struct log_sync_job;
+
+struct log {
+    char dir[LOG_PATH_BYTES_MAX];
+    struct log_config cfg;
+    uv_loop_t *loop;
+    struct tracer *tracer;
+    /* Ordered by base offset; never empty; the last one takes appends.
+     * Segments with unsynced bytes (dirty) always form a suffix. */
+    struct log_segment **segs;
+    size_t n_segs;
+    size_t cap_segs;
+    uint8_t *scan_buf;        /* LOG_SCAN_BUFFER_BYTES, reused */
+    struct log_epoch_cache epochs;
+    int64_t durable_end;      /* every offset below is fdatasync'd */
+    int64_t recovery_point;   /* as checkpointed */
+    uint64_t truncations;     /* bumped by every cut, to spot races */
+    int failed;               /* sticky RC_IO after a failed sync */
+    bool dir_dirty;           /* files created or removed since last sync */
+    /* Group commit. */
+    uv_prepare_t prepare;     /* runs at the end of a loop iteration */
+    struct log_sync_job *job; /* the one in flight, or NULL */
+    bool sync_requested;
+    uint64_t syncs_done;
+    bool closing;
+    void (*closed_cb)(void *arg);
+    void *closed_arg;
+    struct log_waiter *waiters; /* ring buffer */
+    size_t waiters_head;
+    size_t waiters_len;
+    size_t waiters_cap;
+    size_t waiters_failed;      /* entries with rc != RC_OK */
+};
+
+/* Index entries per segment allowed by segment.index.bytes. */
+size_t log_index_entries_max(const struct log *l);
+/* Appends an opened segment to the log's list. */
+MUST_CHECK int log_push_segment(struct log *l, struct log_segment *seg);
+/* Creates and appends an empty segment at base_offset. */
+MUST_CHECK int log_new_segment(struct log *l, int64_t base_offset);
+/* Writes the leader-epoch checkpoint, logging a failure. */
+MUST_CHECK int log_save_epochs(struct log *l);
+
+/* Writes the recovery-point checkpoint durably and records it. */
+MUST_CHECK int log_write_recovery_point(struct log *l, int64_t offset);
+
+/* Calls back (later) every waiter above offset with rc. */
+void log_sync_fail_waiters_above(struct log *l, int64_t offset, int rc);
+
+/* Group commit: set-up, the blocking flush used at open and close, and
+ * the final callback of every waiter at close (RC_OK if durable, else rc). */
+void log_sync_init(struct log *l);
+MUST_CHECK int log_sync_all_now(struct log *l);
+void log_sync_drain_waiters(struct log *l, int rc);
+
+/* Second half of log_close(), once no sync is in flight. */
+void log_close_finish(struct log *l);
+
+#endif

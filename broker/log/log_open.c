@@ -1,0 +1,412 @@
+/* Opening, recovering and closing a partition log (broker/log/log.h). Runs on
+ * the loop thread; recovery reads and fsyncs synchronously, which is what
+ * a broker does before it serves the partition. */
+#include "broker/log/log_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/file.h"
+#include "common/rc.h"
+
+#define LOG__SEGMENT_NAME_BYTES 24 /* 20 digits + ".log" */
+
+static bool parse_segment_name(const char *name, int64_t *base)
+{
+    if (strlen(name) != LOG__SEGMENT_NAME_BYTES ||
+        strcmp(name + 20, ".log") != 0) {
+        return false;
+    }
+    int64_t v = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10) {
+            return false;
+        }
+        v = v * 10 + (name[i] - '0');
+    }
+    *base = v;
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name);
+    size_t s = strlen(suffix);
+    return n >= s && strcmp(name + n - s, suffix) == 0;
+}
+
+/* Sorted base offsets of the segment files; removes leftover temporaries. */
+static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
+{
+    DIR *d = opendir(l->dir);
+    if (d == NULL) {
+        return RC_IO;
+    }
+    int64_t *bases = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    int rv = RC_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && rv == RC_OK) {
+        int64_t base = 0;
+        if (has_suffix(e->d_name, ".tmp")) {
+            char path[LOG_PATH_BYTES_MAX];
+            if (file_path(path, l->dir, e->d_name) == RC_OK) {
+                unlink(path);
+            }
+            continue;
+        }
+        if (!parse_segment_name(e->d_name, &base)) {
+            continue;
+        }
+        if (n == cap) {
+            cap = cap == 0 ? 16 : cap * 2;
+            void *p = realloc(bases, cap * sizeof *bases);
+            if (p == NULL) {
+                rv = RC_NOMEM;
+                break;
+            }
+            bases = p;
+        }
+        bases[n++] = base;
+    }
+    closedir(d);
+    if (rv != RC_OK) {
+        free(bases);
+        return rv;
+    }
+    if (n > 1) {
+        qsort(bases, n, sizeof *bases, cmp_i64);
+    }
+    *bases_out = bases;
+    *n_out = n;
+    return RC_OK;
+}
+
+static int64_t read_recovery_point(struct log *l)
+{
+    char buf[64];
+    size_t len = 0;
+    int rv = file_read_small(l->dir, LOG__RECOVERY_POINT_FILE, buf,
+                                 sizeof buf, &len);
+    long long rp = 0;
+    char tail = 0;
+    if (rv == RC_OK && sscanf(buf, "0\n%lld\n%c", &rp, &tail) == 1 &&
+        rp >= 0) {
+        return rp;
+    }
+    if (rv != RC_NOT_FOUND) {
+        TRACE_WARN(l->tracer, "dir=%s recovery point unreadable, recovering "
+                   "every segment", l->dir);
+    }
+    return 0;
+}
+
+static bool clean_marker_present(const struct log *l)
+{
+    char path[LOG_PATH_BYTES_MAX];
+    return file_path(path, l->dir, LOG__CLEAN_FILE) == RC_OK &&
+           access(path, F_OK) == 0;
+}
+
+static void unlink_segment_files(struct log *l, int64_t base)
+{
+    char path[LOG_PATH_BYTES_MAX];
+    if (log_segment_path(path, sizeof path, l->dir, base) == RC_OK) {
+        unlink(path);
+    }
+    log_index_unlink(l->dir, base);
+    l->dir_dirty = true;
+}
+
+static void recovered_batch_cb(void *arg, const struct record_batch_header *h)
+{
+    struct log *l = arg;
+    if (h->partition_leader_epoch > log_epoch_latest(&l->epochs)) {
+        bool changed = false;
+        int rv = log_epoch_assign(&l->epochs, h->partition_leader_epoch,
+                                  h->base_offset, &changed);
+        if (rv != RC_OK) {
+            l->failed = rv;
+        }
+    }
+}
+
+/* Opens segment base and loads it (trusted: below the recovery point or
+ * after a clean shutdown) or recovers it batch by batch. *cut is true when
+ * its tail was cut off, so every later segment must go. */
+static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
+{
+    struct log_segment *seg = NULL;
+    *cut = false;
+    int rv = log_segment_open(&seg, l->dir, base, log_index_entries_max(l));
+    if (rv != RC_OK) {
+        return rv;
+    }
+    rv = log_push_segment(l, seg);
+    if (rv != RC_OK) {
+        log_segment_unref(seg);
+        return rv;
+    }
+    int64_t file_size = seg->size;
+    if (trusted) {
+        bool rebuilt = false;
+        rv = log_segment_load(seg, l->scan_buf, l->cfg.index_interval_bytes,
+                              &rebuilt);
+        if (rv == RC_CORRUPT) {
+            *cut = true;
+            rv = RC_OK;
+        } else if (rv == RC_OK && rebuilt) {
+            TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log index "
+                       "missing or invalid, rebuilt", l->dir, base);
+        }
+    } else {
+        int64_t cut_at = -1;
+        rv = log_segment_recover(seg, l->scan_buf,
+                                 l->cfg.index_interval_bytes, &cut_at,
+                                 recovered_batch_cb, l);
+        *cut = rv == RC_OK && cut_at >= 0;
+        if (rv == RC_OK) {
+            seg->dirty = true; /* make what recovery kept durable */
+            rv = log_segment_save_index(seg);
+        }
+    }
+    if (*cut) {
+        seg->dirty = true;
+        TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log torn or "
+                   "corrupt batch at position=%" PRId64 " (file size %" PRId64
+                   "), truncated there", l->dir, base, seg->size, file_size);
+    }
+    return rv;
+}
+
+/* A segment must start at or after its predecessor's end. */
+static bool overlaps_previous(const struct log *l)
+{
+    if (l->n_segs < 2) {
+        return false;
+    }
+    const struct log_segment *prev = l->segs[l->n_segs - 2];
+    return prev->next_offset > l->segs[l->n_segs - 1]->base_offset;
+}
+
+struct open_plan {
+    int64_t *bases;
+    size_t n;
+    int64_t rp;
+    bool clean;
+    bool save_epochs;
+};
+
+static int plan_open(struct log *l, struct open_plan *p)
+{
+    int rv = list_segments(l, &p->bases, &p->n);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    p->rp = read_recovery_point(l);
+    p->clean = clean_marker_present(l);
+    rv = log_epoch_load(&l->epochs, l->dir);
+    if (rv == RC_NOT_FOUND || rv == RC_CORRUPT) {
+        if (p->n > 0) {
+            TRACE_WARN(l->tracer, "dir=%s leader-epoch-checkpoint %s, "
+                       "rebuilding it from every batch", l->dir,
+                       rv == RC_CORRUPT ? "corrupt" : "missing");
+            p->clean = false;
+            p->rp = 0;
+        }
+        p->save_epochs = true;
+        rv = RC_OK;
+    }
+    return rv;
+}
+
+static int open_segments(struct log *l, struct open_plan *p)
+{
+    bool recovering = false;
+    for (size_t i = 0; i < p->n; i++) {
+        bool last = i + 1 == p->n;
+        bool trusted = p->clean || (!last && p->bases[i + 1] <= p->rp);
+        if (!trusted && !recovering) {
+            /* Epochs from here on are rebuilt from the batch headers. */
+            recovering = true;
+            p->save_epochs |= log_epoch_truncate_from_end(&l->epochs,
+                                                          p->bases[i]);
+        }
+        bool cut = false;
+        int rv = open_one(l, p->bases[i], trusted, &cut);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        if (overlaps_previous(l)) {
+            TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log "
+                       "overlaps the previous one, dropped", l->dir,
+                       p->bases[i]);
+            struct log_segment *seg = l->segs[--l->n_segs];
+            log_segment_delete(seg);
+            log_segment_unref(seg);
+            l->dir_dirty = true;
+            cut = true;
+        }
+        for (size_t j = i + 1; cut && j < p->n; j++) {
+            TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log lies "
+                       "after a cut, deleted", l->dir, p->bases[j]);
+            unlink_segment_files(l, p->bases[j]);
+        }
+        if (cut) {
+            break;
+        }
+    }
+    return l->failed;
+}
+
+static int finish_open(struct log *l, struct open_plan *p)
+{
+    int rv = RC_OK;
+    if (l->n_segs == 0) {
+        rv = log_new_segment(l, 0);
+    }
+    p->save_epochs |= log_epoch_truncate_from_end(&l->epochs,
+                                                  log_end_offset(l));
+    if (rv == RC_OK && p->save_epochs) {
+        rv = log_save_epochs(l);
+    }
+    if (rv == RC_OK) {
+        rv = log_sync_all_now(l); /* what recovery kept, made durable */
+    }
+    l->recovery_point = p->rp;
+    int64_t rp = l->segs[l->n_segs - 1]->base_offset;
+    if (rv == RC_OK && rp != p->rp) {
+        rv = log_write_recovery_point(l, rp);
+    }
+    if (rv == RC_OK && p->clean) {
+        char path[LOG_PATH_BYTES_MAX];
+        rv = file_path(path, l->dir, LOG__CLEAN_FILE);
+        if (rv == RC_OK && unlink(path) != 0) {
+            rv = RC_IO;
+        }
+        if (rv == RC_OK) {
+            rv = file_sync_dir(l->dir);
+        }
+    }
+    return rv;
+}
+
+static void free_log(struct log *l)
+{
+    for (size_t i = 0; i < l->n_segs; i++) {
+        log_segment_unref(l->segs[i]);
+    }
+    free(l->segs);
+    free(l->scan_buf);
+    free(l->waiters);
+    log_epoch_free(&l->epochs);
+}
+
+static void close_cb(uv_handle_t *handle)
+{
+    struct log *l = handle->data;
+    void (*cb)(void *) = l->closed_cb;
+    void *arg = l->closed_arg;
+    free(l);
+    if (cb != NULL) {
+        cb(arg);
+    }
+}
+
+int log_open(struct log **out, const char *dir, const struct log_config *cfg,
+             uv_loop_t *loop, struct tracer *tracer)
+{
+    ASSERT(cfg->segment_bytes >= (int64_t)LOG_SEGMENT_BYTES_MIN);
+    ASSERT(cfg->segment_bytes <= (int64_t)LOG_SEGMENT_BYTES_MAX);
+    if (strlen(dir) + LOG__SEGMENT_NAME_BYTES + 16 >= LOG_PATH_BYTES_MAX) {
+        return RC_TOO_LARGE;
+    }
+    struct log *l = calloc(1, sizeof *l);
+    if (l == NULL) {
+        return RC_NOMEM;
+    }
+    strcpy(l->dir, dir);
+    l->cfg = *cfg;
+    l->loop = loop;
+    l->tracer = tracer;
+    log_epoch_init(&l->epochs);
+    l->scan_buf = malloc(LOG_SCAN_BUFFER_BYTES);
+    struct open_plan plan = {0};
+    int rv = l->scan_buf == NULL ? RC_NOMEM : file_mkdirs(dir);
+    if (rv == RC_OK) {
+        rv = plan_open(l, &plan);
+    }
+    if (rv == RC_OK) {
+        rv = open_segments(l, &plan);
+    }
+    if (rv == RC_OK) {
+        rv = finish_open(l, &plan);
+    }
+    free(plan.bases);
+    if (rv != RC_OK) {
+        TRACE_ERROR(tracer, "dir=%s open log: %s", dir, rc_str(rv));
+        free_log(l);
+        free(l);
+        return rv;
+    }
+    log_sync_init(l);
+    TRACE_INFO(tracer, "dir=%s opened log start=%" PRId64 " end=%" PRId64
+               " segments=%zu%s", dir, log_start_offset(l),
+               log_end_offset(l), l->n_segs, plan.clean ? " (clean)" : "");
+    *out = l;
+    return RC_OK;
+}
+
+void log_close_then(struct log *l, void (*cb)(void *arg), void *arg)
+{
+    l->closed_cb = cb;
+    l->closed_arg = arg;
+    log_close(l);
+}
+
+void log_close(struct log *l)
+{
+    ASSERT(!l->closing);
+    l->closing = true;
+    uv_prepare_stop(&l->prepare);
+    if (l->job == NULL) {
+        log_close_finish(l);
+    }
+}
+
+void log_close_finish(struct log *l)
+{
+    int rv = l->failed;
+    if (rv == RC_OK) {
+        rv = log_sync_all_now(l);
+    }
+    if (rv == RC_OK) {
+        rv = log_segment_save_index(l->segs[l->n_segs - 1]);
+    }
+    if (rv == RC_OK) {
+        rv = log_write_recovery_point(l, l->segs[l->n_segs - 1]->base_offset);
+    }
+    if (rv == RC_OK) {
+        rv = file_write_atomic(l->dir, LOG__CLEAN_FILE, "", 0);
+    }
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s unclean close (%s): the next open "
+                    "recovers", l->dir, rc_str(rv));
+    }
+    log_sync_drain_waiters(l, rv == RC_OK ? RC_CLOSED : rv);
+    free_log(l);
+    uv_close((uv_handle_t *)&l->prepare, close_cb);
+}

@@ -1,0 +1,122 @@
+/* AlterPartition from a leader to the active controller (broker/broker.h):
+ * the proposed ISR with the leader and partition epochs the leader holds.
+ * The controller answers after the change is committed; a refusal (stale
+ * epochs, an ineligible member) reverts the leader's pending change and
+ * asks for fresh metadata. */
+#include "broker/broker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kafka/kafka_error.h"
+#include "common/rc.h"
+#include "rpc.pb-c.h"
+
+struct alter_wait {
+    struct broker *b;
+    struct meta_uuid topic_id;
+    int32_t partition;
+    int32_t leader_epoch;
+};
+
+static struct partition *find(struct broker *b, const struct alter_wait *aw)
+{
+    struct replica_manager *ps = &b->partitions;
+    for (size_t i = 0; i < ps->n; i++) {
+        struct partition *p = ps->parts[i];
+        if (p->id == aw->partition &&
+            meta_uuid_eq(&p->topic_id, &aw->topic_id)) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static bool read_isr(const Cairn__AlterPartitionResponse *ap,
+                     struct meta_replica_set *isr)
+{
+    if (ap == NULL || ap->n_isr == 0 || ap->n_isr > META_REPLICAS_MAX ||
+        !ap->has_partition_epoch) {
+        return false;
+    }
+    isr->n = (int32_t)ap->n_isr;
+    for (size_t i = 0; i < ap->n_isr; i++) {
+        isr->ids[i] = ap->isr[i];
+    }
+    return true;
+}
+
+static void answered_cb(void *arg, int rc, const uint8_t *payload, size_t len)
+{
+    struct alter_wait *aw = arg;
+    struct broker *b = aw->b;
+    Cairn__Response *resp = rc == RC_OK
+                                ? cairn__response__unpack(NULL, len, payload)
+                                : NULL;
+    struct partition *p = find(b, aw);
+    if (p != NULL && partition_is_leader(p) &&
+        p->leader_epoch == aw->leader_epoch) {
+        struct meta_replica_set isr = {0};
+        bool ok = resp != NULL && resp->error_code == 0 &&
+                  read_isr(resp->alter_partition, &isr);
+        int32_t pe = ok ? resp->alter_partition->partition_epoch : 0;
+        if (!ok) {
+            TRACE_WARN(&b->tracer, "partition=%s-%d AlterPartition refused: "
+                       "%s (error %d)", p->topic, p->id,
+                       resp == NULL ? rc_str(rc) : "controller",
+                       resp == NULL ? -1 : resp->error_code);
+            membership_refresh(b->membership);
+        } else {
+            TRACE_INFO(&b->tracer, "partition=%s-%d isr is now %d replicas "
+                       "at partition epoch %d", p->topic, p->id, isr.n, pe);
+        }
+        partition_alter_done(p, ok, &isr, pe, (int64_t)uv_now(b->loop));
+    }
+    if (resp != NULL) {
+        cairn__response__free_unpacked(resp, NULL);
+    }
+    free(aw);
+}
+
+void broker_alter_isr(void *arg, struct partition *p,
+                      const struct meta_replica_set *isr)
+{
+    struct broker *b = arg;
+    int64_t now = (int64_t)uv_now(b->loop);
+    Cairn__AlterPartitionRequest ap = CAIRN__ALTER_PARTITION_REQUEST__INIT;
+    ap.has_broker_id = ap.has_broker_epoch = ap.has_topic_id = true;
+    ap.has_partition_id = ap.has_leader_epoch = ap.has_partition_epoch = true;
+    ap.broker_id = b->id;
+    ap.broker_epoch = membership_epoch(b->membership);
+    ap.topic_id.data = p->topic_id.b;
+    ap.topic_id.len = sizeof p->topic_id.b;
+    ap.partition_id = p->id;
+    ap.leader_epoch = p->leader_epoch;
+    ap.partition_epoch = p->partition_epoch;
+    int32_t ids[META_REPLICAS_MAX];
+    memcpy(ids, isr->ids, (size_t)isr->n * sizeof *ids);
+    ap.new_isr = ids;
+    ap.n_new_isr = (size_t)isr->n;
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_ALTER_PARTITION;
+    cr.alter_partition = &ap;
+    uint8_t buf[128 + 8 * META_REPLICAS_MAX];
+    size_t len = cairn__request__get_packed_size(&cr);
+    ASSERT(len <= sizeof buf);
+    cairn__request__pack(&cr, buf);
+    struct alter_wait *aw = malloc(sizeof *aw);
+    if (aw == NULL) {
+        partition_alter_done(p, false, NULL, 0, now);
+        return;
+    }
+    *aw = (struct alter_wait){.b = b, .topic_id = p->topic_id,
+                              .partition = p->id,
+                              .leader_epoch = p->leader_epoch};
+    TRACE_INFO(&b->tracer, "partition=%s-%d proposing isr of %d replicas "
+               "(was %d)", p->topic, p->id, isr->n, p->isr.n);
+    if (membership_call_active(b->membership, buf, len, 5000, answered_cb,
+                               aw) != RC_OK) {
+        free(aw);
+        partition_alter_done(p, false, NULL, 0, now);
+    }
+}

@@ -1,0 +1,782 @@
+/* Follower fetchers (broker/replication/follower.h). */
+#include "broker/replication/follower.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kafka/kafka_codec.h"
+#include "common/arena.h"
+#include "common/bytes.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+#include "common/reader.h"
+#include "common/writer.h"
+
+#define FETCHER__VERSION_FETCH 11
+#define FETCHER__VERSION_EPOCH 3
+/* A response frame larger than this closes the connection. */
+#define FETCHER__FRAME_BYTES_MAX ((size_t)128 << 20)
+
+enum fetcher_state {
+    FETCHER_IDLE,       /* connected, nothing to ask */
+    FETCHER_CONNECTING,
+    FETCHER_IN_FLIGHT,  /* a request is out */
+    FETCHER_SYNCING,    /* appended; waiting for durability */
+    FETCHER_BACKOFF,    /* timer, then reconnect or resend */
+};
+
+/* A partition in the request in flight. */
+struct sent_part {
+    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
+    int32_t id;
+    int32_t leader_epoch;
+    int64_t fetch_offset;
+};
+
+struct fetcher {
+    struct fetcher *next;
+    struct follower *rf;
+    int32_t leader;
+    char host[META_HOST_BYTES_MAX + 1];
+    int32_t port;
+    enum fetcher_state state;
+    bool connected;
+    bool tcp_open;      /* the handle is initialised and not closed */
+    bool dead;          /* closing for good */
+    int refs;           /* tcp, timer, pending syncs */
+    uv_tcp_t tcp;
+    uv_connect_t connect;
+    uv_timer_t timer;
+    uint8_t *rbuf;
+    size_t rlen;
+    size_t rcap;
+    int32_t correlation;
+    int16_t api;        /* of the request in flight */
+    struct sent_part *sent;
+    size_t n_sent;
+    size_t cap_sent;
+    int pending_syncs;
+    bool backoff_next;  /* errors in the last response */
+};
+
+struct follower {
+    uv_loop_t *loop;
+    struct replica_manager *ps;
+    struct follower_config cfg;
+    struct tracer *tracer;
+    struct fetcher *list;
+    char client_id[32];
+};
+
+static void send_next(struct fetcher *f);
+static void schedule(struct fetcher *f, uint64_t ms);
+
+static void unref(struct fetcher *f)
+{
+    if (--f->refs > 0) {
+        return;
+    }
+    free(f->rbuf);
+    free(f->sent);
+    free(f);
+}
+
+static void handle_closed_cb(uv_handle_t *h)
+{
+    unref(h->data);
+}
+
+/* Drops the connection (a new one is made on the next send). */
+static void disconnect(struct fetcher *f)
+{
+    if (f->tcp_open) {
+        f->tcp_open = false;
+        f->connected = false;
+        uv_close((uv_handle_t *)&f->tcp, handle_closed_cb);
+    }
+    f->rlen = 0;
+    f->n_sent = 0;
+}
+
+static void fail(struct fetcher *f, const char *why)
+{
+    TRACE_WARN(f->rf->tracer, "fetcher from broker %d (%s:%d): %s; retrying",
+               f->leader, f->host, f->port, why);
+    disconnect(f);
+    schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
+}
+
+static void timer_cb(uv_timer_t *t)
+{
+    struct fetcher *f = t->data;
+    if (f->state == FETCHER_BACKOFF) {
+        f->state = FETCHER_IDLE;
+        send_next(f);
+    }
+}
+
+static void schedule(struct fetcher *f, uint64_t ms)
+{
+    if (f->dead) {
+        return;
+    }
+    f->state = FETCHER_BACKOFF;
+    uv_timer_start(&f->timer, timer_cb, ms, 0);
+}
+
+/* --- Reading responses --------------------------------------------------- */
+
+static struct partition *followed(struct fetcher *f, const struct sent_part *s,
+                                  enum partition_follow want)
+{
+    struct partition *p = replica_manager_find(f->rf->ps, s->topic, s->id);
+    if (p == NULL || p->closing || p->follow != want ||
+        p->leader != f->leader || p->leader_epoch != s->leader_epoch) {
+        return NULL; /* leadership moved meanwhile: drop the answer */
+    }
+    return p;
+}
+
+static const struct sent_part *find_sent(const struct fetcher *f,
+                                         struct slice topic, int32_t id)
+{
+    for (size_t i = 0; i < f->n_sent; i++) {
+        const struct sent_part *s = &f->sent[i];
+        if (s->id == id && topic.len == strlen(s->topic) &&
+            memcmp(topic.ptr, s->topic, topic.len) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+static void synced_cb(void *arg, int rc)
+{
+    struct fetcher *f = arg;
+    (void)rc; /* a failed log stops that partition; the others go on */
+    f->pending_syncs--;
+    if (f->pending_syncs == 0 && !f->dead && f->state == FETCHER_SYNCING) {
+        f->state = FETCHER_IDLE;
+        if (f->backoff_next) {
+            schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
+        } else {
+            send_next(f);
+        }
+    }
+    unref(f);
+}
+
+static void wait_durable(struct fetcher *f, struct partition *p)
+{
+    if (!p->sync_before_ack ||
+        log_durable_end_offset(p->log) >= log_end_offset(p->log)) {
+        return;
+    }
+    if (log_wait_durable(p->log, log_end_offset(p->log), synced_cb, f) ==
+        RC_OK) {
+        f->pending_syncs++;
+        f->refs++;
+    }
+}
+
+static void fetched_one(struct fetcher *f, struct slice topic,
+                        const struct kafka_FetchablePartitionResponse *r)
+{
+    const struct sent_part *s = find_sent(f, topic, r->PartitionIndex);
+    struct partition *p = s != NULL ? followed(f, s, PARTITION_FOLLOW_FETCH)
+                                    : NULL;
+    if (p == NULL || log_end_offset(p->log) != s->fetch_offset) {
+        return;
+    }
+    int64_t now = (int64_t)uv_now(f->rf->loop);
+    int rv = RC_OK;
+    switch (r->ErrorCode) {
+    case KAFKA_ERROR_NONE:
+        rv = partition_follower_append(
+            p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
+            r->HighWatermark, now);
+        if (rv == RC_INVALID) {
+            p->follow = PARTITION_FOLLOW_TRUNCATE;
+        } else if (rv != RC_OK) {
+            TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot append "
+                        "fetched batches: %s", p->topic, p->id, rc_str(rv));
+            f->backoff_next = true;
+        }
+        wait_durable(f, p);
+        return;
+    case KAFKA_ERROR_OFFSET_OUT_OF_RANGE:
+        if (r->LogStartOffset > s->fetch_offset) {
+            /* The leader deleted what we lack: start at its log start. */
+            rv = log_truncate_fully_and_start_at(p->log, r->LogStartOffset);
+            producer_state_clear(&p->producers);
+            p->hw = r->LogStartOffset;
+            TRACE_INFO(f->rf->tracer, "partition=%s-%d restarts at the "
+                       "leader's log start %" PRId64 ": %s", p->topic, p->id,
+                       r->LogStartOffset, rc_str(rv));
+        } else {
+            p->follow = PARTITION_FOLLOW_TRUNCATE;
+        }
+        return;
+    default:
+        /* Stale metadata on one side (FENCED/UNKNOWN_LEADER_EPOCH,
+         * NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION): wait. */
+        f->backoff_next = true;
+        return;
+    }
+}
+
+static void on_fetch(struct fetcher *f, struct reader *r)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_FetchResponse resp;
+    int rv = kafka_fetch_response_decode(r, FETCHER__VERSION_FETCH, &a, &resp);
+    if (rv != RC_OK) {
+        arena_free(&a);
+        fail(f, "malformed Fetch response");
+        return;
+    }
+    f->backoff_next = resp.ErrorCode != KAFKA_ERROR_NONE;
+    for (int32_t i = 0; i < resp.ResponsesCnt; i++) {
+        const struct kafka_FetchableTopicResponse *t = &resp.Responses[i];
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            fetched_one(f, t->Topic, &t->Partitions[k]);
+        }
+    }
+    arena_free(&a);
+    f->n_sent = 0;
+    if (f->pending_syncs > 0) {
+        f->state = FETCHER_SYNCING;
+    } else if (f->backoff_next) {
+        schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
+    } else {
+        f->state = FETCHER_IDLE;
+        send_next(f);
+    }
+}
+
+static void truncate_one(struct fetcher *f, struct slice topic,
+                         const struct kafka_EpochEndOffset *r)
+{
+    const struct sent_part *s = find_sent(f, topic, r->Partition);
+    struct partition *p = s != NULL ? followed(f, s, PARTITION_FOLLOW_TRUNCATE)
+                                    : NULL;
+    if (p == NULL) {
+        return;
+    }
+    if (r->ErrorCode != KAFKA_ERROR_NONE) {
+        f->backoff_next = true;
+        return;
+    }
+    int64_t end = log_end_offset(p->log);
+    struct isr_truncation t = isr_truncation_for(
+        log_epochs(p->log), end, p->hw, r->LeaderEpoch, r->EndOffset);
+    int rv = partition_follower_truncate(p, t.offset);
+    if (rv != RC_OK) {
+        TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot truncate to "
+                    "%" PRId64 ": %s", p->topic, p->id, t.offset, rc_str(rv));
+        f->backoff_next = true;
+        return;
+    }
+    TRACE_INFO(f->rf->tracer, "partition=%s-%d leader %d says epoch %d ends "
+               "at %" PRId64 "; log end %" PRId64 " -> %" PRId64 "%s",
+               p->topic, p->id, f->leader, r->LeaderEpoch, r->EndOffset, end,
+               log_end_offset(p->log), t.done ? "" : " (asking again)");
+    if (t.done) {
+        p->follow = PARTITION_FOLLOW_FETCH;
+    }
+}
+
+static void on_epochs(struct fetcher *f, struct reader *r)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_OffsetForLeaderEpochResponse resp;
+    int rv = kafka_offset_for_leader_epoch_response_decode(
+        r, FETCHER__VERSION_EPOCH, &a, &resp);
+    if (rv != RC_OK) {
+        arena_free(&a);
+        fail(f, "malformed OffsetForLeaderEpoch response");
+        return;
+    }
+    f->backoff_next = false;
+    for (int32_t i = 0; i < resp.TopicsCnt; i++) {
+        const struct kafka_OffsetForLeaderTopicResult *t = &resp.Topics[i];
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            truncate_one(f, t->Topic, &t->Partitions[k]);
+        }
+    }
+    arena_free(&a);
+    f->n_sent = 0;
+    if (f->backoff_next) {
+        schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
+    } else {
+        f->state = FETCHER_IDLE;
+        send_next(f);
+    }
+}
+
+/* One whole frame: correlation id, then the body. */
+static void on_frame(struct fetcher *f, const uint8_t *frame, size_t len)
+{
+    if (f->state != FETCHER_IN_FLIGHT || len < 4 ||
+        (int32_t)bytes_be32(frame) != f->correlation) {
+        fail(f, "unexpected response");
+        return;
+    }
+    struct reader r;
+    reader_init(&r, frame + 4, len - 4);
+    if (f->api == KAFKA_API_FETCH) {
+        on_fetch(f, &r);
+    } else {
+        on_epochs(f, &r);
+    }
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct fetcher *f = h->data;
+    (void)suggested;
+    size_t want = f->rlen + 65536;
+    if (want > f->rcap) {
+        size_t cap = f->rcap == 0 ? 65536 : f->rcap;
+        while (cap < want) {
+            cap *= 2;
+        }
+        uint8_t *p = realloc(f->rbuf, cap);
+        if (p == NULL) {
+            *buf = uv_buf_init(NULL, 0);
+            return;
+        }
+        f->rbuf = p;
+        f->rcap = cap;
+    }
+    *buf = uv_buf_init((char *)f->rbuf + f->rlen,
+                       (unsigned)(f->rcap - f->rlen));
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    struct fetcher *f = s->data;
+    (void)buf;
+    if (n < 0) {
+        fail(f, n == UV_EOF ? "connection closed" : uv_strerror((int)n));
+        return;
+    }
+    f->rlen += (size_t)n;
+    while (f->tcp_open && f->rlen >= 4) {
+        size_t size = bytes_be32(f->rbuf);
+        if (size > FETCHER__FRAME_BYTES_MAX) {
+            fail(f, "response frame too large");
+            return;
+        }
+        if (f->rlen < 4 + size) {
+            return;
+        }
+        /* Decoded where it lies: sending the next request never touches
+         * the read buffer, and nothing is read until this returns. */
+        on_frame(f, f->rbuf + 4, size);
+        if (!f->tcp_open) {
+            return; /* failed: disconnect() emptied the buffer */
+        }
+        f->rlen -= 4 + size;
+        memmove(f->rbuf, f->rbuf + 4 + size, f->rlen);
+    }
+}
+
+/* --- Sending requests ---------------------------------------------------- */
+
+struct fetcher_write {
+    uv_write_t req;
+    struct writer w;
+};
+
+static void write_cb(uv_write_t *req, int status)
+{
+    struct fetcher_write *fw = req->data;
+    struct fetcher *f = fw->req.handle->data;
+    writer_free(&fw->w);
+    free(fw);
+    if (status < 0 && status != UV_ECANCELED && f->tcp_open) {
+        fail(f, uv_strerror(status));
+    }
+}
+
+static int add_sent(struct fetcher *f, const struct partition *p)
+{
+    if (f->n_sent == f->cap_sent) { /* grows with the partitions followed */
+        size_t cap = f->cap_sent == 0 ? 16 : f->cap_sent * 2;
+        void *p2 = realloc(f->sent, cap * sizeof *f->sent);
+        if (p2 == NULL) {
+            return RC_NOMEM;
+        }
+        f->sent = p2;
+        f->cap_sent = cap;
+    }
+    struct sent_part *s = &f->sent[f->n_sent++];
+    strcpy(s->topic, p->topic);
+    s->id = p->id;
+    s->leader_epoch = p->leader_epoch;
+    s->fetch_offset = log_end_offset(p->log);
+    return RC_OK;
+}
+
+/* Topic index of name in names[0..n), appending it if new. */
+static size_t topic_slot(const char **names, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp(names[i], name) == 0) {
+            return i;
+        }
+    }
+    names[*n] = name;
+    return (*n)++;
+}
+
+/* Builds the request body for the partitions in state want into w. */
+static int build(struct fetcher *f, enum partition_follow want,
+                 struct writer *w)
+{
+    struct replica_manager *ps = f->rf->ps;
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    const char **names = NULL;
+    int32_t *counts = NULL;
+    size_t n_topics = 0;
+    int rv = arena_alloc(&a, ps->n + 1, sizeof *names, (void **)&names);
+    if (rv == RC_OK) {
+        rv = arena_alloc(&a, ps->n + 1, sizeof *counts, (void **)&counts);
+    }
+    f->n_sent = 0;
+    for (size_t i = 0; rv == RC_OK && i < ps->n; i++) {
+        struct partition *p = ps->parts[i];
+        if (p->closing || p->follow != want || p->leader != f->leader) {
+            continue;
+        }
+        if (want == PARTITION_FOLLOW_TRUNCATE &&
+            log_epoch_latest(log_epochs(p->log)) == LOG_EPOCH_UNDEFINED) {
+            /* No epoch to ask about: an empty log has nothing to cut;
+             * otherwise fall back to the high watermark. */
+            rv = partition_follower_truncate(p, p->hw);
+            p->follow = PARTITION_FOLLOW_FETCH;
+            continue;
+        }
+        size_t before = n_topics;
+        size_t slot = topic_slot(names, &n_topics, p->topic);
+        if (n_topics > before) {
+            counts[slot] = 0;
+        }
+        counts[slot]++;
+        rv = add_sent(f, p);
+    }
+    if (rv != RC_OK || f->n_sent == 0) {
+        arena_free(&a);
+        return rv;
+    }
+    /* Group the sent partitions by topic, in topic order. */
+    if (want == PARTITION_FOLLOW_FETCH) {
+        struct kafka_FetchableTopic *topics = NULL;
+        rv = arena_alloc(&a, n_topics, sizeof *topics, (void **)&topics);
+        for (size_t t = 0; rv == RC_OK && t < n_topics; t++) {
+            struct kafka_FetchPartition *parts = NULL;
+            rv = arena_alloc(&a, (size_t)counts[t], sizeof *parts,
+                             (void **)&parts);
+            int32_t k = 0;
+            for (size_t i = 0; rv == RC_OK && i < f->n_sent; i++) {
+                const struct sent_part *s = &f->sent[i];
+                if (strcmp(s->topic, names[t]) != 0) {
+                    continue;
+                }
+                struct partition *p = replica_manager_find(ps, s->topic, s->id);
+                parts[k++] = (struct kafka_FetchPartition){
+                    .PartitionIndex = s->id,
+                    .CurrentLeaderEpoch = s->leader_epoch,
+                    .FetchOffset = s->fetch_offset,
+                    .LogStartOffset = log_start_offset(p->log),
+                    .PartitionMaxBytes = f->rf->cfg.partition_max_bytes};
+            }
+            if (rv == RC_OK) {
+                topics[t] = (struct kafka_FetchableTopic){
+                    .Name = slice_from_str(names[t]), .Partitions = parts,
+                    .PartitionsCnt = k};
+            }
+        }
+        struct kafka_FetchRequest rq = {
+            .ReplicaId = f->rf->cfg.self,
+            .MaxWaitMs = f->rf->cfg.wait_max_ms,
+            .MinBytes = 1,
+            .MaxBytes = f->rf->cfg.response_max_bytes,
+            .IsolationLevel = 0,
+            .SessionId = 0,
+            .SessionEpoch = -1,
+            .Topics = topics,
+            .TopicsCnt = (int32_t)n_topics,
+            .RackId = slice_from_str("")};
+        if (rv == RC_OK) {
+            rv = kafka_fetch_request_encode(w, FETCHER__VERSION_FETCH, &rq);
+        }
+    } else {
+        struct kafka_OffsetForLeaderTopic *topics = NULL;
+        rv = arena_alloc(&a, n_topics, sizeof *topics, (void **)&topics);
+        for (size_t t = 0; rv == RC_OK && t < n_topics; t++) {
+            struct kafka_OffsetForLeaderPartition *parts = NULL;
+            rv = arena_alloc(&a, (size_t)counts[t], sizeof *parts,
+                             (void **)&parts);
+            int32_t k = 0;
+            for (size_t i = 0; rv == RC_OK && i < f->n_sent; i++) {
+                const struct sent_part *s = &f->sent[i];
+                if (strcmp(s->topic, names[t]) != 0) {
+                    continue;
+                }
+                struct partition *p = replica_manager_find(ps, s->topic, s->id);
+                parts[k++] = (struct kafka_OffsetForLeaderPartition){
+                    .Partition = s->id,
+                    .CurrentLeaderEpoch = s->leader_epoch,
+                    .LeaderEpoch = log_epoch_latest(log_epochs(p->log))};
+            }
+            if (rv == RC_OK) {
+                topics[t] = (struct kafka_OffsetForLeaderTopic){
+                    .Topic = slice_from_str(names[t]), .Partitions = parts,
+                    .PartitionsCnt = k};
+            }
+        }
+        struct kafka_OffsetForLeaderEpochRequest rq = {
+            .ReplicaId = f->rf->cfg.self, .Topics = topics,
+            .TopicsCnt = (int32_t)n_topics};
+        if (rv == RC_OK) {
+            rv = kafka_offset_for_leader_epoch_request_encode(
+                w, FETCHER__VERSION_EPOCH, &rq);
+        }
+    }
+    arena_free(&a);
+    return rv;
+}
+
+static void connect_cb(uv_connect_t *req, int status)
+{
+    struct fetcher *f = req->data;
+    if (!f->tcp_open) {
+        return; /* closed meanwhile */
+    }
+    if (status < 0) {
+        fail(f, uv_strerror(status));
+        return;
+    }
+    f->connected = true;
+    uv_read_start((uv_stream_t *)&f->tcp, alloc_cb, read_cb);
+    f->state = FETCHER_IDLE;
+    send_next(f);
+}
+
+static void start_connect(struct fetcher *f)
+{
+    struct sockaddr_storage sa;
+    if (uv_ip4_addr(f->host, f->port, (struct sockaddr_in *)&sa) != 0 &&
+        uv_ip6_addr(f->host, f->port, (struct sockaddr_in6 *)&sa) != 0) {
+        fail(f, "cannot parse the leader's address");
+        return;
+    }
+    uv_tcp_init(f->rf->loop, &f->tcp);
+    f->tcp.data = f;
+    f->tcp_open = true;
+    f->refs++;
+    uv_tcp_nodelay(&f->tcp, 1);
+    f->connect.data = f;
+    f->state = FETCHER_CONNECTING;
+    int rv = uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&sa,
+                            connect_cb);
+    if (rv != 0) {
+        fail(f, uv_strerror(rv));
+    }
+}
+
+static bool has(const struct fetcher *f, enum partition_follow want)
+{
+    const struct replica_manager *ps = f->rf->ps;
+    for (size_t i = 0; i < ps->n; i++) {
+        const struct partition *p = ps->parts[i];
+        if (!p->closing && p->follow == want && p->leader == f->leader) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void send_next(struct fetcher *f)
+{
+    if (f->dead || f->state != FETCHER_IDLE) {
+        return;
+    }
+    enum partition_follow want = has(f, PARTITION_FOLLOW_TRUNCATE)
+                                     ? PARTITION_FOLLOW_TRUNCATE
+                                 : has(f, PARTITION_FOLLOW_FETCH)
+                                     ? PARTITION_FOLLOW_FETCH
+                                     : PARTITION_FOLLOW_NONE;
+    if (want == PARTITION_FOLLOW_NONE) {
+        return;
+    }
+    if (!f->connected) {
+        if (!f->tcp_open) {
+            start_connect(f);
+        }
+        return;
+    }
+    struct fetcher_write *fw = calloc(1, sizeof *fw);
+    if (fw == NULL) {
+        fail(f, "out of memory");
+        return;
+    }
+    writer_init(&fw->w, REQUEST_BYTES_MAX);
+    size_t size_at = writer_reserve(&fw->w, 4);
+    int16_t api = want == PARTITION_FOLLOW_FETCH
+                      ? KAFKA_API_FETCH
+                      : KAFKA_API_OFFSET_FOR_LEADER_EPOCH;
+    writer_i16(&fw->w, api);
+    writer_i16(&fw->w, api == KAFKA_API_FETCH ? FETCHER__VERSION_FETCH
+                                              : FETCHER__VERSION_EPOCH);
+    writer_i32(&fw->w, ++f->correlation);
+    writer_string(&fw->w, f->rf->client_id, strlen(f->rf->client_id));
+    int rv = build(f, want, &fw->w);
+    if (rv == RC_OK && f->n_sent == 0) {
+        /* Everything resolved locally (empty logs): go on. */
+        writer_free(&fw->w);
+        free(fw);
+        send_next(f);
+        return;
+    }
+    writer_patch_i32(&fw->w, size_at, (int32_t)(fw->w.len - 4));
+    if (rv != RC_OK || fw->w.rc != RC_OK) {
+        writer_free(&fw->w);
+        free(fw);
+        fail(f, "cannot encode a request");
+        return;
+    }
+    f->api = api;
+    f->state = FETCHER_IN_FLIGHT;
+    fw->req.data = fw;
+    uv_buf_t b = uv_buf_init((char *)fw->w.data, (unsigned)fw->w.len);
+    rv = uv_write(&fw->req, (uv_stream_t *)&f->tcp, &b, 1, write_cb);
+    if (rv != 0) {
+        writer_free(&fw->w);
+        free(fw);
+        fail(f, uv_strerror(rv));
+    }
+}
+
+/* --- Planning ------------------------------------------------------------ */
+
+int follower_start(struct follower **out, uv_loop_t *loop,
+                           struct replica_manager *ps,
+                           const struct follower_config *cfg,
+                           struct tracer *tracer)
+{
+    struct follower *rf = calloc(1, sizeof *rf);
+    if (rf == NULL) {
+        return RC_NOMEM;
+    }
+    rf->loop = loop;
+    rf->ps = ps;
+    rf->cfg = *cfg;
+    rf->tracer = tracer;
+    snprintf(rf->client_id, sizeof rf->client_id, "cairn-replica-%d",
+             cfg->self);
+    *out = rf;
+    return RC_OK;
+}
+
+static void kill_fetcher(struct fetcher *f)
+{
+    f->dead = true;
+    disconnect(f);
+    uv_timer_stop(&f->timer);
+    uv_close((uv_handle_t *)&f->timer, handle_closed_cb);
+}
+
+static struct fetcher *find_fetcher(struct follower *rf,
+                                    int32_t leader)
+{
+    for (struct fetcher *f = rf->list; f != NULL; f = f->next) {
+        if (f->leader == leader) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+static struct fetcher *new_fetcher(struct follower *rf,
+                                   const struct meta_broker *b)
+{
+    struct fetcher *f = calloc(1, sizeof *f);
+    if (f == NULL) {
+        return NULL;
+    }
+    f->rf = rf;
+    f->leader = b->id;
+    strcpy(f->host, b->host);
+    f->port = b->port;
+    f->state = FETCHER_IDLE;
+    f->refs = 1; /* the timer */
+    uv_timer_init(rf->loop, &f->timer);
+    f->timer.data = f;
+    f->next = rf->list;
+    rf->list = f;
+    TRACE_INFO(rf->tracer, "fetching from broker %d at %s:%d", b->id,
+               b->host, b->port);
+    return f;
+}
+
+void follower_plan(struct follower *rf)
+{
+    const struct meta_image *img = rf->ps->img;
+    for (struct fetcher *f = rf->list; f != NULL; f = f->next) {
+        f->backoff_next = false;
+    }
+    for (size_t i = 0; img != NULL && i < rf->ps->n; i++) {
+        const struct partition *p = rf->ps->parts[i];
+        if (p->closing || p->follow == PARTITION_FOLLOW_NONE) {
+            continue;
+        }
+        const struct meta_broker *b = meta_image_broker(img, p->leader);
+        struct fetcher *f = find_fetcher(rf, p->leader);
+        if (f != NULL && b != NULL &&
+            (f->port != b->port || strcmp(f->host, b->host) != 0)) {
+            strcpy(f->host, b->host); /* it came back elsewhere */
+            f->port = b->port;
+            disconnect(f);
+            if (f->state != FETCHER_SYNCING) {
+                f->state = FETCHER_IDLE;
+            }
+        }
+        if (f == NULL && b != NULL) {
+            f = new_fetcher(rf, b);
+        }
+    }
+    struct fetcher **link = &rf->list;
+    while (*link != NULL) {
+        struct fetcher *f = *link;
+        if (!has(f, PARTITION_FOLLOW_TRUNCATE) &&
+            !has(f, PARTITION_FOLLOW_FETCH)) {
+            *link = f->next;
+            TRACE_INFO(rf->tracer, "no longer fetching from broker %d",
+                       f->leader);
+            kill_fetcher(f);
+            continue;
+        }
+        if (f->state == FETCHER_IDLE) {
+            send_next(f);
+        }
+        link = &f->next;
+    }
+}
+
+void follower_close(struct follower *rf)
+{
+    while (rf->list != NULL) {
+        struct fetcher *f = rf->list;
+        rf->list = f->next;
+        kill_fetcher(f);
+    }
+    free(rf);
+}

@@ -1,0 +1,54 @@
+/* The follower side of replication: for every leader broker this broker
+ * follows partitions on, one fetcher with one connection to the leader's
+ * Kafka listener and at most one request in flight.
+ *
+ *   - Partitions that just became followers (PARTITION_FOLLOW_TRUNCATE) are
+ *     asked about first: OffsetForLeaderEpoch v3 (ReplicaId = own id) for
+ *     their latest local epoch; each is truncated where the logs diverge
+ *     (isr_truncation_for(), KIP-101/279), repeating while the answer
+ *     names an epoch the follower does not know.
+ *   - Then one long-poll Fetch v11 (ReplicaId = own id, CurrentLeaderEpoch
+ *     set) carries every partition followed there, from its log end. The
+ *     batches are appended as they are (the leader's offsets and epochs);
+ *     the follower's high watermark becomes the leader's, capped at its own
+ *     end. With log.sync.before.ack the next fetch leaves only once what was
+ *     appended is fdatasync'd, so a fetch offset is always a durable end.
+ *   - A response for a partition whose leadership moved meanwhile is
+ *     dropped: a follower never appends from a deposed leader.
+ *   - Errors back off (replica.fetch.backoff.ms) and reconnect.
+ *
+ * Loop thread only. */
+#ifndef CAIRN_BROKER_FOLLOWER_H
+#define CAIRN_BROKER_FOLLOWER_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "broker/replication/replica_manager.h"
+#include "common/assert.h"
+#include "common/meta/meta.h"
+#include "common/trace.h"
+
+struct follower_config {
+    int32_t self;
+    int32_t wait_max_ms;       /* replica.fetch.wait.max.ms (500) */
+    int32_t partition_max_bytes; /* replica.fetch.max.bytes (1 MiB) */
+    int32_t response_max_bytes;  /* replica.fetch.response.max.bytes */
+    int64_t backoff_ms;        /* replica.fetch.backoff.ms */
+};
+
+struct follower;
+
+MUST_CHECK int follower_start(struct follower **out,
+                                      uv_loop_t *loop, struct replica_manager *ps,
+                                      const struct follower_config *cfg,
+                                      struct tracer *tracer);
+
+/* Leadership changed somewhere: opens fetchers to new leaders, closes
+ * those nobody follows any more, and starts idle ones. Uses ps->img. */
+void follower_plan(struct follower *rf);
+
+/* Closes every connection; memory goes as the loop runs. */
+void follower_close(struct follower *rf);
+
+#endif

@@ -1,0 +1,169 @@
+/* Replication rules of one partition (Kafka's Partition.scala and
+ * Replica.scala; shared/reference/replication-design.md section 2): on the
+ * leader, each follower's fetch state, the ISR (the committed one and at
+ * most one pending change), the high-watermark candidate, ISR shrink and
+ * expand, the two min-ISR checks; on a follower, where to truncate after
+ * asking the leader for the end of an epoch (KIP-101, KIP-279).
+ *
+ * A pure core: no I/O, no clock (time is an argument), no allocation.
+ * Owned by its partition (broker/replication/partition.c); loop thread only.
+ *
+ * Leader-side rules:
+ *   - A follower's LEO is its last fetch offset. On a fetch at offset f at
+ *     time t with the leader's LEO L: if f >= L, lastCaughtUp = t; else if
+ *     f >= the leader LEO recorded at its previous fetch, lastCaughtUp =
+ *     the previous fetch time (if there was one). lastCaughtUp never moves
+ *     back (Kafka takes the max), so an ISR follower's first lagging fetch
+ *     after a leader change keeps it caught up. Then the previous fetch
+ *     becomes (t, L).
+ *   - A follower is caught up when its LEO >= the leader's LEO, or
+ *     now - lastCaughtUp <= lag_max_ms.
+ *   - The maximal ISR is the committed ISR, plus the added member while an
+ *     expansion is pending (a pending shrink still counts the member it
+ *     would drop).
+ *   - HW candidate: the minimum of the leader's LEO and the LEO of every
+ *     follower that is in the maximal ISR or (caught up and eligible to
+ *     join); no candidate (-1) while the committed ISR is smaller than
+ *     min_isr (strict min-ISR, KAFKA-15583).
+ *   - Shrink: drop every ISR follower that is not caught up; never the
+ *     leader. Expand: a follower outside the ISR that is eligible, whose
+ *     LEO >= the HW and >= the leader's epoch start offset. One change in
+ *     flight at a time: nothing is proposed while one is pending.
+ *   - min_isr is min(min.insync.replicas, number of replicas). */
+#ifndef CAIRN_BROKER_ISR_H
+#define CAIRN_BROKER_ISR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/log/log_epoch.h"
+#include "common/assert.h"
+#include "common/meta/meta.h"
+
+#define ISR_OFFSET_UNKNOWN (-1)
+
+enum isr_pending {
+    ISR_PENDING_NONE = 0,
+    ISR_PENDING_EXPAND,
+    ISR_PENDING_SHRINK,
+};
+
+struct isr_follower {
+    int32_t id;
+    int64_t leo;                   /* ISR_OFFSET_UNKNOWN until it fetches */
+    int64_t last_fetch_ms;         /* -1: never */
+    int64_t last_fetch_leader_leo; /* leader LEO at that fetch; -1: never */
+    int64_t last_caught_up_ms;     /* -1: never */
+    bool eligible;                 /* unfenced, not shutting down */
+};
+
+struct isr_state {
+    int32_t self;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    int64_t epoch_start_offset;       /* leader's LEO when it took over */
+    int32_t min_isr;                  /* min(min.insync.replicas, |replicas|) */
+    int64_t lag_max_ms;               /* replica.lag.time.max.ms */
+    struct meta_replica_set replicas; /* every replica, the leader included */
+    struct meta_replica_set isr;      /* committed */
+    enum isr_pending pending;
+    struct meta_replica_set proposed; /* the ISR of the pending change */
+    struct isr_follower followers[META_REPLICAS_MAX]; /* not self */
+    int32_t n_followers;
+};
+
+/* This broker (self) takes over as leader of p at p->leader_epoch with log
+ * end offset leo at now_ms. Followers in the ISR start caught up
+ * (lastCaughtUp = now), the others never caught up; every LEO unknown; no
+ * change pending; every follower eligible until isr_set_eligible()
+ * says otherwise. min_insync_replicas is the configured value (>= 1). */
+void isr_become_leader(struct isr_state *s, int32_t self,
+                           const struct meta_partition *p,
+                           int32_t min_insync_replicas, int64_t lag_max_ms,
+                           int64_t leo, int64_t now_ms);
+
+/* Newer metadata for the same leadership (same leader and leader epoch):
+ * adopts the committed ISR and partition epoch. A pending change is
+ * dropped when the partition epoch moved. Followers no longer in the
+ * replica set are dropped, new ones added (never caught up). */
+void isr_update_metadata(struct isr_state *s,
+                             const struct meta_partition *p);
+
+/* Whether broker id may join the ISR (registered, unfenced, not in
+ * controlled shutdown). Unknown ids are ignored. */
+void isr_set_eligible(struct isr_state *s, int32_t id, bool eligible);
+
+/* Follower id fetched at fetch_offset at now_ms while the leader's LEO is
+ * leader_leo. RC_NOT_FOUND if id is not a follower of this partition;
+ * RC_OUT_OF_RANGE if fetch_offset is negative or beyond leader_leo (the
+ * peer's offset, unchecked: nothing is recorded). */
+MUST_CHECK int isr_follower_fetch(struct isr_state *s, int32_t id,
+                                      int64_t fetch_offset, int64_t leader_leo,
+                                      int64_t now_ms);
+
+const struct isr_follower *isr_follower(const struct isr_state *s,
+                                                int32_t id);
+
+bool isr_caught_up(const struct isr_state *s,
+                       const struct isr_follower *f, int64_t leader_leo,
+                       int64_t now_ms);
+
+/* The maximal ISR (see above). */
+void isr_maximal_isr(const struct isr_state *s,
+                         struct meta_replica_set *out);
+
+/* The high-watermark candidate, or -1 while the committed ISR is below
+ * min_isr. The caller keeps the HW from going backwards. */
+int64_t isr_hw_candidate(const struct isr_state *s, int64_t leader_leo,
+                             int64_t now_ms);
+
+/* acks=all admission: committed |ISR| >= min_isr (else
+ * NOT_ENOUGH_REPLICAS before appending). */
+bool isr_enough_for_append(const struct isr_state *s);
+
+/* acks=all completion once the HW passed the request: maximal |ISR| >=
+ * min_isr (else NOT_ENOUGH_REPLICAS_AFTER_APPEND). */
+bool isr_enough_after_append(const struct isr_state *s);
+
+/* If no change is pending and some ISR follower is not caught up, fills
+ * *isr_out with the ISR without every such follower, marks the shrink
+ * pending and returns true. */
+bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,
+                          int64_t now_ms, struct meta_replica_set *isr_out);
+
+/* If no change is pending and some follower may join (see above), fills
+ * *isr_out with the ISR plus every such follower (in replica order after
+ * the current members), marks the expansion pending and returns true. */
+bool isr_maybe_expand(struct isr_state *s, int64_t hw,
+                          struct meta_replica_set *isr_out);
+
+/* The controller answered the pending change: on success adopt isr and
+ * partition_epoch; on failure go back to the committed state (the next
+ * fetches or checks may propose again). Ignored with nothing pending. */
+void isr_alter_done(struct isr_state *s, bool ok,
+                        const struct meta_replica_set *isr,
+                        int32_t partition_epoch);
+
+/* --- Follower truncation ------------------------------------------------ */
+
+struct isr_truncation {
+    int64_t offset; /* truncate the log to this offset (keep below it) */
+    bool done;      /* false: ask again with the new latest epoch */
+};
+
+/* Kafka's getOffsetTruncationState: the leader answered
+ * OffsetForLeaderEpoch for our latest epoch with (leader_epoch,
+ * leader_end). Our log has epoch cache c, log end leo and high watermark
+ * hw.
+ *   - leader_end undefined (-1): truncate to hw, done (no epoch info);
+ *   - leader_epoch undefined (-1): min(leader_end, leo), done;
+ *   - our endOffsetFor(leader_epoch) = (e, end): if e != leader_epoch we
+ *     do not know the leader's epoch: truncate to end, not done (KIP-279);
+ *     else min(end, leader_end, leo), done;
+ *   - our cache knows no epoch <= leader_epoch: min(leader_end, leo), done.
+ */
+struct isr_truncation
+isr_truncation_for(const struct log_epoch_cache *c, int64_t leo,
+                       int64_t hw, int32_t leader_epoch, int64_t leader_end);
+
+#endif

@@ -1,0 +1,416 @@
+/* One hosted partition: leadership, high watermark, waiters
+ * (broker/replication/partition.h). */
+#include "broker/replication/partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/replication/replica_manager.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+
+bool partition_is_leader(const struct partition *p)
+{
+    return !p->closing && p->leader == p->owner->broker_id;
+}
+
+int64_t partition_leader_leo(const struct partition *p)
+{
+    return p->sync_before_ack ? log_durable_end_offset(p->log)
+                              : log_end_offset(p->log);
+}
+
+/* Calls, in order, every waiter the high watermark has reached. Callbacks
+ * may add waiters; each is taken off first. */
+static void fire(struct partition *p)
+{
+    size_t done = 0;
+    while (done < p->n_waiters && p->waiters[done].offset <= p->hw) {
+        done++;
+    }
+    if (done == 0) {
+        return;
+    }
+    struct partition_waiter small[16]; /* the common case: no malloc */
+    struct partition_waiter *ready =
+        done <= ARRAY_LEN(small) ? small : malloc(done * sizeof *ready);
+    ASSERT(ready != NULL);
+    memcpy(ready, p->waiters, done * sizeof *ready);
+    memmove(p->waiters, p->waiters + done,
+            (p->n_waiters - done) * sizeof *p->waiters);
+    p->n_waiters -= done;
+    for (size_t i = 0; i < done; i++) {
+        ready[i].cb(ready[i].arg, RC_OK);
+    }
+    if (ready != small) {
+        free(ready);
+    }
+}
+
+static void advance_hw(struct partition *p, int64_t hw)
+{
+    if (hw <= p->hw) {
+        return; /* the high watermark never goes back */
+    }
+    p->hw = hw;
+    fire(p);
+    replica_manager_wake(p->owner, p);
+}
+
+/* Leader: the high watermark moves to the replicas' minimum (over the
+ * maximal ISR and caught-up eligible followers), never backwards. */
+static void update_hw(struct partition *p, int64_t now_ms)
+{
+    if (!partition_is_leader(p)) {
+        return;
+    }
+    advance_hw(p, isr_hw_candidate(&p->repl, partition_leader_leo(p),
+                                       now_ms));
+}
+
+static int64_t now(const struct partition *p)
+{
+    return (int64_t)uv_now(p->owner->loop);
+}
+
+void partition_fail_waiters(struct partition *p, int rc)
+{
+    size_t n = p->n_waiters;
+    struct partition_waiter *all = p->waiters;
+    p->waiters = NULL;
+    p->n_waiters = 0;
+    p->cap_waiters = 0;
+    for (size_t i = 0; i < n; i++) {
+        all[i].cb(all[i].arg, rc);
+    }
+    free(all);
+}
+
+static void durable_cb(void *arg, int rc)
+{
+    struct partition *p = arg;
+    if (p->closing) {
+        return;
+    }
+    if (rc != RC_OK) {
+        if (rc != RC_OUT_OF_RANGE) { /* a truncation is not an error */
+            partition_fail_waiters(p, rc);
+        }
+        return;
+    }
+    update_hw(p, now(p));
+}
+
+/* A retried batch that is already written: answer with its offsets once
+ * it is durable. */
+static int duplicate(struct partition *p, const struct producer_check *chk,
+                     struct log_append_info *info)
+{
+    *info = (struct log_append_info){.base_offset = chk->base_offset,
+                                     .last_offset = chk->last_offset,
+                                     .max_timestamp = -1};
+    if (p->sync_before_ack &&
+        log_durable_end_offset(p->log) <= chk->last_offset) {
+        return log_wait_durable(p->log, chk->last_offset + 1, durable_cb, p);
+    }
+    return RC_OK;
+}
+
+/* The producer window's verdict on a client batch; RC_OK to append. */
+static int check_producer(struct partition *p, const uint8_t *batch,
+                          size_t len, struct record_batch_header *h,
+                          struct producer_check *chk, bool *dup)
+{
+    *dup = false;
+    int rv = record_batch_validate(batch, len, true, h);
+    if (rv != RC_OK) {
+        return rv; /* log_append would say the same */
+    }
+    switch (producer_state_check(&p->producers, h, chk)) {
+    case PRODUCER_OK:
+        return RC_OK;
+    case PRODUCER_DUPLICATE:
+        *dup = true;
+        return RC_OK;
+    case PRODUCER_INVALID_EPOCH:
+        return RC_PRODUCER_FENCED;
+    default:
+        return RC_OUT_OF_ORDER_SEQUENCE;
+    }
+}
+
+int partition_append(struct partition *p, uint8_t *batch, size_t len,
+                     int64_t now_ms, int16_t acks,
+                     struct log_append_info *info)
+{
+    if (!partition_is_leader(p)) {
+        return RC_NOT_LEADER;
+    }
+    if (acks == -1 && !isr_enough_for_append(&p->repl)) {
+        return RC_NOT_ENOUGH_REPLICAS;
+    }
+    struct record_batch_header h;
+    struct producer_check chk;
+    bool dup = false;
+    int rv = check_producer(p, batch, len, &h, &chk, &dup);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (dup) {
+        return duplicate(p, &chk, info);
+    }
+    rv = log_append_validated(p->log, batch, len, &h, p->leader_epoch,
+                              now_ms, info);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    /* Recorded before durability: a retry of a write never acknowledged
+     * is then answered as a duplicate, not written twice. */
+    h.base_offset = info->base_offset;
+    producer_state_record(&p->producers, &h);
+    replica_manager_wake(p->owner, p); /* followers' parked fetches */
+    if (!p->sync_before_ack) {
+        update_hw(p, now_ms);
+        return RC_OK;
+    }
+    /* Written but never acknowledged if this fails: the producer retries. */
+    return log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
+}
+
+int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
+                      void *arg)
+{
+    ASSERT(offset > p->hw);
+    if (!partition_is_leader(p)) {
+        return RC_NOT_LEADER;
+    }
+    if (p->n_waiters == p->cap_waiters) {
+        if (p->cap_waiters >= PARTITION_WAITERS_MAX) {
+            return RC_FULL;
+        }
+        size_t cap = p->cap_waiters == 0 ? 16 : p->cap_waiters * 2;
+        void *w = realloc(p->waiters, cap * sizeof *p->waiters);
+        if (w == NULL) {
+            return RC_NOMEM;
+        }
+        p->waiters = w;
+        p->cap_waiters = cap;
+    }
+    /* Appends come in offset order, so waiters mostly do too; keep the
+     * array sorted for the rare exception. */
+    size_t i = p->n_waiters;
+    while (i > 0 && p->waiters[i - 1].offset > offset) {
+        p->waiters[i] = p->waiters[i - 1];
+        i--;
+    }
+    p->waiters[i] = (struct partition_waiter){offset, cb, arg};
+    p->n_waiters++;
+    return RC_OK;
+}
+
+int partition_wait_durable(struct partition *p, int64_t offset,
+                           partition_hw_cb cb, void *arg)
+{
+    return log_wait_durable(p->log, offset, cb, arg);
+}
+
+static void replay_cb(void *arg, const struct record_batch_header *h)
+{
+    producer_state_record(arg, h);
+}
+
+int partition_load_producers(struct partition *p, const char *dir)
+{
+    int64_t from = 0;
+    int rv = producer_state_load(&p->producers, dir, &from);
+    if (rv != RC_OK || from > log_end_offset(p->log) ||
+        from < log_start_offset(p->log)) {
+        producer_state_clear(&p->producers);
+        from = log_start_offset(p->log);
+    }
+    rv = log_for_each_batch(p->log, from, replay_cb, &p->producers);
+    if (rv == RC_OK) {
+        rv = producer_state_save(&p->producers, dir, log_end_offset(p->log));
+    }
+    return rv;
+}
+
+/* --- Leadership and ISR -------------------------------------------------- */
+
+static void set_eligibility(struct partition *p, const struct meta_image *img)
+{
+    for (int32_t i = 0; i < p->repl.n_followers; i++) {
+        int32_t id = p->repl.followers[i].id;
+        const struct meta_broker *b = meta_image_broker(img, id);
+        isr_set_eligible(&p->repl, id,
+                             b != NULL && !b->fenced &&
+                                 !b->in_controlled_shutdown);
+    }
+}
+
+/* acks=all requests still waiting fail once the committed ISR is below
+ * min.insync.replicas: their writes are in the log but cannot be
+ * acknowledged until the ISR recovers (the producer retries them). */
+static void check_min_isr(struct partition *p)
+{
+    if (p->n_waiters > 0 && !isr_enough_for_append(&p->repl)) {
+        partition_fail_waiters(p, RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    }
+}
+
+static void propose_isr(struct partition *p, const struct meta_replica_set *isr)
+{
+    p->alter_in_flight = true;
+    replica_manager_alter_isr(p->owner, p, isr);
+}
+
+void partition_apply_metadata(struct partition *p, int32_t self,
+                              const struct meta_partition *mp,
+                              const struct meta_image *img,
+                              int32_t min_insync, int64_t lag_max_ms,
+                              int64_t now_ms)
+{
+    bool same = mp->leader == p->leader &&
+                mp->leader_epoch == p->leader_epoch;
+    bool was_leader = p->leader == self;
+    p->replicas = mp->replicas;
+    p->isr = mp->isr;
+    p->partition_epoch = mp->partition_epoch;
+    p->min_insync = min_insync;
+    p->leader = mp->leader;
+    p->leader_epoch = mp->leader_epoch;
+    if (mp->leader == self) {
+        if (!same) {
+            isr_become_leader(&p->repl, self, mp, min_insync,
+                                  lag_max_ms, log_end_offset(p->log),
+                                  now_ms);
+            p->alter_in_flight = false;
+            p->follow = PARTITION_FOLLOW_NONE;
+        } else {
+            isr_update_metadata(&p->repl, mp);
+            p->repl.min_isr = min_insync < mp->replicas.n ? min_insync
+                                                          : mp->replicas.n;
+        }
+        p->isr = p->repl.isr; /* an AlterPartition answer may be newer */
+        p->partition_epoch = p->repl.partition_epoch;
+        set_eligibility(p, img);
+        check_min_isr(p);
+        update_hw(p, now_ms);
+        return;
+    }
+    if (was_leader) {
+        partition_fail_waiters(p, RC_NOT_LEADER);
+    }
+    if (mp->leader == META_NO_LEADER) {
+        p->follow = PARTITION_FOLLOW_NONE;
+    } else if (!same || p->follow == PARTITION_FOLLOW_NONE) {
+        p->follow = PARTITION_FOLLOW_TRUNCATE; /* KIP-101 */
+    }
+}
+
+int partition_replica_fetch(struct partition *p, int32_t replica_id,
+                            int64_t fetch_offset, int64_t now_ms)
+{
+    if (!partition_is_leader(p)) {
+        return RC_NOT_LEADER;
+    }
+    int rv = isr_follower_fetch(&p->repl, replica_id, fetch_offset,
+                                    log_end_offset(p->log), now_ms);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    update_hw(p, now_ms);
+    struct meta_replica_set isr;
+    if (!p->alter_in_flight && isr_maybe_expand(&p->repl, p->hw, &isr)) {
+        propose_isr(p, &isr);
+    }
+    return RC_OK;
+}
+
+void partition_check_isr(struct partition *p, int64_t now_ms)
+{
+    if (!partition_is_leader(p)) {
+        return;
+    }
+    struct meta_replica_set isr;
+    if (!p->alter_in_flight &&
+        isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
+                             &isr)) {
+        propose_isr(p, &isr);
+    }
+    update_hw(p, now_ms);
+}
+
+void partition_alter_done(struct partition *p, bool ok,
+                          const struct meta_replica_set *isr,
+                          int32_t partition_epoch, int64_t now_ms)
+{
+    p->alter_in_flight = false;
+    if (!partition_is_leader(p)) {
+        return;
+    }
+    if (!ok || isr == NULL) {
+        isr_alter_done(&p->repl, false, &p->isr, p->partition_epoch);
+    } else {
+        isr_alter_done(&p->repl, true, isr, partition_epoch);
+    }
+    p->isr = p->repl.isr;
+    p->partition_epoch = p->repl.partition_epoch;
+    check_min_isr(p);
+    update_hw(p, now_ms);
+}
+
+/* --- Follower ------------------------------------------------------------ */
+
+int partition_follower_append(struct partition *p, const uint8_t *records,
+                              size_t len, int64_t leader_hw, int64_t now_ms)
+{
+    size_t at = 0;
+    while (at < len) {
+        struct record_batch_header h;
+        int rv = record_batch_parse(records + at, len - at, &h);
+        if (rv == RC_SHORT) {
+            break; /* a partial batch at the end of a fetch */
+        }
+        if (rv != RC_OK) {
+            return rv;
+        }
+        size_t size = (size_t)record_batch_size(&h);
+        if (size > len - at) {
+            break;
+        }
+        if (record_batch_last_offset(&h) >= log_end_offset(p->log)) {
+            struct log_append_info info;
+            rv = log_append_replica(p->log, records + at, size, now_ms,
+                                    &info);
+            if (rv != RC_OK) {
+                return rv;
+            }
+            producer_state_record(&p->producers, &h);
+        }
+        at += size;
+    }
+    int64_t end = log_end_offset(p->log);
+    int64_t hw = leader_hw < end ? leader_hw : end;
+    if (hw > p->hw) {
+        p->hw = hw;
+    }
+    return RC_OK;
+}
+
+int partition_follower_truncate(struct partition *p, int64_t offset)
+{
+    if (offset >= log_end_offset(p->log)) {
+        return RC_OK;
+    }
+    int rv = log_truncate_to(p->log, offset);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    producer_state_truncate(&p->producers, log_end_offset(p->log));
+    if (p->hw > log_end_offset(p->log)) {
+        p->hw = log_end_offset(p->log);
+    }
+    return RC_OK;
+}

@@ -1,0 +1,147 @@
+/* One partition hosted by this broker: its log, the leadership it last
+ * saw in the metadata, and, while it leads, the followers' fetch state, the
+ * ISR, the high watermark and the requests waiting for it (the rules are
+ * broker/replication/isr.h's). acks=all completes on one path: "the high watermark
+ * has passed my last offset"; acks=1 once the write is durable here. With
+ * log.sync.before.ack (the default) an offset counts towards the high
+ * watermark only once fdatasync'd (group commit), on the leader and on
+ * every follower (a follower's fetch offset is its durable end). As a
+ * follower it truncates where its log diverges from the leader's, then
+ * appends what it fetches (broker/replication/follower.h). Owned by struct replica_manager
+ * (broker/replication/replica_manager.c), which frees it only after its log has closed, so
+ * log callbacks can always reach it. Loop thread only. */
+#ifndef CAIRN_BROKER_PARTITION_H
+#define CAIRN_BROKER_PARTITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/log/log.h"
+#include "broker/log/producer_state.h"
+#include "broker/replication/isr.h"
+#include "common/meta/meta.h"
+
+struct replica_manager;
+
+typedef void (*partition_hw_cb)(void *arg, int rc);
+
+struct partition_waiter {
+    int64_t offset;
+    partition_hw_cb cb;
+    void *arg;
+};
+
+enum partition_follow {
+    PARTITION_FOLLOW_NONE = 0, /* leader, offline, or not a replica */
+    PARTITION_FOLLOW_TRUNCATE, /* asks the leader where the logs diverge */
+    PARTITION_FOLLOW_FETCH,    /* fetches from the leader */
+};
+
+struct partition {
+    struct replica_manager *owner;
+    struct meta_uuid topic_id;
+    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
+    int32_t id;
+    struct log *log;
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    struct meta_replica_set replicas; /* from the metadata */
+    struct meta_replica_set isr;      /* committed, from the metadata */
+    int32_t min_insync;               /* min.insync.replicas */
+    bool seen;
+    bool closing;
+    bool sync_before_ack;
+    bool alter_in_flight;             /* an AlterPartition is out */
+    bool wake_queued;                 /* in the owner's wake list */
+    enum partition_follow follow;
+    int64_t hw;                       /* high watermark */
+    int64_t hw_saved;                 /* last checkpointed */
+    struct isr_state repl;        /* as leader: followers and ISR */
+    struct producer_state producers;  /* idempotent producers' windows */
+    struct partition_waiter *waiters; /* by offset, oldest first */
+    size_t n_waiters;
+    size_t cap_waiters;
+};
+
+bool partition_is_leader(const struct partition *p);
+
+/* The leader's own contribution to the high watermark: its durable log
+ * end with log.sync.before.ack, else its log end. */
+int64_t partition_leader_leo(const struct partition *p);
+
+/* Appends a client batch as leader at the current leader epoch (validated
+ * and offset-stamped by the log) and starts moving the high watermark.
+ * With acks = -1 the committed ISR must hold min.insync.replicas first
+ * (else RC_NOT_ENOUGH_REPLICAS, nothing written). An idempotent
+ * producer's batch is checked against its sequence window: a duplicate of
+ * one of its last five batches is not written again and *info carries the
+ * original offsets; RC_PRODUCER_FENCED and RC_OUT_OF_ORDER_SEQUENCE reject
+ * it. */
+MUST_CHECK int partition_append(struct partition *p, uint8_t *batch,
+                                size_t len, int64_t now_ms, int16_t acks,
+                                struct log_append_info *info);
+
+/* Calls cb(arg, RC_OK) once the high watermark reaches offset, or with
+ * RC_NOT_LEADER if leadership is lost first (or the partition goes),
+ * RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND if the committed ISR falls below
+ * min.insync.replicas meanwhile, or the error that stopped the log.
+ * offset must be above the current high watermark (check p->hw first).
+ * RC_FULL when PARTITION_WAITERS_MAX wait. Called back later, never from
+ * inside this call. */
+MUST_CHECK int partition_wait_hw(struct partition *p, int64_t offset,
+                                 partition_hw_cb cb, void *arg);
+
+/* acks=1: calls cb once every offset below offset is durable here. */
+MUST_CHECK int partition_wait_durable(struct partition *p, int64_t offset,
+                                      partition_hw_cb cb, void *arg);
+
+/* Follows the metadata of this partition: leadership, leader epoch, ISR,
+ * partition epoch, the brokers' eligibility for the ISR (from img). A
+ * new leader keeps its high watermark and assigns its epoch in the log's
+ * epoch cache; a new follower fails its waiters and starts by asking the
+ * leader where to truncate. */
+void partition_apply_metadata(struct partition *p, int32_t self,
+                              const struct meta_partition *mp,
+                              const struct meta_image *img,
+                              int32_t min_insync, int64_t lag_max_ms,
+                              int64_t now_ms);
+
+/* Leader: replica_id fetched at fetch_offset. Records it, moves the high
+ * watermark, and may propose an ISR expansion. RC_NOT_LEADER when not
+ * leading, RC_NOT_FOUND when replica_id is not a follower. */
+MUST_CHECK int partition_replica_fetch(struct partition *p, int32_t replica_id,
+                                       int64_t fetch_offset, int64_t now_ms);
+
+/* Leader: drops lagging followers from the ISR (AlterPartition) and
+ * re-evaluates the high watermark. Called periodically. */
+void partition_check_isr(struct partition *p, int64_t now_ms);
+
+/* The controller answered this partition's AlterPartition: on success
+ * (ok) the committed ISR and partition epoch are isr / partition_epoch. */
+void partition_alter_done(struct partition *p, bool ok,
+                          const struct meta_replica_set *isr,
+                          int32_t partition_epoch, int64_t now_ms);
+
+/* Follower: appends the batches of a fetch response (records, len bytes)
+ * keeping the leader's offsets and epochs; batches already held are
+ * skipped, a trailing partial batch is ignored. Then the high watermark
+ * becomes min(leader_hw, log end). RC_INVALID when a batch does not fit
+ * the log end (the logs diverged). */
+MUST_CHECK int partition_follower_append(struct partition *p,
+                                         const uint8_t *records, size_t len,
+                                         int64_t leader_hw, int64_t now_ms);
+
+/* Follower: cuts the log (and producer windows) at offset. */
+MUST_CHECK int partition_follower_truncate(struct partition *p,
+                                           int64_t offset);
+
+/* Rebuilds the producer windows after the log opened: the snapshot, then
+ * every batch after it; saves a fresh snapshot. */
+MUST_CHECK int partition_load_producers(struct partition *p, const char *dir);
+
+/* Fails every waiter with rc (leadership lost, partition closing). */
+void partition_fail_waiters(struct partition *p, int rc);
+
+#endif

@@ -1,0 +1,490 @@
+/* Hosted partitions following the metadata image (broker/replication/replica_manager.h). */
+#include "broker/replication/replica_manager.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/file.h"
+#include "common/rc.h"
+
+#define PARTITIONS__METADATA_FILE "partition.metadata"
+
+int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop, int32_t broker_id,
+                    const char *log_dir, const struct log_config *log_cfg,
+                    struct tracer *tracer)
+{
+    memset(ps, 0, sizeof *ps);
+    if (strlen(log_dir) + META_TOPIC_NAME_BYTES_MAX + 64 >=
+        sizeof ps->log_dir) {
+        return RC_TOO_LARGE;
+    }
+    strcpy(ps->log_dir, log_dir);
+    ps->loop = loop;
+    ps->tracer = tracer;
+    ps->broker_id = broker_id;
+    ps->log_cfg = *log_cfg;
+    ps->min_insync = 1;
+    ps->lag_max_ms = 30000;
+    uv_idle_init(loop, &ps->more);
+    ps->more.data = ps;
+    uv_idle_init(loop, &ps->wake_idle);
+    ps->wake_idle.data = ps;
+    uv_timer_init(loop, &ps->isr_timer);
+    ps->isr_timer.data = ps;
+    return file_mkdirs(log_dir);
+}
+
+struct partition *replica_manager_find(const struct replica_manager *ps,
+                                  const char *topic, int32_t id)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        if (ps->parts[i]->id == id && strcmp(ps->parts[i]->topic, topic) == 0) {
+            return ps->parts[i];
+        }
+    }
+    return NULL;
+}
+
+static void wake_cb(uv_idle_t *handle)
+{
+    struct replica_manager *ps = handle->data;
+    /* Wakes may queue more wakes (an answered follower fetch moves the
+     * high watermark); those run on the next turn. */
+    size_t n = ps->n_wake;
+    struct partition **list = ps->wake;
+    ps->wake = NULL;
+    ps->n_wake = ps->cap_wake = 0;
+    uv_idle_stop(handle);
+    for (size_t i = 0; i < n; i++) {
+        list[i]->wake_queued = false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (ps->hw_moved != NULL && !list[i]->closing) {
+            ps->hw_moved(ps->hw_moved_arg, list[i]);
+        }
+    }
+    free(list);
+}
+
+void replica_manager_wake(struct replica_manager *ps, struct partition *p)
+{
+    if (p->wake_queued || ps->hw_moved == NULL) {
+        return;
+    }
+    if (ps->n_wake == ps->cap_wake) {
+        size_t cap = ps->cap_wake == 0 ? 16 : ps->cap_wake * 2;
+        void *w = realloc(ps->wake, cap * sizeof *ps->wake);
+        if (w == NULL) {
+            return; /* the parked fetch answers at its MaxWaitMs instead */
+        }
+        ps->wake = w;
+        ps->cap_wake = cap;
+    }
+    ps->wake[ps->n_wake++] = p;
+    p->wake_queued = true;
+    uv_idle_start(&ps->wake_idle, wake_cb);
+}
+
+static void unqueue_wake(struct replica_manager *ps, struct partition *p)
+{
+    for (size_t i = 0; p->wake_queued && i < ps->n_wake; i++) {
+        if (ps->wake[i] == p) {
+            ps->wake[i] = ps->wake[--ps->n_wake];
+            p->wake_queued = false;
+        }
+    }
+}
+
+void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
+                          const struct meta_replica_set *isr)
+{
+    if (ps->alter_isr == NULL) {
+        partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(ps->loop));
+        return;
+    }
+    ps->alter_isr(ps->alter_isr_arg, p, isr);
+}
+
+/* --- High-watermark checkpoint ------------------------------------------- */
+
+#define PARTITIONS__HW_FILE "replication-offset-checkpoint"
+#define PARTITIONS__CHECKPOINT_MS 5000
+
+/* Kafka's format: "0\n", the count, then "topic partition offset" lines. */
+static void save_checkpoint(struct replica_manager *ps, bool force)
+{
+    bool changed = force;
+    for (size_t i = 0; i < ps->n && !changed; i++) {
+        changed = ps->parts[i]->hw != ps->parts[i]->hw_saved;
+    }
+    if (!changed) {
+        return;
+    }
+    size_t cap = 32 + ps->n * (META_TOPIC_NAME_BYTES_MAX + 48);
+    char *buf = malloc(cap);
+    if (buf == NULL) {
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "0\n%zu\n", ps->n);
+    for (size_t i = 0; i < ps->n; i++) {
+        const struct partition *p = ps->parts[i];
+        len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
+                                p->topic, p->id, p->hw);
+    }
+    if (file_write_atomic(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
+        RC_OK) {
+        for (size_t i = 0; i < ps->n; i++) {
+            ps->parts[i]->hw_saved = ps->parts[i]->hw;
+        }
+    } else {
+        TRACE_WARN(ps->tracer, "cannot save %s/%s", ps->log_dir,
+                   PARTITIONS__HW_FILE);
+    }
+    free(buf);
+}
+
+/* The checkpointed high watermark of topic-id, or 0. */
+static int64_t load_checkpoint(const struct replica_manager *ps, const char *topic,
+                               int32_t id)
+{
+    FILE *f = NULL;
+    char path[LOG_PATH_BYTES_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", ps->log_dir, PARTITIONS__HW_FILE);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char name[META_TOPIC_NAME_BYTES_MAX + 2];
+    int part = 0;
+    long long off = 0;
+    int64_t found = 0;
+    char line[META_TOPIC_NAME_BYTES_MAX + 64];
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (sscanf(line, "%250s %d %lld", name, &part, &off) == 3 &&
+            part == id && off >= 0 && strcmp(name, topic) == 0) {
+            found = off;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static void isr_timer_cb(uv_timer_t *t)
+{
+    struct replica_manager *ps = t->data;
+    int64_t now = (int64_t)uv_now(ps->loop);
+    for (size_t i = 0; i < ps->n; i++) {
+        partition_check_isr(ps->parts[i], now);
+    }
+    if ((uint64_t)now - ps->last_checkpoint_ms >= PARTITIONS__CHECKPOINT_MS) {
+        ps->last_checkpoint_ms = (uint64_t)now;
+        save_checkpoint(ps, false);
+    }
+}
+
+void replica_manager_start_timers(struct replica_manager *ps)
+{
+    /* Kafka checks every lag/2; a finer period bounds the detection time
+     * closer to replica.lag.time.max.ms. */
+    uint64_t period = (uint64_t)ps->lag_max_ms / 4;
+    period = period < 50 ? 50 : period > 5000 ? 5000 : period;
+    ps->last_checkpoint_ms = uv_now(ps->loop);
+    uv_timer_start(&ps->isr_timer, isr_timer_cb, period, period);
+}
+
+static struct partition *find_by_id(struct replica_manager *ps,
+                                    const struct meta_uuid *topic_id,
+                                    int32_t id)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        if (ps->parts[i]->id == id &&
+            meta_uuid_eq(&ps->parts[i]->topic_id, topic_id)) {
+            return ps->parts[i];
+        }
+    }
+    return NULL;
+}
+
+static void part_dir(const struct replica_manager *ps, const char *topic,
+                     int32_t id, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s/%s-%d", ps->log_dir, topic, id);
+    ASSERT(n > 0 && (size_t)n < cap);
+}
+
+static int remove_cb(const char *path, const struct stat *st, int flag,
+                     struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_dir(const char *dir)
+{
+    nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A directory left by another topic of the same name is removed. */
+static int claim_dir(struct replica_manager *ps, const char *dir,
+                     const struct meta_uuid *topic_id)
+{
+    char want[64];
+    char id[23];
+    meta_uuid_format(topic_id, id);
+    int n = snprintf(want, sizeof want, "version: 0\ntopic_id: %s\n", id);
+    char have[128];
+    size_t len = 0;
+    int rv = file_read_small(dir, PARTITIONS__METADATA_FILE, have,
+                                 sizeof have, &len);
+    if (rv == RC_OK && strcmp(have, want) == 0) {
+        return RC_OK;
+    }
+    if (rv == RC_OK || rv == RC_TOO_LARGE) {
+        TRACE_WARN(ps->tracer, "dir=%s belongs to an older topic of the "
+                   "same name; removing it", dir);
+        remove_dir(dir);
+    }
+    rv = file_mkdirs(dir);
+    if (rv == RC_OK) {
+        rv = file_write_atomic(dir, PARTITIONS__METADATA_FILE, want,
+                                   (size_t)n);
+    }
+    return rv;
+}
+
+static void topic_log_config(const struct replica_manager *ps,
+                             const struct meta_topic *t,
+                             struct log_config *cfg)
+{
+    *cfg = ps->log_cfg;
+    const char *v = meta_topic_config(t, "segment.bytes");
+    long long x = v != NULL ? atoll(v) : 0;
+    if (x >= (long long)LOG_SEGMENT_BYTES_MIN &&
+        x <= (long long)LOG_SEGMENT_BYTES_MAX) {
+        cfg->segment_bytes = x;
+    }
+    v = meta_topic_config(t, "segment.ms");
+    x = v != NULL ? atoll(v) : 0;
+    if (x > 0) {
+        cfg->segment_ms = x;
+    }
+    v = meta_topic_config(t, "index.interval.bytes");
+    x = v != NULL ? atoll(v) : -1;
+    if (x >= 0) {
+        cfg->index_interval_bytes = x;
+    }
+}
+
+static struct partition *add(struct replica_manager *ps, const struct meta_topic *t,
+                             int32_t id)
+{
+    char dir[LOG_PATH_BYTES_MAX];
+    part_dir(ps, t->name, id, dir, sizeof dir);
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap == 0 ? 16 : ps->cap * 2;
+        void *p = realloc(ps->parts, cap * sizeof *ps->parts);
+        if (p == NULL) {
+            return NULL;
+        }
+        ps->parts = p;
+        ps->cap = cap;
+    }
+    struct log_config cfg;
+    topic_log_config(ps, t, &cfg);
+    struct log *l = NULL;
+    int rv = claim_dir(ps, dir, &t->id);
+    if (rv == RC_OK) {
+        rv = log_open(&l, dir, &cfg, ps->loop, ps->tracer);
+    }
+    if (rv != RC_OK) {
+        TRACE_ERROR(ps->tracer, "partition=%s-%d cannot open its log in %s: "
+                    "%s", t->name, id, dir, rc_str(rv));
+        return NULL;
+    }
+    struct partition *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        log_close(l);
+        return NULL;
+    }
+    ps->parts[ps->n++] = p;
+    *p = (struct partition){.owner = ps, .topic_id = t->id, .id = id,
+                            .log = l, .leader = META_NO_LEADER,
+                            .leader_epoch = -1,
+                            .sync_before_ack = ps->sync_before_ack};
+    producer_state_init(&p->producers);
+    rv = partition_load_producers(p, dir);
+    if (rv != RC_OK) {
+        /* Unknown producers are accepted with any sequence: no loss, only
+         * no de-duplication of their first retries. */
+        TRACE_WARN(ps->tracer, "partition=%s-%d producer state not rebuilt: "
+                   "%s", t->name, id, rc_str(rv));
+    }
+    strcpy(p->topic, t->name);
+    int64_t hw = load_checkpoint(ps, t->name, id);
+    p->hw = hw < log_end_offset(l) ? hw : log_end_offset(l);
+    p->hw_saved = p->hw;
+    return p;
+}
+
+static int32_t topic_min_insync(const struct replica_manager *ps,
+                                const struct meta_topic *t)
+{
+    const char *v = meta_topic_config(t, "min.insync.replicas");
+    long long x = v != NULL ? atoll(v) : 0;
+    return x >= 1 && x <= META_REPLICAS_MAX ? (int32_t)x : ps->min_insync;
+}
+
+/* Returns true when leadership changed. */
+static bool follow_leadership(struct replica_manager *ps, struct partition *p,
+                              const struct meta_topic *t,
+                              const struct meta_partition *mp)
+{
+    bool changed = mp->leader != p->leader ||
+                   mp->leader_epoch != p->leader_epoch;
+    partition_apply_metadata(p, ps->broker_id, mp, ps->img,
+                             topic_min_insync(ps, t), ps->lag_max_ms,
+                             (int64_t)uv_now(ps->loop));
+    if (!changed) {
+        return false;
+    }
+    if (mp->leader == ps->broker_id) {
+        int rv = log_assign_epoch(p->log, mp->leader_epoch);
+        if (rv != RC_OK) {
+            TRACE_ERROR(ps->tracer, "partition=%s-%d epoch cache: %s",
+                        p->topic, p->id, rc_str(rv));
+        }
+        TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d "
+                   "(isr size %d, hw %" PRId64 ", end %" PRId64 ")",
+                   p->topic, p->id, mp->leader_epoch, mp->isr.n, p->hw,
+                   log_end_offset(p->log));
+    } else if (mp->leader == META_NO_LEADER) {
+        TRACE_INFO(ps->tracer, "partition %s-%d is offline at epoch %d "
+                   "(no leader)", p->topic, p->id, mp->leader_epoch);
+    } else {
+        TRACE_INFO(ps->tracer, "became follower of %s-%d at epoch %d "
+                   "(leader %d)", p->topic, p->id, mp->leader_epoch,
+                   mp->leader);
+    }
+    return true;
+}
+
+struct removal {
+    struct replica_manager *ps;
+    struct partition *p;
+    bool delete_files;
+    char dir[LOG_PATH_BYTES_MAX];
+};
+
+static void closed_cb(void *arg)
+{
+    struct removal *r = arg;
+    if (r->delete_files) {
+        remove_dir(r->dir);
+    }
+    r->ps->closing--;
+    producer_state_free(&r->p->producers);
+    free(r->p->waiters);
+    free(r->p);
+    free(r);
+}
+
+/* Takes parts[i] out of service: waiters fail, the log closes, and the
+ * partition is freed (and its directory removed) once the log is gone. */
+static void drop(struct replica_manager *ps, size_t i, bool delete_files)
+{
+    struct partition *p = ps->parts[i];
+    ps->parts[i] = ps->parts[--ps->n];
+    unqueue_wake(ps, p);
+    p->closing = true;
+    partition_fail_waiters(p, RC_NOT_LEADER);
+    struct removal *r = malloc(sizeof *r);
+    ASSERT(r != NULL);
+    *r = (struct removal){.ps = ps, .p = p, .delete_files = delete_files};
+    part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
+    if (!delete_files &&
+        producer_state_save(&p->producers, r->dir,
+                            log_end_offset(p->log)) != RC_OK) {
+        TRACE_WARN(ps->tracer, "partition=%s-%d producer state not saved; "
+                   "rebuilt from the log on restart", p->topic, p->id);
+    }
+    if (delete_files) {
+        TRACE_INFO(ps->tracer, "partition %s-%d no longer hosted here; "
+                   "deleting %s", p->topic, p->id, r->dir);
+    }
+    ps->closing++;
+    log_close_then(p->log, closed_cb, r);
+}
+
+static bool hosts(const struct replica_manager *ps, const struct meta_partition *mp)
+{
+    return meta_replica_set_contains(&mp->replicas, ps->broker_id);
+}
+
+static void more_cb(uv_idle_t *handle)
+{
+    struct replica_manager *ps = handle->data;
+    uv_idle_stop(handle);
+    replica_manager_apply(ps, ps->img);
+}
+
+void replica_manager_apply(struct replica_manager *ps, const struct meta_image *img)
+{
+    int opens = 0;
+    bool changed = false;
+    ps->img = img;
+    for (size_t i = 0; i < ps->n; i++) {
+        ps->parts[i]->seen = false;
+    }
+    for (size_t t = 0; t < img->n_topics; t++) {
+        const struct meta_topic *topic = &img->topics[t];
+        for (int32_t id = 0; id < topic->n_partitions; id++) {
+            const struct meta_partition *mp = &topic->partitions[id];
+            if (!hosts(ps, mp)) {
+                continue;
+            }
+            struct partition *p = find_by_id(ps, &topic->id, id);
+            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN) {
+                opens++;
+                p = add(ps, topic, id);
+            } else if (p == NULL) {
+                uv_idle_start(&ps->more, more_cb); /* the rest next turn */
+            }
+            if (p != NULL) {
+                p->seen = true;
+                changed |= follow_leadership(ps, p, topic, mp);
+            }
+        }
+    }
+    for (size_t i = ps->n; i > 0; i--) {
+        if (!ps->parts[i - 1]->seen) {
+            drop(ps, i - 1, true);
+            changed = true;
+        }
+    }
+    if (changed && ps->followers_changed != NULL) {
+        ps->followers_changed(ps->followers_changed_arg);
+    }
+}
+
+void replica_manager_close(struct replica_manager *ps)
+{
+    save_checkpoint(ps, true);
+    uv_close((uv_handle_t *)&ps->more, NULL);
+    uv_close((uv_handle_t *)&ps->wake_idle, NULL);
+    uv_close((uv_handle_t *)&ps->isr_timer, NULL);
+    free(ps->wake);
+    ps->wake = NULL;
+    ps->n_wake = ps->cap_wake = 0;
+    while (ps->n > 0) {
+        drop(ps, ps->n - 1, false);
+    }
+    free(ps->parts);
+    ps->parts = NULL;
+    ps->cap = 0;
+}

@@ -1,0 +1,91 @@
+/* The partitions this broker hosts, kept in step with the metadata image:
+ * a partition log (broker/log/log.h) under <log.dir>/<topic>-<partition> for
+ * every partition that names this broker as a replica, created when it
+ * appears and deleted with its directory when it goes (topic deleted or
+ * replica moved). Each leader or leader-epoch change is logged as
+ * "became leader of t-p at epoch e" or "became follower ..."; a new
+ * leader records its epoch in the log's leader-epoch cache. A directory
+ * keeps a partition.metadata file with the topic id, so a topic deleted
+ * and created again under the same name never reuses old data.
+ * Opening a log is blocking file work (directories, fsyncs), so at most
+ * PARTITIONS_OPENS_PER_TURN are opened per loop iteration; the rest follow
+ * in later iterations, and heartbeats and timers run in between.
+ * Loop thread only. */
+#ifndef CAIRN_BROKER_REPLICA_MANAGER_H
+#define CAIRN_BROKER_REPLICA_MANAGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "broker/log/log.h"
+#include "broker/replication/partition.h"
+#include "common/meta/meta.h"
+#include "common/trace.h"
+
+#define PARTITIONS_OPENS_PER_TURN 16
+
+struct replica_manager {
+    uv_loop_t *loop;
+    uv_idle_t more;              /* continues a partial apply */
+    const struct meta_image *img; /* the image being followed */
+    struct tracer *tracer;
+    int32_t broker_id;
+    char log_dir[LOG_PATH_BYTES_MAX];
+    struct log_config log_cfg;   /* broker defaults; topics may override */
+    bool sync_before_ack;        /* log.sync.before.ack */
+    int32_t min_insync;          /* min.insync.replicas (broker default) */
+    int64_t lag_max_ms;          /* replica.lag.time.max.ms */
+    /* A partition's high watermark or log end moved (deferred to the next
+     * loop turn, see replica_manager_wake()). */
+    void (*hw_moved)(void *arg, struct partition *p);
+    void *hw_moved_arg;
+    /* A leader proposes a new ISR to the controller; the answer comes
+     * back through partition_alter_done(). */
+    void (*alter_isr)(void *arg, struct partition *p,
+                      const struct meta_replica_set *isr);
+    void *alter_isr_arg;
+    /* Leadership of some partition changed (fetchers re-plan). */
+    void (*followers_changed)(void *arg);
+    void *followers_changed_arg;
+    uv_idle_t wake_idle;         /* runs the queued wakes */
+    struct partition **wake;     /* partitions whose HW or end moved */
+    size_t n_wake;
+    size_t cap_wake;
+    uv_timer_t isr_timer;        /* ISR shrink checks, HW checkpoints */
+    uint64_t last_checkpoint_ms;
+    struct partition **parts;
+    size_t n;
+    size_t cap;
+    size_t closing;              /* logs closing, not yet freed */
+};
+
+MUST_CHECK int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
+                               int32_t broker_id, const char *log_dir,
+                               const struct log_config *log_cfg,
+                               struct tracer *tracer);
+
+/* Brings the hosted partitions in line with img. Errors on one partition
+ * are logged and leave it out; the rest go on. */
+void replica_manager_apply(struct replica_manager *ps, const struct meta_image *img);
+
+/* p's high watermark or log end moved: parked fetches reading it are
+ * re-evaluated at the start of the next loop turn, never from inside the
+ * caller (which may be in the middle of answering one). */
+void replica_manager_wake(struct replica_manager *ps, struct partition *p);
+
+/* Sends a leader's proposed ISR for p to the controller. */
+void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
+                          const struct meta_replica_set *isr);
+
+/* Starts the periodic ISR checks and high-watermark checkpoints
+ * (`replication-offset-checkpoint` in log.dir, Kafka's format). */
+void replica_manager_start_timers(struct replica_manager *ps);
+
+/* Closes every log (cleanly) and the handle; the loop frees them. */
+void replica_manager_close(struct replica_manager *ps);
+
+struct partition *replica_manager_find(const struct replica_manager *ps,
+                                  const char *topic, int32_t id);
+
+#endif

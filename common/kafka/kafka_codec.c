@@ -1,0 +1,502 @@
+/* Kafka codec (common/kafka/kafka_codec.h): the helpers shared by every API,
+ * kafka_error_from_rc(), ApiVersions and Metadata. Field lists follow
+ * shared/reference/kafka-protocol.md sections 4.1 and 4.2, checked against
+ * apache/kafka ApiVersions{Request,Response}.json and
+ * Metadata{Request,Response}.json. Pure: no I/O, no clock, no globals but
+ * const tables; any thread. */
+#include "common/kafka/kafka_codec.h"
+
+#include <stdint.h>
+
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/rc.h"
+
+/* --- Shared helpers ------------------------------------------------------ */
+
+/* What "" defaults point at. */
+static const uint8_t kafka_codec__empty[1];
+
+struct slice kafka_codec__empty_string(void)
+{
+    struct slice s = {kafka_codec__empty, 0};
+    return s;
+}
+
+void kafka_codec__fail(struct reader *r, int rc)
+{
+    ASSERT(rc != RC_OK);
+    if (r->rc == RC_OK) {
+        r->rc = rc;
+    }
+}
+
+int kafka_codec__finish(struct reader *r)
+{
+    if (r->rc == RC_OK && reader_remaining(r) != 0) {
+        return RC_MALFORMED;
+    }
+    return r->rc;
+}
+
+/* The count checks of kafka_codec__array(); puts pos back on failure so
+ * that, as with every reader call, a failing read consumes nothing. Not
+ * reader_array_len(): it calls a count the bytes left cannot hold
+ * RC_MALFORMED, and here that is the frame ending early (RC_SHORT). */
+static int32_t kafka_codec_count(struct reader *r, size_t wire_min_bytes,
+                                 int32_t n_max, bool nullable)
+{
+    ASSERT(wire_min_bytes > 0);
+    ASSERT(n_max >= 0);
+    size_t start = r->pos;
+    int32_t n = reader_i32(r);
+    int rc = RC_OK;
+    if (r->rc != RC_OK) {
+        return 0;
+    }
+    if (n == -1 && nullable) {
+        return -1;
+    }
+    if (n < 0) {
+        rc = RC_MALFORMED;
+    } else if ((uint64_t)n > reader_remaining(r) / wire_min_bytes) {
+        rc = RC_SHORT;
+    } else if (n > n_max) {
+        rc = RC_TOO_LARGE;
+    }
+    if (rc != RC_OK) {
+        kafka_codec__fail(r, rc);
+        r->pos = start;
+        return 0;
+    }
+    return n;
+}
+
+void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
+                         size_t elem_bytes, size_t wire_min_bytes,
+                         int32_t n_max, bool nullable)
+{
+    *n = kafka_codec_count(r, wire_min_bytes, n_max, nullable);
+    if (*n <= 0) {
+        return NULL;
+    }
+    void *elems = NULL;
+    int rc = arena_alloc(a, (size_t)*n, elem_bytes, &elems);
+    if (rc != RC_OK) {
+        kafka_codec__fail(r, rc);
+        *n = 0;
+        return NULL;
+    }
+    return elems;
+}
+
+const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
+                                      int32_t *n)
+{
+    int32_t *v = kafka_codec__array(r, a, n, sizeof(*v), 4,
+                                    (int32_t)KAFKA_ARRAY_COUNT_MAX, false);
+    for (int32_t i = 0; i < *n; i++) {
+        v[i] = reader_i32(r);
+    }
+    return v;
+}
+
+const struct slice *kafka_codec__read_strings(struct reader *r,
+                                              struct arena *a, int32_t *n,
+                                              int32_t n_max, bool nullable)
+{
+    struct slice *v =
+        kafka_codec__array(r, a, n, sizeof(*v), 2, n_max, nullable);
+    for (int32_t i = 0; i < *n; i++) {
+        v[i] = reader_string(r);
+    }
+    return v;
+}
+
+void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
+                              bool nullable)
+{
+    ASSERT(n >= -1);
+    ASSERT(n >= 0 || nullable);
+    ASSERT(n <= 0 || elems != NULL);
+    writer_i32(w, n);
+}
+
+void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n)
+{
+    kafka_codec__write_count(w, n, v, false);
+    for (int32_t i = 0; i < n; i++) {
+        writer_i32(w, v[i]);
+    }
+}
+
+void kafka_codec__write_strings(struct writer *w, const struct slice *v,
+                                int32_t n, bool nullable)
+{
+    kafka_codec__write_count(w, n, v, nullable);
+    for (int32_t i = 0; i < n; i++) {
+        writer_string_slice(w, v[i]);
+    }
+}
+
+void kafka_codec__check_version(int16_t version, int16_t min, int16_t max)
+{
+    ASSERT(version >= min);
+    ASSERT(version <= max);
+}
+
+/* --- Versions and errors ------------------------------------------------- */
+
+struct kafka_codec_range {
+    int16_t api_key;
+    int16_t min;
+    int16_t max;
+};
+
+static const struct kafka_codec_range kafka_codec_ranges[] = {
+    {KAFKA_API_PRODUCE, KAFKA_PRODUCE_VERSION_MIN,
+     KAFKA_PRODUCE_VERSION_MAX},
+    {KAFKA_API_FETCH, KAFKA_FETCH_VERSION_MIN, KAFKA_FETCH_VERSION_MAX},
+    {KAFKA_API_LIST_OFFSETS, KAFKA_LIST_OFFSETS_VERSION_MIN,
+     KAFKA_LIST_OFFSETS_VERSION_MAX},
+    {KAFKA_API_METADATA, KAFKA_METADATA_VERSION_MIN,
+     KAFKA_METADATA_VERSION_MAX},
+    {KAFKA_API_API_VERSIONS, KAFKA_API_VERSIONS_VERSION_MIN,
+     KAFKA_API_VERSIONS_VERSION_MAX},
+    {KAFKA_API_CREATE_TOPICS, KAFKA_CREATE_TOPICS_VERSION_MIN,
+     KAFKA_CREATE_TOPICS_VERSION_MAX},
+    {KAFKA_API_DELETE_TOPICS, KAFKA_DELETE_TOPICS_VERSION_MIN,
+     KAFKA_DELETE_TOPICS_VERSION_MAX},
+    {KAFKA_API_INIT_PRODUCER_ID, KAFKA_INIT_PRODUCER_ID_VERSION_MIN,
+     KAFKA_INIT_PRODUCER_ID_VERSION_MAX},
+    {KAFKA_API_DESCRIBE_CONFIGS, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
+     KAFKA_DESCRIBE_CONFIGS_VERSION_MAX},
+    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH,
+     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN,
+     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX},
+    {KAFKA_API_FIND_COORDINATOR, KAFKA_FIND_COORDINATOR_VERSION_MIN, KAFKA_FIND_COORDINATOR_VERSION_MAX},
+    {KAFKA_API_JOIN_GROUP, KAFKA_JOIN_GROUP_VERSION_MIN, KAFKA_JOIN_GROUP_VERSION_MAX},
+    {KAFKA_API_SYNC_GROUP, KAFKA_SYNC_GROUP_VERSION_MIN, KAFKA_SYNC_GROUP_VERSION_MAX},
+    {KAFKA_API_HEARTBEAT, KAFKA_HEARTBEAT_VERSION_MIN, KAFKA_HEARTBEAT_VERSION_MAX},
+    {KAFKA_API_LEAVE_GROUP, KAFKA_LEAVE_GROUP_VERSION_MIN, KAFKA_LEAVE_GROUP_VERSION_MAX},
+    {KAFKA_API_OFFSET_COMMIT, KAFKA_OFFSET_COMMIT_VERSION_MIN, KAFKA_OFFSET_COMMIT_VERSION_MAX},
+    {KAFKA_API_OFFSET_FETCH, KAFKA_OFFSET_FETCH_VERSION_MIN, KAFKA_OFFSET_FETCH_VERSION_MAX},
+    {KAFKA_API_DESCRIBE_GROUPS, KAFKA_DESCRIBE_GROUPS_VERSION_MIN, KAFKA_DESCRIBE_GROUPS_VERSION_MAX},
+    {KAFKA_API_LIST_GROUPS, KAFKA_LIST_GROUPS_VERSION_MIN, KAFKA_LIST_GROUPS_VERSION_MAX},
+    {KAFKA_API_DELETE_GROUPS, KAFKA_DELETE_GROUPS_VERSION_MIN, KAFKA_DELETE_GROUPS_VERSION_MAX},
+};
+
+bool kafka_codec_version_range(int16_t api_key, int16_t *min, int16_t *max)
+{
+    for (size_t i = 0; i < ARRAY_LEN(kafka_codec_ranges); i++) {
+        const struct kafka_codec_range *e = &kafka_codec_ranges[i];
+        if (e->api_key == api_key) {
+            if (min != NULL) {
+                *min = e->min;
+            }
+            if (max != NULL) {
+                *max = e->max;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+int16_t kafka_error_from_rc(int rc)
+{
+    switch (rc) {
+    case RC_OK:
+        return KAFKA_ERROR_NONE;
+    case RC_OUT_OF_RANGE:
+        return KAFKA_ERROR_OFFSET_OUT_OF_RANGE;
+    case RC_CORRUPT:
+    case RC_SHORT:
+        return KAFKA_ERROR_CORRUPT_MESSAGE;
+    case RC_NOT_FOUND:
+        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+    case RC_TIMEOUT:
+        return KAFKA_ERROR_REQUEST_TIMED_OUT;
+    case RC_TOO_LARGE:
+        return KAFKA_ERROR_MESSAGE_TOO_LARGE;
+    case RC_EXISTS:
+        return KAFKA_ERROR_TOPIC_ALREADY_EXISTS;
+    case RC_MALFORMED:
+        return KAFKA_ERROR_INVALID_RECORD;
+    case RC_NOT_LEADER:
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    case RC_NOT_ENOUGH_REPLICAS:
+        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    case RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    case RC_FENCED_EPOCH:
+        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
+    case RC_UNKNOWN_EPOCH:
+        return KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    default:
+        return KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    }
+}
+
+/* --- ApiVersions --------------------------------------------------------- */
+
+/* Versions above the codec's range use the v0 layout (kafka_codec.h). */
+static int16_t api_versions_layout(int16_t version)
+{
+    ASSERT(version >= 0);
+    return version > KAFKA_API_VERSIONS_VERSION_MAX ? 0 : version;
+}
+
+int kafka_api_versions_request_decode(struct reader *r, int16_t version,
+                                      struct arena *a,
+                                      struct kafka_ApiVersionsRequest *out)
+{
+    (void)a;
+    out->ClientSoftwareName = slice_null();
+    out->ClientSoftwareVersion = slice_null();
+    if (version < 0) {
+        return RC_INVALID;
+    }
+    if (version > KAFKA_API_VERSIONS_VERSION_MAX) {
+        return RC_OK; /* not parsed: answered with the v0 layout */
+    }
+    return kafka_codec__finish(r); /* v0..2: an empty body */
+}
+
+int kafka_api_versions_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_ApiVersionsRequest *req)
+{
+    (void)req;
+    kafka_codec__check_version(version, KAFKA_API_VERSIONS_VERSION_MIN,
+                               KAFKA_API_VERSIONS_VERSION_MAX);
+    return w->rc;
+}
+
+int kafka_api_versions_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_ApiVersionsResponse *resp)
+{
+    int16_t layout = api_versions_layout(version);
+    writer_i16(w, resp->ErrorCode);
+    kafka_codec__write_count(w, resp->ApiKeysCnt, resp->ApiKeys, false);
+    for (int32_t i = 0; i < resp->ApiKeysCnt; i++) {
+        writer_i16(w, resp->ApiKeys[i].ApiKey);
+        writer_i16(w, resp->ApiKeys[i].MinVersion);
+        writer_i16(w, resp->ApiKeys[i].MaxVersion);
+    }
+    if (layout >= 1) {
+        writer_i32(w, resp->ThrottleTimeMs);
+    }
+    return w->rc;
+}
+
+int kafka_api_versions_response_decode(struct reader *r, int16_t version,
+                                       struct arena *a,
+                                       struct kafka_ApiVersionsResponse *out)
+{
+    if (version < 0) {
+        return RC_INVALID;
+    }
+    int16_t layout = api_versions_layout(version);
+    out->ErrorCode = reader_i16(r);
+    struct kafka_ApiVersion *keys = kafka_codec__array(
+        r, a, &out->ApiKeysCnt, sizeof(*keys), 6, INT16_MAX + 1, false);
+    for (int32_t i = 0; i < out->ApiKeysCnt; i++) {
+        keys[i].ApiKey = reader_i16(r);
+        keys[i].MinVersion = reader_i16(r);
+        keys[i].MaxVersion = reader_i16(r);
+    }
+    out->ApiKeys = keys;
+    out->ThrottleTimeMs = layout >= 1 ? reader_i32(r) : 0;
+    return kafka_codec__finish(r);
+}
+
+/* --- Metadata: request --------------------------------------------------- */
+
+static bool metadata_version_ok(int16_t version)
+{
+    return version >= KAFKA_METADATA_VERSION_MIN &&
+           version <= KAFKA_METADATA_VERSION_MAX;
+}
+
+int kafka_metadata_request_decode(struct reader *r, int16_t version,
+                                  struct arena *a,
+                                  struct kafka_MetadataRequest *out)
+{
+    if (!metadata_version_ok(version)) {
+        return RC_INVALID;
+    }
+    struct kafka_MetadataRequestTopic *topics = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*topics), 2,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, true /* nullable */);
+    for (int32_t i = 0; i < out->TopicsCnt; i++) {
+        topics[i].Name = reader_string(r);
+    }
+    out->Topics = topics;
+    out->AllowAutoTopicCreation = version >= 4 ? reader_bool(r) : true;
+    out->IncludeClusterAuthorizedOperations =
+        version >= 8 ? reader_bool(r) : false;
+    out->IncludeTopicAuthorizedOperations =
+        version >= 8 ? reader_bool(r) : false;
+    return kafka_codec__finish(r);
+}
+
+int kafka_metadata_request_encode(struct writer *w, int16_t version,
+                                  const struct kafka_MetadataRequest *req)
+{
+    kafka_codec__check_version(version, KAFKA_METADATA_VERSION_MIN,
+                               KAFKA_METADATA_VERSION_MAX);
+    kafka_codec__write_count(w, req->TopicsCnt, req->Topics, true);
+    for (int32_t i = 0; i < req->TopicsCnt; i++) {
+        writer_string_slice(w, req->Topics[i].Name);
+    }
+    if (version >= 4) {
+        writer_bool(w, req->AllowAutoTopicCreation);
+    }
+    if (version >= 8) {
+        writer_bool(w, req->IncludeClusterAuthorizedOperations);
+        writer_bool(w, req->IncludeTopicAuthorizedOperations);
+    }
+    return w->rc;
+}
+
+/* --- Metadata: response -------------------------------------------------- */
+
+static void
+metadata_partition_encode(struct writer *w, int16_t version,
+                          const struct kafka_MetadataResponsePartition *p)
+{
+    writer_i16(w, p->ErrorCode);
+    writer_i32(w, p->PartitionIndex);
+    writer_i32(w, p->LeaderId);
+    if (version >= 7) {
+        writer_i32(w, p->LeaderEpoch);
+    }
+    kafka_codec__write_i32s(w, p->ReplicaNodes, p->ReplicaNodesCnt);
+    kafka_codec__write_i32s(w, p->IsrNodes, p->IsrNodesCnt);
+    if (version >= 5) {
+        kafka_codec__write_i32s(w, p->OfflineReplicas, p->OfflineReplicasCnt);
+    }
+}
+
+static void metadata_topic_encode(struct writer *w, int16_t version,
+                                  const struct kafka_MetadataResponseTopic *t)
+{
+    writer_i16(w, t->ErrorCode);
+    writer_string_slice(w, t->Name);
+    writer_bool(w, t->IsInternal);
+    kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
+    for (int32_t i = 0; i < t->PartitionsCnt; i++) {
+        metadata_partition_encode(w, version, &t->Partitions[i]);
+    }
+    if (version >= 8) {
+        writer_i32(w, t->TopicAuthorizedOperations);
+    }
+}
+
+int kafka_metadata_response_encode(struct writer *w, int16_t version,
+                                   const struct kafka_MetadataResponse *resp)
+{
+    kafka_codec__check_version(version, KAFKA_METADATA_VERSION_MIN,
+                               KAFKA_METADATA_VERSION_MAX);
+    if (version >= 3) {
+        writer_i32(w, resp->ThrottleTimeMs);
+    }
+    kafka_codec__write_count(w, resp->BrokersCnt, resp->Brokers, false);
+    for (int32_t i = 0; i < resp->BrokersCnt; i++) {
+        const struct kafka_MetadataResponseBroker *b = &resp->Brokers[i];
+        writer_i32(w, b->NodeId);
+        writer_string_slice(w, b->Host);
+        writer_i32(w, b->Port);
+        writer_nullable_string_slice(w, b->Rack);
+    }
+    if (version >= 2) {
+        writer_nullable_string_slice(w, resp->ClusterId);
+    }
+    writer_i32(w, resp->ControllerId);
+    kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
+    for (int32_t i = 0; i < resp->TopicsCnt; i++) {
+        metadata_topic_encode(w, version, &resp->Topics[i]);
+    }
+    if (version >= 8) {
+        writer_i32(w, resp->ClusterAuthorizedOperations);
+    }
+    return w->rc;
+}
+
+static void metadata_partition_decode(struct reader *r, int16_t version,
+                                      struct arena *a,
+                                      struct kafka_MetadataResponsePartition *p)
+{
+    p->ErrorCode = reader_i16(r);
+    p->PartitionIndex = reader_i32(r);
+    p->LeaderId = reader_i32(r);
+    p->LeaderEpoch = version >= 7 ? reader_i32(r) : -1;
+    p->ReplicaNodes = kafka_codec__read_i32s(r, a, &p->ReplicaNodesCnt);
+    p->IsrNodes = kafka_codec__read_i32s(r, a, &p->IsrNodesCnt);
+    p->OfflineReplicas = NULL;
+    p->OfflineReplicasCnt = 0;
+    if (version >= 5) {
+        p->OfflineReplicas =
+            kafka_codec__read_i32s(r, a, &p->OfflineReplicasCnt);
+    }
+}
+
+static void metadata_topic_decode(struct reader *r, int16_t version,
+                                  struct arena *a,
+                                  struct kafka_MetadataResponseTopic *t)
+{
+    t->ErrorCode = reader_i16(r);
+    t->Name = reader_string(r);
+    t->IsInternal = reader_bool(r);
+    /* error_code, index, leader, two empty arrays: 18 bytes at least. */
+    struct kafka_MetadataResponsePartition *parts = kafka_codec__array(
+        r, a, &t->PartitionsCnt, sizeof(*parts), 18,
+        (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
+    for (int32_t i = 0; i < t->PartitionsCnt && r->rc == RC_OK; i++) {
+        metadata_partition_decode(r, version, a, &parts[i]);
+    }
+    t->Partitions = parts;
+    t->TopicAuthorizedOperations = version >= 8 ? reader_i32(r) : INT32_MIN;
+}
+
+static void metadata_brokers_decode(struct reader *r, struct arena *a,
+                                    struct kafka_MetadataResponse *out)
+{
+    /* node id, host, port, rack: 12 bytes at least. */
+    struct kafka_MetadataResponseBroker *brokers =
+        kafka_codec__array(r, a, &out->BrokersCnt, sizeof(*brokers), 12,
+                           (int32_t)KAFKA_ARRAY_COUNT_MAX, false);
+    for (int32_t i = 0; i < out->BrokersCnt; i++) {
+        brokers[i].NodeId = reader_i32(r);
+        brokers[i].Host = reader_string(r);
+        brokers[i].Port = reader_i32(r);
+        brokers[i].Rack = reader_nullable_string(r);
+    }
+    out->Brokers = brokers;
+}
+
+int kafka_metadata_response_decode(struct reader *r, int16_t version,
+                                   struct arena *a,
+                                   struct kafka_MetadataResponse *out)
+{
+    if (!metadata_version_ok(version)) {
+        return RC_INVALID;
+    }
+    out->ThrottleTimeMs = version >= 3 ? reader_i32(r) : 0;
+    metadata_brokers_decode(r, a, out);
+    out->ClusterId = version >= 2 ? reader_nullable_string(r) : slice_null();
+    out->ControllerId = reader_i32(r);
+    /* error_code, name, is_internal, partitions count: 9 bytes. */
+    struct kafka_MetadataResponseTopic *topics = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*topics), 9,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        metadata_topic_decode(r, version, a, &topics[i]);
+    }
+    out->Topics = topics;
+    out->ClusterAuthorizedOperations =
+        version >= 8 ? reader_i32(r) : INT32_MIN;
+    return kafka_codec__finish(r);
+}

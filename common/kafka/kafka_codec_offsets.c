@@ -1,0 +1,287 @@
+/* Kafka codec (common/kafka/kafka_codec.h): the consumer-group offset APIs,
+ * OffsetCommit v2..7 and OffsetFetch v1..5 (the other group APIs are in
+ * kafka_codec_group.c). Field lists follow
+ * shared/reference/kafka-protocol.md sections 4.11 and 4.12, checked
+ * against apache/kafka (3.8.0) OffsetCommit{Request,Response}.json and
+ * OffsetFetch{Request,Response}.json:
+ * - OffsetCommit: RetentionTimeMs only in v2-4; v3 adds ThrottleTimeMs to
+ *   the response, v6 CommittedLeaderEpoch, v7 GroupInstanceId.
+ * - OffsetFetch: v2 makes Topics nullable (null = all) and adds the
+ *   group-level ErrorCode after the topics, v3 ThrottleTimeMs, v5
+ *   CommittedLeaderEpoch.
+ * Later versions are flexible and not handled. Pure: no I/O, no clock, no
+ * globals; any thread. */
+#include "common/kafka/kafka_codec.h"
+
+#include "common/limits.h"
+#include "common/rc.h"
+
+static bool version_in(int16_t version, int16_t min, int16_t max)
+{
+    return version >= min && version <= max;
+}
+
+/* --- OffsetCommit: request ----------------------------------------------- */
+
+static bool offset_commit_version_ok(int16_t version)
+{
+    return version_in(version, KAFKA_OFFSET_COMMIT_VERSION_MIN,
+                      KAFKA_OFFSET_COMMIT_VERSION_MAX);
+}
+
+static void commit_topic_decode(struct reader *r, int16_t version,
+                                struct arena *a,
+                                struct kafka_OffsetCommitRequestTopic *t)
+{
+    t->Name = reader_string(r);
+    /* index, offset, (epoch,) metadata: 14 bytes, 18 from v6. */
+    size_t part_bytes = version >= 6 ? 18 : 14;
+    struct kafka_OffsetCommitRequestPartition *ps = kafka_codec__array(
+        r, a, &t->PartitionsCnt, sizeof(*ps), part_bytes,
+        (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
+    for (int32_t i = 0; i < t->PartitionsCnt; i++) {
+        ps[i].PartitionIndex = reader_i32(r);
+        ps[i].CommittedOffset = reader_i64(r);
+        ps[i].CommittedLeaderEpoch = version >= 6 ? reader_i32(r) : -1;
+        ps[i].CommittedMetadata = reader_nullable_string(r);
+    }
+    t->Partitions = ps;
+}
+
+int kafka_offset_commit_request_decode(struct reader *r, int16_t version,
+                                       struct arena *a,
+                                       struct kafka_OffsetCommitRequest *out)
+{
+    if (!offset_commit_version_ok(version)) {
+        return RC_INVALID;
+    }
+    out->GroupId = reader_string(r);
+    out->GenerationIdOrMemberEpoch = reader_i32(r);
+    out->MemberId = reader_string(r);
+    out->GroupInstanceId =
+        version >= 7 ? reader_nullable_string(r) : slice_null();
+    out->RetentionTimeMs = version <= 4 ? reader_i64(r) : -1;
+    /* name, partitions count: 6 bytes at least. */
+    struct kafka_OffsetCommitRequestTopic *ts = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*ts), 6,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        commit_topic_decode(r, version, a, &ts[i]);
+    }
+    out->Topics = ts;
+    return kafka_codec__finish(r);
+}
+
+int kafka_offset_commit_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetCommitRequest *req)
+{
+    kafka_codec__check_version(version, KAFKA_OFFSET_COMMIT_VERSION_MIN,
+                               KAFKA_OFFSET_COMMIT_VERSION_MAX);
+    writer_string_slice(w, req->GroupId);
+    writer_i32(w, req->GenerationIdOrMemberEpoch);
+    writer_string_slice(w, req->MemberId);
+    if (version >= 7) {
+        writer_nullable_string_slice(w, req->GroupInstanceId);
+    }
+    if (version <= 4) {
+        writer_i64(w, req->RetentionTimeMs);
+    }
+    kafka_codec__write_count(w, req->TopicsCnt, req->Topics, false);
+    for (int32_t i = 0; i < req->TopicsCnt; i++) {
+        const struct kafka_OffsetCommitRequestTopic *t = &req->Topics[i];
+        writer_string_slice(w, t->Name);
+        kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
+        for (int32_t j = 0; j < t->PartitionsCnt; j++) {
+            const struct kafka_OffsetCommitRequestPartition *p =
+                &t->Partitions[j];
+            writer_i32(w, p->PartitionIndex);
+            writer_i64(w, p->CommittedOffset);
+            if (version >= 6) {
+                writer_i32(w, p->CommittedLeaderEpoch);
+            }
+            writer_nullable_string_slice(w, p->CommittedMetadata);
+        }
+    }
+    return w->rc;
+}
+
+/* --- OffsetCommit: response ---------------------------------------------- */
+
+int kafka_offset_commit_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetCommitResponse *resp)
+{
+    kafka_codec__check_version(version, KAFKA_OFFSET_COMMIT_VERSION_MIN,
+                               KAFKA_OFFSET_COMMIT_VERSION_MAX);
+    if (version >= 3) {
+        writer_i32(w, resp->ThrottleTimeMs);
+    }
+    kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
+    for (int32_t i = 0; i < resp->TopicsCnt; i++) {
+        const struct kafka_OffsetCommitResponseTopic *t = &resp->Topics[i];
+        writer_string_slice(w, t->Name);
+        kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
+        for (int32_t j = 0; j < t->PartitionsCnt; j++) {
+            writer_i32(w, t->Partitions[j].PartitionIndex);
+            writer_i16(w, t->Partitions[j].ErrorCode);
+        }
+    }
+    return w->rc;
+}
+
+static void commit_topic_result_decode(
+    struct reader *r, struct arena *a,
+    struct kafka_OffsetCommitResponseTopic *t)
+{
+    t->Name = reader_string(r);
+    /* index, error code: 6 bytes. */
+    struct kafka_OffsetCommitResponsePartition *ps = kafka_codec__array(
+        r, a, &t->PartitionsCnt, sizeof(*ps), 6,
+        (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
+    for (int32_t i = 0; i < t->PartitionsCnt; i++) {
+        ps[i].PartitionIndex = reader_i32(r);
+        ps[i].ErrorCode = reader_i16(r);
+    }
+    t->Partitions = ps;
+}
+
+int kafka_offset_commit_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_OffsetCommitResponse *out)
+{
+    if (!offset_commit_version_ok(version)) {
+        return RC_INVALID;
+    }
+    out->ThrottleTimeMs = version >= 3 ? reader_i32(r) : 0;
+    /* name, partitions count: 6 bytes at least. */
+    struct kafka_OffsetCommitResponseTopic *ts = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*ts), 6,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        commit_topic_result_decode(r, a, &ts[i]);
+    }
+    out->Topics = ts;
+    return kafka_codec__finish(r);
+}
+
+/* --- OffsetFetch: request ------------------------------------------------ */
+
+static bool offset_fetch_version_ok(int16_t version)
+{
+    return version_in(version, KAFKA_OFFSET_FETCH_VERSION_MIN,
+                      KAFKA_OFFSET_FETCH_VERSION_MAX);
+}
+
+int kafka_offset_fetch_request_decode(struct reader *r, int16_t version,
+                                      struct arena *a,
+                                      struct kafka_OffsetFetchRequest *out)
+{
+    if (!offset_fetch_version_ok(version)) {
+        return RC_INVALID;
+    }
+    out->GroupId = reader_string(r);
+    /* name, partition indexes count: 6 bytes at least. */
+    struct kafka_OffsetFetchRequestTopic *ts = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*ts), 6,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, version >= 2 /* nullable */);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        ts[i].Name = reader_string(r);
+        ts[i].PartitionIndexes =
+            kafka_codec__read_i32s(r, a, &ts[i].PartitionIndexesCnt);
+    }
+    out->Topics = ts;
+    return kafka_codec__finish(r);
+}
+
+int kafka_offset_fetch_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetFetchRequest *req)
+{
+    kafka_codec__check_version(version, KAFKA_OFFSET_FETCH_VERSION_MIN,
+                               KAFKA_OFFSET_FETCH_VERSION_MAX);
+    writer_string_slice(w, req->GroupId);
+    kafka_codec__write_count(w, req->TopicsCnt, req->Topics,
+                             version >= 2 /* nullable */);
+    for (int32_t i = 0; i < req->TopicsCnt; i++) {
+        writer_string_slice(w, req->Topics[i].Name);
+        kafka_codec__write_i32s(w, req->Topics[i].PartitionIndexes,
+                                req->Topics[i].PartitionIndexesCnt);
+    }
+    return w->rc;
+}
+
+/* --- OffsetFetch: response ----------------------------------------------- */
+
+int kafka_offset_fetch_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_OffsetFetchResponse *resp)
+{
+    kafka_codec__check_version(version, KAFKA_OFFSET_FETCH_VERSION_MIN,
+                               KAFKA_OFFSET_FETCH_VERSION_MAX);
+    if (version >= 3) {
+        writer_i32(w, resp->ThrottleTimeMs);
+    }
+    kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
+    for (int32_t i = 0; i < resp->TopicsCnt; i++) {
+        const struct kafka_OffsetFetchResponseTopic *t = &resp->Topics[i];
+        writer_string_slice(w, t->Name);
+        kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
+        for (int32_t j = 0; j < t->PartitionsCnt; j++) {
+            const struct kafka_OffsetFetchResponsePartition *p =
+                &t->Partitions[j];
+            writer_i32(w, p->PartitionIndex);
+            writer_i64(w, p->CommittedOffset);
+            if (version >= 5) {
+                writer_i32(w, p->CommittedLeaderEpoch);
+            }
+            writer_nullable_string_slice(w, p->Metadata);
+            writer_i16(w, p->ErrorCode);
+        }
+    }
+    if (version >= 2) {
+        writer_i16(w, resp->ErrorCode);
+    }
+    return w->rc;
+}
+
+static void fetch_topic_result_decode(struct reader *r, int16_t version,
+                                      struct arena *a,
+                                      struct kafka_OffsetFetchResponseTopic *t)
+{
+    t->Name = reader_string(r);
+    /* index, offset, (epoch,) metadata, error code: 16 bytes, 20 from
+     * v5. */
+    size_t part_bytes = version >= 5 ? 20 : 16;
+    struct kafka_OffsetFetchResponsePartition *ps = kafka_codec__array(
+        r, a, &t->PartitionsCnt, sizeof(*ps), part_bytes,
+        (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
+    for (int32_t i = 0; i < t->PartitionsCnt; i++) {
+        ps[i].PartitionIndex = reader_i32(r);
+        ps[i].CommittedOffset = reader_i64(r);
+        ps[i].CommittedLeaderEpoch = version >= 5 ? reader_i32(r) : -1;
+        ps[i].Metadata = reader_nullable_string(r);
+        ps[i].ErrorCode = reader_i16(r);
+    }
+    t->Partitions = ps;
+}
+
+int kafka_offset_fetch_response_decode(struct reader *r, int16_t version,
+                                       struct arena *a,
+                                       struct kafka_OffsetFetchResponse *out)
+{
+    if (!offset_fetch_version_ok(version)) {
+        return RC_INVALID;
+    }
+    out->ThrottleTimeMs = version >= 3 ? reader_i32(r) : 0;
+    /* name, partitions count: 6 bytes at least. */
+    struct kafka_OffsetFetchResponseTopic *ts = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*ts), 6,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        fetch_topic_result_decode(r, version, a, &ts[i]);
+    }
+    out->Topics = ts;
+    out->ErrorCode = version >= 2 ? reader_i16(r) : 0;
+    return kafka_codec__finish(r);
+}

@@ -1,0 +1,209 @@
+/* Cluster metadata: the records of the controllers' Raft log and the
+ * in-memory image they build, shared by the controller (which proposes and
+ * applies them) and the broker (which fetches and applies them). Plain C
+ * structs; only common/meta/meta_codec.c sees protobuf-c. meta_apply() is pure
+ * and deterministic: every node applying the same records in the same order
+ * ends with the same image. Loop thread of whichever process owns the
+ * image. */
+#ifndef CAIRN_COMMON_META_H
+#define CAIRN_COMMON_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/assert.h"
+#include "common/limits.h"
+
+#define META_NO_LEADER (-1)
+#define META_LEADER_UNCHANGED (-2)
+
+
+/* Kafka's ConfigResource types. */
+#define META_RESOURCE_TOPIC 2
+#define META_RESOURCE_BROKER 4
+
+struct meta_uuid {
+    uint8_t b[16];
+};
+
+bool meta_uuid_eq(const struct meta_uuid *a, const struct meta_uuid *b);
+bool meta_uuid_is_zero(const struct meta_uuid *u);
+/* 22-character URL-safe base64 without padding, as Kafka prints ids;
+ * out must hold 23 bytes. */
+void meta_uuid_format(const struct meta_uuid *u, char out[23]);
+
+struct meta_replica_set {
+    int32_t n;
+    int32_t ids[META_REPLICAS_MAX];
+};
+
+bool meta_replica_set_contains(const struct meta_replica_set *s, int32_t id);
+
+/* --- Records ------------------------------------------------------------ */
+
+enum meta_record_type {
+    META_REC_REGISTER_BROKER = 1,
+    META_REC_BROKER_CHANGE = 2,
+    META_REC_TOPIC = 3,
+    META_REC_PARTITION = 4,
+    META_REC_PARTITION_CHANGE = 5,
+    META_REC_REMOVE_TOPIC = 6,
+    META_REC_CONFIG = 7,
+    META_REC_PRODUCER_IDS = 8,
+};
+
+struct meta_rec_register_broker {
+    int32_t broker_id;
+    struct meta_uuid incarnation;
+    char host[META_HOST_BYTES_MAX + 1];
+    int32_t port;
+    char rack[META_RACK_BYTES_MAX + 1]; /* "" = none */
+};
+
+struct meta_rec_broker_change {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    int8_t fenced;                 /* 1 fence, -1 unfence, 0 unchanged */
+    int8_t in_controlled_shutdown; /* 1 yes, -1 no, 0 unchanged */
+};
+
+struct meta_rec_topic {
+    char name[META_TOPIC_NAME_BYTES_MAX + 1];
+    struct meta_uuid id;
+};
+
+struct meta_rec_partition {
+    struct meta_uuid topic_id;
+    int32_t partition;
+    struct meta_replica_set replicas; /* preferred order */
+    struct meta_replica_set isr;
+    int32_t leader;                   /* META_NO_LEADER = offline */
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+};
+
+/* Setting leader (anything but META_LEADER_UNCHANGED, even the same
+ * broker) bumps leader_epoch; every change bumps partition_epoch. */
+struct meta_rec_partition_change {
+    struct meta_uuid topic_id;
+    int32_t partition;
+    bool isr_changed;
+    struct meta_replica_set isr;
+    int32_t leader;
+};
+
+struct meta_rec_remove_topic {
+    struct meta_uuid topic_id;
+};
+
+struct meta_rec_config {
+    int8_t resource_type; /* META_RESOURCE_* */
+    char resource_name[META_TOPIC_NAME_BYTES_MAX + 1];
+    char name[META_CONFIG_NAME_BYTES_MAX + 1];
+    bool has_value;       /* false deletes the key */
+    char value[META_CONFIG_VALUE_BYTES_MAX + 1];
+};
+
+struct meta_rec_producer_ids {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    int64_t next_producer_id;
+};
+
+struct meta_record {
+    enum meta_record_type type;
+    union {
+        struct meta_rec_register_broker register_broker;
+        struct meta_rec_broker_change broker_change;
+        struct meta_rec_topic topic;
+        struct meta_rec_partition partition;
+        struct meta_rec_partition_change partition_change;
+        struct meta_rec_remove_topic remove_topic;
+        struct meta_rec_config config;
+        struct meta_rec_producer_ids producer_ids;
+    } u;
+};
+
+/* --- Image -------------------------------------------------------------- */
+
+struct meta_broker {
+    int32_t id;
+    int64_t epoch;          /* metadata offset of its registration */
+    struct meta_uuid incarnation;
+    char host[META_HOST_BYTES_MAX + 1];
+    int32_t port;
+    char rack[META_RACK_BYTES_MAX + 1];
+    bool fenced;
+    bool in_controlled_shutdown;
+};
+
+struct meta_partition {
+    int32_t id;
+    struct meta_replica_set replicas;
+    struct meta_replica_set isr;
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+};
+
+struct meta_config_entry {
+    char *name;  /* heap, owned by the image */
+    char *value;
+};
+
+struct meta_topic {
+    char name[META_TOPIC_NAME_BYTES_MAX + 1];
+    struct meta_uuid id;
+    int32_t n_partitions;
+    int32_t cap_partitions;            /* allocated; >= n_partitions */
+    struct meta_partition *partitions; /* indexed by partition id */
+    size_t n_configs;
+    struct meta_config_entry *configs; /* sorted by name (strcmp) */
+};
+
+struct meta_image {
+    int64_t offset;           /* records applied; the next gets offset + 1 */
+    struct meta_broker *brokers; /* sorted by id */
+    size_t n_brokers;
+    size_t cap_brokers;
+    struct meta_topic *topics;   /* in creation order */
+    size_t n_topics;
+    size_t cap_topics;
+    int64_t next_producer_id;
+};
+
+void meta_image_init(struct meta_image *img);
+void meta_image_free(struct meta_image *img);
+/* Deep copy of src into an initialised, empty dst. */
+MUST_CHECK int meta_image_copy(struct meta_image *dst,
+                               const struct meta_image *src);
+
+/* Lookups; NULL when absent. Pointers are valid until the next apply. */
+const struct meta_broker *meta_image_broker(const struct meta_image *img,
+                                            int32_t id);
+const struct meta_topic *meta_image_topic(const struct meta_image *img,
+                                          const char *name);
+const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img,
+                                                const struct meta_uuid *id);
+const struct meta_partition *
+meta_image_partition(const struct meta_image *img,
+                     const struct meta_uuid *topic_id, int32_t partition);
+/* A topic config value, or NULL when the topic does not set it. */
+const char *meta_topic_config(const struct meta_topic *t, const char *name);
+
+/* Applies one record; the image's offset advances by one whatever the
+ * outcome, so every node counts the same. A record that does not fit the
+ * image (unknown topic, stale broker epoch, ...) changes nothing else and
+ * returns RC_INVALID. The one exception is RC_NOMEM: it leaves the whole
+ * image unchanged, offset included, so the same record may be applied
+ * again (the FSM aborts instead; replicas must not diverge). */
+MUST_CHECK int meta_apply(struct meta_image *img,
+                          const struct meta_record *rec);
+
+/* Short human text of a record for logs ("partition t-3 leader=2 ..."). */
+void meta_record_describe(const struct meta_image *img,
+                          const struct meta_record *rec, char *out,
+                          size_t cap);
+
+#endif

@@ -1,0 +1,574 @@
+/* meta_apply(): one metadata record applied to the image, with Kafka's
+ * replay rules (ClusterControlManager, ReplicationControlManager,
+ * PartitionRegistration.merge, ConfigurationControlManager and
+ * ProducerIdControlManager in apache/kafka). Pure and deterministic: the
+ * result depends only on the image and the record, never on the clock,
+ * addresses or allocation, so every controller and broker that applies the
+ * same records in the same order ends with the same image. Runs on the
+ * thread that owns the image (a controller's or broker's loop thread).
+ *
+ * Records are not trusted even after the codec checked them: every bound
+ * and string terminator is checked again here, and a record that does not
+ * fit is RC_INVALID with nothing but the offset changed.
+ *
+ * Decisions:
+ *   - RC_NOMEM leaves the image, offset included, unchanged: every apply
+ *     allocates before it mutates. The FSM aborts on it anyway.
+ *   - Broker configs (resource type 4) are checked and then ignored with
+ *     RC_OK: the image has nowhere to keep them and no broker reads them
+ *     yet. Other resource types are RC_INVALID.
+ *   - Topic names must be legal Kafka names ([a-zA-Z0-9._-]{1,249}, not
+ *     "." or ".."): brokers build directory names from them.
+ *   - Replica sets hold 0..META_REPLICAS_MAX distinct ids >= 0; leaders are
+ *     >= -1; epochs are >= 0 and an epoch bump past INT32_MAX is invalid.
+ *   - Deleting a config key that is not set is RC_OK (Kafka's replay does
+ *     the same). */
+#include "common/meta/meta.h"
+
+#include "common/rc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- Checks on untrusted record fields ----------------------------------- */
+
+/* True if s ends with a NUL inside its array of cap bytes. */
+static bool apply_str_ok(const char *s, size_t cap)
+{
+    return memchr(s, '\0', cap) != NULL;
+}
+
+static bool apply_topic_name_ok(const char *name, size_t cap)
+{
+    size_t n;
+
+    if (!apply_str_ok(name, cap)) {
+        return false;
+    }
+    n = strlen(name);
+    if (n == 0 || n > META_TOPIC_NAME_BYTES_MAX) {
+        return false;
+    }
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                  c == '-';
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Copies the n ids of a checked set, zeroing the rest, so that what lies
+ * beyond n in a record never reaches the image. */
+static void apply_set_copy(struct meta_replica_set *dst,
+                           const struct meta_replica_set *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->n = src->n;
+    memcpy(dst->ids, src->ids, (size_t)src->n * sizeof dst->ids[0]);
+}
+
+/* Copies a checked string; the rest of dst stays zero. */
+static void apply_str_copy(char *dst, const char *src)
+{
+    memcpy(dst, src, strlen(src) + 1);
+}
+
+static bool apply_set_ok(const struct meta_replica_set *s)
+{
+    if (s->n < 0 || s->n > META_REPLICAS_MAX) {
+        return false;
+    }
+    for (int32_t i = 0; i < s->n; i++) {
+        if (s->ids[i] < 0) {
+            return false;
+        }
+        for (int32_t j = 0; j < i; j++) {
+            if (s->ids[j] == s->ids[i]) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* --- Finding things, mutably --------------------------------------------- */
+
+/* Index of broker id, or where it would be inserted; *found says which. */
+static size_t apply_broker_index(const struct meta_image *img, int32_t id,
+                                 bool *found)
+{
+    size_t lo = 0;
+    size_t hi = img->n_brokers;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->brokers[mid].id < id) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *found = lo < img->n_brokers && img->brokers[lo].id == id;
+    return lo;
+}
+
+static struct meta_topic *apply_topic_by_id(struct meta_image *img,
+                                            const struct meta_uuid *id)
+{
+    for (size_t i = img->n_topics; i > 0; i--) {
+        if (meta_uuid_eq(&img->topics[i - 1].id, id)) {
+            return &img->topics[i - 1];
+        }
+    }
+    return NULL;
+}
+
+static struct meta_topic *apply_topic_by_name(struct meta_image *img,
+                                              const char *name)
+{
+    for (size_t i = img->n_topics; i > 0; i--) {
+        if (strcmp(img->topics[i - 1].name, name) == 0) {
+            return &img->topics[i - 1];
+        }
+    }
+    return NULL;
+}
+
+/* Index of config name in t, or where it would be inserted. */
+static size_t apply_config_index(const struct meta_topic *t, const char *name,
+                                 bool *found)
+{
+    size_t lo = 0;
+    size_t hi = t->n_configs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(t->configs[mid].name, name) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *found = lo < t->n_configs && strcmp(t->configs[lo].name, name) == 0;
+    return lo;
+}
+
+/* Makes room for need elements of elem bytes in *arr (capacity *cap),
+ * doubling. Changes nothing on RC_NOMEM. */
+static int apply_reserve(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    size_t new_cap;
+    void *p;
+
+    if (need <= *cap) {
+        return RC_OK;
+    }
+    new_cap = *cap < 4 ? 4 : *cap * 2;
+    if (new_cap < need) {
+        new_cap = need;
+    }
+    ASSERT(new_cap <= SIZE_MAX / elem);
+    p = realloc(*arr, new_cap * elem);
+    if (p == NULL) {
+        return RC_NOMEM;
+    }
+    *arr = p;
+    *cap = new_cap;
+    return RC_OK;
+}
+
+/* --- Brokers ------------------------------------------------------------- */
+
+static int apply_register_broker(struct meta_image *img,
+                                 const struct meta_rec_register_broker *r,
+                                 int64_t epoch)
+{
+    struct meta_broker *b;
+    bool found;
+    size_t i;
+
+    if (r->broker_id < 0 || r->port < 0 || r->port > 65535 ||
+        !apply_str_ok(r->host, sizeof r->host) ||
+        !apply_str_ok(r->rack, sizeof r->rack)) {
+        return RC_INVALID;
+    }
+    i = apply_broker_index(img, r->broker_id, &found);
+    if (!found) {
+        void *arr = img->brokers;
+        int rv;
+        if (img->n_brokers >= META_BROKERS_MAX) {
+            return RC_INVALID;
+        }
+        rv = apply_reserve(&arr, &img->cap_brokers, img->n_brokers + 1,
+                           sizeof *img->brokers);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        img->brokers = arr;
+        memmove(&img->brokers[i + 1], &img->brokers[i],
+                (img->n_brokers - i) * sizeof *img->brokers);
+        img->n_brokers++;
+    }
+    b = &img->brokers[i];
+    memset(b, 0, sizeof *b);
+    b->id = r->broker_id;
+    b->epoch = epoch;
+    b->incarnation = r->incarnation;
+    apply_str_copy(b->host, r->host);
+    b->port = r->port;
+    apply_str_copy(b->rack, r->rack);
+    b->fenced = true;
+    b->in_controlled_shutdown = false;
+    return RC_OK;
+}
+
+static bool apply_tristate_ok(int8_t v)
+{
+    return v >= -1 && v <= 1;
+}
+
+static int apply_broker_change(struct meta_image *img,
+                               const struct meta_rec_broker_change *c)
+{
+    struct meta_broker *b;
+    bool found;
+    size_t i;
+
+    if (!apply_tristate_ok(c->fenced) ||
+        !apply_tristate_ok(c->in_controlled_shutdown)) {
+        return RC_INVALID;
+    }
+    i = apply_broker_index(img, c->broker_id, &found);
+    if (!found || img->brokers[i].epoch != c->broker_epoch) {
+        return RC_INVALID; /* unknown broker or stale epoch */
+    }
+    b = &img->brokers[i];
+    if (c->fenced != 0) {
+        b->fenced = c->fenced > 0;
+    }
+    if (c->in_controlled_shutdown != 0) {
+        b->in_controlled_shutdown = c->in_controlled_shutdown > 0;
+    }
+    return RC_OK;
+}
+
+/* --- Topics and partitions ----------------------------------------------- */
+
+static int apply_topic(struct meta_image *img, const struct meta_rec_topic *r)
+{
+    struct meta_topic *t;
+    void *arr = img->topics;
+    int rv;
+
+    if (!apply_topic_name_ok(r->name, sizeof r->name) ||
+        meta_uuid_is_zero(&r->id)) {
+        return RC_INVALID;
+    }
+    if (apply_topic_by_name(img, r->name) != NULL ||
+        apply_topic_by_id(img, &r->id) != NULL ||
+        img->n_topics >= META_TOPICS_MAX) {
+        return RC_INVALID;
+    }
+    rv = apply_reserve(&arr, &img->cap_topics, img->n_topics + 1,
+                       sizeof *img->topics);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    img->topics = arr;
+    t = &img->topics[img->n_topics++];
+    memset(t, 0, sizeof *t);
+    apply_str_copy(t->name, r->name);
+    t->id = r->id;
+    return RC_OK;
+}
+
+/* Room for one more partition; changes nothing on RC_NOMEM. */
+static int apply_partition_reserve(struct meta_topic *t)
+{
+    int32_t cap;
+    struct meta_partition *p;
+
+    if (t->n_partitions < t->cap_partitions) {
+        return RC_OK;
+    }
+    cap = t->cap_partitions < 4 ? 4 : t->cap_partitions * 2;
+    if (cap > META_PARTITIONS_MAX) {
+        cap = META_PARTITIONS_MAX;
+    }
+    ASSERT(cap > t->n_partitions);
+    p = realloc(t->partitions, (size_t)cap * sizeof *p);
+    if (p == NULL) {
+        return RC_NOMEM;
+    }
+    t->partitions = p;
+    t->cap_partitions = cap;
+    return RC_OK;
+}
+
+static int apply_partition(struct meta_image *img,
+                           const struct meta_rec_partition *r)
+{
+    struct meta_topic *t = apply_topic_by_id(img, &r->topic_id);
+    struct meta_partition *p;
+
+    if (t == NULL || r->partition < 0 || r->partition > t->n_partitions) {
+        return RC_INVALID;
+    }
+    if (!apply_set_ok(&r->replicas) || !apply_set_ok(&r->isr) ||
+        r->leader < META_NO_LEADER || r->leader_epoch < 0 ||
+        r->partition_epoch < 0) {
+        return RC_INVALID;
+    }
+    if (r->partition == t->n_partitions) {
+        int rv;
+        if (t->n_partitions >= META_PARTITIONS_MAX) {
+            return RC_INVALID;
+        }
+        rv = apply_partition_reserve(t);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        t->n_partitions++;
+    }
+    p = &t->partitions[r->partition];
+    memset(p, 0, sizeof *p);
+    p->id = r->partition;
+    apply_set_copy(&p->replicas, &r->replicas);
+    apply_set_copy(&p->isr, &r->isr);
+    p->leader = r->leader;
+    p->leader_epoch = r->leader_epoch;
+    p->partition_epoch = r->partition_epoch;
+    return RC_OK;
+}
+
+static int apply_partition_change(struct meta_image *img,
+                                  const struct meta_rec_partition_change *c)
+{
+    struct meta_topic *t = apply_topic_by_id(img, &c->topic_id);
+    struct meta_partition *p;
+    bool set_leader = c->leader != META_LEADER_UNCHANGED;
+
+    if (t == NULL || c->partition < 0 || c->partition >= t->n_partitions) {
+        return RC_INVALID;
+    }
+    p = &t->partitions[c->partition];
+    if (c->isr_changed && !apply_set_ok(&c->isr)) {
+        return RC_INVALID;
+    }
+    if (set_leader &&
+        (c->leader < META_NO_LEADER || p->leader_epoch == INT32_MAX)) {
+        return RC_INVALID;
+    }
+    if (p->partition_epoch == INT32_MAX) {
+        return RC_INVALID;
+    }
+    if (c->isr_changed) {
+        apply_set_copy(&p->isr, &c->isr);
+    }
+    if (set_leader) {
+        p->leader = c->leader;
+        p->leader_epoch++;
+    }
+    p->partition_epoch++;
+    return RC_OK;
+}
+
+static void apply_topic_free(struct meta_topic *t)
+{
+    for (size_t i = 0; i < t->n_configs; i++) {
+        free(t->configs[i].name);
+        free(t->configs[i].value);
+    }
+    free(t->configs);
+    free(t->partitions);
+}
+
+static int apply_remove_topic(struct meta_image *img,
+                              const struct meta_rec_remove_topic *r)
+{
+    struct meta_topic *t = apply_topic_by_id(img, &r->topic_id);
+    size_t i;
+
+    if (t == NULL) {
+        return RC_INVALID;
+    }
+    i = (size_t)(t - img->topics);
+    apply_topic_free(t);
+    memmove(&img->topics[i], &img->topics[i + 1],
+            (img->n_topics - i - 1) * sizeof *img->topics);
+    img->n_topics--;
+    return RC_OK;
+}
+
+/* --- Configs and producer ids -------------------------------------------- */
+
+static void apply_config_delete(struct meta_topic *t, size_t i)
+{
+    free(t->configs[i].name);
+    free(t->configs[i].value);
+    memmove(&t->configs[i], &t->configs[i + 1],
+            (t->n_configs - i - 1) * sizeof *t->configs);
+    t->n_configs--;
+    if (t->n_configs == 0) {
+        free(t->configs);
+        t->configs = NULL;
+    }
+}
+
+static char *apply_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+
+    if (d != NULL) {
+        memcpy(d, s, n);
+    }
+    return d;
+}
+
+/* Sets name=value on t; allocates everything before changing anything. */
+static int apply_config_set(struct meta_topic *t, const char *name,
+                            const char *value)
+{
+    struct meta_config_entry *arr;
+    char *v;
+    char *k;
+    bool found;
+    size_t i = apply_config_index(t, name, &found);
+
+    if (!found && t->n_configs >= META_TOPIC_CONFIGS_MAX) {
+        return RC_INVALID;
+    }
+    v = apply_strdup(value);
+    if (v == NULL) {
+        return RC_NOMEM;
+    }
+    if (found) {
+        free(t->configs[i].value);
+        t->configs[i].value = v;
+        return RC_OK;
+    }
+    /* A successful realloc only adds room: the image is unchanged. */
+    arr = realloc(t->configs, (t->n_configs + 1) * sizeof *arr);
+    if (arr == NULL) {
+        free(v);
+        return RC_NOMEM;
+    }
+    t->configs = arr;
+    k = apply_strdup(name);
+    if (k == NULL) {
+        free(v);
+        return RC_NOMEM;
+    }
+    memmove(&arr[i + 1], &arr[i], (t->n_configs - i) * sizeof *arr);
+    arr[i].name = k;
+    arr[i].value = v;
+    t->n_configs++;
+    return RC_OK;
+}
+
+static int apply_config(struct meta_image *img, const struct meta_rec_config *c)
+{
+    struct meta_topic *t;
+    bool found;
+    size_t i;
+
+    if (!apply_str_ok(c->resource_name, sizeof c->resource_name) ||
+        !apply_str_ok(c->name, sizeof c->name) || c->name[0] == '\0' ||
+        (c->has_value && !apply_str_ok(c->value, sizeof c->value))) {
+        return RC_INVALID;
+    }
+    if (c->resource_type == META_RESOURCE_BROKER) {
+        return RC_OK; /* not kept; see the file comment */
+    }
+    if (c->resource_type != META_RESOURCE_TOPIC) {
+        return RC_INVALID;
+    }
+    t = apply_topic_by_name(img, c->resource_name);
+    if (t == NULL) {
+        return RC_INVALID;
+    }
+    if (c->has_value) {
+        return apply_config_set(t, c->name, c->value);
+    }
+    i = apply_config_index(t, c->name, &found);
+    if (found) {
+        apply_config_delete(t, i);
+    }
+    return RC_OK;
+}
+
+static int apply_producer_ids(struct meta_image *img,
+                              const struct meta_rec_producer_ids *r)
+{
+    if (r->next_producer_id <= img->next_producer_id) {
+        return RC_INVALID;
+    }
+    img->next_producer_id = r->next_producer_id;
+    return RC_OK;
+}
+
+/* --- Entry point --------------------------------------------------------- */
+
+static void apply_check_invariants(const struct meta_image *img)
+{
+    ASSERT(img->offset >= 0);
+    ASSERT(img->n_brokers <= img->cap_brokers);
+    ASSERT(img->n_brokers <= META_BROKERS_MAX);
+    ASSERT(img->n_topics <= img->cap_topics);
+    ASSERT(img->n_topics <= META_TOPICS_MAX);
+    ASSERT(img->next_producer_id >= 0);
+    for (size_t i = 1; i < img->n_brokers; i++) {
+        DEBUG_ASSERT(img->brokers[i - 1].id < img->brokers[i].id);
+    }
+}
+
+int meta_apply(struct meta_image *img, const struct meta_record *rec)
+{
+    int rv;
+
+    ASSERT(img->offset < INT64_MAX);
+    switch (rec->type) {
+    case META_REC_REGISTER_BROKER:
+        /* The broker epoch is this record's own offset. */
+        rv = apply_register_broker(img, &rec->u.register_broker,
+                                   img->offset + 1);
+        break;
+    case META_REC_BROKER_CHANGE:
+        rv = apply_broker_change(img, &rec->u.broker_change);
+        break;
+    case META_REC_TOPIC:
+        rv = apply_topic(img, &rec->u.topic);
+        break;
+    case META_REC_PARTITION:
+        rv = apply_partition(img, &rec->u.partition);
+        break;
+    case META_REC_PARTITION_CHANGE:
+        rv = apply_partition_change(img, &rec->u.partition_change);
+        break;
+    case META_REC_REMOVE_TOPIC:
+        rv = apply_remove_topic(img, &rec->u.remove_topic);
+        break;
+    case META_REC_CONFIG:
+        rv = apply_config(img, &rec->u.config);
+        break;
+    case META_REC_PRODUCER_IDS:
+        rv = apply_producer_ids(img, &rec->u.producer_ids);
+        break;
+    default:
+        rv = RC_INVALID; /* a type this build does not know */
+        break;
+    }
+    if (rv != RC_NOMEM) {
+        img->offset++;
+    }
+    apply_check_invariants(img);
+    return rv;
+}

@@ -1,0 +1,453 @@
+/* Cluster metadata image (common/meta/meta.h): uuids, replica sets, the image's
+ * lifetime (init, free, deep copy), lookups, and one-line descriptions of
+ * records for logs. meta_apply() lives in common/meta/meta_apply.c and the
+ * protobuf-c encoding in common/meta/meta_codec.c. Pure: no I/O, no clock, no
+ * globals. Runs on the thread of whoever owns the image (the loop thread
+ * of a controller or broker).
+ *
+ * Image invariants kept by apply and decode: brokers strictly sorted by id;
+ * topic names and ids unique; a topic's partitions[i].id == i; its configs
+ * strictly sorted by name, each with a value. */
+#include "common/meta/meta.h"
+
+#include "common/rc.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- Uuids and replica sets ---------------------------------------------- */
+
+bool meta_uuid_eq(const struct meta_uuid *a, const struct meta_uuid *b)
+{
+    return memcmp(a->b, b->b, sizeof a->b) == 0;
+}
+
+bool meta_uuid_is_zero(const struct meta_uuid *u)
+{
+    static const struct meta_uuid zero;
+
+    return meta_uuid_eq(u, &zero);
+}
+
+/* Kafka's Uuid.toString(): URL-safe base64 of the 16 bytes, no padding. */
+void meta_uuid_format(const struct meta_uuid *u, char out[23])
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t o = 0;
+
+    for (size_t i = 0; i + 3 <= sizeof u->b; i += 3) {
+        uint32_t v = ((uint32_t)u->b[i] << 16) |
+                     ((uint32_t)u->b[i + 1] << 8) | u->b[i + 2];
+        out[o++] = alphabet[(v >> 18) & 63];
+        out[o++] = alphabet[(v >> 12) & 63];
+        out[o++] = alphabet[(v >> 6) & 63];
+        out[o++] = alphabet[v & 63];
+    }
+    /* 16 = 5 * 3 + 1: the last byte makes two characters. */
+    out[o++] = alphabet[u->b[15] >> 2];
+    out[o++] = alphabet[(u->b[15] & 3) << 4];
+    ASSERT(o == 22);
+    out[o] = '\0';
+}
+
+bool meta_replica_set_contains(const struct meta_replica_set *s, int32_t id)
+{
+    /* A set from a record may be out of bounds; never read past ids[]. */
+    for (int32_t i = 0; i < s->n && i < META_REPLICAS_MAX; i++) {
+        if (s->ids[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --- Lifetime ------------------------------------------------------------ */
+
+void meta_image_init(struct meta_image *img)
+{
+    memset(img, 0, sizeof *img);
+}
+
+static void image_topic_free(struct meta_topic *t)
+{
+    for (size_t i = 0; i < t->n_configs; i++) {
+        free(t->configs[i].name);
+        free(t->configs[i].value);
+    }
+    free(t->configs);
+    free(t->partitions);
+    t->configs = NULL;
+    t->partitions = NULL;
+    t->n_configs = 0;
+    t->n_partitions = 0;
+    t->cap_partitions = 0;
+}
+
+void meta_image_free(struct meta_image *img)
+{
+    for (size_t i = 0; i < img->n_topics; i++) {
+        image_topic_free(&img->topics[i]);
+    }
+    free(img->topics);
+    free(img->brokers);
+    meta_image_init(img);
+}
+
+static char *image_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+
+    if (d != NULL) {
+        memcpy(d, s, n);
+    }
+    return d;
+}
+
+/* Deep copy of src's partitions and configs into dst, whose scalar fields
+ * are already copied and whose arrays are empty. On RC_NOMEM dst holds what
+ * was copied so far, consistently, for image_topic_free(). */
+static int image_topic_copy(struct meta_topic *dst,
+                            const struct meta_topic *src)
+{
+    dst->partitions = NULL;
+    dst->n_partitions = 0;
+    dst->cap_partitions = 0;
+    dst->configs = NULL;
+    dst->n_configs = 0;
+    if (src->n_partitions > 0) {
+        size_t n = (size_t)src->n_partitions;
+        dst->partitions = malloc(n * sizeof *dst->partitions);
+        if (dst->partitions == NULL) {
+            return RC_NOMEM;
+        }
+        memcpy(dst->partitions, src->partitions, n * sizeof *dst->partitions);
+        dst->n_partitions = src->n_partitions;
+        dst->cap_partitions = src->n_partitions;
+    }
+    if (src->n_configs > 0) {
+        dst->configs = calloc(src->n_configs, sizeof *dst->configs);
+        if (dst->configs == NULL) {
+            return RC_NOMEM;
+        }
+        for (size_t i = 0; i < src->n_configs; i++) {
+            struct meta_config_entry *e = &dst->configs[i];
+            e->name = image_strdup(src->configs[i].name);
+            e->value = image_strdup(src->configs[i].value);
+            dst->n_configs = i + 1; /* free both, even if one failed */
+            if (e->name == NULL || e->value == NULL) {
+                return RC_NOMEM;
+            }
+        }
+    }
+    return RC_OK;
+}
+
+int meta_image_copy(struct meta_image *dst, const struct meta_image *src)
+{
+    int rv = RC_NOMEM;
+
+    ASSERT(dst != src);
+    ASSERT(dst->n_brokers == 0 && dst->brokers == NULL);
+    ASSERT(dst->n_topics == 0 && dst->topics == NULL);
+    dst->offset = src->offset;
+    dst->next_producer_id = src->next_producer_id;
+    if (src->n_brokers > 0) {
+        dst->brokers = malloc(src->n_brokers * sizeof *dst->brokers);
+        if (dst->brokers == NULL) {
+            goto err;
+        }
+        memcpy(dst->brokers, src->brokers,
+               src->n_brokers * sizeof *dst->brokers);
+        dst->n_brokers = src->n_brokers;
+        dst->cap_brokers = src->n_brokers;
+    }
+    if (src->n_topics > 0) {
+        dst->topics = malloc(src->n_topics * sizeof *dst->topics);
+        if (dst->topics == NULL) {
+            goto err;
+        }
+        dst->cap_topics = src->n_topics;
+        for (size_t i = 0; i < src->n_topics; i++) {
+            dst->topics[i] = src->topics[i];
+            dst->n_topics = i + 1;
+            rv = image_topic_copy(&dst->topics[i], &src->topics[i]);
+            if (rv != RC_OK) {
+                goto err;
+            }
+        }
+    }
+    return RC_OK;
+err:
+    meta_image_free(dst);
+    return RC_NOMEM;
+}
+
+/* --- Lookups ------------------------------------------------------------- */
+
+const struct meta_broker *meta_image_broker(const struct meta_image *img,
+                                            int32_t id)
+{
+    size_t lo = 0;
+    size_t hi = img->n_brokers;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->brokers[mid].id < id) {
+            lo = mid + 1;
+        } else if (img->brokers[mid].id > id) {
+            hi = mid;
+        } else {
+            return &img->brokers[mid];
+        }
+    }
+    return NULL;
+}
+
+/* Both topic lookups scan newest first: records about a topic (its
+ * partitions and configs) follow its creation. */
+const struct meta_topic *meta_image_topic(const struct meta_image *img,
+                                          const char *name)
+{
+    for (size_t i = img->n_topics; i > 0; i--) {
+        if (strcmp(img->topics[i - 1].name, name) == 0) {
+            return &img->topics[i - 1];
+        }
+    }
+    return NULL;
+}
+
+const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img,
+                                                const struct meta_uuid *id)
+{
+    for (size_t i = img->n_topics; i > 0; i--) {
+        if (meta_uuid_eq(&img->topics[i - 1].id, id)) {
+            return &img->topics[i - 1];
+        }
+    }
+    return NULL;
+}
+
+const struct meta_partition *
+meta_image_partition(const struct meta_image *img,
+                     const struct meta_uuid *topic_id, int32_t partition)
+{
+    const struct meta_topic *t = meta_image_topic_by_id(img, topic_id);
+
+    if (t == NULL || partition < 0 || partition >= t->n_partitions) {
+        return NULL;
+    }
+    return &t->partitions[partition];
+}
+
+const char *meta_topic_config(const struct meta_topic *t, const char *name)
+{
+    size_t lo = 0;
+    size_t hi = t->n_configs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(t->configs[mid].name, name);
+        if (c < 0) {
+            lo = mid + 1;
+        } else if (c > 0) {
+            hi = mid;
+        } else {
+            return t->configs[mid].value;
+        }
+    }
+    return NULL;
+}
+
+/* --- Descriptions -------------------------------------------------------- */
+
+/* Output that is cut at cap, never overflowed. */
+struct image_out {
+    char *buf;
+    size_t cap;
+    size_t len;
+};
+
+__attribute__((format(printf, 2, 3))) static void
+image_outf(struct image_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (o->len + 1 >= o->cap) {
+        return;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return;
+    }
+    o->len += (size_t)n;
+    if (o->len >= o->cap) {
+        o->len = o->cap - 1;
+    }
+}
+
+/* A record's string, which may lack its NUL: print at most its array. */
+#define IMAGE_STR(field) (int)strnlen((field), sizeof(field)), (field)
+
+static void image_out_set(struct image_out *o, const char *key,
+                          const struct meta_replica_set *s)
+{
+    int32_t n = s->n < 0 ? 0 : s->n;
+
+    if (n > META_REPLICAS_MAX) {
+        n = META_REPLICAS_MAX;
+    }
+    image_outf(o, " %s=[", key);
+    for (int32_t i = 0; i < n; i++) {
+        image_outf(o, "%s%" PRId32, i > 0 ? "," : "", s->ids[i]);
+    }
+    image_outf(o, "]");
+}
+
+/* "orders-3" when img knows the topic, else "<uuid>-3". */
+static void image_out_partition(struct image_out *o,
+                                const struct meta_image *img,
+                                const struct meta_uuid *id, int32_t partition)
+{
+    const struct meta_topic *t = NULL;
+    char u[23];
+
+    if (img != NULL) {
+        t = meta_image_topic_by_id(img, id);
+    }
+    if (t != NULL) {
+        image_outf(o, "%s-%" PRId32, t->name, partition);
+    } else {
+        meta_uuid_format(id, u);
+        image_outf(o, "%s-%" PRId32, u, partition);
+    }
+}
+
+static void image_describe_broker(struct image_out *o,
+                                  const struct meta_record *rec)
+{
+    const struct meta_rec_register_broker *r = &rec->u.register_broker;
+    const struct meta_rec_broker_change *c = &rec->u.broker_change;
+    char u[23];
+
+    if (rec->type == META_REC_REGISTER_BROKER) {
+        meta_uuid_format(&r->incarnation, u);
+        image_outf(o, "register-broker id=%" PRId32 " endpoint=%.*s:%" PRId32
+                   " rack=%.*s incarnation=%s", r->broker_id,
+                   IMAGE_STR(r->host), r->port, IMAGE_STR(r->rack), u);
+    } else {
+        image_outf(o, "broker-change id=%" PRId32 " epoch=%" PRId64
+                   " fenced=%d shutdown=%d", c->broker_id, c->broker_epoch,
+                   c->fenced, c->in_controlled_shutdown);
+    }
+}
+
+static void image_describe_partition(struct image_out *o,
+                                     const struct meta_image *img,
+                                     const struct meta_record *rec)
+{
+    const struct meta_rec_partition *p = &rec->u.partition;
+    const struct meta_rec_partition_change *c = &rec->u.partition_change;
+
+    if (rec->type == META_REC_PARTITION) {
+        image_outf(o, "partition ");
+        image_out_partition(o, img, &p->topic_id, p->partition);
+        image_out_set(o, "replicas", &p->replicas);
+        image_out_set(o, "isr", &p->isr);
+        image_outf(o, " leader=%" PRId32 " epoch=%" PRId32
+                   " partition_epoch=%" PRId32, p->leader, p->leader_epoch,
+                   p->partition_epoch);
+        return;
+    }
+    image_outf(o, "partition-change ");
+    image_out_partition(o, img, &c->topic_id, c->partition);
+    if (c->isr_changed) {
+        image_out_set(o, "isr", &c->isr);
+    }
+    if (c->leader != META_LEADER_UNCHANGED) {
+        image_outf(o, " leader=%" PRId32, c->leader);
+    }
+    if (!c->isr_changed && c->leader == META_LEADER_UNCHANGED) {
+        image_outf(o, " (epoch only)");
+    }
+}
+
+static void image_describe_topic(struct image_out *o,
+                                 const struct meta_image *img,
+                                 const struct meta_record *rec)
+{
+    const struct meta_topic *t = NULL;
+    char u[23];
+
+    if (rec->type == META_REC_TOPIC) {
+        meta_uuid_format(&rec->u.topic.id, u);
+        image_outf(o, "topic %.*s id=%s", IMAGE_STR(rec->u.topic.name), u);
+        return;
+    }
+    meta_uuid_format(&rec->u.remove_topic.topic_id, u);
+    if (img != NULL) {
+        t = meta_image_topic_by_id(img, &rec->u.remove_topic.topic_id);
+    }
+    image_outf(o, "remove-topic %s id=%s", t != NULL ? t->name : "?", u);
+}
+
+static void image_describe_config(struct image_out *o,
+                                  const struct meta_rec_config *c)
+{
+    const char *kind = c->resource_type == META_RESOURCE_TOPIC    ? "topic"
+                       : c->resource_type == META_RESOURCE_BROKER ? "broker"
+                                                                  : "?";
+
+    image_outf(o, "config %s(%d) %.*s %.*s", kind, c->resource_type,
+               IMAGE_STR(c->resource_name), IMAGE_STR(c->name));
+    if (c->has_value) {
+        image_outf(o, "=%.*s", IMAGE_STR(c->value));
+    } else {
+        image_outf(o, " deleted");
+    }
+}
+
+void meta_record_describe(const struct meta_image *img,
+                          const struct meta_record *rec, char *out,
+                          size_t cap)
+{
+    struct image_out o = {out, cap, 0};
+    const struct meta_rec_producer_ids *pid = &rec->u.producer_ids;
+
+    if (cap == 0) {
+        return;
+    }
+    out[0] = '\0';
+    switch (rec->type) {
+    case META_REC_REGISTER_BROKER:
+    case META_REC_BROKER_CHANGE:
+        image_describe_broker(&o, rec);
+        break;
+    case META_REC_TOPIC:
+    case META_REC_REMOVE_TOPIC:
+        image_describe_topic(&o, img, rec);
+        break;
+    case META_REC_PARTITION:
+    case META_REC_PARTITION_CHANGE:
+        image_describe_partition(&o, img, rec);
+        break;
+    case META_REC_CONFIG:
+        image_describe_config(&o, &rec->u.config);
+        break;
+    case META_REC_PRODUCER_IDS:
+        image_outf(&o, "producer-ids broker=%" PRId32 " epoch=%" PRId64
+                   " next=%" PRId64, pid->broker_id, pid->broker_epoch,
+                   pid->next_producer_id);
+        break;
+    default:
+        image_outf(&o, "unknown-record type=%d", (int)rec->type);
+        break;
+    }
+}

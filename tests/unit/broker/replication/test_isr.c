@@ -1,0 +1,843 @@
+/* Replication rules of one partition (broker/replication/isr.h): follower fetch
+ * state and lastCaughtUp, the HW candidate and strict min-ISR, shrink and
+ * expand with one pending change, AlterPartition answers, metadata, and
+ * the follower's truncation point (KIP-101, KIP-279). Time is a plain
+ * int64 in milliseconds: the core has no clock. */
+#include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/log/log_epoch.h"
+#include "broker/replication/isr.h"
+#include "common/meta/meta.h"
+#include "common/rc.h"
+
+#define SELF 1
+#define LEADER_EPOCH 5
+#define PARTITION_EPOCH 7
+#define LAG_MS 30000
+#define T0 1000 /* when this broker became leader */
+
+static struct isr_state s;
+static struct log_epoch_cache leader_cache;
+static struct log_epoch_cache follower_cache;
+
+static void setup(void)
+{
+    log_epoch_init(&leader_cache);
+    log_epoch_init(&follower_cache);
+}
+
+static void teardown(void)
+{
+    log_epoch_free(&leader_cache);
+    log_epoch_free(&follower_cache);
+}
+
+TestSuite(replica, .init = setup, .fini = teardown, .timeout = 60);
+
+static struct meta_replica_set set_make(const int32_t *ids, size_t n)
+{
+    struct meta_replica_set set = {0};
+    cr_assert_leq(n, META_REPLICAS_MAX);
+    for (size_t i = 0; i < n; i++) {
+        set.ids[set.n++] = ids[i];
+    }
+    return set;
+}
+
+#define SET(...)                                                       \
+    set_make((const int32_t[]){__VA_ARGS__},                           \
+             sizeof((const int32_t[]){__VA_ARGS__}) / sizeof(int32_t))
+
+static void expect_set(const struct meta_replica_set *got,
+                       struct meta_replica_set want)
+{
+    cr_assert_eq(got->n, want.n, "n: got %d want %d", got->n, want.n);
+    for (int32_t i = 0; i < want.n; i++) {
+        cr_assert_eq(got->ids[i], want.ids[i], "ids[%d]: got %d want %d", i,
+                     got->ids[i], want.ids[i]);
+    }
+}
+
+static struct meta_partition part(struct meta_replica_set replicas,
+                                  struct meta_replica_set isr,
+                                  int32_t partition_epoch)
+{
+    return (struct meta_partition){
+        .id = 0,
+        .replicas = replicas,
+        .isr = isr,
+        .leader = SELF,
+        .leader_epoch = LEADER_EPOCH,
+        .partition_epoch = partition_epoch,
+    };
+}
+
+/* Self (1) takes over at T0 with LEO leo. */
+static void lead(struct meta_replica_set replicas, struct meta_replica_set isr,
+                 int32_t min_insync_replicas, int64_t leo)
+{
+    struct meta_partition p = part(replicas, isr, PARTITION_EPOCH);
+    isr_become_leader(&s, SELF, &p, min_insync_replicas, LAG_MS, leo, T0);
+}
+
+static void fetch(int32_t id, int64_t offset, int64_t leader_leo,
+                  int64_t now_ms)
+{
+    cr_assert_eq(isr_follower_fetch(&s, id, offset, leader_leo, now_ms),
+                 RC_OK, "follower %d", id);
+}
+
+static const struct isr_follower *follower(int32_t id)
+{
+    const struct isr_follower *f = isr_follower(&s, id);
+    cr_assert_not_null(f, "follower %d", id);
+    return f;
+}
+
+static bool caught_up(int32_t id, int64_t leader_leo, int64_t now_ms)
+{
+    return isr_caught_up(&s, follower(id), leader_leo, now_ms);
+}
+
+/* --- Becoming leader ----------------------------------------------------- */
+
+Test(replica, become_leader_starts_isr_followers_caught_up)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 2, 100);
+    cr_assert_eq(s.self, SELF);
+    cr_assert_eq(s.leader_epoch, LEADER_EPOCH);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH);
+    cr_assert_eq(s.epoch_start_offset, 100);
+    cr_assert_eq(s.min_isr, 2);
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    cr_assert_eq(s.n_followers, 2);
+    cr_assert_null(isr_follower(&s, SELF), "the leader is no follower");
+
+    const struct isr_follower *in = follower(2);
+    cr_assert_eq(in->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(in->last_caught_up_ms, T0);
+    cr_assert(in->eligible);
+    cr_assert(caught_up(2, 100, T0 + LAG_MS));
+
+    const struct isr_follower *out = follower(3);
+    cr_assert_eq(out->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(out->last_caught_up_ms, -1);
+    cr_assert(out->eligible);
+    cr_assert_not(caught_up(3, 100, T0), "never caught up, even at T0");
+}
+
+Test(replica, first_lagging_fetch_after_takeover_keeps_isr_follower_in_sync)
+{
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    fetch(2, 90, 100, T0 + 10); /* no previous fetch to compare with */
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0);
+    cr_assert(caught_up(2, 100, T0 + LAG_MS));
+    cr_assert_not(caught_up(2, 100, T0 + LAG_MS + 1));
+}
+
+/* --- High watermark ------------------------------------------------------ */
+
+Test(replica, hw_is_min_leo_over_leader_and_isr_followers)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 2, 100);
+    fetch(2, 90, 100, T0 + 1);
+    fetch(3, 95, 100, T0 + 1);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 2), 90);
+    fetch(2, 100, 100, T0 + 3);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 4), 95);
+    fetch(3, 100, 100, T0 + 5);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 6), 100);
+    cr_assert_eq(isr_hw_candidate(&s, 110, T0 + 7), 100,
+                 "the leader's own append does not move it alone");
+}
+
+Test(replica, hw_has_no_candidate_until_every_isr_follower_fetched)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 2, 100);
+    fetch(2, 100, 100, T0 + 1);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 2),
+                 ISR_OFFSET_UNKNOWN);
+    fetch(3, 100, 100, T0 + 3);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 4), 100);
+}
+
+Test(replica, caught_up_eligible_follower_outside_isr_holds_hw_back)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 2, 100);
+    fetch(3, 100, 100, T0 + 1); /* caught up at T0 + 1 */
+    fetch(2, 110, 110, T0 + 2);
+    cr_assert_not(meta_replica_set_contains(&s.isr, 3));
+    cr_assert(caught_up(3, 110, T0 + 1000));
+    cr_assert_eq(isr_hw_candidate(&s, 110, T0 + 1000), 100);
+}
+
+Test(replica, ineligible_follower_outside_isr_does_not_hold_hw_back)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 2, 100);
+    fetch(3, 100, 100, T0 + 1);
+    fetch(2, 110, 110, T0 + 2);
+    isr_set_eligible(&s, 3, false);
+    cr_assert(caught_up(3, 110, T0 + 1000));
+    cr_assert_eq(isr_hw_candidate(&s, 110, T0 + 1000), 110);
+    isr_set_eligible(&s, 3, true);
+    cr_assert_eq(isr_hw_candidate(&s, 110, T0 + 1000), 100);
+}
+
+Test(replica, lagging_follower_outside_isr_does_not_hold_hw_back)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 2, 100);
+    fetch(3, 50, 100, T0 + 1); /* never caught up */
+    fetch(2, 110, 110, T0 + 2);
+    cr_assert_not(caught_up(3, 110, T0 + 3));
+    cr_assert_eq(isr_hw_candidate(&s, 110, T0 + 3), 110);
+}
+
+Test(replica, no_hw_candidate_while_committed_isr_below_min_isr)
+{
+    lead(SET(1, 2, 3), SET(1), 2, 100);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0), ISR_OFFSET_UNKNOWN,
+                 "strict min-ISR: the leader alone does not commit");
+    cr_assert_not(isr_enough_for_append(&s));
+
+    struct meta_partition p = part(SET(1, 2, 3), SET(1, 2), 8);
+    isr_update_metadata(&s, &p);
+    fetch(2, 100, 100, T0 + 1);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 1), 100);
+    cr_assert(isr_enough_for_append(&s));
+}
+
+Test(replica, min_isr_clamps_to_replica_count)
+{
+    lead(SET(1, 2), SET(1, 2), 3, 100);
+    cr_assert_eq(s.min_isr, 2);
+    fetch(2, 100, 100, T0 + 1);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 1), 100);
+    cr_assert(isr_enough_for_append(&s));
+    cr_assert(isr_enough_after_append(&s));
+
+    struct meta_partition p = part(SET(1, 2), SET(1), 8);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 2),
+                 ISR_OFFSET_UNKNOWN);
+    cr_assert_not(isr_enough_for_append(&s));
+    cr_assert_not(isr_enough_after_append(&s));
+}
+
+Test(replica, single_replica_commits_alone_whatever_min_insync)
+{
+    lead(SET(1), SET(1), 2, 100);
+    cr_assert_eq(s.min_isr, 1);
+    cr_assert_eq(s.n_followers, 0);
+    cr_assert_eq(isr_hw_candidate(&s, 120, T0), 120);
+    cr_assert(isr_enough_for_append(&s));
+}
+
+/* --- lastCaughtUp -------------------------------------------------------- */
+
+Test(replica, fetch_at_leader_leo_sets_last_caught_up_to_fetch_time)
+{
+    lead(SET(1, 2), SET(1), 1, 100);
+    fetch(2, 100, 100, T0 + 500);
+    cr_assert_eq(follower(2)->leo, 100);
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0 + 500);
+    cr_assert_eq(follower(2)->last_fetch_ms, T0 + 500);
+    cr_assert_eq(follower(2)->last_fetch_leader_leo, 100);
+}
+
+Test(replica, fetch_at_previous_leader_leo_uses_previous_fetch_time)
+{
+    lead(SET(1, 2), SET(1), 1, 100);
+    fetch(2, 90, 100, T0 + 100); /* behind, no previous fetch */
+    cr_assert_eq(follower(2)->last_caught_up_ms, -1);
+    fetch(2, 100, 120, T0 + 600); /* reached what the leader had at +100 */
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0 + 100);
+    fetch(2, 110, 130, T0 + 900); /* short of 120, the previous LEO */
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0 + 100);
+    fetch(2, 130, 130, T0 + 1200);
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0 + 1200);
+}
+
+Test(replica, constant_small_produces_keep_follower_in_sync)
+{
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    int64_t leader_leo = 100;
+    int64_t follower_leo = 100;
+    int64_t now = T0;
+    for (int i = 0; i < 200; i++) { /* 100 s, more than 3 * LAG_MS */
+        now += 500;
+        leader_leo += 10; /* a produce lands before every fetch */
+        fetch(2, follower_leo, leader_leo, now);
+        follower_leo = leader_leo; /* the response brings it all */
+        cr_assert_lt(follower(2)->leo, leader_leo, "never fully caught up");
+        cr_assert(caught_up(2, leader_leo, now), "step %d", i);
+        struct meta_replica_set isr;
+        cr_assert_not(isr_maybe_shrink(&s, leader_leo, now, &isr),
+                      "step %d", i);
+    }
+    cr_assert_eq(follower(2)->last_caught_up_ms, now - 500);
+}
+
+Test(replica, stuck_follower_falls_out_after_lag_max_not_before)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 2, 100);
+    fetch(2, 100, 100, T0);       /* caught up at T0 */
+    fetch(2, 100, 150, T0 + 100); /* stuck: 100 >= 100, keeps T0 */
+    fetch(2, 100, 150, T0 + 200); /* 100 < 150: no progress */
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0);
+    int64_t edge = T0 + LAG_MS;
+    fetch(3, 150, 150, edge);
+    struct meta_replica_set isr = {0};
+    cr_assert(caught_up(2, 150, edge), "now - lastCaughtUp == lag_max_ms");
+    cr_assert_not(isr_maybe_shrink(&s, 150, edge, &isr));
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+
+    fetch(3, 150, 150, edge + 1);
+    cr_assert_not(caught_up(2, 150, edge + 1));
+    cr_assert(isr_maybe_shrink(&s, 150, edge + 1, &isr));
+    expect_set(&isr, SET(1, 3));
+    expect_set(&s.proposed, SET(1, 3));
+    cr_assert_eq(s.pending, ISR_PENDING_SHRINK);
+}
+
+Test(replica, follower_at_leader_leo_is_caught_up_however_old)
+{
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    fetch(2, 100, 100, T0);
+    cr_assert(caught_up(2, 100, T0 + 10 * LAG_MS));
+    cr_assert_not(caught_up(2, 101, T0 + 10 * LAG_MS));
+}
+
+/* --- Shrink and expand --------------------------------------------------- */
+
+Test(replica, shrink_never_removes_leader)
+{
+    lead(SET(2, 1, 3), SET(2, 1, 3), 1, 100);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_shrink(&s, 100, T0 + LAG_MS + 1, &isr));
+    expect_set(&isr, SET(1));
+}
+
+Test(replica, shrink_keeps_caught_up_followers_in_isr_order)
+{
+    lead(SET(1, 2, 3, 4), SET(4, 1, 3, 2), 1, 100);
+    int64_t now = T0 + LAG_MS + 1;
+    fetch(2, 100, 100, now);
+    fetch(4, 100, 100, now);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_shrink(&s, 100, now, &isr));
+    expect_set(&isr, SET(4, 1, 2));
+}
+
+Test(replica, nothing_to_shrink_or_expand_proposes_nothing)
+{
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    fetch(2, 100, 100, T0);
+    struct meta_replica_set isr = SET(9);
+    cr_assert_not(isr_maybe_shrink(&s, 100, T0, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    expect_set(&isr, SET(9)); /* untouched */
+}
+
+Test(replica, shrink_and_expand_refused_while_shrink_pending)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + LAG_MS + 1); /* may join */
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_shrink(&s, 100, T0 + LAG_MS + 1, &isr));
+    expect_set(&isr, SET(1));
+    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_not(isr_maybe_shrink(&s, 100, T0 + 2 * LAG_MS, &isr));
+    cr_assert_eq(s.pending, ISR_PENDING_SHRINK);
+    expect_set(&s.proposed, SET(1));
+}
+
+Test(replica, shrink_and_expand_refused_while_expand_pending)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    expect_set(&isr, SET(1, 2, 3));
+    /* Follower 2 never fetched and is now stale. */
+    cr_assert_not(caught_up(2, 100, T0 + LAG_MS + 1));
+    cr_assert_not(isr_maybe_shrink(&s, 100, T0 + LAG_MS + 1, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_eq(s.pending, ISR_PENDING_EXPAND);
+    expect_set(&s.proposed, SET(1, 2, 3));
+}
+
+Test(replica, pending_expand_counts_new_member_in_maximal_isr)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 2, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    struct meta_replica_set maximal = {0};
+    isr_maximal_isr(&s, &maximal);
+    expect_set(&maximal, SET(1, 2, 3));
+    expect_set(&s.isr, SET(1, 2)); /* committed is unchanged */
+
+    /* Follower 3 stops counting as a would-be member (ineligible), yet it
+     * holds the HW back as a member of the maximal ISR. */
+    fetch(2, 120, 120, T0 + 2);
+    isr_set_eligible(&s, 3, false);
+    cr_assert_eq(isr_hw_candidate(&s, 120, T0 + 3), 100);
+
+    isr_alter_done(&s, false, NULL, 0);
+    cr_assert_eq(isr_hw_candidate(&s, 120, T0 + 3), 120);
+}
+
+Test(replica, pending_expand_counts_for_enough_after_append_only)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 3, 100);
+    cr_assert_eq(s.min_isr, 3);
+    cr_assert_not(isr_enough_for_append(&s));
+    cr_assert_not(isr_enough_after_append(&s));
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_enough_after_append(&s), "maximal ISR has 3");
+    cr_assert_not(isr_enough_for_append(&s), "committed ISR has 2");
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 2),
+                 ISR_OFFSET_UNKNOWN, "strict min-ISR on committed");
+}
+
+Test(replica, pending_shrink_still_counts_dropped_member)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 2, 100);
+    int64_t now = T0 + LAG_MS + 1;
+    fetch(2, 120, 120, now);
+    fetch(3, 50, 120, now); /* stale and far behind */
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_shrink(&s, 120, now, &isr));
+    expect_set(&isr, SET(1, 2));
+
+    struct meta_replica_set maximal = {0};
+    isr_maximal_isr(&s, &maximal);
+    expect_set(&maximal, SET(1, 2, 3));
+    cr_assert_eq(isr_hw_candidate(&s, 120, now), 50);
+
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    cr_assert_eq(isr_hw_candidate(&s, 120, now), 120);
+}
+
+Test(replica, pending_shrink_counts_for_enough_after_append)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 3, 100);
+    int64_t now = T0 + LAG_MS + 1;
+    fetch(2, 100, 100, now);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_shrink(&s, 100, now, &isr));
+    expect_set(&isr, SET(1, 2));
+    cr_assert(isr_enough_for_append(&s), "committed ISR has 3");
+    cr_assert(isr_enough_after_append(&s), "maximal ISR has 3");
+
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    cr_assert_not(isr_enough_for_append(&s));
+    cr_assert_not(isr_enough_after_append(&s));
+}
+
+Test(replica, enough_for_append_uses_committed_isr_only)
+{
+    lead(SET(1, 2), SET(1), 2, 100);
+    fetch(2, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_not(isr_enough_for_append(&s));
+    cr_assert(isr_enough_after_append(&s));
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    cr_assert(isr_enough_for_append(&s));
+}
+
+Test(replica, expand_requires_leo_at_least_hw)
+{
+    lead(SET(1, 2), SET(1), 1, 100);
+    fetch(2, 109, 120, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert_not(isr_maybe_expand(&s, 110, &isr));
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    fetch(2, 110, 120, T0 + 2);
+    cr_assert(isr_maybe_expand(&s, 110, &isr));
+    expect_set(&isr, SET(1, 2));
+    cr_assert_eq(s.pending, ISR_PENDING_EXPAND);
+}
+
+Test(replica, expand_requires_leo_at_least_epoch_start_offset)
+{
+    lead(SET(1, 2), SET(1), 1, 100); /* epoch starts at 100 */
+    fetch(2, 99, 120, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert_not(isr_maybe_expand(&s, 50, &isr), "HW 50 is passed");
+    fetch(2, 100, 120, T0 + 2);
+    cr_assert(isr_maybe_expand(&s, 50, &isr));
+    expect_set(&isr, SET(1, 2));
+}
+
+Test(replica, expand_requires_eligibility)
+{
+    lead(SET(1, 2), SET(1), 1, 100);
+    fetch(2, 100, 100, T0 + 1);
+    isr_set_eligible(&s, 2, false);
+    struct meta_replica_set isr = {0};
+    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    isr_set_eligible(&s, 2, true);
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    expect_set(&isr, SET(1, 2));
+}
+
+Test(replica, expand_never_adds_follower_that_has_not_fetched)
+{
+    lead(SET(1, 2), SET(1), 1, 0); /* empty log: HW and epoch start 0 */
+    struct meta_replica_set isr = {0};
+    cr_assert_not(isr_maybe_expand(&s, 0, &isr));
+    fetch(2, 0, 0, T0 + 1);
+    cr_assert(isr_maybe_expand(&s, 0, &isr));
+}
+
+Test(replica, expand_adds_every_joiner_after_members_in_replica_order)
+{
+    lead(SET(4, 1, 2, 3), SET(3, 1), 1, 100);
+    fetch(2, 100, 100, T0 + 1);
+    fetch(4, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    expect_set(&isr, SET(3, 1, 4, 2));
+}
+
+/* --- AlterPartition answers ---------------------------------------------- */
+
+Test(replica, alter_done_success_adopts_isr_and_partition_epoch)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 1);
+    expect_set(&s.isr, SET(1, 2, 3));
+    cr_assert_eq(s.proposed.n, 0);
+    /* The next change may go. */
+    cr_assert(isr_maybe_shrink(&s, 100, T0 + LAG_MS + 1, &isr));
+}
+
+Test(replica, alter_done_failure_reverts_to_committed_state)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    struct meta_replica_set ignored = SET(1);
+    isr_alter_done(&s, false, &ignored, PARTITION_EPOCH + 3);
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH);
+    expect_set(&s.isr, SET(1, 2));
+    struct meta_replica_set maximal = {0};
+    isr_maximal_isr(&s, &maximal);
+    expect_set(&maximal, SET(1, 2));
+    /* The next check proposes again. */
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    expect_set(&isr, SET(1, 2, 3));
+}
+
+Test(replica, alter_done_ignored_with_nothing_pending)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    struct meta_replica_set isr = SET(1);
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH);
+    expect_set(&s.isr, SET(1, 2));
+}
+
+Test(replica, alter_done_success_older_than_ours_reverts)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH - 1);
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH);
+    expect_set(&s.isr, SET(1, 2));
+}
+
+/* --- Metadata ------------------------------------------------------------ */
+
+Test(replica, metadata_with_new_partition_epoch_drops_pending_change)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    struct meta_partition p = part(SET(1, 2, 3), SET(1), PARTITION_EPOCH + 1);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    cr_assert_eq(s.proposed.n, 0);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 1);
+    expect_set(&s.isr, SET(1));
+    /* The controller's late answer to the dropped change is ignored. */
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 2);
+    expect_set(&s.isr, SET(1));
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 1);
+}
+
+Test(replica, metadata_with_same_partition_epoch_keeps_pending_change)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    struct meta_partition p = part(SET(1, 2, 3), SET(1, 2), PARTITION_EPOCH);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(s.pending, ISR_PENDING_EXPAND);
+    expect_set(&s.proposed, SET(1, 2, 3));
+}
+
+Test(replica, metadata_older_than_adopted_alter_answer_is_ignored)
+{
+    lead(SET(1, 2, 3), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    struct meta_partition p = part(SET(1, 2, 3), SET(1, 2), PARTITION_EPOCH);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 1);
+    expect_set(&s.isr, SET(1, 2, 3));
+}
+
+Test(replica, metadata_removes_and_adds_followers)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 1, 100);
+    fetch(3, 90, 100, T0 + 1);
+    isr_set_eligible(&s, 3, false);
+    struct meta_partition p =
+        part(SET(1, 3, 4), SET(1, 3), PARTITION_EPOCH + 1);
+    isr_update_metadata(&s, &p);
+
+    cr_assert_eq(s.n_followers, 2);
+    cr_assert_null(isr_follower(&s, 2));
+    cr_assert_eq(isr_follower_fetch(&s, 2, 100, 100, T0 + 2),
+                 RC_NOT_FOUND);
+    expect_set(&s.replicas, SET(1, 3, 4));
+
+    const struct isr_follower *kept = follower(3);
+    cr_assert_eq(kept->leo, 90, "a kept follower keeps its fetch state");
+    cr_assert_eq(kept->last_caught_up_ms, T0);
+    cr_assert_not(kept->eligible);
+
+    const struct isr_follower *added = follower(4);
+    cr_assert_eq(added->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(added->last_caught_up_ms, -1);
+    cr_assert(added->eligible);
+    cr_assert_not(caught_up(4, 100, T0 + 2));
+    cr_assert_eq(s.followers[0].id, 3, "replica order");
+    cr_assert_eq(s.followers[1].id, 4, "replica order");
+}
+
+Test(replica, metadata_with_fewer_replicas_lowers_min_isr)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 3, 100);
+    cr_assert_eq(s.min_isr, 3);
+    struct meta_partition p = part(SET(1, 2), SET(1, 2), PARTITION_EPOCH + 1);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(s.min_isr, 2);
+    cr_assert(isr_enough_for_append(&s));
+}
+
+/* --- Fetch from strangers ------------------------------------------------ */
+
+Test(replica, fetch_from_non_replica_is_not_found)
+{
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    cr_assert_eq(isr_follower_fetch(&s, 9, 100, 100, T0 + 1),
+                 RC_NOT_FOUND);
+    cr_assert_eq(isr_follower_fetch(&s, SELF, 100, 100, T0 + 1),
+                 RC_NOT_FOUND, "the leader is not its own follower");
+    cr_assert_eq(follower(2)->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(follower(2)->last_fetch_ms, -1);
+}
+
+Test(replica, fetch_out_of_range_records_nothing)
+{
+    lead(SET(1, 2), SET(1), 1, 100);
+    fetch(2, 90, 100, T0 + 1);
+    cr_assert_eq(isr_follower_fetch(&s, 2, -5, 100, T0 + 2),
+                 RC_OUT_OF_RANGE);
+    cr_assert_eq(isr_follower_fetch(&s, 2, 101, 100, T0 + 3),
+                 RC_OUT_OF_RANGE, "a log that has not truncated yet");
+    const struct isr_follower *f = follower(2);
+    cr_assert_eq(f->leo, 90);
+    cr_assert_eq(f->last_fetch_ms, T0 + 1);
+    cr_assert_eq(f->last_fetch_leader_leo, 100);
+    cr_assert_eq(f->last_caught_up_ms, -1);
+    struct meta_replica_set isr = {0};
+    cr_assert_not(isr_maybe_expand(&s, 90, &isr));
+}
+
+Test(replica, set_eligible_ignores_unknown_ids)
+{
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    isr_set_eligible(&s, 9, false);
+    isr_set_eligible(&s, SELF, false);
+    cr_assert(follower(2)->eligible);
+    cr_assert_eq(s.n_followers, 1);
+}
+
+/* --- Follower truncation ------------------------------------------------- */
+
+static void assign(struct log_epoch_cache *c, int32_t epoch, int64_t start)
+{
+    bool changed = false;
+    cr_assert_eq(log_epoch_assign(c, epoch, start, &changed), RC_OK);
+    cr_assert(changed);
+}
+
+/* What the leader answers to OffsetsForLeaderEpoch(epoch). */
+static void leader_answer(int32_t epoch, int64_t leader_leo,
+                          int32_t *epoch_out, int64_t *end_out)
+{
+    log_epoch_end_offset_for(&leader_cache, epoch, leader_leo, epoch_out,
+                             end_out);
+}
+
+static void expect_truncation(struct isr_truncation t, int64_t offset,
+                              bool done)
+{
+    cr_assert_eq(t.offset, offset, "offset: got %lld want %lld",
+                 (long long)t.offset, (long long)offset);
+    cr_assert_eq(t.done, done, "done: got %d want %d", t.done, done);
+}
+
+/* KIP-101 scenario 1: the follower has offset 1 but had not yet learned
+ * that the HW moved past it. Truncating to its HW (1) would lose a
+ * committed record should it become leader; the epoch answer keeps it. */
+Test(replica, kip101_follower_keeps_committed_records_above_its_hw)
+{
+    assign(&leader_cache, 0, 0);   /* leader: m0, m1 at epoch 0, HW 2 */
+    assign(&follower_cache, 0, 0); /* follower: m0, m1, HW 1 */
+    int32_t epoch = 0;
+    int64_t end = 0;
+    leader_answer(log_epoch_latest(&follower_cache), 2, &epoch, &end);
+    cr_assert_eq(epoch, 0);
+    cr_assert_eq(end, 2);
+    expect_truncation(isr_truncation_for(&follower_cache, 2, 1, epoch,
+                                             end),
+                      2, true);
+}
+
+/* KIP-101 scenario 2: the old leader (now follower) wrote 3..4 at epoch 0
+ * that the new leader never got; the new leader took over at 3 (epoch 1)
+ * and wrote 3..5. Both logs hold offsets 3..4 with different records. The
+ * follower truncates to where the leader's epoch 0 ended (3): not to its
+ * HW (1), and not to its own LEO (5). */
+Test(replica, kip101_divergent_logs_truncate_to_leader_end_of_epoch)
+{
+    assign(&leader_cache, 0, 0);
+    assign(&leader_cache, 1, 3);
+    assign(&follower_cache, 0, 0);
+    int32_t epoch = 0;
+    int64_t end = 0;
+    leader_answer(log_epoch_latest(&follower_cache), 6, &epoch, &end);
+    cr_assert_eq(epoch, 0);
+    cr_assert_eq(end, 3);
+    expect_truncation(isr_truncation_for(&follower_cache, 5, 1, epoch,
+                                             end),
+                      3, true);
+}
+
+/* KIP-279, the follower knows the smaller epoch the leader answers with:
+ * it truncates to its own end of that epoch, which is below the leader's
+ * end and its own LEO, and is done. */
+Test(replica, kip279_leader_answers_smaller_epoch_follower_knows)
+{
+    assign(&leader_cache, 0, 0);
+    assign(&leader_cache, 1, 4);
+    assign(&follower_cache, 0, 0);
+    assign(&follower_cache, 1, 4);
+    assign(&follower_cache, 2, 7);
+    int32_t epoch = 0;
+    int64_t end = 0;
+    /* The follower's latest epoch 2 is unknown to the leader, which
+     * answers with its largest smaller epoch: 1, ending at its LEO 10. */
+    leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
+    cr_assert_eq(epoch, 1);
+    cr_assert_eq(end, 10);
+    expect_truncation(isr_truncation_for(&follower_cache, 9, 2, epoch,
+                                             end),
+                      7, true);
+}
+
+/* KIP-279: back-to-back leader changes. The follower led briefly at epoch
+ * 2 (offsets 4..7, never replicated); the leader knows epochs 0, 1 and 3.
+ * Asked for epoch 2, the leader answers epoch 1, which the follower never
+ * saw: it truncates to the end of its own largest epoch below (0 ends at
+ * 4), not done, and asks again with its new latest epoch. */
+Test(replica, kip279_unknown_leader_epoch_truncates_and_asks_again)
+{
+    assign(&leader_cache, 0, 0);
+    assign(&leader_cache, 1, 4);
+    assign(&leader_cache, 3, 6);
+    assign(&follower_cache, 0, 0);
+    assign(&follower_cache, 2, 4);
+    int32_t epoch = 0;
+    int64_t end = 0;
+
+    leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
+    cr_assert_eq(epoch, 1);
+    cr_assert_eq(end, 6);
+    struct isr_truncation t =
+        isr_truncation_for(&follower_cache, 8, 2, epoch, end);
+    expect_truncation(t, 4, false);
+
+    /* The log layer truncates; the epoch cache follows. */
+    cr_assert(log_epoch_truncate_from_end(&follower_cache, t.offset));
+    cr_assert_eq(log_epoch_latest(&follower_cache), 0);
+    leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
+    cr_assert_eq(epoch, 0);
+    cr_assert_eq(end, 4);
+    expect_truncation(isr_truncation_for(&follower_cache, t.offset, 2,
+                                             epoch, end),
+                      4, true);
+}
+
+Test(replica, undefined_leader_end_truncates_to_hw)
+{
+    assign(&follower_cache, 0, 0);
+    assign(&follower_cache, 3, 40);
+    expect_truncation(isr_truncation_for(&follower_cache, 50, 30, 3, -1),
+                      30, true);
+    expect_truncation(isr_truncation_for(&follower_cache, 50, 30,
+                                             LOG_EPOCH_UNDEFINED, -1),
+                      30, true);
+}
+
+Test(replica, undefined_leader_epoch_truncates_to_min_of_leader_end_and_leo)
+{
+    assign(&follower_cache, 0, 0);
+    assign(&follower_cache, 3, 40);
+    expect_truncation(isr_truncation_for(&follower_cache, 50, 10,
+                                             LOG_EPOCH_UNDEFINED, 45),
+                      45, true);
+    expect_truncation(isr_truncation_for(&follower_cache, 50, 10,
+                                             LOG_EPOCH_UNDEFINED, 70),
+                      50, true);
+}
+
+Test(replica, follower_without_earlier_epoch_truncates_to_min_of_ends)
+{
+    assign(&follower_cache, 4, 20); /* older epochs were retained away */
+    expect_truncation(isr_truncation_for(&follower_cache, 50, 25, 2, 30),
+                      30, true);
+    expect_truncation(isr_truncation_for(&follower_cache, 50, 25, 2, 90),
+                      50, true);
+
+    struct log_epoch_cache empty;
+    log_epoch_init(&empty);
+    expect_truncation(isr_truncation_for(&empty, 12, 5, 2, 30), 12,
+                      true);
+    log_epoch_free(&empty);
+}
