@@ -114,7 +114,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
-FUZZ_CODEC_SRC := $(wildcard common/kafka/kafka_codec*.c) common/arena.c \
+FUZZ_CODEC_SRC := $(wildcard common/kafka/kafka_codec*.c) \
+                  common/kafka/kafka_error.c common/arena.c \
                   common/reader.c common/writer.c common/rc.c common/assert.c
 FUZZ_CODEC_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_CODEC_SRC))
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request

@@ -56,20 +56,9 @@ static int32_t io_partition_for(struct group_io *io, struct slice group)
     return n > 0 ? group_store_partition_for(group.ptr, group.len, n) : 0;
 }
 
-/* Kafka's appendGroupMetadataErrorToResponseError. */
 static int16_t commit_error(int rc)
 {
-    switch (rc) {
-    case RC_OK:
-        return KAFKA_ERROR_NONE;
-    case RC_NOT_LEADER:
-    case RC_OUT_OF_RANGE:
-        return KAFKA_ERROR_NOT_COORDINATOR;
-    case RC_TOO_LARGE:
-        return KAFKA_ERROR_INVALID_COMMIT_OFFSET_SIZE;
-    default: /* NOT_ENOUGH_REPLICAS*, timeouts, I/O */
-        return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
-    }
+    return kafka_error_for_offset_commit(kafka_error_from_rc(rc));
 }
 
 static void unlink_commit(struct coordinator_commit *c)

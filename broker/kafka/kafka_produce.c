@@ -126,27 +126,6 @@ static int16_t precheck(int16_t version, struct slice records)
     return KAFKA_ERROR_NONE;
 }
 
-static int16_t produce_error(int rc)
-{
-    switch (rc) {
-    case RC_NOT_LEADER:
-        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    case RC_CORRUPT:
-    case RC_SHORT:
-        return KAFKA_ERROR_CORRUPT_MESSAGE;
-    case RC_MALFORMED:
-        return KAFKA_ERROR_INVALID_RECORD;
-    case RC_TOO_LARGE:
-        return KAFKA_ERROR_MESSAGE_TOO_LARGE;
-    case RC_PRODUCER_FENCED:
-        return KAFKA_ERROR_INVALID_PRODUCER_EPOCH;
-    case RC_OUT_OF_ORDER_SEQUENCE:
-        return KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER;
-    default:
-        return kafka_error_from_rc(rc);
-    }
-}
-
 /* Appends one partition's batch; true when it must wait for the HW. */
 static bool produce_one(struct produce_ctx *ctx, struct slice topic,
                         const struct kafka_PartitionProduceData *in,
@@ -171,7 +150,7 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
                               in->Records.len, (int64_t)uv_now(ctx->b->loop),
                               ctx->rq.Acks, &info);
     if (rv != RC_OK) {
-        out->ErrorCode = produce_error(rv);
+        out->ErrorCode = kafka_error_from_rc(rv);
         return false;
     }
     out->BaseOffset = info.base_offset;
@@ -191,7 +170,7 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
         rv = partition_wait_hw(p, info.last_offset + 1, hw_cb, part);
     }
     if (rv != RC_OK) {
-        out->ErrorCode = produce_error(rv);
+        out->ErrorCode = kafka_error_from_rc(rv);
         return false;
     }
     part->waiting = true;

@@ -1,5 +1,5 @@
 /* Kafka codec (common/kafka/kafka_codec.h): the helpers shared by every API,
- * kafka_error_from_rc(), ApiVersions and Metadata. Field lists follow
+ * ApiVersions and Metadata. Field lists follow
  * shared/reference/kafka-protocol.md sections 4.1 and 4.2, checked against
  * apache/kafka ApiVersions{Request,Response}.json and
  * Metadata{Request,Response}.json. Pure: no I/O, no clock, no globals but
@@ -201,41 +201,6 @@ bool kafka_codec_version_range(int16_t api_key, int16_t *min, int16_t *max)
         }
     }
     return false;
-}
-
-int16_t kafka_error_from_rc(int rc)
-{
-    switch (rc) {
-    case RC_OK:
-        return KAFKA_ERROR_NONE;
-    case RC_OUT_OF_RANGE:
-        return KAFKA_ERROR_OFFSET_OUT_OF_RANGE;
-    case RC_CORRUPT:
-    case RC_SHORT:
-        return KAFKA_ERROR_CORRUPT_MESSAGE;
-    case RC_NOT_FOUND:
-        return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
-    case RC_TIMEOUT:
-        return KAFKA_ERROR_REQUEST_TIMED_OUT;
-    case RC_TOO_LARGE:
-        return KAFKA_ERROR_MESSAGE_TOO_LARGE;
-    case RC_EXISTS:
-        return KAFKA_ERROR_TOPIC_ALREADY_EXISTS;
-    case RC_MALFORMED:
-        return KAFKA_ERROR_INVALID_RECORD;
-    case RC_NOT_LEADER:
-        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    case RC_NOT_ENOUGH_REPLICAS:
-        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
-    case RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
-    case RC_FENCED_EPOCH:
-        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
-    case RC_UNKNOWN_EPOCH:
-        return KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
-    default:
-        return KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
-    }
 }
 
 /* --- ApiVersions --------------------------------------------------------- */

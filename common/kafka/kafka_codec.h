@@ -92,6 +92,7 @@
 #include <stdint.h>
 
 #include "common/arena.h"
+#include "common/kafka/kafka_error.h"
 #include "common/assert.h"
 #include "common/reader.h"
 #include "common/slice.h"
@@ -168,26 +169,8 @@ enum kafka_api_key {
  * *max (either may be NULL); false for an ApiKey it does not know. */
 bool kafka_codec_version_range(int16_t api_key, int16_t *min, int16_t *max);
 
-/* The one place an RC_* code becomes a Kafka ErrorCode (STYLE.md section
- * 3), one general mapping whatever the API:
- *
- *   RC_OK            NONE (0)
- *   RC_OUT_OF_RANGE  OFFSET_OUT_OF_RANGE (1)
- *   RC_CORRUPT       CORRUPT_MESSAGE (2)          bad batch CRC
- *   RC_SHORT         CORRUPT_MESSAGE (2)          batch cut short
- *   RC_NOT_FOUND     UNKNOWN_TOPIC_OR_PARTITION (3)
- *   RC_TIMEOUT       REQUEST_TIMED_OUT (7)
- *   RC_TOO_LARGE     MESSAGE_TOO_LARGE (10)
- *   RC_EXISTS        TOPIC_ALREADY_EXISTS (36)
- *   RC_MALFORMED     INVALID_RECORD (87)          bad batch structure
- *   anything else    UNKNOWN_SERVER_ERROR (-1)
- *
- * RC_MALFORMED and RC_SHORT reach a client only through record batches: a
- * request body that fails to decode closes the connection instead, so the
- * batch meanings are the general ones. A handler that needs another code
- * (NOT_LEADER_OR_FOLLOWER, INVALID_REQUIRED_ACKS, ...) uses the
- * KAFKA_ERROR_* constant directly; it is not an RC_* translation. */
-int16_t kafka_error_from_rc(int rc);
+/* kafka_error_from_rc(), the one map from RC_* codes to Kafka ErrorCodes,
+ * is in common/kafka/kafka_error.h. */
 
 /* --- ApiVersions (18) ---------------------------------------------------- */
 

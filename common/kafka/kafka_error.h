@@ -90,4 +90,48 @@ static inline const char *kafka_error_name(int16_t code)
     }
 }
 
+/* The one place an RC_* code (common/rc.h) becomes a Kafka ErrorCode
+ * (STYLE.md section 3), one general mapping whatever the API:
+ *
+ *   RC_OK                    NONE (0)
+ *   RC_OUT_OF_RANGE          OFFSET_OUT_OF_RANGE (1)
+ *   RC_CORRUPT               CORRUPT_MESSAGE (2)       bad batch CRC
+ *   RC_SHORT                 CORRUPT_MESSAGE (2)       batch cut short
+ *   RC_NOT_FOUND             UNKNOWN_TOPIC_OR_PARTITION (3)
+ *   RC_NOT_LEADER            NOT_LEADER_OR_FOLLOWER (6)
+ *   RC_TIMEOUT               REQUEST_TIMED_OUT (7)
+ *   RC_TOO_LARGE             MESSAGE_TOO_LARGE (10)
+ *   RC_NOT_ENOUGH_REPLICAS   NOT_ENOUGH_REPLICAS (19)
+ *   RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND
+ *                            NOT_ENOUGH_REPLICAS_AFTER_APPEND (20)
+ *   RC_EXISTS                TOPIC_ALREADY_EXISTS (36)
+ *   RC_OUT_OF_ORDER_SEQUENCE OUT_OF_ORDER_SEQUENCE_NUMBER (45)
+ *   RC_PRODUCER_FENCED       INVALID_PRODUCER_EPOCH (47)
+ *   RC_FENCED_EPOCH          FENCED_LEADER_EPOCH (74)
+ *   RC_UNKNOWN_EPOCH         UNKNOWN_LEADER_EPOCH (75)
+ *   RC_MALFORMED             INVALID_RECORD (87)       bad batch structure
+ *   anything else            UNKNOWN_SERVER_ERROR (-1)
+ *
+ * RC_MALFORMED and RC_SHORT reach a client only through record batches: a
+ * request body that fails to decode closes the connection instead, so the
+ * batch meanings are the general ones. A handler that needs another code
+ * (INVALID_REQUIRED_ACKS, ...) uses the KAFKA_ERROR_* constant directly;
+ * it is not an RC_* translation. Pure, any thread. */
+int16_t kafka_error_from_rc(int rc);
+
+/* What an OffsetCommit answers when writing the commit to
+ * __consumer_offsets failed with `error` (a Kafka ErrorCode, usually from
+ * kafka_error_from_rc()): Kafka's GroupCoordinator translation
+ * (appendGroupMetadataErrorToResponseError), so clients see coordinator
+ * errors they know to retry on:
+ *   NONE                                     NONE
+ *   NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
+ *                                            NOT_COORDINATOR (16)
+ *   MESSAGE_TOO_LARGE                        INVALID_COMMIT_OFFSET_SIZE (28)
+ *   anything else (NOT_ENOUGH_REPLICAS*, timeouts, I/O)
+ *                                            COORDINATOR_NOT_AVAILABLE (15)
+ * OFFSET_OUT_OF_RANGE is the offsets partition's log truncated under the
+ * write, which only a leadership change does. */
+int16_t kafka_error_for_offset_commit(int16_t error);
+
 #endif
