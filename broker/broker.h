@@ -43,6 +43,9 @@ struct broker {
 void kafka_handlers_request(void *arg, struct kafka_request *req);
 
 /* Per-API handlers; each answers req exactly once. */
+void kafka_handle_api_versions(struct broker *b, struct kafka_request *req);
+void kafka_handle_metadata(struct broker *b, struct kafka_request *req);
+void kafka_handle_list_offsets(struct broker *b, struct kafka_request *req);
 void kafka_handle_produce(struct broker *b, struct kafka_request *req);
 void kafka_handle_fetch(struct broker *b, struct kafka_request *req);
 void kafka_handle_create_topics(struct broker *b, struct kafka_request *req);

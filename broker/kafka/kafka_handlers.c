@@ -16,34 +16,12 @@
 
 typedef void (*kafka_handler_fn)(struct broker *b, struct kafka_request *req);
 
-static void handle_api_versions(struct broker *b, struct kafka_request *req);
-static void handle_metadata(struct broker *b, struct kafka_request *req);
-static void handle_list_offsets(struct broker *b, struct kafka_request *req);
-
-static const struct {
-    int16_t key;
-    kafka_handler_fn fn;
-} kafka_apis[] = {
-    {KAFKA_API_PRODUCE, kafka_handle_produce},
-    {KAFKA_API_FETCH, kafka_handle_fetch},
-    {KAFKA_API_LIST_OFFSETS, handle_list_offsets},
-    {KAFKA_API_METADATA, handle_metadata},
-    {KAFKA_API_API_VERSIONS, handle_api_versions},
-    {KAFKA_API_CREATE_TOPICS, kafka_handle_create_topics},
-    {KAFKA_API_DELETE_TOPICS, kafka_handle_delete_topics},
-    {KAFKA_API_INIT_PRODUCER_ID, kafka_handle_init_producer_id},
-    {KAFKA_API_DESCRIBE_CONFIGS, kafka_handle_describe_configs},
-    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH, kafka_handle_offset_for_leader_epoch},
-    {KAFKA_API_FIND_COORDINATOR, kafka_handle_find_coordinator},
-    {KAFKA_API_JOIN_GROUP, kafka_handle_join_group},
-    {KAFKA_API_SYNC_GROUP, kafka_handle_sync_group},
-    {KAFKA_API_HEARTBEAT, kafka_handle_heartbeat},
-    {KAFKA_API_LEAVE_GROUP, kafka_handle_leave_group},
-    {KAFKA_API_OFFSET_COMMIT, kafka_handle_offset_commit},
-    {KAFKA_API_OFFSET_FETCH, kafka_handle_offset_fetch},
-    {KAFKA_API_DESCRIBE_GROUPS, kafka_handle_describe_groups},
-    {KAFKA_API_LIST_GROUPS, kafka_handle_list_groups},
-    {KAFKA_API_DELETE_GROUPS, kafka_handle_delete_groups},
+/* The handler of each API of KAFKA_APIS (common/kafka/kafka_codec.h),
+ * indexed by ApiKey; the versions are the codec's (kafka_api_find()). */
+static const kafka_handler_fn kafka_handlers[] = {
+#define X(NAME, key, name, lower, Request) [key] = kafka_handle_##lower,
+    KAFKA_APIS(X)
+#undef X
 };
 
 void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
@@ -106,21 +84,22 @@ static int enc_api_versions(struct writer *w, int16_t v, const void *r)
     return kafka_api_versions_response_encode(w, v, r);
 }
 
-static void handle_api_versions(struct broker *b, struct kafka_request *req)
+void kafka_handle_api_versions(struct broker *b, struct kafka_request *req)
 {
     (void)b;
-    struct kafka_ApiVersion keys[ARRAY_LEN(kafka_apis)];
-    for (size_t i = 0; i < ARRAY_LEN(kafka_apis); i++) {
-        keys[i].ApiKey = kafka_apis[i].key;
-        bool known = kafka_codec_version_range(kafka_apis[i].key,
-                                               &keys[i].MinVersion,
-                                               &keys[i].MaxVersion);
-        ASSERT(known);
+    struct kafka_ApiVersion keys[ARRAY_LEN(kafka_handlers)];
+    int32_t n = 0;
+    for (size_t i = 0; i < kafka_apis_count; i++) {
+        ASSERT((size_t)n < ARRAY_LEN(keys));
+        keys[n].ApiKey = kafka_apis[i].key;
+        keys[n].MinVersion = kafka_apis[i].min_version;
+        keys[n].MaxVersion = kafka_apis[i].max_version;
+        n++;
     }
     struct kafka_ApiVersionsResponse resp = {
         .ErrorCode = KAFKA_ERROR_NONE,
         .ApiKeys = keys,
-        .ApiKeysCnt = (int32_t)ARRAY_LEN(kafka_apis),
+        .ApiKeysCnt = n,
     };
     kafka_send(req, enc_api_versions, &resp);
 }
@@ -151,24 +130,21 @@ static void api_versions_unsupported(struct kafka_request *req)
 void kafka_handlers_request(void *arg, struct kafka_request *req)
 {
     struct broker *b = arg;
-    for (size_t i = 0; i < ARRAY_LEN(kafka_apis); i++) {
-        if (kafka_apis[i].key != req->api_key) {
-            continue;
-        }
-        int16_t min = 0;
-        int16_t max = 0;
-        bool known = kafka_codec_version_range(req->api_key, &min, &max);
-        ASSERT(known);
-        if (req->api_version >= min && req->api_version <= max) {
-            kafka_apis[i].fn(b, req);
-        } else if (req->api_key == KAFKA_API_API_VERSIONS) {
-            api_versions_unsupported(req);
-        } else {
-            kafka_close_conn(req, "unsupported api version");
-        }
+    const struct kafka_api *api = kafka_api_find(req->api_key);
+    if (api == NULL) {
+        kafka_close_conn(req, "unknown api key");
         return;
     }
-    kafka_close_conn(req, "unknown api key");
+    ASSERT((size_t)api->key < ARRAY_LEN(kafka_handlers));
+    ASSERT(kafka_handlers[api->key] != NULL);
+    if (req->api_version >= api->min_version &&
+        req->api_version <= api->max_version) {
+        kafka_handlers[api->key](b, req);
+    } else if (req->api_key == KAFKA_API_API_VERSIONS) {
+        api_versions_unsupported(req);
+    } else {
+        kafka_close_conn(req, "unsupported api version");
+    }
 }
 
 /* --- Metadata ------------------------------------------------------------ */
@@ -341,7 +317,7 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
     return rv;
 }
 
-static void handle_metadata(struct broker *b, struct kafka_request *req)
+void kafka_handle_metadata(struct broker *b, struct kafka_request *req)
 {
     struct arena a;
     arena_init(&a, ARENA_BYTES_MAX);
@@ -410,7 +386,7 @@ static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
     }
 }
 
-static void handle_list_offsets(struct broker *b, struct kafka_request *req)
+void kafka_handle_list_offsets(struct broker *b, struct kafka_request *req)
 {
     struct arena a;
     arena_init(&a, ARENA_BYTES_MAX);

@@ -147,60 +147,59 @@ void kafka_codec__check_version(int16_t version, int16_t min, int16_t max)
 
 /* --- Versions and errors ------------------------------------------------- */
 
-struct kafka_codec_range {
-    int16_t api_key;
-    int16_t min;
-    int16_t max;
+/* Each API's decoder and encoder behind the one signature of the table. */
+#define X(NAME, key, name, lower, Request)                               \
+    static int kafka_codec__decode_##lower(struct reader *r, int16_t v,  \
+                                           struct arena *a, void *msg)   \
+    {                                                                    \
+        return kafka_##lower##_request_decode(r, v, a, msg);             \
+    }                                                                    \
+    static int kafka_codec__encode_##lower(struct writer *w, int16_t v,  \
+                                           const void *msg)              \
+    {                                                                    \
+        return kafka_##lower##_request_encode(w, v, msg);                \
+    }
+KAFKA_APIS(X)
+#undef X
+
+const struct kafka_api kafka_apis[] = {
+#define X(NAME, key, name, lower, Request)                               \
+    {KAFKA_API_##NAME,                                                   \
+     name,                                                               \
+     KAFKA_##NAME##_VERSION_MIN,                                         \
+     KAFKA_##NAME##_VERSION_MAX,                                         \
+     sizeof(struct kafka_##Request),                                     \
+     kafka_codec__decode_##lower,                                        \
+     kafka_codec__encode_##lower},
+    KAFKA_APIS(X)
+#undef X
 };
 
-static const struct kafka_codec_range kafka_codec_ranges[] = {
-    {KAFKA_API_PRODUCE, KAFKA_PRODUCE_VERSION_MIN,
-     KAFKA_PRODUCE_VERSION_MAX},
-    {KAFKA_API_FETCH, KAFKA_FETCH_VERSION_MIN, KAFKA_FETCH_VERSION_MAX},
-    {KAFKA_API_LIST_OFFSETS, KAFKA_LIST_OFFSETS_VERSION_MIN,
-     KAFKA_LIST_OFFSETS_VERSION_MAX},
-    {KAFKA_API_METADATA, KAFKA_METADATA_VERSION_MIN,
-     KAFKA_METADATA_VERSION_MAX},
-    {KAFKA_API_API_VERSIONS, KAFKA_API_VERSIONS_VERSION_MIN,
-     KAFKA_API_VERSIONS_VERSION_MAX},
-    {KAFKA_API_CREATE_TOPICS, KAFKA_CREATE_TOPICS_VERSION_MIN,
-     KAFKA_CREATE_TOPICS_VERSION_MAX},
-    {KAFKA_API_DELETE_TOPICS, KAFKA_DELETE_TOPICS_VERSION_MIN,
-     KAFKA_DELETE_TOPICS_VERSION_MAX},
-    {KAFKA_API_INIT_PRODUCER_ID, KAFKA_INIT_PRODUCER_ID_VERSION_MIN,
-     KAFKA_INIT_PRODUCER_ID_VERSION_MAX},
-    {KAFKA_API_DESCRIBE_CONFIGS, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
-     KAFKA_DESCRIBE_CONFIGS_VERSION_MAX},
-    {KAFKA_API_OFFSET_FOR_LEADER_EPOCH,
-     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN,
-     KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX},
-    {KAFKA_API_FIND_COORDINATOR, KAFKA_FIND_COORDINATOR_VERSION_MIN, KAFKA_FIND_COORDINATOR_VERSION_MAX},
-    {KAFKA_API_JOIN_GROUP, KAFKA_JOIN_GROUP_VERSION_MIN, KAFKA_JOIN_GROUP_VERSION_MAX},
-    {KAFKA_API_SYNC_GROUP, KAFKA_SYNC_GROUP_VERSION_MIN, KAFKA_SYNC_GROUP_VERSION_MAX},
-    {KAFKA_API_HEARTBEAT, KAFKA_HEARTBEAT_VERSION_MIN, KAFKA_HEARTBEAT_VERSION_MAX},
-    {KAFKA_API_LEAVE_GROUP, KAFKA_LEAVE_GROUP_VERSION_MIN, KAFKA_LEAVE_GROUP_VERSION_MAX},
-    {KAFKA_API_OFFSET_COMMIT, KAFKA_OFFSET_COMMIT_VERSION_MIN, KAFKA_OFFSET_COMMIT_VERSION_MAX},
-    {KAFKA_API_OFFSET_FETCH, KAFKA_OFFSET_FETCH_VERSION_MIN, KAFKA_OFFSET_FETCH_VERSION_MAX},
-    {KAFKA_API_DESCRIBE_GROUPS, KAFKA_DESCRIBE_GROUPS_VERSION_MIN, KAFKA_DESCRIBE_GROUPS_VERSION_MAX},
-    {KAFKA_API_LIST_GROUPS, KAFKA_LIST_GROUPS_VERSION_MIN, KAFKA_LIST_GROUPS_VERSION_MAX},
-    {KAFKA_API_DELETE_GROUPS, KAFKA_DELETE_GROUPS_VERSION_MIN, KAFKA_DELETE_GROUPS_VERSION_MAX},
-};
+const size_t kafka_apis_count = ARRAY_LEN(kafka_apis);
+
+const struct kafka_api *kafka_api_find(int16_t api_key)
+{
+    for (size_t i = 0; i < ARRAY_LEN(kafka_apis); i++) {
+        if (kafka_apis[i].key == api_key) {
+            return &kafka_apis[i];
+        }
+    }
+    return NULL;
+}
 
 bool kafka_codec_version_range(int16_t api_key, int16_t *min, int16_t *max)
 {
-    for (size_t i = 0; i < ARRAY_LEN(kafka_codec_ranges); i++) {
-        const struct kafka_codec_range *e = &kafka_codec_ranges[i];
-        if (e->api_key == api_key) {
-            if (min != NULL) {
-                *min = e->min;
-            }
-            if (max != NULL) {
-                *max = e->max;
-            }
-            return true;
-        }
+    const struct kafka_api *api = kafka_api_find(api_key);
+    if (api == NULL) {
+        return false;
     }
-    return false;
+    if (min != NULL) {
+        *min = api->min_version;
+    }
+    if (max != NULL) {
+        *max = api->max_version;
+    }
+    return true;
 }
 
 /* --- ApiVersions --------------------------------------------------------- */

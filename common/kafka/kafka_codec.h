@@ -98,28 +98,50 @@
 #include "common/slice.h"
 #include "common/writer.h"
 
+/* The Kafka APIs Cairn serves, one line each, in ApiKey order: the
+ * ApiKeys enum name, the key, Kafka's name, the codec's lower-case name
+ * (kafka_<lower>_request_decode/_encode here, kafka_handle_<lower> in the
+ * broker) and the request struct. The codec's version table
+ * (kafka_apis[]), ApiVersions, the broker's dispatch and the fuzz target
+ * are all made from this one list, so nothing is advertised that is not
+ * decoded and handled. Versions are KAFKA_<NAME>_VERSION_MIN/_MAX below. */
+#define KAFKA_APIS(X)                                                  \
+    X(PRODUCE, 0, "Produce", produce, ProduceRequest)                  \
+    X(FETCH, 1, "Fetch", fetch, FetchRequest)                          \
+    X(LIST_OFFSETS, 2, "ListOffsets", list_offsets, ListOffsetsRequest) \
+    X(METADATA, 3, "Metadata", metadata, MetadataRequest)              \
+    X(OFFSET_COMMIT, 8, "OffsetCommit", offset_commit,                 \
+      OffsetCommitRequest)                                             \
+    X(OFFSET_FETCH, 9, "OffsetFetch", offset_fetch, OffsetFetchRequest) \
+    X(FIND_COORDINATOR, 10, "FindCoordinator", find_coordinator,       \
+      FindCoordinatorRequest)                                          \
+    X(JOIN_GROUP, 11, "JoinGroup", join_group, JoinGroupRequest)       \
+    X(HEARTBEAT, 12, "Heartbeat", heartbeat, HeartbeatRequest)         \
+    X(LEAVE_GROUP, 13, "LeaveGroup", leave_group, LeaveGroupRequest)   \
+    X(SYNC_GROUP, 14, "SyncGroup", sync_group, SyncGroupRequest)       \
+    X(DESCRIBE_GROUPS, 15, "DescribeGroups", describe_groups,          \
+      DescribeGroupsRequest)                                           \
+    X(LIST_GROUPS, 16, "ListGroups", list_groups, ListGroupsRequest)   \
+    X(API_VERSIONS, 18, "ApiVersions", api_versions,                   \
+      ApiVersionsRequest)                                              \
+    X(CREATE_TOPICS, 19, "CreateTopics", create_topics,                \
+      CreateTopicsRequest)                                             \
+    X(DELETE_TOPICS, 20, "DeleteTopics", delete_topics,                \
+      DeleteTopicsRequest)                                             \
+    X(INIT_PRODUCER_ID, 22, "InitProducerId", init_producer_id,        \
+      InitProducerIdRequest)                                           \
+    X(OFFSET_FOR_LEADER_EPOCH, 23, "OffsetForLeaderEpoch",             \
+      offset_for_leader_epoch, OffsetForLeaderEpochRequest)            \
+    X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", describe_configs,       \
+      DescribeConfigsRequest)                                          \
+    X(DELETE_GROUPS, 42, "DeleteGroups", delete_groups,                \
+      DeleteGroupsRequest)
+
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
-    KAFKA_API_PRODUCE = 0,
-    KAFKA_API_FETCH = 1,
-    KAFKA_API_LIST_OFFSETS = 2,
-    KAFKA_API_METADATA = 3,
-    KAFKA_API_OFFSET_COMMIT = 8,
-    KAFKA_API_OFFSET_FETCH = 9,
-    KAFKA_API_FIND_COORDINATOR = 10,
-    KAFKA_API_JOIN_GROUP = 11,
-    KAFKA_API_HEARTBEAT = 12,
-    KAFKA_API_LEAVE_GROUP = 13,
-    KAFKA_API_SYNC_GROUP = 14,
-    KAFKA_API_DESCRIBE_GROUPS = 15,
-    KAFKA_API_LIST_GROUPS = 16,
-    KAFKA_API_API_VERSIONS = 18,
-    KAFKA_API_CREATE_TOPICS = 19,
-    KAFKA_API_DELETE_TOPICS = 20,
-    KAFKA_API_INIT_PRODUCER_ID = 22,
-    KAFKA_API_OFFSET_FOR_LEADER_EPOCH = 23,
-    KAFKA_API_DESCRIBE_CONFIGS = 32,
-    KAFKA_API_DELETE_GROUPS = 42,
+#define X(NAME, key, name, lower, Request) KAFKA_API_##NAME = (key),
+    KAFKA_APIS(X)
+#undef X
 };
 
 /* Versions this codec parses and writes. */
@@ -168,6 +190,31 @@ enum kafka_api_key {
 /* True if this codec handles api_key at version, and its range in *min and
  * *max (either may be NULL); false for an ApiKey it does not know. */
 bool kafka_codec_version_range(int16_t api_key, int16_t *min, int16_t *max);
+
+/* A request decoder or encoder of any API; `msg` points to the API's
+ * request struct (struct kafka_<Request>). */
+typedef int (*kafka_request_decode_fn)(struct reader *r, int16_t version,
+                                       struct arena *a, void *msg);
+typedef int (*kafka_request_encode_fn)(struct writer *w, int16_t version,
+                                       const void *msg);
+
+/* One row of KAFKA_APIS with the codec's versions and functions. */
+struct kafka_api {
+    int16_t key;
+    const char *name;            /* Kafka's, e.g. "Produce" */
+    int16_t min_version;
+    int16_t max_version;
+    size_t request_bytes;        /* sizeof its request struct */
+    kafka_request_decode_fn decode;
+    kafka_request_encode_fn encode;
+};
+
+/* Every API of KAFKA_APIS, in ApiKey order. */
+extern const struct kafka_api kafka_apis[];
+extern const size_t kafka_apis_count;
+
+/* The row of api_key, or NULL for an ApiKey Cairn does not serve. */
+const struct kafka_api *kafka_api_find(int16_t api_key);
 
 /* kafka_error_from_rc(), the one map from RC_* codes to Kafka ErrorCodes,
  * is in common/kafka/kafka_error.h. */

@@ -11,11 +11,8 @@
  * stable; bytes need not equal the input, since e.g. any non-zero bool
  * byte decodes as true and re-encodes as 01).
  *
- * Build (wiring into `make fuzz` is separate), from the repository root:
- *   clang -std=c11 -D_GNU_SOURCE -g -O1 -I. \
- *       -fsanitize=fuzzer,address,undefined tests/fuzz/fuzz_kafka_request.c \
- *       broker/kafka_codec*.c common/arena.c common/reader.c \
- *       common/writer.c common/rc.c common/assert.c -o fuzz_kafka_request
+ * Built and run by `make fuzz` (and `make test`), from the codec sources
+ * alone (the Makefile's FUZZ_CODEC_SRC).
  * Pure apart from what libFuzzer does; one input at a time. */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,137 +54,25 @@ union fuzz_request {
     struct kafka_DeleteGroupsRequest delete_groups;
 };
 
-/* The consumer-group decoders (kafka_codec_group.c, _offsets.c). */
-static int fuzz_decode_group(int16_t api_key, int16_t v, struct reader *r,
-                             struct arena *a, union fuzz_request *m)
-{
-    switch (api_key) {
-    case KAFKA_API_FIND_COORDINATOR:
-        return kafka_find_coordinator_request_decode(r, v, a,
-                                                     &m->find_coordinator);
-    case KAFKA_API_JOIN_GROUP:
-        return kafka_join_group_request_decode(r, v, a, &m->join_group);
-    case KAFKA_API_HEARTBEAT:
-        return kafka_heartbeat_request_decode(r, v, a, &m->heartbeat);
-    case KAFKA_API_LEAVE_GROUP:
-        return kafka_leave_group_request_decode(r, v, a, &m->leave_group);
-    case KAFKA_API_SYNC_GROUP:
-        return kafka_sync_group_request_decode(r, v, a, &m->sync_group);
-    case KAFKA_API_OFFSET_COMMIT:
-        return kafka_offset_commit_request_decode(r, v, a,
-                                                  &m->offset_commit);
-    case KAFKA_API_OFFSET_FETCH:
-        return kafka_offset_fetch_request_decode(r, v, a, &m->offset_fetch);
-    case KAFKA_API_DESCRIBE_GROUPS:
-        return kafka_describe_groups_request_decode(r, v, a,
-                                                    &m->describe_groups);
-    case KAFKA_API_LIST_GROUPS:
-        return kafka_list_groups_request_decode(r, v, a, &m->list_groups);
-    case KAFKA_API_DELETE_GROUPS:
-        return kafka_delete_groups_request_decode(r, v, a,
-                                                  &m->delete_groups);
-    default:
-        return RC_INVALID;
-    }
-}
-
-static int fuzz_encode_group(int16_t api_key, int16_t v, struct writer *w,
-                             const union fuzz_request *m)
-{
-    switch (api_key) {
-    case KAFKA_API_FIND_COORDINATOR:
-        return kafka_find_coordinator_request_encode(w, v,
-                                                     &m->find_coordinator);
-    case KAFKA_API_JOIN_GROUP:
-        return kafka_join_group_request_encode(w, v, &m->join_group);
-    case KAFKA_API_HEARTBEAT:
-        return kafka_heartbeat_request_encode(w, v, &m->heartbeat);
-    case KAFKA_API_LEAVE_GROUP:
-        return kafka_leave_group_request_encode(w, v, &m->leave_group);
-    case KAFKA_API_SYNC_GROUP:
-        return kafka_sync_group_request_encode(w, v, &m->sync_group);
-    case KAFKA_API_OFFSET_COMMIT:
-        return kafka_offset_commit_request_encode(w, v, &m->offset_commit);
-    case KAFKA_API_OFFSET_FETCH:
-        return kafka_offset_fetch_request_encode(w, v, &m->offset_fetch);
-    case KAFKA_API_DESCRIBE_GROUPS:
-        return kafka_describe_groups_request_encode(w, v,
-                                                    &m->describe_groups);
-    case KAFKA_API_LIST_GROUPS:
-        return kafka_list_groups_request_encode(w, v, &m->list_groups);
-    case KAFKA_API_DELETE_GROUPS:
-        return kafka_delete_groups_request_encode(w, v, &m->delete_groups);
-    default:
-        ASSERT(false);
-        return RC_INVALID;
-    }
-}
-
-/* Decodes with the decoder for api_key; RC_INVALID for an unknown key. */
+/* Decodes with the codec's decoder for api_key (kafka_apis[]);
+ * RC_INVALID for an unknown key. */
 static int fuzz_decode(int16_t api_key, int16_t v, struct reader *r,
                        struct arena *a, union fuzz_request *m)
 {
-    switch (api_key) {
-    case KAFKA_API_API_VERSIONS:
-        return kafka_api_versions_request_decode(r, v, a, &m->api_versions);
-    case KAFKA_API_METADATA:
-        return kafka_metadata_request_decode(r, v, a, &m->metadata);
-    case KAFKA_API_PRODUCE:
-        return kafka_produce_request_decode(r, v, a, &m->produce);
-    case KAFKA_API_FETCH:
-        return kafka_fetch_request_decode(r, v, a, &m->fetch);
-    case KAFKA_API_LIST_OFFSETS:
-        return kafka_list_offsets_request_decode(r, v, a, &m->list_offsets);
-    case KAFKA_API_CREATE_TOPICS:
-        return kafka_create_topics_request_decode(r, v, a,
-                                                  &m->create_topics);
-    case KAFKA_API_DELETE_TOPICS:
-        return kafka_delete_topics_request_decode(r, v, a,
-                                                  &m->delete_topics);
-    case KAFKA_API_DESCRIBE_CONFIGS:
-        return kafka_describe_configs_request_decode(r, v, a,
-                                                     &m->describe_configs);
-    case KAFKA_API_INIT_PRODUCER_ID:
-        return kafka_init_producer_id_request_decode(r, v, a,
-                                                     &m->init_producer_id);
-    case KAFKA_API_OFFSET_FOR_LEADER_EPOCH:
-        return kafka_offset_for_leader_epoch_request_decode(
-            r, v, a, &m->offset_for_leader_epoch);
-    default:
-        return fuzz_decode_group(api_key, v, r, a, m);
+    const struct kafka_api *api = kafka_api_find(api_key);
+    if (api == NULL) {
+        return RC_INVALID;
     }
+    ASSERT(api->request_bytes <= sizeof *m);
+    return api->decode(r, v, a, m);
 }
 
 static int fuzz_encode(int16_t api_key, int16_t v, struct writer *w,
                        const union fuzz_request *m)
 {
-    switch (api_key) {
-    case KAFKA_API_API_VERSIONS:
-        return kafka_api_versions_request_encode(w, v, &m->api_versions);
-    case KAFKA_API_METADATA:
-        return kafka_metadata_request_encode(w, v, &m->metadata);
-    case KAFKA_API_PRODUCE:
-        return kafka_produce_request_encode(w, v, &m->produce);
-    case KAFKA_API_FETCH:
-        return kafka_fetch_request_encode(w, v, &m->fetch);
-    case KAFKA_API_LIST_OFFSETS:
-        return kafka_list_offsets_request_encode(w, v, &m->list_offsets);
-    case KAFKA_API_CREATE_TOPICS:
-        return kafka_create_topics_request_encode(w, v, &m->create_topics);
-    case KAFKA_API_DELETE_TOPICS:
-        return kafka_delete_topics_request_encode(w, v, &m->delete_topics);
-    case KAFKA_API_DESCRIBE_CONFIGS:
-        return kafka_describe_configs_request_encode(w, v,
-                                                     &m->describe_configs);
-    case KAFKA_API_INIT_PRODUCER_ID:
-        return kafka_init_producer_id_request_encode(w, v,
-                                                     &m->init_producer_id);
-    case KAFKA_API_OFFSET_FOR_LEADER_EPOCH:
-        return kafka_offset_for_leader_epoch_request_encode(
-            w, v, &m->offset_for_leader_epoch);
-    default:
-        return fuzz_encode_group(api_key, v, w, m);
-    }
+    const struct kafka_api *api = kafka_api_find(api_key);
+    ASSERT(api != NULL);
+    return api->encode(w, v, m);
 }
 
 /* The highest version the codec parses for api_key, in *max; false for
