@@ -649,31 +649,6 @@ static const char *plan_name_list_cb(const void *arg, size_t i)
 
 /* --- CreateTopics ------------------------------------------------------- */
 
-/* Kafka's Topic.validate: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
-static bool plan_topic_name_valid(const char *name)
-{
-    if (name == NULL) {
-        return false;
-    }
-    size_t len = strnlen(name, META_TOPIC_NAME_BYTES_MAX + 1);
-    if (len == 0 || len > META_TOPIC_NAME_BYTES_MAX) {
-        return false;
-    }
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-        return false;
-    }
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                  (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                  c == '-';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static bool plan_topic_config_known(const char *name)
 {
     for (size_t i = 0; i < ARRAY_LEN(plan_topic_config_names); i++) {
@@ -717,7 +692,7 @@ static int16_t plan_check_topic(const struct meta_image *img,
                                 size_t n_eligible,
                                 struct plan_topic_result *res)
 {
-    if (!plan_topic_name_valid(t->name)) {
+    if (!meta_topic_name_valid(t->name)) {
         return KAFKA_ERROR_INVALID_TOPIC_EXCEPTION;
     }
     if (meta_image_topic(img, t->name) != NULL) {

@@ -192,6 +192,12 @@ meta_image_partition(const struct meta_image *img,
 /* A topic config value, or NULL when the topic does not set it. */
 const char *meta_topic_config(const struct meta_topic *t, const char *name);
 
+/* Kafka's topic-name rule (Topic.validate): 1..META_TOPIC_NAME_BYTES_MAX
+ * bytes of [a-zA-Z0-9._-], not "." or "..". The controller checks
+ * CreateTopics with it and every node checks Topic records with it. NULL
+ * is invalid. Pure. */
+bool meta_topic_name_valid(const char *name);
+
 /* Applies one record; the image's offset advances by one whatever the
  * outcome, so every node counts the same. A record that does not fit the
  * image (unknown topic, stale broker epoch, ...) changes nothing else and

@@ -38,14 +38,12 @@ static bool apply_str_ok(const char *s, size_t cap)
     return memchr(s, '\0', cap) != NULL;
 }
 
-static bool apply_topic_name_ok(const char *name, size_t cap)
+bool meta_topic_name_valid(const char *name)
 {
-    size_t n;
-
-    if (!apply_str_ok(name, cap)) {
+    if (name == NULL) {
         return false;
     }
-    n = strlen(name);
+    size_t n = strnlen(name, META_TOPIC_NAME_BYTES_MAX + 1);
     if (n == 0 || n > META_TOPIC_NAME_BYTES_MAX) {
         return false;
     }
@@ -62,6 +60,11 @@ static bool apply_topic_name_ok(const char *name, size_t cap)
         }
     }
     return true;
+}
+
+static bool apply_topic_name_ok(const char *name, size_t cap)
+{
+    return apply_str_ok(name, cap) && meta_topic_name_valid(name);
 }
 
 /* Copies the n ids of a checked set, zeroing the rest, so that what lies

@@ -981,3 +981,22 @@ Test(meta_apply, descriptions_are_cut_to_fit_and_survive_bad_records)
     meta_record_describe(NULL, &r, out, sizeof out);
     cr_assert_str_eq(out, "unknown-record type=42");
 }
+
+Test(meta_apply, topic_name_rule_is_kafkas)
+{
+    char longest[META_TOPIC_NAME_BYTES_MAX + 2];
+    memset(longest, 'a', sizeof longest);
+    longest[META_TOPIC_NAME_BYTES_MAX] = '\0';
+    cr_expect(meta_topic_name_valid(longest));
+    longest[META_TOPIC_NAME_BYTES_MAX] = 'a';
+    longest[META_TOPIC_NAME_BYTES_MAX + 1] = '\0';
+    cr_expect_not(meta_topic_name_valid(longest), "one byte too long");
+    cr_expect(meta_topic_name_valid("a.b_c-D9"));
+    cr_expect(meta_topic_name_valid("..."));
+    cr_expect_not(meta_topic_name_valid(""));
+    cr_expect_not(meta_topic_name_valid("."));
+    cr_expect_not(meta_topic_name_valid(".."));
+    cr_expect_not(meta_topic_name_valid("a b"));
+    cr_expect_not(meta_topic_name_valid("a/b"));
+    cr_expect_not(meta_topic_name_valid(NULL));
+}
