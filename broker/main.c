@@ -11,20 +11,15 @@
 
 #include "broker/broker.h"
 #include "common/config.h"
+#include "common/daemon.h"
 #include "common/rc.h"
 
 static const struct config_def broker_defs[] = {
     {"node.id", CONFIG_INT, NULL, 0, 2147483647, "this broker's id"},
     {"process.roles", CONFIG_LIST, "broker", 0, 0, "must be broker"},
     {"listeners", CONFIG_LIST, NULL, 0, 0, "Kafka listener NAME://host:port"},
-    {"controller.quorum.voters", CONFIG_LIST, NULL, 0, 0,
-     "id@host:port of every controller's RPC listener"},
     {"log.dirs", CONFIG_LIST, NULL, 0, 0, "where partition logs live"},
     {"broker.rack", CONFIG_STRING, "", 0, 0, "rack id"},
-    {"broker.heartbeat.interval.ms", CONFIG_LONG, "2000", 1, 3600000,
-     "heartbeat interval"},
-    {"broker.session.timeout.ms", CONFIG_LONG, "9000", 1, 3600000,
-     "session timeout the controller applies"},
     {"log.segment.bytes", CONFIG_LONG, "1073741824", LOG_SEGMENT_BYTES_MIN,
      LOG_SEGMENT_BYTES_MAX, "segment size before a roll"},
     {"log.roll.ms", CONFIG_LONG, "604800000", 1, INT64_MAX,
@@ -61,32 +56,27 @@ static const struct config_def broker_defs[] = {
      "shortest session timeout a member may ask for"},
     {"group.max.session.timeout.ms", CONFIG_INT, "1800000", 1, 86400000,
      "longest session timeout a member may ask for"},
-    {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
+    DAEMON_CONFIG_SHARED_DEFS,
 };
 
+#define PROG "cairn-broker"
+
 static int build(const struct config *cfg, struct membership_config *mc,
-                 struct log_config *lc, char *err, size_t err_len)
+                 struct log_config *lc)
 {
     memset(mc, 0, sizeof *mc);
     mc->broker_id = config_int(cfg, "node.id");
-    if (addr_parse_listener(config_list(cfg, "listeners"), &mc->endpoint) !=
-        RC_OK) {
-        snprintf(err, err_len, "listeners: expected NAME://host:port, got "
-                 "'%s'", config_list(cfg, "listeners"));
-        return RC_CONFIG;
-    }
-    if (addr_parse_voters(config_list(cfg, "controller.quorum.voters"),
-                          mc->controllers, CONTROLLER_VOTERS_MAX,
-                          &mc->n_controllers) != RC_OK) {
-        snprintf(err, err_len, "controller.quorum.voters: expected "
-                 "id@host:port,..., got '%s'",
-                 config_list(cfg, "controller.quorum.voters"));
+    if (daemon_config_listener(cfg, PROG, "listeners", &mc->endpoint) !=
+            RC_OK ||
+        daemon_config_voters(cfg, PROG, "controller.quorum.voters",
+                             mc->controllers, CONTROLLER_VOTERS_MAX,
+                             &mc->n_controllers) != RC_OK) {
         return RC_CONFIG;
     }
     const char *rack = config_string(cfg, "broker.rack");
     if (strlen(rack) > META_RACK_BYTES_MAX) {
-        snprintf(err, err_len, "broker.rack: longer than %u bytes",
-                 META_RACK_BYTES_MAX);
+        fprintf(stderr, PROG ": broker.rack: longer than %u bytes\n",
+                META_RACK_BYTES_MAX);
         return RC_CONFIG;
     }
     strcpy(mc->rack, rack);
@@ -147,38 +137,11 @@ static void signal_cb(uv_signal_t *handle, int signum)
     membership_shutdown(b->membership);
 }
 
-static int load(int argc, char **argv, struct config **cfg,
-                struct tracer *tracer)
-{
-    char err[512];
-    int rv = config_load_file(cfg, argv[1], broker_defs,
-                              ARRAY_LEN(broker_defs), tracer, err,
-                              sizeof err);
-    for (int i = 2; rv == RC_OK && i + 1 < argc; i += 2) {
-        char *eq = strcmp(argv[i], "--override") == 0
-                       ? strchr(argv[i + 1], '=')
-                       : NULL;
-        if (eq == NULL) {
-            snprintf(err, sizeof err, "expected --override key=value");
-            rv = RC_CONFIG;
-            break;
-        }
-        *eq = '\0';
-        rv = config_set(*cfg, argv[i + 1], eq + 1, err, sizeof err);
-    }
-    if (rv != RC_OK) {
-        fprintf(stderr, "cairn-broker: %s\n", err);
-    }
-    return rv;
-}
-
 static int start(struct broker *b, const struct config *cfg)
 {
     struct membership_config mc;
     struct log_config lc;
-    char err[512];
-    if (build(cfg, &mc, &lc, err, sizeof err) != RC_OK) {
-        fprintf(stderr, "cairn-broker: %s\n", err);
+    if (build(cfg, &mc, &lc) != RC_OK) {
         return RC_CONFIG;
     }
     char dir[LOG_PATH_BYTES_MAX];
@@ -262,22 +225,17 @@ static int start(struct broker *b, const struct config *cfg)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc % 2 != 0) {
-        fprintf(stderr, "usage: cairn-broker CONFIG "
-                        "[--override key=value ...]\n");
-        return 2;
-    }
     static struct broker b;
     b.loop = uv_default_loop();
     trace_init_stderr(&b.tracer, TRACE_LEVEL_INFO, "broker");
     struct config *cfg = NULL;
-    if (load(argc, argv, &cfg, &b.tracer) != RC_OK) {
-        return 1;
+    int rv = daemon_config_load(&cfg, PROG, argc, argv, broker_defs,
+                                ARRAY_LEN(broker_defs), &b.tracer);
+    if (rv != RC_OK) {
+        return rv == RC_INVALID ? 2 : 1;
     }
-    int level = trace_level_parse(config_string(cfg, "log.level"));
-    b.tracer.level = level < 0 ? TRACE_LEVEL_INFO : (enum trace_level)level;
     signal(SIGPIPE, SIG_IGN);
-    int rv = start(&b, cfg);
+    rv = start(&b, cfg);
     config_free(cfg);
     if (rv != RC_OK) {
         return 1;

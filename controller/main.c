@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "common/config.h"
+#include "common/daemon.h"
 #include "common/rc.h"
 #include "controller/controller.h"
 
@@ -16,15 +17,9 @@ static const struct config_def controller_defs[] = {
     {"node.id", CONFIG_INT, NULL, 1, 2147483647, "this controller's id"},
     {"process.roles", CONFIG_LIST, "controller", 0, 0, "must be controller"},
     {"listeners", CONFIG_LIST, NULL, 0, 0, "RPC listener NAME://host:port"},
-    {"controller.quorum.voters", CONFIG_LIST, NULL, 0, 0,
-     "id@host:port of every controller's RPC listener"},
     {"controller.quorum.raft.voters", CONFIG_LIST, NULL, 0, 0,
      "id@host:port of every controller's Raft endpoint"},
     {"metadata.log.dir", CONFIG_STRING, NULL, 0, 0, "Raft log directory"},
-    {"broker.heartbeat.interval.ms", CONFIG_LONG, "2000", 1, 3600000,
-     "expected broker heartbeat interval"},
-    {"broker.session.timeout.ms", CONFIG_LONG, "9000", 1, 3600000,
-     "a broker silent this long is fenced"},
     {"controller.quorum.election.timeout.ms", CONFIG_LONG, "1000", 50,
      60000, "Raft election timeout"},
     {"num.partitions", CONFIG_INT, "1", 1, META_PARTITIONS_MAX,
@@ -33,53 +28,36 @@ static const struct config_def controller_defs[] = {
      "replicas of a topic created without a factor"},
     {"unclean.leader.election.enable", CONFIG_BOOL, "false", 0, 0,
      "let an out-of-sync replica lead when no ISR member is alive"},
-    {"log.level", CONFIG_STRING, "info", 0, 0, "debug, info, warn, error"},
+    DAEMON_CONFIG_SHARED_DEFS,
 };
 
-static int voters_from(const struct config *cfg, const char *key,
-                       struct addr_voter *out, size_t *n, char *err,
-                       size_t err_len)
-{
-    int rv = addr_parse_voters(config_list(cfg, key), out,
-                               CONTROLLER_VOTERS_MAX, n);
-    if (rv != RC_OK) {
-        snprintf(err, err_len, "%s: expected id@host:port,... with distinct "
-                 "ids, got '%s'", key, config_list(cfg, key));
-        return RC_CONFIG;
-    }
-    return RC_OK;
-}
+#define PROG "cairn-controller"
 
 static int build_config(const struct config *cfg,
-                        struct controller_config *out, char *err,
-                        size_t err_len)
+                        struct controller_config *out)
 {
     memset(out, 0, sizeof *out);
     out->node_id = config_int(cfg, "node.id");
-    if (addr_parse_listener(config_list(cfg, "listeners"), &out->listener) !=
-        RC_OK) {
-        snprintf(err, err_len, "listeners: expected NAME://host:port, got "
-                 "'%s'", config_list(cfg, "listeners"));
+    size_t n_rpc = 0;
+    if (daemon_config_listener(cfg, PROG, "listeners", &out->listener) !=
+            RC_OK ||
+        daemon_config_voters(cfg, PROG, "controller.quorum.voters",
+                             out->voters, CONTROLLER_VOTERS_MAX,
+                             &n_rpc) != RC_OK ||
+        daemon_config_voters(cfg, PROG, "controller.quorum.raft.voters",
+                             out->raft_voters, CONTROLLER_VOTERS_MAX,
+                             &out->n_voters) != RC_OK) {
         return RC_CONFIG;
     }
-    size_t n_rpc = 0;
-    int rv = voters_from(cfg, "controller.quorum.voters", out->voters, &n_rpc,
-                         err, err_len);
-    if (rv == RC_OK) {
-        rv = voters_from(cfg, "controller.quorum.raft.voters",
-                         out->raft_voters, &out->n_voters, err, err_len);
-    }
-    if (rv != RC_OK) {
-        return rv;
-    }
     if (n_rpc != out->n_voters) {
-        snprintf(err, err_len, "controller.quorum.voters and "
-                 "controller.quorum.raft.voters name different controllers");
+        fprintf(stderr, PROG ": controller.quorum.voters and "
+                "controller.quorum.raft.voters name different "
+                "controllers\n");
         return RC_CONFIG;
     }
     const char *dir = config_string(cfg, "metadata.log.dir");
     if (strlen(dir) >= sizeof out->metadata_dir) {
-        snprintf(err, err_len, "metadata.log.dir: path too long");
+        fprintf(stderr, PROG ": metadata.log.dir: path too long\n");
         return RC_CONFIG;
     }
     strcpy(out->metadata_dir, dir);
@@ -118,50 +96,18 @@ static void signal_cb(uv_signal_t *handle, int signum)
     }
 }
 
-static int load(int argc, char **argv, struct config **cfg,
-                struct tracer *tracer)
-{
-    char err[512];
-    int rv = config_load_file(cfg, argv[1], controller_defs,
-                              ARRAY_LEN(controller_defs), tracer, err,
-                              sizeof err);
-    for (int i = 2; rv == RC_OK && i + 1 < argc; i += 2) {
-        char *eq = strcmp(argv[i], "--override") == 0 ? strchr(argv[i + 1],
-                                                              '=')
-                                                       : NULL;
-        if (eq == NULL) {
-            snprintf(err, sizeof err, "expected --override key=value");
-            rv = RC_CONFIG;
-            break;
-        }
-        *eq = '\0';
-        rv = config_set(*cfg, argv[i + 1], eq + 1, err, sizeof err);
-    }
-    if (rv != RC_OK) {
-        fprintf(stderr, "cairn-controller: %s\n", err);
-    }
-    return rv;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc % 2 != 0) {
-        fprintf(stderr, "usage: cairn-controller CONFIG "
-                        "[--override key=value ...]\n");
-        return 2;
-    }
     struct tracer tracer;
     trace_init_stderr(&tracer, TRACE_LEVEL_INFO, "controller");
     struct config *cfg = NULL;
-    if (load(argc, argv, &cfg, &tracer) != RC_OK) {
-        return 1;
+    int rv = daemon_config_load(&cfg, PROG, argc, argv, controller_defs,
+                                ARRAY_LEN(controller_defs), &tracer);
+    if (rv != RC_OK) {
+        return rv == RC_INVALID ? 2 : 1;
     }
-    int level = trace_level_parse(config_string(cfg, "log.level"));
-    tracer.level = level < 0 ? TRACE_LEVEL_INFO : (enum trace_level)level;
     struct controller_config cc;
-    char err[512];
-    if (build_config(cfg, &cc, err, sizeof err) != RC_OK) {
-        fprintf(stderr, "cairn-controller: %s\n", err);
+    if (build_config(cfg, &cc) != RC_OK) {
         config_free(cfg);
         return 1;
     }

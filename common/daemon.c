@@ -1,0 +1,81 @@
+/* Daemon start-up shared by both daemons (common/daemon.h). */
+#include "common/daemon.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/rc.h"
+
+#define DAEMON__ERROR_BYTES 512
+
+static int apply_overrides(struct config *cfg, int argc, char **argv,
+                           char *err, size_t err_len)
+{
+    for (int i = 2; i + 1 < argc; i += 2) {
+        char *eq = strcmp(argv[i], "--override") == 0
+                       ? strchr(argv[i + 1], '=')
+                       : NULL;
+        if (eq == NULL) {
+            snprintf(err, err_len, "expected --override key=value");
+            return RC_CONFIG;
+        }
+        *eq = '\0';
+        int rv = config_set(cfg, argv[i + 1], eq + 1, err, err_len);
+        if (rv != RC_OK) {
+            return rv;
+        }
+    }
+    return RC_OK;
+}
+
+int daemon_config_load(struct config **out, const char *prog, int argc,
+                       char **argv, const struct config_def *defs,
+                       size_t n_defs, struct tracer *t)
+{
+    *out = NULL;
+    if (argc < 2 || argc % 2 != 0) {
+        fprintf(stderr, "usage: %s CONFIG [--override key=value ...]\n",
+                prog);
+        return RC_INVALID;
+    }
+    char err[DAEMON__ERROR_BYTES];
+    struct config *cfg = NULL;
+    int rv = config_load_file(&cfg, argv[1], defs, n_defs, t, err,
+                              sizeof err);
+    if (rv == RC_OK) {
+        rv = apply_overrides(cfg, argc, argv, err, sizeof err);
+    }
+    if (rv != RC_OK) {
+        fprintf(stderr, "%s: %s\n", prog,
+                rv == RC_NOMEM ? rc_str(rv) : err);
+        config_free(cfg);
+        return rv == RC_INVALID ? RC_CONFIG : rv;
+    }
+    int level = trace_level_parse(config_string(cfg, "log.level"));
+    t->level = level < 0 ? TRACE_LEVEL_INFO : (enum trace_level)level;
+    *out = cfg;
+    return RC_OK;
+}
+
+int daemon_config_listener(const struct config *cfg, const char *prog,
+                           const char *key, struct addr *out)
+{
+    if (addr_parse_listener(config_list(cfg, key), out) != RC_OK) {
+        fprintf(stderr, "%s: %s: expected NAME://host:port, got '%s'\n",
+                prog, key, config_list(cfg, key));
+        return RC_CONFIG;
+    }
+    return RC_OK;
+}
+
+int daemon_config_voters(const struct config *cfg, const char *prog,
+                         const char *key, struct addr_voter *out, size_t max,
+                         size_t *n)
+{
+    if (addr_parse_voters(config_list(cfg, key), out, max, n) != RC_OK) {
+        fprintf(stderr, "%s: %s: expected id@host:port,... with distinct "
+                "ids, got '%s'\n", prog, key, config_list(cfg, key));
+        return RC_CONFIG;
+    }
+    return RC_OK;
+}
