@@ -1,9 +1,9 @@
 /* The cairn-broker process state shared by its parts: membership with the
  * controllers (broker/membership.h), the hosted partitions
- * (broker/replication/replica_manager.h) and the Kafka listener with its request handlers
- * (broker/kafka/kafka_handlers.c, kafka_produce.c, kafka_fetch.c,
- * kafka_admin.c, kafka_epoch.c), the follower fetchers
- * (broker/replication/follower.h). One libuv loop thread. */
+ * (broker/replication/replica_manager.h), the Kafka listener with its
+ * request handlers (broker/kafka/), the follower fetchers
+ * (broker/replication/follower.h) and the group coordinator
+ * (broker/group/coordinator.h). One libuv loop thread. */
 #ifndef CAIRN_BROKER_BROKER_H
 #define CAIRN_BROKER_BROKER_H
 
@@ -69,8 +69,19 @@ void kafka_handle_describe_groups(struct broker *b,
 void kafka_handle_list_groups(struct broker *b, struct kafka_request *req);
 void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
 
-/* partitions' alter_isr hook (broker/replication/alter_partition.c): AlterPartition to
- * the active controller; arg is the broker. */
+/* The group core's deferred answers to JoinGroup, SyncGroup and
+ * OffsetCommit (broker/kafka/kafka_group.c), given to the coordinator as
+ * its struct coordinator_answers. */
+void kafka_group_join_done(struct group_io *io, void *req,
+                           const struct group_join_result *res);
+void kafka_group_sync_done(struct group_io *io, void *req,
+                           const struct group_sync_result *res);
+void kafka_group_commit_done(struct group_io *io, void *req,
+                             const int16_t *errors, size_t n);
+
+/* The replica manager's alter_isr hook
+ * (broker/replication/alter_partition.c): AlterPartition to the active
+ * controller; arg is the broker. */
 void broker_alter_isr(void *arg, struct partition *p,
                       const struct meta_replica_set *isr);
 

@@ -153,21 +153,24 @@ static int start(struct broker *b, const struct config *cfg)
     }
     memcpy(dir, dirs, len);
     dir[len] = '\0';
-    int rv = replica_manager_init(&b->partitions, b->loop, mc.broker_id, dir, &lc,
-                             &b->tracer);
+    struct replica_manager_config rc = {
+        .broker_id = mc.broker_id,
+        .log_dir = dir,
+        .log = lc,
+        .sync_before_ack = config_bool(cfg, "log.sync.before.ack"),
+        .min_insync = config_int(cfg, "min.insync.replicas"),
+        .lag_max_ms = config_long(cfg, "replica.lag.time.max.ms")};
+    struct replica_manager_hooks hooks = {
+        .arg = b,
+        .hw_moved = kafka_fetch_hw_moved,
+        .alter_isr = broker_alter_isr,
+        .followers_changed = followers_changed};
+    int rv = replica_manager_init(&b->partitions, b->loop, &rc, &hooks,
+                                  &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
         return rv;
     }
-    b->partitions.sync_before_ack = config_bool(cfg, "log.sync.before.ack");
-    b->partitions.hw_moved = kafka_fetch_hw_moved;
-    b->partitions.hw_moved_arg = b;
-    b->partitions.alter_isr = broker_alter_isr;
-    b->partitions.alter_isr_arg = b;
-    b->partitions.followers_changed = followers_changed;
-    b->partitions.followers_changed_arg = b;
-    b->partitions.min_insync = config_int(cfg, "min.insync.replicas");
-    b->partitions.lag_max_ms = config_long(cfg, "replica.lag.time.max.ms");
     replica_manager_start_timers(&b->partitions);
     struct follower_config fc = {
         .self = mc.broker_id,
@@ -198,7 +201,11 @@ static int start(struct broker *b, const struct config *cfg)
         config_int(cfg, "group.max.session.timeout.ms");
     cc.group.member_id_seed = ((uint64_t)(uint32_t)mc.broker_id << 32) ^
                               (uint64_t)uv_hrtime();
-    rv = coordinator_start(&b->coordinator, b, &cc);
+    struct coordinator_answers answers = {
+        .join_done = kafka_group_join_done,
+        .sync_done = kafka_group_sync_done,
+        .commit_done = kafka_group_commit_done};
+    rv = coordinator_start(&b->coordinator, b, &cc, &answers);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
         return rv;

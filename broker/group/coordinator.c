@@ -181,14 +181,6 @@ static void io_persist_tombstones(struct group_io *io, int32_t partition,
     }
 }
 
-/* join_done, sync_done and commit_done live with the Kafka handlers. */
-void kafka_group_join_done(struct group_io *io, void *req,
-                           const struct group_join_result *res);
-void kafka_group_sync_done(struct group_io *io, void *req,
-                           const struct group_sync_result *res);
-void kafka_group_commit_done(struct group_io *io, void *req,
-                             const int16_t *errors, size_t n);
-
 /* --- Loading ------------------------------------------------------------- */
 
 struct load_ctx {
@@ -370,18 +362,22 @@ static void tick_cb(uv_timer_t *t)
 }
 
 int coordinator_start(struct coordinator *co, struct broker *b,
-                      const struct coordinator_config *cfg)
+                      const struct coordinator_config *cfg,
+                      const struct coordinator_answers *answers)
 {
+    ASSERT(answers->join_done != NULL);
+    ASSERT(answers->sync_done != NULL);
+    ASSERT(answers->commit_done != NULL);
     memset(co, 0, sizeof *co);
     co->b = b;
     co->cfg = *cfg;
     co->io = (struct group_io){
         .impl = co,
         .partition_for = io_partition_for,
-        .join_done = kafka_group_join_done,
-        .sync_done = kafka_group_sync_done,
+        .join_done = answers->join_done,
+        .sync_done = answers->sync_done,
         .persist_offsets = io_persist_offsets,
-        .commit_done = kafka_group_commit_done,
+        .commit_done = answers->commit_done,
         .persist_tombstones = io_persist_tombstones};
     group_init(&co->groups, &co->io, &cfg->group);
     uv_timer_init(b->loop, &co->tick);

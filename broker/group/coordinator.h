@@ -39,6 +39,18 @@ struct coordinator_config {
 
 struct coordinator_commit;
 
+/* Where the group core's deferred answers go (the Kafka group handlers,
+ * broker/kafka/kafka_group.c): they become the core's group_io callbacks
+ * of the same names (broker/group/group.h). */
+struct coordinator_answers {
+    void (*join_done)(struct group_io *io, void *req,
+                      const struct group_join_result *res);
+    void (*sync_done)(struct group_io *io, void *req,
+                      const struct group_sync_result *res);
+    void (*commit_done)(struct group_io *io, void *req,
+                        const int16_t *errors, size_t n);
+};
+
 struct coordinator {
     struct broker *b;
     struct coordinator_config cfg;
@@ -56,7 +68,8 @@ struct coordinator {
 };
 
 MUST_CHECK int coordinator_start(struct coordinator *co, struct broker *b,
-                                 const struct coordinator_config *cfg);
+                                 const struct coordinator_config *cfg,
+                                 const struct coordinator_answers *answers);
 void coordinator_close(struct coordinator *co);
 
 /* Leadership changed: load or unload offsets partitions. */

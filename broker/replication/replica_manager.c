@@ -13,29 +13,34 @@
 
 #define PARTITIONS__METADATA_FILE "partition.metadata"
 
-int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop, int32_t broker_id,
-                    const char *log_dir, const struct log_config *log_cfg,
-                    struct tracer *tracer)
+int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
+                         const struct replica_manager_config *cfg,
+                         const struct replica_manager_hooks *hooks,
+                         struct tracer *tracer)
 {
     memset(ps, 0, sizeof *ps);
-    if (strlen(log_dir) + META_TOPIC_NAME_BYTES_MAX + 64 >=
+    if (strlen(cfg->log_dir) + META_TOPIC_NAME_BYTES_MAX + 64 >=
         sizeof ps->log_dir) {
         return RC_TOO_LARGE;
     }
-    strcpy(ps->log_dir, log_dir);
+    ASSERT(cfg->min_insync >= 1);
+    ASSERT(cfg->lag_max_ms > 0);
+    strcpy(ps->log_dir, cfg->log_dir);
     ps->loop = loop;
     ps->tracer = tracer;
-    ps->broker_id = broker_id;
-    ps->log_cfg = *log_cfg;
-    ps->min_insync = 1;
-    ps->lag_max_ms = 30000;
+    ps->broker_id = cfg->broker_id;
+    ps->log_cfg = cfg->log;
+    ps->sync_before_ack = cfg->sync_before_ack;
+    ps->min_insync = cfg->min_insync;
+    ps->lag_max_ms = cfg->lag_max_ms;
+    ps->hooks = *hooks;
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
     uv_idle_init(loop, &ps->wake_idle);
     ps->wake_idle.data = ps;
     uv_timer_init(loop, &ps->isr_timer);
     ps->isr_timer.data = ps;
-    return file_mkdirs(log_dir);
+    return file_mkdirs(ps->log_dir);
 }
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
@@ -63,8 +68,8 @@ static void wake_cb(uv_idle_t *handle)
         list[i]->wake_queued = false;
     }
     for (size_t i = 0; i < n; i++) {
-        if (ps->hw_moved != NULL && !list[i]->closing) {
-            ps->hw_moved(ps->hw_moved_arg, list[i]);
+        if (ps->hooks.hw_moved != NULL && !list[i]->closing) {
+            ps->hooks.hw_moved(ps->hooks.arg, list[i]);
         }
     }
     free(list);
@@ -72,7 +77,7 @@ static void wake_cb(uv_idle_t *handle)
 
 void replica_manager_wake(struct replica_manager *ps, struct partition *p)
 {
-    if (p->wake_queued || ps->hw_moved == NULL) {
+    if (p->wake_queued || ps->hooks.hw_moved == NULL) {
         return;
     }
     if (ps->n_wake == ps->cap_wake) {
@@ -102,11 +107,11 @@ static void unqueue_wake(struct replica_manager *ps, struct partition *p)
 void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
                           const struct meta_replica_set *isr)
 {
-    if (ps->alter_isr == NULL) {
+    if (ps->hooks.alter_isr == NULL) {
         partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(ps->loop));
         return;
     }
-    ps->alter_isr(ps->alter_isr_arg, p, isr);
+    ps->hooks.alter_isr(ps->hooks.arg, p, isr);
 }
 
 /* --- High-watermark checkpoint ------------------------------------------- */
@@ -467,8 +472,8 @@ void replica_manager_apply(struct replica_manager *ps, const struct meta_image *
             changed = true;
         }
     }
-    if (changed && ps->followers_changed != NULL) {
-        ps->followers_changed(ps->followers_changed_arg);
+    if (changed && ps->hooks.followers_changed != NULL) {
+        ps->hooks.followers_changed(ps->hooks.arg);
     }
 }
 

@@ -25,6 +25,32 @@
 
 #define PARTITIONS_OPENS_PER_TURN 16
 
+/* What the broker's settings say; copied by replica_manager_init(). */
+struct replica_manager_config {
+    int32_t broker_id;
+    const char *log_dir;         /* borrowed for the call */
+    struct log_config log;       /* broker defaults; topics may override */
+    bool sync_before_ack;        /* log.sync.before.ack */
+    int32_t min_insync;          /* min.insync.replicas (broker default) */
+    int64_t lag_max_ms;          /* replica.lag.time.max.ms */
+};
+
+/* What the replica manager calls out to, given at init; each may be NULL.
+ * All run on the loop thread with `arg`. */
+struct replica_manager_hooks {
+    void *arg;
+    /* A partition's high watermark or log end moved (deferred to the next
+     * loop turn, see replica_manager_wake()). */
+    void (*hw_moved)(void *arg, struct partition *p);
+    /* A leader proposes a new ISR to the controller; the answer comes
+     * back through partition_alter_done(). */
+    void (*alter_isr)(void *arg, struct partition *p,
+                      const struct meta_replica_set *isr);
+    /* Leadership of some partition changed (fetchers re-plan). */
+    void (*followers_changed)(void *arg);
+};
+
+/* Fields are the manager's own: read them, never set them. */
 struct replica_manager {
     uv_loop_t *loop;
     uv_idle_t more;              /* continues a partial apply */
@@ -36,18 +62,7 @@ struct replica_manager {
     bool sync_before_ack;        /* log.sync.before.ack */
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
-    /* A partition's high watermark or log end moved (deferred to the next
-     * loop turn, see replica_manager_wake()). */
-    void (*hw_moved)(void *arg, struct partition *p);
-    void *hw_moved_arg;
-    /* A leader proposes a new ISR to the controller; the answer comes
-     * back through partition_alter_done(). */
-    void (*alter_isr)(void *arg, struct partition *p,
-                      const struct meta_replica_set *isr);
-    void *alter_isr_arg;
-    /* Leadership of some partition changed (fetchers re-plan). */
-    void (*followers_changed)(void *arg);
-    void *followers_changed_arg;
+    struct replica_manager_hooks hooks;
     uv_idle_t wake_idle;         /* runs the queued wakes */
     struct partition **wake;     /* partitions whose HW or end moved */
     size_t n_wake;
@@ -60,14 +75,18 @@ struct replica_manager {
     size_t closing;              /* logs closing, not yet freed */
 };
 
-MUST_CHECK int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
-                               int32_t broker_id, const char *log_dir,
-                               const struct log_config *log_cfg,
-                               struct tracer *tracer);
+/* Creates log_dir if needed. RC_TOO_LARGE for a log_dir too long for
+ * partition paths, RC_IO when it cannot be created. */
+MUST_CHECK int replica_manager_init(struct replica_manager *ps,
+                                    uv_loop_t *loop,
+                                    const struct replica_manager_config *cfg,
+                                    const struct replica_manager_hooks *hooks,
+                                    struct tracer *tracer);
 
 /* Brings the hosted partitions in line with img. Errors on one partition
  * are logged and leave it out; the rest go on. */
-void replica_manager_apply(struct replica_manager *ps, const struct meta_image *img);
+void replica_manager_apply(struct replica_manager *ps,
+                           const struct meta_image *img);
 
 /* p's high watermark or log end moved: parked fetches reading it are
  * re-evaluated at the start of the next loop turn, never from inside the
@@ -75,8 +94,9 @@ void replica_manager_apply(struct replica_manager *ps, const struct meta_image *
 void replica_manager_wake(struct replica_manager *ps, struct partition *p);
 
 /* Sends a leader's proposed ISR for p to the controller. */
-void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
-                          const struct meta_replica_set *isr);
+void replica_manager_alter_isr(struct replica_manager *ps,
+                               struct partition *p,
+                               const struct meta_replica_set *isr);
 
 /* Starts the periodic ISR checks and high-watermark checkpoints
  * (`replication-offset-checkpoint` in log.dir, Kafka's format). */
@@ -86,6 +106,6 @@ void replica_manager_start_timers(struct replica_manager *ps);
 void replica_manager_close(struct replica_manager *ps);
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
-                                  const char *topic, int32_t id);
+                                       const char *topic, int32_t id);
 
 #endif
