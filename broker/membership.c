@@ -63,11 +63,6 @@ int64_t membership_epoch(const struct membership *m)
     return m->epoch;
 }
 
-bool membership_fenced(const struct membership *m)
-{
-    return m->fenced;
-}
-
 static void maybe_free(struct membership *m)
 {
     if (m->closing && m->pending == 0) {

@@ -66,6 +66,5 @@ void membership_refresh(struct membership *m);
 
 const struct meta_image *membership_image(const struct membership *m);
 int64_t membership_epoch(const struct membership *m);
-bool membership_fenced(const struct membership *m);
 
 #endif

@@ -114,64 +114,6 @@ void view_brokers_text(FILE *out, const struct meta_image *img)
     broker_rows(&t, img);
 }
 
-static void format_configs(const struct meta_topic *topic, char *out,
-                           size_t cap)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < topic->n_configs && used < cap; i++) {
-        int w = snprintf(out + used, cap - used, "%s%s=%s",
-                         i > 0 ? "," : "", topic->configs[i].name,
-                         topic->configs[i].value);
-        ASSERT(w >= 0);
-        used += (size_t)w;
-    }
-}
-
-static void topic_rows(struct table *t, const struct meta_topic *const *ts,
-                       size_t n)
-{
-    table_cell(t, "NAME");
-    table_cell(t, "ID");
-    table_cell(t, "PARTITIONS");
-    table_cell(t, "REPLICATION");
-    table_cell(t, "CONFIGS");
-    table_end_row(t);
-    for (size_t i = 0; i < n; i++) {
-        char name[META_TOPIC_NAME_BYTES_MAX + 1];
-        char id[23];
-        char configs[TABLE_CELL_BYTES_MAX];
-        char shown[TABLE_CELL_BYTES_MAX];
-        view_printable(ts[i]->name, name, sizeof name);
-        meta_uuid_format(&ts[i]->id, id);
-        format_configs(ts[i], configs, sizeof configs);
-        view_printable(configs, shown, sizeof shown);
-        table_cell(t, "%s", name);
-        table_cell(t, "%s", id);
-        table_cell(t, "%" PRId32, ts[i]->n_partitions);
-        table_cell(t, "%" PRId32, ts[i]->n_partitions > 0
-                                      ? ts[i]->partitions[0].replicas.n
-                                      : 0);
-        table_cell(t, "%s", shown[0] != '\0' ? shown : "-");
-        table_end_row(t);
-    }
-}
-
-void view_topics_text(FILE *out, const struct meta_topic *const *topics,
-                      size_t n)
-{
-    fputs("TOPICS\n", out);
-    if (n == 0) {
-        fputs("(none)\n", out);
-        return;
-    }
-    struct table t;
-    table_init(&t, out);
-    topic_rows(&t, topics, n);
-    table_start_printing(&t);
-    topic_rows(&t, topics, n);
-}
-
 static void format_end_offsets(const struct meta_replica_set *s,
                                const struct health_partition *hp, char *out,
                                size_t cap)

@@ -28,10 +28,6 @@ MUST_CHECK int view_topics_sorted(const struct meta_image *img,
 /* "BROKERS" and an id, epoch, address, state table, or "(none)". */
 void view_brokers_text(FILE *out, const struct meta_image *img);
 
-/* "TOPICS" and a name, id, partitions, replication, configs table. */
-void view_topics_text(FILE *out, const struct meta_topic *const *topics,
-                      size_t n);
-
 /* "PARTITIONS" and a topic, partition, leader, epoch, replicas, ISR
  * table of the given topics, or "(none)". With h (may be NULL; gathered
  * from the topics' image) also the HW, each replica's log end offset as

@@ -409,21 +409,6 @@ int plan_fence_broker(const struct meta_image *img, int32_t id,
     return plan_undo_on_error(out, rv, n0, more0);
 }
 
-int plan_unfence_broker(const struct meta_image *img, int32_t id,
-                        bool unclean_default, struct plan_records *out)
-{
-    const struct meta_broker *b = meta_image_broker(img, id);
-    ASSERT(b != NULL);
-    if (!b->fenced) {
-        return RC_OK;
-    }
-    size_t n0 = out->n;
-    bool more0 = out->more;
-    bool unfenced;
-    int rv = plan_unfence(img, b, unclean_default, out, &unfenced);
-    return plan_undo_on_error(out, rv, n0, more0);
-}
-
 int plan_elect_leaderless(const struct meta_image *img, bool unclean_default,
                           struct plan_records *out)
 {

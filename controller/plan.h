@@ -116,16 +116,6 @@ MUST_CHECK int plan_fence_broker(const struct meta_image *img, int32_t id,
                                  bool unclean_default,
                                  struct plan_records *out);
 
-/* Fenced broker id may come back: BrokerChange(fenced=-1), then an election
- * for every leaderless partition in which it is an acceptable leader (it is
- * in the ISR, or it is a replica and unclean election is allowed for the
- * topic). If the elections do not all fit, out->more is set;
- * plan_elect_leaderless() finishes them. id must be registered; for a
- * broker not fenced, nothing. */
-MUST_CHECK int plan_unfence_broker(const struct meta_image *img, int32_t id,
-                                   bool unclean_default,
-                                   struct plan_records *out);
-
 /* Elections for every leaderless partition that has an acceptable leader
  * now (also unclean ones where the topic allows them). For the periodic
  * check Kafka runs every unclean.leader.election.interval.ms, and to finish
@@ -158,7 +148,11 @@ struct plan_heartbeat_result {
  *   - is_caught_up = current_metadata_offset >= the broker's epoch;
  *   - FENCED + want_shut_down, or fenced after a controlled shutdown:
  *     should_shut_down, no records;
- *   - FENCED, !want_fence, caught up: plan_unfence_broker();
+ *   - FENCED, !want_fence, caught up: unfence: BrokerChange(fenced=-1),
+ *     then an election for every leaderless partition in which it is an
+ *     acceptable leader (in the ISR, or a replica where unclean election
+ *     is allowed); elections that do not fit set out->more and
+ *     plan_elect_leaderless() finishes them;
  *   - UNFENCED + want_fence: plan_fence_broker() (should_shut_down =
  *     want_shut_down);
  *   - UNFENCED + want_shut_down (or already in controlled shutdown): while

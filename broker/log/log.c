@@ -462,31 +462,6 @@ int log_truncate_to(struct log *l, int64_t offset)
     return after_truncation(l);
 }
 
-int log_delete_segments_below(struct log *l, int64_t offset, size_t *deleted)
-{
-    size_t n = 0;
-    while (n + 1 < l->n_segs && l->segs[n + 1]->base_offset <= offset) {
-        n++;
-    }
-    for (size_t i = 0; i < n; i++) {
-        TRACE_INFO(l->tracer, "dir=%s deleting segment base=%" PRId64,
-                   l->dir, l->segs[i]->base_offset);
-        log_segment_delete(l->segs[i]);
-        log_segment_unref(l->segs[i]);
-    }
-    memmove(l->segs, l->segs + n, (l->n_segs - n) * sizeof *l->segs);
-    l->n_segs -= n;
-    *deleted = n;
-    if (n == 0) {
-        return RC_OK;
-    }
-    l->dir_dirty = true;
-    if (log_epoch_truncate_from_start(&l->epochs, log_start_offset(l))) {
-        return log_save_epochs(l);
-    }
-    return RC_OK;
-}
-
 int log_assign_epoch(struct log *l, int32_t epoch)
 {
     bool changed = false;

@@ -140,11 +140,6 @@ MUST_CHECK int log_truncate_to(struct log *l, int64_t offset);
 /* Deletes everything and starts an empty log at offset. */
 MUST_CHECK int log_truncate_fully_and_start_at(struct log *l, int64_t offset);
 
-/* Deletes segments wholly below offset, never the active one; the log
- * start offset moves to the first remaining segment. */
-MUST_CHECK int log_delete_segments_below(struct log *l, int64_t offset,
-                                         size_t *deleted);
-
 /* Leader takeover: records (epoch, log end offset) in the epoch cache. */
 MUST_CHECK int log_assign_epoch(struct log *l, int32_t epoch);
 const struct log_epoch_cache *log_epochs(const struct log *l);

@@ -315,13 +315,6 @@ bool isr_enough_for_append(const struct isr_state *s)
     return s->isr.n >= s->min_isr;
 }
 
-bool isr_enough_after_append(const struct isr_state *s)
-{
-    struct meta_replica_set maximal;
-    isr_maximal_isr(s, &maximal);
-    return maximal.n >= s->min_isr;
-}
-
 /* --- ISR changes --------------------------------------------------------- */
 
 bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,

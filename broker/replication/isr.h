@@ -117,13 +117,12 @@ void isr_maximal_isr(const struct isr_state *s,
 int64_t isr_hw_candidate(const struct isr_state *s, int64_t leader_leo,
                              int64_t now_ms);
 
-/* acks=all admission: committed |ISR| >= min_isr (else
- * NOT_ENOUGH_REPLICAS before appending). */
+/* Committed |ISR| >= min_isr. acks=all admission (else
+ * NOT_ENOUGH_REPLICAS before appending), and the check that fails
+ * acks=all requests still waiting for the HW with
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND once a committed shrink leaves the ISR
+ * below min_isr (broker/replication/partition.c). */
 bool isr_enough_for_append(const struct isr_state *s);
-
-/* acks=all completion once the HW passed the request: maximal |ISR| >=
- * min_isr (else NOT_ENOUGH_REPLICAS_AFTER_APPEND). */
-bool isr_enough_after_append(const struct isr_state *s);
 
 /* If no change is pending and some ISR follower is not caught up, fills
  * *isr_out with the ISR without every such follower, marks the shrink

@@ -306,41 +306,13 @@ Test(log, truncate_below_start_restarts_the_log_there)
     for (int i = 0; i < 20; i++) {
         log_fixture_append(&f, 2, 100, i, 1);
     }
-    size_t deleted = 0;
-    cr_assert_eq(log_delete_segments_below(f.log, 20, &deleted), RC_OK);
-    cr_assert_gt(deleted, 0);
+    cr_assert_eq(log_truncate_fully_and_start_at(f.log, 20), RC_OK);
     int64_t start = log_start_offset(f.log);
-    cr_assert_gt(start, 0);
+    cr_assert_eq(start, 20);
     cr_assert_eq(log_truncate_to(f.log, start - 1), RC_OK);
     cr_assert_eq(log_start_offset(f.log), start - 1);
     cr_assert_eq(log_end_offset(f.log), start - 1);
     cr_assert_eq(log_segment_count(f.log), 1);
-}
-
-Test(log, delete_segments_below_keeps_the_active_segment)
-{
-    f.cfg.segment_bytes = 1024;
-    log_fixture_open(&f);
-    for (int i = 0; i < 20; i++) {
-        log_fixture_append(&f, 2, 100, i, 1);
-    }
-    size_t segs = log_segment_count(f.log);
-    size_t deleted = 0;
-    cr_assert_eq(log_delete_segments_below(f.log, 15, &deleted), RC_OK);
-    cr_assert_eq(log_segment_count(f.log), segs - deleted);
-    int64_t start = log_start_offset(f.log);
-    cr_assert_leq(start, 15);
-    cr_assert_gt(start, 0);
-    char path[4200];
-    log_fixture_file(&f, 0, "log", path, sizeof path);
-    cr_assert_eq(log_fixture_file_size(path), -1, "file deleted");
-    struct log_span span;
-    cr_assert_eq(log_read(f.log, start - 1, 100, INT64_MAX, &span),
-                 RC_OUT_OF_RANGE);
-    cr_assert_eq(log_delete_segments_below(f.log, INT64_MAX, &deleted),
-                 RC_OK);
-    cr_assert_eq(log_segment_count(f.log), 1);
-    cr_assert_eq(log_end_offset(f.log), 40);
 }
 
 Test(log, read_holds_a_deleted_segment_until_released)
@@ -350,11 +322,14 @@ Test(log, read_holds_a_deleted_segment_until_released)
     for (int i = 0; i < 10; i++) {
         log_fixture_append(&f, 2, 100, i, 1);
     }
+    size_t segs = log_segment_count(f.log);
+    cr_assert_gt(segs, 1);
     struct log_span span;
     cr_assert_eq(log_read(f.log, 0, 1 << 20, INT64_MAX, &span), RC_OK);
-    size_t deleted = 0;
-    cr_assert_eq(log_delete_segments_below(f.log, 10, &deleted), RC_OK);
-    cr_assert_gt(deleted, 0);
+    cr_assert_eq(log_truncate_fully_and_start_at(f.log, 100), RC_OK);
+    char path[4200];
+    log_fixture_file(&f, 0, "log", path, sizeof path);
+    cr_assert_eq(log_fixture_file_size(path), -1, "file deleted");
     size_t len = 0;
     uint8_t *buf = log_fixture_span_bytes(&span, &len);
     int64_t next = 0;

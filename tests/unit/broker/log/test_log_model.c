@@ -1,5 +1,5 @@
 /* Randomized model test of the partition log: appends, reads, truncations,
- * rolls, retention deletes, timestamp lookups, durability waits and
+ * rolls, timestamp lookups, durability waits and
  * reopens (clean and as after a crash), each checked against a simple
  * in-memory model. Prints its seed; replay a failure with SEED=<n>. */
 #include <criterion/criterion.h>
@@ -165,25 +165,6 @@ static void do_truncate(void)
     m.n = i;
 }
 
-static void do_delete(void)
-{
-    int64_t offset = rand_in(m.start, m.end);
-    size_t deleted = 0;
-    cr_assert_eq(log_delete_segments_below(f.log, offset, &deleted), RC_OK);
-    int64_t start = log_start_offset(f.log);
-    cr_assert_leq(start, offset > m.start ? offset : m.start);
-    cr_assert_geq(start, m.start);
-    size_t drop = 0;
-    while (drop < m.n && m.b[drop].base < start) {
-        drop++;
-    }
-    cr_assert(drop == m.n || m.b[drop].base == start,
-              "a segment starts at a batch boundary");
-    memmove(m.b, m.b + drop, (m.n - drop) * sizeof m.b[0]);
-    m.n -= drop;
-    m.start = start;
-}
-
 static void do_timestamp(void)
 {
     int64_t ts = rand_in(0, 5000 + (int64_t)m.n + 10);
@@ -232,10 +213,8 @@ static void step(void)
         do_read();
     } else if (r < 80) {
         do_truncate();
-    } else if (r < 83) {
-        cr_assert_eq(log_roll(f.log), RC_OK);
     } else if (r < 85) {
-        do_delete();
+        cr_assert_eq(log_roll(f.log), RC_OK);
     } else if (r < 91) {
         do_timestamp();
     } else if (r < 95) {
