@@ -1,7 +1,10 @@
-/* Active-controller planning (controller/plan.h): records to propose,
- * computed from the image and one request. Pure and deterministic; loop
- * thread of the active controller. */
+/* Active-controller planning (controller/plan.h): the record list and
+ * its helpers, heartbeats, registration, CreateTopics, DeleteTopics,
+ * AlterPartition and producer ids. Leader election and fencing are in
+ * controller/plan_election.c. Pure and deterministic; loop thread of the
+ * active controller. */
 #include "controller/plan.h"
+#include "controller/plan_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,16 +97,14 @@ int plan_records_push(struct plan_records *r, const struct meta_record *rec)
     return RC_OK;
 }
 
-static size_t plan_room(const struct plan_records *r)
+size_t plan_room(const struct plan_records *r)
 {
     ASSERT(r->n <= PLAN__RECORDS_MAX);
     return PLAN__RECORDS_MAX - r->n;
 }
 
-/* Undoes a failed planner's appends, so RC_NOMEM leaves the list as it
- * was before the call. */
-static int plan_undo_on_error(struct plan_records *r, int rv, size_t n0,
-                              bool more0)
+int plan_undo_on_error(struct plan_records *r, int rv, size_t n0,
+                       bool more0)
 {
     if (rv != RC_OK) {
         r->n = n0;
@@ -114,8 +115,8 @@ static int plan_undo_on_error(struct plan_records *r, int rv, size_t n0,
 
 /* --- Replica sets ------------------------------------------------------- */
 
-static bool plan_set_same_members(const struct meta_replica_set *a,
-                                  const struct meta_replica_set *b)
+bool plan_set_same_members(const struct meta_replica_set *a,
+                           const struct meta_replica_set *b)
 {
     if (a->n != b->n) {
         return false;
@@ -128,8 +129,8 @@ static bool plan_set_same_members(const struct meta_replica_set *a,
     return true;
 }
 
-static void plan_set_without(const struct meta_replica_set *s, int32_t id,
-                             struct meta_replica_set *out)
+void plan_set_without(const struct meta_replica_set *s, int32_t id,
+                      struct meta_replica_set *out)
 {
     out->n = 0;
     for (int32_t i = 0; i < s->n; i++) {
@@ -139,7 +140,7 @@ static void plan_set_without(const struct meta_replica_set *s, int32_t id,
     }
 }
 
-static void plan_set_single(int32_t id, struct meta_replica_set *out)
+void plan_set_single(int32_t id, struct meta_replica_set *out)
 {
     memset(out, 0, sizeof *out);
     out->n = 1;
@@ -148,9 +149,9 @@ static void plan_set_single(int32_t id, struct meta_replica_set *out)
 
 /* --- Records ------------------------------------------------------------ */
 
-static int plan_push_broker_change(struct plan_records *out,
-                                   const struct meta_broker *b, int8_t fenced,
-                                   int8_t in_controlled_shutdown)
+int plan_push_broker_change(struct plan_records *out,
+                            const struct meta_broker *b, int8_t fenced,
+                            int8_t in_controlled_shutdown)
 {
     struct meta_record rec;
     memset(&rec, 0, sizeof rec);
@@ -162,13 +163,11 @@ static int plan_push_broker_change(struct plan_records *out,
     return plan_records_push(out, &rec);
 }
 
-/* A PartitionChange; isr NULL keeps the ISR, leader META_LEADER_UNCHANGED
- * keeps the leader. */
-static void plan_partition_change(struct meta_record *rec,
-                                  const struct meta_topic *t,
-                                  const struct meta_partition *p,
-                                  const struct meta_replica_set *isr,
-                                  int32_t leader)
+void plan_partition_change(struct meta_record *rec,
+                           const struct meta_topic *t,
+                           const struct meta_partition *p,
+                           const struct meta_replica_set *isr,
+                           int32_t leader)
 {
     memset(rec, 0, sizeof *rec);
     rec->type = META_REC_PARTITION_CHANGE;
@@ -179,243 +178,6 @@ static void plan_partition_change(struct meta_record *rec,
         rec->u.partition_change.isr = *isr;
     }
     rec->u.partition_change.leader = leader;
-}
-
-/* --- Leader election ---------------------------------------------------- */
-
-bool plan_broker_acceptable(const struct meta_image *img, int32_t id,
-                            int32_t excluded, int32_t extra_acceptable)
-{
-    if (id < 0 || id == excluded) {
-        return false;
-    }
-    const struct meta_broker *b = meta_image_broker(img, id);
-    if (b == NULL || b->in_controlled_shutdown) {
-        return false;
-    }
-    return !b->fenced || id == extra_acceptable;
-}
-
-struct plan_election plan_elect_leader(const struct meta_image *img,
-                                       const struct meta_partition *p,
-                                       const struct meta_replica_set *isr,
-                                       int32_t excluded_broker,
-                                       int32_t extra_acceptable_broker,
-                                       bool unclean_allowed)
-{
-    int32_t ex = excluded_broker;
-    int32_t extra = extra_acceptable_broker;
-
-    if (p->leader >= 0 && meta_replica_set_contains(isr, p->leader) &&
-        plan_broker_acceptable(img, p->leader, ex, extra)) {
-        return (struct plan_election){p->leader, false};
-    }
-    for (int32_t i = 0; i < p->replicas.n; i++) {
-        int32_t r = p->replicas.ids[i];
-        if (meta_replica_set_contains(isr, r) &&
-            plan_broker_acceptable(img, r, ex, extra)) {
-            return (struct plan_election){r, false};
-        }
-    }
-    if (unclean_allowed) {
-        for (int32_t i = 0; i < p->replicas.n; i++) {
-            int32_t r = p->replicas.ids[i];
-            if (plan_broker_acceptable(img, r, ex, extra)) {
-                return (struct plan_election){r, true};
-            }
-        }
-    }
-    return (struct plan_election){META_NO_LEADER, false};
-}
-
-bool plan_unclean_allowed(const struct meta_topic *t, bool unclean_default)
-{
-    const char *v = meta_topic_config(t, "unclean.leader.election.enable");
-    if (v == NULL) {
-        return unclean_default;
-    }
-    if (strcasecmp(v, "true") == 0) {
-        return true;
-    }
-    if (strcasecmp(v, "false") == 0) {
-        return false;
-    }
-    return unclean_default;
-}
-
-/* --- Taking a broker out of ISRs and leaderships ------------------------ */
-
-/* The PartitionChange that takes broker b out of p's ISR (unless it is the
- * last member) and elects another leader if b led; false when p needs no
- * change. */
-static bool plan_evict_change(const struct meta_image *img,
-                              const struct meta_topic *t,
-                              const struct meta_partition *p, int32_t b,
-                              bool unclean, struct meta_record *rec)
-{
-    if (!meta_replica_set_contains(&p->isr, b) && p->leader != b) {
-        return false;
-    }
-    struct meta_replica_set target;
-    plan_set_without(&p->isr, b, &target);
-    if (target.n == 0) {
-        target = p->isr; /* the last member stays: never an empty ISR */
-    }
-    struct plan_election e =
-        plan_elect_leader(img, p, &target, b, PLAN_NO_BROKER, unclean);
-    if (e.unclean) {
-        plan_set_single(e.leader, &target);
-    }
-    bool isr_changed = !plan_set_same_members(&target, &p->isr);
-    bool leader_changed = e.leader != p->leader;
-    if (!isr_changed && !leader_changed) {
-        return false;
-    }
-    plan_partition_change(rec, t, p, isr_changed ? &target : NULL,
-                          leader_changed ? e.leader : META_LEADER_UNCHANGED);
-    return true;
-}
-
-/* Appends plan_evict_change() for every partition, keeping `reserve`
- * slots free. *complete_out is false (and out->more set) when it stopped
- * for room; *n_changes_out counts the changes appended. */
-static int plan_evict(const struct meta_image *img, int32_t b,
-                      bool unclean_default, size_t reserve,
-                      struct plan_records *out, size_t *n_changes_out,
-                      bool *complete_out)
-{
-    *n_changes_out = 0;
-    *complete_out = true;
-    for (size_t ti = 0; ti < img->n_topics; ti++) {
-        const struct meta_topic *t = &img->topics[ti];
-        bool unclean = plan_unclean_allowed(t, unclean_default);
-        for (int32_t pi = 0; pi < t->n_partitions; pi++) {
-            struct meta_record rec;
-            if (!plan_evict_change(img, t, &t->partitions[pi], b, unclean,
-                                   &rec)) {
-                continue;
-            }
-            if (plan_room(out) <= reserve) {
-                out->more = true;
-                *complete_out = false;
-                return RC_OK;
-            }
-            int rv = plan_records_push(out, &rec);
-            if (rv != RC_OK) {
-                return rv;
-            }
-            (*n_changes_out)++;
-        }
-    }
-    return RC_OK;
-}
-
-/* Elections for leaderless partitions. With b != PLAN_NO_BROKER: only
- * those where b, about to be unfenced, is an acceptable leader. */
-static int plan_elect_offline(const struct meta_image *img, int32_t b,
-                              bool unclean_default, struct plan_records *out)
-{
-    for (size_t ti = 0; ti < img->n_topics; ti++) {
-        const struct meta_topic *t = &img->topics[ti];
-        bool unclean = plan_unclean_allowed(t, unclean_default);
-        for (int32_t pi = 0; pi < t->n_partitions; pi++) {
-            const struct meta_partition *p = &t->partitions[pi];
-            if (p->leader != META_NO_LEADER) {
-                continue;
-            }
-            if (b != PLAN_NO_BROKER &&
-                (!meta_replica_set_contains(&p->replicas, b) ||
-                 (!meta_replica_set_contains(&p->isr, b) && !unclean))) {
-                continue;
-            }
-            struct plan_election e = plan_elect_leader(
-                img, p, &p->isr, PLAN_NO_BROKER, b, unclean);
-            if (e.leader == META_NO_LEADER) {
-                continue;
-            }
-            if (plan_room(out) == 0) {
-                out->more = true;
-                return RC_OK;
-            }
-            struct meta_replica_set isr;
-            plan_set_single(e.leader, &isr);
-            struct meta_record rec;
-            plan_partition_change(&rec, t, p, e.unclean ? &isr : NULL,
-                                  e.leader);
-            int rv = plan_records_push(out, &rec);
-            if (rv != RC_OK) {
-                return rv;
-            }
-        }
-    }
-    return RC_OK;
-}
-
-/* --- Broker state changes ----------------------------------------------- */
-
-/* Fencing of unfenced broker b; *fenced_out tells whether the fence record
- * made it into the batch. */
-static int plan_fence(const struct meta_image *img,
-                      const struct meta_broker *b, bool unclean_default,
-                      struct plan_records *out, bool *fenced_out)
-{
-    *fenced_out = false;
-    if (plan_room(out) == 0) {
-        out->more = true;
-        return RC_OK;
-    }
-    size_t n_changes;
-    bool complete;
-    int rv = plan_evict(img, b->id, unclean_default, 1 /* reserve */, out,
-                        &n_changes, &complete);
-    if (rv != RC_OK || !complete) {
-        return rv;
-    }
-    rv = plan_push_broker_change(out, b, 1 /* fenced */, 0);
-    *fenced_out = rv == RC_OK;
-    return rv;
-}
-
-/* Unfencing of fenced broker b; *unfenced_out as for plan_fence(). */
-static int plan_unfence(const struct meta_image *img,
-                        const struct meta_broker *b, bool unclean_default,
-                        struct plan_records *out, bool *unfenced_out)
-{
-    *unfenced_out = false;
-    if (plan_room(out) == 0) {
-        out->more = true;
-        return RC_OK;
-    }
-    int rv = plan_push_broker_change(out, b, -1 /* unfenced */, 0);
-    if (rv != RC_OK) {
-        return rv;
-    }
-    *unfenced_out = true;
-    return plan_elect_offline(img, b->id, unclean_default, out);
-}
-
-int plan_fence_broker(const struct meta_image *img, int32_t id,
-                      bool unclean_default, struct plan_records *out)
-{
-    const struct meta_broker *b = meta_image_broker(img, id);
-    ASSERT(b != NULL);
-    if (b->fenced) {
-        return RC_OK;
-    }
-    size_t n0 = out->n;
-    bool more0 = out->more;
-    bool fenced;
-    int rv = plan_fence(img, b, unclean_default, out, &fenced);
-    return plan_undo_on_error(out, rv, n0, more0);
-}
-
-int plan_elect_leaderless(const struct meta_image *img, bool unclean_default,
-                          struct plan_records *out)
-{
-    size_t n0 = out->n;
-    bool more0 = out->more;
-    int rv = plan_elect_offline(img, PLAN_NO_BROKER, unclean_default, out);
-    return plan_undo_on_error(out, rv, n0, more0);
 }
 
 /* --- Heartbeat ---------------------------------------------------------- */

@@ -7,6 +7,8 @@
  * session lapsed), no globals; the same image and request always give the
  * same records. The glue proposes the records as one Raft entry, applies
  * them with meta_apply() (common/meta/meta.h) once committed, and answers.
+ * Leader election and fencing live in controller/plan_election.c, the
+ * rest in controller/plan.c.
  *
  * Contract with the glue:
  *   - Plan against an image that already holds every record proposed
