@@ -3,7 +3,8 @@
 # runs the tests under AddressSanitizer + UBSan; `make bench` builds -O2 and
 # runs the benchmarks in tests/bench/; `make fuzz` runs the Kafka request
 # decoders under libFuzzer for FUZZ_SECONDS (default 60; `make test` runs it
-# too); `make deps` installs what is missing.
+# too); `make layout-check` checks include directions and file sizes (also
+# part of `make test`); `make deps` installs what is missing.
 
 SHELL := /bin/bash
 BUILD ?= build/debug
@@ -61,7 +62,7 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps deps-check test test-run asan bench bench-run clean cluster \
-        fuzz fuzz-run
+        fuzz fuzz-run layout-check
 
 all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN)
 
@@ -80,12 +81,17 @@ test: deps-check
 
 # Unit tests in parallel; integration tests (real clusters) one at a time.
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
+	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
+
+# Include directions and the file-size bound (tests/layout_check.sh).
+layout-check:
+	@tests/layout_check.sh
 
 # Criterion forks every test and counts it passed before LeakSanitizer
 # reports at the child's exit, so the output is checked for reports too.
