@@ -180,7 +180,7 @@ static int start(struct broker *b, const struct config *cfg)
             config_int(cfg, "replica.fetch.response.max.bytes"),
         .backoff_ms = config_long(cfg, "replica.fetch.backoff.ms")};
     rv = follower_start(&b->fetchers, b->loop, &b->partitions, &fc,
-                                &b->tracer);
+                        &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
         return rv;

@@ -333,8 +333,8 @@ static int ask_broker(struct health *h, size_t bi)
 static int32_t topic_min_insync(const struct health *h,
                                 const struct meta_topic *t)
 {
-    /* As the brokers read it (broker/replication/replica_manager.c): a value outside
-     * 1..META_REPLICAS_MAX falls back to the broker default. */
+    /* As the brokers read it (broker/replication/replica_manager.c): a value
+     * outside 1..META_REPLICAS_MAX falls back to the broker default. */
     const char *v = meta_topic_config(t, HEALTH__MIN_INSYNC);
     int32_t x = 0;
     if (v != NULL && cli_parse_int32(v, 1, META_REPLICAS_MAX, &x)) {

@@ -49,7 +49,7 @@ int file_sync_dir(const char *dir)
 }
 
 int file_write_atomic(const char *dir, const char *name,
-                          const void *data, size_t len)
+                      const void *data, size_t len)
 {
     char tmp_name[256];
     char tmp[LOG_PATH_BYTES_MAX];
@@ -85,7 +85,7 @@ int file_write_atomic(const char *dir, const char *name,
 }
 
 int file_read_small(const char *dir, const char *name, char *buf,
-                        size_t cap, size_t *len_out)
+                    size_t cap, size_t *len_out)
 {
     char path[LOG_PATH_BYTES_MAX];
     int rv = file_path(path, dir, name);

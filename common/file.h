@@ -12,13 +12,13 @@
 
 /* Replaces dir/name with len bytes of data, durably. */
 MUST_CHECK int file_write_atomic(const char *dir, const char *name,
-                                     const void *data, size_t len);
+                                 const void *data, size_t len);
 
 /* Reads dir/name into buf (at most cap bytes, NUL-terminated, so cap must
  * leave room). RC_NOT_FOUND when the file does not exist, RC_TOO_LARGE when
  * it does not fit. */
 MUST_CHECK int file_read_small(const char *dir, const char *name,
-                                   char *buf, size_t cap, size_t *len_out);
+                               char *buf, size_t cap, size_t *len_out);
 
 /* fsync(2) on a directory, making creations, renames and unlinks in it
  * durable. */

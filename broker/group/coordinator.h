@@ -1,6 +1,6 @@
 /* The broker's group coordinator: the adapter between Kafka's group APIs
- * (broker/kafka/kafka_group.c), the pure group core (broker/group/group.h) and the
- * internal topic __consumer_offsets (broker/group/group_store.h).
+ * (broker/kafka/kafka_group.c), the pure group core (broker/group/group.h) and
+ * the internal topic __consumer_offsets (broker/group/group_store.h).
  *
  *   - The coordinator of group G is the leader of __consumer_offsets
  *     partition hash(G) mod its partition count. The topic is created on

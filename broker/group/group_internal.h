@@ -1,5 +1,5 @@
-/* The consumer-group coordinator's private declarations, shared by its
- * three files: broker/group/group.c (group table, helpers, describe/list/delete,
+/* The consumer-group coordinator's private declarations, shared by its three
+ * files: broker/group/group.c (group table, helpers, describe/list/delete,
  * time), broker/group/group_rebalance.c (JoinGroup/SyncGroup rebalance,
  * Heartbeat, LeaveGroup) and broker/group/group_offsets.c (OffsetCommit,
  * loading and unloading). Not for use outside them. */
@@ -64,7 +64,7 @@ struct group_commit {
     size_t reserved;               /* slots reserved in group->offsets */
 };
 
-/* --- broker/group/group.c ------------------------------------------------------- */
+/* --- broker/group/group.c ------------------------------------------------ */
 
 struct slice group__empty_slice(void);
 struct slice group__nonnull(struct slice s);
@@ -103,7 +103,7 @@ void group__member_free(struct group_member *m);
 void group__offsets_free(struct group *g);
 void group__commits_orphan(struct groups *gs, struct group *g);
 
-/* --- broker/group/group_rebalance.c --------------------------------------------- */
+/* --- broker/group/group_rebalance.c -------------------------------------- */
 
 void group__member_join_fail(struct groups *gs, struct group *g,
                              struct group_member *m, int16_t error,
@@ -125,7 +125,7 @@ void group__prepare_rebalance(struct groups *gs, struct group *g,
 void group__remove_member_and_update(struct groups *gs, struct group *g,
                                      struct group_member *m, int64_t now_ms);
 
-/* --- broker/group/group_offsets.c ----------------------------------------------- */
+/* --- broker/group/group_offsets.c ---------------------------------------- */
 
 bool group__holds_nothing(const struct group *g);
 void group__drop(struct groups *gs, struct group *g, int16_t error);

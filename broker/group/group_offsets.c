@@ -1,9 +1,9 @@
 /* Classic consumer-group coordinator, offsets (broker/group/group.h):
  * OffsetCommit and its persistence through io->persist_offsets,
- * group_offset_get, loading offsets and tombstones from the offsets
- * partition, unloading groups and freeing the core. Shares
- * broker/group/group_internal.h with broker/group/group.c and broker/group/group_rebalance.c.
- * Pure: no I/O, no clock. Loop thread only. */
+ * group_offset_get, loading offsets and tombstones from the offsets partition,
+ * unloading groups and freeing the core. Shares broker/group/group_internal.h
+ * with broker/group/group.c and broker/group/group_rebalance.c. Pure: no I/O,
+ * no clock. Loop thread only. */
 #include "broker/group/group_internal.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Classic consumer-group coordinator, rebalancing (broker/group/group.h): the
- * answers to parked JoinGroup and SyncGroup requests, member bookkeeping,
- * the group state machine, JoinGroup, SyncGroup, Heartbeat and
- * LeaveGroup. Shares broker/group/group_internal.h with broker/group/group.c and
+ * answers to parked JoinGroup and SyncGroup requests, member bookkeeping, the
+ * group state machine, JoinGroup, SyncGroup, Heartbeat and LeaveGroup. Shares
+ * broker/group/group_internal.h with broker/group/group.c and
  * broker/group/group_offsets.c; interpretations of Kafka are listed in
  * broker/group/group.c. Pure: no I/O, no clock. Loop thread only. */
 #include "broker/group/group_internal.h"

@@ -1,9 +1,9 @@
 /* Consumer-group APIs (broker/broker.h): FindCoordinator, JoinGroup,
- * SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
- * DescribeGroups, ListGroups and DeleteGroups, decoded here, routed by
- * broker/group/coordinator.h (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) and
- * answered by the group core (broker/group/group.h). JoinGroup, SyncGroup and
- * OffsetCommit may be answered later, through the core's io callbacks. */
+ * SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups,
+ * ListGroups and DeleteGroups, decoded here, routed by
+ * broker/group/coordinator.h (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS)
+ * and answered by the group core (broker/group/group.h). JoinGroup, SyncGroup
+ * and OffsetCommit may be answered later, through the core's io callbacks. */
 #include "broker/broker.h"
 
 #include <stdio.h>

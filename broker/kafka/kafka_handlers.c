@@ -59,7 +59,7 @@ struct partition *broker_partition(struct broker *b, struct slice topic,
         return NULL;
     }
     return replica_manager_find(&b->partitions,
-                           slice_cstr(topic, name, sizeof name), id);
+                                slice_cstr(topic, name, sizeof name), id);
 }
 
 int16_t broker_not_leader_error(struct broker *b, struct slice topic,

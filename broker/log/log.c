@@ -116,7 +116,7 @@ int log_write_recovery_point(struct log *l, int64_t offset)
     int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
     ASSERT(n > 0 && (size_t)n < sizeof buf);
     int rv = file_write_atomic(l->dir, LOG__RECOVERY_POINT_FILE, buf,
-                                   (size_t)n);
+                               (size_t)n);
     if (rv != RC_OK) {
         TRACE_ERROR(l->tracer, "dir=%s write recovery point: %s", l->dir,
                     rc_str(rv));

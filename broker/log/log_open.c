@@ -100,7 +100,7 @@ static int64_t read_recovery_point(struct log *l)
     char buf[64];
     size_t len = 0;
     int rv = file_read_small(l->dir, LOG__RECOVERY_POINT_FILE, buf,
-                                 sizeof buf, &len);
+                             sizeof buf, &len);
     long long rp = 0;
     char tail = 0;
     if (rv == RC_OK && sscanf(buf, "0\n%lld\n%c", &rp, &tail) == 1 &&

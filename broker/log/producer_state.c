@@ -493,7 +493,7 @@ int producer_state_save(const struct producer_state *ps, const char *dir,
     int rv = w.rc;
     if (rv == RC_OK) {
         rv = file_write_atomic(dir, PRODUCER_STATE_SNAPSHOT_FILE, w.data,
-                                   w.len);
+                               w.len);
     }
     writer_free(&w);
     return rv;
@@ -511,7 +511,7 @@ int producer_state_load(struct producer_state *ps, const char *dir,
     }
     size_t len = 0;
     int rv = file_read_small(dir, PRODUCER_STATE_SNAPSHOT_FILE, buf, cap,
-                                 &len);
+                             &len);
     if (rv == RC_TOO_LARGE) {
         rv = RC_CORRUPT;
     }

@@ -7,9 +7,9 @@
  * A pure core: no clock, no I/O, except producer_state_save(),
  * producer_state_load() and producer_state_delete_snapshot(), which read and
  * write the snapshot file explicitly. Owned by its partition
- * (broker/replication/partition.c); loop thread only. The state is a function of the
- * log: feeding producer_state_record() every batch header in offset order
- * rebuilds it, so leader, followers and a restarted broker agree.
+ * (broker/replication/partition.c); loop thread only. The state is a function
+ * of the log: feeding producer_state_record() every batch header in offset
+ * order rebuilds it, so leader, followers and a restarted broker agree.
  *
  * Rules (Kafka's ProducerAppendInfo), for batches with producerId >= 0 only;
  * producerId -1 is not idempotent, whatever its epoch and sequence say

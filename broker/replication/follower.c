@@ -668,9 +668,9 @@ static void send_next(struct fetcher *f)
 /* --- Planning ------------------------------------------------------------ */
 
 int follower_start(struct follower **out, uv_loop_t *loop,
-                           struct replica_manager *ps,
-                           const struct follower_config *cfg,
-                           struct tracer *tracer)
+                   struct replica_manager *ps,
+                   const struct follower_config *cfg,
+                   struct tracer *tracer)
 {
     struct follower *rf = calloc(1, sizeof *rf);
     if (rf == NULL) {

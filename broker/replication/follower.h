@@ -40,9 +40,9 @@ struct follower_config {
 struct follower;
 
 MUST_CHECK int follower_start(struct follower **out,
-                                      uv_loop_t *loop, struct replica_manager *ps,
-                                      const struct follower_config *cfg,
-                                      struct tracer *tracer);
+                              uv_loop_t *loop, struct replica_manager *ps,
+                              const struct follower_config *cfg,
+                              struct tracer *tracer);
 
 /* Leadership changed somewhere: opens fetchers to new leaders, closes
  * those nobody follows any more, and starts idle ones. Uses ps->img. */

@@ -1,8 +1,8 @@
-/* Replication rules of one partition (broker/replication/isr.h): the leader's view
- * of each follower, the committed ISR and its one pending change, the
- * high-watermark candidate, shrink and expand, the two min-ISR checks, and
- * the follower's truncation point after OffsetsForLeaderEpoch. Pure: no
- * I/O, no clock, no allocation. */
+/* Replication rules of one partition (broker/replication/isr.h): the leader's
+ * view of each follower, the committed ISR and its one pending change, the
+ * high-watermark candidate, shrink and expand, the two min-ISR checks, and the
+ * follower's truncation point after OffsetsForLeaderEpoch. Pure: no I/O, no
+ * clock, no allocation. */
 #include "broker/replication/isr.h"
 
 #include <string.h>
@@ -98,7 +98,7 @@ static void check_invariants(const struct isr_state *s)
 /* --- Followers ----------------------------------------------------------- */
 
 static struct isr_follower follower_new(int32_t id,
-                                            int64_t last_caught_up_ms)
+                                        int64_t last_caught_up_ms)
 {
     return (struct isr_follower){
         .id = id,
@@ -122,7 +122,7 @@ static int32_t follower_index(const struct isr_state *s, int32_t id)
 }
 
 const struct isr_follower *isr_follower(const struct isr_state *s,
-                                                int32_t id)
+                                        int32_t id)
 {
     int32_t i = follower_index(s, id);
     return i < 0 ? NULL : &s->followers[i];
@@ -144,9 +144,9 @@ static int32_t min_isr_for(int32_t min_insync_replicas,
 /* --- Leadership and metadata --------------------------------------------- */
 
 void isr_become_leader(struct isr_state *s, int32_t self,
-                           const struct meta_partition *p,
-                           int32_t min_insync_replicas, int64_t lag_max_ms,
-                           int64_t leo, int64_t now_ms)
+                       const struct meta_partition *p,
+                       int32_t min_insync_replicas, int64_t lag_max_ms,
+                       int64_t leo, int64_t now_ms)
 {
     ASSERT(p->leader == self);
     ASSERT(meta_replica_set_contains(&p->replicas, self));
@@ -177,7 +177,7 @@ void isr_become_leader(struct isr_state *s, int32_t self,
 }
 
 void isr_update_metadata(struct isr_state *s,
-                             const struct meta_partition *p)
+                         const struct meta_partition *p)
 {
     ASSERT(p->leader == s->self);
     ASSERT(p->leader_epoch == s->leader_epoch);
@@ -229,8 +229,8 @@ void isr_set_eligible(struct isr_state *s, int32_t id, bool eligible)
 /* --- Fetch state --------------------------------------------------------- */
 
 int isr_follower_fetch(struct isr_state *s, int32_t id,
-                           int64_t fetch_offset, int64_t leader_leo,
-                           int64_t now_ms)
+                       int64_t fetch_offset, int64_t leader_leo,
+                       int64_t now_ms)
 {
     ASSERT(leader_leo >= 0);
     int32_t i = follower_index(s, id);
@@ -257,8 +257,8 @@ int isr_follower_fetch(struct isr_state *s, int32_t id,
 }
 
 bool isr_caught_up(const struct isr_state *s,
-                       const struct isr_follower *f, int64_t leader_leo,
-                       int64_t now_ms)
+                   const struct isr_follower *f, int64_t leader_leo,
+                   int64_t now_ms)
 {
     ASSERT(leader_leo >= 0);
     if (f->leo != ISR_OFFSET_UNKNOWN && f->leo >= leader_leo) {
@@ -271,7 +271,7 @@ bool isr_caught_up(const struct isr_state *s,
 /* --- ISR, HW and min-ISR ------------------------------------------------- */
 
 void isr_maximal_isr(const struct isr_state *s,
-                         struct meta_replica_set *out)
+                     struct meta_replica_set *out)
 {
     *out = s->isr;
     if (s->pending != ISR_PENDING_EXPAND) {
@@ -287,7 +287,7 @@ void isr_maximal_isr(const struct isr_state *s,
 }
 
 int64_t isr_hw_candidate(const struct isr_state *s, int64_t leader_leo,
-                             int64_t now_ms)
+                         int64_t now_ms)
 {
     ASSERT(leader_leo >= 0);
     if (s->isr.n < s->min_isr) {
@@ -318,7 +318,7 @@ bool isr_enough_for_append(const struct isr_state *s)
 /* --- ISR changes --------------------------------------------------------- */
 
 bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,
-                          int64_t now_ms, struct meta_replica_set *isr_out)
+                      int64_t now_ms, struct meta_replica_set *isr_out)
 {
     ASSERT(leader_leo >= 0);
     if (s->pending != ISR_PENDING_NONE) {
@@ -354,7 +354,7 @@ static bool may_join(const struct isr_state *s,
 }
 
 bool isr_maybe_expand(struct isr_state *s, int64_t hw,
-                          struct meta_replica_set *isr_out)
+                      struct meta_replica_set *isr_out)
 {
     ASSERT(hw >= 0);
     if (s->pending != ISR_PENDING_NONE) {
@@ -380,8 +380,8 @@ bool isr_maybe_expand(struct isr_state *s, int64_t hw,
 }
 
 void isr_alter_done(struct isr_state *s, bool ok,
-                        const struct meta_replica_set *isr,
-                        int32_t partition_epoch)
+                    const struct meta_replica_set *isr,
+                    int32_t partition_epoch)
 {
     if (s->pending == ISR_PENDING_NONE) {
         return;
@@ -405,7 +405,7 @@ void isr_alter_done(struct isr_state *s, bool ok,
  * is treated the same, so a result never lies below zero. */
 struct isr_truncation
 isr_truncation_for(const struct log_epoch_cache *c, int64_t leo,
-                       int64_t hw, int32_t leader_epoch, int64_t leader_end)
+                   int64_t hw, int32_t leader_epoch, int64_t leader_end)
 {
     ASSERT(leo >= 0);
     ASSERT(hw >= 0);

@@ -78,16 +78,16 @@ struct isr_state {
  * change pending; every follower eligible until isr_set_eligible()
  * says otherwise. min_insync_replicas is the configured value (>= 1). */
 void isr_become_leader(struct isr_state *s, int32_t self,
-                           const struct meta_partition *p,
-                           int32_t min_insync_replicas, int64_t lag_max_ms,
-                           int64_t leo, int64_t now_ms);
+                       const struct meta_partition *p,
+                       int32_t min_insync_replicas, int64_t lag_max_ms,
+                       int64_t leo, int64_t now_ms);
 
 /* Newer metadata for the same leadership (same leader and leader epoch):
  * adopts the committed ISR and partition epoch. A pending change is
  * dropped when the partition epoch moved. Followers no longer in the
  * replica set are dropped, new ones added (never caught up). */
 void isr_update_metadata(struct isr_state *s,
-                             const struct meta_partition *p);
+                         const struct meta_partition *p);
 
 /* Whether broker id may join the ISR (registered, unfenced, not in
  * controlled shutdown). Unknown ids are ignored. */
@@ -98,24 +98,24 @@ void isr_set_eligible(struct isr_state *s, int32_t id, bool eligible);
  * RC_OUT_OF_RANGE if fetch_offset is negative or beyond leader_leo (the
  * peer's offset, unchecked: nothing is recorded). */
 MUST_CHECK int isr_follower_fetch(struct isr_state *s, int32_t id,
-                                      int64_t fetch_offset, int64_t leader_leo,
-                                      int64_t now_ms);
+                                  int64_t fetch_offset, int64_t leader_leo,
+                                  int64_t now_ms);
 
 const struct isr_follower *isr_follower(const struct isr_state *s,
-                                                int32_t id);
+                                        int32_t id);
 
 bool isr_caught_up(const struct isr_state *s,
-                       const struct isr_follower *f, int64_t leader_leo,
-                       int64_t now_ms);
+                   const struct isr_follower *f, int64_t leader_leo,
+                   int64_t now_ms);
 
 /* The maximal ISR (see above). */
 void isr_maximal_isr(const struct isr_state *s,
-                         struct meta_replica_set *out);
+                     struct meta_replica_set *out);
 
 /* The high-watermark candidate, or -1 while the committed ISR is below
  * min_isr. The caller keeps the HW from going backwards. */
 int64_t isr_hw_candidate(const struct isr_state *s, int64_t leader_leo,
-                             int64_t now_ms);
+                         int64_t now_ms);
 
 /* Committed |ISR| >= min_isr. acks=all admission (else
  * NOT_ENOUGH_REPLICAS before appending), and the check that fails
@@ -128,20 +128,20 @@ bool isr_enough_for_append(const struct isr_state *s);
  * *isr_out with the ISR without every such follower, marks the shrink
  * pending and returns true. */
 bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,
-                          int64_t now_ms, struct meta_replica_set *isr_out);
+                      int64_t now_ms, struct meta_replica_set *isr_out);
 
 /* If no change is pending and some follower may join (see above), fills
  * *isr_out with the ISR plus every such follower (in replica order after
  * the current members), marks the expansion pending and returns true. */
 bool isr_maybe_expand(struct isr_state *s, int64_t hw,
-                          struct meta_replica_set *isr_out);
+                      struct meta_replica_set *isr_out);
 
 /* The controller answered the pending change: on success adopt isr and
  * partition_epoch; on failure go back to the committed state (the next
  * fetches or checks may propose again). Ignored with nothing pending. */
 void isr_alter_done(struct isr_state *s, bool ok,
-                        const struct meta_replica_set *isr,
-                        int32_t partition_epoch);
+                    const struct meta_replica_set *isr,
+                    int32_t partition_epoch);
 
 /* --- Follower truncation ------------------------------------------------ */
 
@@ -163,6 +163,6 @@ struct isr_truncation {
  */
 struct isr_truncation
 isr_truncation_for(const struct log_epoch_cache *c, int64_t leo,
-                       int64_t hw, int32_t leader_epoch, int64_t leader_end);
+                   int64_t hw, int32_t leader_epoch, int64_t leader_end);
 
 #endif

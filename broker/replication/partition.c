@@ -66,7 +66,7 @@ static void update_hw(struct partition *p, int64_t now_ms)
         return;
     }
     advance_hw(p, isr_hw_candidate(&p->repl, partition_leader_leo(p),
-                                       now_ms));
+                                   now_ms));
 }
 
 static int64_t now(const struct partition *p)
@@ -244,8 +244,8 @@ static void set_eligibility(struct partition *p, const struct meta_image *img)
         int32_t id = p->repl.followers[i].id;
         const struct meta_broker *b = meta_image_broker(img, id);
         isr_set_eligible(&p->repl, id,
-                             b != NULL && !b->fenced &&
-                                 !b->in_controlled_shutdown);
+                         b != NULL && !b->fenced &&
+                             !b->in_controlled_shutdown);
     }
 }
 
@@ -283,8 +283,8 @@ void partition_apply_metadata(struct partition *p, int32_t self,
     if (mp->leader == self) {
         if (!same) {
             isr_become_leader(&p->repl, self, mp, min_insync,
-                                  lag_max_ms, log_end_offset(p->log),
-                                  now_ms);
+                              lag_max_ms, log_end_offset(p->log),
+                              now_ms);
             p->alter_in_flight = false;
             p->follow = PARTITION_FOLLOW_NONE;
         } else {
@@ -316,7 +316,7 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
         return RC_NOT_LEADER;
     }
     int rv = isr_follower_fetch(&p->repl, replica_id, fetch_offset,
-                                    log_end_offset(p->log), now_ms);
+                                log_end_offset(p->log), now_ms);
     if (rv != RC_OK) {
         return rv;
     }
@@ -336,7 +336,7 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
     struct meta_replica_set isr;
     if (!p->alter_in_flight &&
         isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
-                             &isr)) {
+                         &isr)) {
         propose_isr(p, &isr);
     }
     update_hw(p, now_ms);

@@ -1,15 +1,15 @@
-/* One partition hosted by this broker: its log, the leadership it last
- * saw in the metadata, and, while it leads, the followers' fetch state, the
- * ISR, the high watermark and the requests waiting for it (the rules are
- * broker/replication/isr.h's). acks=all completes on one path: "the high watermark
- * has passed my last offset"; acks=1 once the write is durable here. With
- * log.sync.before.ack (the default) an offset counts towards the high
- * watermark only once fdatasync'd (group commit), on the leader and on
- * every follower (a follower's fetch offset is its durable end). As a
- * follower it truncates where its log diverges from the leader's, then
- * appends what it fetches (broker/replication/follower.h). Owned by struct replica_manager
- * (broker/replication/replica_manager.c), which frees it only after its log has closed, so
- * log callbacks can always reach it. Loop thread only. */
+/* One partition hosted by this broker: its log, the leadership it last saw in
+ * the metadata, and, while it leads, the followers' fetch state, the ISR, the
+ * high watermark and the requests waiting for it (the rules are
+ * broker/replication/isr.h's). acks=all completes on one path: "the high
+ * watermark has passed my last offset"; acks=1 once the write is durable here.
+ * With log.sync.before.ack (the default) an offset counts towards the high
+ * watermark only once fdatasync'd (group commit), on the leader and on every
+ * follower (a follower's fetch offset is its durable end). As a follower it
+ * truncates where its log diverges from the leader's, then appends what it
+ * fetches (broker/replication/follower.h). Owned by struct replica_manager
+ * (broker/replication/replica_manager.c), which frees it only after its log
+ * has closed, so log callbacks can always reach it. Loop thread only. */
 #ifndef CAIRN_BROKER_PARTITION_H
 #define CAIRN_BROKER_PARTITION_H
 

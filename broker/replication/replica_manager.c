@@ -1,4 +1,5 @@
-/* Hosted partitions following the metadata image (broker/replication/replica_manager.h). */
+/* Hosted partitions following the metadata image
+ * (broker/replication/replica_manager.h). */
 #include "broker/replication/replica_manager.h"
 
 #include <errno.h>
@@ -44,7 +45,7 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
 }
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
-                                  const char *topic, int32_t id)
+                                       const char *topic, int32_t id)
 {
     for (size_t i = 0; i < ps->n; i++) {
         if (ps->parts[i]->id == id && strcmp(ps->parts[i]->topic, topic) == 0) {
@@ -105,7 +106,7 @@ static void unqueue_wake(struct replica_manager *ps, struct partition *p)
 }
 
 void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
-                          const struct meta_replica_set *isr)
+                               const struct meta_replica_set *isr)
 {
     if (ps->hooks.alter_isr == NULL) {
         partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(ps->loop));
@@ -153,8 +154,8 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
 }
 
 /* The checkpointed high watermark of topic-id, or 0. */
-static int64_t load_checkpoint(const struct replica_manager *ps, const char *topic,
-                               int32_t id)
+static int64_t load_checkpoint(const struct replica_manager *ps,
+                               const char *topic, int32_t id)
 {
     FILE *f = NULL;
     char path[LOG_PATH_BYTES_MAX + 64];
@@ -246,7 +247,7 @@ static int claim_dir(struct replica_manager *ps, const char *dir,
     char have[128];
     size_t len = 0;
     int rv = file_read_small(dir, PARTITIONS__METADATA_FILE, have,
-                                 sizeof have, &len);
+                             sizeof have, &len);
     if (rv == RC_OK && strcmp(have, want) == 0) {
         return RC_OK;
     }
@@ -258,7 +259,7 @@ static int claim_dir(struct replica_manager *ps, const char *dir,
     rv = file_mkdirs(dir);
     if (rv == RC_OK) {
         rv = file_write_atomic(dir, PARTITIONS__METADATA_FILE, want,
-                                   (size_t)n);
+                               (size_t)n);
     }
     return rv;
 }
@@ -286,8 +287,8 @@ static void topic_log_config(const struct replica_manager *ps,
     }
 }
 
-static struct partition *add(struct replica_manager *ps, const struct meta_topic *t,
-                             int32_t id)
+static struct partition *add(struct replica_manager *ps,
+                             const struct meta_topic *t, int32_t id)
 {
     char dir[LOG_PATH_BYTES_MAX];
     part_dir(ps, t->name, id, dir, sizeof dir);
@@ -426,7 +427,8 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     log_close_then(p->log, closed_cb, r);
 }
 
-static bool hosts(const struct replica_manager *ps, const struct meta_partition *mp)
+static bool hosts(const struct replica_manager *ps,
+                  const struct meta_partition *mp)
 {
     return meta_replica_set_contains(&mp->replicas, ps->broker_id);
 }
@@ -438,7 +440,8 @@ static void more_cb(uv_idle_t *handle)
     replica_manager_apply(ps, ps->img);
 }
 
-void replica_manager_apply(struct replica_manager *ps, const struct meta_image *img)
+void replica_manager_apply(struct replica_manager *ps,
+                           const struct meta_image *img)
 {
     int opens = 0;
     bool changed = false;

@@ -1,4 +1,5 @@
-/* RecordBatch v2 header codec (common/kafka/record_batch.h). Pure, any thread. */
+/* RecordBatch v2 header codec (common/kafka/record_batch.h). Pure, any thread.
+ * */
 #include "common/kafka/record_batch.h"
 
 #include "common/bytes.h"

@@ -734,7 +734,7 @@ Test(replica, kip101_follower_keeps_committed_records_above_its_hw)
     cr_assert_eq(epoch, 0);
     cr_assert_eq(end, 2);
     expect_truncation(isr_truncation_for(&follower_cache, 2, 1, epoch,
-                                             end),
+                                         end),
                       2, true);
 }
 
@@ -754,7 +754,7 @@ Test(replica, kip101_divergent_logs_truncate_to_leader_end_of_epoch)
     cr_assert_eq(epoch, 0);
     cr_assert_eq(end, 3);
     expect_truncation(isr_truncation_for(&follower_cache, 5, 1, epoch,
-                                             end),
+                                         end),
                       3, true);
 }
 
@@ -776,7 +776,7 @@ Test(replica, kip279_leader_answers_smaller_epoch_follower_knows)
     cr_assert_eq(epoch, 1);
     cr_assert_eq(end, 10);
     expect_truncation(isr_truncation_for(&follower_cache, 9, 2, epoch,
-                                             end),
+                                         end),
                       7, true);
 }
 
@@ -809,7 +809,7 @@ Test(replica, kip279_unknown_leader_epoch_truncates_and_asks_again)
     cr_assert_eq(epoch, 0);
     cr_assert_eq(end, 4);
     expect_truncation(isr_truncation_for(&follower_cache, t.offset, 2,
-                                             epoch, end),
+                                         epoch, end),
                       4, true);
 }
 
@@ -820,7 +820,7 @@ Test(replica, undefined_leader_end_truncates_to_hw)
     expect_truncation(isr_truncation_for(&follower_cache, 50, 30, 3, -1),
                       30, true);
     expect_truncation(isr_truncation_for(&follower_cache, 50, 30,
-                                             LOG_EPOCH_UNDEFINED, -1),
+                                         LOG_EPOCH_UNDEFINED, -1),
                       30, true);
 }
 
@@ -829,10 +829,10 @@ Test(replica, undefined_leader_epoch_truncates_to_min_of_leader_end_and_leo)
     assign(&follower_cache, 0, 0);
     assign(&follower_cache, 3, 40);
     expect_truncation(isr_truncation_for(&follower_cache, 50, 10,
-                                             LOG_EPOCH_UNDEFINED, 45),
+                                         LOG_EPOCH_UNDEFINED, 45),
                       45, true);
     expect_truncation(isr_truncation_for(&follower_cache, 50, 10,
-                                             LOG_EPOCH_UNDEFINED, 70),
+                                         LOG_EPOCH_UNDEFINED, 70),
                       50, true);
 }
 

@@ -1,8 +1,8 @@
-/* Tests for common/meta/meta_apply.c and common/meta/meta_image.c: each of Kafka's
- * replay rules (broker epochs, fencing, topics, partitions, leader and
- * partition epochs, configs, producer ids), the offset counting every
- * record, untrusted bounds, deep copies, descriptions, and determinism:
- * images fed the same seeded random records end equal. */
+/* Tests for common/meta/meta_apply.c and common/meta/meta_image.c: each of
+ * Kafka's replay rules (broker epochs, fencing, topics, partitions, leader and
+ * partition epochs, configs, producer ids), the offset counting every record,
+ * untrusted bounds, deep copies, descriptions, and determinism: images fed the
+ * same seeded random records end equal. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
-/* Tests for common/meta/meta_codec.c: round trips of every record type with edge
- * values, of batches and of images built by meta_apply(); truncation at
- * every length; seeded garbage and mutations; and hand-built protobuf
- * bytes (this file does not see metadata.pb-c.h) with wrong uuid lengths,
- * oversized strings, arrays and counts, NUL bytes, unknown fields and
- * broken image invariants. Inputs live in heap buffers of their exact
- * length so that `make asan` catches any read past the end. */
+/* Tests for common/meta/meta_codec.c: round trips of every record type with
+ * edge values, of batches and of images built by meta_apply(); truncation at
+ * every length; seeded garbage and mutations; and hand-built protobuf bytes
+ * (this file does not see metadata.pb-c.h) with wrong uuid lengths, oversized
+ * strings, arrays and counts, NUL bytes, unknown fields and broken image
+ * invariants. Inputs live in heap buffers of their exact length so that `make
+ * asan` catches any read past the end. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
