@@ -374,6 +374,25 @@ static void config_warn_unknown(const struct config *c, const char *key)
                config_show(key, shown));
 }
 
+/* A copy of text for a key; a key not seen before (new_key) must still
+ * fit within CONFIG_KEYS_MAX distinct keys. */
+static int config_copy_new(const struct config *c, bool new_key,
+                           const char *text, const char *src, char **out,
+                           char *err, size_t err_len)
+{
+    if (new_key && c->n_set + c->n_unknown >= CONFIG_KEYS_MAX) {
+        config_errf(err, err_len, "%s: more than %u distinct keys", src,
+                    CONFIG_KEYS_MAX);
+        return RC_CONFIG;
+    }
+    *out = strdup(text);
+    if (*out == NULL) {
+        config_errf(err, err_len, "%s: out of memory", src);
+        return RC_NOMEM;
+    }
+    return RC_OK;
+}
+
 /* Lists key as unknown unless it already is; *added tells which. */
 static int config_add_unknown(struct config *c, const char *key,
                               const char *src, bool *added, char *err,
@@ -388,15 +407,10 @@ static int config_add_unknown(struct config *c, const char *key,
             return RC_OK;
         }
     }
-    if (c->n_set + c->n_unknown >= CONFIG_KEYS_MAX) {
-        config_errf(err, err_len, "%s: more than %u distinct keys", src,
-                    CONFIG_KEYS_MAX);
-        return RC_CONFIG;
-    }
-    copy = strdup(key);
-    if (copy == NULL) {
-        config_errf(err, err_len, "%s: out of memory", src);
-        return RC_NOMEM;
+    int rv = config_copy_new(c, true /* new key */, key, src, &copy, err,
+                             err_len);
+    if (rv != RC_OK) {
+        return rv;
     }
     ASSERT(c->n_unknown < CONFIG_KEYS_MAX);
     c->unknown[c->n_unknown++] = copy;
@@ -418,15 +432,9 @@ static int config_put_raw(struct config *c, const char *key,
         return config_add_unknown(c, key, src, &added, err, err_len);
     }
     s = &c->slots[i];
-    if (!s->is_set && c->n_set + c->n_unknown >= CONFIG_KEYS_MAX) {
-        config_errf(err, err_len, "%s: more than %u distinct keys", src,
-                    CONFIG_KEYS_MAX);
-        return RC_CONFIG;
-    }
-    copy = strdup(value);
-    if (copy == NULL) {
-        config_errf(err, err_len, "%s: out of memory", src);
-        return RC_NOMEM;
+    int rv = config_copy_new(c, !s->is_set, value, src, &copy, err, err_len);
+    if (rv != RC_OK) {
+        return rv;
     }
     free(s->text);
     s->text = copy;

@@ -425,17 +425,6 @@ static void apply_config_delete(struct meta_topic *t, size_t i)
     }
 }
 
-static char *apply_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-
-    if (d != NULL) {
-        memcpy(d, s, n);
-    }
-    return d;
-}
-
 /* Sets name=value on t; allocates everything before changing anything. */
 static int apply_config_set(struct meta_topic *t, const char *name,
                             const char *value)
@@ -449,7 +438,7 @@ static int apply_config_set(struct meta_topic *t, const char *name,
     if (!found && t->n_configs >= META_TOPIC_CONFIGS_MAX) {
         return RC_INVALID;
     }
-    v = apply_strdup(value);
+    v = strdup(value);
     if (v == NULL) {
         return RC_NOMEM;
     }
@@ -465,7 +454,7 @@ static int apply_config_set(struct meta_topic *t, const char *name,
         return RC_NOMEM;
     }
     t->configs = arr;
-    k = apply_strdup(name);
+    k = strdup(name);
     if (k == NULL) {
         free(v);
         return RC_NOMEM;

@@ -97,17 +97,6 @@ void meta_image_free(struct meta_image *img)
     meta_image_init(img);
 }
 
-static char *image_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-
-    if (d != NULL) {
-        memcpy(d, s, n);
-    }
-    return d;
-}
-
 /* Deep copy of src's partitions and configs into dst, whose scalar fields
  * are already copied and whose arrays are empty. On RC_NOMEM dst holds what
  * was copied so far, consistently, for image_topic_free(). */
@@ -136,8 +125,8 @@ static int image_topic_copy(struct meta_topic *dst,
         }
         for (size_t i = 0; i < src->n_configs; i++) {
             struct meta_config_entry *e = &dst->configs[i];
-            e->name = image_strdup(src->configs[i].name);
-            e->value = image_strdup(src->configs[i].value);
+            e->name = strdup(src->configs[i].name);
+            e->value = strdup(src->configs[i].value);
             dst->n_configs = i + 1; /* free both, even if one failed */
             if (e->name == NULL || e->value == NULL) {
                 return RC_NOMEM;
