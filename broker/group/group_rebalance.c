@@ -626,6 +626,22 @@ static int add_member_and_rebalance(struct groups *gs, struct group *g,
     return RC_OK;
 }
 
+
+/* m's JoinGroup request req (with r's protocols, already copied into p,
+ * and timeouts) replaces what m asked before; m now awaits the join. */
+static void member_take_join(struct group *g, struct group_member *m,
+                             void *req, const struct group_join_request *r,
+                             struct group_protocol *p)
+{
+    group__protocols_free(m->protocols, m->n_protocols);
+    m->protocols = p;
+    m->n_protocols = r->n_protocols;
+    m->rebalance_timeout_ms = r->rebalance_timeout_ms;
+    m->session_timeout_ms = r->session_timeout_ms;
+    m->join_req = req;
+    g->n_awaiting_join++;
+}
+
 /* Kafka's updateMemberThenRebalanceOrCompleteJoin. */
 static int update_member_and_rebalance(struct groups *gs, struct group *g,
                                        struct group_member *m, void *req,
@@ -639,13 +655,7 @@ static int update_member_and_rebalance(struct groups *gs, struct group *g,
     }
     group__member_join_fail(gs, g, m, KAFKA_ERROR_REBALANCE_IN_PROGRESS,
                             m->member_id); /* superseded */
-    group__protocols_free(m->protocols, m->n_protocols);
-    m->protocols = p;
-    m->n_protocols = r->n_protocols;
-    m->rebalance_timeout_ms = r->rebalance_timeout_ms;
-    m->session_timeout_ms = r->session_timeout_ms;
-    m->join_req = req;
-    g->n_awaiting_join++;
+    member_take_join(g, m, req, r, p);
     maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);
     return RC_OK;
 }
@@ -670,13 +680,7 @@ static int static_replace(struct groups *gs, struct group *g,
     group__member_sync_fail(gs, m, KAFKA_ERROR_FENCED_INSTANCE_ID);
     m->member_id = new_id;
     group__member_reschedule(g, m, now_ms, m->session_timeout_ms);
-    group__protocols_free(m->protocols, m->n_protocols);
-    m->protocols = p;
-    m->n_protocols = r->n_protocols;
-    m->rebalance_timeout_ms = r->rebalance_timeout_ms;
-    m->session_timeout_ms = r->session_timeout_ms;
-    m->join_req = req;
-    g->n_awaiting_join++;
+    member_take_join(g, m, req, r, p);
     switch (g->state) {
     case GROUP_STATE_STABLE:
         if (group__bytes_eq(group_select_protocol(g), g->protocol_name)) {
