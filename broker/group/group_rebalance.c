@@ -626,7 +626,6 @@ static int add_member_and_rebalance(struct groups *gs, struct group *g,
     return RC_OK;
 }
 
-
 /* m's JoinGroup request req (with r's protocols, already copied into p,
  * and timeouts) replaces what m asked before; m now awaits the join. */
 static void member_take_join(struct group *g, struct group_member *m,
