@@ -443,36 +443,13 @@ static void bench_fence_move(void)
 static double create_topic_ms(struct cluster *c, int i, const char *name,
                               int32_t partitions)
 {
-    Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
-    t.name = (char *)(uintptr_t)name;
-    t.has_num_partitions = t.has_replication_factor = true;
-    t.num_partitions = partitions;
-    t.replication_factor = BENCH_RF;
-    Cairn__CreatableTopic *ts[] = {&t};
-    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
-    ct.n_topics = 1;
-    ct.topics = ts;
-    Cairn__Request req = CAIRN__REQUEST__INIT;
-    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
-    req.create_topics = &ct;
     double t0 = bench_clock_ms();
-    Cairn__Response *r = cluster_call(c, i, &req, BENCH_CREATE_TIMEOUT_MS);
+    int16_t err = cluster_create_topic_on(c, i, name, partitions, BENCH_RF,
+                                          BENCH_CREATE_TIMEOUT_MS);
     double took = bench_clock_ms() - t0;
-    if (r == NULL) {
-        bench_fail("CreateTopics %s (%d partitions): no answer in %d ms",
-                   name, partitions, BENCH_CREATE_TIMEOUT_MS);
-    }
-    int32_t err = r->error_code;
-    if (err == KAFKA_ERROR_NONE &&
-        (r->create_topics == NULL || r->create_topics->n_results != 1)) {
-        err = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
-    } else if (err == KAFKA_ERROR_NONE) {
-        err = r->create_topics->results[0]->error_code;
-    }
-    cairn__response__free_unpacked(r, NULL);
     if (err != KAFKA_ERROR_NONE) {
         bench_fail("CreateTopics %s (%d partitions): %s", name, partitions,
-                   kafka_error_name((int16_t)err));
+                   kafka_error_name(err));
     }
     return took;
 }

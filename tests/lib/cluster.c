@@ -389,8 +389,9 @@ bool cluster_wait_ready(struct cluster *c, uint64_t deadline_ms)
     return false;
 }
 
-int16_t cluster_create_topic(struct cluster *c, const char *name,
-                             int32_t partitions, int32_t rf)
+int16_t cluster_create_topic_on(struct cluster *c, int i, const char *name,
+                                int32_t partitions, int32_t rf,
+                                uint64_t timeout_ms)
 {
     Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
     t.name = (char *)(uintptr_t)name;
@@ -404,21 +405,29 @@ int16_t cluster_create_topic(struct cluster *c, const char *name,
     Cairn__Request req = CAIRN__REQUEST__INIT;
     req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
     req.create_topics = &ct;
+    Cairn__Response *r = cluster_call(c, i, &req, timeout_ms);
+    if (r == NULL) {
+        return KAFKA_ERROR_REQUEST_TIMED_OUT;
+    }
+    int16_t err = (int16_t)r->error_code;
+    if (err == KAFKA_ERROR_NONE &&
+        (r->create_topics == NULL || r->create_topics->n_results != 1)) {
+        err = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    } else if (err == KAFKA_ERROR_NONE) {
+        err = (int16_t)r->create_topics->results[0]->error_code;
+    }
+    cairn__response__free_unpacked(r, NULL);
+    return err;
+}
+
+int16_t cluster_create_topic(struct cluster *c, const char *name,
+                             int32_t partitions, int32_t rf)
+{
     int i = cluster_active(c);
     if (i < 0) {
         return KAFKA_ERROR_NOT_CONTROLLER;
     }
-    Cairn__Response *r = cluster_call(c, i, &req, 10000);
-    int16_t err = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (r != NULL) {
-        err = (int16_t)r->error_code;
-        if (err == 0 && r->create_topics != NULL &&
-            r->create_topics->n_results == 1) {
-            err = (int16_t)r->create_topics->results[0]->error_code;
-        }
-        cairn__response__free_unpacked(r, NULL);
-    }
-    return err;
+    return cluster_create_topic_on(c, i, name, partitions, rf, 10000);
 }
 
 bool cluster_log_contains(const struct cluster_node *n, const char *text)

@@ -71,7 +71,15 @@ bool cluster_image(struct cluster *c, struct meta_image *img);
  * active); false at the deadline. */
 bool cluster_wait_ready(struct cluster *c, uint64_t deadline_ms);
 
-/* CreateTopics on the active controller; returns the Kafka error. */
+/* CreateTopics of one topic on controller index i; returns the Kafka
+ * error (REQUEST_TIMED_OUT when no answer came within timeout_ms,
+ * UNKNOWN_SERVER_ERROR for an answer without the topic's result). */
+int16_t cluster_create_topic_on(struct cluster *c, int i, const char *name,
+                                int32_t partitions, int32_t rf,
+                                uint64_t timeout_ms);
+
+/* The same on the active controller within 10 s (NOT_CONTROLLER when
+ * none is active). */
 int16_t cluster_create_topic(struct cluster *c, const char *name,
                              int32_t partitions, int32_t rf);
 
