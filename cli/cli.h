@@ -53,6 +53,10 @@ const char *cli_kafka_description(int16_t code);
  * code (Errors.java). Never NULL. */
 const char *cli_kafka_error_text(int16_t code, const char *message);
 
+/* The client id of the CLI's own Kafka requests
+ * (common/kafka/kafka_client.h). */
+#define CLI_KAFKA_CLIENT_ID "cairn"
+
 /* Monotonic nanoseconds (CLOCK_MONOTONIC). */
 int64_t cli_clock_ns(void);
 

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "common/kafka/kafka_client.h"
 #include "common/kafka/kafka_codec.h"
-#include "cli/kwire.h"
 #include "common/arena.h"
 #include "common/limits.h"
 #include "common/rc.h"
@@ -100,7 +101,7 @@ int group_offsets_fetch(const char *host, int32_t port, const char *group,
     writer_init(&w, KAFKA_STRING_BYTES_MAX);
     uint8_t *body = NULL;
     size_t len = 0;
-    struct kwire kw;
+    struct kafka_client kc;
     int rv = kafka_offset_fetch_request_encode(&w, GROUP_OFFSETS_VERSION,
                                                &rq);
     if (rv != RC_OK) {
@@ -109,21 +110,21 @@ int group_offsets_fetch(const char *host, int32_t port, const char *group,
         writer_free(&w);
         return RC_INVALID;
     }
-    rv = kwire_open(&kw, host, port, timeout_ms);
+    rv = kafka_client_open(&kc, host, port, CLI_KAFKA_CLIENT_ID, timeout_ms);
     if (rv == RC_OK) {
-        rv = kwire_call(&kw, KAFKA_API_OFFSET_FETCH, GROUP_OFFSETS_VERSION,
-                        &w, &body, &len);
+        rv = kafka_client_call(&kc, KAFKA_API_OFFSET_FETCH,
+                               GROUP_OFFSETS_VERSION, &w, &body, &len);
     }
     if (rv != RC_OK) {
         char text[KCLIENT_ERROR_BYTES];
         snprintf(text, sizeof text, "OffsetFetch to %s:%d: %s", host,
-                 (int)port, kw.error);
+                 (int)port, kc.error);
         kclient_error_set(e, RD_KAFKA_RESP_ERR__TRANSPORT, text);
         rv = RC_IO;
     } else {
         rv = decode(body, len, out, e);
     }
-    kwire_close(&kw);
+    kafka_client_close(&kc);
     free(body);
     writer_free(&w);
     if (rv != RC_OK) {

@@ -1,7 +1,7 @@
 /* Every committed offset of a consumer group, for `cairn groups describe`
  * (cli/groups_describe.c): one OffsetFetch with a null topic array
  * (Kafka's "every partition the group has an offset for") sent to the
- * group's coordinator through cli/kwire.h.
+ * group's coordinator through common/kafka/kafka_client.h.
  *
  * Why not librdkafka: rd_kafka_ListConsumerGroupOffsets() without a
  * partition list means the same, but librdkafka before 2.3.0 (Debian

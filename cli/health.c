@@ -179,8 +179,8 @@ static void take_offsets(struct health *h, size_t bi,
 
 /* One ListOffsets of replica_id kind to broker bi. Failures other than
  * RC_NOMEM are the broker's, written to its error. */
-static int list_offsets(struct health *h, struct kwire *kw, size_t bi,
-                        int32_t replica_id)
+static int list_offsets(struct health *h, struct kafka_client *kc,
+                        size_t bi, int32_t replica_id)
 {
     struct health_broker *hb = &h->brokers[bi];
     const int16_t v = HEALTH__LIST_OFFSETS_VERSION;
@@ -201,9 +201,10 @@ static int list_offsets(struct health *h, struct kwire *kw, size_t bi,
                  rc_str(rv));
         goto out;
     }
-    rv = kwire_call(kw, KAFKA_API_LIST_OFFSETS, v, &w, &body, &len);
+    rv = kafka_client_call(kc, KAFKA_API_LIST_OFFSETS, v, &w, &body, &len);
     if (rv != RC_OK) {
-        snprintf(hb->error, sizeof hb->error, "ListOffsets: %s", kw->error);
+        snprintf(hb->error, sizeof hb->error, "ListOffsets: %s",
+                 kc->error);
         goto out;
     }
     struct kafka_ListOffsetsResponse resp;
@@ -256,7 +257,8 @@ static void take_min_insync(struct health *h, int32_t broker,
 /* Asks broker bi for its min.insync.replicas. A broker that does not
  * answer, or names none, leaves the default as it is; only RC_NOMEM is
  * returned. */
-static int describe_min_insync(struct health *h, struct kwire *kw, size_t bi)
+static int describe_min_insync(struct health *h, struct kafka_client *kc,
+                               size_t bi)
 {
     int32_t broker = h->img->brokers[bi].id;
     const int16_t v = HEALTH__DESCRIBE_CONFIGS_VERSION;
@@ -276,7 +278,8 @@ static int describe_min_insync(struct health *h, struct kwire *kw, size_t bi)
     size_t len = 0;
     int rv = kafka_describe_configs_request_encode(&w, v, &rq);
     if (rv == RC_OK) {
-        rv = kwire_call(kw, KAFKA_API_DESCRIBE_CONFIGS, v, &w, &body, &len);
+        rv = kafka_client_call(kc, KAFKA_API_DESCRIBE_CONFIGS, v, &w, &body,
+                               &len);
     }
     if (rv == RC_OK) {
         struct arena a;
@@ -309,24 +312,25 @@ static int ask_broker(struct health *h, size_t bi)
         return RC_OK;
     }
     hb->asked = true;
-    struct kwire kw;
-    int rv = kwire_open(&kw, b->host, b->port, HEALTH_BROKER_TIMEOUT_MS);
+    struct kafka_client kc;
+    int rv = kafka_client_open(&kc, b->host, b->port, CLI_KAFKA_CLIENT_ID,
+                               HEALTH_BROKER_TIMEOUT_MS);
     if (rv != RC_OK) {
-        snprintf(hb->error, sizeof hb->error, "%s", kw.error);
+        snprintf(hb->error, sizeof hb->error, "%s", kc.error);
     }
     if (rv == RC_OK && hosts) {
-        rv = list_offsets(h, &kw, bi, HEALTH__REPLICA_DEBUG);
+        rv = list_offsets(h, &kc, bi, HEALTH__REPLICA_DEBUG);
     }
     if (rv == RC_OK && leads) {
-        rv = list_offsets(h, &kw, bi, HEALTH__REPLICA_CONSUMER);
+        rv = list_offsets(h, &kc, bi, HEALTH__REPLICA_CONSUMER);
     }
     hb->reachable = rv == RC_OK;
     /* Last: a broker that closes the connection on it (no DescribeConfigs
      * of brokers) has already given its offsets. */
     if (rv == RC_OK && need_min) {
-        rv = describe_min_insync(h, &kw, bi);
+        rv = describe_min_insync(h, &kc, bi);
     }
-    kwire_close(&kw);
+    kafka_client_close(&kc);
     return rv == RC_NOMEM ? RC_NOMEM : RC_OK;
 }
 

@@ -1,7 +1,7 @@
 /* Partition health for `cairn status`: each partition's high watermark,
  * each replica's log end offset, the min.insync.replicas it is held to,
  * and the flags that follow. The offsets are asked of the brokers over
- * the Kafka protocol (cli/kwire.h), Kafka's own way:
+ * the Kafka protocol (common/kafka/kafka_client.h), Kafka's own way:
  *
  *   HW              ListOffsets, ReplicaId -1, Timestamp -1 (latest),
  *                   to the partition's leader
@@ -35,15 +35,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/kwire.h"
+#include "common/kafka/kafka_client.h"
 #include "common/assert.h"
 #include "common/meta/meta.h"
 
 /* The budget of one broker's connection and all its requests. */
 #define HEALTH_BROKER_TIMEOUT_MS 2000u
 
-/* A broker's error: kwire's, or a Kafka error name and a partition. */
-#define HEALTH_ERROR_BYTES (KWIRE_ERROR_BYTES + META_TOPIC_NAME_BYTES_MAX + 64)
+/* A broker's error: the client's, or a Kafka error name and a partition. */
+#define HEALTH_ERROR_BYTES (KAFKA_CLIENT_ERROR_BYTES + META_TOPIC_NAME_BYTES_MAX + 64)
 
 /* Kafka's default min.insync.replicas, used when no broker names its own. */
 #define HEALTH_MIN_INSYNC_DEFAULT 1

@@ -4,9 +4,9 @@
  * Parses the global options, then hands the command its arguments.
  * `status` talks to the controllers through their own RPC (a blocking
  * client, cli/ctl_client.c), then asks the brokers for offsets over the
- * Kafka protocol (cli/health.c, cli/kwire.c); the Kafka commands (topics,
- * groups, produce, consume, bench) talk to the brokers with librdkafka
- * (cli/kclient.h).
+ * Kafka protocol (cli/health.c over common/kafka/kafka_client.c); the
+ * Kafka commands (topics, groups, produce, consume, bench) talk to the
+ * brokers with librdkafka (cli/kclient.h).
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
 #include <signal.h>

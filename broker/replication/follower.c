@@ -9,6 +9,7 @@
 #include "common/arena.h"
 #include "common/bytes.h"
 #include "common/kafka/kafka_error.h"
+#include "common/kafka/kafka_frame.h"
 #include "common/limits.h"
 #include "common/rc.h"
 #include "common/reader.h"
@@ -321,13 +322,14 @@ static void on_epochs(struct fetcher *f, struct reader *r)
 /* One whole frame: correlation id, then the body. */
 static void on_frame(struct fetcher *f, const uint8_t *frame, size_t len)
 {
-    if (f->state != FETCHER_IN_FLIGHT || len < 4 ||
-        (int32_t)bytes_be32(frame) != f->correlation) {
+    struct reader r;
+    reader_init(&r, frame, len);
+    int32_t got = 0;
+    if (f->state != FETCHER_IN_FLIGHT ||
+        kafka_frame_response_read(&r, f->correlation, &got) != RC_OK) {
         fail(f, "unexpected response");
         return;
     }
-    struct reader r;
-    reader_init(&r, frame + 4, len - 4);
     if (f->api == KAFKA_API_FETCH) {
         on_fetch(f, &r);
     } else {
@@ -629,15 +631,14 @@ static void send_next(struct fetcher *f)
         return;
     }
     writer_init(&fw->w, REQUEST_BYTES_MAX);
-    size_t size_at = writer_reserve(&fw->w, 4);
     int16_t api = want == PARTITION_FOLLOW_FETCH
                       ? KAFKA_API_FETCH
                       : KAFKA_API_OFFSET_FOR_LEADER_EPOCH;
-    writer_i16(&fw->w, api);
-    writer_i16(&fw->w, api == KAFKA_API_FETCH ? FETCHER__VERSION_FETCH
-                                              : FETCHER__VERSION_EPOCH);
-    writer_i32(&fw->w, ++f->correlation);
-    writer_string(&fw->w, f->rf->client_id, strlen(f->rf->client_id));
+    size_t size_at = kafka_frame_request_begin(
+        &fw->w, api,
+        api == KAFKA_API_FETCH ? FETCHER__VERSION_FETCH
+                               : FETCHER__VERSION_EPOCH,
+        ++f->correlation, f->rf->client_id);
     int rv = build(f, want, &fw->w);
     if (rv == RC_OK && f->n_sent == 0) {
         /* Everything resolved locally (empty logs): go on. */
@@ -646,8 +647,7 @@ static void send_next(struct fetcher *f)
         send_next(f);
         return;
     }
-    writer_patch_i32(&fw->w, size_at, (int32_t)(fw->w.len - 4));
-    if (rv != RC_OK || fw->w.rc != RC_OK) {
+    if (rv != RC_OK || kafka_frame_end(&fw->w, size_at) != RC_OK) {
         writer_free(&fw->w);
         free(fw);
         fail(f, "cannot encode a request");

@@ -68,6 +68,7 @@
 #include "common/assert.h"
 #include "common/bytes.h"
 #include "common/kafka/kafka_error.h"
+#include "common/kafka/kafka_frame.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/child.h"
@@ -97,6 +98,7 @@
 #define BENCH_COORDINATOR_BUDGET_MS 30000 /* offsets topic created, led */
 #define BENCH_WARM_BUDGET_MS 30000        /* first answer 0 on each conn */
 #define BENCH_RETRY_MS 50
+#define BENCH_DRAIN_BUDGET_MS 30000       /* answers after a round ends */
 #define BENCH_CHILD_BUDGET_MS 150000      /* the python helper */
 #define BENCH_LOG_TAIL_BYTES 4096
 #define BENCH_READ_BYTES 65536            /* a connection's read buffer */
@@ -130,7 +132,7 @@ enum load_kind { LOAD_COMMIT, LOAD_PRODUCE };
 struct load_conn {
     enum load_kind kind;
     int port;
-    int fd;
+    struct kafka_client kc;
     char group[32];        /* commit: its group id */
     int32_t partition;     /* committed partition, or produced to */
     int64_t next_offset;   /* commit: the next offset committed */
@@ -139,7 +141,7 @@ struct load_conn {
     int64_t ok;            /* ErrorCode 0 answered before the deadline */
     int64_t late;          /* answered after it (not counted) */
     int64_t errors[BENCH_ERROR_CODES];
-    char failure[160];     /* why the connection broke; "" if it did not */
+    char failure[KAFKA_CLIENT_ERROR_BYTES + 64]; /* why it broke, or "" */
     pthread_t thread;
 };
 
@@ -199,18 +201,17 @@ static int16_t load_version(const struct load_conn *lc)
 /* Appends one whole request (size, header v1, body) to w. */
 static void load_frame(struct load_conn *lc, struct writer *w)
 {
-    size_t size_at = writer_reserve(w, 4);
-    writer_i16(w, load_key(lc));
-    writer_i16(w, load_version(lc));
-    writer_i32(w, lc->next_corr++);
-    writer_string(w, BENCH_CLIENT_ID, strlen(BENCH_CLIENT_ID));
+    size_t size_at = kafka_frame_request_begin(w, load_key(lc),
+                                               load_version(lc),
+                                               lc->next_corr++,
+                                               BENCH_CLIENT_ID);
     if (lc->kind == LOAD_COMMIT) {
         commit_body(lc, w);
     } else {
         produce_body(lc, w);
     }
-    writer_patch_i32(w, size_at, (int32_t)(w->len - size_at - 4));
-    ASSERT(w->rc == RC_OK);
+    int rv = kafka_frame_end(w, size_at);
+    ASSERT(rv == RC_OK);
 }
 
 /* The one ErrorCode of an answer body, or INT16_MIN if it does not
@@ -252,7 +253,7 @@ static int16_t load_one(struct load_conn *lc)
         produce_body(lc, &w);
     }
     size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(lc->fd, load_key(lc),
+    uint8_t *resp = kafka_wire_roundtrip(&lc->kc, load_key(lc),
                                          load_version(lc), &w, &len);
     writer_free(&w);
     if (resp == NULL) {
@@ -268,22 +269,6 @@ static int16_t load_one(struct load_conn *lc)
 
 /* ------------------------------------------------------------------------
  * The load threads */
-
-static bool send_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t sent = send(fd, p, n, MSG_NOSIGNAL);
-        if (sent < 0 && errno == EINTR) {
-            continue;
-        }
-        if (sent <= 0) {
-            return false;
-        }
-        p += sent;
-        n -= (size_t)sent;
-    }
-    return true;
-}
 
 /* Counts a decoded answer: ErrorCode 0 before the deadline, after it, or
  * an error (by code; codes outside the table with UNKNOWN_SERVER_ERROR). */
@@ -306,17 +291,22 @@ static bool parse_answers(struct load_conn *lc, uint8_t *buf, size_t *have,
                           struct arena *a)
 {
     size_t pos = 0;
-    while (*have - pos >= 8) {
-        size_t n = bytes_be32(buf + pos);
-        if (n < 4 || n > BENCH_FRAME_BYTES_MAX) {
+    while (*have - pos >= KAFKA_FRAME_SIZE_BYTES +
+                               KAFKA_FRAME_RESPONSE_HEADER_BYTES) {
+        struct reader r;
+        reader_init(&r, buf + pos, *have - pos);
+        size_t n = 0;
+        if (kafka_frame_size_read(&r, KAFKA_FRAME_RESPONSE_HEADER_BYTES,
+                                  BENCH_FRAME_BYTES_MAX, &n) != RC_OK) {
             snprintf(lc->failure, sizeof lc->failure, "answer size %zu", n);
             return false;
         }
         if (*have - pos - 4 < n) {
             break;
         }
-        int32_t corr = (int32_t)bytes_be32(buf + pos + 4);
-        if (corr != *expect_corr || *in_flight == 0) {
+        int32_t corr = 0;
+        if (kafka_frame_response_read(&r, *expect_corr, &corr) != RC_OK ||
+            *in_flight == 0) {
             snprintf(lc->failure, sizeof lc->failure, "correlation id %d, "
                      "expected %d", corr, *expect_corr);
             return false;
@@ -351,6 +341,9 @@ static void *load_thread(void *arg)
     arena_init(&a, 1u << 20);
     int32_t in_flight = 0;
     int32_t expect_corr = lc->next_corr;
+    kafka_client_set_timeout(&lc->kc,
+                             (uint64_t)(load.deadline_ms - bench_clock_ms()) +
+                                 BENCH_DRAIN_BUDGET_MS);
     for (;;) {
         writer_reset(&w);
         while (bench_clock_ms() < load.deadline_ms &&
@@ -358,27 +351,24 @@ static void *load_thread(void *arg)
             load_frame(lc, &w);
             in_flight++;
         }
-        if (w.len > 0 && !send_all(lc->fd, w.data, w.len)) {
+        if (w.len > 0 &&
+            kafka_client_send(&lc->kc, w.data, w.len) != RC_OK) {
             snprintf(lc->failure, sizeof lc->failure, "send: %s",
-                     strerror(errno));
+                     lc->kc.error);
             break;
         }
         if (in_flight == 0) {
             break;
         }
-        ssize_t got = recv(lc->fd, buf + have,
-                           BENCH_READ_BYTES + BENCH_FRAME_BYTES_MAX - have,
-                           0);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
+        size_t got = 0;
+        if (kafka_client_recv(&lc->kc, buf + have,
+                              BENCH_READ_BYTES + BENCH_FRAME_BYTES_MAX -
+                                  have, &got) != RC_OK) {
             snprintf(lc->failure, sizeof lc->failure, "recv with %d in "
-                     "flight: %s", in_flight,
-                     got == 0 ? "closed" : strerror(errno));
+                     "flight: %s", in_flight, lc->kc.error);
             break;
         }
-        have += (size_t)got;
+        have += got;
         if (!parse_answers(lc, buf, &have, &expect_corr, &in_flight, &a)) {
             break;
         }
@@ -495,10 +485,9 @@ static int find_coordinator(int port, const char *group)
     double deadline = bench_clock_ms() + BENCH_COORDINATOR_BUDGET_MS;
     int16_t last = INT16_MIN;
     while (bench_clock_ms() < deadline) {
-        int fd = kafka_wire_connect(port);
-        if (fd < 0) {
-            bench_fail("connect to broker port %d: %s", port,
-                       strerror(errno));
+        struct kafka_client kc;
+        if (!kafka_wire_connect(&kc, port)) {
+            bench_fail("connect to broker port %d: %s", port, kc.error);
         }
         struct kafka_FindCoordinatorRequest rq = {
             .Key = slice_from_str(group), .KeyType = 0};
@@ -509,10 +498,10 @@ static int find_coordinator(int port, const char *group)
                                                        &rq);
         ASSERT(rv == RC_OK);
         size_t len = 0;
-        uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_FIND_COORDINATOR,
+        uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_FIND_COORDINATOR,
                                              BENCH_FIND_VERSION, &w, &len);
         writer_free(&w);
-        close(fd);
+        kafka_client_close(&kc);
         if (resp == NULL) {
             bench_fail("FindCoordinator %s: no answer", group);
         }
@@ -540,15 +529,12 @@ static int find_coordinator(int port, const char *group)
                kafka_error_name(last), BENCH_COORDINATOR_BUDGET_MS);
 }
 
-static int connect_or_fail(int port)
+/* The client sets TCP_NODELAY. */
+static void connect_or_fail(struct kafka_client *kc, int port)
 {
-    int fd = kafka_wire_connect(port);
-    if (fd < 0) {
-        bench_fail("connect to port %d: %s", port, strerror(errno));
+    if (!kafka_wire_connect(kc, port)) {
+        bench_fail("connect to port %d: %s", port, kc->error);
     }
-    int one = 1;
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
 }
 
 /* n groups, each mapping to its own __consumer_offsets partition, each
@@ -575,7 +561,7 @@ static void commit_conns(struct load_conn *conns, int n)
         lc->next_offset = 0;
         lc->next_corr = 1;
         lc->port = find_coordinator(c->brokers[0].port, lc->group);
-        lc->fd = connect_or_fail(lc->port);
+        connect_or_fail(&lc->kc, lc->port);
         for (int b = 0; b < c->n_brokers; b++) {
             per_broker[b] += c->brokers[b].port == lc->port;
         }
@@ -601,7 +587,7 @@ static void produce_conns(struct load_conn *conns, int n)
         lc->partition = i;
         lc->next_corr = 1;
         lc->port = leaders[i];
-        lc->fd = connect_or_fail(lc->port);
+        connect_or_fail(&lc->kc, lc->port);
     }
 }
 
@@ -645,8 +631,8 @@ static void bench_commit(int n, int32_t k, long seconds)
         produce_s[r] = (double)res.ok / res.seconds;
     }
     for (int i = 0; i < n; i++) {
-        close(commits[i].fd);
-        close(produces[i].fd);
+        kafka_client_close(&commits[i].kc);
+        kafka_client_close(&produces[i].kc);
     }
     built_batch_free(&load.batch);
     double c_med = bench_median(commit_s, BENCH_ROUNDS);

@@ -23,7 +23,8 @@ static void teardown(void)
 TestSuite(kafka_fetch, .fini = teardown, .timeout = 120);
 
 /* Produces one batch to partition p of "fb"; the Kafka error. */
-static int16_t produce_one(int fd, int32_t p, struct built_batch *b)
+static int16_t produce_one(struct kafka_client *kc, int32_t p,
+                           struct built_batch *b)
 {
     struct kafka_PartitionProduceData pd = {
         .PartitionIndex = p, .Records = {.ptr = b->bytes, .len = b->len}};
@@ -37,7 +38,7 @@ static int16_t produce_one(int fd, int32_t p, struct built_batch *b)
     writer_init(&w, 1 << 20);
     cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    uint8_t *resp = kafka_wire_roundtrip(kc, KAFKA_API_PRODUCE, 7, &w, &len);
     writer_free(&w);
     if (resp == NULL) {
         return KAFKA_ERROR_REQUEST_TIMED_OUT;
@@ -60,12 +61,12 @@ Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
     cluster_start(&c, 3, 1);
     cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
     cr_assert_eq(cluster_create_topic(&c, "fb", 2, 1), KAFKA_ERROR_NONE);
-    int fd = kafka_wire_connect(c.brokers[0].port);
-    cr_assert_geq(fd, 0);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[0].port), "%s", kc.error);
     struct built_batch b = batch_build(4, 200, 1000, 3);
     uint64_t deadline = cluster_now_ms() + 15000;
     for (int32_t p = 0; p < 2; p++) {
-        while (produce_one(fd, p, &b) != KAFKA_ERROR_NONE) {
+        while (produce_one(&kc, p, &b) != KAFKA_ERROR_NONE) {
             cr_assert_lt(cluster_now_ms(), deadline, "partition %d", p);
             struct timespec ts = {0, 50 * 1000 * 1000};
             nanosleep(&ts, NULL); /* until the broker learns the topic */
@@ -88,7 +89,7 @@ Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
     writer_init(&w, 1 << 20);
     cr_assert_eq(kafka_fetch_request_encode(&w, 11, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_FETCH, 11, &w, &len);
+    uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_FETCH, 11, &w, &len);
     writer_free(&w);
     cr_assert_not_null(resp, "no answer to Fetch");
     struct reader r;
@@ -109,5 +110,5 @@ Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
     arena_free(&a);
     free(resp);
     built_batch_free(&b);
-    close(fd);
+    kafka_client_close(&kc);
 }

@@ -39,7 +39,7 @@ static struct built_batch idempotent_batch(int32_t base_sequence)
 }
 
 /* Produces b to topic-0 with acks=all; returns the partition's answer. */
-static struct kafka_PartitionProduceResponse produce(int fd,
+static struct kafka_PartitionProduceResponse produce(struct kafka_client *kc,
                                                      struct built_batch *b)
 {
     struct kafka_PartitionProduceData pd = {
@@ -55,7 +55,7 @@ static struct kafka_PartitionProduceResponse produce(int fd,
     writer_init(&w, 1 << 20);
     cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    uint8_t *resp = kafka_wire_roundtrip(kc, KAFKA_API_PRODUCE, 7, &w, &len);
     cr_assert_not_null(resp, "no answer to Produce");
     writer_free(&w);
     struct reader r;
@@ -71,7 +71,7 @@ static struct kafka_PartitionProduceResponse produce(int fd,
     return p;
 }
 
-static int64_t latest_offset(int fd)
+static int64_t latest_offset(struct kafka_client *kc)
 {
     struct kafka_ListOffsetsPartition lp = {.PartitionIndex = 0,
                                             .CurrentLeaderEpoch = -1,
@@ -85,7 +85,7 @@ static int64_t latest_offset(int fd)
     writer_init(&w, 1 << 16);
     cr_assert_eq(kafka_list_offsets_request_encode(&w, 2, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_LIST_OFFSETS, 2, &w,
+    uint8_t *resp = kafka_wire_roundtrip(kc, KAFKA_API_LIST_OFFSETS, 2, &w,
                                          &len);
     cr_assert_not_null(resp, "no answer to ListOffsets");
     writer_free(&w);
@@ -102,66 +102,66 @@ static int64_t latest_offset(int fd)
     return off;
 }
 
-static int ready_fd(void)
+/* Connects kc to broker 0 once it knows the topic and leads it. */
+static void ready_client(struct kafka_client *kc)
 {
     memset(&c, 0, sizeof c);
     cluster_start(&c, 3, 1);
     cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
     cr_assert_eq(cluster_create_topic(&c, "idem", 1, 1), KAFKA_ERROR_NONE);
     uint64_t deadline = cluster_now_ms() + 10000;
-    int fd = -1;
     while (cluster_now_ms() < deadline) {
-        fd = kafka_wire_connect(c.brokers[0].port);
-        if (fd >= 0) {
+        if (kafka_wire_connect(kc, c.brokers[0].port)) {
             struct built_batch probe = batch_build(1, 1, 1, 1);
-            struct kafka_PartitionProduceResponse p = produce(fd, &probe);
+            struct kafka_PartitionProduceResponse p = produce(kc, &probe);
             built_batch_free(&probe);
             if (p.ErrorCode == KAFKA_ERROR_NONE) {
-                return fd; /* the broker knows the topic and leads it */
+                return; /* the broker knows the topic and leads it */
             }
-            close(fd);
         }
+        kafka_client_close(kc);
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL); /* until the broker learns the topic */
     }
     cr_assert_fail("topic never became writable");
-    return -1;
 }
 
 Test(kafka_idempotence, duplicate_batch_is_stored_once_with_one_offset)
 {
-    int fd = ready_fd();
-    int64_t start = latest_offset(fd);
+    struct kafka_client kc;
+    ready_client(&kc);
+    int64_t start = latest_offset(&kc);
     struct built_batch b = idempotent_batch(0);
-    struct kafka_PartitionProduceResponse first = produce(fd, &b);
+    struct kafka_PartitionProduceResponse first = produce(&kc, &b);
     cr_assert_eq(first.ErrorCode, KAFKA_ERROR_NONE);
     struct built_batch again = idempotent_batch(0);
-    struct kafka_PartitionProduceResponse second = produce(fd, &again);
+    struct kafka_PartitionProduceResponse second = produce(&kc, &again);
     cr_assert_eq(second.ErrorCode, KAFKA_ERROR_NONE);
     cr_assert_eq(second.BaseOffset, first.BaseOffset,
                  "the retry is answered with the original offset");
-    cr_assert_eq(latest_offset(fd), start + 3, "stored once");
+    cr_assert_eq(latest_offset(&kc), start + 3, "stored once");
     /* The next sequence is accepted, a gap is refused. */
     struct built_batch next = idempotent_batch(3);
-    cr_assert_eq(produce(fd, &next).BaseOffset, start + 3);
+    cr_assert_eq(produce(&kc, &next).BaseOffset, start + 3);
     struct built_batch gap = idempotent_batch(10);
-    cr_assert_eq(produce(fd, &gap).ErrorCode,
+    cr_assert_eq(produce(&kc, &gap).ErrorCode,
                  KAFKA_ERROR_OUT_OF_ORDER_SEQUENCE_NUMBER);
-    cr_assert_eq(latest_offset(fd), start + 6);
+    cr_assert_eq(latest_offset(&kc), start + 6);
     built_batch_free(&b);
     built_batch_free(&again);
     built_batch_free(&next);
     built_batch_free(&gap);
-    close(fd);
+    kafka_client_close(&kc);
 }
 
 Test(kafka_idempotence, window_survives_a_broker_restart)
 {
-    int fd = ready_fd();
+    struct kafka_client kc;
+    ready_client(&kc);
     struct built_batch b = idempotent_batch(0);
-    struct kafka_PartitionProduceResponse first = produce(fd, &b);
+    struct kafka_PartitionProduceResponse first = produce(&kc, &b);
     cr_assert_eq(first.ErrorCode, KAFKA_ERROR_NONE);
-    close(fd);
+    kafka_client_close(&kc);
     for (int crash = 0; crash < 2; crash++) {
         /* A clean stop (snapshot) and a SIGKILL (rebuilt from the log). */
         cluster_node_signal(&c, &c.brokers[0], crash ? SIGKILL : SIGTERM,
@@ -171,14 +171,13 @@ Test(kafka_idempotence, window_survives_a_broker_restart)
         uint64_t deadline = cluster_now_ms() + 15000;
         struct kafka_PartitionProduceResponse again = {.ErrorCode = -1};
         while (cluster_now_ms() < deadline) {
-            fd = kafka_wire_connect(c.brokers[0].port);
-            if (fd < 0) {
+            if (!kafka_wire_connect(&kc, c.brokers[0].port)) {
                 continue;
             }
             struct built_batch retry = idempotent_batch(0);
-            again = produce(fd, &retry);
+            again = produce(&kc, &retry);
             built_batch_free(&retry);
-            close(fd);
+            kafka_client_close(&kc);
             if (again.ErrorCode == KAFKA_ERROR_NONE) {
                 break;
             }

@@ -478,8 +478,9 @@ static void kill_all_brokers(void)
  * two attempts never write the same value. */
 static int raw_produce(int port, int32_t partition, uint32_t seed)
 {
-    int fd = kafka_wire_connect(port);
-    if (fd < 0) {
+    struct kafka_client kc;
+    if (!kafka_wire_connect(&kc, port)) {
+        kafka_client_close(&kc);
         return -1;
     }
     struct built_batch b = batch_build(1, 16, 1000, seed);
@@ -496,10 +497,10 @@ static int raw_produce(int port, int32_t partition, uint32_t seed)
     writer_init(&w, 1 << 20);
     cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
     size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(fd, KAFKA_API_PRODUCE, 7, &w, &len);
+    uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_PRODUCE, 7, &w, &len);
     writer_free(&w);
     built_batch_free(&b);
-    close(fd);
+    kafka_client_close(&kc);
     if (resp == NULL) {
         return -1;
     }

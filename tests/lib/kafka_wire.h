@@ -1,21 +1,29 @@
-/* Test helper: a blocking Kafka client socket on 127.0.0.1 that sends one
- * request (header v1, client id "test") and reads its answer, for tests
- * that speak the protocol byte by byte through the codec. */
+/* Test helper: the blocking Kafka client (common/kafka/kafka_client.h) on
+ * 127.0.0.1 with client id "test", for tests that speak the protocol byte
+ * by byte through the codec. Each request has its own budget, so one
+ * connection may serve a test's whole retry loop. */
 #ifndef CAIRN_TESTS_KAFKA_WIRE_H
 #define CAIRN_TESTS_KAFKA_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/kafka/kafka_client.h"
 #include "common/writer.h"
 
-/* A connected socket with a 10 s receive timeout, or -1. */
-int kafka_wire_connect(int port);
+/* Connecting, and each request with its answer. */
+#define KAFKA_WIRE_TIMEOUT_MS 10000u
+
+/* Connects kc to 127.0.0.1:port; false (kc->error says why) if refused or
+ * out of time. kafka_client_close() either way. */
+bool kafka_wire_connect(struct kafka_client *kc, int port);
 
 /* Sends api key/version with body; returns the answer's body (after the
- * correlation id) in a malloc'd buffer, or NULL if the connection closed
- * or timed out. */
-uint8_t *kafka_wire_roundtrip(int fd, int16_t key, int16_t version,
-                              const struct writer *body, size_t *len);
+ * correlation id) in a malloc'd buffer, or NULL (kc closed) if the
+ * connection failed, closed or timed out. */
+uint8_t *kafka_wire_roundtrip(struct kafka_client *kc, int16_t key,
+                              int16_t version, const struct writer *body,
+                              size_t *len);
 
 #endif

@@ -1,0 +1,96 @@
+/* Kafka's framing around a request or response body: the size prefix and
+ * the headers. Every version Cairn speaks is non-flexible, so requests
+ * carry header v1 and responses header v0:
+ *
+ *     request   int32 size | int16 api_key | int16 api_version |
+ *               int32 correlation_id | int16 len, client_id | body
+ *     response  int32 size | int32 correlation_id | body
+ *
+ * size counts the bytes after itself. Writing a frame is begin, body,
+ * end, straight-line and checked once:
+ *
+ *     size_t at = kafka_frame_request_begin(w, key, version, id, "cairn");
+ *     kafka_fetch_request_encode(w, version, &rq);
+ *     rv = kafka_frame_end(w, at);        RC_OK or the first failure
+ *
+ * Reading one is the mirror: the size prefix (bounded before anything is
+ * allocated for it), then the header, leaving the reader at the body.
+ *
+ * Pure codec: no I/O, no clock, no allocation of its own (the writer
+ * grows). Any thread, one frame per call. Used by the blocking client
+ * (common/kafka/kafka_client.c), the follower fetcher
+ * (broker/replication/follower.c) and the tests. */
+#ifndef CAIRN_COMMON_KAFKA_KAFKA_FRAME_H
+#define CAIRN_COMMON_KAFKA_KAFKA_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/assert.h"
+#include "common/reader.h"
+#include "common/slice.h"
+#include "common/writer.h"
+
+/* The int32 size prefix. */
+#define KAFKA_FRAME_SIZE_BYTES 4u
+
+/* Response header v0: the correlation id. */
+#define KAFKA_FRAME_RESPONSE_HEADER_BYTES 4u
+
+/* Request header v1 with a client id of client_id_len bytes: api_key,
+ * api_version, correlation_id, the id's int16 length, the id. */
+#define KAFKA_FRAME_REQUEST_HEADER_BYTES(client_id_len) \
+    (2u + 2u + 4u + 2u + (client_id_len))
+
+/* Request header v1 as a broker reads it; ClientId borrows from the
+ * frame and is the null slice for a null client id. */
+struct kafka_frame_request_header {
+    int16_t ApiKey;
+    int16_t ApiVersion;
+    int32_t CorrelationId;
+    struct slice ClientId;
+};
+
+/* --- Writing ------------------------------------------------------------- */
+
+/* Appends a size placeholder and request header v1 (client_id is a C
+ * string, borrowed; "" is an empty id) to w. Returns the placeholder's
+ * position for kafka_frame_end(). A client id longer than an int16 length
+ * fails the writer with RC_TOO_LARGE. */
+size_t kafka_frame_request_begin(struct writer *w, int16_t api_key,
+                                 int16_t api_version, int32_t correlation_id,
+                                 const char *client_id);
+
+/* Appends a size placeholder and response header v0 to w; the position
+ * for kafka_frame_end(). */
+size_t kafka_frame_response_begin(struct writer *w, int32_t correlation_id);
+
+/* Patches the size at size_at (from a _begin on w) to what was written
+ * after it. RC_TOO_LARGE, also left in w->rc, when that does not fit the
+ * int32 field. Returns w->rc: the first failure of the whole frame. */
+MUST_CHECK int kafka_frame_end(struct writer *w, size_t size_at);
+
+/* --- Reading ------------------------------------------------------------- */
+
+/* Reads a size prefix into *size: RC_SHORT when r holds fewer than 4
+ * bytes, RC_MALFORMED when the size is below size_min (a frame too short
+ * for its header), RC_TOO_LARGE above size_max. The size is read as
+ * unsigned, so a negative int32 is above any size_max below 2^31. */
+MUST_CHECK int kafka_frame_size_read(struct reader *r, size_t size_min,
+                                     size_t size_max, size_t *size);
+
+/* Reads response header v0 from r, which holds a frame after its size
+ * prefix; *correlation_id gets what the frame says. RC_SHORT when r holds
+ * fewer than 4 bytes, RC_MALFORMED when it is not expected_correlation_id.
+ * On RC_OK r stands at the body. */
+MUST_CHECK int kafka_frame_response_read(struct reader *r,
+                                         int32_t expected_correlation_id,
+                                         int32_t *correlation_id);
+
+/* Reads request header v1 from r, which holds a frame after its size
+ * prefix. RC_SHORT or RC_MALFORMED (r->rc) when it does not parse; on
+ * RC_OK r stands at the body. */
+MUST_CHECK int kafka_frame_request_read(struct reader *r,
+                                        struct kafka_frame_request_header *h);
+
+#endif
