@@ -1,11 +1,12 @@
 /* The Kafka listener (broker/kafka/kafka_server.h).
  *
- * Ownership. The server owns its listener, the list of its open
- * connections and a pool of copy buffers. A connection owns its uv_tcp_t,
- * a read buffer, the frame being assembled, its slots and its output
- * queue. A slot is one allocation per request: the frame, the struct
- * kafka_request handed to the callback (borrowing from the frame), then
- * the answer. Slots sit in seq order from the moment their frame is read
+ * Ownership. The server owns its frame listener (common/net/frame_conn.h,
+ * which owns the sockets, reading, the open-connection list and the
+ * outbox count) and a pool of copy buffers. A connection owns its slots
+ * and its output queue. A slot is one allocation per request, made by the
+ * frame layer as the frame's headroom: the struct kafka__slot, holding the
+ * struct kafka_request handed to the callback (borrowing from the frame)
+ * and then the answer, followed by the frame. Slots sit in seq order from the moment their frame is read
  * until they move to the output queue as pieces: memory ranges (the 8-byte
  * response header, body runs) and file spans. Each uv_write owns one
  * struct kafka__wreq (the memory pieces it writes, or one pooled copy
@@ -18,17 +19,17 @@
  * in copy-only mode) a pread chunk of the span with uv_write. A sendfile
  * therefore never overtakes bytes libuv still holds.
  *
- * Bounds. Reading stops (uv_read_stop) while the outbox is above
- * CONN_OUTBOX_BYTES_MAX or the unanswered requests reach
- * KAFKA_CONN_INFLIGHT_MAX or KAFKA_CONN_REQUEST_BYTES_MAX, and resumes
- * below half of each. Bytes already read are parsed only up to the next
- * frame boundary; the rest waits in the read buffer.
+ * Bounds. Reading stops while the outbox is above CONN_OUTBOX_BYTES_MAX
+ * (the frame layer's FRAME_CONN_FULL_PAUSE) or the unanswered requests
+ * reach KAFKA_CONN_INFLIGHT_MAX or KAFKA_CONN_REQUEST_BYTES_MAX (conn_hold_cb),
+ * and resumes below half of each. Bytes already read are parsed only up
+ * to the next frame boundary; the rest waits in the read buffer.
  *
- * Lifetime. conn->refs counts the open socket handle plus the requests
- * handed out and not yet answered; the connection is freed at zero, so a
- * late answer on a closed connection is dropped safely. The server counts
- * its live connections and is freed once the listener has closed and the
- * last connection is freed.
+ * Lifetime. The frame connection's references count its socket handle
+ * plus the requests handed out and not yet answered; the connection is
+ * freed at zero (conn_free_cb), so a late answer on a closed connection
+ * is dropped safely. The server counts its live connections and is freed
+ * once the listener has closed and the last connection is freed.
  *
  * Loop thread only. */
 #include "broker/kafka/kafka_server.h"
@@ -42,7 +43,7 @@
 #include "broker/kafka/net_sendfile.h"
 #include "common/bytes.h"
 #include "common/limits.h"
-#include "common/net/net.h"
+#include "common/net/frame_conn.h"
 #include "common/rc.h"
 #include "common/reader.h"
 
@@ -53,28 +54,26 @@
 #define KAFKA__RESPONSE_HEAD_BYTES 8u
 /* Memory pieces gathered into one uv_write. */
 #define KAFKA__WRITE_BUFS 16u
-#define KAFKA__PEER_BYTES 64u
 #define KAFKA__BACKLOG 128
 
 _Static_assert(KAFKA__REQUEST_HEADER_MIN_BYTES <= KAFKA_READ_BUFFER_BYTES,
                "a request header fits the read buffer");
 
 enum kafka__slot_state {
-    KAFKA__SLOT_FILLING,  /* frame being read */
     KAFKA__SLOT_HANDED,   /* with the callback, not answered */
     KAFKA__SLOT_REPLIED,  /* answered with resp */
     KAFKA__SLOT_NO_REPLY  /* answered with nothing to send */
 };
 
-/* One request: its frame and, once answered, its response. */
+/* One request and, once answered, its response; the frame's headroom,
+ * so the frame's frame_len bytes follow it in the same allocation. */
 struct kafka__slot {
     struct kafka__slot *prev, *next; /* the connection's seq order */
     enum kafka__slot_state state;
     struct kafka_request req;
     struct kafka_response resp;      /* KAFKA__SLOT_REPLIED */
     size_t wire_bytes;               /* in the outbox once replied */
-    size_t frame_len, frame_have, frame_cap;
-    uint8_t frame[];
+    size_t frame_len;
 };
 
 struct kafka__out;
@@ -98,29 +97,18 @@ struct kafka__out {
 
 /* One uv_write: memory pieces, or one copy buffer. */
 struct kafka__wreq {
-    uv_write_t req;
+    struct frame_conn_write fw;      /* first: the callback casts back */
     struct kafka_conn *conn;
-    size_t bytes;                    /* leave the outbox at the callback */
+    size_t bytes;
     struct kafka__piece *pieces;     /* done at the callback */
     void *copy;                      /* pooled, returned at the callback */
     uv_buf_t bufs[KAFKA__WRITE_BUFS];
 };
 
 struct kafka_conn {
-    uv_tcp_t tcp;
+    struct frame_conn *fc;           /* socket, reading, outbox, refs */
     struct kafka_server *server;     /* outlives every connection */
-    struct kafka_conn *prev, *next;  /* server's open list */
-    size_t refs;                     /* the handle + unanswered requests */
-    bool listed;
-    bool closing;
-    bool paused;                     /* a bound stopped reading */
-    bool in_parse;
     bool no_sendfile;                /* sendfile(2) failed here: copy */
-    /* Reading. */
-    uint8_t size_buf[KAFKA__SIZE_BYTES];
-    size_t size_have;
-    struct kafka__slot *filling;     /* frame being assembled */
-    size_t rbuf_off, rbuf_len;       /* unparsed bytes (only while paused) */
     uint64_t next_seq;
     /* Requests in seq order, until they move to the output. */
     struct kafka__slot *slots_head, *slots_tail;
@@ -128,20 +116,16 @@ struct kafka_conn {
     size_t slot_bytes;               /* their frame bytes */
     /* Output. */
     struct kafka__piece *out_head, *out_tail;
-    size_t outbox_bytes;
     size_t n_copies;                 /* copy buffers in uv_write */
-    char peer[KAFKA__PEER_BYTES];
-    uint8_t rbuf[KAFKA_READ_BUFFER_BYTES];
 };
 
 struct kafka_server {
-    uv_tcp_t listener;
+    struct frame_listener *listener; /* NULL once closing */
+    struct frame_listener_stats last; /* the listener's, at close */
     uv_loop_t *loop;
     struct tracer *t;
     kafka_request_cb cb;
     void *arg;
-    struct kafka_conn *conns;        /* open connections */
-    size_t n_conns;
     size_t n_alive;                  /* connections not yet freed */
     struct net_pool pool;
     struct kafka_server_stats stats;
@@ -151,9 +135,17 @@ struct kafka_server {
     bool listener_closed;
 };
 
-static void conn_close(struct kafka_conn *c);
 static void conn_pump(struct kafka_conn *c);
-static void conn_flow(struct kafka_conn *c);
+
+static bool conn_closing(const struct kafka_conn *c)
+{
+    return !frame_conn_is_open(c->fc);
+}
+
+static const char *conn_peer(const struct kafka_conn *c)
+{
+    return frame_conn_peer(c->fc);
+}
 
 /* --- Responses ----------------------------------------------------------- */
 
@@ -359,45 +351,32 @@ static void wreq_free(struct kafka_conn *c, struct kafka__wreq *w)
     free(w);
 }
 
-static void conn_write_cb(uv_write_t *req, int status)
+static void conn_write_cb(struct frame_conn_write *fw, int status)
 {
-    struct kafka__wreq *w = req->data;
+    struct kafka__wreq *w = (struct kafka__wreq *)(void *)fw;
     struct kafka_conn *c = w->conn;
 
-    ASSERT(c->outbox_bytes >= w->bytes);
-    c->outbox_bytes -= w->bytes;
+    (void)status; /* a failed write closed the connection */
     wreq_free(c, w);
-    if (c->closing) {
-        return;
+    if (!conn_closing(c)) {
+        conn_pump(c); /* the frame layer applies the bounds after this */
     }
-    if (status < 0) {
-        TRACE_WARN(c->server->t, "peer=%s closing: write failed: %s",
-                   c->peer, uv_strerror(status));
-        conn_close(c);
-        return;
-    }
-    conn_pump(c);
-    conn_flow(c);
 }
 
-/* Hands w (bufs filled, bytes counted) to libuv; false if closed. */
+/* Hands w (bufs filled) to the socket. Its bytes were counted in the
+ * outbox as pieces; the frame layer counts them while written, so they
+ * leave the user's share here. False if the connection closed. */
 static bool conn_write(struct kafka_conn *c, struct kafka__wreq *w,
                        unsigned n_bufs)
 {
     int rv;
 
     w->conn = c;
-    w->req.data = w;
-    rv = uv_write(&w->req, (uv_stream_t *)&c->tcp, w->bufs, n_bufs,
-                  conn_write_cb);
-    if (rv != 0) {
-        /* Never queued: no callback will come. */
-        ASSERT(c->outbox_bytes >= w->bytes);
-        c->outbox_bytes -= w->bytes;
+    frame_conn_outbox_done(c->fc, w->bytes);
+    rv = frame_conn_write(c->fc, &w->fw, w->bufs, n_bufs, conn_write_cb);
+    if (rv != RC_OK) {
+        /* Never queued: no callback will come; the layer logged it. */
         wreq_free(c, w);
-        TRACE_WARN(c->server->t, "peer=%s closing: write failed: %s",
-                   c->peer, uv_strerror(rv));
-        conn_close(c);
         return false;
     }
     return true;
@@ -412,8 +391,8 @@ static bool pump_memory(struct kafka_conn *c)
 
     if (w == NULL) {
         TRACE_WARN(c->server->t, "peer=%s closing: out of memory",
-                   c->peer);
-        conn_close(c);
+                   conn_peer(c));
+        frame_conn_close(c->fc, RC_NOMEM);
         return false;
     }
     tail = &w->pieces;
@@ -449,11 +428,11 @@ static bool pump_copy(struct kafka_conn *c, struct kafka__piece *p)
         TRACE_WARN(c->server->t,
                    "peer=%s closing: reading %zu span bytes at %" PRId64
                    " failed: %s",
-                   c->peer, n, p->span.position, rc_str(rv));
+                   conn_peer(c), n, p->span.position, rc_str(rv));
         if (w != NULL) {
             wreq_free(c, w);
         }
-        conn_close(c);
+        frame_conn_close(c->fc, RC_IO);
         return false;
     }
     w->bytes = n;
@@ -472,21 +451,20 @@ static bool pump_file(struct kafka_conn *c)
 {
     struct kafka__piece *p = c->out_head;
     bool try_sendfile = !c->server->copy_only && !c->no_sendfile;
-    uv_os_fd_t fd;
+    int fd;
 
-    if (try_sendfile && uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+    if (try_sendfile && frame_conn_fileno(c->fc, &fd) == RC_OK) {
         size_t sent = 0;
         int rv = net_sendfile(fd, p->span.fd, p->span.position, p->len,
                               &sent);
         if (rv == RC_IO || rv == RC_SHORT) {
             TRACE_DEBUG(c->server->t, "peer=%s sendfile: %s (%s); copying",
-                        c->peer, rc_str(rv), strerror(errno));
+                        conn_peer(c), rc_str(rv), strerror(errno));
             c->no_sendfile = true;
         }
-        ASSERT(c->outbox_bytes >= sent);
         p->span.position += (int64_t)sent;
         p->len -= sent;
-        c->outbox_bytes -= sent;
+        frame_conn_outbox_done(c->fc, sent);
         c->server->stats.sendfile_bytes += sent;
         if (p->len == 0) {
             piece_done(out_pop(c));
@@ -503,8 +481,8 @@ static bool pump_file(struct kafka_conn *c)
  * stop leaves a write in flight whose callback pumps again. */
 static void conn_pump(struct kafka_conn *c)
 {
-    while (c->out_head != NULL && !c->closing) {
-        if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0) {
+    while (c->out_head != NULL && !conn_closing(c)) {
+        if (frame_conn_write_queue_bytes(c->fc) > 0) {
             return;
         }
         if (c->out_head->ptr != NULL ? !pump_memory(c) : !pump_file(c)) {
@@ -566,34 +544,33 @@ static void slot_free(struct kafka__slot *slot)
 /* Moves answered slots from the head to the output queue, in seq order. */
 static void conn_flush(struct kafka_conn *c)
 {
-    while (c->slots_head != NULL && !c->closing &&
+    while (c->slots_head != NULL && !conn_closing(c) &&
            c->slots_head->state != KAFKA__SLOT_HANDED) {
         struct kafka__slot *slot = c->slots_head;
         slot_unlink(c, slot);
         if (slot->state == KAFKA__SLOT_REPLIED &&
             out_enqueue(c, slot) != RC_OK) {
             TRACE_WARN(c->server->t, "peer=%s closing: out of memory",
-                       c->peer);
-            ASSERT(c->outbox_bytes >= slot->wire_bytes);
-            c->outbox_bytes -= slot->wire_bytes;
+                       conn_peer(c));
+            frame_conn_outbox_done(c->fc, slot->wire_bytes);
             slot_free(slot);
-            conn_close(c);
+            frame_conn_close(c->fc, RC_NOMEM);
             return;
         }
         slot_free(slot);
     }
 }
 
-static void conn_free(struct kafka_conn *c)
+/* The last reference is gone (frame layer): the socket has closed and
+ * every request was answered. */
+static void conn_free_cb(struct frame_conn *fc)
 {
+    struct kafka_conn *c = frame_conn_data(fc);
     struct kafka_server *s = c->server;
 
-    ASSERT(c->closing);
     ASSERT(c->slots_head == NULL);
     ASSERT(c->out_head == NULL);
-    ASSERT(c->outbox_bytes == 0);
     ASSERT(c->n_copies == 0);
-    free(c->filling);
     free(c);
     ASSERT(s->n_alive > 0);
     s->n_alive--;
@@ -603,34 +580,26 @@ static void conn_free(struct kafka_conn *c)
     }
 }
 
-static void conn_unref(struct kafka_conn *c)
-{
-    ASSERT(c->refs > 0);
-    if (--c->refs == 0) {
-        conn_free(c);
-    }
-}
-
 /* The handler is done with slot (state set). On a closing connection the
  * answer is dropped; otherwise it joins the output in seq order. */
 static void slot_answered(struct kafka_conn *c, struct kafka__slot *slot)
 {
     ASSERT(slot->state == KAFKA__SLOT_REPLIED ||
            slot->state == KAFKA__SLOT_NO_REPLY);
-    if (c->closing) {
+    if (conn_closing(c)) {
         slot_unlink(c, slot);
         slot_free(slot);
-        conn_unref(c); /* may free c */
+        frame_conn_unref(c->fc); /* may free c */
         return;
     }
     if (slot->state == KAFKA__SLOT_REPLIED) {
-        c->outbox_bytes += slot->wire_bytes;
+        frame_conn_outbox_add(c->fc, slot->wire_bytes);
         c->server->stats.responses++;
     }
     conn_flush(c);
     conn_pump(c);
-    conn_flow(c);
-    conn_unref(c); /* the handle's reference remains */
+    frame_conn_flow(c->fc);
+    frame_conn_unref(c->fc); /* the handle's reference remains */
 }
 
 /* Takes a handed-out request back; asserts it was not answered before. */
@@ -656,7 +625,7 @@ static bool response_check(struct kafka_conn *c, struct kafka__slot *slot)
     TRACE_ERROR(c->server->t,
                 "peer=%s api_key=%d api_version=%d closing: response not "
                 "encodable: %s",
-                c->peer, req->api_key, req->api_version,
+                conn_peer(c), req->api_key, req->api_version,
                 rc_str(rc != RC_OK ? rc : RC_TOO_LARGE));
     return false;
 }
@@ -669,15 +638,15 @@ void kafka_reply(struct kafka_request *req, struct kafka_response *resp)
     slot->resp = *resp;
     kafka_response_init(resp);
     slot->state = KAFKA__SLOT_REPLIED;
-    if (!c->closing && !response_check(c, slot)) {
-        conn_close(c);
+    if (!conn_closing(c) && !response_check(c, slot)) {
+        frame_conn_close(c->fc, RC_TOO_LARGE);
     }
     slot_answered(c, slot);
 }
 
 const char *kafka_request_peer(const struct kafka_request *req)
 {
-    return req->conn->peer;
+    return conn_peer(req->conn);
 }
 
 void kafka_no_reply(struct kafka_request *req)
@@ -693,301 +662,69 @@ void kafka_close_conn(struct kafka_request *req, const char *why)
     struct kafka__slot *slot = slot_take(req);
     struct kafka_conn *c = req->conn;
 
-    if (!c->closing) {
+    if (!conn_closing(c)) {
         TRACE_WARN(c->server->t,
                    "peer=%s api_key=%d api_version=%d correlation_id=%"
                    PRId32 " closing: %s",
-                   c->peer, req->api_key, req->api_version,
+                   conn_peer(c), req->api_key, req->api_version,
                    req->correlation_id, why);
-        conn_close(c);
+        frame_conn_close(c->fc, RC_MALFORMED);
     }
     slot->state = KAFKA__SLOT_NO_REPLY;
     slot_answered(c, slot);
 }
 
-/* --- Reading ------------------------------------------------------------- */
+/* --- Reading ------------------------------------------------------------ */
 
-static bool conn_over_bounds(const struct kafka_conn *c)
+/* The unanswered requests' bounds (the frame layer adds the outbox's):
+ * stop at either, resume below half of both. */
+static bool conn_hold_cb(struct frame_conn *fc, bool paused)
 {
-    return c->outbox_bytes > CONN_OUTBOX_BYTES_MAX ||
-           c->n_slots >= KAFKA_CONN_INFLIGHT_MAX ||
-           c->slot_bytes >= KAFKA_CONN_REQUEST_BYTES_MAX;
-}
+    const struct kafka_conn *c = frame_conn_data(fc);
 
-static bool conn_below_half(const struct kafka_conn *c)
-{
-    return c->outbox_bytes <= CONN_OUTBOX_BYTES_MAX / 2 &&
-           c->n_slots <= KAFKA_CONN_INFLIGHT_MAX / 2 &&
-           c->slot_bytes <= KAFKA_CONN_REQUEST_BYTES_MAX / 2;
-}
-
-static void conn_pause(struct kafka_conn *c)
-{
-    ASSERT(!c->paused);
-    c->paused = true;
-    c->server->stats.reads_paused++;
-    (void)uv_read_stop((uv_stream_t *)&c->tcp);
-    TRACE_DEBUG(c->server->t,
-                "peer=%s reading paused: outbox=%zu requests=%zu "
-                "request_bytes=%zu",
-                c->peer, c->outbox_bytes, c->n_slots, c->slot_bytes);
-}
-
-/* Grows the frame being assembled to hold `more` further bytes, doubling
- * up to its announced length: a peer announcing 100 MiB and sending ten
- * bytes costs KAFKA_FRAME_PREALLOC_BYTES, not 100 MiB. False when out of
- * memory (the frame is unchanged). */
-static bool frame_reserve(struct kafka_conn *c, size_t more)
-{
-    struct kafka__slot *slot = c->filling;
-    size_t want = slot->frame_have + more;
-    size_t cap = slot->frame_cap * 2;
-
-    ASSERT(want <= slot->frame_len);
-    if (want <= slot->frame_cap) {
-        return true;
+    if (!paused) {
+        return c->n_slots >= KAFKA_CONN_INFLIGHT_MAX ||
+               c->slot_bytes >= KAFKA_CONN_REQUEST_BYTES_MAX;
     }
-    cap = cap > want ? cap : want;
-    cap = cap < slot->frame_len ? cap : slot->frame_len;
-    slot = realloc(slot, sizeof *slot + cap);
-    if (slot == NULL) {
-        return false;
-    }
-    slot->frame_cap = cap;
-    c->filling = slot;
-    return true;
+    return c->n_slots > KAFKA_CONN_INFLIGHT_MAX / 2 ||
+           c->slot_bytes > KAFKA_CONN_REQUEST_BYTES_MAX / 2;
 }
 
-static bool frame_start(struct kafka_conn *c, uint32_t len)
+/* A whole frame, in its own allocation after the slot (headroom): parse
+ * request header v1 and hand it over. */
+static void conn_frame_cb(struct frame_conn *fc, void *block,
+                          uint8_t *frame, size_t len)
 {
-    struct kafka_server *s = c->server;
-    size_t cap = len < KAFKA_FRAME_PREALLOC_BYTES ? len
-                                                  : KAFKA_FRAME_PREALLOC_BYTES;
-
-    if (len > REQUEST_BYTES_MAX || len < KAFKA__REQUEST_HEADER_MIN_BYTES) {
-        TRACE_WARN(s->t,
-                   "peer=%s closing: frame size %" PRIu32
-                   " outside [%u, %u]",
-                   c->peer, len, KAFKA__REQUEST_HEADER_MIN_BYTES,
-                   REQUEST_BYTES_MAX);
-        conn_close(c);
-        return false;
-    }
-    c->filling = calloc(1, sizeof *c->filling + cap);
-    if (c->filling == NULL) {
-        TRACE_WARN(s->t, "peer=%s closing: out of memory", c->peer);
-        conn_close(c);
-        return false;
-    }
-    c->filling->state = KAFKA__SLOT_FILLING;
-    c->filling->frame_len = len;
-    c->filling->frame_cap = cap;
-    return true;
-}
-
-/* The frame is complete: parse request header v1 and hand it over. */
-static void frame_done(struct kafka_conn *c)
-{
-    struct kafka__slot *slot = c->filling;
+    struct kafka_conn *c = frame_conn_data(fc);
+    struct kafka__slot *slot = block;
     struct kafka_request *req = &slot->req;
     struct kafka_server *s = c->server;
     struct reader r;
 
-    ASSERT(slot->frame_have == slot->frame_len);
-    c->filling = NULL;
-    reader_init(&r, slot->frame, slot->frame_len);
+    ASSERT(frame == (uint8_t *)(slot + 1));
+    memset(slot, 0, sizeof *slot);
+    slot->frame_len = len;
+    reader_init(&r, frame, len);
     req->api_key = reader_i16(&r);
     req->api_version = reader_i16(&r);
     req->correlation_id = reader_i32(&r);
     req->client_id = reader_nullable_string(&r);
     if (r.rc != RC_OK) {
         TRACE_WARN(s->t, "peer=%s closing: bad request header: %s",
-                   c->peer, rc_str(r.rc));
+                   conn_peer(c), rc_str(r.rc));
         free(slot);
-        conn_close(c);
+        frame_conn_close(fc, RC_MALFORMED);
         return;
     }
     req->conn = c;
     req->seq = c->next_seq++;
-    req->body = slot->frame + r.pos;
-    req->body_len = slot->frame_len - r.pos;
+    req->body = frame + r.pos;
+    req->body_len = len - r.pos;
     slot->state = KAFKA__SLOT_HANDED;
     slot_link(c, slot);
-    c->refs++;
+    frame_conn_ref(fc);
     s->stats.requests++;
     s->cb(s->arg, req);
-}
-
-/* Reads the 4-byte size, then starts the frame. */
-static size_t parse_size(struct kafka_conn *c, const uint8_t *p, size_t n)
-{
-    size_t take = KAFKA__SIZE_BYTES - c->size_have;
-
-    take = take < n ? take : n;
-    memcpy(c->size_buf + c->size_have, p, take);
-    c->size_have += take;
-    if (c->size_have == KAFKA__SIZE_BYTES) {
-        c->size_have = 0;
-        (void)frame_start(c, bytes_be32(c->size_buf));
-    }
-    return take;
-}
-
-/* Appends bytes to the frame being assembled; completes it when full. */
-static size_t parse_frame(struct kafka_conn *c, const uint8_t *p, size_t n)
-{
-    size_t take = c->filling->frame_len - c->filling->frame_have;
-
-    take = take < n ? take : n;
-    if (!frame_reserve(c, take)) {
-        TRACE_WARN(c->server->t, "peer=%s closing: no memory for a "
-                   "%zu-byte frame", c->peer, c->filling->frame_len);
-        conn_close(c);
-        return n;
-    }
-    memcpy(c->filling->frame + c->filling->frame_have, p, take);
-    c->filling->frame_have += take;
-    if (c->filling->frame_have == c->filling->frame_len) {
-        frame_done(c);
-    }
-    return take;
-}
-
-/* Parses the read buffer's unparsed bytes. At each frame boundary the
- * bounds are checked; over them, reading pauses and the rest waits. */
-static void conn_parse(struct kafka_conn *c)
-{
-    ASSERT(!c->in_parse);
-    c->in_parse = true;
-    while (c->rbuf_off < c->rbuf_len && !c->closing) {
-        const uint8_t *p = c->rbuf + c->rbuf_off;
-        size_t n = c->rbuf_len - c->rbuf_off;
-        if (c->filling != NULL) {
-            c->rbuf_off += parse_frame(c, p, n);
-            continue;
-        }
-        if (c->size_have == 0 && conn_over_bounds(c)) {
-            if (!c->paused) {
-                conn_pause(c);
-            }
-            break;
-        }
-        c->rbuf_off += parse_size(c, p, n);
-    }
-    if (c->rbuf_off == c->rbuf_len || c->closing) {
-        c->rbuf_off = 0;
-        c->rbuf_len = 0;
-    }
-    c->in_parse = false;
-}
-
-static void conn_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-    struct kafka_conn *c = h->data;
-    struct kafka__slot *slot = c->filling;
-
-    (void)suggested;
-    ASSERT(c->rbuf_len == 0);
-    if (slot == NULL) {
-        *buf = uv_buf_init((char *)c->rbuf, (unsigned)sizeof c->rbuf);
-        return;
-    }
-    /* The rest of this frame goes straight into it, up to
-     * KAFKA_FRAME_READ_BYTES more per read; the next frame's bytes never
-     * land in it. */
-    size_t left = slot->frame_len - slot->frame_have;
-    size_t more = left < KAFKA_FRAME_READ_BYTES ? left
-                                                : KAFKA_FRAME_READ_BYTES;
-    if (!frame_reserve(c, more)) {
-        *buf = uv_buf_init(NULL, 0); /* read_cb gets UV_ENOBUFS */
-        return;
-    }
-    slot = c->filling;
-    *buf = uv_buf_init((char *)slot->frame + slot->frame_have,
-                       (unsigned)(slot->frame_cap - slot->frame_have));
-}
-
-static void conn_read_failed(struct kafka_conn *c, ssize_t nread)
-{
-    struct tracer *t = c->server->t;
-
-    if (nread != UV_EOF) {
-        TRACE_WARN(t, "peer=%s closing: read failed: %s", c->peer,
-                   uv_strerror((int)nread));
-    } else if (c->size_have > 0 || c->filling != NULL) {
-        TRACE_WARN(t, "peer=%s closed the connection mid-frame", c->peer);
-    } else {
-        TRACE_DEBUG(t, "peer=%s closed the connection", c->peer);
-    }
-    conn_close(c);
-}
-
-static void conn_read_cb(uv_stream_t *stream, ssize_t nread,
-                         const uv_buf_t *buf)
-{
-    struct kafka_conn *c = stream->data;
-
-    if (nread == 0 || c->closing) {
-        return;
-    }
-    if (nread < 0) {
-        conn_read_failed(c, nread);
-        return;
-    }
-    if ((uint8_t *)buf->base == c->rbuf) {
-        c->rbuf_off = 0;
-        c->rbuf_len = (size_t)nread;
-        conn_parse(c);
-    } else {
-        struct kafka__slot *slot = c->filling;
-        ASSERT(slot != NULL);
-        ASSERT((uint8_t *)buf->base == slot->frame + slot->frame_have);
-        ASSERT((size_t)nread <= slot->frame_cap - slot->frame_have);
-        slot->frame_have += (size_t)nread;
-        if (slot->frame_have == slot->frame_len) {
-            frame_done(c);
-        }
-    }
-    conn_flow(c);
-}
-
-static void conn_read_start(struct kafka_conn *c)
-{
-    int rv = uv_read_start((uv_stream_t *)&c->tcp, conn_alloc_cb,
-                           conn_read_cb);
-    if (rv != 0) {
-        TRACE_WARN(c->server->t, "peer=%s closing: read start failed: %s",
-                   c->peer, uv_strerror(rv));
-        conn_close(c);
-    }
-}
-
-/* Applies the bounds: pauses reading above them; below half, parses what
- * waited in the read buffer, then reads again. Not inside a parse (that
- * loop checks the bounds itself). */
-static void conn_flow(struct kafka_conn *c)
-{
-    if (c->closing || c->in_parse) {
-        return;
-    }
-    if (!c->paused) {
-        if (conn_over_bounds(c)) {
-            conn_pause(c);
-        }
-        return;
-    }
-    if (!conn_below_half(c)) {
-        return;
-    }
-    c->paused = false;
-    TRACE_DEBUG(c->server->t, "peer=%s reading resumed", c->peer);
-    if (c->rbuf_off < c->rbuf_len) {
-        conn_parse(c);
-        if (c->paused || c->closing) {
-            return;
-        }
-    }
-    conn_read_start(c);
 }
 
 /* --- Connection lifetime ------------------------------------------------- */
@@ -995,156 +732,78 @@ static void conn_flow(struct kafka_conn *c)
 /* The socket is closed and every write callback has run: drop what was
  * still to send and the answers waiting for an earlier one. Requests
  * still with handlers keep the connection until answered. */
-static void conn_close_cb(uv_handle_t *h)
+static void conn_closed_cb(struct frame_conn *fc, int rc)
 {
-    struct kafka_conn *c = h->data;
+    struct kafka_conn *c = frame_conn_data(fc);
     struct kafka__slot *slot = c->slots_head;
 
+    (void)rc; /* logged where it happened */
     while (c->out_head != NULL) {
         struct kafka__piece *p = out_pop(c);
-        ASSERT(c->outbox_bytes >= p->len);
-        c->outbox_bytes -= p->len;
+        frame_conn_outbox_done(fc, p->len);
         piece_done(p);
     }
     while (slot != NULL) {
         struct kafka__slot *next = slot->next;
         if (slot->state != KAFKA__SLOT_HANDED) {
             if (slot->state == KAFKA__SLOT_REPLIED) {
-                ASSERT(c->outbox_bytes >= slot->wire_bytes);
-                c->outbox_bytes -= slot->wire_bytes;
+                frame_conn_outbox_done(fc, slot->wire_bytes);
             }
             slot_unlink(c, slot);
             slot_free(slot);
         }
         slot = next;
     }
-    ASSERT(c->outbox_bytes == 0);
-    conn_unref(c);
-}
-
-static void server_unlink(struct kafka_server *s, struct kafka_conn *c)
-{
-    if (c->prev != NULL) {
-        c->prev->next = c->next;
-    } else {
-        s->conns = c->next;
-    }
-    if (c->next != NULL) {
-        c->next->prev = c->prev;
-    }
-    c->prev = NULL;
-    c->next = NULL;
-    c->listed = false;
-    ASSERT(s->n_conns > 0);
-    s->n_conns--;
-}
-
-/* Starts closing: nothing new is read or sent; frees happen in
- * conn_close_cb and at the last reference. */
-static void conn_close(struct kafka_conn *c)
-{
-    if (c->closing) {
-        return;
-    }
-    c->closing = true;
-    if (c->listed) {
-        server_unlink(c->server, c);
-    }
-    uv_close((uv_handle_t *)&c->tcp, conn_close_cb);
+    ASSERT(frame_conn_outbox_bytes(fc) == 0);
 }
 
 bool kafka_conn_is_open(const struct kafka_conn *conn)
 {
-    return !conn->closing;
+    return !conn_closing(conn);
 }
 
 const char *kafka_conn_peer(const struct kafka_conn *conn)
 {
-    return conn->peer;
+    return conn_peer(conn);
 }
 
 bool kafka_conn_reading(const struct kafka_conn *conn)
 {
-    return !conn->closing && !conn->paused;
+    return frame_conn_reading(conn->fc);
 }
 
 size_t kafka_conn_outbox_bytes(const struct kafka_conn *conn)
 {
-    return conn->outbox_bytes;
+    return frame_conn_outbox_bytes(conn->fc);
 }
 
 /* --- Listener ------------------------------------------------------------ */
 
-static void server_accept(struct kafka_server *s, struct kafka_conn *c)
+static const struct frame_conn_cbs kafka__conn_cbs = {
+    .frame = conn_frame_cb,
+    .closed = conn_closed_cb,
+    .free = conn_free_cb,
+    .hold = conn_hold_cb,
+};
+
+static int server_accept_cb(void *arg, struct frame_conn *fc)
 {
-    struct sockaddr_storage ss;
-    int ss_len = (int)sizeof ss;
-    int rv = uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp);
+    struct kafka_server *s = arg;
+    struct kafka_conn *c = calloc(1, sizeof *c);
 
-    if (rv != 0) {
-        TRACE_WARN(s->t, "port=%d accept failed: %s", s->port,
-                   uv_strerror(rv));
-        conn_close(c);
-        return;
-    }
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &ss_len) == 0) {
-        net_sockaddr_name(&ss, c->peer, sizeof c->peer);
-    }
-    if (s->n_conns >= KAFKA_CONNS_MAX) {
-        TRACE_WARN(s->t, "peer=%s closing: %zu connections already open",
-                   c->peer, s->n_conns);
-        s->stats.conns_refused++;
-        conn_close(c);
-        return;
-    }
-    c->listed = true;
-    c->next = s->conns;
-    if (s->conns != NULL) {
-        s->conns->prev = c;
-    }
-    s->conns = c;
-    s->n_conns++;
-    rv = uv_tcp_nodelay(&c->tcp, 1);
-    if (rv != 0) {
-        TRACE_WARN(s->t, "peer=%s TCP_NODELAY failed: %s", c->peer,
-                   uv_strerror(rv));
-    }
-    TRACE_DEBUG(s->t, "peer=%s connected", c->peer);
-    conn_read_start(c);
-}
-
-static void server_connection_cb(uv_stream_t *listener, int status)
-{
-    struct kafka_server *s = listener->data;
-    struct kafka_conn *c;
-
-    if (status < 0) {
-        TRACE_WARN(s->t, "port=%d accept failed: %s", s->port,
-                   uv_strerror(status));
-        return;
-    }
-    c = calloc(1, sizeof *c);
     if (c == NULL) {
-        TRACE_ERROR(s->t, "port=%d accept: out of memory", s->port);
-        return;
+        return RC_NOMEM;
     }
-    if (uv_tcp_init(s->loop, &c->tcp) != 0) {
-        TRACE_ERROR(s->t, "port=%d accept: tcp init failed", s->port);
-        free(c);
-        return;
-    }
-    c->tcp.data = c;
+    c->fc = fc;
     c->server = s;
-    c->refs = 1;
-    snprintf(c->peer, sizeof c->peer, "?");
     s->n_alive++;
-    s->stats.conns_accepted++;
-    server_accept(s, c);
+    frame_conn_attach(fc, &kafka__conn_cbs, c);
+    return RC_OK;
 }
 
-static void server_close_cb(uv_handle_t *h)
+static void server_listener_closed_cb(void *arg)
 {
-    struct kafka_server *s = h->data;
+    struct kafka_server *s = arg;
 
     s->listener_closed = true;
     if (s->n_alive == 0) {
@@ -1157,6 +816,22 @@ int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
                        const char *host, int port, kafka_request_cb cb,
                        void *arg, struct tracer *tracer)
 {
+    struct frame_listener_config cfg = {
+        .host = host,
+        .port = port,
+        .backlog = KAFKA__BACKLOG,
+        .conns_max = KAFKA_CONNS_MAX,
+        .conn = {.frame_bytes_min = KAFKA__REQUEST_HEADER_MIN_BYTES,
+                 .frame_bytes_max = REQUEST_BYTES_MAX,
+                 .read_buffer_bytes = KAFKA_READ_BUFFER_BYTES,
+                 .prealloc_bytes = KAFKA_FRAME_PREALLOC_BYTES,
+                 .read_bytes = KAFKA_FRAME_READ_BYTES,
+                 .headroom = sizeof(struct kafka__slot),
+                 .frames_owned = true,
+                 .outbox_bytes_max = CONN_OUTBOX_BYTES_MAX,
+                 .full = FRAME_CONN_FULL_PAUSE,
+                 .size_name = "frame size"},
+    };
     struct kafka_server *s;
     int rv;
 
@@ -1174,18 +849,13 @@ int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
     s->arg = arg;
     net_pool_init(&s->pool, KAFKA_COPY_BUFFER_BYTES,
                   KAFKA_COPY_POOL_BUFFERS_MAX);
-    if (uv_tcp_init(loop, &s->listener) != 0) {
-        free(s);
-        return RC_IO;
-    }
-    s->listener.data = s;
-    rv = net_listen(&s->listener, loop, host, port, KAFKA__BACKLOG,
-                    server_connection_cb, &s->port, tracer);
+    rv = frame_listener_start(&s->listener, loop, &cfg, server_accept_cb,
+                              s, tracer);
     if (rv != RC_OK) {
-        s->closing = true;
-        uv_close((uv_handle_t *)&s->listener, server_close_cb);
+        free(s); /* the half-made listener frees itself */
         return rv;
     }
+    s->port = frame_listener_port(s->listener);
     TRACE_INFO(tracer, "host=%s port=%d kafka listener started", host,
                s->port);
     *out = s;
@@ -1201,10 +871,10 @@ void kafka_server_close(struct kafka_server *s)
 {
     ASSERT(!s->closing);
     s->closing = true;
-    while (s->conns != NULL) {
-        conn_close(s->conns);
-    }
-    uv_close((uv_handle_t *)&s->listener, server_close_cb);
+    frame_listener_get_stats(s->listener, &s->last);
+    frame_listener_close(s->listener, server_listener_closed_cb);
+    s->listener = NULL;
+    s->last.conns_open = 0;
 }
 
 void kafka_server_set_copy_only(struct kafka_server *s, bool copy_only)
@@ -1215,6 +885,14 @@ void kafka_server_set_copy_only(struct kafka_server *s, bool copy_only)
 void kafka_server_get_stats(const struct kafka_server *s,
                             struct kafka_server_stats *out)
 {
+    struct frame_listener_stats ls = s->last;
+
+    if (s->listener != NULL) {
+        frame_listener_get_stats(s->listener, &ls);
+    }
     *out = s->stats;
-    out->conns_open = s->n_conns;
+    out->conns_open = ls.conns_open;
+    out->conns_accepted = ls.conns_accepted;
+    out->conns_refused = ls.conns_refused;
+    out->reads_paused = ls.reads_paused;
 }

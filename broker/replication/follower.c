@@ -11,6 +11,7 @@
 #include "common/kafka/kafka_error.h"
 #include "common/kafka/kafka_frame.h"
 #include "common/limits.h"
+#include "common/net/frame_conn.h"
 #include "common/rc.h"
 #include "common/reader.h"
 #include "common/writer.h"
@@ -18,7 +19,9 @@
 #define FETCHER__VERSION_FETCH 11
 #define FETCHER__VERSION_EPOCH 3
 /* A response frame larger than this closes the connection. */
-#define FETCHER__FRAME_BYTES_MAX ((size_t)128 << 20)
+#define FETCHER__FRAME_BYTES_MAX (128u << 20)
+/* Small responses are decoded where they lie in this read buffer. */
+#define FETCHER__READ_BUFFER_BYTES (64u * 1024)
 
 enum fetcher_state {
     FETCHER_IDLE,       /* connected, nothing to ask */
@@ -44,15 +47,10 @@ struct fetcher {
     int32_t port;
     enum fetcher_state state;
     bool connected;
-    bool tcp_open;      /* the handle is initialised and not closed */
     bool dead;          /* closing for good */
-    int refs;           /* tcp, timer, pending syncs */
-    uv_tcp_t tcp;
-    uv_connect_t connect;
+    int refs;           /* connection, timer, pending syncs */
+    struct frame_conn *conn; /* open or connecting; NULL otherwise */
     uv_timer_t timer;
-    uint8_t *rbuf;
-    size_t rlen;
-    size_t rcap;
     int32_t correlation;
     int16_t api;        /* of the request in flight */
     struct sent_part *sent;
@@ -79,7 +77,6 @@ static void unref(struct fetcher *f)
     if (--f->refs > 0) {
         return;
     }
-    free(f->rbuf);
     free(f->sent);
     free(f);
 }
@@ -92,12 +89,11 @@ static void handle_closed_cb(uv_handle_t *h)
 /* Drops the connection (a new one is made on the next send). */
 static void disconnect(struct fetcher *f)
 {
-    if (f->tcp_open) {
-        f->tcp_open = false;
+    if (f->conn != NULL) {
+        frame_conn_close(f->conn, RC_CLOSED);
+        f->conn = NULL;
         f->connected = false;
-        uv_close((uv_handle_t *)&f->tcp, handle_closed_cb);
     }
-    f->rlen = 0;
     f->n_sent = 0;
 }
 
@@ -337,73 +333,47 @@ static void on_frame(struct fetcher *f, const uint8_t *frame, size_t len)
     }
 }
 
-static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* A whole response frame (common/net/frame_conn.h), borrowed for the
+ * call: decoded where it lies; sending the next request never touches it. */
+static void conn_frame_cb(struct frame_conn *c, void *block, uint8_t *frame,
+                          size_t len)
 {
-    struct fetcher *f = h->data;
-    (void)suggested;
-    size_t want = f->rlen + 65536;
-    if (want > f->rcap) {
-        size_t cap = f->rcap == 0 ? 65536 : f->rcap;
-        while (cap < want) {
-            cap *= 2;
-        }
-        uint8_t *p = realloc(f->rbuf, cap);
-        if (p == NULL) {
-            *buf = uv_buf_init(NULL, 0);
-            return;
-        }
-        f->rbuf = p;
-        f->rcap = cap;
-    }
-    *buf = uv_buf_init((char *)f->rbuf + f->rlen,
-                       (unsigned)(f->rcap - f->rlen));
+    (void)block;
+    on_frame(frame_conn_data(c), frame, len);
 }
 
-static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+/* The connection closed: on its own (read, write or connect error, the
+ * leader closed, a bad frame), or by disconnect(), which let it go. */
+static void conn_closed_cb(struct frame_conn *c, int rc)
 {
-    struct fetcher *f = s->data;
-    (void)buf;
-    if (n < 0) {
-        fail(f, n == UV_EOF ? "connection closed" : uv_strerror((int)n));
+    struct fetcher *f = frame_conn_data(c);
+    if (f->conn != c) {
         return;
     }
-    f->rlen += (size_t)n;
-    while (f->tcp_open && f->rlen >= 4) {
-        size_t size = bytes_be32(f->rbuf);
-        if (size > FETCHER__FRAME_BYTES_MAX) {
-            fail(f, "response frame too large");
-            return;
-        }
-        if (f->rlen < 4 + size) {
-            return;
-        }
-        /* Decoded where it lies: sending the next request never touches
-         * the read buffer, and nothing is read until this returns. */
-        on_frame(f, f->rbuf + 4, size);
-        if (!f->tcp_open) {
-            return; /* failed: disconnect() emptied the buffer */
-        }
-        f->rlen -= 4 + size;
-        memmove(f->rbuf, f->rbuf + 4 + size, f->rlen);
-    }
+    f->conn = NULL;
+    f->connected = false;
+    fail(f, rc == RC_CLOSED ? "connection closed" : rc_str(rc));
+}
+
+static void conn_free_cb(struct frame_conn *c)
+{
+    unref(frame_conn_data(c));
 }
 
 /* --- Sending requests ---------------------------------------------------- */
 
 struct fetcher_write {
-    uv_write_t req;
+    struct frame_conn_write req; /* first: write_cb casts back */
     struct writer w;
 };
 
-static void write_cb(uv_write_t *req, int status)
+/* A failed write closed the connection: conn_closed_cb fails the fetcher. */
+static void write_cb(struct frame_conn_write *req, int status)
 {
-    struct fetcher_write *fw = req->data;
-    struct fetcher *f = fw->req.handle->data;
+    struct fetcher_write *fw = (struct fetcher_write *)(void *)req;
+    (void)status;
     writer_free(&fw->w);
     free(fw);
-    if (status < 0 && status != UV_ECANCELED && f->tcp_open) {
-        fail(f, uv_strerror(status));
-    }
 }
 
 static int add_sent(struct fetcher *f, const struct partition *p)
@@ -556,42 +526,56 @@ static int build(struct fetcher *f, enum partition_follow want,
     return rv;
 }
 
-static void connect_cb(uv_connect_t *req, int status)
+static void conn_connected_cb(struct frame_conn *c)
 {
-    struct fetcher *f = req->data;
-    if (!f->tcp_open) {
-        return; /* closed meanwhile */
-    }
-    if (status < 0) {
-        fail(f, uv_strerror(status));
-        return;
-    }
+    struct fetcher *f = frame_conn_data(c);
     f->connected = true;
-    uv_read_start((uv_stream_t *)&f->tcp, alloc_cb, read_cb);
     f->state = FETCHER_IDLE;
     send_next(f);
 }
 
+static const struct frame_conn_config fetcher__conn_config = {
+    .frame_bytes_min = 0, /* on_frame() judges what is inside */
+    .frame_bytes_max = FETCHER__FRAME_BYTES_MAX,
+    .read_buffer_bytes = FETCHER__READ_BUFFER_BYTES,
+    .prealloc_bytes = KAFKA_FRAME_PREALLOC_BYTES,
+    .read_bytes = KAFKA_FRAME_READ_BYTES,
+    /* Large responses keep coming: their buffer is kept between them. */
+    .keep_bytes = FETCHER__FRAME_BYTES_MAX,
+    /* One request in flight, at most REQUEST_BYTES_MAX (send_next). */
+    .outbox_bytes_max = REQUEST_BYTES_MAX,
+    .full = FRAME_CONN_FULL_CLOSE,
+    .size_name = "response size",
+};
+
+static const struct frame_conn_cbs fetcher__conn_cbs = {
+    .frame = conn_frame_cb,
+    .connected = conn_connected_cb,
+    .closed = conn_closed_cb,
+    .free = conn_free_cb,
+};
+
 static void start_connect(struct fetcher *f)
 {
     struct sockaddr_storage sa;
+    char peer[META_HOST_BYTES_MAX + 16];
     if (uv_ip4_addr(f->host, f->port, (struct sockaddr_in *)&sa) != 0 &&
         uv_ip6_addr(f->host, f->port, (struct sockaddr_in6 *)&sa) != 0) {
         fail(f, "cannot parse the leader's address");
         return;
     }
-    uv_tcp_init(f->rf->loop, &f->tcp);
-    f->tcp.data = f;
-    f->tcp_open = true;
-    f->refs++;
-    uv_tcp_nodelay(&f->tcp, 1);
-    f->connect.data = f;
+    snprintf(peer, sizeof peer, "%s:%d", f->host, f->port);
     f->state = FETCHER_CONNECTING;
-    int rv = uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&sa,
-                            connect_cb);
-    if (rv != 0) {
-        fail(f, uv_strerror(rv));
+    int rv = frame_conn_connect(&f->conn, f->rf->loop,
+                                (struct sockaddr *)&sa, peer,
+                                &fetcher__conn_config, &fetcher__conn_cbs, f,
+                                0 /* timeout_ms */, f->rf->tracer);
+    if (rv != RC_OK) {
+        f->conn = NULL;
+        fail(f, rc_str(rv));
+        return;
     }
+    f->refs++;
 }
 
 static bool has(const struct fetcher *f, enum partition_follow want)
@@ -620,7 +604,7 @@ static void send_next(struct fetcher *f)
         return;
     }
     if (!f->connected) {
-        if (!f->tcp_open) {
+        if (f->conn == NULL) {
             start_connect(f);
         }
         return;
@@ -655,13 +639,12 @@ static void send_next(struct fetcher *f)
     }
     f->api = api;
     f->state = FETCHER_IN_FLIGHT;
-    fw->req.data = fw;
     uv_buf_t b = uv_buf_init((char *)fw->w.data, (unsigned)fw->w.len);
-    rv = uv_write(&fw->req, (uv_stream_t *)&f->tcp, &b, 1, write_cb);
-    if (rv != 0) {
+    rv = frame_conn_write(f->conn, &fw->req, &b, 1, write_cb);
+    if (rv != RC_OK) {
         writer_free(&fw->w);
         free(fw);
-        fail(f, uv_strerror(rv));
+        fail(f, rc_str(rv));
     }
 }
 

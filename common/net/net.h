@@ -1,5 +1,5 @@
-/* TCP listener set-up and socket address helpers shared by the Kafka
- * listener (broker/kafka/kafka_server.c) and the RPC server (common/net/rpc.c).
+/* TCP listener set-up and socket address helpers, for the frame layer's
+ * listener (common/net/frame_conn.c) and the RPC client (common/net/rpc.c).
  * Loop thread only; net_sockaddr_name() is pure and any thread. */
 #ifndef CAIRN_COMMON_NET_H
 #define CAIRN_COMMON_NET_H

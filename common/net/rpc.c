@@ -1,22 +1,26 @@
-/* Framed RPC over libuv TCP (layout in common/net/rpc.h). One struct rpc_conn
- * type serves both sides: it owns its uv_tcp_t, a read buffer and the
- * frame being assembled; each uv_write owns one struct rpc__wreq (request,
- * header and payload in one allocation) until its callback frees it.
+/* Framed RPC over libuv TCP (layout in common/net/rpc.h), on the shared
+ * frame layer (common/net/frame_conn.h), which owns the sockets, reading
+ * (bounded by RPC_FRAME_BYTES_MAX before any allocation), the outbox bound
+ * and connection lifetimes. A frame here is the correlation id and the
+ * payload; frames are borrowed for the callback. One struct rpc_conn type
+ * serves both sides: it points to its frame connection and is freed with
+ * it (conn_free_cb); each write owns one struct rpc__wreq (request, header
+ * and payload in one allocation) until its callback frees it.
  *
- * Server side: the server owns its listener and a list of its open
- * connections; a connection leaves the list when it starts closing and
- * is freed when both its close callback has run and every rpc_conn_ref()
- * has been dropped. The server is freed in the listener's close callback.
+ * Server side: the server owns its frame listener, which keeps the list
+ * of open connections; a connection is freed when both its handle has
+ * closed and every rpc_conn_ref() has been dropped. The server is freed
+ * once the listener has closed.
  *
  * Client side: the client owns a fixed table of RPC_INFLIGHT_MAX call
  * slots (a correlation id names its slot: id % RPC_INFLIGHT_MAX), one
  * deadline timer, and one connection per target. Every call in flight
  * sits on exactly one connection's list, in send order; a call queued
- * while connecting keeps its unsent frame. A failing connection is
- * detached from its target at once (the next call reconnects) and its
- * calls are failed from its close callback, so callbacks never run inside
- * an rpc_* function. The client is freed when its timer and all its
- * connections have closed.
+ * while connecting keeps its unsent frame (counted in the outbox). A
+ * closing connection is detached from its target (the next call
+ * reconnects) and its calls are failed from its closed callback, so
+ * callbacks never run inside an rpc_* function. The client is freed when
+ * its timer and all its connections have closed.
  *
  * Loop thread only. */
 #include "common/net/rpc.h"
@@ -26,10 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/net/addr.h"
 #include "common/assert.h"
 #include "common/bytes.h"
 #include "common/limits.h"
+#include "common/net/addr.h"
+#include "common/net/frame_conn.h"
 #include "common/net/net.h"
 #include "common/rc.h"
 
@@ -44,8 +49,7 @@ enum rpc__side { RPC__SERVER_SIDE, RPC__CLIENT_SIDE };
 
 /* One frame being written: freed in conn_write_cb. */
 struct rpc__wreq {
-    uv_write_t req;
-    struct rpc_conn *conn;
+    struct frame_conn_write fw; /* first: the callback casts back */
     size_t bytes;
     uint8_t data[]; /* header, then payload */
 };
@@ -68,41 +72,23 @@ struct rpc__target {
 };
 
 struct rpc_conn {
-    uv_tcp_t tcp;
-    uv_connect_t connect_req;
+    struct frame_conn *fc;
     enum rpc__side side;
     struct tracer *t;
-    int refs;       /* server side: the handle's one plus users' */
     bool connected; /* client side: connect completed */
-    bool closing;
-    int fail_rc;    /* client side: what pending calls get */
-    size_t outbox_bytes;
     /* Server side. */
-    struct rpc_server *server; /* NULL once closing */
-    struct rpc_conn *prev, *next;
+    struct rpc_server *server; /* valid while the connection is open */
     /* Client side. */
     struct rpc_client *client;
-    struct rpc__target *target; /* NULL once closing */
+    struct rpc__target *target; /* NULL once detached */
     struct rpc__call *calls_head, *calls_tail;
-    /* The frame being read: its header, then (if it did not arrive with
-     * its header) a body allocated after the length was validated. */
-    uint8_t head[RPC__HEADER_BYTES];
-    size_t head_have;
-    uint64_t body_cid;
-    uint8_t *body;
-    size_t body_len, body_have;
-    char peer[RPC__PEER_BYTES];
-    uint8_t rbuf[RPC_READ_BUFFER_BYTES];
 };
 
 struct rpc_server {
-    uv_tcp_t listener;
-    uv_loop_t *loop;
+    struct frame_listener *listener;
     struct tracer *t;
     rpc_request_cb cb;
     void *arg;
-    struct rpc_conn *conns; /* open connections */
-    size_t n_conns;
     int port;
     bool closing;
 };
@@ -123,9 +109,20 @@ struct rpc_client {
     size_t n_handles; /* timer and connections not yet closed */
 };
 
-static void conn_close(struct rpc_conn *conn, int rc);
-static void client_conn_frame(struct rpc_conn *conn, uint64_t cid,
-                              const uint8_t *payload, size_t len);
+/* Every RPC connection, either side: frames are the correlation id and
+ * the payload; a write beyond the outbox bound closes (the client checks
+ * first and refuses the call instead). */
+static const struct frame_conn_config rpc__conn_config = {
+    .frame_bytes_min = RPC__CID_BYTES,
+    .frame_bytes_max = RPC_FRAME_BYTES_MAX,
+    .read_buffer_bytes = RPC_READ_BUFFER_BYTES,
+    /* A frame cut by a read is allocated whole once its length is in. */
+    .prealloc_bytes = RPC_FRAME_BYTES_MAX,
+    .read_bytes = RPC_FRAME_BYTES_MAX,
+    .outbox_bytes_max = RPC_CONN_OUTBOX_BYTES_MAX,
+    .full = FRAME_CONN_FULL_CLOSE,
+    .size_name = "frame length",
+};
 
 /* --- Addresses ----------------------------------------------------------- */
 
@@ -148,6 +145,7 @@ static int sockaddr_parse(uv_loop_t *loop, const char *s,
     return net_sockaddr_resolve(loop, host, a.port, out);
 }
 
+
 /* --- Writing ------------------------------------------------------------- */
 
 static struct rpc__wreq *wreq_new(uint64_t cid, const uint8_t *payload,
@@ -160,7 +158,6 @@ static struct rpc__wreq *wreq_new(uint64_t cid, const uint8_t *payload,
     if (w == NULL) {
         return NULL;
     }
-    w->conn = NULL;
     w->bytes = RPC__HEADER_BYTES + len;
     bytes_put_be32(w->data, (uint32_t)(RPC__CID_BYTES + len));
     bytes_put_be64(w->data + RPC__LENGTH_BYTES, cid);
@@ -170,211 +167,27 @@ static struct rpc__wreq *wreq_new(uint64_t cid, const uint8_t *payload,
     return w;
 }
 
-static void conn_write_cb(uv_write_t *req, int status)
+static void conn_write_cb(struct frame_conn_write *fw, int status)
 {
-    struct rpc__wreq *w = req->data;
-    struct rpc_conn *conn = w->conn;
-
-    ASSERT(conn->outbox_bytes >= w->bytes);
-    conn->outbox_bytes -= w->bytes;
-    free(w);
-    if (status < 0 && status != UV_ECANCELED && !conn->closing) {
-        TRACE_WARN(conn->t, "peer=%s write failed: %s", conn->peer,
-                   uv_strerror(status));
-        conn_close(conn, RC_IO);
-    }
+    (void)status; /* a failed write closed the connection */
+    free(fw);
 }
 
-/* Hands w to libuv (counted in the outbox until its callback). On failure
- * w is freed and the libuv error returned. */
+/* Hands w to the frame layer (counted in the outbox until its callback).
+ * On failure w is freed and the rc returned: RC_CLOSED, or RC_FULL and
+ * RC_IO after the layer logged and closed. */
 static int conn_write(struct rpc_conn *conn, struct rpc__wreq *w)
 {
     uv_buf_t buf = uv_buf_init((char *)w->data, (unsigned)w->bytes);
-    int rv;
+    int rv = frame_conn_write(conn->fc, &w->fw, &buf, 1, conn_write_cb);
 
-    ASSERT(!conn->closing);
-    w->conn = conn;
-    w->req.data = w;
-    conn->outbox_bytes += w->bytes;
-    rv = uv_write(&w->req, (uv_stream_t *)&conn->tcp, &buf, 1,
-                  conn_write_cb);
-    if (rv != 0) {
-        conn->outbox_bytes -= w->bytes;
+    if (rv != RC_OK) {
         free(w);
     }
     return rv;
 }
 
-/* --- Reading ------------------------------------------------------------- */
-
-static void conn_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-    struct rpc_conn *conn = h->data;
-
-    (void)suggested;
-    if (conn->body != NULL) {
-        /* Exactly the rest of this body: the next frame's bytes never
-         * land in it. */
-        size_t left = conn->body_len - conn->body_have;
-        *buf = uv_buf_init((char *)conn->body + conn->body_have,
-                           (unsigned)left);
-    } else {
-        *buf = uv_buf_init((char *)conn->rbuf, (unsigned)sizeof conn->rbuf);
-    }
-}
-
-static void conn_deliver(struct rpc_conn *conn, uint64_t cid,
-                         const uint8_t *payload, size_t len)
-{
-    if (conn->side == RPC__CLIENT_SIDE) {
-        client_conn_frame(conn, cid, payload, len);
-        return;
-    }
-    if (conn->server != NULL) {
-        conn->server->cb(conn->server->arg, conn, cid, payload, len);
-    }
-}
-
-static void conn_deliver_body(struct rpc_conn *conn)
-{
-    uint8_t *body = conn->body;
-    size_t len = conn->body_len;
-
-    ASSERT(conn->body_have == len);
-    conn->body = NULL;
-    conn->body_len = 0;
-    conn->body_have = 0;
-    conn_deliver(conn, conn->body_cid, body, len);
-    free(body);
-}
-
-/* Checks the length field as soon as it is in; closes on a bad one. */
-static bool conn_length_ok(struct rpc_conn *conn)
-{
-    uint32_t n = bytes_be32(conn->head);
-
-    if (n >= RPC__CID_BYTES && n <= RPC_FRAME_BYTES_MAX) {
-        return true;
-    }
-    TRACE_WARN(conn->t,
-               "peer=%s closing: frame length %" PRIu32
-               " outside [%u, %u]",
-               conn->peer, n, RPC__CID_BYTES, RPC_FRAME_BYTES_MAX);
-    conn_close(conn, RC_MALFORMED);
-    return false;
-}
-
-static bool conn_body_start(struct rpc_conn *conn, uint64_t cid, size_t len)
-{
-    conn->body = malloc(len);
-    if (conn->body == NULL) {
-        TRACE_WARN(conn->t, "peer=%s closing: no memory for %zu bytes",
-                   conn->peer, len);
-        conn_close(conn, RC_NOMEM);
-        return false;
-    }
-    conn->body_cid = cid;
-    conn->body_len = len;
-    conn->body_have = 0;
-    return true;
-}
-
-/* Consumes n bytes read into rbuf. Frames wholly inside them are delivered
- * in place; a frame cut by the buffer's end continues in conn->body. Stops
- * when a callback closed the connection. */
-static void conn_parse(struct rpc_conn *conn, const uint8_t *p, size_t n)
-{
-    size_t off = 0;
-
-    while (off < n && !conn->closing) {
-        size_t take;
-        if (conn->body != NULL) {
-            take = conn->body_len - conn->body_have;
-            take = take < n - off ? take : n - off;
-            memcpy(conn->body + conn->body_have, p + off, take);
-            conn->body_have += take;
-            off += take;
-            if (conn->body_have == conn->body_len) {
-                conn_deliver_body(conn);
-            }
-            continue;
-        }
-        take = RPC__HEADER_BYTES - conn->head_have;
-        take = take < n - off ? take : n - off;
-        memcpy(conn->head + conn->head_have, p + off, take);
-        conn->head_have += take;
-        off += take;
-        if (conn->head_have >= RPC__LENGTH_BYTES && !conn_length_ok(conn)) {
-            return;
-        }
-        if (conn->head_have < RPC__HEADER_BYTES) {
-            continue;
-        }
-        conn->head_have = 0;
-        uint64_t cid = bytes_be64(conn->head + RPC__LENGTH_BYTES);
-        size_t len = bytes_be32(conn->head) - RPC__CID_BYTES;
-        if (n - off >= len) {
-            conn_deliver(conn, cid, p + off, len);
-            off += len;
-        } else if (!conn_body_start(conn, cid, len)) {
-            return;
-        }
-    }
-}
-
-static void conn_read_failed(struct rpc_conn *conn, ssize_t nread)
-{
-    if (nread != UV_EOF) {
-        TRACE_WARN(conn->t, "peer=%s read failed: %s", conn->peer,
-                   uv_strerror((int)nread));
-        conn_close(conn, RC_IO);
-    } else if (conn->head_have > 0 || conn->body != NULL) {
-        TRACE_WARN(conn->t, "peer=%s closed the connection mid-frame",
-                   conn->peer);
-        conn_close(conn, RC_CLOSED);
-    } else {
-        TRACE_DEBUG(conn->t, "peer=%s closed the connection", conn->peer);
-        conn_close(conn, RC_CLOSED);
-    }
-}
-
-static void conn_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
-{
-    struct rpc_conn *conn = s->data;
-
-    if (nread == 0 || conn->closing) {
-        return;
-    }
-    if (nread < 0) {
-        conn_read_failed(conn, nread);
-        return;
-    }
-    if ((uint8_t *)buf->base == conn->rbuf) {
-        conn_parse(conn, conn->rbuf, (size_t)nread);
-        return;
-    }
-    ASSERT(conn->body != NULL);
-    ASSERT((uint8_t *)buf->base == conn->body + conn->body_have);
-    ASSERT((size_t)nread <= conn->body_len - conn->body_have);
-    conn->body_have += (size_t)nread;
-    if (conn->body_have == conn->body_len) {
-        conn_deliver_body(conn);
-    }
-}
-
-static int conn_read_start(struct rpc_conn *conn)
-{
-    int rv = uv_read_start((uv_stream_t *)&conn->tcp, conn_alloc_cb,
-                           conn_read_cb);
-    if (rv != 0) {
-        TRACE_WARN(conn->t, "peer=%s closing: read start failed: %s",
-                   conn->peer, uv_strerror(rv));
-        conn_close(conn, RC_IO);
-    }
-    return rv;
-}
-
-/* --- Connection lifetime ------------------------------------------------- */
+/* --- Connections --------------------------------------------------------- */
 
 static struct rpc_conn *conn_new(enum rpc__side side, struct tracer *t)
 {
@@ -383,215 +196,128 @@ static struct rpc_conn *conn_new(enum rpc__side side, struct tracer *t)
     if (conn != NULL) {
         conn->side = side;
         conn->t = t;
-        conn->refs = 1;
-        conn->tcp.data = conn;
-        conn->connect_req.data = conn;
-        snprintf(conn->peer, sizeof conn->peer, "?");
     }
     return conn;
 }
 
-static void conn_free(struct rpc_conn *conn)
+/* The frame connection's last reference is gone. */
+static void conn_free_cb(struct frame_conn *fc)
 {
-    ASSERT(conn->closing);
-    ASSERT(conn->outbox_bytes == 0);
+    struct rpc_conn *conn = frame_conn_data(fc);
+
     ASSERT(conn->calls_head == NULL);
-    free(conn->body);
     free(conn);
 }
 
-static void client_conn_closed(struct rpc_conn *conn);
-
-static void conn_close_cb(uv_handle_t *h)
+/* A client connection leaves its target, so the next call reconnects. */
+static void conn_detach(struct rpc_conn *conn)
 {
-    struct rpc_conn *conn = h->data;
-
-    if (conn->side == RPC__CLIENT_SIDE) {
-        client_conn_closed(conn);
-        return;
-    }
-    rpc_conn_unref(conn);
-}
-
-static void server_unlink(struct rpc_server *s, struct rpc_conn *conn)
-{
-    if (conn->prev != NULL) {
-        conn->prev->next = conn->next;
-    } else {
-        s->conns = conn->next;
-    }
-    if (conn->next != NULL) {
-        conn->next->prev = conn->prev;
-    }
-    conn->prev = NULL;
-    conn->next = NULL;
-    ASSERT(s->n_conns > 0);
-    s->n_conns--;
-}
-
-/* Starts closing: detaches from the server or target at once, so nothing
- * new reaches the connection; frees happen in conn_close_cb. */
-static void conn_close(struct rpc_conn *conn, int rc)
-{
-    if (conn->closing) {
-        return;
-    }
-    conn->closing = true;
-    conn->fail_rc = rc;
-    if (conn->server != NULL) {
-        server_unlink(conn->server, conn);
-        conn->server = NULL;
-    }
     if (conn->target != NULL) {
         if (conn->target->conn == conn) {
             conn->target->conn = NULL;
         }
         conn->target = NULL;
     }
-    uv_close((uv_handle_t *)&conn->tcp, conn_close_cb);
+}
+
+/* Starts closing: nothing new reaches the connection; its calls fail from
+ * the closed callback. */
+static void conn_close(struct rpc_conn *conn, int rc)
+{
+    conn_detach(conn);
+    frame_conn_close(conn->fc, rc);
 }
 
 /* --- Server -------------------------------------------------------------- */
 
+static void server_conn_frame_cb(struct frame_conn *fc, void *block,
+                                 uint8_t *frame, size_t len)
+{
+    struct rpc_conn *conn = frame_conn_data(fc);
+    struct rpc_server *s = conn->server;
+
+    (void)block;
+    ASSERT(len >= RPC__CID_BYTES);
+    s->cb(s->arg, conn, bytes_be64(frame), frame + RPC__CID_BYTES,
+          len - RPC__CID_BYTES);
+}
+
+static const struct frame_conn_cbs rpc__server_conn_cbs = {
+    .frame = server_conn_frame_cb,
+    .free = conn_free_cb,
+};
+
 void rpc_conn_ref(struct rpc_conn *conn)
 {
     ASSERT(conn->side == RPC__SERVER_SIDE);
-    ASSERT(conn->refs > 0);
-    conn->refs++;
+    frame_conn_ref(conn->fc);
 }
 
 void rpc_conn_unref(struct rpc_conn *conn)
 {
     ASSERT(conn->side == RPC__SERVER_SIDE);
-    ASSERT(conn->refs > 0);
-    conn->refs--;
-    if (conn->refs == 0) {
-        conn_free(conn);
-    }
+    frame_conn_unref(conn->fc);
 }
 
 bool rpc_conn_is_open(const struct rpc_conn *conn)
 {
-    return !conn->closing;
+    return frame_conn_is_open(conn->fc);
 }
 
 const char *rpc_conn_peer(const struct rpc_conn *conn)
 {
-    return conn->peer;
+    return frame_conn_peer(conn->fc);
 }
 
 int rpc_reply(struct rpc_conn *conn, uint64_t correlation_id,
               const uint8_t *payload, size_t len)
 {
     struct rpc__wreq *w;
-    int rv;
 
     ASSERT(conn->side == RPC__SERVER_SIDE);
-    if (conn->closing) {
+    if (!frame_conn_is_open(conn->fc)) {
         return RC_CLOSED;
     }
     if (len > RPC__PAYLOAD_BYTES_MAX) {
         return RC_TOO_LARGE;
     }
-    if (conn->outbox_bytes + RPC__HEADER_BYTES + len >
-        RPC_CONN_OUTBOX_BYTES_MAX) {
-        TRACE_WARN(conn->t,
-                   "peer=%s closing: outbox %zu + %zu bytes exceeds %u",
-                   conn->peer, conn->outbox_bytes, RPC__HEADER_BYTES + len,
-                   RPC_CONN_OUTBOX_BYTES_MAX);
-        conn_close(conn, RC_FULL);
-        return RC_FULL;
-    }
     w = wreq_new(correlation_id, payload, len);
     if (w == NULL) {
         return RC_NOMEM;
     }
-    rv = conn_write(conn, w);
-    if (rv != 0) {
-        TRACE_WARN(conn->t, "peer=%s closing: write failed: %s", conn->peer,
-                   uv_strerror(rv));
-        conn_close(conn, RC_IO);
-        return RC_IO;
+    return conn_write(conn, w);
+}
+
+static int server_accept_cb(void *arg, struct frame_conn *fc)
+{
+    struct rpc_server *s = arg;
+    struct rpc_conn *conn = conn_new(RPC__SERVER_SIDE, s->t);
+
+    if (conn == NULL) {
+        return RC_NOMEM;
     }
+    conn->fc = fc;
+    conn->server = s;
+    frame_conn_attach(fc, &rpc__server_conn_cbs, conn);
     return RC_OK;
 }
 
-static void server_accept(struct rpc_server *s, struct rpc_conn *conn)
+static void server_closed_cb(void *arg)
 {
-    struct sockaddr_storage ss;
-    int ss_len = (int)sizeof ss;
-    int rv;
-
-    rv = uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&conn->tcp);
-    if (rv != 0) {
-        TRACE_WARN(s->t, "accept failed: %s", uv_strerror(rv));
-        conn_close(conn, RC_IO);
-        return;
-    }
-    if (uv_tcp_getpeername(&conn->tcp, (struct sockaddr *)&ss, &ss_len) ==
-        0) {
-        net_sockaddr_name(&ss, conn->peer, sizeof conn->peer);
-    }
-    if (s->n_conns >= RPC_SERVER_CONNS_MAX) {
-        TRACE_WARN(s->t, "peer=%s closing: %zu connections already open",
-                   conn->peer, s->n_conns);
-        conn_close(conn, RC_FULL);
-        return;
-    }
-    conn->server = s;
-    conn->next = s->conns;
-    if (s->conns != NULL) {
-        s->conns->prev = conn;
-    }
-    s->conns = conn;
-    s->n_conns++;
-    rv = uv_tcp_nodelay(&conn->tcp, 1);
-    if (rv != 0) {
-        TRACE_WARN(s->t, "peer=%s TCP_NODELAY failed: %s", conn->peer,
-                   uv_strerror(rv));
-    }
-    if (conn_read_start(conn) == 0) {
-        TRACE_DEBUG(s->t, "peer=%s connected", conn->peer);
-    }
-}
-
-static void server_connection_cb(uv_stream_t *listener, int status)
-{
-    struct rpc_server *s = listener->data;
-    struct rpc_conn *conn;
-    int rv;
-
-    if (status < 0) {
-        TRACE_WARN(s->t, "port=%d accept failed: %s", s->port,
-                   uv_strerror(status));
-        return;
-    }
-    conn = conn_new(RPC__SERVER_SIDE, s->t);
-    if (conn == NULL) {
-        TRACE_ERROR(s->t, "port=%d accept: out of memory", s->port);
-        return;
-    }
-    rv = uv_tcp_init(s->loop, &conn->tcp);
-    if (rv != 0) {
-        TRACE_ERROR(s->t, "port=%d accept: %s", s->port, uv_strerror(rv));
-        free(conn);
-        return;
-    }
-    server_accept(s, conn);
-}
-
-static void server_close_cb(uv_handle_t *h)
-{
-    struct rpc_server *s = h->data;
-
-    ASSERT(s->conns == NULL);
-    free(s);
+    free(arg);
 }
 
 int rpc_server_start(struct rpc_server **out, uv_loop_t *loop,
                      const char *host, int port, rpc_request_cb cb,
                      void *arg, struct tracer *t)
 {
+    struct frame_listener_config cfg = {
+        .host = host,
+        .port = port,
+        .backlog = RPC__BACKLOG,
+        .conns_max = RPC_SERVER_CONNS_MAX,
+        .conn = rpc__conn_config,
+    };
     struct rpc_server *s;
     int rv;
 
@@ -603,23 +329,16 @@ int rpc_server_start(struct rpc_server **out, uv_loop_t *loop,
     if (s == NULL) {
         return RC_NOMEM;
     }
-    s->loop = loop;
     s->t = t;
     s->cb = cb;
     s->arg = arg;
-    rv = uv_tcp_init(loop, &s->listener);
-    if (rv != 0) {
-        free(s);
-        return RC_IO;
-    }
-    s->listener.data = s;
-    rv = net_listen(&s->listener, loop, host, port, RPC__BACKLOG,
-                    server_connection_cb, &s->port, t);
+    rv = frame_listener_start(&s->listener, loop, &cfg, server_accept_cb, s,
+                              t);
     if (rv != RC_OK) {
-        s->closing = true;
-        uv_close((uv_handle_t *)&s->listener, server_close_cb);
+        free(s); /* the half-made listener frees itself */
         return rv;
     }
+    s->port = frame_listener_port(s->listener);
     TRACE_INFO(t, "host=%s port=%d listening", host, s->port);
     *out = s;
     return RC_OK;
@@ -634,10 +353,8 @@ void rpc_server_close(struct rpc_server *s)
 {
     ASSERT(!s->closing);
     s->closing = true;
-    while (s->conns != NULL) {
-        conn_close(s->conns, RC_CLOSED);
-    }
-    uv_close((uv_handle_t *)&s->listener, server_close_cb);
+    /* Closes every connection: no frame is delivered after this. */
+    frame_listener_close(s->listener, server_closed_cb);
 }
 
 /* --- Client: calls ------------------------------------------------------- */
@@ -684,8 +401,7 @@ static void call_finish(struct rpc_client *c, struct rpc__call *call,
     ASSERT(call->in_use);
     call_unlink(call);
     if (call->unsent != NULL) {
-        ASSERT(call->conn->outbox_bytes >= call->unsent->bytes);
-        call->conn->outbox_bytes -= call->unsent->bytes;
+        frame_conn_outbox_done(call->conn->fc, call->unsent->bytes);
         free(call->unsent);
         call->unsent = NULL;
     }
@@ -696,22 +412,6 @@ static void call_finish(struct rpc_client *c, struct rpc__call *call,
     call->next = c->free_calls;
     c->free_calls = call;
     cb(arg, rc, payload, len);
-}
-
-static void client_conn_frame(struct rpc_conn *conn, uint64_t cid,
-                              const uint8_t *payload, size_t len)
-{
-    struct rpc_client *c = conn->client;
-    struct rpc__call *call = &c->calls[cid % RPC_INFLIGHT_MAX];
-
-    if (!call->in_use || call->cid != cid || call->conn != conn ||
-        call->unsent != NULL) {
-        /* Its call timed out, or the server made the id up. */
-        TRACE_DEBUG(c->t, "peer=%s correlation_id=%" PRIu64
-                    " no call waiting; dropped", conn->peer, cid);
-        return;
-    }
-    call_finish(c, call, RC_OK, payload, len);
 }
 
 static void client_timer_cb(uv_timer_t *timer);
@@ -747,7 +447,7 @@ static void client_timer_cb(uv_timer_t *timer)
         }
         if (call->deadline_ms <= now) {
             TRACE_DEBUG(c->t, "peer=%s correlation_id=%" PRIu64
-                        " timed out", call->conn->peer, call->cid);
+                        " timed out", frame_conn_peer(call->conn->fc), call->cid);
             call_finish(c, call, RC_TIMEOUT, NULL, 0);
         } else if (call->deadline_ms < next) {
             next = call->deadline_ms;
@@ -757,7 +457,6 @@ static void client_timer_cb(uv_timer_t *timer)
         client_timer_arm(c, next);
     }
 }
-
 /* --- Client: connections ------------------------------------------------- */
 
 static void client_handle_closed(struct rpc_client *c)
@@ -776,60 +475,66 @@ static void client_timer_close_cb(uv_handle_t *h)
     client_handle_closed(h->data);
 }
 
-/* The handle is closed: fail what is left on it, then free it. */
-static void client_conn_closed(struct rpc_conn *conn)
+static void client_conn_frame_cb(struct frame_conn *fc, void *block,
+                                 uint8_t *frame, size_t len)
 {
+    struct rpc_conn *conn = frame_conn_data(fc);
+    struct rpc_client *c = conn->client;
+    uint64_t cid = bytes_be64(frame);
+    struct rpc__call *call = &c->calls[cid % RPC_INFLIGHT_MAX];
+
+    (void)block;
+    if (!call->in_use || call->cid != cid || call->conn != conn ||
+        call->unsent != NULL) {
+        /* Its call timed out, or the server made the id up. */
+        TRACE_DEBUG(c->t, "peer=%s correlation_id=%" PRIu64
+                    " no call waiting; dropped", frame_conn_peer(fc), cid);
+        return;
+    }
+    call_finish(c, call, RC_OK, frame + RPC__CID_BYTES,
+                len - RPC__CID_BYTES);
+}
+
+/* The handles are closed: fail what is left on the connection. */
+static void client_conn_closed_cb(struct frame_conn *fc, int rc)
+{
+    struct rpc_conn *conn = frame_conn_data(fc);
     struct rpc_client *c = conn->client;
 
+    conn_detach(conn);
     while (conn->calls_head != NULL) {
-        call_finish(c, conn->calls_head, conn->fail_rc, NULL, 0);
+        call_finish(c, conn->calls_head, rc, NULL, 0);
     }
-    conn_free(conn);
     client_handle_closed(c);
 }
 
 /* Writes the frames of calls made while connecting, in call order. */
-static void client_conn_flush(struct rpc_conn *conn)
+static void client_conn_connected_cb(struct frame_conn *fc)
 {
+    struct rpc_conn *conn = frame_conn_data(fc);
+
+    conn->connected = true;
     for (struct rpc__call *call = conn->calls_head; call != NULL;
          call = call->next) {
         struct rpc__wreq *w = call->unsent;
-        int rv;
         if (w == NULL) {
             continue;
         }
         call->unsent = NULL;
-        conn->outbox_bytes -= w->bytes; /* conn_write counts it again */
-        rv = conn_write(conn, w);
-        if (rv != 0) {
-            TRACE_WARN(conn->t, "peer=%s write failed: %s", conn->peer,
-                       uv_strerror(rv));
-            conn_close(conn, RC_IO);
+        frame_conn_outbox_done(fc, w->bytes); /* the write counts it */
+        if (conn_write(conn, w) != RC_OK) {
+            conn_detach(conn);
             return;
         }
     }
 }
 
-static void client_connect_cb(uv_connect_t *req, int status)
-{
-    struct rpc_conn *conn = req->data;
-
-    if (status == UV_ECANCELED || conn->closing) {
-        return;
-    }
-    if (status < 0) {
-        TRACE_WARN(conn->t, "peer=%s connect failed: %s", conn->peer,
-                   uv_strerror(status));
-        conn_close(conn, RC_IO);
-        return;
-    }
-    TRACE_DEBUG(conn->t, "peer=%s connected", conn->peer);
-    conn->connected = true;
-    if (conn_read_start(conn) != 0) {
-        return;
-    }
-    client_conn_flush(conn);
-}
+static const struct frame_conn_cbs rpc__client_conn_cbs = {
+    .frame = client_conn_frame_cb,
+    .connected = client_conn_connected_cb,
+    .closed = client_conn_closed_cb,
+    .free = conn_free_cb,
+};
 
 static int client_conn_open(struct rpc_client *c, struct rpc__target *tg)
 {
@@ -839,30 +544,18 @@ static int client_conn_open(struct rpc_client *c, struct rpc__target *tg)
     if (conn == NULL) {
         return RC_NOMEM;
     }
-    rv = uv_tcp_init(c->loop, &conn->tcp);
-    if (rv != 0) {
+    conn->client = c;
+    rv = frame_conn_connect(&conn->fc, c->loop,
+                            (const struct sockaddr *)&tg->addr, tg->name,
+                            &rpc__conn_config, &rpc__client_conn_cbs, conn,
+                            0 /* timeout_ms: calls have deadlines */, c->t);
+    if (rv != RC_OK) {
         free(conn);
-        return RC_IO;
+        return rv;
     }
     c->n_handles++;
-    conn->client = c;
     conn->target = tg;
     tg->conn = conn;
-    snprintf(conn->peer, sizeof conn->peer, "%s", tg->name);
-    /* Before the socket exists libuv records the flag and applies it when
-     * the connect creates the socket. */
-    rv = uv_tcp_nodelay(&conn->tcp, 1);
-    if (rv == 0) {
-        rv = uv_tcp_connect(&conn->connect_req, &conn->tcp,
-                            (const struct sockaddr *)&tg->addr,
-                            client_connect_cb);
-    }
-    if (rv != 0) {
-        TRACE_WARN(c->t, "peer=%s connect failed: %s", conn->peer,
-                   uv_strerror(rv));
-        conn_close(conn, RC_IO);
-        return RC_IO;
-    }
     return RC_OK;
 }
 
@@ -871,9 +564,12 @@ static int client_conn_open(struct rpc_client *c, struct rpc__target *tg)
 static int client_send(struct rpc_client *c, struct rpc__target *tg,
                        struct rpc__call *call, struct rpc__wreq *w)
 {
-    struct rpc_conn *conn;
+    struct rpc_conn *conn = tg->conn;
     int rv;
 
+    if (conn != NULL && !frame_conn_is_open(conn->fc)) {
+        conn_detach(conn); /* failed on its own; its calls fail later */
+    }
     if (tg->conn == NULL) {
         rv = client_conn_open(c, tg);
         if (rv != RC_OK) {
@@ -882,21 +578,20 @@ static int client_send(struct rpc_client *c, struct rpc__target *tg,
         }
     }
     conn = tg->conn;
-    if (conn->outbox_bytes + w->bytes > RPC_CONN_OUTBOX_BYTES_MAX) {
+    if (frame_conn_outbox_bytes(conn->fc) + w->bytes >
+        RPC_CONN_OUTBOX_BYTES_MAX) {
         free(w);
         return RC_FULL;
     }
     if (!conn->connected) {
-        conn->outbox_bytes += w->bytes;
+        frame_conn_outbox_add(conn->fc, w->bytes);
         call->unsent = w;
         call_link(conn, call);
         return RC_OK;
     }
     rv = conn_write(conn, w);
-    if (rv != 0) {
-        TRACE_WARN(c->t, "peer=%s closing: write failed: %s", conn->peer,
-                   uv_strerror(rv));
-        conn_close(conn, RC_IO);
+    if (rv != RC_OK) {
+        conn_detach(conn);
         return RC_IO;
     }
     call_link(conn, call);
