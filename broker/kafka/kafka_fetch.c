@@ -85,7 +85,8 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
         .PartitionIndex = in->PartitionIndex, .HighWatermark = -1,
         .LastStableOffset = -1, .LogStartOffset = -1,
         .AbortedTransactionsCnt = -1, .PreferredReadReplica = -1,
-        .RecordsBytes = -1};
+        .RecordsBytes = 0}; /* errors carry an empty record set, as
+                             * Kafka's do: librdkafka refuses null */
     struct partition *p = broker_partition(w->b, topic, in->PartitionIndex);
     if (p == NULL || !partition_is_leader(p)) {
         out->ErrorCode = broker_not_leader_error(w->b, topic,

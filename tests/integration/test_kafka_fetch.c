@@ -1,6 +1,8 @@
 /* Fetch against a real broker: a response's MaxBytes lets only the first
  * partition with data exceed it (by one whole batch, KIP-74); partitions
- * after the budget is spent return no records. */
+ * after the budget is spent return no records; a partition answered with
+ * an error carries an empty record set, never a null one (librdkafka
+ * refuses a negative MessageSetSize and drops the whole response). */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +57,35 @@ static int16_t produce_one(struct kafka_client *kc, int32_t p,
     return err;
 }
 
+/* Fetch v11 of fp[0..n) of "fb" within max_bytes; the response decoded
+ * into out (borrowing from the returned buffer, which the caller frees). */
+static uint8_t *fetch(struct kafka_client *kc, struct kafka_FetchPartition *fp,
+                      int32_t n, int32_t max_bytes, struct arena *a,
+                      struct kafka_FetchResponse *out)
+{
+    struct kafka_FetchableTopic ft = {.Name = slice_from_str("fb"),
+                                      .Partitions = fp, .PartitionsCnt = n};
+    struct kafka_FetchRequest rq = {.ReplicaId = -1, .MaxWaitMs = 100,
+                                    .MinBytes = 1, .MaxBytes = max_bytes,
+                                    .IsolationLevel = 1, .SessionId = 0,
+                                    .SessionEpoch = -1, .Topics = &ft,
+                                    .TopicsCnt = 1,
+                                    .RackId = slice_from_str("")};
+    struct writer w;
+    writer_init(&w, 1 << 20);
+    cr_assert_eq(kafka_fetch_request_encode(&w, 11, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *resp = kafka_wire_roundtrip(kc, KAFKA_API_FETCH, 11, &w, &len);
+    writer_free(&w);
+    cr_assert_not_null(resp, "no answer to Fetch");
+    struct reader r;
+    reader_init(&r, resp, len);
+    cr_assert_eq(kafka_fetch_response_decode(&r, 11, a, out), RC_OK);
+    cr_assert_eq(out->ResponsesCnt, 1);
+    cr_assert_eq(out->Responses[0].PartitionsCnt, n);
+    return resp;
+}
+
 Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
 {
     memset(&c, 0, sizeof c);
@@ -77,27 +108,10 @@ Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
          .LogStartOffset = -1, .PartitionMaxBytes = 1 << 20},
         {.PartitionIndex = 1, .CurrentLeaderEpoch = -1, .FetchOffset = 0,
          .LogStartOffset = -1, .PartitionMaxBytes = 1 << 20}};
-    struct kafka_FetchableTopic ft = {.Name = slice_from_str("fb"),
-                                      .Partitions = fp, .PartitionsCnt = 2};
-    struct kafka_FetchRequest rq = {.ReplicaId = -1, .MaxWaitMs = 100,
-                                    .MinBytes = 1, .MaxBytes = 10,
-                                    .IsolationLevel = 1, .SessionId = 0,
-                                    .SessionEpoch = -1, .Topics = &ft,
-                                    .TopicsCnt = 1,
-                                    .RackId = slice_from_str("")};
-    struct writer w;
-    writer_init(&w, 1 << 20);
-    cr_assert_eq(kafka_fetch_request_encode(&w, 11, &rq), RC_OK);
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_FETCH, 11, &w, &len);
-    writer_free(&w);
-    cr_assert_not_null(resp, "no answer to Fetch");
-    struct reader r;
-    reader_init(&r, resp, len);
     struct arena a;
     arena_init(&a, 1 << 22);
     struct kafka_FetchResponse out;
-    cr_assert_eq(kafka_fetch_response_decode(&r, 11, &a, &out), RC_OK);
+    uint8_t *resp = fetch(&kc, fp, 2, 10, &a, &out);
     const struct kafka_FetchablePartitionResponse *ps =
         out.Responses[0].Partitions;
     cr_assert_eq(ps[0].ErrorCode, KAFKA_ERROR_NONE);
@@ -110,5 +124,30 @@ Test(kafka_fetch, max_bytes_lets_only_the_first_partition_exceed_it)
     arena_free(&a);
     free(resp);
     built_batch_free(&b);
+    kafka_client_close(&kc);
+}
+
+Test(kafka_fetch, an_error_partition_carries_empty_records_not_null)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, 1);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
+    cr_assert_eq(cluster_create_topic(&c, "fb", 1, 1), KAFKA_ERROR_NONE);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[0].port), "%s", kc.error);
+    struct kafka_FetchPartition fp[1] = {
+        {.PartitionIndex = 7, .CurrentLeaderEpoch = -1, .FetchOffset = 0,
+         .LogStartOffset = -1, .PartitionMaxBytes = 1 << 20}};
+    struct arena a;
+    arena_init(&a, 1 << 22);
+    struct kafka_FetchResponse out;
+    uint8_t *resp = fetch(&kc, fp, 1, 1 << 20, &a, &out);
+    const struct kafka_FetchablePartitionResponse *p =
+        &out.Responses[0].Partitions[0];
+    cr_assert_eq(p->ErrorCode, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    cr_assert_eq(p->RecordsBytes, 0, "an empty record set, as Kafka sends");
+    cr_assert_not(slice_is_null(p->Records));
+    arena_free(&a);
+    free(resp);
     kafka_client_close(&kc);
 }
