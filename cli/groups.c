@@ -27,12 +27,6 @@ void groups_usage(FILE *out)
 
 static const struct opts_cmd groups_cmd = {"groups", groups_usage};
 
-static bool is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 ||
-           strcmp(arg, "help") == 0;
-}
-
 static int parse_subcommand(const char *sub, enum groups_cmd *cmd)
 {
     static const char *const subs[] = {"list", "describe", "delete"};
@@ -80,10 +74,8 @@ int groups_parse(int argc, char **argv, struct groups_opts *o)
         return opts_usage_error(&groups_cmd, "missing subcommand (list, "
                                 "describe, delete)");
     }
-    if (is_help(argv[1])) {
-        fputs(CLI_USAGE_LINE, stdout);
-        groups_usage(stdout);
-        return CLI_EXIT_OK;
+    if (opts_is_help(argv[1])) {
+        return opts_help(&groups_cmd);
     }
     int rc = parse_subcommand(argv[1], &o->cmd);
     if (rc >= 0) {

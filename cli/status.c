@@ -9,6 +9,7 @@
 #include "cli/cluster.h"
 #include "cli/health.h"
 #include "cli/json.h"
+#include "cli/opts.h"
 #include "cli/table.h"
 #include "cli/view.h"
 #include "common/rc.h"
@@ -32,6 +33,10 @@ void status_usage(FILE *out)
           out);
 }
 
+static const struct opts_cmd status_cmd = {"status", status_usage};
+
+/* Not opts_parse(): "help" here is an unexpected argument, and so is any
+ * other word or option but --json. */
 int status_parse(int argc, char **argv, struct status_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -40,14 +45,10 @@ int status_parse(int argc, char **argv, struct status_opts *o)
             o->json = true;
         } else if (strcmp(argv[i], "--help") == 0 ||
                    strcmp(argv[i], "-h") == 0) {
-            fputs(CLI_USAGE_LINE, stdout);
-            status_usage(stdout);
-            return CLI_EXIT_OK;
+            return opts_help(&status_cmd);
         } else {
-            cli_error("status: unexpected argument '%s'", argv[i]);
-            fputs(CLI_USAGE_LINE, stderr);
-            status_usage(stderr);
-            return CLI_EXIT_USAGE;
+            return opts_usage_error(&status_cmd, "unexpected argument '%s'",
+                                    argv[i]);
         }
     }
     return -1;

@@ -2,11 +2,11 @@
 #include "cli/topics.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/topics_describe.h"
 #include "cli/view.h"
 #include "common/rc.h"
@@ -26,30 +26,18 @@ void topics_usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cli_error("topics: %s", msg);
-    fputs(CLI_USAGE_LINE, stderr);
-    topics_usage(stderr);
-    return CLI_EXIT_USAGE;
-}
+static const struct opts_cmd topics_cmd = {"topics", topics_usage};
 
 static int config_option(struct topics_opts *o, const char *v)
 {
-    if (v[0] == '=' || strchr(v, '=') == NULL) {
-        usage_error("--config: expected KEY=VALUE, got '%s'", v);
+    if (!opts_is_key_value(v)) {
+        opts_usage_error(&topics_cmd, "--config: expected KEY=VALUE, got "
+                         "'%s'", v);
         return -1;
     }
     if (o->n_configs == TOPICS_CONFIGS_MAX) {
-        usage_error("--config: more than %u", TOPICS_CONFIGS_MAX);
+        opts_usage_error(&topics_cmd, "--config: more than %u",
+                         TOPICS_CONFIGS_MAX);
         return -1;
     }
     o->configs[o->n_configs++] = v;
@@ -59,7 +47,8 @@ static int config_option(struct topics_opts *o, const char *v)
 static int int_option(const char *name, const char *v, int32_t *out)
 {
     if (!cli_parse_int32(v, INT32_MIN, INT32_MAX, out)) {
-        usage_error("%s: expected a number, got '%s'", name, v);
+        opts_usage_error(&topics_cmd, "%s: expected a number, got '%s'",
+                         name, v);
         return -1;
     }
     return 1;
@@ -76,7 +65,7 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
         const char *v = NULL;
         int r = cli_option(argc, argv, i, names[k], &v);
         if (r < 0) {
-            usage_error("%s needs a value", names[k]);
+            opts_usage_error(&topics_cmd, "%s needs a value", names[k]);
             return -1;
         }
         if (r == 0) {
@@ -94,11 +83,6 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
     return 0;
 }
 
-static bool is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
 static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
 {
     static const char *const subs[] = {"create", "delete", "list",
@@ -111,8 +95,8 @@ static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
             return -1;
         }
     }
-    return usage_error("unknown subcommand '%s' (create, delete, list, "
-                       "describe)", sub);
+    return opts_usage_error(&topics_cmd, "unknown subcommand '%s' (create, "
+                            "delete, list, describe)", sub);
 }
 
 /* Options and names after the subcommand; names move to argv[2..]. */
@@ -127,10 +111,8 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
             options_done = true;
             continue;
         }
-        if (option && is_help(a)) {
-            fputs(CLI_USAGE_LINE, stdout);
-            topics_usage(stdout);
-            return CLI_EXIT_OK;
+        if (option && opts_is_help(a)) {
+            return opts_help(&topics_cmd);
         }
         if (option && o->cmd == TOPICS_DESCRIBE &&
             strcmp(a, "--json") == 0) {
@@ -144,7 +126,8 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
             return CLI_EXIT_USAGE;
         }
         if (r == 0 && option) {
-            return usage_error("%s: unknown option '%s'", argv[1], a);
+            return opts_usage_error(&topics_cmd, "%s: unknown option '%s'",
+                                    argv[1], a);
         }
         if (r == 0) {
             argv[2 + n_pos++] = argv[i]; /* n_pos + 2 <= i: no clobbering */
@@ -161,13 +144,11 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     o->partitions = -1;
     o->replication_factor = -1;
     if (argc < 2) {
-        return usage_error("missing subcommand (%s)",
-                           "create, delete, list, describe");
+        return opts_usage_error(&topics_cmd, "missing subcommand (%s)",
+                                "create, delete, list, describe");
     }
-    if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
-        fputs(CLI_USAGE_LINE, stdout);
-        topics_usage(stdout);
-        return CLI_EXIT_OK;
+    if (opts_is_help(argv[1])) {
+        return opts_help(&topics_cmd);
     }
     int rc = parse_subcommand(argv[1], &o->cmd);
     if (rc < 0) {
@@ -177,14 +158,16 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
         return rc;
     }
     if (o->cmd == TOPICS_CREATE && o->n_names != 1) {
-        return usage_error("create: expected one topic name, got %zu",
-                           o->n_names);
+        return opts_usage_error(&topics_cmd, "create: expected one topic "
+                                "name, got %zu", o->n_names);
     }
     if (o->cmd == TOPICS_DELETE && o->n_names == 0) {
-        return usage_error("%s", "delete: expected topic names");
+        return opts_usage_error(&topics_cmd, "%s",
+                                "delete: expected topic names");
     }
     if (o->cmd == TOPICS_LIST && o->n_names != 0) {
-        return usage_error("list: unexpected argument '%s'", o->names[0]);
+        return opts_usage_error(&topics_cmd, "list: unexpected argument "
+                                "'%s'", o->names[0]);
     }
     return -1;
 }
