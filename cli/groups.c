@@ -147,39 +147,22 @@ static int print_listing(rd_kafka_event_t *ev)
     return report_list_errors(r) ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
-/* The ListConsumerGroups event, without a request-level error; NULL
- * with e set otherwise. */
-static rd_kafka_event_t *list_groups(rd_kafka_t *rk, struct kclient_error *e)
+static int send_list_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                        rd_kafka_queue_t *q, const void *arg,
+                        struct kclient_error *e)
 {
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    rd_kafka_event_t *ev = NULL;
-    kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-    if (opts != NULL && q != NULL) {
-        rd_kafka_ListConsumerGroups(rk, opts, q);
-        ev = kclient_admin_wait(q, e);
-    }
-    if (ev != NULL && rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        rd_kafka_event_destroy(ev);
-        ev = NULL;
-    }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    return ev;
+    (void)arg;
+    (void)e;
+    rd_kafka_ListConsumerGroups(rk, opts, q);
+    return RC_OK;
 }
 
 static int run_list(rd_kafka_t *rk)
 {
     struct kclient_error e;
-    rd_kafka_event_t *ev = list_groups(rk, &e);
-    if (ev == NULL) {
+    rd_kafka_event_t *ev = NULL;
+    if (kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS, &ev,
+                           &e, send_list_cb, NULL) != RC_OK) {
         kclient_error_print("groups list", &e);
         return CLI_EXIT_FAILED;
     }
@@ -193,13 +176,6 @@ static int run_list(rd_kafka_t *rk)
 /* Each group's result of a DeleteGroups event, printed. */
 static int report_delete(rd_kafka_event_t *ev)
 {
-    struct kclient_error e;
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(&e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        kclient_error_print("groups delete", &e);
-        return CLI_EXIT_FAILED;
-    }
     size_t n = 0;
     const rd_kafka_group_result_t **rs = rd_kafka_DeleteGroups_result_groups(
         rd_kafka_event_DeleteGroups_result(ev), &n);
@@ -214,6 +190,7 @@ static int report_delete(rd_kafka_event_t *ev)
             continue;
         }
         char what[TABLE_CELL_BYTES_MAX + 32];
+        struct kclient_error e;
         snprintf(what, sizeof what, "groups delete %s", shown);
         kclient_error_set(&e, rd_kafka_error_code(err),
                           rd_kafka_error_string(err));
@@ -223,37 +200,37 @@ static int report_delete(rd_kafka_event_t *ev)
     return rc;
 }
 
+/* DeleteGroups for every name (arg: the groups_opts). */
+static int send_delete_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                          rd_kafka_queue_t *q, const void *arg,
+                          struct kclient_error *e)
+{
+    const struct groups_opts *o = arg;
+    rd_kafka_DeleteGroup_t **dgs = calloc(o->n_names, sizeof *dgs);
+    if (dgs == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < o->n_names; i++) {
+        dgs[i] = rd_kafka_DeleteGroup_new(o->names[i]);
+    }
+    rd_kafka_DeleteGroups(rk, dgs, o->n_names, opts, q);
+    rd_kafka_DeleteGroup_destroy_array(dgs, o->n_names);
+    free(dgs);
+    return RC_OK;
+}
+
 static int run_delete(rd_kafka_t *rk, const struct groups_opts *o)
 {
-    rd_kafka_DeleteGroup_t **dgs = calloc(o->n_names, sizeof *dgs);
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rc = CLI_EXIT_FAILED;
-    if (dgs != NULL && opts != NULL && q != NULL) {
-        for (size_t i = 0; i < o->n_names; i++) {
-            dgs[i] = rd_kafka_DeleteGroup_new(o->names[i]);
-        }
-        rd_kafka_DeleteGroups(rk, dgs, o->n_names, opts, q);
-        rd_kafka_DeleteGroup_destroy_array(dgs, o->n_names);
-        struct kclient_error e;
-        rd_kafka_event_t *ev = kclient_admin_wait(q, &e);
-        if (ev == NULL) {
-            kclient_error_print("groups delete", &e);
-        } else {
-            rc = report_delete(ev);
-            rd_kafka_event_destroy(ev);
-        }
-    } else {
-        cli_error("groups delete: out of memory");
+    struct kclient_error e;
+    rd_kafka_event_t *ev = NULL;
+    if (kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS, &ev, &e,
+                           send_delete_cb, o) != RC_OK) {
+        kclient_error_print("groups delete", &e);
+        return CLI_EXIT_FAILED;
     }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    free(dgs);
+    int rc = report_delete(ev);
+    rd_kafka_event_destroy(ev);
     return rc;
 }
 

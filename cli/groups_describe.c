@@ -37,35 +37,24 @@ struct describe {
 
 /* --- Requests ------------------------------------------------------------ */
 
-/* Waits for the admin result on q; RC_OK with *ev, else e set. */
-static int admin_result(rd_kafka_queue_t *q, rd_kafka_event_t **ev,
-                        struct kclient_error *e)
+/* DescribeConsumerGroups of one group (arg: its id). */
+static int send_describe_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                            rd_kafka_queue_t *q, const void *arg,
+                            struct kclient_error *e)
 {
-    *ev = kclient_admin_wait(q, e);
-    if (*ev == NULL) {
-        return RC_TIMEOUT;
-    }
-    if (rd_kafka_event_error(*ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(*ev),
-                          rd_kafka_event_error_string(*ev));
-        return RC_IO;
-    }
+    (void)e;
+    const char *group = arg;
+    rd_kafka_DescribeConsumerGroups(rk, &group, 1, opts, q);
     return RC_OK;
 }
 
 /* DescribeGroups of the one group into d->desc. */
-static int describe_group(rd_kafka_t *rk, rd_kafka_queue_t *q,
-                          struct describe *d, struct kclient_error *e)
+static int describe_group(rd_kafka_t *rk, struct describe *d,
+                          struct kclient_error *e)
 {
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
-    if (opts == NULL) {
-        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-        return RC_NOMEM;
-    }
-    rd_kafka_DescribeConsumerGroups(rk, &d->group, 1, opts, q);
-    rd_kafka_AdminOptions_destroy(opts);
-    int rv = admin_result(q, &d->desc_ev, e);
+    int rv = kclient_admin_call(rk,
+                                RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS,
+                                &d->desc_ev, e, send_describe_cb, d->group);
     if (rv != RC_OK) {
         return rv;
     }
@@ -520,13 +509,7 @@ static bool is_missing(const struct describe *d)
 static int gather(rd_kafka_t *rk, struct describe *d,
                   struct kclient_error *e)
 {
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    if (q == NULL) {
-        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-        return RC_NOMEM;
-    }
-    int rv = describe_group(rk, q, d, e);
-    rd_kafka_queue_destroy(q);
+    int rv = describe_group(rk, d, e);
     if (rv == RC_OK) {
         rv = fetch_offsets(d, e);
     }

@@ -205,13 +205,6 @@ static int run_create(rd_kafka_t *rk, const struct topics_opts *o)
  * topic is waited for until the brokers stop listing it. */
 static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
 {
-    struct kclient_error e;
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(&e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        kclient_error_print("topics delete", &e);
-        return CLI_EXIT_FAILED;
-    }
     size_t n = 0;
     const rd_kafka_topic_result_t **rs = rd_kafka_DeleteTopics_result_topics(
         rd_kafka_event_DeleteTopics_result(ev), &n);
@@ -220,6 +213,7 @@ static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
         const char *name = rd_kafka_topic_result_name(rs[i]);
         rd_kafka_resp_err_t err = rd_kafka_topic_result_error(rs[i]);
         char what[META_TOPIC_NAME_BYTES_MAX + 32];
+        struct kclient_error e;
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
             printf("deleted topic %s\n", name);
             if (kclient_wait_topic(rk, name, false /* exists */,
@@ -238,46 +232,37 @@ static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
     return rc;
 }
 
-/* Sends DeleteTopics for every name and reports each result. */
-static int send_delete(rd_kafka_t *rk, const struct topics_opts *o,
-                       rd_kafka_DeleteTopic_t **dts,
-                       rd_kafka_AdminOptions_t *opts, rd_kafka_queue_t *q)
+/* DeleteTopics for every name (arg: the topics_opts). */
+static int send_delete_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                          rd_kafka_queue_t *q, const void *arg,
+                          struct kclient_error *e)
 {
+    const struct topics_opts *o = arg;
+    rd_kafka_DeleteTopic_t **dts = calloc(o->n_names, sizeof *dts);
+    if (dts == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
     for (size_t i = 0; i < o->n_names; i++) {
         dts[i] = rd_kafka_DeleteTopic_new(o->names[i]);
     }
     rd_kafka_DeleteTopics(rk, dts, o->n_names, opts, q);
     rd_kafka_DeleteTopic_destroy_array(dts, o->n_names);
+    free(dts);
+    return RC_OK;
+}
+
+static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
+{
     struct kclient_error e;
-    rd_kafka_event_t *ev = kclient_admin_wait(q, &e);
-    if (ev == NULL) {
+    rd_kafka_event_t *ev = NULL;
+    if (kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, &ev, &e,
+                           send_delete_cb, o) != RC_OK) {
         kclient_error_print("topics delete", &e);
         return CLI_EXIT_FAILED;
     }
     int rc = report_delete(rk, ev);
     rd_kafka_event_destroy(ev);
-    return rc;
-}
-
-static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
-{
-    rd_kafka_DeleteTopic_t **dts = calloc(o->n_names, sizeof *dts);
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rc = CLI_EXIT_FAILED;
-    if (dts != NULL && opts != NULL && q != NULL) {
-        rc = send_delete(rk, o, dts, opts, q);
-    } else {
-        cli_error("topics delete: out of memory");
-    }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    free(dts);
     return rc;
 }
 

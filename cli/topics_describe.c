@@ -130,42 +130,38 @@ static void attach_configs(struct describe *d)
     }
 }
 
+/* DescribeConfigs of every selected topic (arg: the describe). */
+static int send_describe_configs_cb(rd_kafka_t *rk,
+                                    rd_kafka_AdminOptions_t *opts,
+                                    rd_kafka_queue_t *q, const void *arg,
+                                    struct kclient_error *e)
+{
+    const struct describe *d = arg;
+    rd_kafka_ConfigResource_t **res = calloc(d->n + 1, sizeof *res);
+    if (res == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        res[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
+                                             d->views[i].md->topic);
+    }
+    rd_kafka_DescribeConfigs(rk, res, d->n, opts, q);
+    rd_kafka_ConfigResource_destroy_array(res, d->n);
+    free(res);
+    return RC_OK;
+}
+
 /* One DescribeConfigs request for every selected topic. */
 static int describe_configs(rd_kafka_t *rk, struct describe *d,
                             struct kclient_error *e)
 {
-    rd_kafka_ConfigResource_t **res = calloc(d->n + 1, sizeof *res);
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rv = RC_NOMEM;
-    kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-    if (res != NULL && opts != NULL && q != NULL) {
-        for (size_t i = 0; i < d->n; i++) {
-            res[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-                                                 d->views[i].md->topic);
-        }
-        rd_kafka_DescribeConfigs(rk, res, d->n, opts, q);
-        rd_kafka_ConfigResource_destroy_array(res, d->n);
-        d->configs_ev = kclient_admin_wait(q, e);
-        rv = d->configs_ev != NULL ? RC_OK : RC_TIMEOUT;
-    }
-    if (rv == RC_OK &&
-        rd_kafka_event_error(d->configs_ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(d->configs_ev),
-                          rd_kafka_event_error_string(d->configs_ev));
-        rv = RC_IO;
-    }
+    int rv = kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS,
+                                &d->configs_ev, e, send_describe_configs_cb,
+                                d);
     if (rv == RC_OK) {
         attach_configs(d);
     }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    free(res);
     return rv;
 }
 
