@@ -239,10 +239,7 @@ static int run_delete(rd_kafka_t *rk, const struct groups_opts *o)
 int groups_run(const struct kclient_opts *k, const struct groups_opts *o)
 {
     struct kclient_error e;
-    rd_kafka_conf_t *conf = kclient_conf_new(k, &e);
-    rd_kafka_t *rk = conf != NULL
-                         ? kclient_new(k, RD_KAFKA_PRODUCER, conf, &e)
-                         : NULL;
+    rd_kafka_t *rk = kclient_admin_new(k, &e);
     if (rk == NULL) {
         kclient_error_print("groups", &e);
         return CLI_EXIT_FAILED;

@@ -156,6 +156,13 @@ rd_kafka_t *kclient_new(const struct kclient_opts *o, rd_kafka_type_t type,
     return rk;
 }
 
+rd_kafka_t *kclient_admin_new(const struct kclient_opts *o,
+                              struct kclient_error *e)
+{
+    rd_kafka_conf_t *conf = kclient_conf_new(o, e);
+    return conf != NULL ? kclient_new(o, RD_KAFKA_PRODUCER, conf, e) : NULL;
+}
+
 /* --- Metadata ------------------------------------------------------------ */
 
 /* Metadata of every topic; NULL with e set when the request failed. A

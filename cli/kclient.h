@@ -72,6 +72,12 @@ MUST_CHECK int kclient_conf_set(rd_kafka_conf_t *conf, const char *name,
 rd_kafka_t *kclient_new(const struct kclient_opts *o, rd_kafka_type_t type,
                         rd_kafka_conf_t *conf, struct kclient_error *e);
 
+/* A handle for metadata and admin requests only, with the command's
+ * configuration and no settings of its own (a producer that sends
+ * nothing). NULL on failure (e says why). */
+rd_kafka_t *kclient_admin_new(const struct kclient_opts *o,
+                              struct kclient_error *e);
+
 /* Kafka's name of a broker's error (Errors.java: TOPIC_ALREADY_EXISTS,
  * UNKNOWN_TOPIC_OR_PARTITION), librdkafka's for its local ones
  * (_TIMED_OUT). Never NULL. */

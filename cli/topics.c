@@ -308,23 +308,12 @@ static int run_list(rd_kafka_t *rk)
 
 /* --- Run ----------------------------------------------------------------- */
 
-static rd_kafka_t *admin_client(const struct kclient_opts *k)
-{
-    struct kclient_error e;
-    rd_kafka_conf_t *conf = kclient_conf_new(k, &e);
-    rd_kafka_t *rk = conf != NULL
-                         ? kclient_new(k, RD_KAFKA_PRODUCER, conf, &e)
-                         : NULL;
-    if (rk == NULL) {
-        kclient_error_print("topics", &e);
-    }
-    return rk;
-}
-
 int topics_run(const struct kclient_opts *k, const struct topics_opts *o)
 {
-    rd_kafka_t *rk = admin_client(k);
+    struct kclient_error e;
+    rd_kafka_t *rk = kclient_admin_new(k, &e);
     if (rk == NULL) {
+        kclient_error_print("topics", &e);
         return CLI_EXIT_FAILED;
     }
     int rc = CLI_EXIT_FAILED;
