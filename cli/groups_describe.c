@@ -393,32 +393,13 @@ static void describe_text(const struct describe *d)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-/* s, or null for NULL and "". */
-static void string_or_null(struct json *j, const char *s)
-{
-    if (s == NULL || s[0] == '\0') {
-        json_null(j);
-    } else {
-        json_string(j, s);
-    }
-}
-
-static void int_or_null(struct json *j, bool known, int64_t v)
-{
-    if (known) {
-        json_int(j, v);
-    } else {
-        json_null(j);
-    }
-}
-
 static void member_json(struct json *j, const rd_kafka_MemberDescription_t *m)
 {
     json_object_begin(j);
     json_key(j, "member_id");
     json_string(j, rd_kafka_MemberDescription_consumer_id(m));
     json_key(j, "group_instance_id");
-    string_or_null(j, rd_kafka_MemberDescription_group_instance_id(m));
+    json_string_or_null(j, rd_kafka_MemberDescription_group_instance_id(m));
     json_key(j, "client_id");
     json_string(j, rd_kafka_MemberDescription_client_id(m));
     json_key(j, "host");
@@ -446,13 +427,13 @@ static void row_json(struct json *j, const struct group_row *r)
     json_key(j, "partition");
     json_int(j, r->partition);
     json_key(j, "committed");
-    int_or_null(j, r->committed >= 0, r->committed);
+    json_int_or_null(j, r->committed >= 0, r->committed);
     json_key(j, "hw");
-    int_or_null(j, r->hw >= 0, r->hw);
+    json_int_or_null(j, r->hw >= 0, r->hw);
     json_key(j, "lag");
-    int_or_null(j, has_lag(r), r->hw - r->committed);
+    json_int_or_null(j, has_lag(r), r->hw - r->committed);
     json_key(j, "member_id");
-    string_or_null(j, r->member_id);
+    json_string_or_null(j, r->member_id);
     json_object_end(j);
 }
 
@@ -468,15 +449,14 @@ static void describe_json(const struct describe *d)
     json_key(&j, "state");
     json_string(&j, state_name(d));
     json_key(&j, "protocol");
-    string_or_null(&j,
-                   rd_kafka_ConsumerGroupDescription_partition_assignor(
-                       d->desc));
+    json_string_or_null(
+        &j, rd_kafka_ConsumerGroupDescription_partition_assignor(d->desc));
     json_key(&j, "simple");
     json_bool(&j, rd_kafka_ConsumerGroupDescription_is_simple_consumer_group(
                       d->desc) != 0);
     json_key(&j, "coordinator");
-    int_or_null(&j, coord != NULL, coord != NULL ? rd_kafka_Node_id(coord)
-                                                 : -1);
+    json_int_or_null(&j, coord != NULL,
+                     coord != NULL ? rd_kafka_Node_id(coord) : -1);
     json_key(&j, "lag");
     json_int(&j, total_lag(d));
     json_key(&j, "members");

@@ -175,11 +175,7 @@ static void controller_json(struct json *j, const struct cluster_controller *c)
         json_key(j, "term");
         json_int(j, c->term);
         json_key(j, "leader");
-        if (c->leader > 0) {
-            json_int(j, c->leader);
-        } else {
-            json_null(j);
-        }
+        json_int_or_null(j, c->leader > 0, c->leader);
         json_key(j, "applied");
         json_int(j, c->applied);
         json_key(j, "metadata_offset");
@@ -206,11 +202,8 @@ static void status_json(FILE *out, const struct cluster_view *v,
     json_key(&j, "metadata_offset");
     json_int(&j, v->source >= 0 ? v->image.offset : -1);
     json_key(&j, "metadata_source");
-    if (v->source >= 0) {
-        json_int(&j, v->ctls[v->source].id);
-    } else {
-        json_null(&j);
-    }
+    json_int_or_null(&j, v->source >= 0,
+                     v->source >= 0 ? v->ctls[v->source].id : -1);
     json_key(&j, "controllers");
     json_array_begin(&j);
     for (size_t i = 0; i < v->n_ctls; i++) {
@@ -218,17 +211,10 @@ static void status_json(FILE *out, const struct cluster_view *v,
     }
     json_array_end(&j);
     json_key(&j, "min_insync_replicas_default");
-    if (h != NULL) {
-        json_int(&j, h->min_insync_default);
-    } else {
-        json_null(&j);
-    }
+    json_int_or_null(&j, h != NULL, h != NULL ? h->min_insync_default : -1);
     json_key(&j, "min_insync_replicas_from_broker");
-    if (h != NULL && h->min_insync_from >= 0) {
-        json_int(&j, h->min_insync_from);
-    } else {
-        json_null(&j);
-    }
+    json_int_or_null(&j, h != NULL && h->min_insync_from >= 0,
+                     h != NULL ? h->min_insync_from : -1);
     json_key(&j, "brokers");
     view_brokers_json(&j, &v->image, h);
     json_key(&j, "topics");

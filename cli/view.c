@@ -262,11 +262,7 @@ void view_brokers_json(struct json *j, const struct meta_image *img,
         json_key(j, "port");
         json_int(j, b->port);
         json_key(j, "rack");
-        if (b->rack[0] != '\0') {
-            json_string(j, b->rack);
-        } else {
-            json_null(j);
-        }
+        json_string_or_null(j, b->rack);
         json_key(j, "fenced");
         json_bool(j, b->fenced);
         json_key(j, "in_controlled_shutdown");
@@ -288,21 +284,12 @@ static void ids_json(struct json *j, const struct meta_replica_set *s)
     json_array_end(j);
 }
 
-static void offset_json(struct json *j, int64_t offset)
-{
-    if (offset >= 0) {
-        json_int(j, offset);
-    } else {
-        json_null(j);
-    }
-}
-
 static void partition_health_json(struct json *j,
                                   const struct meta_partition *p,
                                   const struct health_partition *hp)
 {
     json_key(j, "hw");
-    offset_json(j, hp->hw);
+    json_int_or_null(j, hp->hw >= 0, hp->hw);
     json_key(j, "end_offsets");
     json_array_begin(j);
     for (int32_t i = 0; i < p->replicas.n; i++) {
@@ -310,7 +297,8 @@ static void partition_health_json(struct json *j,
         json_key(j, "id");
         json_int(j, p->replicas.ids[i]);
         json_key(j, "end_offset");
-        offset_json(j, hp->end_offsets[i]);
+        json_int_or_null(j, hp->end_offsets[i] >= 0,
+                         hp->end_offsets[i]);
         json_object_end(j);
     }
     json_array_end(j);
