@@ -130,3 +130,19 @@ int opts_parse(const struct opts_cmd *cmd, int argc, char **argv, int first,
     }
     return -1;
 }
+
+int opts_parse_topic(const struct opts_cmd *cmd, int argc, char **argv,
+                     const struct opts_spec *specs, size_t n_specs,
+                     const char **topic)
+{
+    int n_pos = 0;
+    int rc = opts_parse(cmd, argc, argv, 1, specs, n_specs, &n_pos);
+    if (rc >= 0) {
+        return rc;
+    }
+    if (n_pos != 1) {
+        return opts_usage_error(cmd, "expected one topic, got %d", n_pos);
+    }
+    *topic = argv[1];
+    return -1;
+}

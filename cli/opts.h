@@ -52,6 +52,13 @@ MUST_CHECK int opts_parse(const struct opts_cmd *cmd, int argc, char **argv,
                           int first, const struct opts_spec *specs,
                           size_t n_specs, int *n_pos);
 
+/* opts_parse() from argv[1] for a command that takes one topic (produce,
+ * consume): -1 to go on with *topic set, else the exit code; any number
+ * of positional arguments but one is a usage error. */
+MUST_CHECK int opts_parse_topic(const struct opts_cmd *cmd, int argc,
+                                char **argv, const struct opts_spec *specs,
+                                size_t n_specs, const char **topic);
+
 /* "cairn: NAME: MESSAGE" ("cairn: MESSAGE" without a name), then the
  * usage, on stderr; returns 2. */
 int opts_usage_error(const struct opts_cmd *cmd, const char *fmt, ...)
