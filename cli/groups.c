@@ -119,8 +119,11 @@ static bool report_list_errors(const rd_kafka_ListConsumerGroups_result_t *r)
 
 /* Prints the ids of a ListConsumerGroups result, sorted, each once (two
  * brokers may both list a group while its coordinator moves). */
-static int print_listing(rd_kafka_event_t *ev)
+static int print_listing_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                            const void *arg)
 {
+    (void)rk;
+    (void)arg;
     const rd_kafka_ListConsumerGroups_result_t *r =
         rd_kafka_event_ListConsumerGroups_result(ev);
     size_t n = 0;
@@ -159,23 +162,19 @@ static int send_list_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
 
 static int run_list(rd_kafka_t *rk)
 {
-    struct kclient_error e;
-    rd_kafka_event_t *ev = NULL;
-    if (kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS, &ev,
-                           &e, send_list_cb, NULL) != RC_OK) {
-        kclient_error_print("groups list", &e);
-        return CLI_EXIT_FAILED;
-    }
-    int rc = print_listing(ev);
-    rd_kafka_event_destroy(ev);
-    return rc;
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS,
+                             "groups list", send_list_cb, print_listing_cb,
+                             NULL);
 }
 
 /* --- Delete -------------------------------------------------------------- */
 
 /* Each group's result of a DeleteGroups event, printed. */
-static int report_delete(rd_kafka_event_t *ev)
+static int report_delete_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                            const void *arg)
 {
+    (void)rk;
+    (void)arg;
     size_t n = 0;
     const rd_kafka_group_result_t **rs = rd_kafka_DeleteGroups_result_groups(
         rd_kafka_event_DeleteGroups_result(ev), &n);
@@ -222,16 +221,9 @@ static int send_delete_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
 
 static int run_delete(rd_kafka_t *rk, const struct groups_opts *o)
 {
-    struct kclient_error e;
-    rd_kafka_event_t *ev = NULL;
-    if (kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS, &ev, &e,
-                           send_delete_cb, o) != RC_OK) {
-        kclient_error_print("groups delete", &e);
-        return CLI_EXIT_FAILED;
-    }
-    int rc = report_delete(ev);
-    rd_kafka_event_destroy(ev);
-    return rc;
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS,
+                             "groups delete", send_delete_cb,
+                             report_delete_cb, o);
 }
 
 /* --- Run ----------------------------------------------------------------- */

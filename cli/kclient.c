@@ -385,6 +385,21 @@ static rd_kafka_NewTopic_t *new_topic(const struct kclient_topic *t,
     return nt;
 }
 
+int kclient_admin_run(rd_kafka_t *rk, rd_kafka_admin_op_t op,
+                      const char *what, kclient_admin_send_cb send_cb,
+                      kclient_admin_report_cb report_cb, const void *arg)
+{
+    struct kclient_error e;
+    rd_kafka_event_t *ev = NULL;
+    if (kclient_admin_call(rk, op, &ev, &e, send_cb, arg) != RC_OK) {
+        kclient_error_print(what, &e);
+        return CLI_EXIT_FAILED;
+    }
+    int rc = report_cb(rk, ev, arg);
+    rd_kafka_event_destroy(ev);
+    return rc;
+}
+
 /* CreateTopics of one NewTopic (arg: its address). */
 static int send_create_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
                           rd_kafka_queue_t *q, const void *arg,

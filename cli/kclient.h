@@ -135,4 +135,16 @@ MUST_CHECK int kclient_admin_call(rd_kafka_t *rk, rd_kafka_admin_op_t op,
                                   kclient_admin_send_cb send_cb,
                                   const void *arg);
 
+/* A command's report of an admin result (each item's outcome, printed);
+ * returns the exit code. */
+typedef int (*kclient_admin_report_cb)(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                                       const void *arg);
+
+/* One admin request of a command: kclient_admin_call() with send_cb,
+ * then report_cb on the result, both given arg. A request that fails as
+ * a whole is printed as "cairn: WHAT: NAME: TEXT" (CLI_EXIT_FAILED). */
+int kclient_admin_run(rd_kafka_t *rk, rd_kafka_admin_op_t op,
+                      const char *what, kclient_admin_send_cb send_cb,
+                      kclient_admin_report_cb report_cb, const void *arg);
+
 #endif

@@ -203,8 +203,10 @@ static int run_create(rd_kafka_t *rk, const struct topics_opts *o)
 
 /* Each topic's result of a DeleteTopics event, printed; each deleted
  * topic is waited for until the brokers stop listing it. */
-static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
+static int report_delete_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                            const void *arg)
 {
+    (void)arg;
     size_t n = 0;
     const rd_kafka_topic_result_t **rs = rd_kafka_DeleteTopics_result_topics(
         rd_kafka_event_DeleteTopics_result(ev), &n);
@@ -254,16 +256,9 @@ static int send_delete_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
 
 static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
 {
-    struct kclient_error e;
-    rd_kafka_event_t *ev = NULL;
-    if (kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS, &ev, &e,
-                           send_delete_cb, o) != RC_OK) {
-        kclient_error_print("topics delete", &e);
-        return CLI_EXIT_FAILED;
-    }
-    int rc = report_delete(rk, ev);
-    rd_kafka_event_destroy(ev);
-    return rc;
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS,
+                             "topics delete", send_delete_cb,
+                             report_delete_cb, o);
 }
 
 /* --- List ---------------------------------------------------------------- */
