@@ -11,9 +11,6 @@
 #include "cli/view.h"
 #include "common/rc.h"
 
-/* "1,2,3" of up to META_REPLICAS_MAX ids of up to 11 characters. */
-#define TOPICS_DESCRIBE__IDS_BYTES (META_REPLICAS_MAX * 12 + 1)
-
 /* One topic as shown: its metadata, partitions by id, its configs. */
 struct topic_view {
     const rd_kafka_metadata_topic_t *md;
@@ -230,18 +227,6 @@ static void topic_rows(struct table *t, const struct describe *d)
     }
 }
 
-static void format_ids(const int32_t *ids, int n, char *out, size_t cap)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; i < n && used < cap; i++) {
-        int w = snprintf(out + used, cap - used, "%s%" PRId32,
-                         i > 0 ? "," : "", ids[i]);
-        ASSERT(w >= 0);
-        used += (size_t)w;
-    }
-}
-
 static void partition_rows(struct table *t, const struct describe *d)
 {
     table_cell(t, "TOPIC");
@@ -255,11 +240,11 @@ static void partition_rows(struct table *t, const struct describe *d)
         view_printable(d->views[i].md->topic, name, sizeof name);
         for (int k = 0; k < d->views[i].md->partition_cnt; k++) {
             const rd_kafka_metadata_partition_t *p = d->views[i].parts[k];
-            char replicas[TOPICS_DESCRIBE__IDS_BYTES];
-            char isr[TOPICS_DESCRIBE__IDS_BYTES];
-            format_ids(p->replicas, p->replica_cnt, replicas,
-                       sizeof replicas);
-            format_ids(p->isrs, p->isr_cnt, isr, sizeof isr);
+            char replicas[VIEW_IDS_BYTES];
+            char isr[VIEW_IDS_BYTES];
+            view_format_ids(p->replicas, p->replica_cnt, replicas,
+                            sizeof replicas);
+            view_format_ids(p->isrs, p->isr_cnt, isr, sizeof isr);
             table_cell(t, "%s", name);
             table_cell(t, "%" PRId32, p->id);
             if (p->leader < 0) {
@@ -303,15 +288,6 @@ static void describe_text(const struct describe *d)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static void ids_json(struct json *j, const int32_t *ids, int n)
-{
-    json_array_begin(j);
-    for (int i = 0; i < n; i++) {
-        json_int(j, ids[i]);
-    }
-    json_array_end(j);
-}
-
 static void configs_json(struct json *j, const struct topic_view *v)
 {
     json_object_begin(j);
@@ -346,9 +322,9 @@ static void topic_json(struct json *j, const struct topic_view *v)
         json_key(j, "leader");
         json_int(j, p->leader);
         json_key(j, "replicas");
-        ids_json(j, p->replicas, p->replica_cnt);
+        view_ids_json(j, p->replicas, p->replica_cnt);
         json_key(j, "isr");
-        ids_json(j, p->isrs, p->isr_cnt);
+        view_ids_json(j, p->isrs, p->isr_cnt);
         json_object_end(j);
     }
     json_array_end(j);
