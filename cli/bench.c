@@ -201,9 +201,7 @@ static int start_mock(struct bench *b, struct kclient_error *e)
 static int ensure_topic(struct bench *b, struct kclient_error *e)
 {
     const struct bench_opts *o = b->o;
-    rd_kafka_conf_t *conf = kclient_conf_new(&b->k, e);
-    rd_kafka_t *rk =
-        conf != NULL ? kclient_new(&b->k, RD_KAFKA_PRODUCER, conf, e) : NULL;
+    rd_kafka_t *rk = kclient_admin_new(&b->k, e);
     if (rk == NULL) {
         return RC_IO;
     }

@@ -86,17 +86,11 @@ int consume_parse(int argc, char **argv, struct consume_opts *o)
         {"--assignment-strategy", OPTS_STRING, &o->assignment_strategy, 0,
          0},
     };
-    int n_pos = 0;
-    int rc = opts_parse(&consume_cmd, argc, argv, 1, specs, ARRAY_LEN(specs),
-                        &n_pos);
+    int rc = opts_parse_topic(&consume_cmd, argc, argv, specs,
+                              ARRAY_LEN(specs), &o->topic);
     if (rc >= 0) {
         return rc;
     }
-    if (n_pos != 1) {
-        return opts_usage_error(&consume_cmd, "expected one topic, got %d",
-                                n_pos);
-    }
-    o->topic = argv[1];
     return check_options(o);
 }
 

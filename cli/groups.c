@@ -27,12 +27,6 @@ void groups_usage(FILE *out)
 
 static const struct opts_cmd groups_cmd = {"groups", groups_usage};
 
-static bool is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 ||
-           strcmp(arg, "help") == 0;
-}
-
 static int parse_subcommand(const char *sub, enum groups_cmd *cmd)
 {
     static const char *const subs[] = {"list", "describe", "delete"};
@@ -80,10 +74,8 @@ int groups_parse(int argc, char **argv, struct groups_opts *o)
         return opts_usage_error(&groups_cmd, "missing subcommand (list, "
                                 "describe, delete)");
     }
-    if (is_help(argv[1])) {
-        fputs(CLI_USAGE_LINE, stdout);
-        groups_usage(stdout);
-        return CLI_EXIT_OK;
+    if (opts_is_help(argv[1])) {
+        return opts_help(&groups_cmd);
     }
     int rc = parse_subcommand(argv[1], &o->cmd);
     if (rc >= 0) {
@@ -127,8 +119,11 @@ static bool report_list_errors(const rd_kafka_ListConsumerGroups_result_t *r)
 
 /* Prints the ids of a ListConsumerGroups result, sorted, each once (two
  * brokers may both list a group while its coordinator moves). */
-static int print_listing(rd_kafka_event_t *ev)
+static int print_listing_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                            const void *arg)
 {
+    (void)rk;
+    (void)arg;
     const rd_kafka_ListConsumerGroups_result_t *r =
         rd_kafka_event_ListConsumerGroups_result(ev);
     size_t n = 0;
@@ -155,59 +150,31 @@ static int print_listing(rd_kafka_event_t *ev)
     return report_list_errors(r) ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
-/* The ListConsumerGroups event, without a request-level error; NULL
- * with e set otherwise. */
-static rd_kafka_event_t *list_groups(rd_kafka_t *rk, struct kclient_error *e)
+static int send_list_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                        rd_kafka_queue_t *q, const void *arg,
+                        struct kclient_error *e)
 {
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    rd_kafka_event_t *ev = NULL;
-    kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-    if (opts != NULL && q != NULL) {
-        rd_kafka_ListConsumerGroups(rk, opts, q);
-        ev = kclient_admin_wait(q, e);
-    }
-    if (ev != NULL && rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        rd_kafka_event_destroy(ev);
-        ev = NULL;
-    }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    return ev;
+    (void)arg;
+    (void)e;
+    rd_kafka_ListConsumerGroups(rk, opts, q);
+    return RC_OK;
 }
 
 static int run_list(rd_kafka_t *rk)
 {
-    struct kclient_error e;
-    rd_kafka_event_t *ev = list_groups(rk, &e);
-    if (ev == NULL) {
-        kclient_error_print("groups list", &e);
-        return CLI_EXIT_FAILED;
-    }
-    int rc = print_listing(ev);
-    rd_kafka_event_destroy(ev);
-    return rc;
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS,
+                             "groups list", send_list_cb, print_listing_cb,
+                             NULL);
 }
 
 /* --- Delete -------------------------------------------------------------- */
 
 /* Each group's result of a DeleteGroups event, printed. */
-static int report_delete(rd_kafka_event_t *ev)
+static int report_delete_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                            const void *arg)
 {
-    struct kclient_error e;
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(&e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        kclient_error_print("groups delete", &e);
-        return CLI_EXIT_FAILED;
-    }
+    (void)rk;
+    (void)arg;
     size_t n = 0;
     const rd_kafka_group_result_t **rs = rd_kafka_DeleteGroups_result_groups(
         rd_kafka_event_DeleteGroups_result(ev), &n);
@@ -222,6 +189,7 @@ static int report_delete(rd_kafka_event_t *ev)
             continue;
         }
         char what[TABLE_CELL_BYTES_MAX + 32];
+        struct kclient_error e;
         snprintf(what, sizeof what, "groups delete %s", shown);
         kclient_error_set(&e, rd_kafka_error_code(err),
                           rd_kafka_error_string(err));
@@ -231,38 +199,31 @@ static int report_delete(rd_kafka_event_t *ev)
     return rc;
 }
 
+/* DeleteGroups for every name (arg: the groups_opts). */
+static int send_delete_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                          rd_kafka_queue_t *q, const void *arg,
+                          struct kclient_error *e)
+{
+    const struct groups_opts *o = arg;
+    rd_kafka_DeleteGroup_t **dgs = calloc(o->n_names, sizeof *dgs);
+    if (dgs == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < o->n_names; i++) {
+        dgs[i] = rd_kafka_DeleteGroup_new(o->names[i]);
+    }
+    rd_kafka_DeleteGroups(rk, dgs, o->n_names, opts, q);
+    rd_kafka_DeleteGroup_destroy_array(dgs, o->n_names);
+    free(dgs);
+    return RC_OK;
+}
+
 static int run_delete(rd_kafka_t *rk, const struct groups_opts *o)
 {
-    rd_kafka_DeleteGroup_t **dgs = calloc(o->n_names, sizeof *dgs);
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rc = CLI_EXIT_FAILED;
-    if (dgs != NULL && opts != NULL && q != NULL) {
-        for (size_t i = 0; i < o->n_names; i++) {
-            dgs[i] = rd_kafka_DeleteGroup_new(o->names[i]);
-        }
-        rd_kafka_DeleteGroups(rk, dgs, o->n_names, opts, q);
-        rd_kafka_DeleteGroup_destroy_array(dgs, o->n_names);
-        struct kclient_error e;
-        rd_kafka_event_t *ev = kclient_admin_wait(q, &e);
-        if (ev == NULL) {
-            kclient_error_print("groups delete", &e);
-        } else {
-            rc = report_delete(ev);
-            rd_kafka_event_destroy(ev);
-        }
-    } else {
-        cli_error("groups delete: out of memory");
-    }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    free(dgs);
-    return rc;
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_DELETEGROUPS,
+                             "groups delete", send_delete_cb,
+                             report_delete_cb, o);
 }
 
 /* --- Run ----------------------------------------------------------------- */
@@ -270,10 +231,7 @@ static int run_delete(rd_kafka_t *rk, const struct groups_opts *o)
 int groups_run(const struct kclient_opts *k, const struct groups_opts *o)
 {
     struct kclient_error e;
-    rd_kafka_conf_t *conf = kclient_conf_new(k, &e);
-    rd_kafka_t *rk = conf != NULL
-                         ? kclient_new(k, RD_KAFKA_PRODUCER, conf, &e)
-                         : NULL;
+    rd_kafka_t *rk = kclient_admin_new(k, &e);
     if (rk == NULL) {
         kclient_error_print("groups", &e);
         return CLI_EXIT_FAILED;

@@ -37,35 +37,24 @@ struct describe {
 
 /* --- Requests ------------------------------------------------------------ */
 
-/* Waits for the admin result on q; RC_OK with *ev, else e set. */
-static int admin_result(rd_kafka_queue_t *q, rd_kafka_event_t **ev,
-                        struct kclient_error *e)
+/* DescribeConsumerGroups of one group (arg: its id). */
+static int send_describe_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                            rd_kafka_queue_t *q, const void *arg,
+                            struct kclient_error *e)
 {
-    *ev = kclient_admin_wait(q, e);
-    if (*ev == NULL) {
-        return RC_TIMEOUT;
-    }
-    if (rd_kafka_event_error(*ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(*ev),
-                          rd_kafka_event_error_string(*ev));
-        return RC_IO;
-    }
+    (void)e;
+    const char *group = arg;
+    rd_kafka_DescribeConsumerGroups(rk, &group, 1, opts, q);
     return RC_OK;
 }
 
 /* DescribeGroups of the one group into d->desc. */
-static int describe_group(rd_kafka_t *rk, rd_kafka_queue_t *q,
-                          struct describe *d, struct kclient_error *e)
+static int describe_group(rd_kafka_t *rk, struct describe *d,
+                          struct kclient_error *e)
 {
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
-    if (opts == NULL) {
-        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-        return RC_NOMEM;
-    }
-    rd_kafka_DescribeConsumerGroups(rk, &d->group, 1, opts, q);
-    rd_kafka_AdminOptions_destroy(opts);
-    int rv = admin_result(q, &d->desc_ev, e);
+    int rv = kclient_admin_call(rk,
+                                RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS,
+                                &d->desc_ev, e, send_describe_cb, d->group);
     if (rv != RC_OK) {
         return rv;
     }
@@ -404,32 +393,13 @@ static void describe_text(const struct describe *d)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-/* s, or null for NULL and "". */
-static void string_or_null(struct json *j, const char *s)
-{
-    if (s == NULL || s[0] == '\0') {
-        json_null(j);
-    } else {
-        json_string(j, s);
-    }
-}
-
-static void int_or_null(struct json *j, bool known, int64_t v)
-{
-    if (known) {
-        json_int(j, v);
-    } else {
-        json_null(j);
-    }
-}
-
 static void member_json(struct json *j, const rd_kafka_MemberDescription_t *m)
 {
     json_object_begin(j);
     json_key(j, "member_id");
     json_string(j, rd_kafka_MemberDescription_consumer_id(m));
     json_key(j, "group_instance_id");
-    string_or_null(j, rd_kafka_MemberDescription_group_instance_id(m));
+    json_string_or_null(j, rd_kafka_MemberDescription_group_instance_id(m));
     json_key(j, "client_id");
     json_string(j, rd_kafka_MemberDescription_client_id(m));
     json_key(j, "host");
@@ -457,13 +427,13 @@ static void row_json(struct json *j, const struct group_row *r)
     json_key(j, "partition");
     json_int(j, r->partition);
     json_key(j, "committed");
-    int_or_null(j, r->committed >= 0, r->committed);
+    json_int_or_null(j, r->committed >= 0, r->committed);
     json_key(j, "hw");
-    int_or_null(j, r->hw >= 0, r->hw);
+    json_int_or_null(j, r->hw >= 0, r->hw);
     json_key(j, "lag");
-    int_or_null(j, has_lag(r), r->hw - r->committed);
+    json_int_or_null(j, has_lag(r), r->hw - r->committed);
     json_key(j, "member_id");
-    string_or_null(j, r->member_id);
+    json_string_or_null(j, r->member_id);
     json_object_end(j);
 }
 
@@ -479,15 +449,14 @@ static void describe_json(const struct describe *d)
     json_key(&j, "state");
     json_string(&j, state_name(d));
     json_key(&j, "protocol");
-    string_or_null(&j,
-                   rd_kafka_ConsumerGroupDescription_partition_assignor(
-                       d->desc));
+    json_string_or_null(
+        &j, rd_kafka_ConsumerGroupDescription_partition_assignor(d->desc));
     json_key(&j, "simple");
     json_bool(&j, rd_kafka_ConsumerGroupDescription_is_simple_consumer_group(
                       d->desc) != 0);
     json_key(&j, "coordinator");
-    int_or_null(&j, coord != NULL, coord != NULL ? rd_kafka_Node_id(coord)
-                                                 : -1);
+    json_int_or_null(&j, coord != NULL,
+                     coord != NULL ? rd_kafka_Node_id(coord) : -1);
     json_key(&j, "lag");
     json_int(&j, total_lag(d));
     json_key(&j, "members");
@@ -520,13 +489,7 @@ static bool is_missing(const struct describe *d)
 static int gather(rd_kafka_t *rk, struct describe *d,
                   struct kclient_error *e)
 {
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    if (q == NULL) {
-        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-        return RC_NOMEM;
-    }
-    int rv = describe_group(rk, q, d, e);
-    rd_kafka_queue_destroy(q);
+    int rv = describe_group(rk, d, e);
     if (rv == RC_OK) {
         rv = fetch_offsets(d, e);
     }

@@ -168,6 +168,24 @@ void json_null(struct json *j)
     fputs("null", j->out);
 }
 
+void json_int_or_null(struct json *j, bool known, int64_t v)
+{
+    if (known) {
+        json_int(j, v);
+    } else {
+        json_null(j);
+    }
+}
+
+void json_string_or_null(struct json *j, const char *s)
+{
+    if (s == NULL || s[0] == '\0') {
+        json_null(j);
+    } else {
+        json_string(j, s);
+    }
+}
+
 void json_finish(struct json *j)
 {
     ASSERT(j->depth == 0);

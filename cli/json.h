@@ -37,6 +37,12 @@ void json_int(struct json *j, int64_t v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 
+/* v when known, else null. */
+void json_int_or_null(struct json *j, bool known, int64_t v);
+
+/* s, or null for NULL and "" (no value). */
+void json_string_or_null(struct json *j, const char *s);
+
 /* Writes the escaped body of s (no quotes) to out. */
 void json_escape(FILE *out, const char *s);
 

@@ -156,6 +156,13 @@ rd_kafka_t *kclient_new(const struct kclient_opts *o, rd_kafka_type_t type,
     return rk;
 }
 
+rd_kafka_t *kclient_admin_new(const struct kclient_opts *o,
+                              struct kclient_error *e)
+{
+    rd_kafka_conf_t *conf = kclient_conf_new(o, e);
+    return conf != NULL ? kclient_new(o, RD_KAFKA_PRODUCER, conf, e) : NULL;
+}
+
 /* --- Metadata ------------------------------------------------------------ */
 
 /* Metadata of every topic; NULL with e set when the request failed. A
@@ -285,8 +292,8 @@ int kclient_wait_topic(rd_kafka_t *rk, const char *topic, bool exists,
 
 /* --- Admin --------------------------------------------------------------- */
 
-rd_kafka_AdminOptions_t *kclient_admin_options(rd_kafka_t *rk,
-                                               rd_kafka_admin_op_t op)
+static rd_kafka_AdminOptions_t *admin_options(rd_kafka_t *rk,
+                                              rd_kafka_admin_op_t op)
 {
     rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, op);
     if (opts == NULL) {
@@ -305,16 +312,49 @@ rd_kafka_AdminOptions_t *kclient_admin_options(rd_kafka_t *rk,
     return opts;
 }
 
-rd_kafka_event_t *kclient_admin_wait(rd_kafka_queue_t *q,
-                                     struct kclient_error *e)
+/* The result on q: RC_OK with *ev, else RC_TIMEOUT or RC_IO with e set. */
+static int admin_result(rd_kafka_queue_t *q, rd_kafka_event_t **ev,
+                        struct kclient_error *e)
 {
-    rd_kafka_event_t *ev =
-        rd_kafka_queue_poll(q, KCLIENT_TIMEOUT_MS + KCLIENT__ADMIN_MARGIN_MS);
-    if (ev == NULL) {
+    *ev = rd_kafka_queue_poll(q,
+                              KCLIENT_TIMEOUT_MS + KCLIENT__ADMIN_MARGIN_MS);
+    if (*ev == NULL) {
         kclient_error_set(e, RD_KAFKA_RESP_ERR__TIMED_OUT,
                           "no answer from the cluster");
+        return RC_TIMEOUT;
     }
-    return ev;
+    if (rd_kafka_event_error(*ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        kclient_error_set(e, rd_kafka_event_error(*ev),
+                          rd_kafka_event_error_string(*ev));
+        rd_kafka_event_destroy(*ev);
+        *ev = NULL;
+        return RC_IO;
+    }
+    return RC_OK;
+}
+
+int kclient_admin_call(rd_kafka_t *rk, rd_kafka_admin_op_t op,
+                       rd_kafka_event_t **ev, struct kclient_error *e,
+                       kclient_admin_send_cb send_cb, const void *arg)
+{
+    *ev = NULL;
+    rd_kafka_AdminOptions_t *opts = admin_options(rk, op);
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    int rv = RC_NOMEM;
+    kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+    if (opts != NULL && q != NULL) {
+        rv = send_cb(rk, opts, q, arg, e);
+    }
+    if (rv == RC_OK) {
+        rv = admin_result(q, ev, e);
+    }
+    if (q != NULL) {
+        rd_kafka_queue_destroy(q);
+    }
+    if (opts != NULL) {
+        rd_kafka_AdminOptions_destroy(opts);
+    }
+    return rv;
 }
 
 /* The NewTopic of t; NULL with e set. */
@@ -345,14 +385,35 @@ static rd_kafka_NewTopic_t *new_topic(const struct kclient_topic *t,
     return nt;
 }
 
+int kclient_admin_run(rd_kafka_t *rk, rd_kafka_admin_op_t op,
+                      const char *what, kclient_admin_send_cb send_cb,
+                      kclient_admin_report_cb report_cb, const void *arg)
+{
+    struct kclient_error e;
+    rd_kafka_event_t *ev = NULL;
+    if (kclient_admin_call(rk, op, &ev, &e, send_cb, arg) != RC_OK) {
+        kclient_error_print(what, &e);
+        return CLI_EXIT_FAILED;
+    }
+    int rc = report_cb(rk, ev, arg);
+    rd_kafka_event_destroy(ev);
+    return rc;
+}
+
+/* CreateTopics of one NewTopic (arg: its address). */
+static int send_create_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                          rd_kafka_queue_t *q, const void *arg,
+                          struct kclient_error *e)
+{
+    (void)e;
+    rd_kafka_NewTopic_t *nt = *(rd_kafka_NewTopic_t *const *)arg;
+    rd_kafka_CreateTopics(rk, &nt, 1, opts, q);
+    return RC_OK;
+}
+
 /* The one topic result of a CreateTopics event. */
 static int create_result(rd_kafka_event_t *ev, struct kclient_error *e)
 {
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        return RC_IO;
-    }
     size_t n = 0;
     const rd_kafka_topic_result_t **rs = rd_kafka_CreateTopics_result_topics(
         rd_kafka_event_CreateTopics_result(ev), &n);
@@ -376,23 +437,13 @@ int kclient_create_topic(rd_kafka_t *rk, const struct kclient_topic *t,
     if (nt == NULL) {
         return RC_INVALID;
     }
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rv = RC_NOMEM;
-    kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-    if (opts != NULL && q != NULL) {
-        rd_kafka_CreateTopics(rk, &nt, 1, opts, q);
-        rd_kafka_event_t *ev = kclient_admin_wait(q, e);
-        rv = ev != NULL ? create_result(ev, e) : RC_TIMEOUT;
-        rd_kafka_event_destroy(ev); /* NULL is allowed */
+    rd_kafka_event_t *ev = NULL;
+    int rv = kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS, &ev, e,
+                                send_create_cb, &nt);
+    if (rv == RC_OK) {
+        rv = create_result(ev, e);
     }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
+    rd_kafka_event_destroy(ev); /* NULL is allowed */
     rd_kafka_NewTopic_destroy(nt);
     return rv;
 }

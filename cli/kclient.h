@@ -1,7 +1,7 @@
 /* librdkafka plumbing shared by the Kafka commands (cli/produce.c,
  * cli/consume.c, cli/topics.c, cli/bench.c): client configurations built
  * from the global options, Kafka's names of errors, and blocking metadata
- * and CreateTopics calls. The commands run on one thread; librdkafka runs
+ * and admin calls. The commands run on one thread; librdkafka runs
  * its own threads behind each handle. The one callback installed here,
  * the log callback, runs on those threads and touches nothing but stderr.
  * Handles and configurations returned belong to the caller. */
@@ -72,6 +72,12 @@ MUST_CHECK int kclient_conf_set(rd_kafka_conf_t *conf, const char *name,
 rd_kafka_t *kclient_new(const struct kclient_opts *o, rd_kafka_type_t type,
                         rd_kafka_conf_t *conf, struct kclient_error *e);
 
+/* A handle for metadata and admin requests only, with the command's
+ * configuration and no settings of its own (a producer that sends
+ * nothing). NULL on failure (e says why). */
+rd_kafka_t *kclient_admin_new(const struct kclient_opts *o,
+                              struct kclient_error *e);
+
 /* Kafka's name of a broker's error (Errors.java: TOPIC_ALREADY_EXISTS,
  * UNKNOWN_TOPIC_OR_PARTITION), librdkafka's for its local ones
  * (_TIMED_OUT). Never NULL. */
@@ -108,15 +114,37 @@ MUST_CHECK int kclient_create_topic(rd_kafka_t *rk,
                                     const struct kclient_topic *t,
                                     struct kclient_error *e);
 
-/* Admin options with the request and operation timeouts set to
- * KCLIENT_TIMEOUT_MS; NULL when out of memory. */
-rd_kafka_AdminOptions_t *kclient_admin_options(rd_kafka_t *rk,
-                                               rd_kafka_admin_op_t op);
-
-/* Waits for the admin result on q: NULL when none came within
- * KCLIENT_TIMEOUT_MS and a margin (e set), else the event, whose
- * request-level error the caller still checks. */
-rd_kafka_event_t *kclient_admin_wait(rd_kafka_queue_t *q,
+/* Issues one admin request, built from arg, with the options and the
+ * reply queue given. RC_OK, or another RC_* with e set when the request
+ * could not be made (out of memory). */
+typedef int (*kclient_admin_send_cb)(rd_kafka_t *rk,
+                                     rd_kafka_AdminOptions_t *opts,
+                                     rd_kafka_queue_t *q, const void *arg,
                                      struct kclient_error *e);
+
+/* One admin request for op: options with the request (and for topic
+ * creation and deletion, the operation) timeout at KCLIENT_TIMEOUT_MS, a
+ * reply queue, send_cb to issue it, then the wait for its result. RC_OK
+ * with *ev, the caller's to destroy, whose per-item results the caller
+ * checks; else *ev is NULL and e says why: RC_NOMEM, send_cb's failure,
+ * RC_TIMEOUT when no result came within KCLIENT_TIMEOUT_MS and a margin,
+ * RC_IO when the request failed as a whole. */
+MUST_CHECK int kclient_admin_call(rd_kafka_t *rk, rd_kafka_admin_op_t op,
+                                  rd_kafka_event_t **ev,
+                                  struct kclient_error *e,
+                                  kclient_admin_send_cb send_cb,
+                                  const void *arg);
+
+/* A command's report of an admin result (each item's outcome, printed);
+ * returns the exit code. */
+typedef int (*kclient_admin_report_cb)(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                                       const void *arg);
+
+/* One admin request of a command: kclient_admin_call() with send_cb,
+ * then report_cb on the result, both given arg. A request that fails as
+ * a whole is printed as "cairn: WHAT: NAME: TEXT" (CLI_EXIT_FAILED). */
+int kclient_admin_run(rd_kafka_t *rk, rd_kafka_admin_op_t op,
+                      const char *what, kclient_admin_send_cb send_cb,
+                      kclient_admin_report_cb report_cb, const void *arg);
 
 #endif

@@ -10,7 +10,6 @@
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +39,10 @@ struct globals {
     struct kclient_opts kafka;
 };
 
-static void usage(FILE *out)
+/* The usage text after CLI_USAGE_LINE. */
+static void commands_usage(FILE *out)
 {
-    fputs(CLI_USAGE_LINE
-          "\n"
+    fputs("\n"
           "Global options:\n"
           "  --bootstrap-servers LIST\n"
           "      Brokers to start from, host:port,... (Kafka commands).\n"
@@ -78,26 +77,7 @@ static void usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cli_error("%s", msg);
-    usage(stderr);
-    return CLI_EXIT_USAGE;
-}
-
-static bool is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 ||
-           strcmp(arg, "help") == 0;
-}
+static const struct opts_cmd cairn_cmd = {NULL, commands_usage};
 
 /* One global option at argv[*i]; -1 to go on, else the exit code. */
 static int parse_global(int argc, char **argv, int *i, struct globals *g)
@@ -114,20 +94,22 @@ static int parse_global(int argc, char **argv, int *i, struct globals *g)
     if (r == 0) {
         r = cli_option(argc, argv, i, "-X", &v);
         if (r > 0 && !opts_is_key_value(v)) {
-            return usage_error("-X: expected KEY=VALUE, got '%s'", v);
+            return opts_usage_error(&cairn_cmd, "-X: expected KEY=VALUE, "
+                                    "got '%s'", v);
         }
         if (r > 0 && g->kafka.n_props == KCLIENT_PROPS_MAX) {
-            return usage_error("-X: more than %d", KCLIENT_PROPS_MAX);
+            return opts_usage_error(&cairn_cmd, "-X: more than %d",
+                                    KCLIENT_PROPS_MAX);
         }
         if (r > 0) {
             g->kafka.props[g->kafka.n_props++] = v;
         }
     }
     if (r < 0) {
-        return usage_error("%s needs a value", argv[*i]);
+        return opts_usage_error(&cairn_cmd, "%s needs a value", argv[*i]);
     }
     if (r == 0) {
-        return usage_error("unknown option '%s'", argv[*i]);
+        return opts_usage_error(&cairn_cmd, "unknown option '%s'", argv[*i]);
     }
     return -1;
 }
@@ -137,9 +119,8 @@ static int parse_global(int argc, char **argv, int *i, struct globals *g)
 static int parse_globals(int argc, char **argv, int *i, struct globals *g)
 {
     for (*i = 1; *i < argc && argv[*i][0] == '-'; (*i)++) {
-        if (is_help(argv[*i])) {
-            usage(stdout);
-            return CLI_EXIT_OK;
+        if (opts_is_help(argv[*i])) {
+            return opts_help(&cairn_cmd);
         }
         int rc = parse_global(argc, argv, i, g);
         if (rc >= 0) {
@@ -147,11 +128,10 @@ static int parse_globals(int argc, char **argv, int *i, struct globals *g)
         }
     }
     if (*i == argc) {
-        return usage_error("%s", "missing command");
+        return opts_usage_error(&cairn_cmd, "%s", "missing command");
     }
-    if (is_help(argv[*i])) {
-        usage(stdout);
-        return CLI_EXIT_OK;
+    if (opts_is_help(argv[*i])) {
+        return opts_help(&cairn_cmd);
     }
     return -1;
 }
@@ -195,8 +175,8 @@ static int run_status(const char *controllers, const struct status_opts *st)
     return rc;
 }
 
-/* Sets g->kafka.bootstrap (see usage()). -1 to go on, else the exit
- * code. */
+/* Sets g->kafka.bootstrap (see commands_usage()). -1 to go on, else the
+ * exit code. */
 static int resolve_bootstrap(struct globals *g)
 {
     static char from_controllers[BOOTSTRAP_BYTES];
@@ -294,7 +274,7 @@ int main(int argc, char **argv)
     } else if (is_kafka_command(argv[i])) {
         rc = run_kafka(argc - i, argv + i, &g);
     } else {
-        return usage_error("unknown command '%s'", argv[i]);
+        return opts_usage_error(&cairn_cmd, "unknown command '%s'", argv[i]);
     }
     return cli_finish_output(rc);
 }

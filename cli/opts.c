@@ -13,10 +13,27 @@ int opts_usage_error(const struct opts_cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cli_error("%s: %s", cmd->name, msg);
+    if (cmd->name != NULL) {
+        cli_error("%s: %s", cmd->name, msg);
+    } else {
+        cli_error("%s", msg);
+    }
     fputs(CLI_USAGE_LINE, stderr);
     cmd->usage(stderr);
     return CLI_EXIT_USAGE;
+}
+
+bool opts_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 ||
+           strcmp(arg, "help") == 0;
+}
+
+int opts_help(const struct opts_cmd *cmd)
+{
+    fputs(CLI_USAGE_LINE, stdout);
+    cmd->usage(stdout);
+    return CLI_EXIT_OK;
 }
 
 bool opts_is_key_value(const char *s)
@@ -69,10 +86,8 @@ static int one_option(const struct opts_cmd *cmd, int argc, char **argv,
                       int *i, const struct opts_spec *specs, size_t n)
 {
     const char *a = argv[*i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-        fputs(CLI_USAGE_LINE, stdout);
-        cmd->usage(stdout);
-        return CLI_EXIT_OK;
+    if (opts_is_help(a)) { /* a is an option: never the word "help" */
+        return opts_help(cmd);
     }
     for (size_t k = 0; k < n; k++) {
         if (specs[k].kind == OPTS_FLAG) {
@@ -113,5 +128,21 @@ int opts_parse(const struct opts_cmd *cmd, int argc, char **argv, int first,
             argv[first + (*n_pos)++] = argv[i]; /* never ahead of i */
         }
     }
+    return -1;
+}
+
+int opts_parse_topic(const struct opts_cmd *cmd, int argc, char **argv,
+                     const struct opts_spec *specs, size_t n_specs,
+                     const char **topic)
+{
+    int n_pos = 0;
+    int rc = opts_parse(cmd, argc, argv, 1, specs, n_specs, &n_pos);
+    if (rc >= 0) {
+        return rc;
+    }
+    if (n_pos != 1) {
+        return opts_usage_error(cmd, "expected one topic, got %d", n_pos);
+    }
+    *topic = argv[1];
     return -1;
 }

@@ -2,7 +2,9 @@
  * (produce, consume, bench): "--name VALUE" or "--name=VALUE", flags,
  * numbers checked against their bounds, repeatable options, "--" ending
  * the options. Positional arguments are moved to the front of what
- * remains of argv, in order. Values are borrowed from argv. One thread. */
+ * remains of argv, in order. Values are borrowed from argv. Also the
+ * --help and usage errors of every command, cairn itself included. One
+ * thread. */
 #ifndef CAIRN_CLI_OPTS_H
 #define CAIRN_CLI_OPTS_H
 
@@ -38,7 +40,7 @@ struct opts_spec {
 
 /* The command being parsed, for messages and --help. */
 struct opts_cmd {
-    const char *name;          /* "produce" */
+    const char *name;          /* "produce"; NULL for cairn itself */
     void (*usage)(FILE *out);  /* its lines of the usage text */
 };
 
@@ -50,9 +52,23 @@ MUST_CHECK int opts_parse(const struct opts_cmd *cmd, int argc, char **argv,
                           int first, const struct opts_spec *specs,
                           size_t n_specs, int *n_pos);
 
-/* "cairn: NAME: MESSAGE", then the usage, on stderr; returns 2. */
+/* opts_parse() from argv[1] for a command that takes one topic (produce,
+ * consume): -1 to go on with *topic set, else the exit code; any number
+ * of positional arguments but one is a usage error. */
+MUST_CHECK int opts_parse_topic(const struct opts_cmd *cmd, int argc,
+                                char **argv, const struct opts_spec *specs,
+                                size_t n_specs, const char **topic);
+
+/* "cairn: NAME: MESSAGE" ("cairn: MESSAGE" without a name), then the
+ * usage, on stderr; returns 2. */
 int opts_usage_error(const struct opts_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* True for "--help", "-h" and "help". */
+bool opts_is_help(const char *arg);
+
+/* The usage on stdout; returns 0. */
+int opts_help(const struct opts_cmd *cmd);
 
 /* True when s is "key=value" with a non-empty key. */
 bool opts_is_key_value(const char *s);

@@ -47,17 +47,11 @@ int produce_parse(int argc, char **argv, struct produce_opts *o)
         {"--partition", OPTS_INT32, &o->partition, 0, INT32_MAX},
         {"--timeout-ms", OPTS_INT64, &o->timeout_ms, 1, INT32_MAX},
     };
-    int n_pos = 0;
-    int rc = opts_parse(&produce_cmd, argc, argv, 1, specs, ARRAY_LEN(specs),
-                        &n_pos);
+    int rc = opts_parse_topic(&produce_cmd, argc, argv, specs,
+                              ARRAY_LEN(specs), &o->topic);
     if (rc >= 0) {
         return rc;
     }
-    if (n_pos != 1) {
-        return opts_usage_error(&produce_cmd, "expected one topic, got %d",
-                                n_pos);
-    }
-    o->topic = argv[1];
     if (o->key != NULL && o->key_separator != NULL) {
         return opts_usage_error(&produce_cmd, "--key and --key-separator "
                                 "exclude each other");

@@ -9,6 +9,7 @@
 #include "cli/cluster.h"
 #include "cli/health.h"
 #include "cli/json.h"
+#include "cli/opts.h"
 #include "cli/table.h"
 #include "cli/view.h"
 #include "common/rc.h"
@@ -32,6 +33,10 @@ void status_usage(FILE *out)
           out);
 }
 
+static const struct opts_cmd status_cmd = {"status", status_usage};
+
+/* Not opts_parse(): "help" here is an unexpected argument, and so is any
+ * other word or option but --json. */
 int status_parse(int argc, char **argv, struct status_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -40,14 +45,10 @@ int status_parse(int argc, char **argv, struct status_opts *o)
             o->json = true;
         } else if (strcmp(argv[i], "--help") == 0 ||
                    strcmp(argv[i], "-h") == 0) {
-            fputs(CLI_USAGE_LINE, stdout);
-            status_usage(stdout);
-            return CLI_EXIT_OK;
+            return opts_help(&status_cmd);
         } else {
-            cli_error("status: unexpected argument '%s'", argv[i]);
-            fputs(CLI_USAGE_LINE, stderr);
-            status_usage(stderr);
-            return CLI_EXIT_USAGE;
+            return opts_usage_error(&status_cmd, "unexpected argument '%s'",
+                                    argv[i]);
         }
     }
     return -1;
@@ -174,11 +175,7 @@ static void controller_json(struct json *j, const struct cluster_controller *c)
         json_key(j, "term");
         json_int(j, c->term);
         json_key(j, "leader");
-        if (c->leader > 0) {
-            json_int(j, c->leader);
-        } else {
-            json_null(j);
-        }
+        json_int_or_null(j, c->leader > 0, c->leader);
         json_key(j, "applied");
         json_int(j, c->applied);
         json_key(j, "metadata_offset");
@@ -205,11 +202,8 @@ static void status_json(FILE *out, const struct cluster_view *v,
     json_key(&j, "metadata_offset");
     json_int(&j, v->source >= 0 ? v->image.offset : -1);
     json_key(&j, "metadata_source");
-    if (v->source >= 0) {
-        json_int(&j, v->ctls[v->source].id);
-    } else {
-        json_null(&j);
-    }
+    json_int_or_null(&j, v->source >= 0,
+                     v->source >= 0 ? v->ctls[v->source].id : -1);
     json_key(&j, "controllers");
     json_array_begin(&j);
     for (size_t i = 0; i < v->n_ctls; i++) {
@@ -217,17 +211,10 @@ static void status_json(FILE *out, const struct cluster_view *v,
     }
     json_array_end(&j);
     json_key(&j, "min_insync_replicas_default");
-    if (h != NULL) {
-        json_int(&j, h->min_insync_default);
-    } else {
-        json_null(&j);
-    }
+    json_int_or_null(&j, h != NULL, h != NULL ? h->min_insync_default : -1);
     json_key(&j, "min_insync_replicas_from_broker");
-    if (h != NULL && h->min_insync_from >= 0) {
-        json_int(&j, h->min_insync_from);
-    } else {
-        json_null(&j);
-    }
+    json_int_or_null(&j, h != NULL && h->min_insync_from >= 0,
+                     h != NULL ? h->min_insync_from : -1);
     json_key(&j, "brokers");
     view_brokers_json(&j, &v->image, h);
     json_key(&j, "topics");

@@ -2,11 +2,11 @@
 #include "cli/topics.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/topics_describe.h"
 #include "cli/view.h"
 #include "common/rc.h"
@@ -26,30 +26,18 @@ void topics_usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cli_error("topics: %s", msg);
-    fputs(CLI_USAGE_LINE, stderr);
-    topics_usage(stderr);
-    return CLI_EXIT_USAGE;
-}
+static const struct opts_cmd topics_cmd = {"topics", topics_usage};
 
 static int config_option(struct topics_opts *o, const char *v)
 {
-    if (v[0] == '=' || strchr(v, '=') == NULL) {
-        usage_error("--config: expected KEY=VALUE, got '%s'", v);
+    if (!opts_is_key_value(v)) {
+        opts_usage_error(&topics_cmd, "--config: expected KEY=VALUE, got "
+                         "'%s'", v);
         return -1;
     }
     if (o->n_configs == TOPICS_CONFIGS_MAX) {
-        usage_error("--config: more than %u", TOPICS_CONFIGS_MAX);
+        opts_usage_error(&topics_cmd, "--config: more than %u",
+                         TOPICS_CONFIGS_MAX);
         return -1;
     }
     o->configs[o->n_configs++] = v;
@@ -59,7 +47,8 @@ static int config_option(struct topics_opts *o, const char *v)
 static int int_option(const char *name, const char *v, int32_t *out)
 {
     if (!cli_parse_int32(v, INT32_MIN, INT32_MAX, out)) {
-        usage_error("%s: expected a number, got '%s'", name, v);
+        opts_usage_error(&topics_cmd, "%s: expected a number, got '%s'",
+                         name, v);
         return -1;
     }
     return 1;
@@ -76,7 +65,7 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
         const char *v = NULL;
         int r = cli_option(argc, argv, i, names[k], &v);
         if (r < 0) {
-            usage_error("%s needs a value", names[k]);
+            opts_usage_error(&topics_cmd, "%s needs a value", names[k]);
             return -1;
         }
         if (r == 0) {
@@ -94,11 +83,6 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
     return 0;
 }
 
-static bool is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
 static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
 {
     static const char *const subs[] = {"create", "delete", "list",
@@ -111,8 +95,8 @@ static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
             return -1;
         }
     }
-    return usage_error("unknown subcommand '%s' (create, delete, list, "
-                       "describe)", sub);
+    return opts_usage_error(&topics_cmd, "unknown subcommand '%s' (create, "
+                            "delete, list, describe)", sub);
 }
 
 /* Options and names after the subcommand; names move to argv[2..]. */
@@ -127,10 +111,8 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
             options_done = true;
             continue;
         }
-        if (option && is_help(a)) {
-            fputs(CLI_USAGE_LINE, stdout);
-            topics_usage(stdout);
-            return CLI_EXIT_OK;
+        if (option && opts_is_help(a)) {
+            return opts_help(&topics_cmd);
         }
         if (option && o->cmd == TOPICS_DESCRIBE &&
             strcmp(a, "--json") == 0) {
@@ -144,7 +126,8 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
             return CLI_EXIT_USAGE;
         }
         if (r == 0 && option) {
-            return usage_error("%s: unknown option '%s'", argv[1], a);
+            return opts_usage_error(&topics_cmd, "%s: unknown option '%s'",
+                                    argv[1], a);
         }
         if (r == 0) {
             argv[2 + n_pos++] = argv[i]; /* n_pos + 2 <= i: no clobbering */
@@ -161,13 +144,11 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     o->partitions = -1;
     o->replication_factor = -1;
     if (argc < 2) {
-        return usage_error("missing subcommand (%s)",
-                           "create, delete, list, describe");
+        return opts_usage_error(&topics_cmd, "missing subcommand (%s)",
+                                "create, delete, list, describe");
     }
-    if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
-        fputs(CLI_USAGE_LINE, stdout);
-        topics_usage(stdout);
-        return CLI_EXIT_OK;
+    if (opts_is_help(argv[1])) {
+        return opts_help(&topics_cmd);
     }
     int rc = parse_subcommand(argv[1], &o->cmd);
     if (rc < 0) {
@@ -177,14 +158,16 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
         return rc;
     }
     if (o->cmd == TOPICS_CREATE && o->n_names != 1) {
-        return usage_error("create: expected one topic name, got %zu",
-                           o->n_names);
+        return opts_usage_error(&topics_cmd, "create: expected one topic "
+                                "name, got %zu", o->n_names);
     }
     if (o->cmd == TOPICS_DELETE && o->n_names == 0) {
-        return usage_error("%s", "delete: expected topic names");
+        return opts_usage_error(&topics_cmd, "%s",
+                                "delete: expected topic names");
     }
     if (o->cmd == TOPICS_LIST && o->n_names != 0) {
-        return usage_error("list: unexpected argument '%s'", o->names[0]);
+        return opts_usage_error(&topics_cmd, "list: unexpected argument "
+                                "'%s'", o->names[0]);
     }
     return -1;
 }
@@ -220,15 +203,10 @@ static int run_create(rd_kafka_t *rk, const struct topics_opts *o)
 
 /* Each topic's result of a DeleteTopics event, printed; each deleted
  * topic is waited for until the brokers stop listing it. */
-static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
+static int report_delete_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                            const void *arg)
 {
-    struct kclient_error e;
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(&e, rd_kafka_event_error(ev),
-                          rd_kafka_event_error_string(ev));
-        kclient_error_print("topics delete", &e);
-        return CLI_EXIT_FAILED;
-    }
+    (void)arg;
     size_t n = 0;
     const rd_kafka_topic_result_t **rs = rd_kafka_DeleteTopics_result_topics(
         rd_kafka_event_DeleteTopics_result(ev), &n);
@@ -237,6 +215,7 @@ static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
         const char *name = rd_kafka_topic_result_name(rs[i]);
         rd_kafka_resp_err_t err = rd_kafka_topic_result_error(rs[i]);
         char what[META_TOPIC_NAME_BYTES_MAX + 32];
+        struct kclient_error e;
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
             printf("deleted topic %s\n", name);
             if (kclient_wait_topic(rk, name, false /* exists */,
@@ -255,47 +234,31 @@ static int report_delete(rd_kafka_t *rk, rd_kafka_event_t *ev)
     return rc;
 }
 
-/* Sends DeleteTopics for every name and reports each result. */
-static int send_delete(rd_kafka_t *rk, const struct topics_opts *o,
-                       rd_kafka_DeleteTopic_t **dts,
-                       rd_kafka_AdminOptions_t *opts, rd_kafka_queue_t *q)
+/* DeleteTopics for every name (arg: the topics_opts). */
+static int send_delete_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
+                          rd_kafka_queue_t *q, const void *arg,
+                          struct kclient_error *e)
 {
+    const struct topics_opts *o = arg;
+    rd_kafka_DeleteTopic_t **dts = calloc(o->n_names, sizeof *dts);
+    if (dts == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
     for (size_t i = 0; i < o->n_names; i++) {
         dts[i] = rd_kafka_DeleteTopic_new(o->names[i]);
     }
     rd_kafka_DeleteTopics(rk, dts, o->n_names, opts, q);
     rd_kafka_DeleteTopic_destroy_array(dts, o->n_names);
-    struct kclient_error e;
-    rd_kafka_event_t *ev = kclient_admin_wait(q, &e);
-    if (ev == NULL) {
-        kclient_error_print("topics delete", &e);
-        return CLI_EXIT_FAILED;
-    }
-    int rc = report_delete(rk, ev);
-    rd_kafka_event_destroy(ev);
-    return rc;
+    free(dts);
+    return RC_OK;
 }
 
 static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
 {
-    rd_kafka_DeleteTopic_t **dts = calloc(o->n_names, sizeof *dts);
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rc = CLI_EXIT_FAILED;
-    if (dts != NULL && opts != NULL && q != NULL) {
-        rc = send_delete(rk, o, dts, opts, q);
-    } else {
-        cli_error("topics delete: out of memory");
-    }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    free(dts);
-    return rc;
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS,
+                             "topics delete", send_delete_cb,
+                             report_delete_cb, o);
 }
 
 /* --- List ---------------------------------------------------------------- */
@@ -340,23 +303,12 @@ static int run_list(rd_kafka_t *rk)
 
 /* --- Run ----------------------------------------------------------------- */
 
-static rd_kafka_t *admin_client(const struct kclient_opts *k)
-{
-    struct kclient_error e;
-    rd_kafka_conf_t *conf = kclient_conf_new(k, &e);
-    rd_kafka_t *rk = conf != NULL
-                         ? kclient_new(k, RD_KAFKA_PRODUCER, conf, &e)
-                         : NULL;
-    if (rk == NULL) {
-        kclient_error_print("topics", &e);
-    }
-    return rk;
-}
-
 int topics_run(const struct kclient_opts *k, const struct topics_opts *o)
 {
-    rd_kafka_t *rk = admin_client(k);
+    struct kclient_error e;
+    rd_kafka_t *rk = kclient_admin_new(k, &e);
     if (rk == NULL) {
+        kclient_error_print("topics", &e);
         return CLI_EXIT_FAILED;
     }
     int rc = CLI_EXIT_FAILED;

@@ -11,9 +11,6 @@
 #include "cli/view.h"
 #include "common/rc.h"
 
-/* "1,2,3" of up to META_REPLICAS_MAX ids of up to 11 characters. */
-#define TOPICS_DESCRIBE__IDS_BYTES (META_REPLICAS_MAX * 12 + 1)
-
 /* One topic as shown: its metadata, partitions by id, its configs. */
 struct topic_view {
     const rd_kafka_metadata_topic_t *md;
@@ -130,42 +127,38 @@ static void attach_configs(struct describe *d)
     }
 }
 
+/* DescribeConfigs of every selected topic (arg: the describe). */
+static int send_describe_configs_cb(rd_kafka_t *rk,
+                                    rd_kafka_AdminOptions_t *opts,
+                                    rd_kafka_queue_t *q, const void *arg,
+                                    struct kclient_error *e)
+{
+    const struct describe *d = arg;
+    rd_kafka_ConfigResource_t **res = calloc(d->n + 1, sizeof *res);
+    if (res == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < d->n; i++) {
+        res[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
+                                             d->views[i].md->topic);
+    }
+    rd_kafka_DescribeConfigs(rk, res, d->n, opts, q);
+    rd_kafka_ConfigResource_destroy_array(res, d->n);
+    free(res);
+    return RC_OK;
+}
+
 /* One DescribeConfigs request for every selected topic. */
 static int describe_configs(rd_kafka_t *rk, struct describe *d,
                             struct kclient_error *e)
 {
-    rd_kafka_ConfigResource_t **res = calloc(d->n + 1, sizeof *res);
-    rd_kafka_AdminOptions_t *opts =
-        kclient_admin_options(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    int rv = RC_NOMEM;
-    kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
-    if (res != NULL && opts != NULL && q != NULL) {
-        for (size_t i = 0; i < d->n; i++) {
-            res[i] = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC,
-                                                 d->views[i].md->topic);
-        }
-        rd_kafka_DescribeConfigs(rk, res, d->n, opts, q);
-        rd_kafka_ConfigResource_destroy_array(res, d->n);
-        d->configs_ev = kclient_admin_wait(q, e);
-        rv = d->configs_ev != NULL ? RC_OK : RC_TIMEOUT;
-    }
-    if (rv == RC_OK &&
-        rd_kafka_event_error(d->configs_ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        kclient_error_set(e, rd_kafka_event_error(d->configs_ev),
-                          rd_kafka_event_error_string(d->configs_ev));
-        rv = RC_IO;
-    }
+    int rv = kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS,
+                                &d->configs_ev, e, send_describe_configs_cb,
+                                d);
     if (rv == RC_OK) {
         attach_configs(d);
     }
-    if (q != NULL) {
-        rd_kafka_queue_destroy(q);
-    }
-    if (opts != NULL) {
-        rd_kafka_AdminOptions_destroy(opts);
-    }
-    free(res);
     return rv;
 }
 
@@ -234,18 +227,6 @@ static void topic_rows(struct table *t, const struct describe *d)
     }
 }
 
-static void format_ids(const int32_t *ids, int n, char *out, size_t cap)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; i < n && used < cap; i++) {
-        int w = snprintf(out + used, cap - used, "%s%" PRId32,
-                         i > 0 ? "," : "", ids[i]);
-        ASSERT(w >= 0);
-        used += (size_t)w;
-    }
-}
-
 static void partition_rows(struct table *t, const struct describe *d)
 {
     table_cell(t, "TOPIC");
@@ -259,11 +240,11 @@ static void partition_rows(struct table *t, const struct describe *d)
         view_printable(d->views[i].md->topic, name, sizeof name);
         for (int k = 0; k < d->views[i].md->partition_cnt; k++) {
             const rd_kafka_metadata_partition_t *p = d->views[i].parts[k];
-            char replicas[TOPICS_DESCRIBE__IDS_BYTES];
-            char isr[TOPICS_DESCRIBE__IDS_BYTES];
-            format_ids(p->replicas, p->replica_cnt, replicas,
-                       sizeof replicas);
-            format_ids(p->isrs, p->isr_cnt, isr, sizeof isr);
+            char replicas[VIEW_IDS_BYTES];
+            char isr[VIEW_IDS_BYTES];
+            view_format_ids(p->replicas, p->replica_cnt, replicas,
+                            sizeof replicas);
+            view_format_ids(p->isrs, p->isr_cnt, isr, sizeof isr);
             table_cell(t, "%s", name);
             table_cell(t, "%" PRId32, p->id);
             if (p->leader < 0) {
@@ -307,15 +288,6 @@ static void describe_text(const struct describe *d)
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static void ids_json(struct json *j, const int32_t *ids, int n)
-{
-    json_array_begin(j);
-    for (int i = 0; i < n; i++) {
-        json_int(j, ids[i]);
-    }
-    json_array_end(j);
-}
-
 static void configs_json(struct json *j, const struct topic_view *v)
 {
     json_object_begin(j);
@@ -350,9 +322,9 @@ static void topic_json(struct json *j, const struct topic_view *v)
         json_key(j, "leader");
         json_int(j, p->leader);
         json_key(j, "replicas");
-        ids_json(j, p->replicas, p->replica_cnt);
+        view_ids_json(j, p->replicas, p->replica_cnt);
         json_key(j, "isr");
-        ids_json(j, p->isrs, p->isr_cnt);
+        view_ids_json(j, p->isrs, p->isr_cnt);
         json_object_end(j);
     }
     json_array_end(j);

@@ -8,9 +8,6 @@
 #include "cli/table.h"
 #include "common/rc.h"
 
-/* "1,2,3" for 16 ids of up to 11 characters each. */
-#define VIEW__IDS_BYTES (META_REPLICAS_MAX * 12 + 1)
-
 /* "1:5,2:5,3:-": 16 ids, colons, offsets of up to 20 characters, commas
  * (a table cell cuts what is beyond TABLE_CELL_BYTES_MAX). */
 #define VIEW__END_OFFSETS_BYTES (META_REPLICAS_MAX * 33 + 1)
@@ -57,17 +54,25 @@ int view_topics_sorted(const struct meta_image *img,
     return RC_OK;
 }
 
-static void format_ids(const struct meta_replica_set *s, char *out,
-                       size_t cap)
+void view_format_ids(const int32_t *ids, int32_t n, char *out, size_t cap)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (int32_t i = 0; i < s->n && used < cap; i++) {
+    for (int32_t i = 0; i < n && used < cap; i++) {
         int w = snprintf(out + used, cap - used, "%s%" PRId32,
-                         i > 0 ? "," : "", s->ids[i]);
+                         i > 0 ? "," : "", ids[i]);
         ASSERT(w >= 0);
         used += (size_t)w;
     }
+}
+
+void view_ids_json(struct json *j, const int32_t *ids, int32_t n)
+{
+    json_array_begin(j);
+    for (int32_t i = 0; i < n; i++) {
+        json_int(j, ids[i]);
+    }
+    json_array_end(j);
 }
 
 static const char *broker_state(const struct meta_broker *b)
@@ -165,10 +170,11 @@ static void partition_row(struct table *t, const char *name,
                           const struct meta_partition *p,
                           const struct health_partition *hp)
 {
-    char replicas[VIEW__IDS_BYTES];
-    char isr[VIEW__IDS_BYTES];
-    format_ids(&p->replicas, replicas, sizeof replicas);
-    format_ids(&p->isr, isr, sizeof isr);
+    char replicas[VIEW_IDS_BYTES];
+    char isr[VIEW_IDS_BYTES];
+    view_format_ids(p->replicas.ids, p->replicas.n, replicas,
+                    sizeof replicas);
+    view_format_ids(p->isr.ids, p->isr.n, isr, sizeof isr);
     table_cell(t, "%s", name);
     table_cell(t, "%" PRId32, p->id);
     if (p->leader == META_NO_LEADER) {
@@ -262,11 +268,7 @@ void view_brokers_json(struct json *j, const struct meta_image *img,
         json_key(j, "port");
         json_int(j, b->port);
         json_key(j, "rack");
-        if (b->rack[0] != '\0') {
-            json_string(j, b->rack);
-        } else {
-            json_null(j);
-        }
+        json_string_or_null(j, b->rack);
         json_key(j, "fenced");
         json_bool(j, b->fenced);
         json_key(j, "in_controlled_shutdown");
@@ -279,30 +281,12 @@ void view_brokers_json(struct json *j, const struct meta_image *img,
     json_array_end(j);
 }
 
-static void ids_json(struct json *j, const struct meta_replica_set *s)
-{
-    json_array_begin(j);
-    for (int32_t i = 0; i < s->n; i++) {
-        json_int(j, s->ids[i]);
-    }
-    json_array_end(j);
-}
-
-static void offset_json(struct json *j, int64_t offset)
-{
-    if (offset >= 0) {
-        json_int(j, offset);
-    } else {
-        json_null(j);
-    }
-}
-
 static void partition_health_json(struct json *j,
                                   const struct meta_partition *p,
                                   const struct health_partition *hp)
 {
     json_key(j, "hw");
-    offset_json(j, hp->hw);
+    json_int_or_null(j, hp->hw >= 0, hp->hw);
     json_key(j, "end_offsets");
     json_array_begin(j);
     for (int32_t i = 0; i < p->replicas.n; i++) {
@@ -310,7 +294,8 @@ static void partition_health_json(struct json *j,
         json_key(j, "id");
         json_int(j, p->replicas.ids[i]);
         json_key(j, "end_offset");
-        offset_json(j, hp->end_offsets[i]);
+        json_int_or_null(j, hp->end_offsets[i] >= 0,
+                         hp->end_offsets[i]);
         json_object_end(j);
     }
     json_array_end(j);
@@ -337,9 +322,9 @@ static void partition_json(struct json *j, const struct meta_partition *p,
     json_key(j, "partition_epoch");
     json_int(j, p->partition_epoch);
     json_key(j, "replicas");
-    ids_json(j, &p->replicas);
+    view_ids_json(j, p->replicas.ids, p->replicas.n);
     json_key(j, "isr");
-    ids_json(j, &p->isr);
+    view_ids_json(j, p->isr.ids, p->isr.n);
     if (hp != NULL) {
         partition_health_json(j, p, hp);
     }

@@ -7,6 +7,7 @@
 #define CAIRN_CLI_VIEW_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cli/health.h"
@@ -14,9 +15,18 @@
 #include "common/assert.h"
 #include "common/meta/meta.h"
 
+/* "1,2,3": up to META_REPLICAS_MAX ids of up to 11 characters each. */
+#define VIEW_IDS_BYTES (META_REPLICAS_MAX * 12 + 1)
+
 /* Copies s into out (cap > 0 bytes, cut to fit), replacing each byte
  * outside printable ASCII with '?'. */
 void view_printable(const char *s, char *out, size_t cap);
+
+/* Replica ids as "1,2,3" into out (cut at cap bytes). */
+void view_format_ids(const int32_t *ids, int32_t n, char *out, size_t cap);
+
+/* Replica ids as a JSON array. */
+void view_ids_json(struct json *j, const int32_t *ids, int32_t n);
 
 /* The topics of img sorted by name: a malloc'd array (*out, *n) of
  * pointers into img, valid while img is unchanged; the caller frees the
