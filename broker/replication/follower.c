@@ -395,6 +395,17 @@ static int add_sent(struct fetcher *f, const struct partition *p)
     return RC_OK;
 }
 
+/* The sent partitions grouped by topic for a request: topic t is
+ * names[t], its partitions f->sent[order[start[t] .. start[t] +
+ * counts[t])] in sent order. Arrays live in the build's arena. */
+struct sent_groups {
+    const char **names;
+    int32_t *counts;
+    size_t *start;
+    size_t *order;
+    size_t n_topics;
+};
+
 /* Topic index of name in names[0..n), appending it if new. */
 static size_t topic_slot(const char **names, size_t *n, const char *name)
 {
@@ -407,22 +418,14 @@ static size_t topic_slot(const char **names, size_t *n, const char *name)
     return (*n)++;
 }
 
-/* Builds the request body for the partitions in state want into w. */
-static int build(struct fetcher *f, enum partition_follow want,
-                 struct writer *w)
+/* Fills f->sent with the partitions led by f's leader in state want
+ * (those that have no epoch to ask about are truncated to their HW at
+ * once and move on to fetching). */
+static int collect(struct fetcher *f, enum partition_follow want)
 {
     struct replica_manager *ps = f->rf->ps;
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
-    const char **names = NULL;
-    int32_t *counts = NULL;
-    size_t n_topics = 0;
-    int rv = arena_alloc(&a, ps->n + 1, sizeof *names, (void **)&names);
-    if (rv == RC_OK) {
-        rv = arena_alloc(&a, ps->n + 1, sizeof *counts, (void **)&counts);
-    }
     f->n_sent = 0;
-    for (size_t i = 0; rv == RC_OK && i < ps->n; i++) {
+    for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
         if (p->closing || p->follow != want || p->leader != f->leader) {
             continue;
@@ -431,96 +434,164 @@ static int build(struct fetcher *f, enum partition_follow want,
             log_epoch_latest(log_epochs(p->log)) == LOG_EPOCH_UNDEFINED) {
             /* No epoch to ask about: an empty log has nothing to cut;
              * otherwise fall back to the high watermark. */
-            rv = partition_follower_truncate(p, p->hw);
+            int rv = partition_follower_truncate(p, p->hw);
             p->follow = PARTITION_FOLLOW_FETCH;
+            if (rv != RC_OK) {
+                return rv;
+            }
             continue;
         }
-        size_t before = n_topics;
-        size_t slot = topic_slot(names, &n_topics, p->topic);
-        if (n_topics > before) {
-            counts[slot] = 0;
+        int rv = add_sent(f, p);
+        if (rv != RC_OK) {
+            return rv;
         }
-        counts[slot]++;
-        rv = add_sent(f, p);
     }
-    if (rv != RC_OK || f->n_sent == 0) {
-        arena_free(&a);
+    return RC_OK;
+}
+
+/* Groups f->sent by topic into g (see struct sent_groups). */
+static int group_sent(const struct fetcher *f, struct arena *a,
+                      struct sent_groups *g)
+{
+    size_t n = f->n_sent;
+    size_t *slot = NULL;
+    memset(g, 0, sizeof *g);
+    int rv = arena_alloc(a, n, sizeof *g->names, (void **)&g->names);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, n, sizeof *g->counts, (void **)&g->counts);
+    }
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, n, sizeof *g->start, (void **)&g->start);
+    }
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, n, sizeof *g->order, (void **)&g->order);
+    }
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, n, sizeof *slot, (void **)&slot);
+    }
+    if (rv != RC_OK) {
         return rv;
     }
-    /* Group the sent partitions by topic, in topic order. */
-    if (want == PARTITION_FOLLOW_FETCH) {
-        struct kafka_FetchableTopic *topics = NULL;
-        rv = arena_alloc(&a, n_topics, sizeof *topics, (void **)&topics);
-        for (size_t t = 0; rv == RC_OK && t < n_topics; t++) {
-            struct kafka_FetchPartition *parts = NULL;
-            rv = arena_alloc(&a, (size_t)counts[t], sizeof *parts,
-                             (void **)&parts);
-            int32_t k = 0;
-            for (size_t i = 0; rv == RC_OK && i < f->n_sent; i++) {
-                const struct sent_part *s = &f->sent[i];
-                if (strcmp(s->topic, names[t]) != 0) {
-                    continue;
-                }
-                struct partition *p = replica_manager_find(ps, s->topic, s->id);
-                parts[k++] = (struct kafka_FetchPartition){
-                    .PartitionIndex = s->id,
-                    .CurrentLeaderEpoch = s->leader_epoch,
-                    .FetchOffset = s->fetch_offset,
-                    .LogStartOffset = log_start_offset(p->log),
-                    .PartitionMaxBytes = f->rf->cfg.partition_max_bytes};
-            }
-            if (rv == RC_OK) {
-                topics[t] = (struct kafka_FetchableTopic){
-                    .Name = slice_from_str(names[t]), .Partitions = parts,
-                    .PartitionsCnt = k};
-            }
+    for (size_t i = 0; i < n; i++) {
+        size_t before = g->n_topics;
+        slot[i] = topic_slot(g->names, &g->n_topics, f->sent[i].topic);
+        if (g->n_topics > before) {
+            g->counts[slot[i]] = 0;
         }
-        struct kafka_FetchRequest rq = {
-            .ReplicaId = f->rf->cfg.self,
-            .MaxWaitMs = f->rf->cfg.wait_max_ms,
-            .MinBytes = 1,
-            .MaxBytes = f->rf->cfg.response_max_bytes,
-            .IsolationLevel = 0,
-            .SessionId = 0,
-            .SessionEpoch = -1,
-            .Topics = topics,
-            .TopicsCnt = (int32_t)n_topics,
-            .RackId = slice_from_str("")};
-        if (rv == RC_OK) {
-            rv = kafka_fetch_request_encode(w, FETCHER__VERSION_FETCH, &rq);
-        }
-    } else {
-        struct kafka_OffsetForLeaderTopic *topics = NULL;
-        rv = arena_alloc(&a, n_topics, sizeof *topics, (void **)&topics);
-        for (size_t t = 0; rv == RC_OK && t < n_topics; t++) {
-            struct kafka_OffsetForLeaderPartition *parts = NULL;
-            rv = arena_alloc(&a, (size_t)counts[t], sizeof *parts,
-                             (void **)&parts);
-            int32_t k = 0;
-            for (size_t i = 0; rv == RC_OK && i < f->n_sent; i++) {
-                const struct sent_part *s = &f->sent[i];
-                if (strcmp(s->topic, names[t]) != 0) {
-                    continue;
-                }
-                struct partition *p = replica_manager_find(ps, s->topic, s->id);
-                parts[k++] = (struct kafka_OffsetForLeaderPartition){
-                    .Partition = s->id,
-                    .CurrentLeaderEpoch = s->leader_epoch,
-                    .LeaderEpoch = log_epoch_latest(log_epochs(p->log))};
-            }
-            if (rv == RC_OK) {
-                topics[t] = (struct kafka_OffsetForLeaderTopic){
-                    .Topic = slice_from_str(names[t]), .Partitions = parts,
-                    .PartitionsCnt = k};
-            }
-        }
-        struct kafka_OffsetForLeaderEpochRequest rq = {
-            .ReplicaId = f->rf->cfg.self, .Topics = topics,
-            .TopicsCnt = (int32_t)n_topics};
-        if (rv == RC_OK) {
-            rv = kafka_offset_for_leader_epoch_request_encode(
-                w, FETCHER__VERSION_EPOCH, &rq);
-        }
+        g->counts[slot[i]]++;
+    }
+    size_t at = 0;
+    for (size_t t = 0; t < g->n_topics; t++) {
+        g->start[t] = at;
+        at += (size_t)g->counts[t];
+    }
+    /* start[t] serves as topic t's cursor, then is set back. */
+    for (size_t i = 0; i < n; i++) {
+        g->order[g->start[slot[i]]++] = i;
+    }
+    for (size_t t = 0; t < g->n_topics; t++) {
+        g->start[t] -= (size_t)g->counts[t];
+    }
+    return RC_OK;
+}
+
+/* Fetch v11 for the grouped partitions (a long poll, the follower's own
+ * replica id). */
+static int build_fetch(struct fetcher *f, struct arena *a,
+                       const struct sent_groups *g, struct writer *w)
+{
+    struct kafka_FetchableTopic *topics = NULL;
+    struct kafka_FetchPartition *parts = NULL;
+    int rv = arena_alloc(a, g->n_topics, sizeof *topics, (void **)&topics);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, f->n_sent, sizeof *parts, (void **)&parts);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    for (size_t k = 0; k < f->n_sent; k++) {
+        const struct sent_part *s = &f->sent[g->order[k]];
+        struct partition *p = replica_manager_find(f->rf->ps, s->topic,
+                                                   s->id);
+        parts[k] = (struct kafka_FetchPartition){
+            .PartitionIndex = s->id,
+            .CurrentLeaderEpoch = s->leader_epoch,
+            .FetchOffset = s->fetch_offset,
+            .LogStartOffset = log_start_offset(p->log),
+            .PartitionMaxBytes = f->rf->cfg.partition_max_bytes};
+    }
+    for (size_t t = 0; t < g->n_topics; t++) {
+        topics[t] = (struct kafka_FetchableTopic){
+            .Name = slice_from_str(g->names[t]),
+            .Partitions = parts + g->start[t],
+            .PartitionsCnt = g->counts[t]};
+    }
+    struct kafka_FetchRequest rq = {
+        .ReplicaId = f->rf->cfg.self,
+        .MaxWaitMs = f->rf->cfg.wait_max_ms,
+        .MinBytes = 1,
+        .MaxBytes = f->rf->cfg.response_max_bytes,
+        .IsolationLevel = 0,
+        .SessionId = 0,
+        .SessionEpoch = -1,
+        .Topics = topics,
+        .TopicsCnt = (int32_t)g->n_topics,
+        .RackId = slice_from_str("")};
+    return kafka_fetch_request_encode(w, FETCHER__VERSION_FETCH, &rq);
+}
+
+/* OffsetForLeaderEpoch v3 for the grouped partitions: each one's latest
+ * local epoch. */
+static int build_epochs(struct fetcher *f, struct arena *a,
+                        const struct sent_groups *g, struct writer *w)
+{
+    struct kafka_OffsetForLeaderTopic *topics = NULL;
+    struct kafka_OffsetForLeaderPartition *parts = NULL;
+    int rv = arena_alloc(a, g->n_topics, sizeof *topics, (void **)&topics);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, f->n_sent, sizeof *parts, (void **)&parts);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    for (size_t k = 0; k < f->n_sent; k++) {
+        const struct sent_part *s = &f->sent[g->order[k]];
+        struct partition *p = replica_manager_find(f->rf->ps, s->topic,
+                                                   s->id);
+        parts[k] = (struct kafka_OffsetForLeaderPartition){
+            .Partition = s->id,
+            .CurrentLeaderEpoch = s->leader_epoch,
+            .LeaderEpoch = log_epoch_latest(log_epochs(p->log))};
+    }
+    for (size_t t = 0; t < g->n_topics; t++) {
+        topics[t] = (struct kafka_OffsetForLeaderTopic){
+            .Topic = slice_from_str(g->names[t]),
+            .Partitions = parts + g->start[t],
+            .PartitionsCnt = g->counts[t]};
+    }
+    struct kafka_OffsetForLeaderEpochRequest rq = {
+        .ReplicaId = f->rf->cfg.self, .Topics = topics,
+        .TopicsCnt = (int32_t)g->n_topics};
+    return kafka_offset_for_leader_epoch_request_encode(
+        w, FETCHER__VERSION_EPOCH, &rq);
+}
+
+/* Builds the request body for the partitions in state want into w;
+ * RC_OK with f->n_sent 0 when there is nothing to ask. */
+static int build(struct fetcher *f, enum partition_follow want,
+                 struct writer *w)
+{
+    int rv = collect(f, want);
+    if (rv != RC_OK || f->n_sent == 0) {
+        return rv;
+    }
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct sent_groups g;
+    rv = group_sent(f, &a, &g);
+    if (rv == RC_OK) {
+        rv = want == PARTITION_FOLLOW_FETCH ? build_fetch(f, &a, &g, w)
+                                            : build_epochs(f, &a, &g, w);
     }
     arena_free(&a);
     return rv;
