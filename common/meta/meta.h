@@ -189,6 +189,10 @@ const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img,
 const struct meta_partition *
 meta_image_partition(const struct meta_image *img,
                      const struct meta_uuid *topic_id, int32_t partition);
+/* Frees what topic t owns (configs, partitions) and empties it; t itself
+ * stays the caller's. */
+void meta_topic_free(struct meta_topic *t);
+
 /* A topic config value, or NULL when the topic does not set it. */
 const char *meta_topic_config(const struct meta_topic *t, const char *name);
 

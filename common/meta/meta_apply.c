@@ -383,16 +383,6 @@ static int apply_partition_change(struct meta_image *img,
     return RC_OK;
 }
 
-static void apply_topic_free(struct meta_topic *t)
-{
-    for (size_t i = 0; i < t->n_configs; i++) {
-        free(t->configs[i].name);
-        free(t->configs[i].value);
-    }
-    free(t->configs);
-    free(t->partitions);
-}
-
 static int apply_remove_topic(struct meta_image *img,
                               const struct meta_rec_remove_topic *r)
 {
@@ -403,7 +393,7 @@ static int apply_remove_topic(struct meta_image *img,
         return RC_INVALID;
     }
     i = (size_t)(t - img->topics);
-    apply_topic_free(t);
+    meta_topic_free(t);
     memmove(&img->topics[i], &img->topics[i + 1],
             (img->n_topics - i - 1) * sizeof *img->topics);
     img->n_topics--;

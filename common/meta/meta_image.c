@@ -72,7 +72,7 @@ void meta_image_init(struct meta_image *img)
     memset(img, 0, sizeof *img);
 }
 
-static void image_topic_free(struct meta_topic *t)
+void meta_topic_free(struct meta_topic *t)
 {
     for (size_t i = 0; i < t->n_configs; i++) {
         free(t->configs[i].name);
@@ -90,7 +90,7 @@ static void image_topic_free(struct meta_topic *t)
 void meta_image_free(struct meta_image *img)
 {
     for (size_t i = 0; i < img->n_topics; i++) {
-        image_topic_free(&img->topics[i]);
+        meta_topic_free(&img->topics[i]);
     }
     free(img->topics);
     free(img->brokers);
@@ -99,7 +99,7 @@ void meta_image_free(struct meta_image *img)
 
 /* Deep copy of src's partitions and configs into dst, whose scalar fields
  * are already copied and whose arrays are empty. On RC_NOMEM dst holds what
- * was copied so far, consistently, for image_topic_free(). */
+ * was copied so far, consistently, for meta_topic_free(). */
 static int image_topic_copy(struct meta_topic *dst,
                             const struct meta_topic *src)
 {
