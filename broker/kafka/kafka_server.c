@@ -42,16 +42,18 @@
 
 #include "broker/kafka/net_sendfile.h"
 #include "common/bytes.h"
+#include "common/kafka/kafka_frame.h"
 #include "common/limits.h"
 #include "common/net/frame_conn.h"
 #include "common/rc.h"
 #include "common/reader.h"
 
-#define KAFKA__SIZE_BYTES 4u
-/* api_key, api_version, correlation_id, client_id length. */
-#define KAFKA__REQUEST_HEADER_MIN_BYTES 10u
+#define KAFKA__SIZE_BYTES KAFKA_FRAME_SIZE_BYTES
+/* Request header v1 with a null or empty client id. */
+#define KAFKA__REQUEST_HEADER_MIN_BYTES KAFKA_FRAME_REQUEST_HEADER_BYTES(0)
 /* Response size field and correlation id (response header v0). */
-#define KAFKA__RESPONSE_HEAD_BYTES 8u
+#define KAFKA__RESPONSE_HEAD_BYTES \
+    (KAFKA_FRAME_SIZE_BYTES + KAFKA_FRAME_RESPONSE_HEADER_BYTES)
 /* Memory pieces gathered into one uv_write. */
 #define KAFKA__WRITE_BUFS 16u
 #define KAFKA__BACKLOG 128
@@ -705,17 +707,19 @@ static void conn_frame_cb(struct frame_conn *fc, void *block,
     memset(slot, 0, sizeof *slot);
     slot->frame_len = len;
     reader_init(&r, frame, len);
-    req->api_key = reader_i16(&r);
-    req->api_version = reader_i16(&r);
-    req->correlation_id = reader_i32(&r);
-    req->client_id = reader_nullable_string(&r);
-    if (r.rc != RC_OK) {
+    struct kafka_frame_request_header h;
+    int rv = kafka_frame_request_read(&r, &h);
+    if (rv != RC_OK) {
         TRACE_WARN(s->t, "peer=%s closing: bad request header: %s",
-                   conn_peer(c), rc_str(r.rc));
+                   conn_peer(c), rc_str(rv));
         free(slot);
         frame_conn_close(fc, RC_MALFORMED);
         return;
     }
+    req->api_key = h.ApiKey;
+    req->api_version = h.ApiVersion;
+    req->correlation_id = h.CorrelationId;
+    req->client_id = h.ClientId;
     req->conn = c;
     req->seq = c->next_seq++;
     req->body = frame + r.pos;

@@ -17,7 +17,8 @@
  * allocated for it), then the header, leaving the reader at the body.
  *
  * Pure codec: no I/O, no clock, no allocation of its own (the writer
- * grows). Any thread, one frame per call. Used by the blocking client
+ * grows). Any thread, one frame per call. Used by the Kafka listener
+ * (broker/kafka/kafka_server.c, request headers), the blocking client
  * (common/kafka/kafka_client.c), the follower fetcher
  * (broker/replication/follower.c) and the tests. */
 #ifndef CAIRN_COMMON_KAFKA_KAFKA_FRAME_H
