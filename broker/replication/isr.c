@@ -345,18 +345,26 @@ bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,
     return true;
 }
 
+/* Kafka's isFollowerInSync (LEO >= HW and >= the epoch's start offset),
+ * and caught up by the same rule that keeps a member in: a follower that
+ * lags the leader's log end must not join on a HW that stopped moving
+ * (the ISR below min_isr stalls it), or the next shrink check drops it
+ * again and the ISR flaps. */
 static bool may_join(const struct isr_state *s,
-                     const struct isr_follower *f, int64_t hw)
+                     const struct isr_follower *f, int64_t hw,
+                     int64_t leader_leo, int64_t now_ms)
 {
     return f->eligible && !meta_replica_set_contains(&s->isr, f->id) &&
            f->leo != ISR_OFFSET_UNKNOWN && f->leo >= hw &&
-           f->leo >= s->epoch_start_offset;
+           f->leo >= s->epoch_start_offset &&
+           isr_caught_up(s, f, leader_leo, now_ms);
 }
 
-bool isr_maybe_expand(struct isr_state *s, int64_t hw,
-                      struct meta_replica_set *isr_out)
+bool isr_maybe_expand(struct isr_state *s, int64_t hw, int64_t leader_leo,
+                      int64_t now_ms, struct meta_replica_set *isr_out)
 {
     ASSERT(hw >= 0);
+    ASSERT(leader_leo >= 0);
     if (s->pending != ISR_PENDING_NONE) {
         return false;
     }
@@ -364,7 +372,7 @@ bool isr_maybe_expand(struct isr_state *s, int64_t hw,
     memcpy(grown.ids, s->isr.ids, (size_t)s->isr.n * sizeof grown.ids[0]);
     grown.n = s->isr.n;
     for (int32_t i = 0; i < s->n_followers; i++) {
-        if (may_join(s, &s->followers[i], hw)) {
+        if (may_join(s, &s->followers[i], hw, leader_leo, now_ms)) {
             ASSERT(grown.n < META_REPLICAS_MAX);
             grown.ids[grown.n++] = s->followers[i].id;
         }

@@ -27,7 +27,12 @@
  *     min_isr (strict min-ISR, KAFKA-15583).
  *   - Shrink: drop every ISR follower that is not caught up; never the
  *     leader. Expand: a follower outside the ISR that is eligible, whose
- *     LEO >= the HW and >= the leader's epoch start offset. One change in
+ *     LEO >= the HW and >= the leader's epoch start offset (Kafka's
+ *     isFollowerInSync) and that is caught up by the rule above. Kafka
+ *     needs no third condition because its HW keeps moving while the ISR
+ *     is below min_isr; here the HW stops then (strict min-ISR), and a
+ *     lagging follower whose LEO passed the stalled HW would join and be
+ *     dropped again at the next check, over and over. One change in
  *     flight at a time: nothing is proposed while one is pending.
  *   - min_isr is min(min.insync.replicas, number of replicas). */
 #ifndef CAIRN_BROKER_ISR_H
@@ -132,9 +137,10 @@ bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,
 
 /* If no change is pending and some follower may join (see above), fills
  * *isr_out with the ISR plus every such follower (in replica order after
- * the current members), marks the expansion pending and returns true. */
-bool isr_maybe_expand(struct isr_state *s, int64_t hw,
-                      struct meta_replica_set *isr_out);
+ * the current members), marks the expansion pending and returns true.
+ * leader_leo is the leader's log end at now_ms. */
+bool isr_maybe_expand(struct isr_state *s, int64_t hw, int64_t leader_leo,
+                      int64_t now_ms, struct meta_replica_set *isr_out);
 
 /* The controller answered the pending change: on success adopt isr and
  * partition_epoch; on failure go back to the committed state (the next

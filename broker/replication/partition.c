@@ -322,7 +322,9 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
     }
     update_hw(p, now_ms);
     struct meta_replica_set isr;
-    if (!p->alter_in_flight && isr_maybe_expand(&p->repl, p->hw, &isr)) {
+    if (!p->alter_in_flight &&
+        isr_maybe_expand(&p->repl, p->hw, log_end_offset(p->log), now_ms,
+                         &isr)) {
         propose_isr(p, &isr);
     }
     return RC_OK;

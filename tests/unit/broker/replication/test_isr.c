@@ -345,7 +345,7 @@ Test(replica, nothing_to_shrink_or_expand_proposes_nothing)
     fetch(2, 100, 100, T0);
     struct meta_replica_set isr = SET(9);
     cr_assert_not(isr_maybe_shrink(&s, 100, T0, &isr));
-    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0, &isr));
     cr_assert_eq(s.pending, ISR_PENDING_NONE);
     expect_set(&isr, SET(9)); /* untouched */
 }
@@ -357,7 +357,7 @@ Test(replica, shrink_and_expand_refused_while_shrink_pending)
     struct meta_replica_set isr = {0};
     cr_assert(isr_maybe_shrink(&s, 100, T0 + LAG_MS + 1, &isr));
     expect_set(&isr, SET(1));
-    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0, &isr));
     cr_assert_not(isr_maybe_shrink(&s, 100, T0 + 2 * LAG_MS, &isr));
     cr_assert_eq(s.pending, ISR_PENDING_SHRINK);
     expect_set(&s.proposed, SET(1));
@@ -368,12 +368,12 @@ Test(replica, shrink_and_expand_refused_while_expand_pending)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     expect_set(&isr, SET(1, 2, 3));
     /* Follower 2 never fetched and is now stale. */
     cr_assert_not(caught_up(2, 100, T0 + LAG_MS + 1));
     cr_assert_not(isr_maybe_shrink(&s, 100, T0 + LAG_MS + 1, &isr));
-    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0, &isr));
     cr_assert_eq(s.pending, ISR_PENDING_EXPAND);
     expect_set(&s.proposed, SET(1, 2, 3));
 }
@@ -383,7 +383,7 @@ Test(replica, pending_expand_counts_new_member_in_maximal_isr)
     lead(SET(1, 2, 3), SET(1, 2), 2, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     struct meta_replica_set maximal = {0};
     isr_maximal_isr(&s, &maximal);
     expect_set(&maximal, SET(1, 2, 3));
@@ -407,7 +407,7 @@ Test(replica, pending_expand_counts_for_enough_after_append_only)
     cr_assert_not(maximal_reaches_min_isr(&s));
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     cr_assert(maximal_reaches_min_isr(&s), "maximal ISR has 3");
     cr_assert_not(isr_enough_for_append(&s), "committed ISR has 2");
     cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 2),
@@ -454,7 +454,7 @@ Test(replica, enough_for_append_uses_committed_isr_only)
     lead(SET(1, 2), SET(1), 2, 100);
     fetch(2, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     cr_assert_not(isr_enough_for_append(&s));
     cr_assert(maximal_reaches_min_isr(&s));
     isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
@@ -466,12 +466,69 @@ Test(replica, expand_requires_leo_at_least_hw)
     lead(SET(1, 2), SET(1), 1, 100);
     fetch(2, 109, 120, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert_not(isr_maybe_expand(&s, 110, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 110, 110, T0, &isr));
     cr_assert_eq(s.pending, ISR_PENDING_NONE);
     fetch(2, 110, 120, T0 + 2);
-    cr_assert(isr_maybe_expand(&s, 110, &isr));
+    cr_assert(isr_maybe_expand(&s, 110, 110, T0, &isr));
     expect_set(&isr, SET(1, 2));
     cr_assert_eq(s.pending, ISR_PENDING_EXPAND);
+}
+
+Test(replica, expand_requires_caught_up_not_only_past_a_stalled_hw)
+{
+    /* ISR {1} is below min ISR 2: the HW stays at 100 while the leader's
+     * log grows. Follower 2 is past that HW but far behind the log end. */
+    lead(SET(1, 2, 3), SET(1), 2, 100);
+    fetch(2, 500, 1000, T0 + 10);
+    fetch(2, 600, 2000, T0 + 20);
+    struct meta_replica_set isr = {0};
+    cr_assert_not(caught_up(2, 2000, T0 + 20));
+    cr_assert_not(isr_maybe_expand(&s, 100, 2000, T0 + 20, &isr),
+                  "LEO 600 >= HW 100, but 1400 behind the log end");
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    /* It reaches the end the leader had at its previous fetch: caught up
+     * as of that fetch (Kafka's lastCaughtUpTime), so it may join. */
+    fetch(2, 2000, 2100, T0 + 30);
+    cr_assert(isr_maybe_expand(&s, 100, 2100, T0 + 30, &isr));
+    expect_set(&isr, SET(1, 2));
+}
+
+/* A leader appending faster than its followers fetch for a while, then
+ * followers that catch up: the ISR shrinks once and grows once, never
+ * flapping in between, although the followers pass the stalled HW on
+ * every fetch. */
+Test(replica, a_lagging_follower_leaves_once_and_rejoins_once)
+{
+    lead(SET(1, 2), SET(1, 2), 2, 0);
+    struct meta_replica_set isr = {0};
+    int shrinks = 0;
+    int expands = 0;
+    int64_t leo = 0;
+    int64_t hw = 0;
+    int64_t follower_leo = 0;
+    int32_t epoch = PARTITION_EPOCH;
+    for (int64_t t = T0; t < T0 + 6 * LAG_MS; t += 100) {
+        bool lagging = t < T0 + 3 * LAG_MS;
+        leo += 1000;                         /* the producer never stops */
+        follower_leo += lagging ? 500 : 2000; /* then it catches up */
+        if (follower_leo > leo) {
+            follower_leo = leo;
+        }
+        fetch(2, follower_leo, leo, t);
+        int64_t c = isr_hw_candidate(&s, leo, t);
+        hw = c > hw ? c : hw;                /* stalls below min ISR */
+        if (isr_maybe_shrink(&s, leo, t, &isr)) {
+            shrinks++;
+            isr_alter_done(&s, true, &isr, ++epoch);
+        }
+        if (isr_maybe_expand(&s, hw, leo, t, &isr)) {
+            expands++;
+            isr_alter_done(&s, true, &isr, ++epoch);
+        }
+    }
+    cr_assert_eq(shrinks, 1, "shrinks %d", shrinks);
+    cr_assert_eq(expands, 1, "expands %d", expands);
+    expect_set(&s.isr, SET(1, 2));
 }
 
 Test(replica, expand_requires_leo_at_least_epoch_start_offset)
@@ -479,9 +536,9 @@ Test(replica, expand_requires_leo_at_least_epoch_start_offset)
     lead(SET(1, 2), SET(1), 1, 100); /* epoch starts at 100 */
     fetch(2, 99, 120, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert_not(isr_maybe_expand(&s, 50, &isr), "HW 50 is passed");
+    cr_assert_not(isr_maybe_expand(&s, 50, 50, T0, &isr), "HW 50 is passed");
     fetch(2, 100, 120, T0 + 2);
-    cr_assert(isr_maybe_expand(&s, 50, &isr));
+    cr_assert(isr_maybe_expand(&s, 50, 50, T0, &isr));
     expect_set(&isr, SET(1, 2));
 }
 
@@ -491,9 +548,9 @@ Test(replica, expand_requires_eligibility)
     fetch(2, 100, 100, T0 + 1);
     isr_set_eligible(&s, 2, false);
     struct meta_replica_set isr = {0};
-    cr_assert_not(isr_maybe_expand(&s, 100, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0, &isr));
     isr_set_eligible(&s, 2, true);
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     expect_set(&isr, SET(1, 2));
 }
 
@@ -501,9 +558,9 @@ Test(replica, expand_never_adds_follower_that_has_not_fetched)
 {
     lead(SET(1, 2), SET(1), 1, 0); /* empty log: HW and epoch start 0 */
     struct meta_replica_set isr = {0};
-    cr_assert_not(isr_maybe_expand(&s, 0, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 0, 0, T0, &isr));
     fetch(2, 0, 0, T0 + 1);
-    cr_assert(isr_maybe_expand(&s, 0, &isr));
+    cr_assert(isr_maybe_expand(&s, 0, 0, T0, &isr));
 }
 
 Test(replica, expand_adds_every_joiner_after_members_in_replica_order)
@@ -512,7 +569,7 @@ Test(replica, expand_adds_every_joiner_after_members_in_replica_order)
     fetch(2, 100, 100, T0 + 1);
     fetch(4, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     expect_set(&isr, SET(3, 1, 4, 2));
 }
 
@@ -523,7 +580,7 @@ Test(replica, alter_done_success_adopts_isr_and_partition_epoch)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
     cr_assert_eq(s.pending, ISR_PENDING_NONE);
     cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 1);
@@ -538,7 +595,7 @@ Test(replica, alter_done_failure_reverts_to_committed_state)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     struct meta_replica_set ignored = SET(1);
     isr_alter_done(&s, false, &ignored, PARTITION_EPOCH + 3);
     cr_assert_eq(s.pending, ISR_PENDING_NONE);
@@ -548,7 +605,7 @@ Test(replica, alter_done_failure_reverts_to_committed_state)
     isr_maximal_isr(&s, &maximal);
     expect_set(&maximal, SET(1, 2));
     /* The next check proposes again. */
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     expect_set(&isr, SET(1, 2, 3));
 }
 
@@ -566,7 +623,7 @@ Test(replica, alter_done_success_older_than_ours_reverts)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     isr_alter_done(&s, true, &isr, PARTITION_EPOCH - 1);
     cr_assert_eq(s.pending, ISR_PENDING_NONE);
     cr_assert_eq(s.partition_epoch, PARTITION_EPOCH);
@@ -580,7 +637,7 @@ Test(replica, metadata_with_new_partition_epoch_drops_pending_change)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     struct meta_partition p = part(SET(1, 2, 3), SET(1), PARTITION_EPOCH + 1);
     isr_update_metadata(&s, &p);
     cr_assert_eq(s.pending, ISR_PENDING_NONE);
@@ -598,7 +655,7 @@ Test(replica, metadata_with_same_partition_epoch_keeps_pending_change)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     struct meta_partition p = part(SET(1, 2, 3), SET(1, 2), PARTITION_EPOCH);
     isr_update_metadata(&s, &p);
     cr_assert_eq(s.pending, ISR_PENDING_EXPAND);
@@ -610,7 +667,7 @@ Test(replica, metadata_older_than_adopted_alter_answer_is_ignored)
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
     fetch(3, 100, 100, T0 + 1);
     struct meta_replica_set isr = {0};
-    cr_assert(isr_maybe_expand(&s, 100, &isr));
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0, &isr));
     isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
     struct meta_partition p = part(SET(1, 2, 3), SET(1, 2), PARTITION_EPOCH);
     isr_update_metadata(&s, &p);
@@ -684,7 +741,7 @@ Test(replica, fetch_out_of_range_records_nothing)
     cr_assert_eq(f->last_fetch_leader_leo, 100);
     cr_assert_eq(f->last_caught_up_ms, -1);
     struct meta_replica_set isr = {0};
-    cr_assert_not(isr_maybe_expand(&s, 90, &isr));
+    cr_assert_not(isr_maybe_expand(&s, 90, 90, T0, &isr));
 }
 
 Test(replica, set_eligible_ignores_unknown_ids)
