@@ -40,8 +40,12 @@ static const struct config_def broker_defs[] = {
      "a follower's long-poll wait"},
     {"replica.fetch.max.bytes", CONFIG_INT, "1048576", 1024, 104857600,
      "bytes a follower asks for per partition"},
-    {"replica.fetch.response.max.bytes", CONFIG_INT, "10485760", 1024,
-     104857600, "bytes a follower asks for per fetch"},
+    /* Kafka's default is 10 MiB. A Cairn follower fdatasyncs every round
+     * before the next, so a round must carry what a busy leader appended
+     * during the last one: follower fetches grow towards this while the
+     * leader has a backlog (broker/replication/follower.h). */
+    {"replica.fetch.response.max.bytes", CONFIG_INT, "67108864", 1024,
+     104857600, "bytes a follower asks for per fetch, at most"},
     {"replica.fetch.backoff.ms", CONFIG_LONG, "200", 1, 60000,
      "a follower's pause after a fetch error"},
     {"offsets.topic.num.partitions", CONFIG_INT, "50", 1, 1000,

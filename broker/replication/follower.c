@@ -58,6 +58,13 @@ struct fetcher {
     size_t cap_sent;
     int pending_syncs;
     bool backoff_next;  /* errors in the last response */
+    /* Bytes asked per partition: replica.fetch.max.bytes, doubled while
+     * answers come back full (a backlog) up to the response's maximum,
+     * halved back while they come back small. A round costs one
+     * fdatasync here, so a follower keeps up with a busy leader only if a
+     * round can carry what the leader appended during the last one. */
+    int32_t partition_max_bytes;
+    size_t round_records_max; /* the largest partition answer this round */
 };
 
 struct follower {
@@ -70,6 +77,22 @@ struct follower {
 };
 
 static void send_next(struct fetcher *f);
+
+int32_t follower_next_partition_max(int32_t current, size_t largest,
+                                    const struct follower_config *cfg)
+{
+    int32_t lo = cfg->partition_max_bytes;
+    int32_t hi = cfg->response_max_bytes > lo ? cfg->response_max_bytes : lo;
+    ASSERT(current >= lo);
+    ASSERT(current <= hi);
+    if (largest >= (size_t)current / 2) {
+        return current <= hi / 2 ? current * 2 : hi;
+    }
+    if (largest < (size_t)current / 8) {
+        return current / 2 >= lo ? current / 2 : lo;
+    }
+    return current;
+}
 static void schedule(struct fetcher *f, uint64_t ms);
 
 static void unref(struct fetcher *f)
@@ -191,6 +214,9 @@ static void fetched_one(struct fetcher *f, struct slice topic,
     int rv = RC_OK;
     switch (r->ErrorCode) {
     case KAFKA_ERROR_NONE:
+        if (r->Records.ptr != NULL && r->Records.len > f->round_records_max) {
+            f->round_records_max = r->Records.len;
+        }
         rv = partition_follower_append(
             p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
             r->HighWatermark, now);
@@ -236,6 +262,7 @@ static void on_fetch(struct fetcher *f, struct reader *r)
         return;
     }
     f->backoff_next = resp.ErrorCode != KAFKA_ERROR_NONE;
+    f->round_records_max = 0;
     for (int32_t i = 0; i < resp.ResponsesCnt; i++) {
         const struct kafka_FetchableTopicResponse *t = &resp.Responses[i];
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
@@ -243,6 +270,8 @@ static void on_fetch(struct fetcher *f, struct reader *r)
         }
     }
     arena_free(&a);
+    f->partition_max_bytes = follower_next_partition_max(
+        f->partition_max_bytes, f->round_records_max, &f->rf->cfg);
     f->n_sent = 0;
     if (f->pending_syncs > 0) {
         f->state = FETCHER_SYNCING;
@@ -518,7 +547,7 @@ static int build_fetch(struct fetcher *f, struct arena *a,
             .CurrentLeaderEpoch = s->leader_epoch,
             .FetchOffset = s->fetch_offset,
             .LogStartOffset = log_start_offset(p->log),
-            .PartitionMaxBytes = f->rf->cfg.partition_max_bytes};
+            .PartitionMaxBytes = f->partition_max_bytes};
     }
     for (size_t t = 0; t < g->n_topics; t++) {
         topics[t] = (struct kafka_FetchableTopic){
@@ -768,6 +797,7 @@ static struct fetcher *new_fetcher(struct follower *rf,
     }
     f->rf = rf;
     f->leader = b->id;
+    f->partition_max_bytes = rf->cfg.partition_max_bytes;
     strcpy(f->host, b->host);
     f->port = b->port;
     f->state = FETCHER_IDLE;

@@ -8,7 +8,11 @@
  *     (isr_truncation_for(), KIP-101/279), repeating while the answer
  *     names an epoch the follower does not know.
  *   - Then one long-poll Fetch v11 (ReplicaId = own id, CurrentLeaderEpoch
- *     set) carries every partition followed there, from its log end. The
+ *     set) carries every partition followed there, from its log end, each
+ *     asking for an adaptive number of bytes (follower_next_partition_max():
+ *     from replica.fetch.max.bytes up to replica.fetch.response.max.bytes
+ *     while the leader has a backlog, since every round costs an
+ *     fdatasync). The
  *     batches are appended as they are (the leader's offsets and epochs);
  *     the follower's high watermark becomes the leader's, capped at its own
  *     end. With log.sync.before.ack the next fetch leaves only once what was
@@ -38,6 +42,15 @@ struct follower_config {
 };
 
 struct follower;
+
+/* The bytes to ask per partition in the next round, given this round's
+ * ask (current) and the largest record set a partition answered with
+ * (largest): doubled, up to response_max_bytes, when an answer reached
+ * half of the ask (the leader has a backlog); halved, down to
+ * partition_max_bytes, when every answer stayed under an eighth; else
+ * unchanged. Pure. */
+int32_t follower_next_partition_max(int32_t current, size_t largest,
+                                    const struct follower_config *cfg);
 
 MUST_CHECK int follower_start(struct follower **out,
                               uv_loop_t *loop, struct replica_manager *ps,
