@@ -282,7 +282,7 @@ static void check_sessions(struct controller *c)
     int32_t id = sessions_next_expired(&c->sessions, &c->fsm.image,
                                        controller_now_ms(c),
                                        (uint64_t)c->cfg.session_timeout_ms);
-    if (id > 0) {
+    if (id >= 0) { /* -1: none lapsed; 0 is a valid node.id */
         TRACE_WARN(c->tracer, "broker=%d session expired after %" PRId64
                    " ms; fencing it", id, (uint64_t)c->cfg.session_timeout_ms);
         queue_duty(c, id, false);

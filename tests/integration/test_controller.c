@@ -125,6 +125,31 @@ Test(controller, killed_broker_is_fenced_and_leadership_moves)
     meta_image_free(&img);
 }
 
+Test(controller, a_broker_with_node_id_zero_is_fenced_like_any_other)
+{
+    memset(&c, 0, sizeof c);
+    c.broker_ids_from_zero = true;
+    cluster_start(&c, 3, 2);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+    cr_assert_eq(c.brokers[0].id, 0);
+    uint64_t killed = cluster_now_ms();
+    cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
+    struct meta_image img;
+    meta_image_init(&img);
+    bool fenced = false;
+    uint64_t limit = (uint64_t)c.session_timeout_ms + 5000;
+    while (!fenced && cluster_now_ms() - killed < limit) {
+        if (cluster_image(&c, &img)) {
+            const struct meta_broker *b = meta_image_broker(&img, 0);
+            fenced = b != NULL && b->fenced;
+        }
+    }
+    cr_assert(fenced, "broker 0 not fenced %llu ms after its kill",
+              (unsigned long long)(cluster_now_ms() - killed));
+    meta_image_free(&img);
+}
+
 Test(controller, last_isr_member_fenced_leaves_the_partition_offline)
 {
     start_ready(3, 1);

@@ -213,7 +213,9 @@ void cluster_start(struct cluster *c, int n_controllers, int n_brokers)
                                                   .raft_port = free_port()};
     }
     for (int i = 0; i < n_brokers; i++) {
-        c->brokers[i] = (struct cluster_node){.id = 1 + i,
+        c->brokers[i] = (struct cluster_node){.id = (c->broker_ids_from_zero
+                                                         ? 0
+                                                         : 1) + i,
                                               .port = free_port()};
     }
     for (int i = 0; i < n_controllers; i++) {

@@ -39,6 +39,7 @@ struct cluster {
     int64_t heartbeat_interval_ms;
     int64_t election_timeout_ms;
     const char *broker_extra_config; /* appended to each broker's file */
+    bool broker_ids_from_zero;  /* node.id 0, 1, ... instead of 1, 2, ... */
     uv_loop_t loop;
     struct rpc_client *client;  /* one target per controller */
 };
