@@ -177,6 +177,15 @@ static int fsm_apply_cb(struct raft_fsm *rf, const struct raft_buffer *buf,
     if (rv == RC_OK) {
         rv = meta_codec_decode_batch(payload, len, &recs, &n);
     }
+    if (rv == RC_NOMEM) {
+        /* Not the bytes' fault: the other controllers decode them, so
+         * skipping here would make this image diverge from theirs. Stop,
+         * as for an apply that runs out of memory; a restart replays the
+         * log. */
+        TRACE_ERROR(f->tracer, "out of memory decoding offset=%" PRId64
+                    "; stopping", f->image.offset + 1);
+        abort();
+    }
     if (rv != RC_OK) {
         /* Every controller sees the same bytes and skips them alike. */
         TRACE_ERROR(f->tracer, "metadata entry of %zu bytes does not decode "
