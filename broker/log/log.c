@@ -129,11 +129,37 @@ int log_write_recovery_point(struct log *l, int64_t offset)
 int log_save_epochs(struct log *l)
 {
     int rv = log_epoch_save(&l->epochs, l->dir);
+    l->epochs_unsaved = rv != RC_OK;
     if (rv != RC_OK) {
         TRACE_ERROR(l->tracer, "dir=%s save leader epochs: %s", l->dir,
                     rc_str(rv));
     }
     return rv;
+}
+
+/* The batch at base_offset is in the segment: records its epoch in the
+ * cache and the checkpoint. The append has happened whatever this
+ * returns, so failures are not the append's: a cache that cannot grow
+ * stops the log from taking more (reopening rebuilds the cache from the
+ * batches); a checkpoint that cannot be written is retried at the next
+ * epoch change and at close, and an unclean close recovers it. */
+static void note_epoch(struct log *l, int32_t epoch, int64_t base_offset)
+{
+    if (epoch <= log_epoch_latest(&l->epochs)) {
+        return;
+    }
+    bool changed = false;
+    int rv = log_epoch_assign(&l->epochs, epoch, base_offset, &changed);
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s epoch=%d at offset=%" PRId64
+                    " not cached (%s): no more appends until reopened",
+                    l->dir, epoch, base_offset, rc_str(rv));
+        l->failed = rv;
+        return;
+    }
+    if (changed && log_save_epochs(l) != RC_OK) {
+        return; /* logged; epochs_unsaved has it retried */
+    }
 }
 
 static bool should_roll(const struct log *l, size_t len,
@@ -200,17 +226,7 @@ static int append_checked(struct log *l, const uint8_t *p, size_t len,
         return rv;
     }
     seg->dirty = true;
-    if (h->partition_leader_epoch > log_epoch_latest(&l->epochs)) {
-        bool changed = false;
-        rv = log_epoch_assign(&l->epochs, h->partition_leader_epoch,
-                              h->base_offset, &changed);
-        if (rv == RC_OK && changed) {
-            rv = log_save_epochs(l);
-        }
-        if (rv != RC_OK) {
-            return rv;
-        }
-    }
+    note_epoch(l, h->partition_leader_epoch, h->base_offset);
     *info = (struct log_append_info){
         .base_offset = h->base_offset,
         .last_offset = record_batch_last_offset(h),

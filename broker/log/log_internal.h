@@ -36,6 +36,7 @@ struct log {
     int64_t recovery_point;   /* as checkpointed */
     uint64_t truncations;     /* bumped by every cut, to spot races */
     int failed;               /* sticky RC_IO after a failed sync */
+    bool epochs_unsaved;      /* the epoch checkpoint lags the cache */
     bool dir_dirty;           /* files created or removed since last sync */
     /* Group commit. */
     uv_prepare_t prepare;     /* runs at the end of a loop iteration */

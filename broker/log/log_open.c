@@ -390,6 +390,9 @@ void log_close(struct log *l)
 void log_close_finish(struct log *l)
 {
     int rv = l->failed;
+    if (rv == RC_OK && l->epochs_unsaved) {
+        rv = log_save_epochs(l);
+    }
     if (rv == RC_OK) {
         rv = log_sync_all_now(l);
     }

@@ -1,6 +1,9 @@
 /* Partition log: append, read, roll, truncate, delete, timestamp lookup,
  * leader epochs and group commit (broker/log/log.h). */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -509,4 +512,37 @@ Test(log, close_calls_back_pending_waiters)
     log_fixture_close(&f);
     cr_assert_eq(c.calls, 1);
     cr_assert_eq(c.ok, 1, "close syncs, so the write is durable");
+}
+
+/* The batch is in the log once the segment took it: a leader-epoch
+ * checkpoint that cannot be saved afterwards must not turn the append
+ * into a failure (an idempotent producer's retry would then be stored
+ * twice). The checkpoint is saved again at the clean close. */
+Test(log, epoch_checkpoint_failure_after_the_write_still_appends)
+{
+    log_fixture_open(&f);
+    log_fixture_append(&f, 2, 10, 1000, 1); /* epoch 0 */
+    char blocker[4200];
+    snprintf(blocker, sizeof blocker, "%s/leader-epoch-checkpoint.tmp",
+             f.dir);
+    cr_assert_eq(mkdir(blocker, 0755), 0, "%s", blocker);
+    struct built_batch b = batch_build(3, 10, 2000, 2);
+    struct log_append_info info;
+    cr_assert_eq(log_append(f.log, b.bytes, b.len, 2, 2000, &info), RC_OK,
+                 "the batch was written: the append succeeded");
+    built_batch_free(&b);
+    cr_assert_eq(info.base_offset, 2);
+    cr_assert_eq(log_end_offset(f.log), 5);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 2);
+    cr_assert_eq(rmdir(blocker), 0);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert(f.opened_clean);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 2,
+                 "the checkpoint caught up at the close");
+    int32_t epoch = -1;
+    int64_t end = -1;
+    log_end_offset_for_epoch(f.log, 0, &epoch, &end);
+    cr_assert_eq(epoch, 0);
+    cr_assert_eq(end, 2, "epoch 2 starts at offset 2");
 }
