@@ -32,6 +32,8 @@ static const struct config_def broker_defs[] = {
      "create a topic a client asks Metadata for"},
     {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
      "count a write only once fdatasync'd (group commit)"},
+    {"message.max.bytes", CONFIG_INT, "1048588", 1, BATCH_BYTES_MAX,
+     "largest record batch a topic takes unless max.message.bytes says"},
     {"min.insync.replicas", CONFIG_INT, "1", 1, META_REPLICAS_MAX,
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
@@ -163,7 +165,8 @@ static int start(struct broker *b, const struct config *cfg)
         .log = lc,
         .sync_before_ack = config_bool(cfg, "log.sync.before.ack"),
         .min_insync = config_int(cfg, "min.insync.replicas"),
-        .lag_max_ms = config_long(cfg, "replica.lag.time.max.ms")};
+        .lag_max_ms = config_long(cfg, "replica.lag.time.max.ms"),
+        .max_message_bytes = config_int(cfg, "message.max.bytes")};
     struct replica_manager_hooks hooks = {
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,

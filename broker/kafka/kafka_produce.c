@@ -17,9 +17,6 @@
 #include "common/limits.h"
 #include "common/rc.h"
 
-/* Kafka's max.message.bytes default (message.max.bytes on the broker). */
-#define PRODUCE__MAX_MESSAGE_BYTES 1048588
-
 struct produce_ctx;
 
 struct produce_part {
@@ -102,7 +99,8 @@ static void hw_cb(void *arg, int rc)
 }
 
 /* Kafka's checks on a produced batch that the log does not make. */
-static int16_t precheck(int16_t version, struct slice records)
+static int16_t precheck(int16_t version, struct slice records,
+                        int32_t max_message_bytes)
 {
     struct record_batch_header h;
     if (records.ptr == NULL || records.len == 0) {
@@ -116,7 +114,7 @@ static int16_t precheck(int16_t version, struct slice records)
     if (record_batch_size(&h) < (int64_t)records.len) {
         return KAFKA_ERROR_INVALID_RECORD; /* one batch per partition */
     }
-    if (record_batch_size(&h) > PRODUCE__MAX_MESSAGE_BYTES) {
+    if (record_batch_size(&h) > max_message_bytes) {
         return KAFKA_ERROR_MESSAGE_TOO_LARGE;
     }
     int codec = h.attributes & RECORD_BATCH_ATTR_CODEC_MASK;
@@ -141,7 +139,8 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
                                                  in->PartitionIndex);
         return false;
     }
-    out->ErrorCode = precheck(ctx->req->api_version, in->Records);
+    out->ErrorCode = precheck(ctx->req->api_version, in->Records,
+                              p->max_message_bytes);
     if (out->ErrorCode != KAFKA_ERROR_NONE) {
         return false;
     }

@@ -50,6 +50,8 @@ struct partition {
     struct meta_replica_set replicas; /* from the metadata */
     struct meta_replica_set isr;      /* committed, from the metadata */
     int32_t min_insync;               /* min.insync.replicas */
+    int32_t max_message_bytes;        /* max.message.bytes: larger batches
+                                       * are refused (MESSAGE_TOO_LARGE) */
     bool seen;
     bool closing;
     bool sync_before_ack;

@@ -34,6 +34,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->sync_before_ack = cfg->sync_before_ack;
     ps->min_insync = cfg->min_insync;
     ps->lag_max_ms = cfg->lag_max_ms;
+    ps->max_message_bytes = cfg->max_message_bytes;
+    ASSERT(cfg->max_message_bytes >= 1);
     ps->hooks = *hooks;
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
@@ -346,6 +348,18 @@ static int32_t topic_min_insync(const struct replica_manager *ps,
     return x >= 1 && x <= META_REPLICAS_MAX ? (int32_t)x : ps->min_insync;
 }
 
+/* The topic's max.message.bytes, else the broker's message.max.bytes; at
+ * most BATCH_BYTES_MAX, the largest batch Cairn stores. */
+static int32_t topic_max_message_bytes(const struct replica_manager *ps,
+                                       const struct meta_topic *t)
+{
+    const char *v = meta_topic_config(t, "max.message.bytes");
+    long long x = v != NULL ? atoll(v) : 0;
+    int32_t max = x >= 1 && x <= INT32_MAX ? (int32_t)x
+                                           : ps->max_message_bytes;
+    return max < (int32_t)BATCH_BYTES_MAX ? max : (int32_t)BATCH_BYTES_MAX;
+}
+
 /* Returns true when leadership changed. */
 static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                               const struct meta_topic *t,
@@ -353,6 +367,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
 {
     bool changed = mp->leader != p->leader ||
                    mp->leader_epoch != p->leader_epoch;
+    p->max_message_bytes = topic_max_message_bytes(ps, t);
     partition_apply_metadata(p, ps->broker_id, mp, ps->img,
                              topic_min_insync(ps, t), ps->lag_max_ms,
                              (int64_t)uv_now(ps->loop));

@@ -33,6 +33,7 @@ struct replica_manager_config {
     bool sync_before_ack;        /* log.sync.before.ack */
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
+    int32_t max_message_bytes;   /* message.max.bytes (broker default) */
 };
 
 /* What the replica manager calls out to, given at init; each may be NULL.
@@ -62,6 +63,7 @@ struct replica_manager {
     bool sync_before_ack;        /* log.sync.before.ack */
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
+    int32_t max_message_bytes;   /* message.max.bytes (broker default) */
     struct replica_manager_hooks hooks;
     uv_idle_t wake_idle;         /* runs the queued wakes */
     struct partition **wake;     /* partitions whose HW or end moved */

@@ -28,33 +28,7 @@ TestSuite(kafka_fetch, .fini = teardown, .timeout = 120);
 static int16_t produce_one(struct kafka_client *kc, int32_t p,
                            struct built_batch *b)
 {
-    struct kafka_PartitionProduceData pd = {
-        .PartitionIndex = p, .Records = {.ptr = b->bytes, .len = b->len}};
-    struct kafka_TopicProduceData td = {.Name = slice_from_str("fb"),
-                                        .Partitions = &pd,
-                                        .PartitionsCnt = 1};
-    struct kafka_ProduceRequest rq = {.TransactionalId = slice_null(),
-                                      .Acks = -1, .TimeoutMs = 10000,
-                                      .Topics = &td, .TopicsCnt = 1};
-    struct writer w;
-    writer_init(&w, 1 << 20);
-    cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(kc, KAFKA_API_PRODUCE, 7, &w, &len);
-    writer_free(&w);
-    if (resp == NULL) {
-        return KAFKA_ERROR_REQUEST_TIMED_OUT;
-    }
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1 << 20);
-    struct kafka_ProduceResponse out;
-    cr_assert_eq(kafka_produce_response_decode(&r, 7, &a, &out), RC_OK);
-    int16_t err = out.Responses[0].Partitions[0].ErrorCode;
-    arena_free(&a);
-    free(resp);
-    return err;
+    return kafka_wire_produce(kc, "fb", p, b->bytes, b->len, -1);
 }
 
 /* Fetch v11 of fp[0..n) of "fb" within max_bytes; the response decoded

@@ -38,36 +38,15 @@ static struct built_batch idempotent_batch(int32_t base_sequence)
     return b;
 }
 
-/* Produces b to topic-0 with acks=all; returns the partition's answer. */
+/* Produces b to topic-0 with acks=all; returns the partition's answer
+ * (its scalar fields). */
 static struct kafka_PartitionProduceResponse produce(struct kafka_client *kc,
                                                      struct built_batch *b)
 {
-    struct kafka_PartitionProduceData pd = {
-        .PartitionIndex = 0,
-        .Records = {.ptr = b->bytes, .len = b->len}};
-    struct kafka_TopicProduceData td = {.Name = slice_from_str("idem"),
-                                        .Partitions = &pd,
-                                        .PartitionsCnt = 1};
-    struct kafka_ProduceRequest rq = {.TransactionalId = slice_null(),
-                                      .Acks = -1, .TimeoutMs = 10000,
-                                      .Topics = &td, .TopicsCnt = 1};
-    struct writer w;
-    writer_init(&w, 1 << 20);
-    cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(kc, KAFKA_API_PRODUCE, 7, &w, &len);
-    cr_assert_not_null(resp, "no answer to Produce");
-    writer_free(&w);
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1 << 20);
-    struct kafka_ProduceResponse out;
-    cr_assert_eq(kafka_produce_response_decode(&r, 7, &a, &out), RC_OK);
-    cr_assert_eq(out.ResponsesCnt, 1);
-    struct kafka_PartitionProduceResponse p = out.Responses[0].Partitions[0];
-    arena_free(&a);
-    free(resp);
+    struct kafka_PartitionProduceResponse p;
+    cr_assert(kafka_wire_produce_answer(kc, "idem", 0, b->bytes, b->len, -1,
+                                        10000, &p),
+              "no answer to Produce");
     return p;
 }
 

@@ -484,39 +484,12 @@ static int raw_produce(int port, int32_t partition, uint32_t seed)
         return -1;
     }
     struct built_batch b = batch_build(1, 16, 1000, seed);
-    struct kafka_PartitionProduceData pd = {
-        .PartitionIndex = partition,
-        .Records = {.ptr = b.bytes, .len = b.len}};
-    struct kafka_TopicProduceData td = {.Name = slice_from_str(TOPIC),
-                                        .Partitions = &pd,
-                                        .PartitionsCnt = 1};
-    struct kafka_ProduceRequest rq = {.TransactionalId = slice_null(),
-                                      .Acks = -1, .TimeoutMs = 2000,
-                                      .Topics = &td, .TopicsCnt = 1};
-    struct writer w;
-    writer_init(&w, 1 << 20);
-    cr_assert_eq(kafka_produce_request_encode(&w, 7, &rq), RC_OK);
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_PRODUCE, 7, &w, &len);
-    writer_free(&w);
+    struct kafka_PartitionProduceResponse out;
+    bool answered = kafka_wire_produce_answer(&kc, TOPIC, partition, b.bytes,
+                                              b.len, -1, 2000, &out);
     built_batch_free(&b);
     kafka_client_close(&kc);
-    if (resp == NULL) {
-        return -1;
-    }
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1 << 20);
-    struct kafka_ProduceResponse out;
-    int err = -1;
-    if (kafka_produce_response_decode(&r, 7, &a, &out) == RC_OK &&
-        out.ResponsesCnt == 1 && out.Responses[0].PartitionsCnt == 1) {
-        err = out.Responses[0].Partitions[0].ErrorCode;
-    }
-    arena_free(&a);
-    free(resp);
-    return err;
+    return answered ? out.ErrorCode : -1;
 }
 
 /* Broker's copy of a partition as its .log segments hold it: the bytes,

@@ -391,15 +391,25 @@ bool cluster_wait_ready(struct cluster *c, uint64_t deadline_ms)
     return false;
 }
 
-int16_t cluster_create_topic_on(struct cluster *c, int i, const char *name,
-                                int32_t partitions, int32_t rf,
-                                uint64_t timeout_ms)
+/* CreateTopics of one topic, with at most one config, on controller i. */
+static int16_t create_topic(struct cluster *c, int i, const char *name,
+                            int32_t partitions, int32_t rf,
+                            const char *config_name,
+                            const char *config_value, uint64_t timeout_ms)
 {
     Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
     t.name = (char *)(uintptr_t)name;
     t.has_num_partitions = t.has_replication_factor = true;
     t.num_partitions = partitions;
     t.replication_factor = rf;
+    Cairn__ConfigRecord cr = CAIRN__CONFIG_RECORD__INIT;
+    Cairn__ConfigRecord *crs[] = {&cr};
+    if (config_name != NULL) {
+        cr.name = (char *)(uintptr_t)config_name;
+        cr.value = (char *)(uintptr_t)config_value;
+        t.n_configs = 1;
+        t.configs = crs;
+    }
     Cairn__CreatableTopic *ts[] = {&t};
     Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
     ct.n_topics = 1;
@@ -420,6 +430,26 @@ int16_t cluster_create_topic_on(struct cluster *c, int i, const char *name,
     }
     cairn__response__free_unpacked(r, NULL);
     return err;
+}
+
+int16_t cluster_create_topic_on(struct cluster *c, int i, const char *name,
+                                int32_t partitions, int32_t rf,
+                                uint64_t timeout_ms)
+{
+    return create_topic(c, i, name, partitions, rf, NULL, NULL, timeout_ms);
+}
+
+int16_t cluster_create_topic_with(struct cluster *c, const char *name,
+                                  int32_t partitions, int32_t rf,
+                                  const char *config_name,
+                                  const char *config_value)
+{
+    int i = cluster_active(c);
+    if (i < 0) {
+        return KAFKA_ERROR_NOT_CONTROLLER;
+    }
+    return create_topic(c, i, name, partitions, rf, config_name,
+                        config_value, 10000);
 }
 
 int16_t cluster_create_topic(struct cluster *c, const char *name,

@@ -79,6 +79,13 @@ int16_t cluster_create_topic_on(struct cluster *c, int i, const char *name,
                                 int32_t partitions, int32_t rf,
                                 uint64_t timeout_ms);
 
+/* CreateTopics on the active controller with one topic config
+ * (config_name=config_value) within 10 s. */
+int16_t cluster_create_topic_with(struct cluster *c, const char *name,
+                                  int32_t partitions, int32_t rf,
+                                  const char *config_name,
+                                  const char *config_value);
+
 /* The same on the active controller within 10 s (NOT_CONTROLLER when
  * none is active). */
 int16_t cluster_create_topic(struct cluster *c, const char *name,

@@ -3,7 +3,11 @@
 
 #include <stdlib.h>
 
+#include "common/arena.h"
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
+#include "common/reader.h"
 
 bool kafka_wire_connect(struct kafka_client *kc, int port)
 {
@@ -22,4 +26,55 @@ uint8_t *kafka_wire_roundtrip(struct kafka_client *kc, int16_t key,
     }
     /* An empty answer is still one: a byte to free, as before. */
     return resp != NULL ? resp : calloc(1, 1);
+}
+
+bool kafka_wire_produce_answer(struct kafka_client *kc, const char *topic,
+                               int32_t partition, const uint8_t *batch,
+                               size_t len, int16_t acks, int32_t timeout_ms,
+                               struct kafka_PartitionProduceResponse *out)
+{
+    struct kafka_PartitionProduceData pd = {
+        .PartitionIndex = partition, .Records = {.ptr = batch, .len = len}};
+    struct kafka_TopicProduceData td = {.Name = slice_from_str(topic),
+                                        .Partitions = &pd,
+                                        .PartitionsCnt = 1};
+    struct kafka_ProduceRequest rq = {.TransactionalId = slice_null(),
+                                      .Acks = acks, .TimeoutMs = timeout_ms,
+                                      .Topics = &td, .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, len + (1u << 20));
+    int rv = kafka_produce_request_encode(&w, 7, &rq);
+    size_t resp_len = 0;
+    uint8_t *resp = rv == RC_OK ? kafka_wire_roundtrip(kc, KAFKA_API_PRODUCE,
+                                                       7, &w, &resp_len)
+                                : NULL;
+    writer_free(&w);
+    if (resp == NULL) {
+        return false;
+    }
+    struct reader r;
+    reader_init(&r, resp, resp_len);
+    struct arena a;
+    arena_init(&a, 1u << 20);
+    struct kafka_ProduceResponse pr;
+    bool ok = kafka_produce_response_decode(&r, 7, &a, &pr) == RC_OK &&
+              pr.ResponsesCnt == 1 && pr.Responses[0].PartitionsCnt == 1;
+    if (ok) {
+        *out = pr.Responses[0].Partitions[0]; /* scalars only are read */
+    }
+    arena_free(&a);
+    free(resp);
+    return ok;
+}
+
+int16_t kafka_wire_produce(struct kafka_client *kc, const char *topic,
+                           int32_t partition, const uint8_t *batch,
+                           size_t len, int16_t acks)
+{
+    struct kafka_PartitionProduceResponse out;
+    if (!kafka_wire_produce_answer(kc, topic, partition, batch, len, acks,
+                                   10000, &out)) {
+        return KAFKA_ERROR_REQUEST_TIMED_OUT;
+    }
+    return out.ErrorCode;
 }

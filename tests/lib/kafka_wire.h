@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/writer.h"
 
 /* Connecting, and each request with its answer. */
@@ -25,5 +26,20 @@ bool kafka_wire_connect(struct kafka_client *kc, int port);
 uint8_t *kafka_wire_roundtrip(struct kafka_client *kc, int16_t key,
                               int16_t version, const struct writer *body,
                               size_t *len);
+
+/* Produce v7 of one batch (batch[0..len), sent as it is) to
+ * topic/partition with acks and the broker-side timeout_ms; the
+ * partition's answer in *out. False when no answer that decodes came
+ * (kc is then closed if the connection failed). */
+bool kafka_wire_produce_answer(struct kafka_client *kc, const char *topic,
+                               int32_t partition, const uint8_t *batch,
+                               size_t len, int16_t acks, int32_t timeout_ms,
+                               struct kafka_PartitionProduceResponse *out);
+
+/* The same with a 10 s timeout; the partition's Kafka error, or
+ * REQUEST_TIMED_OUT when no answer came. */
+int16_t kafka_wire_produce(struct kafka_client *kc, const char *topic,
+                           int32_t partition, const uint8_t *batch,
+                           size_t len, int16_t acks);
 
 #endif
