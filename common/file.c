@@ -123,6 +123,20 @@ int file_read_small(const char *dir, const char *name, char *buf,
     return rv;
 }
 
+/* fsyncs the directory holding path ("." for a bare name). */
+static int sync_parent(const char *path)
+{
+    char parent[LOG_PATH_BYTES_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return file_sync_dir(".");
+    }
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    memcpy(parent, path, n);
+    parent[n] = '\0';
+    return file_sync_dir(parent);
+}
+
 int file_mkdirs(const char *dir)
 {
     char path[LOG_PATH_BYTES_MAX];
@@ -137,7 +151,13 @@ int file_mkdirs(const char *dir)
         }
         char saved = path[i];
         path[i] = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        if (mkdir(path, 0755) == 0) {
+            /* A new entry is durable only once its parent is synced. */
+            int rv = sync_parent(path);
+            if (rv != RC_OK) {
+                return rv;
+            }
+        } else if (errno != EEXIST) {
             return RC_IO;
         }
         path[i] = saved;

@@ -24,7 +24,9 @@ MUST_CHECK int file_read_small(const char *dir, const char *name,
  * durable. */
 MUST_CHECK int file_sync_dir(const char *dir);
 
-/* mkdir -p. */
+/* mkdir -p; each directory it creates is made durable by fsyncing its
+ * parent before this returns (a power loss must not lose a partition's
+ * directory, and with it acknowledged writes). */
 MUST_CHECK int file_mkdirs(const char *dir);
 
 /* Formats dir/name into out (LOG_PATH_BYTES_MAX); RC_TOO_LARGE if cut. */
