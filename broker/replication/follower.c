@@ -233,11 +233,19 @@ static void fetched_one(struct fetcher *f, struct slice topic,
         if (r->LogStartOffset > s->fetch_offset) {
             /* The leader deleted what we lack: start at its log start. */
             rv = log_truncate_fully_and_start_at(p->log, r->LogStartOffset);
+            if (rv != RC_OK) {
+                /* The log is as it was: its HW must not pass its end. */
+                TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot restart "
+                            "at the leader's log start %" PRId64 ": %s",
+                            p->topic, p->id, r->LogStartOffset, rc_str(rv));
+                f->backoff_next = true;
+                return;
+            }
             producer_state_clear(&p->producers);
             p->hw = r->LogStartOffset;
             TRACE_INFO(f->rf->tracer, "partition=%s-%d restarts at the "
-                       "leader's log start %" PRId64 ": %s", p->topic, p->id,
-                       r->LogStartOffset, rc_str(rv));
+                       "leader's log start %" PRId64, p->topic, p->id,
+                       r->LogStartOffset);
         } else {
             p->follow = PARTITION_FOLLOW_TRUNCATE;
         }

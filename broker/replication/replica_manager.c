@@ -135,7 +135,9 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
     size_t cap = 32 + ps->n * (META_TOPIC_NAME_BYTES_MAX + 48);
     char *buf = malloc(cap);
     if (buf == NULL) {
-        return;
+        TRACE_WARN(ps->tracer, "cannot save %s/%s: %s", ps->log_dir,
+                   PARTITIONS__HW_FILE, rc_str(RC_NOMEM));
+        return; /* hw_saved unchanged: tried again at the next check */
     }
     size_t len = (size_t)snprintf(buf, cap, "0\n%zu\n", ps->n);
     for (size_t i = 0; i < ps->n; i++) {
