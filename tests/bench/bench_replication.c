@@ -26,6 +26,22 @@
  *                        first, before the produce runs leave gigabytes
  *                        of dirty pages for the disk to write back.
  *
+ *   replication_saturate one partition, replication factor 3, acks=all,
+ *                        librdkafka's defaults (many requests in flight),
+ *                        without and with idempotence, 1 KiB records
+ *                        (BENCH_SATURATE_1K_MB, default 2000 MB) and
+ *                        100 B (BENCH_SATURATE_100_MB, default 300 MB);
+ *                        the baseline is one partition of replication
+ *                        factor 1 with acks=1 in the same run. Prints the
+ *                        partition epoch before and after (a saturated
+ *                        cluster must not change its ISR), and the six
+ *                        processes' CPU time (user + system, from
+ *                        /proc/PID/stat) per acknowledged record. Floors
+ *                        (the replication-under-load issue): ratio >= 0.30
+ *                        at 1 KiB and >= 0.6 at 100 B, no ISR change,
+ *                        <= 3 us of CPU per 1 KiB record, <= 1.2 us per
+ *                        100 B record.
+ *
  * Each child's RESULT line is echoed as a `run` line. MB is 10^6 bytes.
  * A failed child or check prints why, stops every process
  * (cluster_destroy) and aborts; a floor not met is reported (met=no), not
@@ -36,8 +52,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/assert.h"
+#include "common/meta/meta.h"
 
 #define BENCH_ROUNDS 3               /* of each configuration; median */
 #define BENCH_PARTITIONS 3
@@ -60,6 +78,12 @@
 #define BENCH_FLOOR_100_MSGS_S 200000.0
 #define BENCH_FLOOR_1K_MB_S 60.0
 #define BENCH_FLOOR_E2E_P99_MS 10.0
+#define BENCH_SATURATE_1K_MB 2000
+#define BENCH_SATURATE_100_MB 300
+#define BENCH_FLOOR_SATURATE_1K_RATIO 0.30
+#define BENCH_FLOOR_SATURATE_100_RATIO 0.6
+#define BENCH_FLOOR_SATURATE_1K_CPU_US 3.0
+#define BENCH_FLOOR_SATURATE_100_CPU_US 1.2
 #define BENCH_BROKER_CONFIG \
     "min.insync.replicas=2\nreplica.lag.time.max.ms=10000\n"
 #define BENCH_BOOTSTRAP_BYTES 256
@@ -231,6 +255,132 @@ static void bench_e2e(const char *boot, long seconds)
     fflush(stdout);
 }
 
+/* ------------------------------------------------------------------------
+ * One saturated partition */
+
+/* User + system CPU seconds of every node of c so far. */
+static double cluster_cpu_s(const struct cluster *c)
+{
+    double ticks = 0;
+    const struct cluster_node *nodes[2] = {c->controllers, c->brokers};
+    int counts[2] = {c->n_controllers, c->n_brokers};
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < counts[k]; i++) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%d/stat",
+                     (int)nodes[k][i].pid);
+            FILE *f = fopen(path, "r");
+            if (f == NULL) {
+                bench_fail("%s: cannot read the node's CPU time", path);
+            }
+            unsigned long utime = 0;
+            unsigned long stime = 0;
+            /* pid (comm) state, then 10 fields before utime and stime;
+             * comm is "cairn-broker" or "cairn-controller" (no spaces). */
+            int got = fscanf(f, "%*d %*s %*c %*d %*d %*d %*d %*d %*u %*u "
+                             "%*u %*u %*u %lu %lu", &utime, &stime);
+            fclose(f);
+            if (got != 2) {
+                bench_fail("%s: unexpected format", path);
+            }
+            ticks += (double)(utime + stime);
+        }
+    }
+    return ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The partition epoch of topic-0 in the active controller's image. */
+static int32_t partition_epoch(struct cluster *c, const char *topic)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    if (!cluster_image(c, &img)) {
+        bench_fail("no active controller to read %s's epoch", topic);
+    }
+    const struct meta_topic *t = meta_image_topic(&img, topic);
+    if (t == NULL || t->n_partitions < 1) {
+        bench_fail("%s is not in the metadata", topic);
+    }
+    int32_t epoch = t->partitions[0].partition_epoch;
+    meta_image_free(&img);
+    return epoch;
+}
+
+struct saturate_run {
+    struct run_result res;
+    int32_t epoch_before;
+    int32_t epoch_after;
+    double cpu_s;
+};
+
+/* One produce of records records of record_bytes into a fresh topic of
+ * one partition: rf 3 acks=all (idempotent or not) or rf 1 acks=1. */
+static struct saturate_run saturate_round(struct cluster *c, const char *boot,
+                                          int record_bytes,
+                                          const char *records, bool rf3,
+                                          bool idempotent)
+{
+    static int n_rounds; /* every round gets a fresh topic */
+    char topic[64];
+    char size[16];
+    snprintf(topic, sizeof topic, "bench-sat-%d-rf%d%s-%d", record_bytes,
+             rf3 ? 3 : 1, idempotent ? "-idem" : "", n_rounds++);
+    bench_create_topic(topic, 1, rf3 ? 3 : 1, NULL);
+    snprintf(size, sizeof size, "%d", record_bytes);
+    const char *args[] = {"produce", "--topic", topic, "--records", records,
+                          "--record-size", size,
+                          "--acks", rf3 ? "all" : "1",
+                          "--partitions", "1",
+                          "--replication-factor", rf3 ? "3" : "1",
+                          "--config", idempotent ? "enable.idempotence=true"
+                                                 : "enable.idempotence=false",
+                          NULL};
+    struct saturate_run run;
+    run.epoch_before = partition_epoch(c, topic);
+    double cpu0 = cluster_cpu_s(c);
+    run.res = run_bench(rf3 ? (idempotent ? "rf=3 acks=all idempotent"
+                                          : "rf=3 acks=all")
+                            : "rf=1 acks=1",
+                        boot, args);
+    run.cpu_s = cluster_cpu_s(c) - cpu0;
+    run.epoch_after = partition_epoch(c, topic);
+    if (run.res.records != strtoll(records, NULL, 10)) {
+        bench_fail("%s: %" PRId64 " of %s records delivered", topic,
+                   run.res.records, records);
+    }
+    return run;
+}
+
+static void bench_saturate(struct cluster *c, const char *boot,
+                           int record_bytes, long mb, bool idempotent)
+{
+    char records[32];
+    snprintf(records, sizeof records, "%ld", mb * 1000000 / record_bytes);
+    struct saturate_run rf3 = saturate_round(c, boot, record_bytes, records,
+                                             true, idempotent);
+    struct saturate_run rf1 = saturate_round(c, boot, record_bytes, records,
+                                             false, false);
+    double ratio = rf3.res.mb_s / rf1.res.mb_s;
+    double cpu_us = rf3.cpu_s * 1e6 / (double)rf3.res.records;
+    bool k1 = record_bytes >= 1024;
+    double floor_ratio = k1 ? BENCH_FLOOR_SATURATE_1K_RATIO
+                            : BENCH_FLOOR_SATURATE_100_RATIO;
+    double floor_cpu = k1 ? BENCH_FLOOR_SATURATE_1K_CPU_US
+                          : BENCH_FLOOR_SATURATE_100_CPU_US;
+    bool met = ratio >= floor_ratio && cpu_us <= floor_cpu &&
+               rf3.epoch_after == rf3.epoch_before;
+    printf("RESULT bench=replication_saturate record_bytes=%d records=%s "
+           "partitions=1 idempotent=%s rf3_msgs_s=%.0f rf3_mb_s=%.1f "
+           "rf1_msgs_s=%.0f rf1_mb_s=%.1f ratio=%.3f epoch_before=%d "
+           "epoch_after=%d cpu_us_per_record=%.3f floor_ratio=%.2f "
+           "floor_cpu_us=%.1f met=%s\n",
+           record_bytes, records, idempotent ? "true" : "false",
+           rf3.res.msgs_s, rf3.res.mb_s, rf1.res.msgs_s, rf1.res.mb_s,
+           ratio, rf3.epoch_before, rf3.epoch_after, cpu_us, floor_ratio,
+           floor_cpu, met ? "yes" : "no");
+    fflush(stdout);
+}
+
 int main(void)
 {
     bench_set_name("bench_replication");
@@ -254,6 +404,14 @@ int main(void)
     bench_e2e(boot, e2e_s); /* first: no writeback of GBs produced */
     bench_produce(boot, 100, small_mb);
     bench_produce(boot, 1024, large_mb);
+    long sat_1k_mb = bench_env_long("BENCH_SATURATE_1K_MB",
+                                    BENCH_SATURATE_1K_MB, BENCH_MB_MAX);
+    long sat_100_mb = bench_env_long("BENCH_SATURATE_100_MB",
+                                     BENCH_SATURATE_100_MB, BENCH_MB_MAX);
+    for (int idem = 0; idem < 2; idem++) {
+        bench_saturate(&c, boot, 1024, sat_1k_mb, idem == 1);
+        bench_saturate(&c, boot, 100, sat_100_mb, idem == 1);
+    }
     bench_cluster_stop(&c);
     printf("info bench=replication total_s=%.1f\n",
            (bench_clock_ms() - t0) / 1e3);
