@@ -50,6 +50,10 @@ static const struct config_def broker_defs[] = {
      104857600, "bytes a follower asks for per fetch, at most"},
     {"replica.fetch.backoff.ms", CONFIG_LONG, "200", 1, 60000,
      "a follower's pause after a fetch error"},
+    {"replica.socket.timeout.ms", CONFIG_LONG, "30000", 1, 3600000,
+     "a follower's wait for an answer beyond replica.fetch.wait.max.ms"},
+    {"socket.connection.setup.timeout.ms", CONFIG_LONG, "10000", 1,
+     3600000, "a follower's wait for a connection to its leader"},
     {"offsets.topic.num.partitions", CONFIG_INT, "50", 1, 1000,
      "partitions of __consumer_offsets"},
     {"offsets.topic.replication.factor", CONFIG_INT, "3", 1,
@@ -185,7 +189,13 @@ static int start(struct broker *b, const struct config *cfg)
         .partition_max_bytes = config_int(cfg, "replica.fetch.max.bytes"),
         .response_max_bytes =
             config_int(cfg, "replica.fetch.response.max.bytes"),
-        .backoff_ms = config_long(cfg, "replica.fetch.backoff.ms")};
+        .backoff_ms = config_long(cfg, "replica.fetch.backoff.ms"),
+        .connect_timeout_ms =
+            config_long(cfg, "socket.connection.setup.timeout.ms"),
+        /* The long poll itself may take wait_max_ms. */
+        .request_timeout_ms =
+            config_long(cfg, "replica.socket.timeout.ms") +
+            config_int(cfg, "replica.fetch.wait.max.ms")};
     rv = follower_start(&b->fetchers, b->loop, &b->partitions, &fc,
                         &b->tracer);
     if (rv != RC_OK) {

@@ -1,5 +1,6 @@
 /* Follower fetchers (broker/replication/follower.h). */
 #include "broker/replication/follower.h"
+#include "broker/replication/follower_session.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,14 +24,6 @@
 /* Small responses are decoded where they lie in this read buffer. */
 #define FETCHER__READ_BUFFER_BYTES (64u * 1024)
 
-enum fetcher_state {
-    FETCHER_IDLE,       /* connected, nothing to ask */
-    FETCHER_CONNECTING,
-    FETCHER_IN_FLIGHT,  /* a request is out */
-    FETCHER_SYNCING,    /* appended; waiting for durability */
-    FETCHER_BACKOFF,    /* timer, then reconnect or resend */
-};
-
 /* A partition in the request in flight. */
 struct sent_part {
     char topic[META_TOPIC_NAME_BYTES_MAX + 1];
@@ -45,8 +38,7 @@ struct fetcher {
     int32_t leader;
     char host[META_HOST_BYTES_MAX + 1];
     int32_t port;
-    enum fetcher_state state;
-    bool connected;
+    struct follower_session session; /* the pure state machine */
     bool dead;          /* closing for good */
     int refs;           /* connection, timer, pending syncs */
     struct frame_conn *conn; /* open or connecting; NULL otherwise */
@@ -57,13 +49,7 @@ struct fetcher {
     size_t n_sent;
     size_t cap_sent;
     int pending_syncs;
-    bool backoff_next;  /* errors in the last response */
-    /* Bytes asked per partition: replica.fetch.max.bytes, doubled while
-     * answers come back full (a backlog) up to the response's maximum,
-     * halved back while they come back small. A round costs one
-     * fdatasync here, so a follower keeps up with a busy leader only if a
-     * round can carry what the leader appended during the last one. */
-    int32_t partition_max_bytes;
+    bool errors;        /* in the last answer: pause before the next */
     size_t round_records_max; /* the largest partition answer this round */
 };
 
@@ -76,24 +62,9 @@ struct follower {
     char client_id[32];
 };
 
-static void send_next(struct fetcher *f);
+static void drive(struct fetcher *f);
+static void timer_cb(uv_timer_t *t);
 
-int32_t follower_next_partition_max(int32_t current, size_t largest,
-                                    const struct follower_config *cfg)
-{
-    int32_t lo = cfg->partition_max_bytes;
-    int32_t hi = cfg->response_max_bytes > lo ? cfg->response_max_bytes : lo;
-    ASSERT(current >= lo);
-    ASSERT(current <= hi);
-    if (largest >= (size_t)current / 2) {
-        return current <= hi / 2 ? current * 2 : hi;
-    }
-    if (largest < (size_t)current / 8) {
-        return current / 2 >= lo ? current / 2 : lo;
-    }
-    return current;
-}
-static void schedule(struct fetcher *f, uint64_t ms);
 
 static void unref(struct fetcher *f)
 {
@@ -115,9 +86,25 @@ static void disconnect(struct fetcher *f)
     if (f->conn != NULL) {
         frame_conn_close(f->conn, RC_CLOSED);
         f->conn = NULL;
-        f->connected = false;
     }
     f->n_sent = 0;
+}
+
+static int64_t now_ms(const struct fetcher *f)
+{
+    return (int64_t)uv_now(f->rf->loop);
+}
+
+/* Keeps the timer at the session's deadline. */
+static void rearm(struct fetcher *f)
+{
+    int64_t deadline = follower_session_deadline(&f->session);
+    if (f->dead || deadline == FOLLOWER_SESSION_NO_DEADLINE) {
+        uv_timer_stop(&f->timer);
+        return;
+    }
+    int64_t wait = deadline - now_ms(f);
+    uv_timer_start(&f->timer, timer_cb, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
 static void fail(struct fetcher *f, const char *why)
@@ -125,25 +112,26 @@ static void fail(struct fetcher *f, const char *why)
     TRACE_WARN(f->rf->tracer, "fetcher from broker %d (%s:%d): %s; retrying",
                f->leader, f->host, f->port, why);
     disconnect(f);
-    schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
+    follower_session_closed(&f->session, now_ms(f));
+    rearm(f);
 }
 
 static void timer_cb(uv_timer_t *t)
 {
     struct fetcher *f = t->data;
-    if (f->state == FETCHER_BACKOFF) {
-        f->state = FETCHER_IDLE;
-        send_next(f);
-    }
-}
-
-static void schedule(struct fetcher *f, uint64_t ms)
-{
     if (f->dead) {
         return;
     }
-    f->state = FETCHER_BACKOFF;
-    uv_timer_start(&f->timer, timer_cb, ms, 0);
+    enum follower_session_state was = f->session.state;
+    if (follower_session_tick(&f->session, now_ms(f)) ==
+        FOLLOWER_STEP_DISCONNECT) {
+        TRACE_WARN(f->rf->tracer, "fetcher from broker %d (%s:%d): %s timed "
+                   "out; retrying", f->leader, f->host, f->port,
+                   was == FOLLOWER_SESSION_CONNECTING ? "connecting"
+                                                      : "the request");
+        disconnect(f);
+    }
+    drive(f);
 }
 
 /* --- Reading responses --------------------------------------------------- */
@@ -177,13 +165,10 @@ static void synced_cb(void *arg, int rc)
     struct fetcher *f = arg;
     (void)rc; /* a failed log stops that partition; the others go on */
     f->pending_syncs--;
-    if (f->pending_syncs == 0 && !f->dead && f->state == FETCHER_SYNCING) {
-        f->state = FETCHER_IDLE;
-        if (f->backoff_next) {
-            schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
-        } else {
-            send_next(f);
-        }
+    if (!f->dead) {
+        follower_session_synced(&f->session, f->pending_syncs, f->errors,
+                                now_ms(f));
+        drive(f);
     }
     unref(f);
 }
@@ -225,7 +210,7 @@ static void fetched_one(struct fetcher *f, struct slice topic,
         } else if (rv != RC_OK) {
             TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot append "
                         "fetched batches: %s", p->topic, p->id, rc_str(rv));
-            f->backoff_next = true;
+            f->errors = true;
         }
         wait_durable(f, p);
         return;
@@ -238,7 +223,7 @@ static void fetched_one(struct fetcher *f, struct slice topic,
                 TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot restart "
                             "at the leader's log start %" PRId64 ": %s",
                             p->topic, p->id, r->LogStartOffset, rc_str(rv));
-                f->backoff_next = true;
+                f->errors = true;
                 return;
             }
             producer_state_clear(&p->producers);
@@ -253,7 +238,7 @@ static void fetched_one(struct fetcher *f, struct slice topic,
     default:
         /* Stale metadata on one side (FENCED/UNKNOWN_LEADER_EPOCH,
          * NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION): wait. */
-        f->backoff_next = true;
+        f->errors = true;
         return;
     }
 }
@@ -269,7 +254,7 @@ static void on_fetch(struct fetcher *f, struct reader *r)
         fail(f, "malformed Fetch response");
         return;
     }
-    f->backoff_next = resp.ErrorCode != KAFKA_ERROR_NONE;
+    f->errors = resp.ErrorCode != KAFKA_ERROR_NONE;
     f->round_records_max = 0;
     for (int32_t i = 0; i < resp.ResponsesCnt; i++) {
         const struct kafka_FetchableTopicResponse *t = &resp.Responses[i];
@@ -278,17 +263,11 @@ static void on_fetch(struct fetcher *f, struct reader *r)
         }
     }
     arena_free(&a);
-    f->partition_max_bytes = follower_next_partition_max(
-        f->partition_max_bytes, f->round_records_max, &f->rf->cfg);
     f->n_sent = 0;
-    if (f->pending_syncs > 0) {
-        f->state = FETCHER_SYNCING;
-    } else if (f->backoff_next) {
-        schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
-    } else {
-        f->state = FETCHER_IDLE;
-        send_next(f);
-    }
+    follower_session_answered(&f->session, f->errors, f->pending_syncs,
+                              f->round_records_max, true /* fetch */,
+                              now_ms(f));
+    drive(f);
 }
 
 static void truncate_one(struct fetcher *f, struct slice topic,
@@ -301,7 +280,7 @@ static void truncate_one(struct fetcher *f, struct slice topic,
         return;
     }
     if (r->ErrorCode != KAFKA_ERROR_NONE) {
-        f->backoff_next = true;
+        f->errors = true;
         return;
     }
     int64_t end = log_end_offset(p->log);
@@ -311,7 +290,7 @@ static void truncate_one(struct fetcher *f, struct slice topic,
     if (rv != RC_OK) {
         TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot truncate to "
                     "%" PRId64 ": %s", p->topic, p->id, t.offset, rc_str(rv));
-        f->backoff_next = true;
+        f->errors = true;
         return;
     }
     TRACE_INFO(f->rf->tracer, "partition=%s-%d leader %d says epoch %d ends "
@@ -335,7 +314,7 @@ static void on_epochs(struct fetcher *f, struct reader *r)
         fail(f, "malformed OffsetForLeaderEpoch response");
         return;
     }
-    f->backoff_next = false;
+    f->errors = false;
     for (int32_t i = 0; i < resp.TopicsCnt; i++) {
         const struct kafka_OffsetForLeaderTopicResult *t = &resp.Topics[i];
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
@@ -344,12 +323,9 @@ static void on_epochs(struct fetcher *f, struct reader *r)
     }
     arena_free(&a);
     f->n_sent = 0;
-    if (f->backoff_next) {
-        schedule(f, (uint64_t)f->rf->cfg.backoff_ms);
-    } else {
-        f->state = FETCHER_IDLE;
-        send_next(f);
-    }
+    follower_session_answered(&f->session, f->errors, 0, 0,
+                              false /* fetch */, now_ms(f));
+    drive(f);
 }
 
 /* One whole frame: correlation id, then the body. */
@@ -358,7 +334,7 @@ static void on_frame(struct fetcher *f, const uint8_t *frame, size_t len)
     struct reader r;
     reader_init(&r, frame, len);
     int32_t got = 0;
-    if (f->state != FETCHER_IN_FLIGHT ||
+    if (f->session.state != FOLLOWER_SESSION_IN_FLIGHT ||
         kafka_frame_response_read(&r, f->correlation, &got) != RC_OK) {
         fail(f, "unexpected response");
         return;
@@ -388,7 +364,6 @@ static void conn_closed_cb(struct frame_conn *c, int rc)
         return;
     }
     f->conn = NULL;
-    f->connected = false;
     fail(f, rc == RC_CLOSED ? "connection closed" : rc_str(rc));
 }
 
@@ -555,7 +530,7 @@ static int build_fetch(struct fetcher *f, struct arena *a,
             .CurrentLeaderEpoch = s->leader_epoch,
             .FetchOffset = s->fetch_offset,
             .LogStartOffset = log_start_offset(p->log),
-            .PartitionMaxBytes = f->partition_max_bytes};
+            .PartitionMaxBytes = f->session.partition_max_bytes};
     }
     for (size_t t = 0; t < g->n_topics; t++) {
         topics[t] = (struct kafka_FetchableTopic){
@@ -637,9 +612,8 @@ static int build(struct fetcher *f, enum partition_follow want,
 static void conn_connected_cb(struct frame_conn *c)
 {
     struct fetcher *f = frame_conn_data(c);
-    f->connected = true;
-    f->state = FETCHER_IDLE;
-    send_next(f);
+    follower_session_connected(&f->session);
+    drive(f);
 }
 
 static const struct frame_conn_config fetcher__conn_config = {
@@ -673,11 +647,11 @@ static void start_connect(struct fetcher *f)
         return;
     }
     snprintf(peer, sizeof peer, "%s:%d", f->host, f->port);
-    f->state = FETCHER_CONNECTING;
     int rv = frame_conn_connect(&f->conn, f->rf->loop,
                                 (struct sockaddr *)&sa, peer,
                                 &fetcher__conn_config, &fetcher__conn_cbs, f,
-                                0 /* timeout_ms */, f->rf->tracer);
+                                0 /* the session times it */,
+                                f->rf->tracer);
     if (rv != RC_OK) {
         f->conn = NULL;
         fail(f, rc_str(rv));
@@ -698,62 +672,75 @@ static bool has(const struct fetcher *f, enum partition_follow want)
     return false;
 }
 
-static void send_next(struct fetcher *f)
+static enum follower_want wanted(const struct fetcher *f)
 {
-    if (f->dead || f->state != FETCHER_IDLE) {
-        return;
-    }
-    enum partition_follow want = has(f, PARTITION_FOLLOW_TRUNCATE)
-                                     ? PARTITION_FOLLOW_TRUNCATE
-                                 : has(f, PARTITION_FOLLOW_FETCH)
-                                     ? PARTITION_FOLLOW_FETCH
-                                     : PARTITION_FOLLOW_NONE;
-    if (want == PARTITION_FOLLOW_NONE) {
-        return;
-    }
-    if (!f->connected) {
-        if (f->conn == NULL) {
-            start_connect(f);
-        }
-        return;
-    }
+    return has(f, PARTITION_FOLLOW_TRUNCATE) ? FOLLOWER_WANT_EPOCHS
+           : has(f, PARTITION_FOLLOW_FETCH)  ? FOLLOWER_WANT_FETCH
+                                             : FOLLOWER_WANT_NOTHING;
+}
+
+/* Builds and writes the request the session asked for. RC_OK with
+ * f->n_sent 0 when everything resolved locally (empty logs): nothing was
+ * sent. */
+static int send_request(struct fetcher *f, enum follower_step step)
+{
+    bool fetch = step == FOLLOWER_STEP_SEND_FETCH;
     struct fetcher_write *fw = calloc(1, sizeof *fw);
     if (fw == NULL) {
-        fail(f, "out of memory");
-        return;
+        return RC_NOMEM;
     }
     writer_init(&fw->w, REQUEST_BYTES_MAX);
-    int16_t api = want == PARTITION_FOLLOW_FETCH
-                      ? KAFKA_API_FETCH
-                      : KAFKA_API_OFFSET_FOR_LEADER_EPOCH;
+    int16_t api = fetch ? KAFKA_API_FETCH : KAFKA_API_OFFSET_FOR_LEADER_EPOCH;
     size_t size_at = kafka_frame_request_begin(
-        &fw->w, api,
-        api == KAFKA_API_FETCH ? FETCHER__VERSION_FETCH
-                               : FETCHER__VERSION_EPOCH,
+        &fw->w, api, fetch ? FETCHER__VERSION_FETCH : FETCHER__VERSION_EPOCH,
         ++f->correlation, f->rf->client_id);
-    int rv = build(f, want, &fw->w);
-    if (rv == RC_OK && f->n_sent == 0) {
-        /* Everything resolved locally (empty logs): go on. */
-        writer_free(&fw->w);
-        free(fw);
-        send_next(f);
-        return;
+    int rv = build(f, fetch ? PARTITION_FOLLOW_FETCH
+                            : PARTITION_FOLLOW_TRUNCATE,
+                   &fw->w);
+    if (rv == RC_OK && f->n_sent > 0) {
+        rv = kafka_frame_end(&fw->w, size_at);
     }
-    if (rv != RC_OK || kafka_frame_end(&fw->w, size_at) != RC_OK) {
+    if (rv != RC_OK || f->n_sent == 0) {
         writer_free(&fw->w);
         free(fw);
-        fail(f, "cannot encode a request");
-        return;
+        return rv;
     }
     f->api = api;
-    f->state = FETCHER_IN_FLIGHT;
     uv_buf_t b = uv_buf_init((char *)fw->w.data, (unsigned)fw->w.len);
     rv = frame_conn_write(f->conn, &fw->req, &b, 1, write_cb);
     if (rv != RC_OK) {
         writer_free(&fw->w);
         free(fw);
-        fail(f, rc_str(rv));
     }
+    return rv;
+}
+
+/* Does what the session says until it waits for something. A round that
+ * resolved locally goes straight on; each such round moves partitions
+ * from truncating to fetching, so the loop is bounded by their count. */
+static void drive(struct fetcher *f)
+{
+    for (size_t round = 0; !f->dead && round <= f->rf->ps->n + 1; round++) {
+        enum follower_step step =
+            follower_session_next(&f->session, wanted(f), now_ms(f));
+        if (step == FOLLOWER_STEP_CONNECT) {
+            start_connect(f);
+        } else if (step == FOLLOWER_STEP_SEND_EPOCHS ||
+                   step == FOLLOWER_STEP_SEND_FETCH) {
+            int rv = send_request(f, step);
+            if (rv != RC_OK) {
+                fail(f, rv == RC_NOMEM ? "out of memory" : rc_str(rv));
+                return;
+            }
+            if (f->n_sent == 0) {
+                follower_session_answered(&f->session, false, 0, 0, false,
+                                          now_ms(f));
+                continue;
+            }
+        }
+        break;
+    }
+    rearm(f);
 }
 
 /* --- Planning ------------------------------------------------------------ */
@@ -805,10 +792,15 @@ static struct fetcher *new_fetcher(struct follower *rf,
     }
     f->rf = rf;
     f->leader = b->id;
-    f->partition_max_bytes = rf->cfg.partition_max_bytes;
+    struct follower_session_config sc = {
+        .backoff_ms = rf->cfg.backoff_ms,
+        .connect_timeout_ms = rf->cfg.connect_timeout_ms,
+        .request_timeout_ms = rf->cfg.request_timeout_ms,
+        .partition_max_bytes = rf->cfg.partition_max_bytes,
+        .response_max_bytes = rf->cfg.response_max_bytes};
+    follower_session_init(&f->session, &sc);
     strcpy(f->host, b->host);
     f->port = b->port;
-    f->state = FETCHER_IDLE;
     f->refs = 1; /* the timer */
     uv_timer_init(rf->loop, &f->timer);
     f->timer.data = f;
@@ -823,7 +815,7 @@ void follower_plan(struct follower *rf)
 {
     const struct meta_image *img = rf->ps->img;
     for (struct fetcher *f = rf->list; f != NULL; f = f->next) {
-        f->backoff_next = false;
+        f->errors = false;
     }
     for (size_t i = 0; img != NULL && i < rf->ps->n; i++) {
         const struct partition *p = rf->ps->parts[i];
@@ -837,9 +829,7 @@ void follower_plan(struct follower *rf)
             strcpy(f->host, b->host); /* it came back elsewhere */
             f->port = b->port;
             disconnect(f);
-            if (f->state != FETCHER_SYNCING) {
-                f->state = FETCHER_IDLE;
-            }
+            follower_session_reset(&f->session);
         }
         if (f == NULL && b != NULL) {
             f = new_fetcher(rf, b);
@@ -856,9 +846,7 @@ void follower_plan(struct follower *rf)
             kill_fetcher(f);
             continue;
         }
-        if (f->state == FETCHER_IDLE) {
-            send_next(f);
-        }
+        drive(f);
         link = &f->next;
     }
 }

@@ -19,7 +19,12 @@
  *     appended is fdatasync'd, so a fetch offset is always a durable end.
  *   - A response for a partition whose leadership moved meanwhile is
  *     dropped: a follower never appends from a deposed leader.
- *   - Errors back off (replica.fetch.backoff.ms) and reconnect.
+ *   - Errors back off (replica.fetch.backoff.ms) and reconnect; so do a
+ *     connect that takes longer than socket.connection.setup.timeout.ms
+ *     and a request unanswered within replica.socket.timeout.ms.
+ *   - When to connect, send, wait and pause is decided by a pure state
+ *     machine per leader (broker/replication/follower_session.h); this
+ *     module carries the bytes and the time.
  *
  * Loop thread only. */
 #ifndef CAIRN_BROKER_FOLLOWER_H
@@ -39,18 +44,11 @@ struct follower_config {
     int32_t partition_max_bytes; /* replica.fetch.max.bytes (1 MiB) */
     int32_t response_max_bytes;  /* replica.fetch.response.max.bytes */
     int64_t backoff_ms;        /* replica.fetch.backoff.ms */
+    int64_t connect_timeout_ms; /* socket.connection.setup.timeout.ms */
+    int64_t request_timeout_ms; /* replica.socket.timeout.ms */
 };
 
 struct follower;
-
-/* The bytes to ask per partition in the next round, given this round's
- * ask (current) and the largest record set a partition answered with
- * (largest): doubled, up to response_max_bytes, when an answer reached
- * half of the ask (the leader has a backlog); halved, down to
- * partition_max_bytes, when every answer stayed under an eighth; else
- * unchanged. Pure. */
-int32_t follower_next_partition_max(int32_t current, size_t largest,
-                                    const struct follower_config *cfg);
 
 MUST_CHECK int follower_start(struct follower **out,
                               uv_loop_t *loop, struct replica_manager *ps,
