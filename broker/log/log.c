@@ -455,6 +455,13 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
 int log_truncate_to(struct log *l, int64_t offset)
 {
     if (offset >= log_end_offset(l)) {
+        /* Nothing to cut, but an epoch that starts at the log end holds
+         * no record: a leader that was deposed before appending in it.
+         * Kafka's UnifiedLog.truncateTo drops it all the same; kept, the
+         * follower would ask its leader about that epoch forever. */
+        if (log_epoch_truncate_from_end(&l->epochs, log_end_offset(l))) {
+            return log_save_epochs(l);
+        }
         return RC_OK;
     }
     if (offset <= log_start_offset(l)) {

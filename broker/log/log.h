@@ -134,7 +134,9 @@ MUST_CHECK int log_roll(struct log *l);
 
 /* Removes every batch whose last offset is >= offset (a batch straddling
  * it goes whole). Below the log start, truncates fully and starts there.
- * Waiters for truncated offsets get RC_OUT_OF_RANGE. */
+ * At or past the log end it removes no batch but drops leader epochs
+ * that start at the log end (they hold no record). Waiters for truncated
+ * offsets get RC_OUT_OF_RANGE. */
 MUST_CHECK int log_truncate_to(struct log *l, int64_t offset);
 
 /* Deletes everything and starts an empty log at offset. */

@@ -403,9 +403,8 @@ int partition_follower_append(struct partition *p, const uint8_t *records,
 
 int partition_follower_truncate(struct partition *p, int64_t offset)
 {
-    if (offset >= log_end_offset(p->log)) {
-        return RC_OK;
-    }
+    /* Also at or past the log end: log_truncate_to() then drops an epoch
+     * that holds no record. */
     int rv = log_truncate_to(p->log, offset);
     if (rv != RC_OK) {
         return rv;

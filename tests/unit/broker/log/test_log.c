@@ -546,3 +546,27 @@ Test(log, epoch_checkpoint_failure_after_the_write_still_appends)
     cr_assert_eq(epoch, 0);
     cr_assert_eq(end, 2, "epoch 2 starts at offset 2");
 }
+
+/* A broker that became leader recorded (epoch, its log end) and was
+ * deposed before appending in that epoch. As a follower it asks the new
+ * leader about its latest epoch; the answer may tell it to truncate at or
+ * past its log end. The empty epoch's entry must go all the same (Kafka's
+ * UnifiedLog.truncateTo), or it asks about that epoch again forever. */
+Test(log, truncating_at_the_end_drops_an_epoch_with_no_records)
+{
+    log_fixture_open(&f);
+    log_fixture_append(&f, 3, 10, 1000, 1); /* epoch 0: offsets 0-2 */
+    cr_assert_eq(log_assign_epoch(f.log, 6), RC_OK);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 6);
+    cr_assert_eq(log_truncate_to(f.log, 3), RC_OK);
+    cr_assert_eq(log_end_offset(f.log), 3, "no record removed");
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0,
+                 "the empty epoch 6 is gone");
+    cr_assert_eq(log_assign_epoch(f.log, 7), RC_OK);
+    cr_assert_eq(log_truncate_to(f.log, 50), RC_OK);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0, "past the end too");
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0,
+                 "and in the checkpoint");
+}
