@@ -91,6 +91,8 @@ struct sim_msg {
     uint32_t incarnation;
     struct meta_replica_set isr;
     struct sim_meta meta;
+    int64_t sent_ms;      /* set by the network */
+    uint32_t incarnation_from; /* the sender's, set by the network */
     int n_recs;
     struct sim_record recs[SIM_FETCH_RECORDS_MAX];
 };
@@ -115,6 +117,8 @@ struct sim_node {
     uint32_t incarnation;    /* bumped by each restart */
     bool registered;
     int64_t broker_epoch;
+    int64_t registered_at; /* metadata offset of our registration */
+    int64_t started_ms;    /* this incarnation's start */
 
     /* Log: record i has offset i; [0, durable) survives a crash. */
     struct sim_record *log;
@@ -233,6 +237,7 @@ struct sim_world {
     int64_t quiet_from_ms;   /* no ISR change allowed from here */
     int64_t end_ms;
     int crash_per_mille;     /* per fault tick */
+    int second_crash_per_mille; /* a second broker while one is down */
     int isolate_per_mille;
     int elect_per_mille;
 
@@ -251,6 +256,8 @@ struct sim_world {
     char why[256];
 
     int n_crashes;
+    int n_double_crashes;
+    int64_t n_truncated;     /* records followers cut off their logs */
     int n_isolations;
     int n_elections;
 };

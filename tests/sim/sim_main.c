@@ -67,9 +67,12 @@ static bool run_seed(uint64_t seed, bool trace, uint64_t *steps)
         printf(" FAILED %s\n", w.why);
     } else if (!quiet) {
         printf(" ok steps=%" PRIu64 " produced=%" PRId64 " acked=%" PRId64
-               " crashes=%d cutoffs=%d elections=%d isr_changes=%d\n",
-               w.step, w.n_produced, w.n_acked, w.n_crashes,
-               w.n_isolations, w.n_elections, w.ctl.n_isr_changes);
+               " refused=%" PRId64 " truncated=%" PRId64 " crashes=%d"
+               " (double %d) cutoffs=%d elections=%d leaders=%d"
+               " isr_changes=%d\n",
+               w.step, w.n_produced, w.n_acked, w.n_refused, w.n_truncated,
+               w.n_crashes, w.n_double_crashes, w.n_isolations,
+               w.n_elections, w.ctl.n_leader_changes, w.ctl.n_isr_changes);
     }
     bool ok = !w.failed;
     sim_world_free(&w);

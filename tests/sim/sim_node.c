@@ -419,6 +419,9 @@ static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
               "%lld%s", n->id, m->epoch, (long long)m->offset,
               (long long)n->n, (long long)min64(t.offset, n->n),
               t.done ? "" : " (again)");
+    if (t.offset < n->n) {
+        w->n_truncated += n->n - t.offset;
+    }
     sim_node_truncate(w, n, t.offset);
     if (t.done) {
         n->follow = SIM_FOLLOW_FETCH;
@@ -456,11 +459,14 @@ static void become_leader(struct sim_world *w, struct sim_node *n,
               mp->leader_epoch, (long long)n->n, (long long)n->hw);
 }
 
-/* partition_apply_metadata(). */
+/* partition_apply_metadata(), once the broker has caught up with the
+ * metadata log to its own registration (as Kafka's brokers wait for
+ * before they take partition roles). */
 static void on_meta(struct sim_world *w, struct sim_node *n,
                     const struct sim_meta *meta)
 {
-    if (!n->registered || (n->has_meta && meta->offset <= n->meta.offset)) {
+    if (!n->registered || meta->offset < n->registered_at ||
+        (n->has_meta && meta->offset <= n->meta.offset)) {
         return;
     }
     const struct meta_partition *mp = &meta->part;
@@ -520,6 +526,7 @@ void sim_node_receive(struct sim_world *w, struct sim_node *n,
             m->incarnation == n->incarnation) {
             n->registered = true;
             n->broker_epoch = m->broker_epoch;
+            n->registered_at = m->offset;
             sim_trace(w, "node %d registered, broker epoch %lld", n->id,
                       (long long)n->broker_epoch);
         }
@@ -640,6 +647,7 @@ void sim_node_restart(struct sim_world *w, struct sim_node *n)
     ASSERT(!n->up);
     n->up = true;
     n->incarnation++;
+    n->started_ms = w->now_ms;
     n->hw = min64(n->hw_checkpoint, n->n);
     n->hw_checked = min64(n->hw_checked, n->hw);
     sim_trace(w, "node %d restarts (end %lld, hw %lld)", n->id,

@@ -158,6 +158,10 @@ void sim_send(struct sim_world *w, const struct sim_msg *m)
     }
     struct sim_event ev = {.type = SIM_EV_DELIVER, .msg = *m,
                            .at_ms = w->now_ms + delay};
+    ev.msg.sent_ms = w->now_ms;
+    if (m->from < SIM_NODES) {
+        ev.msg.incarnation_from = w->nodes[m->from].incarnation;
+    }
     sim_schedule(w, &ev);
 }
 
@@ -313,6 +317,7 @@ static void on_register(struct sim_world *w, const struct sim_msg *m)
         c->registered_at[b] = c->meta.offset;
     }
     rsp.broker_epoch = c->broker_epoch[b];
+    rsp.offset = c->registered_at[b];
     sim_send(w, &rsp);
 }
 
@@ -510,7 +515,15 @@ static int n_down(const struct sim_world *w)
     return k;
 }
 
-/* At most one broker down and one cut off at a time. */
+static void crash(struct sim_world *w, int i)
+{
+    sim_node_crash(w, &w->nodes[i]);
+    w->n_crashes++;
+    at(w, SIM_EV_RESTART, i, w->now_ms + sim_rand_range(w, 100, 4000));
+}
+
+/* Mostly one broker down at a time; rarely a second one (a shared power
+ * loss), and one cut off. */
 static void fault_tick(struct sim_world *w)
 {
     if (w->now_ms >= w->faults_end_ms) {
@@ -519,11 +532,15 @@ static void fault_tick(struct sim_world *w)
         w->spike_per_mille = 0;
         return;
     }
-    if (n_down(w) == 0 && sim_chance(w, w->crash_per_mille)) {
+    int down = n_down(w);
+    if (down == 0 && sim_chance(w, w->crash_per_mille)) {
+        crash(w, (int)sim_rand_range(w, 0, SIM_NODES - 1));
+    } else if (down == 1 && sim_chance(w, w->second_crash_per_mille)) {
         int i = (int)sim_rand_range(w, 0, SIM_NODES - 1);
-        sim_node_crash(w, &w->nodes[i]);
-        w->n_crashes++;
-        at(w, SIM_EV_RESTART, i, w->now_ms + sim_rand_range(w, 100, 4000));
+        if (w->nodes[i].up) {
+            crash(w, i);
+            w->n_double_crashes++;
+        }
     }
     bool any = false;
     for (int i = 0; i < SIM_NODES; i++) {
@@ -662,6 +679,8 @@ static void pick_profile(struct sim_world *w)
     w->drop_per_mille = (int)sim_rand_range(w, 0, 50);
     w->spike_per_mille = (int)sim_rand_range(w, 0, 20);
     w->crash_per_mille = (int)sim_rand_range(w, 0, 60);
+    w->second_crash_per_mille =
+        sim_chance(w, 200) ? (int)sim_rand_range(w, 1, 40) : 0;
     w->isolate_per_mille = (int)sim_rand_range(w, 0, 30);
     w->elect_per_mille = (int)sim_rand_range(w, 0, 30);
     w->faults_end_ms = 20000;
@@ -701,9 +720,20 @@ void sim_world_free(struct sim_world *w)
     free(w->committed);
 }
 
+/* Messages to or from a broker that restarted since they were sent went
+ * down with its connections. */
 static void deliver(struct sim_world *w, const struct sim_msg *m)
 {
+    if (m->from < SIM_NODES) {
+        const struct sim_node *s = &w->nodes[m->from];
+        if (!s->up || s->incarnation != m->incarnation_from) {
+            return;
+        }
+    }
     if (m->to < SIM_NODES) {
+        if (m->sent_ms < w->nodes[m->to].started_ms) {
+            return;
+        }
         sim_node_receive(w, &w->nodes[m->to], m);
     } else if (m->to == SIM_CONTROLLER) {
         sim_controller_receive(w, m);
