@@ -171,6 +171,7 @@ enum sim_ev_type {
     SIM_EV_FAULT,
     SIM_EV_RESTART,
     SIM_EV_HEAL,
+    SIM_EV_ELECT,          /* a leader move soon after another */
 };
 
 enum sim_timer {

@@ -555,6 +555,9 @@ static void fault_tick(struct sim_world *w)
     }
     if (sim_chance(w, w->elect_per_mille)) {
         move_leader(w);
+        if (sim_chance(w, 300)) { /* before the new leader appends much */
+            at(w, SIM_EV_ELECT, 0, w->now_ms + sim_rand_range(w, 0, 30));
+        }
     }
     at(w, SIM_EV_FAULT, 0, w->now_ms + 100);
 }
@@ -771,6 +774,7 @@ static void dispatch(struct sim_world *w, const struct sim_event *ev)
             sim_node_restart(w, &w->nodes[ev->node]);
         }
         break;
+    case SIM_EV_ELECT: move_leader(w); break;
     case SIM_EV_HEAL:
         w->isolated[ev->node] = false;
         sim_trace(w, "node %d reachable again", ev->node + 1);
