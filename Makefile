@@ -55,6 +55,16 @@ INTEGRATION_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(INTEGRATION_SRC))
 TESTLIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TESTLIB_SRC))
 INTEGRATION_BIN := $(if $(INTEGRATION_SRC),$(BUILD)/tests/integration_tests)
 
+# The replication simulation (tests/sim/): one binary, a plain main.
+SIM_SRC := $(wildcard tests/sim/*.c)
+SIM_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
+SIM_BIN := $(if $(SIM_SRC),$(BUILD)/tests/sim_replication)
+# Seeds `make test` runs (a few seconds); `make sim` runs SEEDS (default
+# 2000) from SEED_BASE (default: random), or replays SEED=N alone.
+SIM_TEST_SEEDS ?= 300
+SEEDS ?= 2000
+SEED_BASE ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -62,9 +72,9 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps deps-check test test-run asan bench bench-run clean cluster \
-        fuzz fuzz-run layout-check
+        fuzz fuzz-run layout-check sim
 
-all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN)
+all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN)
 
 deps:
 	@deploy/deps.sh install
@@ -80,14 +90,20 @@ test: deps-check
 	@$(MAKE) --no-print-directory fuzz-run
 
 # Unit tests in parallel; integration tests (real clusters) one at a time.
-test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS)
+test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
+	$(if $(SIM_BIN),SIM_QUIET=1 SEEDS=$(SIM_TEST_SEEDS) SEED_BASE=1 $(SIM_BIN))
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
+
+# The replication simulation: SEEDS seeds from SEED_BASE, or SEED=N alone
+# (SIM_TRACE=1 prints its events).
+sim: $(SIM_BIN)
+	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIM_BIN)
 
 # Include directions and the file-size bound (tests/layout_check.sh).
 layout-check:
@@ -189,6 +205,10 @@ $(INTEGRATION_BIN): $(INTEGRATION_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS)
 
+$(SIM_BIN): $(SIM_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(LIB) $(LDLIBS)
+
 $(BUILD)/bench/%: tests/bench/%.c $(TESTLIB_OBJ) $(LIB) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(TESTLIB_OBJ) $(LIB) $(LDLIBS)
@@ -211,6 +231,7 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(INTEGRATION_OBJ:.o=.d) \
+    $(SIM_OBJ:.o=.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
     $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d

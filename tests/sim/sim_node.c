@@ -1,0 +1,680 @@
+/* Simulated brokers (tests/sim/sim.h): the log and its disk, the leader as
+ * broker/replication/partition.c drives the ISR core (HW from the durable
+ * log end, acks=all waiters, min-ISR checks, AlterPartition), the follower
+ * as broker/replication/follower.c behaves (OffsetForLeaderEpoch and
+ * isr_truncation_for() first, then Fetch; append; fdatasync before the next
+ * fetch), metadata applied as partition_apply_metadata() does. One thread;
+ * time comes from the world. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rc.h"
+#include "tests/sim/sim.h"
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* --- Log and disk -------------------------------------------------------- */
+
+static void log_append(struct sim_world *w, struct sim_node *n,
+                       struct sim_record r)
+{
+    if (n->n == n->cap) {
+        n->cap = n->cap == 0 ? 256 : n->cap * 2;
+        n->log = realloc(n->log, (size_t)n->cap * sizeof *n->log);
+        ASSERT(n->log != NULL);
+    }
+    n->log[n->n++] = r;
+    sim_offsets_reserve(w, n->n);
+    /* log.c: a batch of a newer epoch starts that epoch in the cache. */
+    if (r.epoch > log_epoch_latest(&n->epochs)) {
+        bool changed = false;
+        ASSERT(log_epoch_assign(&n->epochs, r.epoch, n->n - 1, &changed) ==
+               RC_OK);
+    }
+}
+
+void sim_node_truncate(struct sim_world *w, struct sim_node *n, int64_t end)
+{
+    (void)w;
+    if (end >= n->n) {
+        return;
+    }
+    ASSERT(end >= 0);
+    n->n = end;
+    n->durable = min64(n->durable, end);
+    n->sync_target = min64(n->sync_target, end);
+    (void)log_epoch_truncate_from_end(&n->epochs, end);
+    n->hw = min64(n->hw, end);
+    n->hw_checked = min64(n->hw_checked, end);
+    n->acks_checked = min64(n->acks_checked, end);
+}
+
+/* fdatasync of everything written so far; one at a time, as the real log
+ * coalesces them. */
+static void request_sync(struct sim_world *w, struct sim_node *n)
+{
+    if (n->sync_busy || n->durable >= n->n) {
+        return;
+    }
+    n->sync_busy = true;
+    n->sync_target = n->n;
+    struct sim_event ev = {.type = SIM_EV_SYNC_DONE, .node = n->idx,
+                           .incarnation = n->incarnation,
+                           .at_ms = w->now_ms + sim_rand_range(w, 1, 15)};
+    sim_schedule(w, &ev);
+}
+
+/* --- Leader -------------------------------------------------------------- */
+
+static void reply(struct sim_world *w, const struct sim_msg *rq,
+                  struct sim_msg *rsp)
+{
+    rsp->from = rq->to;
+    rsp->to = rq->from;
+    rsp->req = rq->req;
+    sim_send(w, rsp);
+}
+
+static void answer_produce(struct sim_world *w, struct sim_node *n,
+                           const struct sim_waiter *wt, enum sim_err err)
+{
+    struct sim_msg m = {.type = SIM_MSG_PRODUCE_RSP, .from = n->idx,
+                        .to = SIM_PRODUCER, .req = wt->req, .err = err,
+                        .offset = wt->offset - 1};
+    sim_send(w, &m);
+}
+
+static void fail_waiters(struct sim_world *w, struct sim_node *n,
+                         enum sim_err err)
+{
+    for (size_t i = 0; i < n->n_waiters; i++) {
+        answer_produce(w, n, &n->waiters[i], err);
+    }
+    n->n_waiters = 0;
+}
+
+static void fire_waiters(struct sim_world *w, struct sim_node *n)
+{
+    size_t done = 0;
+    while (done < n->n_waiters && n->waiters[done].offset <= n->hw) {
+        answer_produce(w, n, &n->waiters[done], SIM_OK);
+        done++;
+    }
+    memmove(n->waiters, n->waiters + done,
+            (n->n_waiters - done) * sizeof *n->waiters);
+    n->n_waiters -= done;
+}
+
+/* partition.c update_hw(): the durable end counts (log.sync.before.ack),
+ * and the HW never goes back. */
+static void update_hw(struct sim_world *w, struct sim_node *n)
+{
+    if (!n->leading) {
+        return;
+    }
+    int64_t hw = isr_hw_candidate(&n->isr, n->durable, w->now_ms);
+    if (hw > n->hw) {
+        sim_trace(w, "node %d hw %lld -> %lld", n->id, (long long)n->hw,
+                  (long long)hw);
+        n->hw = hw;
+        fire_waiters(w, n);
+    }
+}
+
+static void check_min_isr(struct sim_world *w, struct sim_node *n)
+{
+    if (n->n_waiters > 0 && !isr_enough_for_append(&n->isr)) {
+        fail_waiters(w, n, SIM_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    }
+}
+
+static void propose_isr(struct sim_world *w, struct sim_node *n,
+                        const struct meta_replica_set *isr)
+{
+    n->alter_in_flight = true;
+    n->alter_req = sim_new_req(w);
+    struct sim_msg m = {.type = SIM_MSG_ALTER, .from = n->idx,
+                        .to = SIM_CONTROLLER, .req = n->alter_req,
+                        .broker_epoch = n->broker_epoch,
+                        .epoch = n->isr.leader_epoch,
+                        .partition_epoch = n->isr.partition_epoch,
+                        .isr = *isr};
+    sim_trace(w, "node %d proposes isr of %d at pe %d", n->id, isr->n,
+              n->isr.partition_epoch);
+    sim_send(w, &m);
+    sim_node_timer(w, n, SIM_TIMER_ALTER_TIMEOUT, n->alter_req,
+                   SIM_ALTER_TIMEOUT_MS);
+}
+
+static void alter_done(struct sim_world *w, struct sim_node *n, bool ok,
+                       const struct meta_replica_set *isr, int32_t pe)
+{
+    n->alter_in_flight = false;
+    n->alter_req = 0;
+    if (!n->leading) {
+        return;
+    }
+    if (ok) {
+        isr_alter_done(&n->isr, true, isr, pe);
+    } else {
+        isr_alter_done(&n->isr, false, &n->isr.isr, n->isr.partition_epoch);
+    }
+    check_min_isr(w, n);
+    update_hw(w, n);
+}
+
+static void answer_fetch(struct sim_world *w, struct sim_node *n, int f,
+                         enum sim_err err)
+{
+    const struct sim_msg *rq = &n->parked_fetch[f];
+    struct sim_msg rsp = {.type = SIM_MSG_FETCH_RSP, .err = err,
+                          .hw = n->hw};
+    if (err == SIM_OK) {
+        for (int64_t o = rq->offset;
+             o < n->n && rsp.n_recs < SIM_FETCH_RECORDS_MAX; o++) {
+            rsp.recs[rsp.n_recs++] = n->log[o];
+        }
+    }
+    rsp.offset = rq->offset;
+    n->parked[f] = false;
+    reply(w, rq, &rsp);
+}
+
+static void answer_parked(struct sim_world *w, struct sim_node *n,
+                          enum sim_err err)
+{
+    for (int f = 0; f < SIM_NODES; f++) {
+        if (n->parked[f]) {
+            answer_fetch(w, n, f, err);
+        }
+    }
+}
+
+static enum sim_err epoch_error(const struct sim_node *n, int32_t epoch)
+{
+    if (!n->leading) {
+        return SIM_NOT_LEADER;
+    }
+    if (epoch < n->isr.leader_epoch) {
+        return SIM_FENCED_LEADER_EPOCH;
+    }
+    if (epoch > n->isr.leader_epoch) {
+        return SIM_UNKNOWN_LEADER_EPOCH;
+    }
+    return SIM_OK;
+}
+
+/* kafka_fetch.c: record the follower's fetch (HW, ISR expansion), then
+ * answer at once when there are records, else park until an append or
+ * the wait maximum. */
+static void on_fetch(struct sim_world *w, struct sim_node *n,
+                     const struct sim_msg *m)
+{
+    int f = m->from;
+    n->parked_fetch[f] = *m;
+    enum sim_err err = epoch_error(n, m->epoch);
+    if (err != SIM_OK) {
+        answer_fetch(w, n, f, err);
+        return;
+    }
+    int rv = isr_follower_fetch(&n->isr, f + 1, m->offset, n->n, w->now_ms);
+    if (rv == RC_OUT_OF_RANGE) {
+        answer_fetch(w, n, f, SIM_OUT_OF_RANGE);
+        return;
+    }
+    ASSERT(rv == RC_OK);
+    update_hw(w, n);
+    struct meta_replica_set isr;
+    if (!n->alter_in_flight &&
+        isr_maybe_expand(&n->isr, n->hw, n->n, w->now_ms, &isr)) {
+        propose_isr(w, n, &isr);
+    }
+    if (m->offset < n->n) {
+        answer_fetch(w, n, f, SIM_OK);
+        return;
+    }
+    n->parked[f] = true;
+    n->park_token[f] = sim_new_req(w);
+    sim_node_timer(w, n, SIM_TIMER_PARK, n->park_token[f] * 4 + f,
+                   SIM_FETCH_WAIT_MAX_MS);
+}
+
+static void on_epoch(struct sim_world *w, struct sim_node *n,
+                     const struct sim_msg *m)
+{
+    struct sim_msg rsp = {.type = SIM_MSG_EPOCH_RSP,
+                          .err = epoch_error(n, m->epoch), .epoch = -1,
+                          .offset = -1};
+    if (rsp.err == SIM_OK) {
+        log_epoch_end_offset_for(&n->epochs, m->last_epoch, n->n,
+                                 &rsp.epoch, &rsp.offset);
+    }
+    reply(w, m, &rsp);
+}
+
+static void add_waiter(struct sim_node *n, int64_t offset, int64_t req)
+{
+    if (n->n_waiters == n->cap_waiters) {
+        n->cap_waiters = n->cap_waiters == 0 ? 16 : n->cap_waiters * 2;
+        n->waiters = realloc(n->waiters,
+                             n->cap_waiters * sizeof *n->waiters);
+        ASSERT(n->waiters != NULL);
+    }
+    n->waiters[n->n_waiters++] = (struct sim_waiter){offset, req};
+}
+
+/* partition_append() with acks=all, then partition_wait_hw(). */
+static void on_produce(struct sim_world *w, struct sim_node *n,
+                       const struct sim_msg *m)
+{
+    struct sim_msg rsp = {.type = SIM_MSG_PRODUCE_RSP, .offset = -1};
+    if (!n->leading) {
+        rsp.err = SIM_NOT_LEADER;
+    } else if (!isr_enough_for_append(&n->isr)) {
+        rsp.err = SIM_NOT_ENOUGH_REPLICAS;
+    }
+    if (rsp.err != SIM_OK) {
+        reply(w, m, &rsp);
+        return;
+    }
+    int64_t offset = n->n;
+    log_append(w, n, (struct sim_record){n->isr.leader_epoch, m->value});
+    sim_trace(w, "node %d appends value %lld at %lld epoch %d", n->id,
+              (long long)m->value, (long long)offset, n->isr.leader_epoch);
+    add_waiter(n, offset + 1, m->req);
+    answer_parked(w, n, SIM_OK);
+    request_sync(w, n);
+}
+
+static void on_alter_rsp(struct sim_world *w, struct sim_node *n,
+                         const struct sim_msg *m)
+{
+    if (!n->alter_in_flight || m->req != n->alter_req) {
+        return; /* timed out already: the call answered once */
+    }
+    if (!n->leading || m->epoch != n->isr.leader_epoch) {
+        n->alter_in_flight = false;
+        return;
+    }
+    alter_done(w, n, m->err == SIM_OK, &m->isr, m->partition_epoch);
+}
+
+/* --- Follower ------------------------------------------------------------ */
+
+static void send_next(struct sim_world *w, struct sim_node *n);
+
+static void fetcher_send(struct sim_world *w, struct sim_node *n,
+                         struct sim_msg *m)
+{
+    n->fetch_req = sim_new_req(w);
+    m->from = n->idx;
+    m->to = n->meta.part.leader - 1;
+    m->req = n->fetch_req;
+    m->epoch = n->meta.part.leader_epoch;
+    n->fetcher = SIM_FETCHER_IN_FLIGHT;
+    sim_send(w, m);
+    sim_node_timer(w, n, SIM_TIMER_FETCH_TIMEOUT, n->fetch_req,
+                   SIM_REQUEST_TIMEOUT_MS);
+}
+
+/* follower.c send_next()/collect(): truncate first (no epoch to ask about:
+ * to the HW), then fetch at the log end. */
+static void send_next(struct sim_world *w, struct sim_node *n)
+{
+    if (!n->up || n->leading || n->fetcher != SIM_FETCHER_IDLE ||
+        n->follow == SIM_FOLLOW_NONE) {
+        return;
+    }
+    if (n->follow == SIM_FOLLOW_TRUNCATE &&
+        log_epoch_latest(&n->epochs) == LOG_EPOCH_UNDEFINED) {
+        sim_node_truncate(w, n, n->hw);
+        n->follow = SIM_FOLLOW_FETCH;
+    }
+    struct sim_msg m = {0};
+    if (n->follow == SIM_FOLLOW_TRUNCATE) {
+        m.type = SIM_MSG_EPOCH;
+        m.last_epoch = log_epoch_latest(&n->epochs);
+    } else {
+        m.type = SIM_MSG_FETCH;
+        m.offset = n->n;
+        n->fetch_offset_sent = n->n;
+    }
+    fetcher_send(w, n, &m);
+}
+
+static void backoff(struct sim_world *w, struct sim_node *n)
+{
+    n->fetcher = SIM_FETCHER_BACKOFF;
+    n->fetch_req = sim_new_req(w);
+    sim_node_timer(w, n, SIM_TIMER_BACKOFF, n->fetch_req, SIM_BACKOFF_MS);
+}
+
+/* partition_follower_append(): records at or past the log end, then
+ * HW = min(leader HW, own LEO), never backwards. */
+static void follower_append(struct sim_world *w, struct sim_node *n,
+                            const struct sim_msg *m)
+{
+    for (int i = 0; i < m->n_recs; i++) {
+        int64_t o = m->offset + i;
+        if (o >= n->n) {
+            ASSERT(o == n->n);
+            log_append(w, n, m->recs[i]);
+        }
+    }
+    int64_t hw = min64(m->hw, n->n);
+    if (hw > n->hw) {
+        n->hw = hw;
+    }
+}
+
+static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
+                         const struct sim_msg *m)
+{
+    if (n->fetcher != SIM_FETCHER_IN_FLIGHT || m->req != n->fetch_req) {
+        return;
+    }
+    n->fetcher = SIM_FETCHER_IDLE;
+    if (n->follow != SIM_FOLLOW_FETCH || n->n != n->fetch_offset_sent) {
+        send_next(w, n);
+        return;
+    }
+    switch (m->err) {
+    case SIM_OK:
+        follower_append(w, n, m);
+        request_sync(w, n);
+        if (n->durable < n->n) {
+            n->fetcher = SIM_FETCHER_SYNCING;
+            return;
+        }
+        send_next(w, n);
+        return;
+    case SIM_OUT_OF_RANGE:
+        n->follow = SIM_FOLLOW_TRUNCATE;
+        send_next(w, n);
+        return;
+    default:
+        backoff(w, n);
+        return;
+    }
+}
+
+static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
+                         const struct sim_msg *m)
+{
+    if (n->fetcher != SIM_FETCHER_IN_FLIGHT || m->req != n->fetch_req ||
+        n->follow != SIM_FOLLOW_TRUNCATE) {
+        return;
+    }
+    n->fetcher = SIM_FETCHER_IDLE;
+    if (m->err != SIM_OK) {
+        backoff(w, n);
+        return;
+    }
+    struct isr_truncation t =
+        isr_truncation_for(&n->epochs, n->n, n->hw, m->epoch, m->offset);
+    sim_trace(w, "node %d: leader says epoch %d ends at %lld; end %lld -> "
+              "%lld%s", n->id, m->epoch, (long long)m->offset,
+              (long long)n->n, (long long)min64(t.offset, n->n),
+              t.done ? "" : " (again)");
+    if (t.offset < n->n) {
+        w->n_truncated += n->n - t.offset;
+    }
+    sim_node_truncate(w, n, t.offset);
+    if (t.done) {
+        n->follow = SIM_FOLLOW_FETCH;
+    }
+    send_next(w, n);
+}
+
+/* --- Metadata ------------------------------------------------------------ */
+
+static void set_eligibility(struct sim_node *n)
+{
+    for (int32_t i = 0; i < n->isr.n_followers; i++) {
+        int32_t id = n->isr.followers[i].id;
+        isr_set_eligible(&n->isr, id, !n->meta.fenced[id - 1]);
+    }
+}
+
+static void become_leader(struct sim_world *w, struct sim_node *n,
+                          const struct meta_partition *mp)
+{
+    bool changed = false;
+    ASSERT(log_epoch_assign(&n->epochs, mp->leader_epoch, n->n, &changed) ==
+           RC_OK);
+    isr_become_leader(&n->isr, n->id, mp, SIM_MIN_ISR, SIM_LAG_MAX_MS, n->n,
+                      w->now_ms);
+    n->leading = true;
+    n->alter_in_flight = false;
+    n->alter_req = 0;
+    n->follow = SIM_FOLLOW_NONE;
+    n->fetcher = SIM_FETCHER_IDLE;
+    n->fetch_req = 0;
+    n->mono_epoch = mp->leader_epoch;
+    n->mono_hw = n->hw;
+    sim_trace(w, "node %d leads epoch %d (end %lld, hw %lld)", n->id,
+              mp->leader_epoch, (long long)n->n, (long long)n->hw);
+}
+
+/* partition_apply_metadata(), once the broker has caught up with the
+ * metadata log to its own registration (as Kafka's brokers wait for
+ * before they take partition roles). */
+static void on_meta(struct sim_world *w, struct sim_node *n,
+                    const struct sim_meta *meta)
+{
+    if (!n->registered || meta->offset < n->registered_at ||
+        (n->has_meta && meta->offset <= n->meta.offset)) {
+        return;
+    }
+    const struct meta_partition *mp = &meta->part;
+    bool same = n->has_meta && mp->leader == n->meta.part.leader &&
+                mp->leader_epoch == n->meta.part.leader_epoch;
+    bool was_leader = n->leading;
+    n->meta = *meta;
+    n->has_meta = true;
+    if (mp->leader == n->id) {
+        if (!same || !n->leading) {
+            become_leader(w, n, mp);
+        } else {
+            isr_update_metadata(&n->isr, mp);
+        }
+        set_eligibility(n);
+        check_min_isr(w, n);
+        update_hw(w, n);
+        return;
+    }
+    if (was_leader) {
+        n->leading = false;
+        fail_waiters(w, n, SIM_NOT_LEADER);
+        answer_parked(w, n, SIM_NOT_LEADER);
+        n->alter_in_flight = false;
+    }
+    if (mp->leader == META_NO_LEADER) {
+        n->follow = SIM_FOLLOW_NONE;
+    } else if (!same || n->follow == SIM_FOLLOW_NONE) {
+        /* A new fetcher for the new leader, starting with KIP-101. */
+        n->follow = SIM_FOLLOW_TRUNCATE;
+        if (n->fetcher != SIM_FETCHER_SYNCING) {
+            n->fetcher = SIM_FETCHER_IDLE;
+        }
+        n->fetch_req = 0;
+    }
+    send_next(w, n);
+}
+
+/* --- Entry points -------------------------------------------------------- */
+
+void sim_node_receive(struct sim_world *w, struct sim_node *n,
+                      const struct sim_msg *m)
+{
+    if (!n->up) {
+        return;
+    }
+    switch (m->type) {
+    case SIM_MSG_FETCH: on_fetch(w, n, m); break;
+    case SIM_MSG_FETCH_RSP: on_fetch_rsp(w, n, m); break;
+    case SIM_MSG_EPOCH: on_epoch(w, n, m); break;
+    case SIM_MSG_EPOCH_RSP: on_epoch_rsp(w, n, m); break;
+    case SIM_MSG_PRODUCE: on_produce(w, n, m); break;
+    case SIM_MSG_ALTER_RSP: on_alter_rsp(w, n, m); break;
+    case SIM_MSG_META: on_meta(w, n, &m->meta); break;
+    case SIM_MSG_REGISTER_RSP:
+        if (m->err == SIM_OK && !n->registered &&
+            m->incarnation == n->incarnation) {
+            n->registered = true;
+            n->broker_epoch = m->broker_epoch;
+            n->registered_at = m->offset;
+            sim_trace(w, "node %d registered, broker epoch %lld", n->id,
+                      (long long)n->broker_epoch);
+        }
+        break;
+    default:
+        ASSERT(!"unexpected message at a broker");
+    }
+}
+
+static void heartbeat(struct sim_world *w, struct sim_node *n)
+{
+    struct sim_msg m = {.from = n->idx, .to = SIM_CONTROLLER,
+                        .incarnation = n->incarnation,
+                        .broker_epoch = n->broker_epoch,
+                        .offset = n->has_meta ? n->meta.offset : -1};
+    m.type = n->registered ? SIM_MSG_HEARTBEAT : SIM_MSG_REGISTER;
+    sim_send(w, &m);
+    sim_node_timer(w, n, SIM_TIMER_HEARTBEAT, 0, SIM_HEARTBEAT_MS);
+}
+
+/* replica_manager.c isr_timer_cb(): shrink check, HW, checkpoint. */
+static void isr_check(struct sim_world *w, struct sim_node *n)
+{
+    struct meta_replica_set isr;
+    if (n->leading && !n->alter_in_flight &&
+        isr_maybe_shrink(&n->isr, n->n, w->now_ms, &isr)) {
+        propose_isr(w, n, &isr);
+    }
+    update_hw(w, n);
+    if (w->now_ms - n->last_checkpoint_ms >= SIM_CHECKPOINT_MS) {
+        n->last_checkpoint_ms = w->now_ms;
+        n->hw_checkpoint = n->hw;
+    }
+    sim_node_timer(w, n, SIM_TIMER_ISR_CHECK, 0, SIM_ISR_CHECK_MS);
+}
+
+void sim_node_on_timer(struct sim_world *w, struct sim_node *n,
+                       enum sim_timer t, int64_t token)
+{
+    switch (t) {
+    case SIM_TIMER_ISR_CHECK: isr_check(w, n); break;
+    case SIM_TIMER_HEARTBEAT: heartbeat(w, n); break;
+    case SIM_TIMER_FETCH_TIMEOUT:
+        if (n->fetcher == SIM_FETCHER_IN_FLIGHT && token == n->fetch_req) {
+            n->fetcher = SIM_FETCHER_IDLE;
+            send_next(w, n);
+        }
+        break;
+    case SIM_TIMER_BACKOFF:
+        if (n->fetcher == SIM_FETCHER_BACKOFF && token == n->fetch_req) {
+            n->fetcher = SIM_FETCHER_IDLE;
+            send_next(w, n);
+        }
+        break;
+    case SIM_TIMER_PARK: {
+        int f = (int)(token % 4);
+        if (n->parked[f] && n->park_token[f] == token / 4) {
+            answer_fetch(w, n, f, n->leading ? SIM_OK : SIM_NOT_LEADER);
+        }
+        break;
+    }
+    case SIM_TIMER_ALTER_TIMEOUT:
+        if (n->alter_in_flight && token == n->alter_req) {
+            alter_done(w, n, false, NULL, 0);
+        }
+        break;
+    default:
+        ASSERT(!"unknown timer");
+    }
+}
+
+void sim_node_sync_done(struct sim_world *w, struct sim_node *n)
+{
+    ASSERT(n->sync_busy);
+    n->sync_busy = false;
+    if (n->sync_target > n->durable) {
+        n->durable = min64(n->sync_target, n->n);
+    }
+    if (n->leading) {
+        update_hw(w, n);
+    } else if (n->fetcher == SIM_FETCHER_SYNCING && n->durable >= n->n) {
+        n->fetcher = SIM_FETCHER_IDLE;
+        send_next(w, n);
+    }
+    request_sync(w, n);
+}
+
+static void reset_volatile(struct sim_node *n)
+{
+    n->registered = false;
+    n->has_meta = false;
+    n->leading = false;
+    n->alter_in_flight = false;
+    n->n_waiters = 0;
+    memset(n->parked, 0, sizeof n->parked);
+    n->follow = SIM_FOLLOW_NONE;
+    n->fetcher = SIM_FETCHER_IDLE;
+    n->fetch_req = 0;
+    n->sync_busy = false;
+    n->sync_target = 0;
+}
+
+/* The process dies: what was not fdatasync'd is gone. */
+void sim_node_crash(struct sim_world *w, struct sim_node *n)
+{
+    ASSERT(n->up);
+    sim_trace(w, "node %d crashes (end %lld, durable %lld)", n->id,
+              (long long)n->n, (long long)n->durable);
+    n->up = false;
+    sim_node_truncate(w, n, n->durable);
+    reset_volatile(n);
+}
+
+/* Recovery: the durable log, the saved epoch cache cut to it, the HW from
+ * the last checkpoint (never past the log end); then register again. */
+void sim_node_restart(struct sim_world *w, struct sim_node *n)
+{
+    ASSERT(!n->up);
+    n->up = true;
+    n->incarnation++;
+    n->started_ms = w->now_ms;
+    n->hw = min64(n->hw_checkpoint, n->n);
+    n->hw_checked = min64(n->hw_checked, n->hw);
+    sim_trace(w, "node %d restarts (end %lld, hw %lld)", n->id,
+              (long long)n->n, (long long)n->hw);
+    heartbeat(w, n);
+    sim_node_timer(w, n, SIM_TIMER_ISR_CHECK, 0, SIM_ISR_CHECK_MS);
+}
+
+void sim_node_init(struct sim_world *w, struct sim_node *n, int idx)
+{
+    memset(n, 0, sizeof *n);
+    n->idx = idx;
+    n->id = idx + 1;
+    n->up = true;
+    n->registered = true;
+    n->broker_epoch = idx + 1;
+    log_epoch_init(&n->epochs);
+    n->mono_epoch = -1;
+    sim_node_timer(w, n, SIM_TIMER_HEARTBEAT, 0,
+                   sim_rand_range(w, 1, SIM_HEARTBEAT_MS));
+    sim_node_timer(w, n, SIM_TIMER_ISR_CHECK, 0,
+                   sim_rand_range(w, 1, SIM_ISR_CHECK_MS));
+}
+
+void sim_node_free(struct sim_node *n)
+{
+    free(n->log);
+    free(n->waiters);
+    log_epoch_free(&n->epochs);
+}
