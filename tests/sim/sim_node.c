@@ -40,6 +40,9 @@ void sim_node_truncate(struct sim_world *w, struct sim_node *n, int64_t end)
 {
     (void)w;
     if (end >= n->n) {
+        /* log.c's log_truncate_to(): no record goes, but an epoch that
+         * starts at the log end (it holds none) does. */
+        (void)log_epoch_truncate_from_end(&n->epochs, n->n);
         return;
     }
     ASSERT(end >= 0);
