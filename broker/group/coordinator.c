@@ -328,13 +328,15 @@ void coordinator_ensure_topic(struct coordinator *co)
         return;
     }
     co->create_sent_ms = now;
+    /* Registered brokers, fenced or not: this broker's image may not yet
+     * show a broker that was just unfenced, and counting only unfenced
+     * ones made the topic with fewer replicas than the cluster has. The
+     * controller refuses while too few are unfenced; we ask again after
+     * COORDINATOR__CREATE_RETRY_MS. */
     const struct meta_image *img = membership_image(co->b->membership);
-    int32_t live = 0;
-    for (size_t i = 0; i < img->n_brokers; i++) {
-        live += !img->brokers[i].fenced;
-    }
+    int32_t registered = (int32_t)img->n_brokers;
     int32_t rf = co->cfg.offsets_replication_factor;
-    rf = live > 0 && live < rf ? live : rf;
+    rf = registered > 0 && registered < rf ? registered : rf;
     broker_create_topic(co->b, GROUP_STORE_TOPIC, co->cfg.offsets_partitions,
                         rf, "cleanup.policy", "compact");
 }

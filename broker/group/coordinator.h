@@ -5,8 +5,9 @@
  *   - The coordinator of group G is the leader of __consumer_offsets
  *     partition hash(G) mod its partition count. The topic is created on
  *     the first FindCoordinator (offsets.topic.num.partitions, replication
- *     factor min(offsets.topic.replication.factor, live brokers),
- *     cleanup.policy=compact).
+ *     factor min(offsets.topic.replication.factor, registered brokers),
+ *     cleanup.policy=compact); while fewer brokers are unfenced the
+ *     controller refuses, as Kafka does, and the creation is retried.
  *   - A broker that becomes leader of one of its partitions loads the
  *     committed offsets from it (one partition per loop turn) and answers
  *     COORDINATOR_LOAD_IN_PROGRESS for its groups until then; one that
