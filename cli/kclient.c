@@ -7,7 +7,12 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/arena.h"
+#include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/reader.h"
 #include "common/rc.h"
 #include "common/trace.h"
 
@@ -269,6 +274,89 @@ int kclient_partition_count(rd_kafka_t *rk, const char *topic, int wait_ms,
     }
 }
 
+/* Whether the broker at host:port lists topic with every partition led:
+ * RC_OK, RC_NOT_FOUND (it does not list it), RC_BUSY (listed, not all
+ * led), RC_IO (no answer). Metadata v4 for that topic alone, with
+ * AllowAutoTopicCreation false, so asking never creates it. */
+static int broker_lists(const char *host, int port, const char *topic)
+{
+    struct kafka_client kc;
+    if (kafka_client_open(&kc, host, port, CLI_KAFKA_CLIENT_ID,
+                          KCLIENT_BROKER_TIMEOUT_MS) != RC_OK) {
+        kafka_client_close(&kc);
+        return RC_IO;
+    }
+    struct kafka_MetadataRequestTopic t = {.Name = slice_from_str(topic)};
+    struct kafka_MetadataRequest rq = {.Topics = &t, .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, REQUEST_BYTES_MAX);
+    uint8_t *body = NULL;
+    size_t len = 0;
+    int rv = kafka_metadata_request_encode(&w, 4, &rq);
+    if (rv == RC_OK) {
+        rv = kafka_client_call(&kc, KAFKA_API_METADATA, 4, &w, &body, &len);
+    }
+    writer_free(&w);
+    kafka_client_close(&kc);
+    if (rv != RC_OK) {
+        free(body);
+        return RC_IO;
+    }
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, body, len);
+    struct kafka_MetadataResponse resp;
+    rv = kafka_metadata_response_decode(&r, 4, &a, &resp);
+    if (rv == RC_OK) {
+        rv = resp.TopicsCnt == 1 &&
+                     resp.Topics[0].ErrorCode == KAFKA_ERROR_NONE
+                 ? RC_OK
+                 : RC_NOT_FOUND;
+    } else {
+        rv = RC_IO;
+    }
+    for (int32_t i = 0; rv == RC_OK && i < resp.Topics[0].PartitionsCnt;
+         i++) {
+        if (resp.Topics[0].Partitions[i].LeaderId < 0) {
+            rv = RC_BUSY;
+        }
+    }
+    arena_free(&a);
+    free(body);
+    return rv;
+}
+
+/* Every broker in the cluster's metadata that answers agrees that topic
+ * exists (or not) by the deadline; brokers that do not answer are not
+ * waited for (one may be down). */
+static int wait_every_broker(rd_kafka_t *rk, const char *topic, bool exists,
+                             int64_t deadline, struct kclient_error *e)
+{
+    const rd_kafka_metadata_t *md = all_metadata(rk, e);
+    if (md == NULL) {
+        return RC_IO;
+    }
+    int rv = RC_OK;
+    for (int i = 0; rv == RC_OK && i < md->broker_cnt; i++) {
+        for (;;) {
+            int seen = broker_lists(md->brokers[i].host, md->brokers[i].port,
+                                    topic);
+            if (seen == RC_IO || (exists && seen == RC_OK) ||
+                (!exists && seen == RC_NOT_FOUND)) {
+                break;
+            }
+            if (cli_clock_ns() >= deadline) {
+                rv = RC_TIMEOUT;
+                break;
+            }
+            sleep_ms(KCLIENT_POLL_MS);
+        }
+    }
+    rd_kafka_metadata_destroy(md);
+    return rv;
+}
+
 int kclient_wait_topic(rd_kafka_t *rk, const char *topic, bool exists,
                        int timeout_ms, struct kclient_error *e)
 {
@@ -277,7 +365,13 @@ int kclient_wait_topic(rd_kafka_t *rk, const char *topic, bool exists,
         int32_t n = 0;
         int rv = look(rk, topic, true /* led */, &n, e);
         if ((exists && rv == RC_OK) || (!exists && rv == RC_NOT_FOUND)) {
-            return RC_OK;
+            rv = wait_every_broker(rk, topic, exists, deadline, e);
+            if (rv == RC_TIMEOUT) {
+                kclient_error_set(e, RD_KAFKA_RESP_ERR__TIMED_OUT,
+                                  exists ? "not every broker lists the topic"
+                                         : "some broker still lists it");
+            }
+            return rv;
         }
         if (cli_clock_ns() >= deadline) {
             if (!exists) {

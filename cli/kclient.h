@@ -27,6 +27,9 @@
 /* Pause between metadata polls while waiting for a topic. */
 #define KCLIENT_POLL_MS 100
 
+/* One broker's answer to a direct Metadata request (kclient_wait_topic). */
+#define KCLIENT_BROKER_TIMEOUT_MS 2000
+
 /* How long produce and consume wait for a topic to become known. */
 #define KCLIENT_TOPIC_WAIT_MS 5000
 
@@ -102,8 +105,10 @@ MUST_CHECK int kclient_partition_count(rd_kafka_t *rk, const char *topic,
                                        struct kclient_error *e);
 
 /* Polls metadata until topic exists with a leader for each partition
- * (exists) or is no longer listed (!exists); RC_TIMEOUT after timeout_ms
- * (e says what was missing). */
+ * (exists) or is no longer listed (!exists), then until every broker that
+ * answers says the same (each learns of the change on its own, so a
+ * script's next command may ask another broker); RC_TIMEOUT after
+ * timeout_ms (e says what was missing). */
 MUST_CHECK int kclient_wait_topic(rd_kafka_t *rk, const char *topic,
                                   bool exists, int timeout_ms,
                                   struct kclient_error *e);
