@@ -106,6 +106,9 @@ static void fire_waiters(struct sim_world *w, struct sim_node *n)
         answer_produce(w, n, &n->waiters[done], SIM_OK);
         done++;
     }
+    if (done == 0) {
+        return; /* also: waiters may be NULL while none ever waited */
+    }
     memmove(n->waiters, n->waiters + done,
             (n->n_waiters - done) * sizeof *n->waiters);
     n->n_waiters -= done;
