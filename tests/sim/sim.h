@@ -1,8 +1,11 @@
 /* Deterministic simulation of one partition's replication (RF 3,
  * min.insync.replicas 2): three brokers with an in-memory log and a disk
  * that loses what was not fdatasync'd, the leader driven by the real ISR/HW
- * core (broker/replication/isr.c), followers that truncate with the real
- * isr_truncation_for() before they fetch, a controller that validates
+ * core (broker/replication/isr.c), followers whose session with the
+ * leader is the real one (broker/replication/follower_session.c: one
+ * request in flight, durability before the next fetch, back-off, request
+ * timeouts) and that truncate with the real isr_truncation_for() before
+ * they fetch, a controller that validates
  * AlterPartition and elects leaders, an acks=all producer, and a network
  * that delays, drops and reorders. Everything runs on one thread from one
  * seeded PRNG; time is simulated. sim_node.c holds the brokers, sim_world.c
@@ -16,6 +19,7 @@
 #include <stdint.h>
 
 #include "broker/log/log_epoch.h"
+#include "broker/replication/follower_session.h"
 #include "broker/replication/isr.h"
 
 #define SIM_NODES 3
@@ -98,13 +102,6 @@ struct sim_msg {
 };
 
 enum sim_follow { SIM_FOLLOW_NONE, SIM_FOLLOW_TRUNCATE, SIM_FOLLOW_FETCH };
-enum sim_fetcher {
-    SIM_FETCHER_IDLE,
-    SIM_FETCHER_IN_FLIGHT,
-    SIM_FETCHER_SYNCING,  /* appended; waiting for fdatasync */
-    SIM_FETCHER_BACKOFF,
-};
-
 struct sim_waiter {
     int64_t offset; /* HW it waits for: last offset + 1 */
     int64_t req;
@@ -150,7 +147,7 @@ struct sim_node {
 
     /* Follower. */
     enum sim_follow follow;
-    enum sim_fetcher fetcher;
+    struct follower_session session; /* the real one, follower_session.c */
     int64_t fetch_req;
     int64_t fetch_offset_sent;
 
@@ -177,8 +174,7 @@ enum sim_ev_type {
 enum sim_timer {
     SIM_TIMER_ISR_CHECK = 1,
     SIM_TIMER_HEARTBEAT,
-    SIM_TIMER_FETCH_TIMEOUT,
-    SIM_TIMER_BACKOFF,
+    SIM_TIMER_SESSION,            /* the follower session's deadline */
     SIM_TIMER_PARK,
     SIM_TIMER_ALTER_TIMEOUT,
 };

@@ -312,6 +312,30 @@ static void on_alter_rsp(struct sim_world *w, struct sim_node *n,
 
 static void send_next(struct sim_world *w, struct sim_node *n);
 
+/* A fresh follower session (broker/replication/follower_session.c),
+ * idle and disconnected, with the simulation's timings. */
+static void session_init(struct sim_node *n)
+{
+    struct follower_session_config cfg = {
+        .backoff_ms = SIM_BACKOFF_MS,
+        .connect_timeout_ms = SIM_REQUEST_TIMEOUT_MS,
+        .request_timeout_ms = SIM_REQUEST_TIMEOUT_MS,
+        .partition_max_bytes = 1 << 20,
+        .response_max_bytes = 10 << 20,
+    };
+    follower_session_init(&n->session, &cfg);
+}
+
+/* A timer at the session's deadline; stale ones tick harmlessly. */
+static void session_timer(struct sim_world *w, struct sim_node *n)
+{
+    int64_t d = follower_session_deadline(&n->session);
+    if (d != FOLLOWER_SESSION_NO_DEADLINE) {
+        sim_node_timer(w, n, SIM_TIMER_SESSION, 0,
+                       d > w->now_ms ? d - w->now_ms : 0);
+    }
+}
+
 static void fetcher_send(struct sim_world *w, struct sim_node *n,
                          struct sim_msg *m)
 {
@@ -320,17 +344,22 @@ static void fetcher_send(struct sim_world *w, struct sim_node *n,
     m->to = n->meta.part.leader - 1;
     m->req = n->fetch_req;
     m->epoch = n->meta.part.leader_epoch;
-    n->fetcher = SIM_FETCHER_IN_FLIGHT;
     sim_send(w, m);
-    sim_node_timer(w, n, SIM_TIMER_FETCH_TIMEOUT, n->fetch_req,
-                   SIM_REQUEST_TIMEOUT_MS);
+    session_timer(w, n);
+}
+
+static bool in_flight(const struct sim_node *n, const struct sim_msg *m)
+{
+    return n->session.state == FOLLOWER_SESSION_IN_FLIGHT &&
+           m->req == n->fetch_req;
 }
 
 /* follower.c send_next()/collect(): truncate first (no epoch to ask about:
  * to the HW), then fetch at the log end. */
 static void send_next(struct sim_world *w, struct sim_node *n)
 {
-    if (!n->up || n->leading || n->fetcher != SIM_FETCHER_IDLE ||
+    if (!n->up || n->leading ||
+        n->session.state != FOLLOWER_SESSION_IDLE ||
         n->follow == SIM_FOLLOW_NONE) {
         return;
     }
@@ -339,8 +368,23 @@ static void send_next(struct sim_world *w, struct sim_node *n)
         sim_node_truncate(w, n, n->hw);
         n->follow = SIM_FOLLOW_FETCH;
     }
+    enum follower_want want = n->follow == SIM_FOLLOW_TRUNCATE
+                                  ? FOLLOWER_WANT_EPOCHS
+                                  : FOLLOWER_WANT_FETCH;
+    enum follower_step step =
+        follower_session_next(&n->session, want, w->now_ms);
+    if (step == FOLLOWER_STEP_CONNECT) {
+        /* No connections are modelled: one is up at once. */
+        follower_session_connected(&n->session);
+        step = follower_session_next(&n->session, want, w->now_ms);
+    }
+    if (step != FOLLOWER_STEP_SEND_EPOCHS &&
+        step != FOLLOWER_STEP_SEND_FETCH) {
+        session_timer(w, n);
+        return;
+    }
     struct sim_msg m = {0};
-    if (n->follow == SIM_FOLLOW_TRUNCATE) {
+    if (step == FOLLOWER_STEP_SEND_EPOCHS) {
         m.type = SIM_MSG_EPOCH;
         m.last_epoch = log_epoch_latest(&n->epochs);
     } else {
@@ -351,11 +395,15 @@ static void send_next(struct sim_world *w, struct sim_node *n)
     fetcher_send(w, n, &m);
 }
 
-static void backoff(struct sim_world *w, struct sim_node *n)
+/* The answer in flight was taken: on to durability, a pause or the next
+ * request, as the session says. */
+static void answered(struct sim_world *w, struct sim_node *n, bool errors,
+                     int pending_syncs, bool was_fetch)
 {
-    n->fetcher = SIM_FETCHER_BACKOFF;
-    n->fetch_req = sim_new_req(w);
-    sim_node_timer(w, n, SIM_TIMER_BACKOFF, n->fetch_req, SIM_BACKOFF_MS);
+    follower_session_answered(&n->session, errors, pending_syncs, 0,
+                              was_fetch, w->now_ms);
+    session_timer(w, n);
+    send_next(w, n);
 }
 
 /* partition_follower_append(): records at or past the log end, then
@@ -379,30 +427,25 @@ static void follower_append(struct sim_world *w, struct sim_node *n,
 static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
                          const struct sim_msg *m)
 {
-    if (n->fetcher != SIM_FETCHER_IN_FLIGHT || m->req != n->fetch_req) {
+    if (!in_flight(n, m)) {
         return;
     }
-    n->fetcher = SIM_FETCHER_IDLE;
     if (n->follow != SIM_FOLLOW_FETCH || n->n != n->fetch_offset_sent) {
-        send_next(w, n);
+        answered(w, n, false, 0, true);
         return;
     }
     switch (m->err) {
     case SIM_OK:
         follower_append(w, n, m);
         request_sync(w, n);
-        if (n->durable < n->n) {
-            n->fetcher = SIM_FETCHER_SYNCING;
-            return;
-        }
-        send_next(w, n);
+        answered(w, n, false, n->durable < n->n ? 1 : 0, true);
         return;
     case SIM_OUT_OF_RANGE:
         n->follow = SIM_FOLLOW_TRUNCATE;
-        send_next(w, n);
+        answered(w, n, false, 0, true);
         return;
     default:
-        backoff(w, n);
+        answered(w, n, true, 0, true);
         return;
     }
 }
@@ -410,13 +453,15 @@ static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
 static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
                          const struct sim_msg *m)
 {
-    if (n->fetcher != SIM_FETCHER_IN_FLIGHT || m->req != n->fetch_req ||
-        n->follow != SIM_FOLLOW_TRUNCATE) {
+    if (!in_flight(n, m)) {
         return;
     }
-    n->fetcher = SIM_FETCHER_IDLE;
+    if (n->follow != SIM_FOLLOW_TRUNCATE) {
+        answered(w, n, false, 0, false);
+        return;
+    }
     if (m->err != SIM_OK) {
-        backoff(w, n);
+        answered(w, n, true, 0, false);
         return;
     }
     struct isr_truncation t =
@@ -432,7 +477,7 @@ static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
     if (t.done) {
         n->follow = SIM_FOLLOW_FETCH;
     }
-    send_next(w, n);
+    answered(w, n, false, 0, false);
 }
 
 /* --- Metadata ------------------------------------------------------------ */
@@ -457,7 +502,7 @@ static void become_leader(struct sim_world *w, struct sim_node *n,
     n->alter_in_flight = false;
     n->alter_req = 0;
     n->follow = SIM_FOLLOW_NONE;
-    n->fetcher = SIM_FETCHER_IDLE;
+    session_init(n);
     n->fetch_req = 0;
     n->mono_epoch = mp->leader_epoch;
     n->mono_hw = n->hw;
@@ -503,9 +548,7 @@ static void on_meta(struct sim_world *w, struct sim_node *n,
     } else if (!same || n->follow == SIM_FOLLOW_NONE) {
         /* A new fetcher for the new leader, starting with KIP-101. */
         n->follow = SIM_FOLLOW_TRUNCATE;
-        if (n->fetcher != SIM_FETCHER_SYNCING) {
-            n->fetcher = SIM_FETCHER_IDLE;
-        }
+        follower_session_reset(&n->session); /* keeps waiting for syncs */
         n->fetch_req = 0;
     }
     send_next(w, n);
@@ -575,17 +618,13 @@ void sim_node_on_timer(struct sim_world *w, struct sim_node *n,
     switch (t) {
     case SIM_TIMER_ISR_CHECK: isr_check(w, n); break;
     case SIM_TIMER_HEARTBEAT: heartbeat(w, n); break;
-    case SIM_TIMER_FETCH_TIMEOUT:
-        if (n->fetcher == SIM_FETCHER_IN_FLIGHT && token == n->fetch_req) {
-            n->fetcher = SIM_FETCHER_IDLE;
-            send_next(w, n);
+    case SIM_TIMER_SESSION:
+        if (follower_session_tick(&n->session, w->now_ms) ==
+            FOLLOWER_STEP_DISCONNECT) {
+            n->fetch_req = 0; /* a late answer is not taken */
         }
-        break;
-    case SIM_TIMER_BACKOFF:
-        if (n->fetcher == SIM_FETCHER_BACKOFF && token == n->fetch_req) {
-            n->fetcher = SIM_FETCHER_IDLE;
-            send_next(w, n);
-        }
+        session_timer(w, n);
+        send_next(w, n);
         break;
     case SIM_TIMER_PARK: {
         int f = (int)(token % 4);
@@ -613,8 +652,10 @@ void sim_node_sync_done(struct sim_world *w, struct sim_node *n)
     }
     if (n->leading) {
         update_hw(w, n);
-    } else if (n->fetcher == SIM_FETCHER_SYNCING && n->durable >= n->n) {
-        n->fetcher = SIM_FETCHER_IDLE;
+    } else if (n->session.state == FOLLOWER_SESSION_SYNCING &&
+               n->durable >= n->n) {
+        follower_session_synced(&n->session, 0, false, w->now_ms);
+        session_timer(w, n);
         send_next(w, n);
     }
     request_sync(w, n);
@@ -629,7 +670,7 @@ static void reset_volatile(struct sim_node *n)
     n->n_waiters = 0;
     memset(n->parked, 0, sizeof n->parked);
     n->follow = SIM_FOLLOW_NONE;
-    n->fetcher = SIM_FETCHER_IDLE;
+    session_init(n);
     n->fetch_req = 0;
     n->sync_busy = false;
     n->sync_target = 0;
@@ -671,6 +712,7 @@ void sim_node_init(struct sim_world *w, struct sim_node *n, int idx)
     n->registered = true;
     n->broker_epoch = idx + 1;
     log_epoch_init(&n->epochs);
+    session_init(n);
     n->mono_epoch = -1;
     sim_node_timer(w, n, SIM_TIMER_HEARTBEAT, 0,
                    sim_rand_range(w, 1, SIM_HEARTBEAT_MS));
