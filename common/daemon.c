@@ -49,7 +49,7 @@ int daemon_config_load(struct config **out, const char *prog, int argc,
         fprintf(stderr, "%s: %s\n", prog,
                 rv == RC_NOMEM ? rc_str(rv) : err);
         config_free(cfg);
-        return rv == RC_INVALID ? RC_CONFIG : rv;
+        return rv;
     }
     int level = trace_level_parse(config_string(cfg, "log.level"));
     t->level = level < 0 ? TRACE_LEVEL_INFO : (enum trace_level)level;

@@ -322,10 +322,7 @@ int rpc_server_start(struct rpc_server **out, uv_loop_t *loop,
     int rv;
 
     ASSERT(cb != NULL);
-    if (port < 0 || port > 65535) {
-        return RC_INVALID;
-    }
-    s = calloc(1, sizeof *s);
+    s = calloc(1, sizeof *s); /* the port is frame_listener_start()'s */
     if (s == NULL) {
         return RC_NOMEM;
     }
