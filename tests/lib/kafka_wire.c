@@ -60,7 +60,12 @@ bool kafka_wire_produce_answer(struct kafka_client *kc, const char *topic,
     bool ok = kafka_produce_response_decode(&r, 7, &a, &pr) == RC_OK &&
               pr.ResponsesCnt == 1 && pr.Responses[0].PartitionsCnt == 1;
     if (ok) {
-        *out = pr.Responses[0].Partitions[0]; /* scalars only are read */
+        *out = pr.Responses[0].Partitions[0];
+        /* What points into the freed answer is not handed out (v7 has
+         * neither field anyway). */
+        out->RecordErrors = NULL;
+        out->RecordErrorsCnt = 0;
+        out->ErrorMessage = slice_null();
     }
     arena_free(&a);
     free(resp);

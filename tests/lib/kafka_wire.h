@@ -29,7 +29,7 @@ uint8_t *kafka_wire_roundtrip(struct kafka_client *kc, int16_t key,
 
 /* Produce v7 of one batch (batch[0..len), sent as it is) to
  * topic/partition with acks and the broker-side timeout_ms; the
- * partition's answer in *out. False when no answer that decodes came
+ * partition's answer in *out (its scalar fields; no pointers). False when no answer that decodes came
  * (kc is then closed if the connection failed). */
 bool kafka_wire_produce_answer(struct kafka_client *kc, const char *topic,
                                int32_t partition, const uint8_t *batch,
