@@ -147,7 +147,6 @@ enum follower_step follower_session_tick(struct follower_session *s,
     switch (s->state) {
     case FOLLOWER_SESSION_CONNECTING:
     case FOLLOWER_SESSION_IN_FLIGHT:
-        s->timeouts++;
         back_off(s, now_ms);
         return FOLLOWER_STEP_DISCONNECT;
     case FOLLOWER_SESSION_BACKOFF:

@@ -66,7 +66,6 @@ struct follower_session {
     bool connected;
     int64_t deadline_ms;         /* FOLLOWER_SESSION_NO_DEADLINE: none */
     int32_t partition_max_bytes; /* bytes to ask per partition now */
-    uint64_t timeouts;           /* connects and requests that timed out */
 };
 
 /* A fresh session, idle and disconnected. The config must satisfy
