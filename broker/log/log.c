@@ -435,12 +435,35 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
     ASSERT(offset >= 0);
     TRACE_INFO(l->tracer, "dir=%s truncate fully, start at offset=%" PRId64,
                l->dir, offset);
-    drop_segments_from(l, 0);
-    int rv = log_new_segment(l, offset);
-    if (rv != RC_OK) {
-        l->failed = rv; /* a log with no segment cannot go on */
-        return rv;
+    /* The segment to keep exists before the others go, so a failure
+     * leaves the log as it was, never without a segment. One already
+     * based at offset is emptied and kept (its name is taken). */
+    size_t keep = l->n_segs;
+    for (size_t i = 0; i < l->n_segs; i++) {
+        if (l->segs[i]->base_offset == offset) {
+            keep = i;
+        }
     }
+    int rv = RC_OK;
+    if (keep < l->n_segs) {
+        rv = log_segment_truncate_to(l->segs[keep], l->scan_buf, offset);
+        if (rv != RC_OK) {
+            l->failed = rv;
+            return rv;
+        }
+        l->segs[keep]->dirty = true;
+    } else {
+        rv = log_new_segment(l, offset);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        keep = l->n_segs - 1;
+    }
+    struct log_segment *kept = l->segs[keep];
+    l->segs[keep] = l->segs[l->n_segs - 1];
+    l->n_segs--;
+    drop_segments_from(l, 0);
+    l->segs[l->n_segs++] = kept;
     log_epoch_truncate_from_end(&l->epochs, 0);
     l->durable_end = offset;
     l->truncations++;

@@ -139,7 +139,9 @@ MUST_CHECK int log_roll(struct log *l);
  * offsets get RC_OUT_OF_RANGE. */
 MUST_CHECK int log_truncate_to(struct log *l, int64_t offset);
 
-/* Deletes everything and starts an empty log at offset. */
+/* Deletes everything and starts an empty log at offset. The new segment
+ * is created before the old ones are deleted: if that fails the log is
+ * as it was. */
 MUST_CHECK int log_truncate_fully_and_start_at(struct log *l, int64_t offset);
 
 /* Leader takeover: records (epoch, log end offset) in the epoch cache. */

@@ -318,6 +318,65 @@ Test(log, truncate_below_start_restarts_the_log_there)
     cr_assert_eq(log_segment_count(f.log), 1);
 }
 
+/* A restart at a segment's own base offset keeps that segment, emptied:
+ * creating a new file of the same name would truncate the old one's
+ * inode and then be unlinked with it. */
+Test(log, truncate_fully_at_a_segment_base_keeps_it_emptied)
+{
+    f.cfg.segment_bytes = 1024;
+    log_fixture_open(&f);
+    for (int i = 0; i < 20; i++) {
+        log_fixture_append(&f, 2, 100, i, 1);
+    }
+    cr_assert_gt(log_segment_count(f.log), 2);
+    int64_t end = log_end_offset(f.log);
+    cr_assert_eq(log_truncate_fully_and_start_at(f.log, 0), RC_OK);
+    cr_assert_eq(log_segment_count(f.log), 1);
+    cr_assert_eq(log_start_offset(f.log), 0);
+    cr_assert_eq(log_end_offset(f.log), 0);
+    char path[4200];
+    log_fixture_file(&f, 0, "log", path, sizeof path);
+    cr_assert_eq(log_fixture_file_size(path), 0, "kept and emptied");
+    log_fixture_append(&f, 2, 100, 99, 1);
+    cr_assert_eq(log_end_offset(f.log), 2);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert_eq(log_end_offset(f.log), 2);
+    cr_assert_lt(2, end);
+}
+
+/* The new segment cannot be created (its name is taken by a directory):
+ * the log is as it was, still readable and appendable, not without a
+ * segment. */
+Test(log, truncate_fully_that_cannot_create_a_segment_changes_nothing)
+{
+    f.cfg.segment_bytes = 1024;
+    log_fixture_open(&f);
+    for (int i = 0; i < 10; i++) {
+        log_fixture_append(&f, 2, 100, i, 1);
+    }
+    size_t segs = log_segment_count(f.log);
+    int64_t end = log_end_offset(f.log);
+    char path[4200];
+    log_fixture_file(&f, 500, "log", path, sizeof path);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    cr_assert_neq(log_truncate_fully_and_start_at(f.log, 500), RC_OK);
+    cr_assert_eq(log_segment_count(f.log), segs);
+    cr_assert_eq(log_start_offset(f.log), 0);
+    cr_assert_eq(log_end_offset(f.log), end);
+    struct log_span span;
+    cr_assert_eq(log_read(f.log, 0, 1 << 20, INT64_MAX, &span), RC_OK);
+    size_t len = 0;
+    uint8_t *buf = log_fixture_span_bytes(&span, &len);
+    int64_t next = 0;
+    cr_assert_gt(walk_batches(buf, len, 0, &next), 0, "offset 0 still there");
+    free(buf);
+    log_span_release(&span);
+    log_fixture_append(&f, 2, 100, 99, 1);
+    cr_assert_eq(log_end_offset(f.log), end + 2);
+    cr_assert_eq(rmdir(path), 0);
+}
+
 Test(log, read_holds_a_deleted_segment_until_released)
 {
     f.cfg.segment_bytes = 1024;
