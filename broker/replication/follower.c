@@ -192,20 +192,24 @@ static void fetched_one(struct fetcher *f, struct slice topic,
     const struct sent_part *s = find_sent(f, topic, r->PartitionIndex);
     struct partition *p = s != NULL ? followed(f, s, PARTITION_FOLLOW_FETCH)
                                     : NULL;
-    if (p == NULL || log_end_offset(p->log) != s->fetch_offset) {
+    if (p == NULL) {
         return;
     }
-    int64_t now = (int64_t)uv_now(f->rf->loop);
     int rv = RC_OK;
-    switch (r->ErrorCode) {
-    case KAFKA_ERROR_NONE:
+    switch (follower_fetched_action(r->ErrorCode, s->fetch_offset,
+                                    log_end_offset(p->log),
+                                    r->LogStartOffset)) {
+    case FOLLOWER_FETCHED_DROP:
+        return;
+    case FOLLOWER_FETCHED_APPEND:
         if (r->Records.ptr != NULL && r->Records.len > f->round_records_max) {
             f->round_records_max = r->Records.len;
         }
         rv = partition_follower_append(
             p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
-            r->HighWatermark, now);
+            r->HighWatermark, now_ms(f));
         if (rv == RC_INVALID) {
+            /* A batch that does not fit our log end: the logs diverged. */
             p->follow = PARTITION_FOLLOW_TRUNCATE;
         } else if (rv != RC_OK) {
             TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot append "
@@ -214,30 +218,23 @@ static void fetched_one(struct fetcher *f, struct slice topic,
         }
         wait_durable(f, p);
         return;
-    case KAFKA_ERROR_OFFSET_OUT_OF_RANGE:
-        if (r->LogStartOffset > s->fetch_offset) {
-            /* The leader deleted what we lack: start at its log start. */
-            rv = log_truncate_fully_and_start_at(p->log, r->LogStartOffset);
-            if (rv != RC_OK) {
-                /* The log is as it was: its HW must not pass its end. */
-                TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot restart "
-                            "at the leader's log start %" PRId64 ": %s",
-                            p->topic, p->id, r->LogStartOffset, rc_str(rv));
-                f->errors = true;
-                return;
-            }
-            producer_state_clear(&p->producers);
-            p->hw = r->LogStartOffset;
-            TRACE_INFO(f->rf->tracer, "partition=%s-%d restarts at the "
-                       "leader's log start %" PRId64, p->topic, p->id,
-                       r->LogStartOffset);
-        } else {
-            p->follow = PARTITION_FOLLOW_TRUNCATE;
+    case FOLLOWER_FETCHED_RESTART:
+        rv = partition_follower_restart(p, r->LogStartOffset);
+        if (rv != RC_OK) {
+            TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot restart "
+                        "at the leader's log start %" PRId64 ": %s",
+                        p->topic, p->id, r->LogStartOffset, rc_str(rv));
+            f->errors = true;
+            return;
         }
+        TRACE_INFO(f->rf->tracer, "partition=%s-%d restarts at the "
+                   "leader's log start %" PRId64, p->topic, p->id,
+                   r->LogStartOffset);
         return;
-    default:
-        /* Stale metadata on one side (FENCED/UNKNOWN_LEADER_EPOCH,
-         * NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION): wait. */
+    case FOLLOWER_FETCHED_TRUNCATE:
+        p->follow = PARTITION_FOLLOW_TRUNCATE;
+        return;
+    case FOLLOWER_FETCHED_PAUSE:
         f->errors = true;
         return;
     }
@@ -284,7 +281,7 @@ static void truncate_one(struct fetcher *f, struct slice topic,
         return;
     }
     int64_t end = log_end_offset(p->log);
-    struct isr_truncation t = isr_truncation_for(
+    struct follower_truncation t = follower_truncation_for(
         log_epochs(p->log), end, p->hw, r->LeaderEpoch, r->EndOffset);
     int rv = partition_follower_truncate(p, t.offset);
     if (rv != RC_OK) {
@@ -443,7 +440,7 @@ static int collect(struct fetcher *f, enum partition_follow want)
             continue;
         }
         if (want == PARTITION_FOLLOW_TRUNCATE &&
-            log_epoch_latest(log_epochs(p->log)) == LOG_EPOCH_UNDEFINED) {
+            !follower_asks_epochs(log_epochs(p->log))) {
             /* No epoch to ask about: an empty log has nothing to cut;
              * otherwise fall back to the high watermark. */
             int rv = partition_follower_truncate(p, p->hw);

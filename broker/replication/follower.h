@@ -5,7 +5,7 @@
  *   - Partitions that just became followers (PARTITION_FOLLOW_TRUNCATE) are
  *     asked about first: OffsetForLeaderEpoch v3 (ReplicaId = own id) for
  *     their latest local epoch; each is truncated where the logs diverge
- *     (isr_truncation_for(), KIP-101/279), repeating while the answer
+ *     (follower_truncation_for(), KIP-101/279), repeating while the answer
  *     names an epoch the follower does not know.
  *   - Then one long-poll Fetch v11 (ReplicaId = own id, CurrentLeaderEpoch
  *     set) carries every partition followed there, from its log end, each
@@ -23,8 +23,10 @@
  *     connect that takes longer than socket.connection.setup.timeout.ms
  *     and a request unanswered within replica.socket.timeout.ms.
  *   - When to connect, send, wait and pause is decided by a pure state
- *     machine per leader (broker/replication/follower_session.h); this
- *     module carries the bytes and the time.
+ *     machine per leader (broker/replication/follower_session.h), what
+ *     each partition's answer means by pure rules per partition
+ *     (broker/replication/follower_partition.h); this module carries the
+ *     bytes and the time and applies the answers to the logs.
  *
  * Loop thread only. */
 #ifndef CAIRN_BROKER_FOLLOWER_H

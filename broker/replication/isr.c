@@ -406,34 +406,3 @@ void isr_alter_done(struct isr_state *s, bool ok,
     drop_pending(s);
     check_invariants(s);
 }
-
-/* --- Follower truncation ------------------------------------------------- */
-
-/* Undefined values are -1 on the wire; anything negative from the leader
- * is treated the same, so a result never lies below zero. */
-struct isr_truncation
-isr_truncation_for(const struct log_epoch_cache *c, int64_t leo,
-                   int64_t hw, int32_t leader_epoch, int64_t leader_end)
-{
-    ASSERT(leo >= 0);
-    ASSERT(hw >= 0);
-    if (leader_end < 0) {
-        /* Truncating past the log end changes nothing; say so. */
-        return (struct isr_truncation){min64(hw, leo), true};
-    }
-    if (leader_epoch < 0) {
-        return (struct isr_truncation){min64(leader_end, leo), true};
-    }
-    int32_t epoch = LOG_EPOCH_UNDEFINED;
-    int64_t end = LOG_EPOCH_UNDEFINED;
-    log_epoch_end_offset_for(c, leader_epoch, leo, &epoch, &end);
-    if (epoch == LOG_EPOCH_UNDEFINED) {
-        return (struct isr_truncation){min64(leader_end, leo), true};
-    }
-    if (epoch != leader_epoch) {
-        ASSERT(epoch < leader_epoch);
-        return (struct isr_truncation){min64(end, leo), false};
-    }
-    return (struct isr_truncation){min64(min64(end, leader_end), leo),
-                                       true};
-}

@@ -2,8 +2,8 @@
  * Replica.scala; shared/reference/replication-design.md section 2): on the
  * leader, each follower's fetch state, the ISR (the committed one and at
  * most one pending change), the high-watermark candidate, ISR shrink and
- * expand, the two min-ISR checks; on a follower, where to truncate after
- * asking the leader for the end of an epoch (KIP-101, KIP-279).
+ * expand, the two min-ISR checks. The follower's rules are
+ * follower_partition.h's.
  *
  * A pure core: no I/O, no clock (time is an argument), no allocation.
  * Owned by its partition (broker/replication/partition.c); loop thread only.
@@ -41,7 +41,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "broker/log/log_epoch.h"
 #include "common/assert.h"
 #include "common/meta/meta.h"
 
@@ -148,27 +147,5 @@ bool isr_maybe_expand(struct isr_state *s, int64_t hw, int64_t leader_leo,
 void isr_alter_done(struct isr_state *s, bool ok,
                     const struct meta_replica_set *isr,
                     int32_t partition_epoch);
-
-/* --- Follower truncation ------------------------------------------------ */
-
-struct isr_truncation {
-    int64_t offset; /* truncate the log to this offset (keep below it) */
-    bool done;      /* false: ask again with the new latest epoch */
-};
-
-/* Kafka's getOffsetTruncationState: the leader answered
- * OffsetForLeaderEpoch for our latest epoch with (leader_epoch,
- * leader_end). Our log has epoch cache c, log end leo and high watermark
- * hw.
- *   - leader_end undefined (-1): truncate to hw, done (no epoch info);
- *   - leader_epoch undefined (-1): min(leader_end, leo), done;
- *   - our endOffsetFor(leader_epoch) = (e, end): if e != leader_epoch we
- *     do not know the leader's epoch: truncate to end, not done (KIP-279);
- *     else min(end, leader_end, leo), done;
- *   - our cache knows no epoch <= leader_epoch: min(leader_end, leo), done.
- */
-struct isr_truncation
-isr_truncation_for(const struct log_epoch_cache *c, int64_t leo,
-                   int64_t hw, int32_t leader_epoch, int64_t leader_end);
 
 #endif

@@ -393,11 +393,24 @@ int partition_follower_append(struct partition *p, const uint8_t *records,
         }
         at += size;
     }
-    int64_t end = log_end_offset(p->log);
-    int64_t hw = leader_hw < end ? leader_hw : end;
-    if (hw > p->hw) {
-        p->hw = hw;
+    p->hw = follower_hw_after_append(p->hw, leader_hw, log_end_offset(p->log));
+    return RC_OK;
+}
+
+int partition_follower_restart(struct partition *p, int64_t offset)
+{
+    int rv = log_truncate_fully_and_start_at(p->log, offset);
+    if (rv != RC_OK) {
+        /* The log may have lost its segments: whatever it holds now, the
+         * HW must not pass its end. */
+        int64_t end = log_end_offset(p->log);
+        if (p->hw > end) {
+            p->hw = end;
+        }
+        return rv;
     }
+    producer_state_clear(&p->producers);
+    p->hw = offset;
     return RC_OK;
 }
 

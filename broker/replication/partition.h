@@ -19,6 +19,7 @@
 
 #include "broker/log/log.h"
 #include "broker/log/producer_state.h"
+#include "broker/replication/follower_partition.h"
 #include "broker/replication/isr.h"
 #include "common/meta/meta.h"
 
@@ -30,12 +31,6 @@ struct partition_waiter {
     int64_t offset;
     partition_hw_cb cb;
     void *arg;
-};
-
-enum partition_follow {
-    PARTITION_FOLLOW_NONE = 0, /* leader, offline, or not a replica */
-    PARTITION_FOLLOW_TRUNCATE, /* asks the leader where the logs diverge */
-    PARTITION_FOLLOW_FETCH,    /* fetches from the leader */
 };
 
 struct partition {
@@ -134,6 +129,13 @@ void partition_alter_done(struct partition *p, bool ok,
 MUST_CHECK int partition_follower_append(struct partition *p,
                                          const uint8_t *records, size_t len,
                                          int64_t leader_hw, int64_t now_ms);
+
+/* Follower: the leader no longer holds what this log lacks (its log
+ * start is past our end): empties the log and starts it, the producer
+ * windows and the high watermark at offset. On failure the log is
+ * stopped and the high watermark is not left past its end. */
+MUST_CHECK int partition_follower_restart(struct partition *p,
+                                          int64_t offset);
 
 /* Follower: cuts the log (and producer windows) at offset. */
 MUST_CHECK int partition_follower_truncate(struct partition *p,

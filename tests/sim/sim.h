@@ -4,9 +4,11 @@
  * core (broker/replication/isr.c), followers whose session with the
  * leader is the real one (broker/replication/follower_session.c: one
  * request in flight, durability before the next fetch, back-off, request
- * timeouts) and that truncate with the real isr_truncation_for() before
- * they fetch, a controller that validates
- * AlterPartition and elects leaders, an acks=all producer, and a network
+ * timeouts) and whose partition follows the real per-partition rules
+ * (broker/replication/follower_partition.c: when to ask about epochs,
+ * where to truncate, what a Fetch answer means, the HW after an append),
+ * a controller that validates AlterPartition and elects leaders, an
+ * acks=all producer, and a network
  * that delays, drops and reorders. Everything runs on one thread from one
  * seeded PRNG; time is simulated. sim_node.c holds the brokers, sim_world.c
  * the event queue, network, controller, producer, faults and the checks,
@@ -19,6 +21,7 @@
 #include <stdint.h>
 
 #include "broker/log/log_epoch.h"
+#include "broker/replication/follower_partition.h"
 #include "broker/replication/follower_session.h"
 #include "broker/replication/isr.h"
 
@@ -101,7 +104,6 @@ struct sim_msg {
     struct sim_record recs[SIM_FETCH_RECORDS_MAX];
 };
 
-enum sim_follow { SIM_FOLLOW_NONE, SIM_FOLLOW_TRUNCATE, SIM_FOLLOW_FETCH };
 struct sim_waiter {
     int64_t offset; /* HW it waits for: last offset + 1 */
     int64_t req;
@@ -146,7 +148,7 @@ struct sim_node {
     int64_t park_token[SIM_NODES];
 
     /* Follower. */
-    enum sim_follow follow;
+    enum partition_follow follow; /* follower_partition.h's states */
     struct follower_session session; /* the real one, follower_session.c */
     int64_t fetch_req;
     int64_t fetch_offset_sent;

@@ -2,12 +2,13 @@
  * broker/replication/partition.c drives the ISR core (HW from the durable
  * log end, acks=all waiters, min-ISR checks, AlterPartition), the follower
  * as broker/replication/follower.c behaves (OffsetForLeaderEpoch and
- * isr_truncation_for() first, then Fetch; append; fdatasync before the next
+ * follower_truncation_for() first, then Fetch; append; fdatasync before the next
  * fetch), metadata applied as partition_apply_metadata() does. One thread;
  * time comes from the world. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "tests/sim/sim.h"
 
@@ -170,6 +171,23 @@ static void alter_done(struct sim_world *w, struct sim_node *n, bool ok,
     }
     check_min_isr(w, n);
     update_hw(w, n);
+}
+
+/* The Kafka error a simulated answer stands for, as follower.c sees it. */
+static int16_t sim_kafka_error(enum sim_err err)
+{
+    switch (err) {
+    case SIM_OK: return KAFKA_ERROR_NONE;
+    case SIM_NOT_LEADER: return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    case SIM_FENCED_LEADER_EPOCH: return KAFKA_ERROR_FENCED_LEADER_EPOCH;
+    case SIM_UNKNOWN_LEADER_EPOCH: return KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    case SIM_OUT_OF_RANGE: return KAFKA_ERROR_OFFSET_OUT_OF_RANGE;
+    case SIM_NOT_ENOUGH_REPLICAS: return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
+    case SIM_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    case SIM_REFUSED: break;
+    }
+    return KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
 }
 
 static void answer_fetch(struct sim_world *w, struct sim_node *n, int f,
@@ -354,21 +372,21 @@ static bool in_flight(const struct sim_node *n, const struct sim_msg *m)
            m->req == n->fetch_req;
 }
 
-/* follower.c send_next()/collect(): truncate first (no epoch to ask about:
+/* follower.c drive()/collect(): truncate first (no epoch to ask about:
  * to the HW), then fetch at the log end. */
 static void send_next(struct sim_world *w, struct sim_node *n)
 {
     if (!n->up || n->leading ||
         n->session.state != FOLLOWER_SESSION_IDLE ||
-        n->follow == SIM_FOLLOW_NONE) {
+        n->follow == PARTITION_FOLLOW_NONE) {
         return;
     }
-    if (n->follow == SIM_FOLLOW_TRUNCATE &&
-        log_epoch_latest(&n->epochs) == LOG_EPOCH_UNDEFINED) {
+    if (n->follow == PARTITION_FOLLOW_TRUNCATE &&
+        !follower_asks_epochs(&n->epochs)) {
         sim_node_truncate(w, n, n->hw);
-        n->follow = SIM_FOLLOW_FETCH;
+        n->follow = PARTITION_FOLLOW_FETCH;
     }
-    enum follower_want want = n->follow == SIM_FOLLOW_TRUNCATE
+    enum follower_want want = n->follow == PARTITION_FOLLOW_TRUNCATE
                                   ? FOLLOWER_WANT_EPOCHS
                                   : FOLLOWER_WANT_FETCH;
     enum follower_step step =
@@ -406,8 +424,8 @@ static void answered(struct sim_world *w, struct sim_node *n, bool errors,
     send_next(w, n);
 }
 
-/* partition_follower_append(): records at or past the log end, then
- * HW = min(leader HW, own LEO), never backwards. */
+/* partition_follower_append(): records at or past the log end, then the
+ * HW the follower rules give. */
 static void follower_append(struct sim_world *w, struct sim_node *n,
                             const struct sim_msg *m)
 {
@@ -418,33 +436,39 @@ static void follower_append(struct sim_world *w, struct sim_node *n,
             log_append(w, n, m->recs[i]);
         }
     }
-    int64_t hw = min64(m->hw, n->n);
-    if (hw > n->hw) {
-        n->hw = hw;
-    }
+    n->hw = follower_hw_after_append(n->hw, m->hw, n->n);
 }
 
+/* follower.c fetched_one(), with the same rules. The simulated leader
+ * never deletes records (its log start is 0), so there is no restart. */
 static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
                          const struct sim_msg *m)
 {
     if (!in_flight(n, m)) {
         return;
     }
-    if (n->follow != SIM_FOLLOW_FETCH || n->n != n->fetch_offset_sent) {
+    if (n->follow != PARTITION_FOLLOW_FETCH) {
         answered(w, n, false, 0, true);
         return;
     }
-    switch (m->err) {
-    case SIM_OK:
+    switch (follower_fetched_action(sim_kafka_error(m->err),
+                                    n->fetch_offset_sent, n->n, 0)) {
+    case FOLLOWER_FETCHED_DROP:
+        answered(w, n, false, 0, true);
+        return;
+    case FOLLOWER_FETCHED_APPEND:
         follower_append(w, n, m);
         request_sync(w, n);
         answered(w, n, false, n->durable < n->n ? 1 : 0, true);
         return;
-    case SIM_OUT_OF_RANGE:
-        n->follow = SIM_FOLLOW_TRUNCATE;
+    case FOLLOWER_FETCHED_RESTART:
+        ASSERT(!"a simulated leader has log start 0");
+        return;
+    case FOLLOWER_FETCHED_TRUNCATE:
+        n->follow = PARTITION_FOLLOW_TRUNCATE;
         answered(w, n, false, 0, true);
         return;
-    default:
+    case FOLLOWER_FETCHED_PAUSE:
         answered(w, n, true, 0, true);
         return;
     }
@@ -456,7 +480,7 @@ static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
     if (!in_flight(n, m)) {
         return;
     }
-    if (n->follow != SIM_FOLLOW_TRUNCATE) {
+    if (n->follow != PARTITION_FOLLOW_TRUNCATE) {
         answered(w, n, false, 0, false);
         return;
     }
@@ -464,8 +488,8 @@ static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
         answered(w, n, true, 0, false);
         return;
     }
-    struct isr_truncation t =
-        isr_truncation_for(&n->epochs, n->n, n->hw, m->epoch, m->offset);
+    struct follower_truncation t = follower_truncation_for(
+        &n->epochs, n->n, n->hw, m->epoch, m->offset);
     sim_trace(w, "node %d: leader says epoch %d ends at %lld; end %lld -> "
               "%lld%s", n->id, m->epoch, (long long)m->offset,
               (long long)n->n, (long long)min64(t.offset, n->n),
@@ -475,7 +499,7 @@ static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
     }
     sim_node_truncate(w, n, t.offset);
     if (t.done) {
-        n->follow = SIM_FOLLOW_FETCH;
+        n->follow = PARTITION_FOLLOW_FETCH;
     }
     answered(w, n, false, 0, false);
 }
@@ -501,7 +525,7 @@ static void become_leader(struct sim_world *w, struct sim_node *n,
     n->leading = true;
     n->alter_in_flight = false;
     n->alter_req = 0;
-    n->follow = SIM_FOLLOW_NONE;
+    n->follow = PARTITION_FOLLOW_NONE;
     session_init(n);
     n->fetch_req = 0;
     n->mono_epoch = mp->leader_epoch;
@@ -544,10 +568,10 @@ static void on_meta(struct sim_world *w, struct sim_node *n,
         n->alter_in_flight = false;
     }
     if (mp->leader == META_NO_LEADER) {
-        n->follow = SIM_FOLLOW_NONE;
-    } else if (!same || n->follow == SIM_FOLLOW_NONE) {
+        n->follow = PARTITION_FOLLOW_NONE;
+    } else if (!same || n->follow == PARTITION_FOLLOW_NONE) {
         /* A new fetcher for the new leader, starting with KIP-101. */
-        n->follow = SIM_FOLLOW_TRUNCATE;
+        n->follow = PARTITION_FOLLOW_TRUNCATE;
         follower_session_reset(&n->session); /* keeps waiting for syncs */
         n->fetch_req = 0;
     }
@@ -669,7 +693,7 @@ static void reset_volatile(struct sim_node *n)
     n->alter_in_flight = false;
     n->n_waiters = 0;
     memset(n->parked, 0, sizeof n->parked);
-    n->follow = SIM_FOLLOW_NONE;
+    n->follow = PARTITION_FOLLOW_NONE;
     session_init(n);
     n->fetch_req = 0;
     n->sync_busy = false;

@@ -1,13 +1,12 @@
-/* Replication rules of one partition (broker/replication/isr.h): follower fetch
- * state and lastCaughtUp, the HW candidate and strict min-ISR, shrink and
- * expand with one pending change, AlterPartition answers, metadata, and
- * the follower's truncation point (KIP-101, KIP-279). Time is a plain
- * int64 in milliseconds: the core has no clock. */
+/* Replication rules of one partition (broker/replication/isr.h): follower
+ * fetch state and lastCaughtUp, the HW candidate and strict min-ISR,
+ * shrink and expand with one pending change, AlterPartition answers and
+ * metadata. Time is a plain int64 in milliseconds: the core has no
+ * clock. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "broker/log/log_epoch.h"
 #include "broker/replication/isr.h"
 #include "common/meta/meta.h"
 #include "common/rc.h"
@@ -19,22 +18,8 @@
 #define T0 1000 /* when this broker became leader */
 
 static struct isr_state s;
-static struct log_epoch_cache leader_cache;
-static struct log_epoch_cache follower_cache;
 
-static void setup(void)
-{
-    log_epoch_init(&leader_cache);
-    log_epoch_init(&follower_cache);
-}
-
-static void teardown(void)
-{
-    log_epoch_free(&leader_cache);
-    log_epoch_free(&follower_cache);
-}
-
-TestSuite(replica, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(replica, .timeout = 60);
 
 static struct meta_replica_set set_make(const int32_t *ids, size_t n)
 {
@@ -751,159 +736,4 @@ Test(replica, set_eligible_ignores_unknown_ids)
     isr_set_eligible(&s, SELF, false);
     cr_assert(follower(2)->eligible);
     cr_assert_eq(s.n_followers, 1);
-}
-
-/* --- Follower truncation ------------------------------------------------- */
-
-static void assign(struct log_epoch_cache *c, int32_t epoch, int64_t start)
-{
-    bool changed = false;
-    cr_assert_eq(log_epoch_assign(c, epoch, start, &changed), RC_OK);
-    cr_assert(changed);
-}
-
-/* What the leader answers to OffsetsForLeaderEpoch(epoch). */
-static void leader_answer(int32_t epoch, int64_t leader_leo,
-                          int32_t *epoch_out, int64_t *end_out)
-{
-    log_epoch_end_offset_for(&leader_cache, epoch, leader_leo, epoch_out,
-                             end_out);
-}
-
-static void expect_truncation(struct isr_truncation t, int64_t offset,
-                              bool done)
-{
-    cr_assert_eq(t.offset, offset, "offset: got %lld want %lld",
-                 (long long)t.offset, (long long)offset);
-    cr_assert_eq(t.done, done, "done: got %d want %d", t.done, done);
-}
-
-/* KIP-101 scenario 1: the follower has offset 1 but had not yet learned
- * that the HW moved past it. Truncating to its HW (1) would lose a
- * committed record should it become leader; the epoch answer keeps it. */
-Test(replica, kip101_follower_keeps_committed_records_above_its_hw)
-{
-    assign(&leader_cache, 0, 0);   /* leader: m0, m1 at epoch 0, HW 2 */
-    assign(&follower_cache, 0, 0); /* follower: m0, m1, HW 1 */
-    int32_t epoch = 0;
-    int64_t end = 0;
-    leader_answer(log_epoch_latest(&follower_cache), 2, &epoch, &end);
-    cr_assert_eq(epoch, 0);
-    cr_assert_eq(end, 2);
-    expect_truncation(isr_truncation_for(&follower_cache, 2, 1, epoch,
-                                         end),
-                      2, true);
-}
-
-/* KIP-101 scenario 2: the old leader (now follower) wrote 3..4 at epoch 0
- * that the new leader never got; the new leader took over at 3 (epoch 1)
- * and wrote 3..5. Both logs hold offsets 3..4 with different records. The
- * follower truncates to where the leader's epoch 0 ended (3): not to its
- * HW (1), and not to its own LEO (5). */
-Test(replica, kip101_divergent_logs_truncate_to_leader_end_of_epoch)
-{
-    assign(&leader_cache, 0, 0);
-    assign(&leader_cache, 1, 3);
-    assign(&follower_cache, 0, 0);
-    int32_t epoch = 0;
-    int64_t end = 0;
-    leader_answer(log_epoch_latest(&follower_cache), 6, &epoch, &end);
-    cr_assert_eq(epoch, 0);
-    cr_assert_eq(end, 3);
-    expect_truncation(isr_truncation_for(&follower_cache, 5, 1, epoch,
-                                         end),
-                      3, true);
-}
-
-/* KIP-279, the follower knows the smaller epoch the leader answers with:
- * it truncates to its own end of that epoch, which is below the leader's
- * end and its own LEO, and is done. */
-Test(replica, kip279_leader_answers_smaller_epoch_follower_knows)
-{
-    assign(&leader_cache, 0, 0);
-    assign(&leader_cache, 1, 4);
-    assign(&follower_cache, 0, 0);
-    assign(&follower_cache, 1, 4);
-    assign(&follower_cache, 2, 7);
-    int32_t epoch = 0;
-    int64_t end = 0;
-    /* The follower's latest epoch 2 is unknown to the leader, which
-     * answers with its largest smaller epoch: 1, ending at its LEO 10. */
-    leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
-    cr_assert_eq(epoch, 1);
-    cr_assert_eq(end, 10);
-    expect_truncation(isr_truncation_for(&follower_cache, 9, 2, epoch,
-                                         end),
-                      7, true);
-}
-
-/* KIP-279: back-to-back leader changes. The follower led briefly at epoch
- * 2 (offsets 4..7, never replicated); the leader knows epochs 0, 1 and 3.
- * Asked for epoch 2, the leader answers epoch 1, which the follower never
- * saw: it truncates to the end of its own largest epoch below (0 ends at
- * 4), not done, and asks again with its new latest epoch. */
-Test(replica, kip279_unknown_leader_epoch_truncates_and_asks_again)
-{
-    assign(&leader_cache, 0, 0);
-    assign(&leader_cache, 1, 4);
-    assign(&leader_cache, 3, 6);
-    assign(&follower_cache, 0, 0);
-    assign(&follower_cache, 2, 4);
-    int32_t epoch = 0;
-    int64_t end = 0;
-
-    leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
-    cr_assert_eq(epoch, 1);
-    cr_assert_eq(end, 6);
-    struct isr_truncation t =
-        isr_truncation_for(&follower_cache, 8, 2, epoch, end);
-    expect_truncation(t, 4, false);
-
-    /* The log layer truncates; the epoch cache follows. */
-    cr_assert(log_epoch_truncate_from_end(&follower_cache, t.offset));
-    cr_assert_eq(log_epoch_latest(&follower_cache), 0);
-    leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
-    cr_assert_eq(epoch, 0);
-    cr_assert_eq(end, 4);
-    expect_truncation(isr_truncation_for(&follower_cache, t.offset, 2,
-                                         epoch, end),
-                      4, true);
-}
-
-Test(replica, undefined_leader_end_truncates_to_hw)
-{
-    assign(&follower_cache, 0, 0);
-    assign(&follower_cache, 3, 40);
-    expect_truncation(isr_truncation_for(&follower_cache, 50, 30, 3, -1),
-                      30, true);
-    expect_truncation(isr_truncation_for(&follower_cache, 50, 30,
-                                         LOG_EPOCH_UNDEFINED, -1),
-                      30, true);
-}
-
-Test(replica, undefined_leader_epoch_truncates_to_min_of_leader_end_and_leo)
-{
-    assign(&follower_cache, 0, 0);
-    assign(&follower_cache, 3, 40);
-    expect_truncation(isr_truncation_for(&follower_cache, 50, 10,
-                                         LOG_EPOCH_UNDEFINED, 45),
-                      45, true);
-    expect_truncation(isr_truncation_for(&follower_cache, 50, 10,
-                                         LOG_EPOCH_UNDEFINED, 70),
-                      50, true);
-}
-
-Test(replica, follower_without_earlier_epoch_truncates_to_min_of_ends)
-{
-    assign(&follower_cache, 4, 20); /* older epochs were retained away */
-    expect_truncation(isr_truncation_for(&follower_cache, 50, 25, 2, 30),
-                      30, true);
-    expect_truncation(isr_truncation_for(&follower_cache, 50, 25, 2, 90),
-                      50, true);
-
-    struct log_epoch_cache empty;
-    log_epoch_init(&empty);
-    expect_truncation(isr_truncation_for(&empty, 12, 5, 2, 30), 12,
-                      true);
-    log_epoch_free(&empty);
 }
