@@ -291,3 +291,21 @@ const char *bench_run_cairn(const char *label, const char *const *args)
     fflush(stdout);
     return line;
 }
+
+void bench_delete_topic(const char *boot, const char *name)
+{
+    ASSERT(bench_cluster != NULL);
+    char exe[BENCH_EXE_BYTES];
+    snprintf(exe, sizeof exe, "%s/cairn", bench_cluster->bin);
+    char *argv[] = {exe, "--bootstrap-servers", (char *)(uintptr_t)boot,
+                    "topics", "delete", (char *)(uintptr_t)name, NULL};
+    static char out[BENCH_OUTPUT_BYTES];
+    int status = 0;
+    bool done = bench_run_child(exe, argv, NULL, false /* echo */, out,
+                                sizeof out, BENCH_CAIRN_BUDGET_MS, &status);
+    if (!done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        bench_fail("delete topic %s: `cairn topics delete` %s (status %d); "
+                   "output: %s", name, done ? "failed" : "ran out of time",
+                   status, out);
+    }
+}

@@ -64,6 +64,12 @@ void bench_cluster_stop(struct cluster *c);
 void bench_create_topic(const char *name, int32_t partitions, int32_t rf,
                         int *leaders);
 
+/* Deletes topic name with `cairn --bootstrap-servers boot topics delete`
+ * (which waits until every broker has dropped it), so that a run's
+ * files, and the page cache behind them, do not weigh on the next run.
+ * A failure fails the bench. */
+void bench_delete_topic(const char *boot, const char *name);
+
 /* The number after " name=" in line; 0 when it is not there, unless
  * required, which fails the bench. */
 double bench_field(const char *line, const char *name, bool required);
