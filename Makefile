@@ -14,7 +14,7 @@ CC ?= cc
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow \
         -Wconversion -Wstrict-prototypes -Wimplicit-fallthrough -Wformat=2 \
         -Werror
-PKGS := libuv libisal libprotobuf-c raft
+PKGS := libuv libisal libprotobuf-c raft libcrypto
 TEST_PKGS := criterion
 CLI_PKGS := rdkafka
 
@@ -125,49 +125,65 @@ bench: deps-check
 bench-run: $(BENCH_BIN) $(BINS)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
 
-# libFuzzer on the Kafka request decoders (tests/fuzz/fuzz_kafka_request.c),
-# built by clang with ASan + UBSan from the codec sources alone, into
-# build/fuzz/ whatever BUILD is. Seeds come from the codec's own encoders
-# (tests/fuzz/fuzz_corpus.c); what libFuzzer finds stays in
-# build/fuzz/corpus, crashing inputs land in build/fuzz/artifacts. Any
-# crash, sanitizer report or assertion fails the target.
+# libFuzzer, built by clang with ASan + UBSan into build/fuzz/ whatever
+# BUILD is, on two targets, each for FUZZ_SECONDS: the Kafka request
+# decoders (tests/fuzz/fuzz_kafka_request.c, from the codec sources alone,
+# seeded by the codec's own encoders, tests/fuzz/fuzz_corpus.c) and the
+# checks on Raft messages (tests/fuzz/fuzz_raft_guard.c, which reads every
+# message they pass as libraft's decoder does). What libFuzzer finds stays
+# in build/fuzz/corpus-TARGET, crashing inputs land in
+# build/fuzz/artifacts. Any crash, sanitizer report or assertion fails.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
+FUZZ_BASE_SRC := common/rc.c common/assert.c
 FUZZ_CODEC_SRC := $(wildcard common/kafka/kafka_codec*.c) \
                   common/kafka/kafka_error.c common/arena.c \
-                  common/reader.c common/writer.c common/rc.c common/assert.c
+                  common/reader.c common/writer.c $(FUZZ_BASE_SRC)
 FUZZ_CODEC_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_CODEC_SRC))
+FUZZ_RAFT_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,controller/raft_guard.c \
+                   $(FUZZ_BASE_SRC))
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request
+FUZZ_RAFT_BIN := $(FUZZ_DIR)/fuzz_raft_guard
 FUZZ_CORPUS_BIN := $(FUZZ_DIR)/fuzz_corpus
 
 fuzz: deps-check
 	@$(MAKE) --no-print-directory fuzz-run
 
-fuzz-run: $(FUZZ_BIN) $(FUZZ_CORPUS_BIN)
-	@rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
-	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
-	@$(FUZZ_CORPUS_BIN) $(FUZZ_DIR)/seeds
-	@echo "fuzz: $(FUZZ_BIN) for $(FUZZ_SECONDS) s, log $(FUZZ_DIR)/fuzz.log"
+# One target: $(1) the binary, $(2) its name, $(3) extra corpus dirs.
+define fuzz_one
+	@mkdir -p $(FUZZ_DIR)/corpus-$(2)
+	@echo "fuzz: $(1) for $(FUZZ_SECONDS) s, log $(FUZZ_DIR)/$(2).log"
 	@UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    $(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	    -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_DIR)/artifacts/ \
-	    $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds >$(FUZZ_DIR)/fuzz.log 2>&1; \
+	    $(FUZZ_DIR)/corpus-$(2) $(3) >$(FUZZ_DIR)/$(2).log 2>&1; \
 	rc=$$?; grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss)' \
-	    $(FUZZ_DIR)/fuzz.log; \
+	    $(FUZZ_DIR)/$(2).log; \
 	if [ $$rc -ne 0 ] || grep -qE 'ERROR: [A-Za-z]+Sanitizer|runtime error:' \
-	    $(FUZZ_DIR)/fuzz.log; then \
-	    tail -n 60 $(FUZZ_DIR)/fuzz.log; ls $(FUZZ_DIR)/artifacts; \
-	    echo "make fuzz: crash or sanitizer report (exit $$rc);" \
+	    $(FUZZ_DIR)/$(2).log; then \
+	    tail -n 60 $(FUZZ_DIR)/$(2).log; ls $(FUZZ_DIR)/artifacts; \
+	    echo "make fuzz: $(2): crash or sanitizer report (exit $$rc);" \
 	        "inputs in $(FUZZ_DIR)/artifacts/"; \
 	    exit 1; \
-	fi; \
-	echo "fuzz: 1 passed, 0 failed"
+	fi
+endef
+
+fuzz-run: $(FUZZ_BIN) $(FUZZ_RAFT_BIN) $(FUZZ_CORPUS_BIN)
+	@rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
+	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
+	@$(FUZZ_CORPUS_BIN) $(FUZZ_DIR)/seeds
+	$(call fuzz_one,$(FUZZ_BIN),kafka_request,$(FUZZ_DIR)/seeds)
+	$(call fuzz_one,$(FUZZ_RAFT_BIN),raft_guard,)
+	@echo "fuzz: 2 passed, 0 failed"
 
 $(FUZZ_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.o $(FUZZ_CODEC_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
+
+$(FUZZ_RAFT_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_raft_guard.o $(FUZZ_RAFT_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
 
 $(FUZZ_CORPUS_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.o $(FUZZ_CODEC_OBJ)

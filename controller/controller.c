@@ -9,6 +9,7 @@
 #include "common/file.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
+#include "controller/raft_transport.h"
 
 #define CONTROLLER__TICK_MS 50
 #define CONTROLLER__QUEUE_MAX 10000 /* requests waiting; beyond: an error */
@@ -333,12 +334,24 @@ static int start_raft(struct controller *c)
                     c->cfg.metadata_dir);
         return rv;
     }
-    if (raft_uv_tcp_init(&c->transport, c->loop) != 0 ||
-        raft_uv_tcp_set_bind_address(&c->transport, c->raft_address) != 0 ||
-        raft_uv_init(&c->io, c->loop, c->cfg.metadata_dir, &c->transport) !=
-            0) {
+    struct raft_transport_config tcfg = {
+        .secret = c->cfg.raft_secret,
+        .voters = c->cfg.raft_voters,
+        .n_voters = c->cfg.n_voters,
+    };
+    rv = raft_transport_init(&c->transport, c->loop, &tcfg, c->tracer);
+    if (rv != RC_OK) {
+        TRACE_ERROR(c->tracer, "raft transport: %s (the secret must be %d "
+                    "to %d characters, every voter's address must resolve)",
+                    rc_str(rv), RAFT_TRANSPORT_SECRET_BYTES_MIN,
+                    RAFT_TRANSPORT_SECRET_BYTES_MAX);
+        return rv;
+    }
+    if (raft_uv_init(&c->io, c->loop, c->cfg.metadata_dir, &c->transport) !=
+        0) {
         TRACE_ERROR(c->tracer, "raft I/O set-up failed for %s in %s",
                     c->raft_address, c->cfg.metadata_dir);
+        raft_transport_free(&c->transport);
         return RC_IO;
     }
     rv = raft_init(&c->raft, &c->io, &c->fsm.raft_fsm,
@@ -433,11 +446,15 @@ static void handle_closed_cb(uv_handle_t *handle)
     }
 }
 
+_Static_assert(sizeof ((struct controller_config *)0)->raft_secret ==
+                   RAFT_TRANSPORT_SECRET_BYTES_MAX + 1,
+               "room for the longest secret");
+
 static void raft_closed_cb(struct raft *r)
 {
     struct controller *c = r->data;
     raft_uv_close(&c->io);
-    raft_uv_tcp_close(&c->transport);
+    raft_transport_free(&c->transport);
     c->handles_open = 2;
     uv_close((uv_handle_t *)&c->tick, handle_closed_cb);
     uv_close((uv_handle_t *)&c->kick, handle_closed_cb);

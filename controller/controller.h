@@ -29,6 +29,7 @@ struct controller_config {
     struct addr_voter voters[CONTROLLER_VOTERS_MAX]; /* RPC endpoints */
     struct addr_voter raft_voters[CONTROLLER_VOTERS_MAX];
     size_t n_voters;
+    char raft_secret[256 + 1];       /* controller.quorum.raft.secret */
     char metadata_dir[LOG_PATH_BYTES_MAX]; /* metadata.log.dir */
     int64_t heartbeat_interval_ms;   /* broker.heartbeat.interval.ms */
     int64_t session_timeout_ms;      /* broker.session.timeout.ms */

@@ -12,6 +12,7 @@
 #include "common/daemon.h"
 #include "common/rc.h"
 #include "controller/controller.h"
+#include "controller/raft_transport.h"
 
 static const struct config_def controller_defs[] = {
     {"node.id", CONFIG_INT, NULL, 1, 2147483647, "this controller's id"},
@@ -19,6 +20,9 @@ static const struct config_def controller_defs[] = {
     {"listeners", CONFIG_LIST, NULL, 0, 0, "RPC listener NAME://host:port"},
     {"controller.quorum.raft.voters", CONFIG_LIST, NULL, 0, 0,
      "id@host:port of every controller's Raft endpoint"},
+    {"controller.quorum.raft.secret", CONFIG_STRING, NULL, 0, 0,
+     "shared by the controllers: authenticates their Raft connections "
+     "(16 to 256 characters)"},
     {"metadata.log.dir", CONFIG_STRING, NULL, 0, 0, "Raft log directory"},
     {"controller.quorum.election.timeout.ms", CONFIG_LONG, "1000", 50,
      60000, "Raft election timeout"},
@@ -55,6 +59,16 @@ static int build_config(const struct config *cfg,
                 "controllers\n");
         return RC_CONFIG;
     }
+    const char *secret = config_string(cfg, "controller.quorum.raft.secret");
+    if (strlen(secret) < RAFT_TRANSPORT_SECRET_BYTES_MIN ||
+        strlen(secret) > RAFT_TRANSPORT_SECRET_BYTES_MAX) {
+        fprintf(stderr, PROG ": controller.quorum.raft.secret: %d to %d "
+                "characters, the same on every controller\n",
+                RAFT_TRANSPORT_SECRET_BYTES_MIN,
+                RAFT_TRANSPORT_SECRET_BYTES_MAX);
+        return RC_CONFIG;
+    }
+    strcpy(out->raft_secret, secret);
     const char *dir = config_string(cfg, "metadata.log.dir");
     if (strlen(dir) >= sizeof out->metadata_dir) {
         fprintf(stderr, PROG ": metadata.log.dir: path too long\n");

@@ -80,21 +80,42 @@ node_pid() {
     echo "$pid"
 }
 
+# The controllers' shared Raft secret: made once per cluster, readable by
+# its owner only.
+raft_secret() {
+    local f="$DATA/raft.secret"
+    if [ ! -s "$f" ]; then
+        mkdir -p "$DATA"
+        (umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$f")
+    fi
+    cat "$f"
+}
+
 write_config() {
     local node=$1 kind id dir
     kind=$(node_kind "$node")
     id=${node#*-}
     dir=$(node_dir "$node")
     mkdir -p "$dir"
-    [ -f "$dir/$kind.properties" ] && return 0
+    if [ -f "$dir/$kind.properties" ]; then
+        # A controller configured before Raft connections were
+        # authenticated gets the cluster's secret.
+        if [ "$kind" = controller ] &&
+            ! grep -q '^controller.quorum.raft.secret=' "$dir/controller.properties"; then
+            echo "controller.quorum.raft.secret=$(raft_secret)" >> "$dir/controller.properties"
+        fi
+        return 0
+    fi
     if [ "$kind" = controller ]; then
         mkdir -p "$dir/metadata"
+        (umask 077; : > "$dir/controller.properties")
         cat > "$dir/controller.properties" <<CONF
 node.id=$id
 process.roles=controller
 listeners=CONTROLLER://127.0.0.1:$(ctl_rpc_port "$id")
 controller.quorum.voters=$(voters)
 controller.quorum.raft.voters=$(raft_voters)
+controller.quorum.raft.secret=$(raft_secret)
 metadata.log.dir=$dir/metadata
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000

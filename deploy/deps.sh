@@ -9,7 +9,7 @@ PACKAGES=(
     build-essential pkg-config
     libraft-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler
     libcriterion-dev librdkafka-dev liblz4-dev libzstd-dev libsnappy-dev
-    zlib1g-dev libisal-dev
+    zlib1g-dev libisal-dev libssl-dev
     kcat python3 python3-confluent-kafka nodejs
     clang libclang-rt-dev
 )

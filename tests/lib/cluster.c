@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -109,12 +110,13 @@ static void controller_config(struct cluster *c, struct cluster_node *n)
     snprintf(text, sizeof text,
              "node.id=%d\nlisteners=CONTROLLER://127.0.0.1:%d\n"
              "controller.quorum.voters=%s\ncontroller.quorum.raft.voters=%s\n"
+             "controller.quorum.raft.secret=%s\n"
              "metadata.log.dir=%s/controller-%d/metadata\n"
              "broker.heartbeat.interval.ms=%lld\n"
              "broker.session.timeout.ms=%lld\n"
              "controller.quorum.election.timeout.ms=%lld\n"
              "default.replication.factor=%d\nnum.partitions=1\n",
-             n->id, n->port, rpc, raft, c->dir, n->id,
+             n->id, n->port, rpc, raft, c->raft_secret, c->dir, n->id,
              (long long)c->heartbeat_interval_ms,
              (long long)c->session_timeout_ms,
              (long long)c->election_timeout_ms,
@@ -205,6 +207,12 @@ void cluster_start(struct cluster *c, int n_controllers, int n_brokers)
     }
     tmpdir_make(c->dir, sizeof c->dir);
     find_bin(c);
+    /* A fresh secret per cluster: clusters of parallel tests never talk. */
+    uint8_t raw[CLUSTER_RAFT_SECRET_RAW];
+    ASSERT(getrandom(raw, sizeof raw, 0) == (ssize_t)sizeof raw);
+    for (size_t i = 0; i < sizeof raw; i++) {
+        snprintf(c->raft_secret + 2 * i, 3, "%02x", raw[i]);
+    }
     c->n_controllers = n_controllers;
     c->n_brokers = n_brokers;
     for (int i = 0; i < n_controllers; i++) {

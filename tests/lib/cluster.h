@@ -19,6 +19,8 @@
 #define CLUSTER_CONTROLLERS_MAX 3
 #define CLUSTER_BROKERS_MAX 5
 
+#define CLUSTER_RAFT_SECRET_RAW 16 /* random bytes, written as hex */
+
 struct cluster_node {
     int32_t id;
     pid_t pid;          /* 0 when not running */
@@ -40,6 +42,7 @@ struct cluster {
     int64_t election_timeout_ms;
     const char *broker_extra_config; /* appended to each broker's file */
     bool broker_ids_from_zero;  /* node.id 0, 1, ... instead of 1, 2, ... */
+    char raft_secret[2 * CLUSTER_RAFT_SECRET_RAW + 1]; /* hex, per cluster */
     uv_loop_t loop;
     struct rpc_client *client;  /* one target per controller */
 };
