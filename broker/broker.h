@@ -105,6 +105,13 @@ void broker_create_topic(struct broker *b, const char *name,
                          int32_t partitions, int32_t rf,
                          const char *config_name, const char *config_value);
 
+/* The topic name in wire slice s as a C string in buf, or NULL when its
+ * bytes break Kafka's rule (meta_topic_name_bytes_valid(): an embedded
+ * NUL, a character outside [a-zA-Z0-9._-], too long), so that no name is
+ * ever cut short into another topic's. */
+const char *broker_topic_name(struct slice s,
+                              char buf[META_TOPIC_NAME_BYTES_MAX + 1]);
+
 /* The partition of topic named by a wire slice, or NULL. */
 struct partition *broker_partition(struct broker *b, struct slice topic,
                                    int32_t id);

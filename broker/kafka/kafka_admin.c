@@ -154,7 +154,12 @@ static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         const struct kafka_CreatableTopic *kt = &rq->Topics[i];
         cairn__creatable_topic__init(&ts[i]);
-        ts[i].name = arena_str(a, kt->Name);
+        /* A name whose bytes break the rule goes to the controller as ""
+         * (INVALID_TOPIC_EXCEPTION), never cut at a NUL into another. */
+        ts[i].name = meta_topic_name_bytes_valid((const char *)kt->Name.ptr,
+                                                 kt->Name.len)
+                         ? arena_str(a, kt->Name)
+                         : arena_str(a, slice_from_str(""));
         ts[i].has_num_partitions = ts[i].has_replication_factor = true;
         ts[i].num_partitions = kt->NumPartitions;
         ts[i].replication_factor = kt->ReplicationFactor;
@@ -269,7 +274,12 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
                          sizeof *names, (void **)&names);
     }
     for (int32_t i = 0; rv == RC_OK && i < rq->TopicNamesCnt; i++) {
-        names[i] = arena_str(&ctx->arena, rq->TopicNames[i]);
+        struct slice name = rq->TopicNames[i];
+        names[i] = arena_str(&ctx->arena,
+                             meta_topic_name_bytes_valid(
+                                 (const char *)name.ptr, name.len)
+                                 ? name
+                                 : slice_from_str("")); /* unknown there */
         rv = names[i] == NULL ? RC_TOO_LARGE : RC_OK;
     }
     if (rv != RC_OK) {

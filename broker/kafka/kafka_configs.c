@@ -179,13 +179,10 @@ void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
         if (res->ResourceType != META_RESOURCE_TOPIC) {
             continue;
         }
-        char name[META_TOPIC_NAME_BYTES_MAX + 1];
-        const struct meta_topic *t = NULL;
-        if (res->ResourceName.len <= META_TOPIC_NAME_BYTES_MAX) {
-            memcpy(name, res->ResourceName.ptr, res->ResourceName.len);
-            name[res->ResourceName.len] = '\0';
-            t = meta_image_topic(img, name);
-        }
+        char buf[META_TOPIC_NAME_BYTES_MAX + 1];
+        const char *name = broker_topic_name(res->ResourceName, buf);
+        const struct meta_topic *t =
+            name != NULL ? meta_image_topic(img, name) : NULL;
         if (t == NULL) {
             out[i].ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;

@@ -41,36 +41,36 @@ void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
     kafka_reply(req, &out);
 }
 
-static char *slice_cstr(struct slice s, char *buf, size_t cap)
+const char *broker_topic_name(struct slice s,
+                              char buf[META_TOPIC_NAME_BYTES_MAX + 1])
 {
-    size_t n = s.len < cap - 1 ? s.len : cap - 1;
-    if (s.ptr != NULL) {
-        memcpy(buf, s.ptr, n);
+    if (!meta_topic_name_bytes_valid((const char *)s.ptr, s.len)) {
+        return NULL;
     }
-    buf[n] = '\0';
+    memcpy(buf, s.ptr, s.len);
+    buf[s.len] = '\0';
     return buf;
 }
 
 struct partition *broker_partition(struct broker *b, struct slice topic,
                                    int32_t id)
 {
-    char name[META_TOPIC_NAME_BYTES_MAX + 1];
-    if (topic.len > META_TOPIC_NAME_BYTES_MAX) {
-        return NULL;
-    }
-    return replica_manager_find(&b->partitions,
-                                slice_cstr(topic, name, sizeof name), id);
+    char buf[META_TOPIC_NAME_BYTES_MAX + 1];
+    const char *name = broker_topic_name(topic, buf);
+    return name != NULL ? replica_manager_find(&b->partitions, name, id)
+                        : NULL;
 }
 
 int16_t broker_not_leader_error(struct broker *b, struct slice topic,
                                 int32_t id)
 {
-    char name[META_TOPIC_NAME_BYTES_MAX + 1];
-    if (topic.len > META_TOPIC_NAME_BYTES_MAX) {
+    char buf[META_TOPIC_NAME_BYTES_MAX + 1];
+    const char *name = broker_topic_name(topic, buf);
+    if (name == NULL) {
         return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    const struct meta_topic *t = meta_image_topic(
-        membership_image(b->membership), slice_cstr(topic, name, sizeof name));
+    const struct meta_topic *t =
+        meta_image_topic(membership_image(b->membership), name);
     if (t == NULL || id < 0 || id >= t->n_partitions) {
         return KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
     }
@@ -290,25 +290,31 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
     int rv = arena_alloc(a, n, sizeof *ts, (void **)&ts);
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         const struct meta_topic *t = NULL;
-        char name[META_TOPIC_NAME_BYTES_MAX + 1];
+        char buf[META_TOPIC_NAME_BYTES_MAX + 1];
+        const char *name = NULL;
         if (all) {
             t = &img->topics[i];
-        } else if (rq->Topics[i].Name.len <= META_TOPIC_NAME_BYTES_MAX) {
-            t = meta_image_topic(img, slice_cstr(rq->Topics[i].Name, name,
-                                                 sizeof name));
+        } else {
+            name = broker_topic_name(rq->Topics[i].Name, buf);
+            t = name != NULL ? meta_image_topic(img, name) : NULL;
         }
         if (t != NULL) {
             rv = metadata_partitions(img, t, a, &ts[i]);
             continue;
         }
-        bool create = b->auto_create_topics && rq->AllowAutoTopicCreation &&
-                      rq->Topics[i].Name.len <= META_TOPIC_NAME_BYTES_MAX;
-        if (create) {
+        /* Kafka's answers: an illegal name cannot be created
+         * (INVALID_TOPIC_EXCEPTION, no controller asked); a legal one is
+         * being created (LEADER_NOT_AVAILABLE) or is unknown. */
+        bool may_create = b->auto_create_topics && rq->AllowAutoTopicCreation;
+        int16_t error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        if (may_create && name == NULL) {
+            error = KAFKA_ERROR_INVALID_TOPIC_EXCEPTION;
+        } else if (may_create) {
             auto_create(b, name);
+            error = KAFKA_ERROR_LEADER_NOT_AVAILABLE;
         }
         ts[i] = (struct kafka_MetadataResponseTopic){
-            .ErrorCode = create ? KAFKA_ERROR_LEADER_NOT_AVAILABLE
-                                : KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+            .ErrorCode = error,
             .Name = rq->Topics[i].Name,
             .TopicAuthorizedOperations = INT32_MIN};
     }

@@ -202,6 +202,10 @@ const char *meta_topic_config(const struct meta_topic *t, const char *name);
  * is invalid. Pure. */
 bool meta_topic_name_valid(const char *name);
 
+/* The same rule over n bytes at p, as they came off the wire: a NUL byte
+ * is as illegal as any other character outside the set. */
+bool meta_topic_name_bytes_valid(const char *p, size_t n);
+
 /* Applies one record; the image's offset advances by one whatever the
  * outcome, so every node counts the same. A record that does not fit the
  * image (unknown topic, stale broker epoch, ...) changes nothing else and

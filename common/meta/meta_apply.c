@@ -38,28 +38,31 @@ static bool apply_str_ok(const char *s, size_t cap)
     return memchr(s, '\0', cap) != NULL;
 }
 
-bool meta_topic_name_valid(const char *name)
+bool meta_topic_name_bytes_valid(const char *p, size_t n)
 {
-    if (name == NULL) {
+    if (p == NULL || n == 0 || n > META_TOPIC_NAME_BYTES_MAX) {
         return false;
     }
-    size_t n = strnlen(name, META_TOPIC_NAME_BYTES_MAX + 1);
-    if (n == 0 || n > META_TOPIC_NAME_BYTES_MAX) {
-        return false;
-    }
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+    if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        char c = name[i];
+        char c = p[i];
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                   (c >= '0' && c <= '9') || c == '.' || c == '_' ||
                   c == '-';
         if (!ok) {
-            return false;
+            return false; /* NUL included: no name is cut short */
         }
     }
     return true;
+}
+
+bool meta_topic_name_valid(const char *name)
+{
+    return name != NULL &&
+           meta_topic_name_bytes_valid(
+               name, strnlen(name, META_TOPIC_NAME_BYTES_MAX + 1));
 }
 
 static bool apply_topic_name_ok(const char *name, size_t cap)

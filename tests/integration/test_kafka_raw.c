@@ -478,7 +478,7 @@ Test(kafka_raw, unknown_api_key_closes_the_connection)
 }
 
 /* A Produce v3 body carrying a real batch for topic partition 0. */
-static void produce_body(struct writer *body, const char *topic,
+static void produce_body(struct writer *body, struct slice topic,
                          const struct built_batch *b, int16_t version)
 {
     struct kafka_PartitionProduceData pd = {
@@ -486,7 +486,7 @@ static void produce_body(struct writer *body, const char *topic,
         .Records = {b->bytes, b->len},
     };
     struct kafka_TopicProduceData td = {
-        .Name = slice_from_str(topic), .Partitions = &pd, .PartitionsCnt = 1};
+        .Name = topic, .Partitions = &pd, .PartitionsCnt = 1};
     struct kafka_ProduceRequest req = {
         .TransactionalId = slice_null(),
         .Acks = -1,
@@ -533,7 +533,7 @@ static void expect_unsupported_versions_close(const char *topic)
     struct built_batch b = batch_build(3, 16, 1700000000000, 99);
     struct writer body;
     writer_init(&body, RAW_RESPONSE_BYTES_MAX);
-    produce_body(&body, topic, &b, 3);
+    produce_body(&body, slice_from_str(topic), &b, 3);
     expect_request_closes(KAFKA_API_PRODUCE, KAFKA_PRODUCE_VERSION_MIN - 1,
                           &body);
     writer_reset(&body);
@@ -650,7 +650,21 @@ Test(kafka_raw, random_bytes_close_the_connection)
 
 /* Produce v7 acks=-1 of b to topic partition 0 on a new connection;
  * returns the base offset. */
+/* Produce v7 of b to partition 0 of the topic named by the bytes of
+ * topic (which may hold a NUL): the partition's error, *base its offset. */
+static int16_t produce_named(struct slice topic, const struct built_batch *b,
+                             int64_t *base);
+
 static int64_t produce(const char *topic, const struct built_batch *b)
+{
+    int64_t base = -1;
+    int16_t err = produce_named(slice_from_str(topic), b, &base);
+    cr_assert_eq(err, KAFKA_ERROR_NONE, "produce error %d", err);
+    return base;
+}
+
+static int16_t produce_named(struct slice topic, const struct built_batch *b,
+                             int64_t *base)
 {
     struct writer body;
     writer_init(&body, RAW_RESPONSE_BYTES_MAX);
@@ -671,12 +685,11 @@ static int64_t produce(const char *topic, const struct built_batch *b)
     cr_assert_eq(resp.Responses[0].PartitionsCnt, 1);
     const struct kafka_PartitionProduceResponse *p =
         &resp.Responses[0].Partitions[0];
-    cr_assert_eq(p->ErrorCode, KAFKA_ERROR_NONE, "produce error %d",
-                 p->ErrorCode);
-    int64_t base = p->BaseOffset;
+    int16_t err = p->ErrorCode;
+    *base = p->BaseOffset;
     arena_free(&a);
     free(bytes);
-    return base;
+    return err;
 }
 
 /* ListOffsets v2 (librdkafka's) for topic partition 0 at timestamp (-1
@@ -780,4 +793,109 @@ Test(kafka_raw, bad_bytes_leave_the_log_untouched_and_produce_working)
     built_batch_free(&first);
     built_batch_free(&second);
     assert_broker_serves("all of it");
+}
+
+/* --- Names are never cut at a NUL ------------------------------------------ */
+
+/* One CreateTopics v4 (1 partition, rf 1) of the topic named by the bytes
+ * of name: that topic's error. */
+static int16_t create_topic_named(struct slice name)
+{
+    struct kafka_CreatableTopic t = {
+        .Name = name, .NumPartitions = 1, .ReplicationFactor = 1};
+    struct kafka_CreateTopicsRequest req = {
+        .Topics = &t, .TopicsCnt = 1, .TimeoutMs = 10000};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_create_topics_request_encode(&body, 4, &req), RC_OK);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_CREATE_TOPICS, 4, &body);
+    writer_free(&body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_CreateTopicsResponse resp;
+    cr_assert_eq(kafka_create_topics_response_decode(&r, 4, &a, &resp),
+                 RC_OK);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    int16_t err = resp.Topics[0].ErrorCode;
+    arena_free(&a);
+    free(bytes);
+    return err;
+}
+
+/* Metadata v4 for the topic named by the bytes of name, auto-creation
+ * allowed: that topic's error. */
+static int16_t metadata_named(struct slice name)
+{
+    struct kafka_MetadataRequestTopic t = {name};
+    struct kafka_MetadataRequest req = {
+        .Topics = &t, .TopicsCnt = 1, .AllowAutoTopicCreation = true};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_METADATA, 4, &body);
+    writer_free(&body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_MetadataResponse resp;
+    cr_assert_eq(kafka_metadata_response_decode(&r, 4, &a, &resp), RC_OK);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    int16_t err = resp.Topics[0].ErrorCode;
+    arena_free(&a);
+    free(bytes);
+    return err;
+}
+
+static bool topic_exists(const char *name)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    bool found = meta_image_topic(&img, name) != NULL;
+    meta_image_free(&img);
+    return found;
+}
+
+/* Produce to "nul\0evil" used to write to "nul"; CreateTopics of
+ * "made\0tail" used to create "made"; auto-creation of an illegal name
+ * answered LEADER_NOT_AVAILABLE forever. */
+Test(kafka_raw, topic_names_with_a_nul_are_never_cut_short)
+{
+    cr_assert_eq(cluster_create_topic(&c, "nul", 1, 1), KAFKA_ERROR_NONE);
+    cr_assert(metadata_until("nul", RAW_METADATA_WAIT_MS));
+    struct built_batch b = batch_build(3, 10, 1000, 7);
+    int64_t base = -1;
+    static const char evil[] = "nul\0evil";
+    cr_assert_eq(produce_named((struct slice){(const uint8_t *)evil,
+                                              sizeof evil - 1},
+                               &b, &base),
+                 KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    cr_assert_eq(list_offset("nul", -1), 0, "written under \"nul\"");
+    built_batch_free(&b);
+
+    static const char made[] = "made\0tail";
+    cr_assert_eq(create_topic_named((struct slice){(const uint8_t *)made,
+                                                   sizeof made - 1}),
+                 KAFKA_ERROR_INVALID_TOPIC_EXCEPTION);
+    cr_assert_not(topic_exists("made"));
+
+    static const char bad[] = "bad\0name";
+    cr_assert_eq(metadata_named((struct slice){(const uint8_t *)bad,
+                                               sizeof bad - 1}),
+                 KAFKA_ERROR_INVALID_TOPIC_EXCEPTION);
+    cr_assert_eq(metadata_named(slice_from_str("bad name")),
+                 KAFKA_ERROR_INVALID_TOPIC_EXCEPTION);
+    cr_assert_not(topic_exists("bad"));
+    assert_broker_serves("names with a NUL");
 }
