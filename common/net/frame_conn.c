@@ -33,6 +33,10 @@
 
 #define FRAME_CONN__SIZE_BYTES 4u
 #define FRAME_CONN__PEER_BYTES 64u
+/* How often idle connections are looked for: a quarter of idle_ms, within
+ * these. */
+#define FRAME_CONN__SWEEP_MS_MIN 50u
+#define FRAME_CONN__SWEEP_MS_MAX 10000u
 
 struct frame_conn {
     uv_tcp_t tcp;
@@ -61,6 +65,8 @@ struct frame_conn {
     size_t spare_cap;
     size_t rbuf_off, rbuf_len;       /* unparsed bytes (only while paused) */
     size_t outbox_bytes;
+    uint64_t active_ms;              /* last read or write (accepted) */
+    struct sockaddr_storage peer_ss; /* accepted: the peer's address */
     char peer[FRAME_CONN__PEER_BYTES];
     uint8_t rbuf[];
 };
@@ -75,6 +81,8 @@ struct frame_listener {
     frame_listener_closed_cb closed_cb;
     struct frame_conn *conns;        /* open connections */
     struct frame_listener_stats stats;
+    uv_timer_t sweep;                /* closes idle connections */
+    int handles;                     /* tcp and sweep, until closed */
     int port;
     bool closing;
 };
@@ -264,6 +272,9 @@ static void conn_write_cb(uv_write_t *req, int status)
     struct frame_conn *c = w->conn;
 
     frame_conn_outbox_done(c, w->bytes);
+    if (c->listener != NULL) {
+        c->active_ms = uv_now(c->listener->loop);
+    }
     if (status < 0 && status != UV_ECANCELED && !c->closing) {
         TRACE_WARN(c->t, "peer=%s closing: write failed: %s", c->peer,
                    uv_strerror(status));
@@ -577,8 +588,14 @@ static void conn_alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void conn_read_failed(struct frame_conn *c, ssize_t nread)
 {
     if (nread != UV_EOF) {
-        TRACE_WARN(c->t, "peer=%s closing: read failed: %s", c->peer,
-                   uv_strerror((int)nread));
+        /* A reset is a peer going away (Kafka logs it at debug). */
+        if (nread == UV_ECONNRESET || nread == UV_EPIPE) {
+            TRACE_DEBUG(c->t, "peer=%s closing: read failed: %s", c->peer,
+                        uv_strerror((int)nread));
+        } else {
+            TRACE_WARN(c->t, "peer=%s closing: read failed: %s", c->peer,
+                       uv_strerror((int)nread));
+        }
         frame_conn_close(c, nread == UV_ENOBUFS ? RC_NOMEM : RC_IO);
         return;
     }
@@ -602,6 +619,9 @@ static void conn_read_cb(uv_stream_t *stream, ssize_t nread,
     if (nread < 0) {
         conn_read_failed(c, nread);
         return;
+    }
+    if (c->listener != NULL) {
+        c->active_ms = uv_now(c->listener->loop);
     }
     if ((uint8_t *)buf->base == c->rbuf) {
         c->rbuf_off = 0;
@@ -728,6 +748,88 @@ int frame_conn_connect(struct frame_conn **out, uv_loop_t *loop,
 
 /* --- Listener ------------------------------------------------------------ */
 
+/* Nothing in flight: no frame handed out unanswered (the user holds a
+ * reference for each), nothing queued to send. */
+static bool conn_quiet(const struct frame_conn *c)
+{
+    return c->refs == 1 && c->outbox_bytes == 0 && !c->closing;
+}
+
+static bool same_ip(const struct sockaddr_storage *a,
+                    const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family) {
+        return false;
+    }
+    if (a->ss_family == AF_INET) {
+        return ((const struct sockaddr_in *)(const void *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)(const void *)b)->sin_addr.s_addr;
+    }
+    if (a->ss_family == AF_INET6) {
+        return memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)(const void *)b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
+    }
+    return false;
+}
+
+static size_t same_ip_open(const struct frame_listener *l,
+                           const struct sockaddr_storage *ss)
+{
+    size_t n = 0;
+    for (const struct frame_conn *c = l->conns; c != NULL; c = c->next) {
+        n += same_ip(&c->peer_ss, ss);
+    }
+    return n;
+}
+
+/* At the connection bound: closes the connection that has been quiet the
+ * longest, if it has been for evict_idle_ms, to admit a new one (Kafka
+ * closes the least recently used connection for a privileged listener,
+ * KIP-402). False when none may go. */
+static bool evict_idlest(struct frame_listener *l)
+{
+    if (l->cfg.evict_idle_ms == 0) {
+        return false;
+    }
+    uint64_t now = uv_now(l->loop);
+    struct frame_conn *idlest = NULL;
+    for (struct frame_conn *c = l->conns; c != NULL; c = c->next) {
+        if (conn_quiet(c) && now - c->active_ms >= l->cfg.evict_idle_ms &&
+            (idlest == NULL || c->active_ms < idlest->active_ms)) {
+            idlest = c;
+        }
+    }
+    if (idlest == NULL) {
+        return false;
+    }
+    TRACE_INFO(l->t, "peer=%s closing: idle for %" PRIu64 " ms, to admit a "
+               "new connection at the bound of %zu", idlest->peer,
+               now - idlest->active_ms, l->cfg.conns_max);
+    l->stats.conns_evicted++;
+    frame_conn_close(idlest, RC_CLOSED);
+    return true;
+}
+
+/* connections.max.idle.ms: quiet connections with no activity for that
+ * long are closed. */
+static void sweep_cb(uv_timer_t *t)
+{
+    struct frame_listener *l = t->data;
+    uint64_t now = uv_now(l->loop);
+    struct frame_conn *c = l->conns;
+    while (c != NULL) {
+        struct frame_conn *next = c->next;
+        if (conn_quiet(c) && now - c->active_ms >= l->cfg.idle_ms) {
+            TRACE_DEBUG(l->t, "peer=%s closing: idle for %" PRIu64 " ms",
+                        c->peer, now - c->active_ms);
+            l->stats.conns_idle_closed++;
+            frame_conn_close(c, RC_TIMEOUT);
+        }
+        c = next;
+    }
+}
+
 static void listener_accept(struct frame_listener *l, struct frame_conn *c)
 {
     struct sockaddr_storage ss;
@@ -740,10 +842,20 @@ static void listener_accept(struct frame_listener *l, struct frame_conn *c)
         conn_abandon(c);
         return;
     }
+    memset(&ss, 0, sizeof ss);
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &ss_len) == 0) {
         net_sockaddr_name(&ss, c->peer, sizeof c->peer);
     }
-    if (l->stats.conns_open >= l->cfg.conns_max) {
+    c->peer_ss = ss;
+    c->active_ms = uv_now(l->loop);
+    if (l->cfg.per_ip_max > 0 && same_ip_open(l, &ss) >= l->cfg.per_ip_max) {
+        TRACE_WARN(l->t, "peer=%s closing: %zu connections from its address "
+                   "already open", c->peer, l->cfg.per_ip_max);
+        l->stats.conns_refused++;
+        conn_abandon(c);
+        return;
+    }
+    if (l->stats.conns_open >= l->cfg.conns_max && !evict_idlest(l)) {
         TRACE_WARN(l->t, "peer=%s closing: %" PRIu64 " connections already "
                    "open", c->peer, l->stats.conns_open);
         l->stats.conns_refused++;
@@ -798,6 +910,10 @@ static void listener_close_cb(uv_handle_t *h)
     frame_listener_closed_cb cb = l->closed_cb;
     void *arg = l->arg;
 
+    ASSERT(l->handles > 0);
+    if (--l->handles > 0) {
+        return;
+    }
     ASSERT(l->conns == NULL);
     free(l);
     if (cb != NULL) {
@@ -832,12 +948,25 @@ int frame_listener_start(struct frame_listener **out, uv_loop_t *loop,
         return RC_IO;
     }
     l->tcp.data = l;
+    rv = uv_timer_init(loop, &l->sweep);
+    ASSERT(rv == 0);
+    l->sweep.data = l;
+    l->handles = 2;
     rv = net_listen(&l->tcp, loop, cfg->host, cfg->port, cfg->backlog,
                     listener_connection_cb, &l->port, t);
     if (rv != RC_OK) {
         l->closing = true;
         uv_close((uv_handle_t *)&l->tcp, listener_close_cb);
+        uv_close((uv_handle_t *)&l->sweep, listener_close_cb);
         return rv;
+    }
+    if (cfg->idle_ms > 0) {
+        uint64_t every = cfg->idle_ms / 4;
+        every = every < FRAME_CONN__SWEEP_MS_MIN   ? FRAME_CONN__SWEEP_MS_MIN
+                : every > FRAME_CONN__SWEEP_MS_MAX ? FRAME_CONN__SWEEP_MS_MAX
+                                                   : every;
+        rv = uv_timer_start(&l->sweep, sweep_cb, every, every);
+        ASSERT(rv == 0);
     }
     *out = l;
     return RC_OK;
@@ -858,6 +987,7 @@ void frame_listener_close(struct frame_listener *l,
         frame_conn_close(l->conns, RC_CLOSED);
     }
     uv_close((uv_handle_t *)&l->tcp, listener_close_cb);
+    uv_close((uv_handle_t *)&l->sweep, listener_close_cb);
 }
 
 void frame_listener_get_stats(const struct frame_listener *l,

@@ -191,7 +191,14 @@ struct frame_listener_config {
     const char *host;        /* numeric, or a name resolved once, blocking */
     int port;                /* 0 picks a free one: frame_listener_port() */
     int backlog;
-    size_t conns_max;        /* more are closed as soon as accepted */
+    size_t conns_max;        /* at the bound, see evict_idle_ms */
+    /* At conns_max a new connection closes the one quiet the longest, if
+     * it has been quiet this long (0: the new one is closed instead). A
+     * quiet connection has no frame handed out unanswered and nothing to
+     * send. */
+    uint64_t evict_idle_ms;
+    uint64_t idle_ms;        /* quiet this long: closed (0: never) */
+    size_t per_ip_max;       /* from one address (0: no bound) */
     struct frame_conn_config conn;
 };
 
@@ -204,7 +211,9 @@ typedef void (*frame_listener_closed_cb)(void *arg);
 struct frame_listener_stats {
     uint64_t conns_open;     /* open right now (a gauge) */
     uint64_t conns_accepted; /* including those refused at the bound */
-    uint64_t conns_refused;  /* closed at once: conns_max open */
+    uint64_t conns_refused;  /* closed at once: a bound was reached */
+    uint64_t conns_evicted;  /* closed to admit a new one at conns_max */
+    uint64_t conns_idle_closed; /* closed after idle_ms */
     uint64_t reads_paused;   /* times a bound stopped reading */
 };
 

@@ -316,6 +316,8 @@ int rpc_server_start(struct rpc_server **out, uv_loop_t *loop,
         .port = port,
         .backlog = RPC__BACKLOG,
         .conns_max = RPC_SERVER_CONNS_MAX,
+        .evict_idle_ms = RPC_SERVER_EVICT_IDLE_MS,
+        .idle_ms = RPC_SERVER_IDLE_MS,
         .conn = rpc__conn_config,
     };
     struct rpc_server *s;

@@ -44,6 +44,7 @@ static struct {
     bool echo;                    /* answer each frame with ECHO_BYTES */
     bool hold;                    /* the hold gate's answer */
     bool hold_after_frame;        /* the next frame sets hold */
+    bool keep_none;               /* accept takes no reference */
     int closed_rc;
     int n_closed;
     int n_freed;
@@ -194,6 +195,9 @@ static int accept_cb(void *arg, struct frame_conn *c)
 {
     (void)arg;
     frame_conn_attach(c, &cbs, NULL);
+    if (f.keep_none) {
+        return RC_OK; /* quiet: the handle's reference only */
+    }
     if (f.conn != NULL) {
         frame_conn_unref(f.conn);
     }
@@ -214,6 +218,14 @@ static struct frame_conn_config conn_config(void)
         .full = FRAME_CONN_FULL_PAUSE,
         .size_name = "frame size",
     };
+}
+
+static void listen_cfg(struct frame_listener_config *cfg)
+{
+    cr_assert_eq(frame_listener_start(&f.listener, &f.loop, cfg, accept_cb,
+                                      NULL, &f.tracer),
+                 RC_OK);
+    cr_assert_gt(frame_listener_port(f.listener), 0);
 }
 
 static void listen_with(const struct frame_conn_config *cc)
@@ -675,4 +687,138 @@ Test(frame_conn, connect_times_out_when_nobody_answers)
         close(fill[i]);
     }
     close(lfd);
+}
+
+/* --- Connection bounds --------------------------------------------------- */
+
+/* A client socket, once the listener has accepted it (admitted or not). */
+static int cli_accepted(int port)
+{
+    struct frame_listener_stats st;
+    frame_listener_get_stats(f.listener, &st);
+    uint64_t before = st.conns_accepted; /* refused ones count too */
+    struct sockaddr_in sin;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(uv_ip4_addr("127.0.0.1", port, &sin), 0);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+    cr_assert_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    uint64_t until = now_ms() + WAIT_MS;
+    do {
+        step(-1, 0);
+        frame_listener_get_stats(f.listener, &st);
+    } while (st.conns_accepted == before && now_ms() < until);
+    cr_assert_gt(st.conns_accepted, before, "never accepted");
+    return fd;
+}
+
+/* The server closed fd (EOF), within WAIT_MS. */
+static bool cli_closed(int fd)
+{
+    uint64_t until = now_ms() + WAIT_MS;
+    for (;;) {
+        uint8_t b;
+        ssize_t k = recv(fd, &b, 1, 0);
+        if (k == 0 || (k < 0 && errno == ECONNRESET)) {
+            return true;
+        }
+        if (now_ms() >= until) {
+            return false;
+        }
+        step(fd, POLLIN);
+    }
+}
+
+/* Runs the loop for ms; the peer stays silent. */
+static void run_for(uint64_t ms)
+{
+    uint64_t until = now_ms() + ms;
+    while (now_ms() < until) {
+        step(-1, 0);
+    }
+}
+
+Test(frame_conn, quiet_connections_close_after_idle_ms)
+{
+    struct frame_listener_config cfg = {.host = "127.0.0.1", .backlog = 16,
+                                        .conns_max = 4, .idle_ms = 200,
+                                        .conn = conn_config()};
+    f.keep_none = true;
+    listen_cfg(&cfg);
+    uint64_t t0 = now_ms();
+    int fd = cli_accepted(frame_listener_port(f.listener));
+    cr_assert(cli_closed(fd), "an idle connection stayed open");
+    cr_assert_geq(now_ms() - t0, 200);
+    cr_assert_eq(f.closed_rc, RC_TIMEOUT);
+    struct frame_listener_stats st;
+    frame_listener_get_stats(f.listener, &st);
+    cr_assert_eq(st.conns_idle_closed, 1);
+    close(fd);
+}
+
+/* A connection the user holds (a request in flight) is not idle, however
+ * long it is silent. */
+Test(frame_conn, a_connection_with_something_in_flight_is_not_idle)
+{
+    struct frame_listener_config cfg = {.host = "127.0.0.1", .backlog = 16,
+                                        .conns_max = 4, .idle_ms = 100,
+                                        .conn = conn_config()};
+    listen_cfg(&cfg);
+    int fd = cli_open(frame_listener_port(f.listener), 0);
+    run_for(500);
+    cr_assert(frame_conn_is_open(f.conn));
+    cr_assert_eq(f.n_closed, 0);
+    close(fd);
+}
+
+Test(frame_conn, per_ip_bound_refuses_the_excess)
+{
+    struct frame_listener_config cfg = {.host = "127.0.0.1", .backlog = 16,
+                                        .conns_max = 8, .per_ip_max = 2,
+                                        .conn = conn_config()};
+    f.keep_none = true;
+    listen_cfg(&cfg);
+    int port = frame_listener_port(f.listener);
+    int a = cli_accepted(port);
+    int b = cli_accepted(port);
+    int c = cli_accepted(port);
+    cr_assert(cli_closed(c), "a third connection from one address");
+    struct frame_listener_stats st;
+    frame_listener_get_stats(f.listener, &st);
+    cr_assert_eq(st.conns_refused, 1);
+    cr_assert_eq(st.conns_open, 2);
+    close(a);
+    close(b);
+    close(c);
+}
+
+/* At conns_max the connection quiet the longest makes room, once it has
+ * been quiet for evict_idle_ms; before that the newcomer is refused. */
+Test(frame_conn, at_the_bound_the_quietest_connection_makes_room)
+{
+    struct frame_listener_config cfg = {.host = "127.0.0.1", .backlog = 16,
+                                        .conns_max = 2, .evict_idle_ms = 300,
+                                        .conn = conn_config()};
+    f.keep_none = true;
+    listen_cfg(&cfg);
+    int port = frame_listener_port(f.listener);
+    int oldest = cli_accepted(port);
+    run_for(20);
+    int second = cli_accepted(port);
+    int early = cli_accepted(port);
+    cr_assert(cli_closed(early), "admitted before anyone was idle enough");
+    run_for(350);
+    int late = cli_accepted(port);
+    cr_assert(cli_closed(oldest), "the quietest was not closed");
+    struct frame_listener_stats st;
+    frame_listener_get_stats(f.listener, &st);
+    cr_assert_eq(st.conns_evicted, 1);
+    cr_assert_eq(st.conns_open, 2);
+    uint8_t byte;
+    cr_assert_eq(recv(late, &byte, 1, 0), -1, "the newcomer stays");
+    cr_assert_eq(recv(second, &byte, 1, 0), -1, "the other stays");
+    close(oldest);
+    close(second);
+    close(early);
+    close(late);
 }
