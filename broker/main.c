@@ -54,6 +54,18 @@ static const struct config_def broker_defs[] = {
      "a follower's wait for an answer beyond replica.fetch.wait.max.ms"},
     {"socket.connection.setup.timeout.ms", CONFIG_LONG, "10000", 1,
      3600000, "a follower's wait for a connection to its leader"},
+    /* Kafka's default is unbounded; each connection costs an fd and a
+     * read buffer here. At the bound the connection quiet the longest
+     * makes room (KIP-402's least-recently-used closing). */
+    {"max.connections", CONFIG_INT, "4096", 1, 65536,
+     "Kafka connections open at once"},
+    {"max.connections.per.ip", CONFIG_LONG, "2147483647", 1, 2147483647,
+     "Kafka connections from one address"},
+    {"connections.max.idle.ms", CONFIG_LONG, "600000", 0, INT64_MAX,
+     "a connection with nothing in flight this long is closed (0: never)"},
+    /* Kafka's default is unbounded (-1). */
+    {"queued.max.request.bytes", CONFIG_LONG, "536870912", 1048576,
+     INT64_MAX, "requests read and answers unsent, all connections"},
     {"offsets.topic.num.partitions", CONFIG_INT, "50", 1, 1000,
      "partitions of __consumer_offsets"},
     {"offsets.topic.replication.factor", CONFIG_INT, "3", 1,
@@ -227,9 +239,19 @@ static int start(struct broker *b, const struct config *cfg)
         fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
         return rv;
     }
-    rv = kafka_server_start(&b->kafka, b->loop, mc.endpoint.host,
-                            mc.endpoint.port, kafka_handlers_request, b,
-                            &b->tracer);
+    long long per_ip = config_long(cfg, "max.connections.per.ip");
+    struct kafka_server_config kcfg = {
+        .host = mc.endpoint.host,
+        .port = mc.endpoint.port,
+        .max_connections = (size_t)config_int(cfg, "max.connections"),
+        .max_connections_per_ip =
+            per_ip >= INT32_MAX ? 0 : (size_t)per_ip, /* Kafka's "none" */
+        .idle_ms = (uint64_t)config_long(cfg, "connections.max.idle.ms"),
+        .queued_max_bytes =
+            (size_t)config_long(cfg, "queued.max.request.bytes"),
+    };
+    rv = kafka_server_start(&b->kafka, b->loop, &kcfg,
+                            kafka_handlers_request, b, &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: listeners=%s:%d: %s\n",
                 mc.endpoint.host, mc.endpoint.port, rc_str(rv));

@@ -198,9 +198,14 @@ _Static_assert(PRODUCER_SNAPSHOT_BYTES_MAX <= 64u * 1024 * 1024,
 /* Addresses one RPC client knows: a controller quorum, or a CLI's list. */
 #define RPC_CLIENT_TARGETS_MAX 64u
 
-/* Connections one RPC server holds at once (every broker, some CLIs);
- * more are closed as soon as they are accepted. */
+/* Connections one RPC server holds at once (every broker, some CLIs).
+ * At the bound a new connection closes the one with nothing in flight for
+ * the longest, if for RPC_SERVER_EVICT_IDLE_MS (a broker heartbeats far
+ * more often), else is closed itself; one with nothing in flight for
+ * RPC_SERVER_IDLE_MS is closed (Kafka's connections.max.idle.ms). */
 #define RPC_SERVER_CONNS_MAX 1024u
+#define RPC_SERVER_EVICT_IDLE_MS 5000u
+#define RPC_SERVER_IDLE_MS 600000u
 
 /* Per-connection read buffer. Small frames are parsed in place; a larger
  * frame's body is read straight into its own (validated) allocation. */
@@ -220,6 +225,28 @@ _Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
  * spans alike). Above: stop reading; resume below half. Nothing is closed:
  * a slow consumer just stops getting its requests read. */
 #define CONN_OUTBOX_BYTES_MAX (80u * 1024 * 1024) /* above: stop reading */
+
+/* Memory that answers waiting to be sent hold on one Kafka connection
+ * (each response's buffers and bookkeeping, not the file spans it sends
+ * from the page cache). Above: stop reading; resume below half. A client
+ * that pipelines small requests and never reads stops here, where
+ * CONN_OUTBOX_BYTES_MAX's wire bytes would let tiny answers hold
+ * gigabytes. Kafka reads one request per connection at a time. */
+#define KAFKA_CONN_OUT_MEMORY_MAX (1024u * 1024)
+
+/* All requests read and answers not yet sent, over every Kafka connection
+ * of a broker: the default of queued.max.request.bytes (Kafka's is
+ * unbounded, with queued.max.requests = 500). Above it, connections
+ * holding KAFKA_CONN_FAIR_SHARE_BYTES or more stop reading until half is
+ * freed, so a crowd of clients that never read cannot starve one that
+ * does. */
+#define KAFKA_QUEUED_MEMORY_MAX (512u * 1024 * 1024)
+#define KAFKA_CONN_FAIR_SHARE_BYTES (64u * 1024)
+
+/* At the connection bound, a connection with nothing in flight for this
+ * long may be closed to admit a new one (a follower reconnecting to its
+ * leader, say), rather than the new one being refused. */
+#define KAFKA_CONN_EVICT_IDLE_MS 5000u
 
 /* Kafka connections one broker holds at once (clients, admin tools, other
  * brokers' followers); more are closed as soon as they are accepted. Each

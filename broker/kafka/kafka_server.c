@@ -20,10 +20,17 @@
  * therefore never overtakes bytes libuv still holds.
  *
  * Bounds. Reading stops while the outbox is above CONN_OUTBOX_BYTES_MAX
- * (the frame layer's FRAME_CONN_FULL_PAUSE) or the unanswered requests
- * reach KAFKA_CONN_INFLIGHT_MAX or KAFKA_CONN_REQUEST_BYTES_MAX (conn_hold_cb),
- * and resumes below half of each. Bytes already read are parsed only up
- * to the next frame boundary; the rest waits in the read buffer.
+ * (the frame layer's FRAME_CONN_FULL_PAUSE), the unanswered requests
+ * reach KAFKA_CONN_INFLIGHT_MAX or KAFKA_CONN_REQUEST_BYTES_MAX, or the
+ * memory answered responses hold until sent reaches
+ * KAFKA_CONN_OUT_MEMORY_MAX (conn_hold_cb), and resumes below half of
+ * each. Across all connections, frames and answers together are bounded
+ * by queued.max.request.bytes: above it every connection holding
+ * KAFKA_CONN_FAIR_SHARE_BYTES or more stops reading, and an idle callback
+ * (wake_cb) lets them read on below half. Bytes
+ * already read are parsed only up to the next frame boundary; the rest
+ * waits in the read buffer. A connection that held much memory trims
+ * the allocator when it goes, so the broker's RSS comes back down.
  *
  * Lifetime. The frame connection's references count its socket handle
  * plus the requests handed out and not yet answered; the connection is
@@ -36,6 +43,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +83,7 @@ struct kafka__slot {
     struct kafka_request req;
     struct kafka_response resp;      /* KAFKA__SLOT_REPLIED */
     size_t wire_bytes;               /* in the outbox once replied */
+    size_t charge;                   /* memory the response holds */
     size_t frame_len;
 };
 
@@ -91,6 +100,8 @@ struct kafka__piece {
 
 /* One response on its way out; freed with its last piece. */
 struct kafka__out {
+    struct kafka_conn *conn;         /* outlives its pieces */
+    size_t charge;                   /* memory counted in conn->out_memory */
     size_t n_left;                   /* pieces not yet done */
     uint8_t *body;                   /* the response body, owned */
     uint8_t head[KAFKA__RESPONSE_HEAD_BYTES];
@@ -110,6 +121,9 @@ struct kafka__wreq {
 struct kafka_conn {
     struct frame_conn *fc;           /* socket, reading, outbox, refs */
     struct kafka_server *server;     /* outlives every connection */
+    struct kafka_conn *prev, *next;  /* the server's connections */
+    size_t out_memory;               /* answered, not yet sent */
+    size_t peak_memory;              /* of out_memory + slot_bytes */
     bool no_sendfile;                /* sendfile(2) failed here: copy */
     uint64_t next_seq;
     /* Requests in seq order, until they move to the output. */
@@ -129,6 +143,12 @@ struct kafka_server {
     kafka_request_cb cb;
     void *arg;
     size_t n_alive;                  /* connections not yet freed */
+    struct kafka_conn *conns;        /* those, newest first */
+    size_t queued;                   /* frames and answers, all conns */
+    size_t queued_max;               /* queued.max.request.bytes */
+    bool over;                       /* queued passed the bound */
+    uv_idle_t wake;                  /* resumes reading below half */
+    bool wake_open;
     struct net_pool pool;
     struct kafka_server_stats stats;
     int port;
@@ -138,6 +158,17 @@ struct kafka_server {
 };
 
 static void conn_pump(struct kafka_conn *c);
+static void wake_cb(uv_idle_t *h);
+
+/* Freed once the listener and the wake handle have closed and the last
+ * connection is gone. */
+static void server_maybe_free(struct kafka_server *s)
+{
+    if (s->listener_closed && !s->wake_open && s->n_alive == 0) {
+        net_pool_free(&s->pool);
+        free(s);
+    }
+}
 
 static bool conn_closing(const struct kafka_conn *c)
 {
@@ -238,6 +269,60 @@ static bool response_wire_bytes(const struct kafka_response *resp,
 
 /* --- Output pieces ------------------------------------------------------- */
 
+/* --- Memory ------------------------------------------------------------- */
+
+/* What an allocation costs beyond what was asked (glibc's chunk header
+ * and rounding), counted per block a response holds. */
+#define KAFKA__ALLOC_OVERHEAD_BYTES 32u
+
+/* The memory a response holds until it is sent: its body's buffer, the
+ * output block with its pieces, and the allocator's overhead. */
+static size_t response_charge(const struct kafka_response *resp)
+{
+    return resp->body.cap + sizeof(struct kafka__out) +
+           (2 + 2 * resp->n_splices) * sizeof(struct kafka__piece) +
+           2 * KAFKA__ALLOC_OVERHEAD_BYTES;
+}
+
+static void queued_add(struct kafka_server *s, size_t n)
+{
+    s->queued += n;
+    if (!s->over && s->queued >= s->queued_max) {
+        s->over = true;
+        TRACE_WARN(s->t, "queued requests and answers hold %zu MiB: "
+                   "connections holding memory stop reading until half is "
+                   "freed", s->queued >> 20);
+    }
+}
+
+static void queued_done(struct kafka_server *s, size_t n)
+{
+    ASSERT(s->queued >= n);
+    s->queued -= n;
+    if (s->over && s->queued <= s->queued_max / 2) {
+        s->over = false;
+        if (s->wake_open) {
+            (void)uv_idle_start(&s->wake, wake_cb);
+        }
+    }
+}
+
+static void memory_add(struct kafka_conn *c, size_t n)
+{
+    c->out_memory += n;
+    if (c->out_memory + c->slot_bytes > c->peak_memory) {
+        c->peak_memory = c->out_memory + c->slot_bytes;
+    }
+    queued_add(c->server, n);
+}
+
+static void memory_done(struct kafka_conn *c, size_t n)
+{
+    ASSERT(c->out_memory >= n);
+    c->out_memory -= n;
+    queued_done(c->server, n);
+}
+
 static void piece_done(struct kafka__piece *p)
 {
     struct kafka__out *out = p->out;
@@ -247,6 +332,7 @@ static void piece_done(struct kafka__piece *p)
     }
     ASSERT(out->n_left > 0);
     if (--out->n_left == 0) {
+        memory_done(out->conn, out->charge);
         free(out->body);
         free(out);
     }
@@ -306,6 +392,9 @@ static int out_enqueue(struct kafka_conn *c, struct kafka__slot *slot)
     if (out == NULL) {
         return RC_NOMEM;
     }
+    out->conn = c;
+    out->charge = slot->charge; /* released with the last piece */
+    slot->charge = 0;
     out->n_left = 0;
     out->body = resp->body.data;
     resp->body.data = NULL;
@@ -513,6 +602,7 @@ static void slot_link(struct kafka_conn *c, struct kafka__slot *slot)
     c->slots_tail = slot;
     c->n_slots++;
     c->slot_bytes += slot->frame_len;
+    queued_add(c->server, slot->frame_len);
 }
 
 static void slot_unlink(struct kafka_conn *c, struct kafka__slot *slot)
@@ -533,12 +623,16 @@ static void slot_unlink(struct kafka_conn *c, struct kafka__slot *slot)
     ASSERT(c->slot_bytes >= slot->frame_len);
     c->n_slots--;
     c->slot_bytes -= slot->frame_len;
+    queued_done(c->server, slot->frame_len);
 }
 
-static void slot_free(struct kafka__slot *slot)
+static void slot_free(struct kafka_conn *c, struct kafka__slot *slot)
 {
     if (slot->state == KAFKA__SLOT_REPLIED) {
         kafka_response_free(&slot->resp);
+    }
+    if (slot->charge > 0) {
+        memory_done(c, slot->charge);
     }
     free(slot);
 }
@@ -555,11 +649,11 @@ static void conn_flush(struct kafka_conn *c)
             TRACE_WARN(c->server->t, "peer=%s closing: out of memory",
                        conn_peer(c));
             frame_conn_outbox_done(c->fc, slot->wire_bytes);
-            slot_free(slot);
+            slot_free(c, slot);
             frame_conn_close(c->fc, RC_NOMEM);
             return;
         }
-        slot_free(slot);
+        slot_free(c, slot);
     }
 }
 
@@ -573,13 +667,25 @@ static void conn_free_cb(struct frame_conn *fc)
     ASSERT(c->slots_head == NULL);
     ASSERT(c->out_head == NULL);
     ASSERT(c->n_copies == 0);
+    ASSERT(c->out_memory == 0);
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        s->conns = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    bool trim = c->peak_memory >= KAFKA_CONN_OUT_MEMORY_MAX;
     free(c);
+    if (trim) {
+        /* Give what a heavy connection held back to the system; glibc
+         * keeps freed small blocks otherwise. */
+        (void)malloc_trim(0);
+    }
     ASSERT(s->n_alive > 0);
     s->n_alive--;
-    if (s->listener_closed && s->n_alive == 0) {
-        net_pool_free(&s->pool);
-        free(s);
-    }
+    server_maybe_free(s);
 }
 
 /* The handler is done with slot (state set). On a closing connection the
@@ -590,12 +696,14 @@ static void slot_answered(struct kafka_conn *c, struct kafka__slot *slot)
            slot->state == KAFKA__SLOT_NO_REPLY);
     if (conn_closing(c)) {
         slot_unlink(c, slot);
-        slot_free(slot);
+        slot_free(c, slot);
         frame_conn_unref(c->fc); /* may free c */
         return;
     }
     if (slot->state == KAFKA__SLOT_REPLIED) {
         frame_conn_outbox_add(c->fc, slot->wire_bytes);
+        slot->charge = response_charge(&slot->resp);
+        memory_add(c, slot->charge);
         c->server->stats.responses++;
     }
     conn_flush(c);
@@ -684,12 +792,21 @@ static bool conn_hold_cb(struct frame_conn *fc, bool paused)
 {
     const struct kafka_conn *c = frame_conn_data(fc);
 
+    if (c->server->over &&
+        c->out_memory + c->slot_bytes >= KAFKA_CONN_FAIR_SHARE_BYTES) {
+        /* Over the broker's bound: the connections that hold memory
+         * wait; one that holds next to nothing (a new client, a
+         * follower between fetches) still gets its request read. */
+        return true;
+    }
     if (!paused) {
         return c->n_slots >= KAFKA_CONN_INFLIGHT_MAX ||
-               c->slot_bytes >= KAFKA_CONN_REQUEST_BYTES_MAX;
+               c->slot_bytes >= KAFKA_CONN_REQUEST_BYTES_MAX ||
+               c->out_memory >= KAFKA_CONN_OUT_MEMORY_MAX;
     }
     return c->n_slots > KAFKA_CONN_INFLIGHT_MAX / 2 ||
-           c->slot_bytes > KAFKA_CONN_REQUEST_BYTES_MAX / 2;
+           c->slot_bytes > KAFKA_CONN_REQUEST_BYTES_MAX / 2 ||
+           c->out_memory > KAFKA_CONN_OUT_MEMORY_MAX / 2;
 }
 
 /* A whole frame, in its own allocation after the slot (headroom): parse
@@ -754,7 +871,7 @@ static void conn_closed_cb(struct frame_conn *fc, int rc)
                 frame_conn_outbox_done(fc, slot->wire_bytes);
             }
             slot_unlink(c, slot);
-            slot_free(slot);
+            slot_free(c, slot);
         }
         slot = next;
     }
@@ -800,6 +917,11 @@ static int server_accept_cb(void *arg, struct frame_conn *fc)
     }
     c->fc = fc;
     c->server = s;
+    c->next = s->conns;
+    if (s->conns != NULL) {
+        s->conns->prev = c;
+    }
+    s->conns = c;
     s->n_alive++;
     frame_conn_attach(fc, &kafka__conn_cbs, c);
     return RC_OK;
@@ -810,21 +932,56 @@ static void server_listener_closed_cb(void *arg)
     struct kafka_server *s = arg;
 
     s->listener_closed = true;
-    if (s->n_alive == 0) {
-        net_pool_free(&s->pool);
-        free(s);
+    server_maybe_free(s);
+}
+
+static void wake_closed_cb(uv_handle_t *h)
+{
+    struct kafka_server *s = h->data;
+
+    s->wake_open = false;
+    server_maybe_free(s);
+}
+
+/* Below half the broker's bound again: every connection applies its own
+ * bounds and reads on. Each is held while the next one runs, since a
+ * handler may answer (and so free) another connection. */
+static void wake_cb(uv_idle_t *h)
+{
+    struct kafka_server *s = h->data;
+    struct kafka_conn *c = s->conns;
+
+    (void)uv_idle_stop(h);
+    if (c != NULL) {
+        frame_conn_ref(c->fc);
+    }
+    while (c != NULL) {
+        struct kafka_conn *next = c->next;
+        if (next != NULL) {
+            frame_conn_ref(next->fc);
+        }
+        if (!s->over) {
+            frame_conn_flow(c->fc);
+        }
+        frame_conn_unref(c->fc); /* may free c */
+        c = next;
     }
 }
 
 int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
-                       const char *host, int port, kafka_request_cb cb,
-                       void *arg, struct tracer *tracer)
+                       const struct kafka_server_config *kcfg,
+                       kafka_request_cb cb, void *arg, struct tracer *tracer)
 {
+    const char *host = kcfg->host;
     struct frame_listener_config cfg = {
         .host = host,
-        .port = port,
+        .port = kcfg->port,
         .backlog = KAFKA__BACKLOG,
-        .conns_max = KAFKA_CONNS_MAX,
+        .conns_max = kcfg->max_connections > 0 ? kcfg->max_connections
+                                               : KAFKA_CONNS_MAX,
+        .evict_idle_ms = KAFKA_CONN_EVICT_IDLE_MS,
+        .idle_ms = kcfg->idle_ms,
+        .per_ip_max = kcfg->max_connections_per_ip,
         .conn = {.frame_bytes_min = KAFKA__REQUEST_HEADER_MIN_BYTES,
                  .frame_bytes_max = REQUEST_BYTES_MAX,
                  .read_buffer_bytes = KAFKA_READ_BUFFER_BYTES,
@@ -847,6 +1004,8 @@ int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
     s->loop = loop;
     s->t = tracer;
     s->cb = cb;
+    s->queued_max = kcfg->queued_max_bytes > 0 ? kcfg->queued_max_bytes
+                                               : KAFKA_QUEUED_MEMORY_MAX;
     s->arg = arg;
     net_pool_init(&s->pool, KAFKA_COPY_BUFFER_BYTES,
                   KAFKA_COPY_POOL_BUFFERS_MAX);
@@ -856,6 +1015,10 @@ int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
         free(s); /* the half-made listener frees itself */
         return rv;
     }
+    rv = uv_idle_init(loop, &s->wake);
+    ASSERT(rv == 0);
+    s->wake.data = s;
+    s->wake_open = true;
     s->port = frame_listener_port(s->listener);
     TRACE_INFO(tracer, "host=%s port=%d kafka listener started", host,
                s->port);
@@ -875,6 +1038,7 @@ void kafka_server_close(struct kafka_server *s)
     frame_listener_get_stats(s->listener, &s->last);
     frame_listener_close(s->listener, server_listener_closed_cb);
     s->listener = NULL;
+    uv_close((uv_handle_t *)&s->wake, wake_closed_cb);
     s->last.conns_open = 0;
 }
 

@@ -76,8 +76,22 @@ void kafka_response_free(struct kafka_response *resp);
 /* A request arrived; answer it exactly once, now or later. */
 typedef void (*kafka_request_cb)(void *arg, struct kafka_request *req);
 
+/* The listener's settings (Kafka's names). */
+struct kafka_server_config {
+    const char *host;
+    int port;                  /* 0 picks a free one */
+    size_t max_connections;    /* max.connections (0: KAFKA_CONNS_MAX) */
+    size_t max_connections_per_ip; /* max.connections.per.ip (0: none) */
+    uint64_t idle_ms;          /* connections.max.idle.ms (0: never) */
+    size_t queued_max_bytes;   /* queued.max.request.bytes (0: the
+                                * KAFKA_QUEUED_MEMORY_MAX default) */
+};
+
+/* Starts listening. At max_connections a new connection closes the one
+ * quiet (nothing in flight) the longest, if for KAFKA_CONN_EVICT_IDLE_MS,
+ * else is closed itself; connections quiet for idle_ms are closed. */
 MUST_CHECK int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
-                                  const char *host, int port,
+                                  const struct kafka_server_config *cfg,
                                   kafka_request_cb cb, void *arg,
                                   struct tracer *tracer);
 int kafka_server_port(const struct kafka_server *s);

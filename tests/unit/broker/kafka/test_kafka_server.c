@@ -185,8 +185,9 @@ static void capture_emit_cb(struct tracer *t, enum trace_level level,
 
 static void server_start(bool copy_only)
 {
-    cr_assert_eq(kafka_server_start(&f.server, LOOP, "127.0.0.1", 0,
-                                    request_cb, &f, &f.tracer),
+    struct kafka_server_config cfg = {.host = "127.0.0.1"};
+    cr_assert_eq(kafka_server_start(&f.server, LOOP, &cfg, request_cb, &f,
+                                    &f.tracer),
                  RC_OK);
     cr_assert_gt(kafka_server_port(f.server), 0);
     kafka_server_set_copy_only(f.server, copy_only);
@@ -959,8 +960,9 @@ Test(kafka_server, bad_start_arguments)
 {
     struct kafka_server *s = NULL;
 
-    cr_assert_eq(kafka_server_start(&s, LOOP, "127.0.0.1", 70000,
-                                    request_cb, &f, &f.tracer),
+    struct kafka_server_config cfg = {.host = "127.0.0.1", .port = 70000};
+    cr_assert_eq(kafka_server_start(&s, LOOP, &cfg, request_cb, &f,
+                                    &f.tracer),
                  RC_INVALID);
     cr_assert_null(s);
 }

@@ -1,0 +1,304 @@
+/* What one client can cost a broker, with real processes on 127.0.0.1:
+ * a client that pipelines requests and never reads its answers holds a
+ * bounded amount of the broker's memory, which comes back after it
+ * leaves; idle connections are closed after connections.max.idle.ms;
+ * more connections than max.connections.per.ip from one address are
+ * refused while the broker keeps serving others; and a normal client
+ * still gets its answers through all of it. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/kafka/kafka_frame.h"
+#include "common/rc.h"
+#include "common/writer.h"
+#include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
+
+/* The most a never-reading client may add to the broker's RSS, and what
+ * must come back within LIMITS_RSS_WAIT_MS of it leaving. */
+#define LIMITS_RSS_GROWTH_MAX (64u << 20)
+#define LIMITS_RSS_LEFT_MAX (16u << 20)
+#define LIMITS_RSS_WAIT_MS 10000
+/* The pipelining client stops after this many bytes, or once the broker
+ * has not taken a byte for LIMITS_STALL_MS. */
+#define LIMITS_SEND_BYTES_MAX (256u << 20)
+#define LIMITS_STALL_MS 2000
+#define LIMITS_CROWD 8           /* clients that never read */
+#define LIMITS_STRANGERS 16      /* more than max.connections=12 */
+#define LIMITS_ISR_WAIT_MS 40000
+
+static struct cluster c;
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(kafka_limits, .fini = teardown, .timeout = 180);
+
+static void start_n(const char *broker_config, int brokers)
+{
+    memset(&c, 0, sizeof c);
+    c.broker_extra_config = broker_config;
+    cluster_start(&c, 3, brokers);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+}
+
+static void start(const char *broker_config)
+{
+    start_n(broker_config, 1);
+}
+
+/* The broker's resident set, bytes. */
+static size_t broker_rss(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)c.brokers[0].pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "broker gone");
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (sscanf(line, "VmRSS: %zu kB", &kb) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    cr_assert_gt(kb, 0);
+    return kb * 1024;
+}
+
+static int raw_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* A normal client's round trip: Metadata on a new connection. */
+static void assert_served(const char *after)
+{
+    int status = 0;
+    cr_assert_eq(waitpid(c.brokers[0].pid, &status, WNOHANG), 0,
+                 "broker exited after %s; log %s", after, c.brokers[0].log);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[0].port),
+              "no connection after %s", after);
+    struct kafka_MetadataRequest rq = {.TopicsCnt = -1};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_metadata_request_encode(&body, 4, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *answer = kafka_wire_roundtrip(&kc, KAFKA_API_METADATA, 4,
+                                           &body, &len);
+    cr_assert_not_null(answer, "no Metadata answer after %s", after);
+    free(answer);
+    writer_free(&body);
+    kafka_client_close(&kc);
+}
+
+/* One ApiVersions v0 request frame, the smallest answer there is. */
+static void api_versions_frame(struct writer *w, int32_t id)
+{
+    size_t at = kafka_frame_request_begin(w, KAFKA_API_API_VERSIONS, 0, id,
+                                          "x");
+    cr_assert_eq(kafka_frame_end(w, at), RC_OK);
+}
+
+/* A client that sends ApiVersions requests back to back and never reads,
+ * until the broker takes no more (or LIMITS_SEND_BYTES_MAX): its socket,
+ * still open; *sent the bytes the broker took. */
+static int pipeline_without_reading(size_t *sent)
+{
+    struct writer frames; /* back to back, sent over and over */
+    writer_init(&frames, 1u << 20);
+    for (int32_t i = 0; i < 4096; i++) {
+        api_versions_frame(&frames, i);
+    }
+    int fd = raw_connect(c.brokers[0].port);
+    cr_assert_eq(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+    size_t at = 0;
+    uint64_t last_progress = cluster_now_ms();
+    *sent = 0;
+    while (*sent < LIMITS_SEND_BYTES_MAX &&
+           cluster_now_ms() - last_progress < LIMITS_STALL_MS) {
+        ssize_t n = send(fd, frames.data + at, frames.len - at,
+                         MSG_NOSIGNAL);
+        if (n > 0) {
+            *sent += (size_t)n;
+            at = (at + (size_t)n) % frames.len;
+            last_progress = cluster_now_ms();
+            continue;
+        }
+        cr_assert(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK),
+                  "send: errno %d", errno);
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        (void)poll(&p, 1, 100);
+    }
+    writer_free(&frames);
+    return fd;
+}
+
+Test(kafka_limits, unread_answers_hold_bounded_memory_given_back_after)
+{
+    start(NULL);
+    assert_served("start");
+    size_t base = broker_rss();
+    size_t sent = 0;
+    int fd = pipeline_without_reading(&sent);
+    size_t peak = broker_rss();
+    cr_assert_leq(peak, base + LIMITS_RSS_GROWTH_MAX,
+                  "RSS %zu MiB -> %zu MiB after %zu MiB of unread requests",
+                  base >> 20, peak >> 20, sent >> 20);
+    assert_served("a client that never reads");
+    close(fd);
+    cr_log_info("RSS %zu MiB before, %zu MiB with %zu MiB of requests "
+                "never answered", base >> 20, peak >> 20, sent >> 20);
+    uint64_t deadline = cluster_now_ms() + LIMITS_RSS_WAIT_MS;
+    size_t now = broker_rss();
+    while (now > base + LIMITS_RSS_LEFT_MAX && cluster_now_ms() < deadline) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* RSS poll interval */
+        now = broker_rss();
+    }
+    cr_assert_leq(now, base + LIMITS_RSS_LEFT_MAX,
+                  "RSS %zu MiB, %zu MiB before the client came", now >> 20,
+                  base >> 20);
+    assert_served("the client left");
+}
+
+/* Over queued.max.request.bytes, the clients holding memory wait; a new
+ * client still gets its answers. */
+Test(kafka_limits, a_crowd_that_never_reads_does_not_starve_a_client)
+{
+    start("queued.max.request.bytes=2097152\n");
+    size_t base = broker_rss();
+    int fds[LIMITS_CROWD];
+    for (int i = 0; i < LIMITS_CROWD; i++) {
+        size_t sent = 0;
+        fds[i] = pipeline_without_reading(&sent);
+    }
+    size_t peak = broker_rss();
+    cr_assert_leq(peak, base + LIMITS_RSS_GROWTH_MAX,
+                  "RSS %zu MiB -> %zu MiB", base >> 20, peak >> 20);
+    assert_served("a crowd that never reads");
+    for (int i = 0; i < LIMITS_CROWD; i++) {
+        close(fds[i]);
+    }
+    assert_served("the crowd left");
+}
+
+/* The raw connection fd is closed by the broker within budget_ms. */
+static bool closed_within(int fd, uint64_t budget_ms)
+{
+    uint64_t deadline = cluster_now_ms() + budget_ms;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int left = (int)(deadline > cluster_now_ms()
+                             ? deadline - cluster_now_ms()
+                             : 0);
+        if (poll(&p, 1, left) == 1) {
+            uint8_t b;
+            ssize_t n = recv(fd, &b, 1, 0);
+            return n == 0 || (n < 0 && errno == ECONNRESET);
+        }
+        if (cluster_now_ms() >= deadline) {
+            return false;
+        }
+    }
+}
+
+Test(kafka_limits, idle_connections_close_after_connections_max_idle_ms)
+{
+    start("connections.max.idle.ms=1000\n");
+    int fd = raw_connect(c.brokers[0].port);
+    uint64_t t0 = cluster_now_ms();
+    cr_assert(closed_within(fd, 10000), "an idle connection stayed open");
+    cr_assert_geq(cluster_now_ms() - t0, 900);
+    close(fd);
+    assert_served("closing an idle connection");
+}
+
+/* The partition's ISR size as the active controller has it. */
+static int isr_size(const char *topic, int32_t *leader)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    int n = -1;
+    if (cluster_image(&c, &img)) {
+        const struct meta_topic *t = meta_image_topic(&img, topic);
+        if (t != NULL) {
+            n = (int)t->partitions[0].isr.n;
+            *leader = t->partitions[0].leader;
+        }
+    }
+    meta_image_free(&img);
+    return n;
+}
+
+static int wait_isr(const char *topic, int want, int32_t *leader)
+{
+    uint64_t deadline = cluster_now_ms() + LIMITS_ISR_WAIT_MS;
+    int n = isr_size(topic, leader);
+    while (n != want && cluster_now_ms() < deadline) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* metadata poll interval */
+        n = isr_size(topic, leader);
+    }
+    return n;
+}
+
+/* Strangers fill the leader up to max.connections and sit idle; a
+ * follower that restarts still gets its connection (the quietest
+ * stranger makes room) and rejoins the ISR. */
+Test(kafka_limits, a_restarted_follower_gets_in_past_idle_strangers)
+{
+    start_n("max.connections=12\nreplica.lag.time.max.ms=3000\n", 3);
+    cr_assert_eq(cluster_create_topic(&c, "crowded", 1, 3),
+                 KAFKA_ERROR_NONE);
+    int32_t leader = -1;
+    cr_assert_eq(wait_isr("crowded", 3, &leader), 3);
+    struct cluster_node *l = cluster_broker(&c, leader);
+    struct cluster_node *follower = NULL;
+    for (int i = 0; i < c.n_brokers; i++) {
+        if (c.brokers[i].id != leader) {
+            follower = &c.brokers[i];
+        }
+    }
+    cr_assert_not_null(l);
+    cluster_node_signal(&c, follower, SIGKILL, true);
+    cr_assert_eq(wait_isr("crowded", 2, &leader), 2);
+    int fds[LIMITS_STRANGERS];
+    int refused = 0;
+    for (int i = 0; i < LIMITS_STRANGERS; i++) {
+        fds[i] = raw_connect(l->port);
+    }
+    for (int i = 0; i < LIMITS_STRANGERS; i++) {
+        refused += closed_within(fds[i], 200);
+    }
+    cr_assert_gt(refused, 0, "the bound was never reached");
+    cluster_node_start(&c, follower);
+    cr_assert_eq(wait_isr("crowded", 3, &leader), 3,
+                 "the follower never got back in; logs in %s", c.dir);
+    for (int i = 0; i < LIMITS_STRANGERS; i++) {
+        close(fds[i]);
+    }
+}
