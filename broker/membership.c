@@ -17,6 +17,7 @@
 #define MEMBERSHIP__FETCH_INTERVAL_MS 100
 #define MEMBERSHIP__CALL_TIMEOUT_MS 2000
 #define MEMBERSHIP__BACKOFF_MIN_MS 100
+#define MEMBERSHIP__CALL_BACKOFF_MAX_MS 1000
 #define MEMBERSHIP__SHUTDOWN_HEARTBEAT_MS 100
 
 struct membership {
@@ -43,6 +44,8 @@ struct membership {
     bool done;
     bool closing;
     int pending;                  /* calls and handles not yet called back */
+    struct active_call *retrying; /* calls waiting out their back-off */
+    uint64_t jitter;              /* xorshift state for back-off jitter */
     membership_image_cb image_cb;
     membership_done_cb done_cb;
     void *arg;
@@ -369,6 +372,9 @@ struct active_call {
     uint64_t deadline_ms;
     membership_call_cb cb;
     void *arg;
+    uint64_t backoff_ms;          /* the next pause; doubles, jittered */
+    uint64_t retry_ms;            /* waiting in m->retrying until then */
+    struct active_call *next;     /* m->retrying */
 };
 
 static void active_call_cb(void *arg, int rc, const uint8_t *payload,
@@ -422,6 +428,56 @@ static bool redirected(struct membership *m, const uint8_t *payload,
     return true;
 }
 
+/* A pause of about backoff_ms (between 3/4 and 5/4 of it), so that
+ * brokers that lost their controllers together do not retry in step. */
+static uint64_t jittered(struct membership *m, uint64_t backoff_ms)
+{
+    m->jitter ^= m->jitter << 13;
+    m->jitter ^= m->jitter >> 7;
+    m->jitter ^= m->jitter << 17;
+    return backoff_ms * 3 / 4 + m->jitter % (backoff_ms / 2 + 1);
+}
+
+/* The call failed or was redirected: it goes out again after its
+ * back-off (MEMBERSHIP__BACKOFF_MIN_MS doubling up to
+ * MEMBERSHIP__CALL_BACKOFF_MAX_MS), from the tick; never at once, so a
+ * controller quorum that is down costs a few attempts a second, not a
+ * spinning loop. Past its deadline it ends with RC_TIMEOUT. */
+static void active_call_retry(struct active_call *ac)
+{
+    struct membership *m = ac->m;
+    uint64_t now = uv_now(m->loop);
+    ac->retry_ms = now + jittered(m, ac->backoff_ms);
+    ac->backoff_ms = ac->backoff_ms * 2 > MEMBERSHIP__CALL_BACKOFF_MAX_MS
+                         ? MEMBERSHIP__CALL_BACKOFF_MAX_MS
+                         : ac->backoff_ms * 2;
+    if (ac->retry_ms >= ac->deadline_ms) {
+        active_call_finish(ac, RC_TIMEOUT, NULL, 0);
+        return;
+    }
+    ac->next = m->retrying;
+    m->retrying = ac;
+}
+
+/* From the tick: sends the calls whose back-off is over. */
+static void active_calls_due(struct membership *m, uint64_t now)
+{
+    struct active_call **at = &m->retrying;
+    while (*at != NULL) {
+        struct active_call *ac = *at;
+        if (ac->retry_ms > now) {
+            at = &ac->next;
+            continue;
+        }
+        *at = ac->next;
+        ac->next = NULL;
+        int rc = active_call_send(ac);
+        if (rc != RC_OK) {
+            active_call_finish(ac, rc, NULL, 0);
+        }
+    }
+}
+
 static void active_call_cb(void *arg, int rc, const uint8_t *payload,
                            size_t len)
 {
@@ -440,10 +496,7 @@ static void active_call_cb(void *arg, int rc, const uint8_t *payload,
     if (rc != RC_OK) {
         next_target(m);
     }
-    rc = active_call_send(ac);
-    if (rc != RC_OK) {
-        active_call_finish(ac, rc, NULL, 0);
-    }
+    active_call_retry(ac);
 }
 
 int membership_call_active(struct membership *m, const uint8_t *req,
@@ -460,7 +513,8 @@ int membership_call_active(struct membership *m, const uint8_t *req,
     memcpy(copy, req, len);
     *ac = (struct active_call){.m = m, .req = copy, .len = len,
                                .deadline_ms = uv_now(m->loop) + timeout_ms,
-                               .cb = cb, .arg = arg};
+                               .cb = cb, .arg = arg,
+                               .backoff_ms = MEMBERSHIP__BACKOFF_MIN_MS};
     int rv = active_call_send(ac);
     if (rv != RC_OK) {
         free(ac->req);
@@ -497,6 +551,7 @@ static void tick_cb(uv_timer_t *handle)
     if (!m->fetch_in_flight && now >= m->next_fetch_ms) {
         send_fetch(m);
     }
+    active_calls_due(m, now);
 }
 
 static int make_client(struct membership *m)
@@ -524,6 +579,7 @@ int membership_start(struct membership **out, uv_loop_t *loop,
     *m = (struct membership){.loop = loop, .cfg = *cfg, .tracer = tracer,
                              .epoch = -1, .fenced = true,
                              .backoff_ms = MEMBERSHIP__BACKOFF_MIN_MS,
+                             .jitter = uv_hrtime() | 1,
                              .image_cb = image_cb, .done_cb = done_cb,
                              .arg = arg};
     meta_image_init(&m->image);
@@ -570,5 +626,10 @@ void membership_close(struct membership *m)
     m->closing = true;
     m->pending++;
     uv_close((uv_handle_t *)&m->timer, timer_closed_cb);
+    while (m->retrying != NULL) {
+        struct active_call *ac = m->retrying;
+        m->retrying = ac->next;
+        active_call_finish(ac, RC_CLOSED, NULL, 0);
+    }
     rpc_client_close(m->client);
 }

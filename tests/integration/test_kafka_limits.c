@@ -39,6 +39,7 @@
 #define LIMITS_CROWD 8           /* clients that never read */
 #define LIMITS_STRANGERS 16      /* more than max.connections=12 */
 #define LIMITS_ISR_WAIT_MS 40000
+#define LIMITS_DEAD_QUORUM_S 4   /* seconds of retries measured */
 
 static struct cluster c;
 
@@ -301,4 +302,81 @@ Test(kafka_limits, a_restarted_follower_gets_in_past_idle_strangers)
     for (int i = 0; i < LIMITS_STRANGERS; i++) {
         close(fds[i]);
     }
+}
+
+/* utime + stime of pid, in clock ticks. */
+static long long cpu_ticks(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command may hold spaces */
+    cr_assert_not_null(p);
+    long long utime = 0;
+    long long stime = 0;
+    cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+                        "%*u %lld %lld", &utime, &stime),
+                 2);
+    return utime + stime;
+}
+
+static long file_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    long n = 0;
+    int ch;
+    while ((ch = fgetc(f)) != EOF) {
+        n += ch == '\n';
+    }
+    fclose(f);
+    return n;
+}
+
+/* With every controller down, a request that needs the active controller
+ * (an auto-creation here) is retried with a growing pause: it used to
+ * spin at a full core with tens of thousands of connection attempts a
+ * second. */
+Test(kafka_limits, calls_to_a_dead_quorum_back_off)
+{
+    start(NULL);
+    assert_served("start");
+    for (int i = 0; i < c.n_controllers; i++) {
+        cluster_node_signal(&c, &c.controllers[i], SIGKILL, true);
+    }
+    long lines0 = file_lines(c.brokers[0].log);
+    long long t0 = cpu_ticks(c.brokers[0].pid);
+    uint64_t w0 = cluster_now_ms();
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[0].port));
+    struct kafka_MetadataRequestTopic topic = {slice_from_str("spin")};
+    struct kafka_MetadataRequest rq = {
+        .Topics = &topic, .TopicsCnt = 1, .AllowAutoTopicCreation = true};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_metadata_request_encode(&body, 4, &rq), RC_OK);
+    size_t len = 0;
+    uint8_t *answer = kafka_wire_roundtrip(&kc, KAFKA_API_METADATA, 4, &body,
+                                           &len);
+    cr_assert_not_null(answer, "no Metadata answer without controllers");
+    free(answer);
+    writer_free(&body);
+    kafka_client_close(&kc);
+    struct timespec ts = {LIMITS_DEAD_QUORUM_S, 0};
+    nanosleep(&ts, NULL); /* the retries' window: what they cost is read */
+    long long ticks = cpu_ticks(c.brokers[0].pid) - t0;
+    uint64_t wall = cluster_now_ms() - w0;
+    double share = (double)ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK) /
+                   (double)wall;
+    long lines = file_lines(c.brokers[0].log) - lines0;
+    cr_log_info("broker CPU %.1f%% of a core, %ld log lines in %llu ms",
+                share * 100, lines, (unsigned long long)wall);
+    cr_assert_lt(share, 0.25, "the broker spent %.0f%% of a core",
+                 share * 100);
+    cr_assert_lt(lines, 1000, "%ld log lines", lines);
 }
