@@ -1,6 +1,7 @@
 /* Tracer plumbing (common/trace.h): formatting into a bounded stack buffer,
- * level names, and the stderr tracer. Any thread: nothing here keeps state
- * between calls. The stderr tracer is the one adapter in this file: it reads
+ * level names, and the stderr tracer. Any thread: the only state kept
+ * between calls is the stderr tracer's count of recent WARN and ERROR
+ * lines per call site, under a mutex. The stderr tracer is the one adapter in this file: it reads
  * the wall clock and writes each line to fd 2 with a single write(2), so
  * lines from several threads do not interleave (on a pipe, up to PIPE_BUF
  * bytes, POSIX guarantees it). */
@@ -10,7 +11,10 @@
 #include "common/limits.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -113,23 +117,100 @@ static void trace_format_time(char *buf)
     ASSERT(n > 0);
 }
 
+/* --- Repeated warnings --------------------------------------------------- */
+
+/* One call site's recent WARN and ERROR lines: at most TRACE_BURST_LINES
+ * per TRACE_BURST_WINDOW_MS; the rest are counted and the count goes out
+ * with the site's next line. Keyed by file pointer and line (the macros
+ * pass __FILE__ literals). A fixed table: a site that finds no free slot
+ * takes over the probed one. */
+#define TRACE__SITES 64u
+#define TRACE__PROBES 4u
+
+struct trace__site {
+    const char *file;
+    int line;
+    uint64_t window_ms;
+    unsigned lines;
+    unsigned suppressed;
+};
+
+static struct trace__site trace__sites[TRACE__SITES];
+static pthread_mutex_t trace__sites_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t trace__mono_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* False: drop this line. *suppressed: lines dropped at this site since its
+ * last line, to be reported with this one. */
+static bool trace__admit(const char *file, int line, unsigned *suppressed)
+{
+    uint64_t now = trace__mono_ms();
+    size_t h = ((size_t)(uintptr_t)file ^ (size_t)line * 2654435761u) %
+               TRACE__SITES;
+    bool admit = true;
+
+    *suppressed = 0;
+    pthread_mutex_lock(&trace__sites_lock);
+    struct trace__site *s = &trace__sites[h];
+    for (size_t i = 0; i < TRACE__PROBES; i++) {
+        struct trace__site *p = &trace__sites[(h + i) % TRACE__SITES];
+        if ((p->file == file && p->line == line) || p->file == NULL) {
+            s = p;
+            break;
+        }
+    }
+    if (s->file != file || s->line != line) {
+        *s = (struct trace__site){.file = file, .line = line,
+                                  .window_ms = now};
+    }
+    if (now - s->window_ms >= TRACE_BURST_WINDOW_MS) {
+        s->window_ms = now;
+        s->lines = 0;
+    }
+    if (s->lines < TRACE_BURST_LINES) {
+        s->lines++;
+        *suppressed = s->suppressed;
+        s->suppressed = 0;
+    } else {
+        s->suppressed++;
+        admit = false;
+    }
+    pthread_mutex_unlock(&trace__sites_lock);
+    return admit;
+}
+
 static void trace_stderr_emit_cb(struct tracer *t, enum trace_level level,
                                  const char *file, int line, const char *msg)
 {
     char buf[TRACE__PREFIX_BYTES_MAX + TRACE_LINE_BYTES_MAX];
     char when[TRACE__TIME_BYTES];
+    char more[48] = "";
     const char *component = t->component != NULL ? t->component : "";
     const char *sep = t->component != NULL ? " " : "";
     size_t len;
     ssize_t w;
     int n;
+    unsigned suppressed = 0;
 
+    if (level >= TRACE_LEVEL_WARN && !trace__admit(file, line, &suppressed)) {
+        return;
+    }
+    if (suppressed > 0) {
+        snprintf(more, sizeof more, " (and %u more like it)", suppressed);
+    }
     trace_format_time(when);
     /* Leave one byte for the newline: snprintf cuts at sizeof buf - 2. */
-    n = snprintf(buf, sizeof buf - 1, "%s %s %.*s%s%.*s:%d %s", when,
+    n = snprintf(buf, sizeof buf - 1, "%s %s %.*s%s%.*s:%d %s%s", when,
                  trace_level_name(level), TRACE__COMPONENT_BYTES_MAX,
                  component, sep, TRACE__FILE_BYTES_MAX, trace_basename(file),
-                 line, msg);
+                 line, msg, more);
     if (n < 0) {
         return;
     }

@@ -34,7 +34,14 @@ void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
                  int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* A tracer that writes "TIME LEVEL component file:line msg" to stderr. */
+/* WARN and ERROR lines from one call site: at most TRACE_BURST_LINES per
+ * TRACE_BURST_WINDOW_MS reach stderr; the rest are counted, and the
+ * site's next line says "(and N more like it)". */
+#define TRACE_BURST_LINES 10u
+#define TRACE_BURST_WINDOW_MS 1000u
+
+/* A tracer that writes "TIME LEVEL component file:line msg" to stderr,
+ * repeated warnings and errors limited as above. */
 void trace_init_stderr(struct tracer *t, enum trace_level level,
                        const char *component);
 

@@ -278,3 +278,46 @@ Test(trace, stderr_long_message_is_cut_to_one_line)
     cr_assert_neq(x, NULL);
     cr_assert_eq((size_t)(out + n - 1 - x), TRACE_LINE_BYTES_MAX - 1);
 }
+
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s != '\0'; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+/* A call site that warns in a loop writes TRACE_BURST_LINES lines a
+ * window; the next window's first line says how many were dropped. Other
+ * sites and INFO lines are not held back by it. */
+Test(trace, repeated_warnings_from_one_site_are_limited_and_counted)
+{
+    static char out[64 * TRACE_LINE_BYTES_MAX];
+    struct stderr_capture s;
+    struct tracer t;
+
+    trace_init_stderr(&t, TRACE_LEVEL_INFO, "c");
+    stderr_capture_begin(&s);
+    for (int i = 0; i < 100; i++) {
+        trace_emitf(&t, TRACE_LEVEL_WARN, "loop.c", 1, "retry %d", i);
+    }
+    trace_emitf(&t, TRACE_LEVEL_WARN, "other.c", 2, "another site");
+    for (int i = 0; i < 20; i++) {
+        trace_emitf(&t, TRACE_LEVEL_INFO, "loop.c", 1, "info %d", i);
+    }
+    stderr_capture_end(&s, out, sizeof out);
+    cr_assert_eq(count_lines(out), TRACE_BURST_LINES + 1 + 20, "%s", out);
+    assert_matches(out, "retry 9\n");
+    cr_assert_null(strstr(out, "retry 10\n"));
+    assert_matches(out, "another site\n");
+
+    struct timespec wait = {TRACE_BURST_WINDOW_MS / 1000,
+                            (long)(TRACE_BURST_WINDOW_MS % 1000 + 50) *
+                                1000000};
+    cr_assert_eq(nanosleep(&wait, NULL), 0); /* the window ends */
+    stderr_capture_begin(&s);
+    trace_emitf(&t, TRACE_LEVEL_WARN, "loop.c", 1, "retry again");
+    stderr_capture_end(&s, out, sizeof out);
+    assert_matches(out, "loop\\.c:1 retry again \\(and 90 more like it\\)\n$");
+}
