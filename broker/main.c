@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "broker/broker.h"
@@ -121,6 +122,17 @@ static void image_cb(void *arg, const struct meta_image *img)
     }
 }
 
+/* Kafka halts a broker whose every log dir has failed (its only one,
+ * here): the controller fences it and moves its leaderships, and no
+ * acknowledged write depends on a disk that no longer takes writes. */
+static void log_dir_failed(void *arg)
+{
+    struct broker *b = arg;
+    TRACE_ERROR(&b->tracer, "broker=%d its only log dir has failed: "
+                "stopping at once", b->partitions.broker_id);
+    _exit(1);
+}
+
 static void followers_changed(void *arg)
 {
     struct broker *b = arg;
@@ -187,7 +199,8 @@ static int start(struct broker *b, const struct config *cfg)
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,
         .alter_isr = broker_alter_isr,
-        .followers_changed = followers_changed};
+        .followers_changed = followers_changed,
+        .log_dir_failed = log_dir_failed};
     int rv = replica_manager_init(&b->partitions, b->loop, &rc, &hooks,
                                   &b->tracer);
     if (rv != RC_OK) {

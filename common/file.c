@@ -48,6 +48,30 @@ int file_sync_dir(const char *dir)
     return rv;
 }
 
+#define FILE__PROBE_NAME ".cairn-probe"
+
+int file_probe_dir(const char *dir)
+{
+    char path[LOG_PATH_BYTES_MAX];
+    int rv = file_path(path, dir, FILE__PROBE_NAME);
+    if (rv != RC_OK) {
+        return RC_IO;
+    }
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return errno == EMFILE || errno == ENFILE || errno == ENOMEM
+                   ? RC_FULL
+                   : RC_IO;
+    }
+    static const char byte = 'x';
+    rv = write(fd, &byte, 1) == 1 && fdatasync(fd) == 0 ? RC_OK : RC_IO;
+    close(fd);
+    if (unlink(path) != 0) {
+        rv = RC_IO;
+    }
+    return rv;
+}
+
 int file_write_atomic(const char *dir, const char *name,
                       const void *data, size_t len)
 {

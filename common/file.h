@@ -29,6 +29,13 @@ MUST_CHECK int file_sync_dir(const char *dir);
  * directory, and with it acknowledged writes). */
 MUST_CHECK int file_mkdirs(const char *dir);
 
+/* Checks that dir still takes writes: creates, writes, fdatasyncs and
+ * removes a small probe file in it. RC_OK; RC_FULL when the process or
+ * system is out of file descriptors or memory (the directory is not to
+ * blame); RC_IO when the directory itself fails (missing, not a
+ * directory, read-only, full, I/O errors). */
+MUST_CHECK int file_probe_dir(const char *dir);
+
 /* Formats dir/name into out (LOG_PATH_BYTES_MAX); RC_TOO_LARGE if cut. */
 MUST_CHECK int file_path(char *out, const char *dir, const char *name);
 

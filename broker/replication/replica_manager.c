@@ -43,6 +43,10 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->wake_idle.data = ps;
     uv_timer_init(loop, &ps->isr_timer);
     ps->isr_timer.data = ps;
+    uv_timer_init(loop, &ps->retry_timer);
+    ps->retry_timer.data = ps;
+    open_retry_init(&ps->retry);
+    ps->jitter = uv_hrtime() | 1;
     return file_mkdirs(ps->log_dir);
 }
 
@@ -457,15 +461,75 @@ static void more_cb(uv_idle_t *handle)
     replica_manager_apply(ps, ps->img);
 }
 
+static void retry_cb(uv_timer_t *handle)
+{
+    struct replica_manager *ps = handle->data;
+    if (ps->img != NULL) {
+        replica_manager_apply(ps, ps->img);
+    }
+}
+
+static uint64_t next_jitter(struct replica_manager *ps)
+{
+    ps->jitter ^= ps->jitter << 13;
+    ps->jitter ^= ps->jitter >> 7;
+    ps->jitter ^= ps->jitter << 17;
+    return ps->jitter;
+}
+
+/* A log did not open: it waits its back-off, and the log directory is
+ * probed once per pass. A directory that no longer takes writes is
+ * reported once (the broker stops); running out of file descriptors is
+ * not the directory's fault and only waits. */
+static void open_failed(struct replica_manager *ps,
+                        const struct meta_topic *t, int32_t id,
+                        uint64_t now, bool *probed)
+{
+    unsigned failures = open_retry_failed(&ps->retry, &t->id, id, now,
+                                          next_jitter(ps));
+    if (*probed || ps->dir_failed) {
+        return;
+    }
+    *probed = true;
+    int rv = file_probe_dir(ps->log_dir);
+    if (rv == RC_IO) {
+        ps->dir_failed = true;
+        TRACE_ERROR(ps->tracer, "log.dirs=%s no longer takes writes",
+                    ps->log_dir);
+        if (ps->hooks.log_dir_failed != NULL) {
+            ps->hooks.log_dir_failed(ps->hooks.arg);
+        }
+        return;
+    }
+    TRACE_WARN(ps->tracer, "partition=%s-%d failed to open %u time%s in a "
+               "row%s; trying again later", t->name, id, failures,
+               failures == 1 ? "" : "s",
+               rv == RC_FULL ? " (out of file descriptors or memory)" : "");
+}
+
+static void retry_arm(struct replica_manager *ps, uint64_t now)
+{
+    uint64_t next = open_retry_next_ms(&ps->retry);
+    if (next == OPEN_RETRY_NONE) {
+        uv_timer_stop(&ps->retry_timer);
+        return;
+    }
+    uv_timer_start(&ps->retry_timer, retry_cb, next > now ? next - now : 0,
+                   0);
+}
+
 void replica_manager_apply(struct replica_manager *ps,
                            const struct meta_image *img)
 {
     int opens = 0;
     bool changed = false;
+    bool probed = false;
+    uint64_t now = uv_now(ps->loop);
     ps->img = img;
     for (size_t i = 0; i < ps->n; i++) {
         ps->parts[i]->seen = false;
     }
+    open_retry_unsee(&ps->retry);
     for (size_t t = 0; t < img->n_topics; t++) {
         const struct meta_topic *topic = &img->topics[t];
         for (int32_t id = 0; id < topic->n_partitions; id++) {
@@ -474,9 +538,19 @@ void replica_manager_apply(struct replica_manager *ps,
                 continue;
             }
             struct partition *p = find_by_id(ps, &topic->id, id);
+            if (p == NULL && (ps->dir_failed ||
+                              !open_retry_due(&ps->retry, &topic->id, id,
+                                              now))) {
+                continue; /* waits out its back-off */
+            }
             if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN) {
                 opens++;
                 p = add(ps, topic, id);
+                if (p == NULL) {
+                    open_failed(ps, topic, id, now, &probed);
+                } else {
+                    open_retry_clear(&ps->retry, &topic->id, id);
+                }
             } else if (p == NULL) {
                 uv_idle_start(&ps->more, more_cb); /* the rest next turn */
             }
@@ -492,6 +566,8 @@ void replica_manager_apply(struct replica_manager *ps,
             changed = true;
         }
     }
+    open_retry_prune(&ps->retry);
+    retry_arm(ps, now);
     if (changed && ps->hooks.followers_changed != NULL) {
         ps->hooks.followers_changed(ps->hooks.arg);
     }
@@ -503,6 +579,8 @@ void replica_manager_close(struct replica_manager *ps)
     uv_close((uv_handle_t *)&ps->more, NULL);
     uv_close((uv_handle_t *)&ps->wake_idle, NULL);
     uv_close((uv_handle_t *)&ps->isr_timer, NULL);
+    uv_close((uv_handle_t *)&ps->retry_timer, NULL);
+    open_retry_free(&ps->retry);
     free(ps->wake);
     ps->wake = NULL;
     ps->n_wake = ps->cap_wake = 0;

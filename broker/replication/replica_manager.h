@@ -9,7 +9,11 @@
  * and created again under the same name never reuses old data.
  * Opening a log is blocking file work (directories, fsyncs), so at most
  * PARTITIONS_OPENS_PER_TURN are opened per loop iteration; the rest follow
- * in later iterations, and heartbeats and timers run in between.
+ * in later iterations, and heartbeats and timers run in between. A log
+ * that fails to open is tried again after a growing pause
+ * (broker/replication/open_retry.h), and after a failure the log
+ * directory itself is probed: if it no longer takes writes the broker is
+ * told (log_dir_failed).
  * Loop thread only. */
 #ifndef CAIRN_BROKER_REPLICA_MANAGER_H
 #define CAIRN_BROKER_REPLICA_MANAGER_H
@@ -20,6 +24,7 @@
 
 #include "broker/log/log.h"
 #include "broker/replication/partition.h"
+#include "broker/replication/open_retry.h"
 #include "common/meta/meta.h"
 #include "common/trace.h"
 
@@ -49,6 +54,11 @@ struct replica_manager_hooks {
                       const struct meta_replica_set *isr);
     /* Leadership of some partition changed (fetchers re-plan). */
     void (*followers_changed)(void *arg);
+    /* The log directory no longer takes writes (a probe file could not
+     * be written and synced after a partition failed to open): with its
+     * only log directory gone the broker must stop, as Kafka's does when
+     * every log dir has failed. */
+    void (*log_dir_failed)(void *arg);
 };
 
 /* Fields are the manager's own: read them, never set them. */
@@ -70,6 +80,10 @@ struct replica_manager {
     size_t n_wake;
     size_t cap_wake;
     uv_timer_t isr_timer;        /* ISR shrink checks, HW checkpoints */
+    uv_timer_t retry_timer;      /* the next failed open to try again */
+    struct open_retry retry;     /* logs that failed to open, backing off */
+    uint64_t jitter;             /* xorshift state for the back-off */
+    bool dir_failed;             /* log_dir_failed was called */
     uint64_t last_checkpoint_ms;
     struct partition **parts;
     size_t n;

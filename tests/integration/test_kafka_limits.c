@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,9 @@
 #define LIMITS_STRANGERS 16      /* more than max.connections=12 */
 #define LIMITS_ISR_WAIT_MS 40000
 #define LIMITS_DEAD_QUORUM_S 4   /* seconds of retries measured */
+#define LIMITS_NOFILE 128        /* the starved broker's open-file limit */
+#define LIMITS_TOPICS 6          /* of LIMITS_PARTITIONS partitions: more */
+#define LIMITS_PARTITIONS 50     /* logs than those fds can open */
 
 static struct cluster c;
 
@@ -379,4 +384,104 @@ Test(kafka_limits, calls_to_a_dead_quorum_back_off)
     cr_assert_lt(share, 0.25, "the broker spent %.0f%% of a core",
                  share * 100);
     cr_assert_lt(lines, 1000, "%ld log lines", lines);
+}
+
+/* The broker's CPU share of one core and its new log lines over
+ * seconds, from now. */
+static void measure_idle_cost(int seconds, double *share, long *lines)
+{
+    long lines0 = file_lines(c.brokers[0].log);
+    long long t0 = cpu_ticks(c.brokers[0].pid);
+    uint64_t w0 = cluster_now_ms();
+    struct timespec ts = {seconds, 0};
+    nanosleep(&ts, NULL); /* the window whose cost is read */
+    long long ticks = cpu_ticks(c.brokers[0].pid) - t0;
+    uint64_t wall = cluster_now_ms() - w0;
+    *share = (double)ticks * 1000.0 / (double)sysconf(_SC_CLK_TCK) /
+             (double)wall;
+    *lines = file_lines(c.brokers[0].log) - lines0;
+}
+
+/* Out of file descriptors, the logs that cannot open wait with a growing
+ * pause: they used to be retried on every loop turn (a busy core and
+ * hundreds of thousands of ERROR lines a minute). */
+Test(kafka_limits, logs_that_cannot_open_back_off)
+{
+    start(NULL);
+    assert_served("start");
+    cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
+    struct rlimit saved;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    struct rlimit low = {LIMITS_NOFILE, saved.rlim_max};
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    cluster_node_start(&c, &c.brokers[0]); /* inherits the low limit */
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    uint64_t up = cluster_now_ms() + 10000;
+    struct kafka_client kc;
+    while (!kafka_wire_connect(&kc, c.brokers[0].port) &&
+           cluster_now_ms() < up) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* the restarted broker binds its port */
+    }
+    kafka_client_close(&kc);
+    assert_served("a restart with few file descriptors");
+    for (int i = 0; i < LIMITS_TOPICS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "starved-%d", i);
+        cr_assert_eq(cluster_create_topic(&c, name, LIMITS_PARTITIONS, 1),
+                     KAFKA_ERROR_NONE);
+    }
+    uint64_t deadline = cluster_now_ms() + 20000;
+    while (!cluster_log_contains(&c.brokers[0], "cannot open its log") &&
+           cluster_now_ms() < deadline) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* log poll interval */
+    }
+    cr_assert(cluster_log_contains(&c.brokers[0], "cannot open its log"),
+              "no log ever failed to open; raise LIMITS_TOPICS (log %s)",
+              c.brokers[0].log);
+    double share = 0;
+    long lines = 0;
+    measure_idle_cost(LIMITS_DEAD_QUORUM_S, &share, &lines);
+    cr_log_info("broker CPU %.1f%% of a core, %ld log lines", share * 100,
+                lines);
+    cr_assert_lt(share, 0.25, "the broker spent %.0f%% of a core",
+                 share * 100);
+    cr_assert_lt(lines, 1000, "%ld log lines", lines);
+    assert_served("logs that cannot open");
+}
+
+/* The broker's only log dir stops taking writes (here: replaced by a
+ * file): the broker stops, as Kafka's does when every log dir has
+ * failed, instead of retrying forever. */
+Test(kafka_limits, a_failed_log_dir_stops_the_broker)
+{
+    start(NULL);
+    assert_served("start");
+    char dir[4200];
+    char moved[4300];
+    cluster_broker_log_dir(&c, &c.brokers[0], dir, sizeof dir);
+    snprintf(moved, sizeof moved, "%s.gone", dir);
+    cr_assert_eq(rename(dir, moved), 0);
+    FILE *f = fopen(dir, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    cr_assert_eq(cluster_create_topic(&c, "doomed", 1, 1), KAFKA_ERROR_NONE);
+    pid_t pid = c.brokers[0].pid;
+    int status = 0;
+    uint64_t deadline = cluster_now_ms() + 20000;
+    pid_t got = 0;
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
+           cluster_now_ms() < deadline) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* exit poll interval */
+    }
+    cr_assert_eq(got, pid, "the broker kept running; log %s",
+                 c.brokers[0].log);
+    c.brokers[0].pid = 0;
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+              "status %d", status);
+    cr_assert(cluster_log_contains(&c.brokers[0], "log dir has failed"));
+    cr_assert_eq(unlink(dir), 0);
+    cr_assert_eq(rename(moved, dir), 0);
 }
