@@ -51,6 +51,8 @@ static const struct config_def broker_defs[] = {
      104857600, "bytes a follower asks for per fetch, at most"},
     {"replica.fetch.backoff.ms", CONFIG_LONG, "200", 1, 60000,
      "a follower's pause after a fetch error"},
+    {"reconnect.backoff.max.ms", CONFIG_LONG, "1000", 1, 3600000,
+     "a follower's pause after connections lost in a row grows to this"},
     {"replica.socket.timeout.ms", CONFIG_LONG, "30000", 1, 3600000,
      "a follower's wait for an answer beyond replica.fetch.wait.max.ms"},
     {"socket.connection.setup.timeout.ms", CONFIG_LONG, "10000", 1,
@@ -215,6 +217,7 @@ static int start(struct broker *b, const struct config *cfg)
         .response_max_bytes =
             config_int(cfg, "replica.fetch.response.max.bytes"),
         .backoff_ms = config_long(cfg, "replica.fetch.backoff.ms"),
+        .reconnect_max_ms = config_long(cfg, "reconnect.backoff.max.ms"),
         .connect_timeout_ms =
             config_long(cfg, "socket.connection.setup.timeout.ms"),
         /* The long poll itself may take wait_max_ms. */

@@ -791,6 +791,10 @@ static struct fetcher *new_fetcher(struct follower *rf,
     f->leader = b->id;
     struct follower_session_config sc = {
         .backoff_ms = rf->cfg.backoff_ms,
+        .reconnect_max_ms = rf->cfg.reconnect_max_ms > rf->cfg.backoff_ms
+                                ? rf->cfg.reconnect_max_ms
+                                : rf->cfg.backoff_ms,
+        .jitter_seed = uv_hrtime() ^ (uint64_t)b->id,
         .connect_timeout_ms = rf->cfg.connect_timeout_ms,
         .request_timeout_ms = rf->cfg.request_timeout_ms,
         .partition_max_bytes = rf->cfg.partition_max_bytes,

@@ -46,6 +46,7 @@ struct follower_config {
     int32_t partition_max_bytes; /* replica.fetch.max.bytes (1 MiB) */
     int32_t response_max_bytes;  /* replica.fetch.response.max.bytes */
     int64_t backoff_ms;        /* replica.fetch.backoff.ms */
+    int64_t reconnect_max_ms;  /* reconnect.backoff.max.ms */
     int64_t connect_timeout_ms; /* socket.connection.setup.timeout.ms */
     int64_t request_timeout_ms; /* replica.socket.timeout.ms */
 };

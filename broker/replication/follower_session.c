@@ -26,8 +26,10 @@ void follower_session_init(struct follower_session *s,
     ASSERT(cfg->connect_timeout_ms > 0);
     ASSERT(cfg->request_timeout_ms > 0);
     ASSERT(cfg->partition_max_bytes > 0);
+    ASSERT(cfg->reconnect_max_ms >= cfg->backoff_ms);
     *s = (struct follower_session){
         .cfg = *cfg,
+        .jitter = cfg->jitter_seed | 1,
         .state = FOLLOWER_SESSION_IDLE,
         .deadline_ms = FOLLOWER_SESSION_NO_DEADLINE,
         .partition_max_bytes = cfg->partition_max_bytes,
@@ -43,10 +45,27 @@ static void enter(struct follower_session *s,
     check_invariants(s);
 }
 
+/* The connection is gone: the pause grows with each loss in a row (no
+ * answer in between), backoff_ms doubling up to reconnect_backoff_max_ms,
+ * by a quarter either way at random, so followers of a dead leader do
+ * not knock in step. */
 static void back_off(struct follower_session *s, int64_t now_ms)
 {
     s->connected = false;
-    enter(s, FOLLOWER_SESSION_BACKOFF, now_ms + s->cfg.backoff_ms);
+    int64_t pause = s->cfg.backoff_ms;
+    for (unsigned i = 0; i < s->losses && pause < s->cfg.reconnect_max_ms;
+         i++) {
+        pause *= 2;
+    }
+    if (pause > s->cfg.reconnect_max_ms) {
+        pause = s->cfg.reconnect_max_ms;
+    }
+    s->jitter ^= s->jitter << 13;
+    s->jitter ^= s->jitter >> 7;
+    s->jitter ^= s->jitter << 17;
+    pause = pause * 3 / 4 + (int64_t)(s->jitter % (uint64_t)(pause / 2 + 1));
+    s->losses++;
+    enter(s, FOLLOWER_SESSION_BACKOFF, now_ms + pause);
 }
 
 enum follower_step follower_session_next(struct follower_session *s,
@@ -119,6 +138,7 @@ void follower_session_answered(struct follower_session *s, bool errors,
     if (s->state != FOLLOWER_SESSION_IN_FLIGHT) {
         return; /* nothing was asked: the glue drops such a frame */
     }
+    s->losses = 0; /* the connection works */
     if (was_fetch) {
         s->partition_max_bytes = follower_next_partition_max(
             s->partition_max_bytes, largest_records,

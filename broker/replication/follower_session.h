@@ -54,6 +54,10 @@ enum follower_want {
 
 struct follower_session_config {
     int64_t backoff_ms;          /* replica.fetch.backoff.ms */
+    /* reconnect.backoff.max.ms: after connections lost in a row the pause
+     * doubles from backoff_ms up to this (jittered by a quarter). */
+    int64_t reconnect_max_ms;
+    uint64_t jitter_seed;        /* any value: the jitter's sequence */
     int64_t connect_timeout_ms;  /* socket.connection.setup.timeout.ms */
     int64_t request_timeout_ms;  /* replica.socket.timeout.ms */
     int32_t partition_max_bytes; /* replica.fetch.max.bytes */
@@ -66,11 +70,13 @@ struct follower_session {
     bool connected;
     int64_t deadline_ms;         /* FOLLOWER_SESSION_NO_DEADLINE: none */
     int32_t partition_max_bytes; /* bytes to ask per partition now */
+    unsigned losses;             /* connections lost since an answer */
+    uint64_t jitter;             /* xorshift state */
 };
 
 /* A fresh session, idle and disconnected. The config must satisfy
- * request_timeout_ms > 0, connect_timeout_ms > 0, backoff_ms > 0 and
- * partition_max_bytes > 0. */
+ * request_timeout_ms > 0, connect_timeout_ms > 0, backoff_ms > 0,
+ * reconnect_max_ms >= backoff_ms and partition_max_bytes > 0. */
 void follower_session_init(struct follower_session *s,
                            const struct follower_session_config *cfg);
 

@@ -38,6 +38,7 @@
 #define SIM_FETCH_WAIT_MAX_MS 200     /* replica.fetch.wait.max.ms */
 #define SIM_REQUEST_TIMEOUT_MS 1000   /* fetcher gives up, resends */
 #define SIM_BACKOFF_MS 100            /* replica.fetch.backoff.ms */
+#define SIM_RECONNECT_MAX_MS 1000     /* reconnect.backoff.max.ms */
 #define SIM_ALTER_TIMEOUT_MS 5000     /* AlterPartition call timeout */
 #define SIM_HEARTBEAT_MS 200
 #define SIM_SESSION_MS 2000           /* broker.session.timeout.ms */

@@ -336,6 +336,8 @@ static void session_init(struct sim_node *n)
 {
     struct follower_session_config cfg = {
         .backoff_ms = SIM_BACKOFF_MS,
+        .reconnect_max_ms = SIM_RECONNECT_MAX_MS,
+        .jitter_seed = (uint64_t)n->id * 0x9e3779b97f4a7c15u,
         .connect_timeout_ms = SIM_REQUEST_TIMEOUT_MS,
         .request_timeout_ms = SIM_REQUEST_TIMEOUT_MS,
         .partition_max_bytes = 1 << 20,

@@ -7,6 +7,11 @@
 #include "broker/replication/follower_session.h"
 
 #define BACKOFF 200
+#define RECONNECT_MAX 1000
+/* A pause after a lost connection: backoff (doubled per loss in a row)
+ * within a quarter either way. */
+#define LOSS_LO(b) ((b) * 3 / 4)
+#define LOSS_HI(b) ((b) * 5 / 4)
 #define CONNECT_TIMEOUT 10000
 #define REQUEST_TIMEOUT 30500
 #define PART_MAX (1 << 20)
@@ -18,6 +23,8 @@ static void setup(void)
 {
     struct follower_session_config cfg = {
         .backoff_ms = BACKOFF,
+        .reconnect_max_ms = RECONNECT_MAX,
+        .jitter_seed = 42,
         .connect_timeout_ms = CONNECT_TIMEOUT,
         .request_timeout_ms = REQUEST_TIMEOUT,
         .partition_max_bytes = PART_MAX,
@@ -104,13 +111,16 @@ Test(follower_session, an_unanswered_request_times_out_and_reconnects)
                  FOLLOWER_STEP_DISCONNECT);
     cr_assert_eq(s.state, FOLLOWER_SESSION_BACKOFF);
     cr_assert_not(s.connected);
+    int64_t until = follower_session_deadline(&s);
+    cr_assert_geq(until, 1 + REQUEST_TIMEOUT + LOSS_LO(BACKOFF));
+    cr_assert_leq(until, 1 + REQUEST_TIMEOUT + LOSS_HI(BACKOFF));
     /* The glue's close of the dropped connection changes nothing. */
     follower_session_closed(&s, 1 + REQUEST_TIMEOUT);
-    cr_assert_eq(follower_session_deadline(&s), 1 + REQUEST_TIMEOUT + BACKOFF);
+    cr_assert_eq(follower_session_deadline(&s), until);
     /* A late answer is not taken. */
     follower_session_answered(&s, false, 0, 0, true, 1 + REQUEST_TIMEOUT);
     cr_assert_eq(s.state, FOLLOWER_SESSION_BACKOFF);
-    int64_t t = 1 + REQUEST_TIMEOUT + BACKOFF;
+    int64_t t = until;
     follower_session_tick(&s, t);
     cr_assert_eq(follower_session_next(&s, FOLLOWER_WANT_FETCH, t),
                  FOLLOWER_STEP_CONNECT, "a new connection");
@@ -125,9 +135,9 @@ Test(follower_session, a_hanging_connect_times_out)
     cr_assert_eq(s.state, FOLLOWER_SESSION_BACKOFF);
     follower_session_connected(&s); /* too late: ignored */
     cr_assert_not(s.connected);
-    follower_session_tick(&s, CONNECT_TIMEOUT + BACKOFF);
+    follower_session_tick(&s, CONNECT_TIMEOUT + LOSS_HI(BACKOFF));
     cr_assert_eq(follower_session_next(&s, FOLLOWER_WANT_FETCH,
-                                       CONNECT_TIMEOUT + BACKOFF),
+                                       CONNECT_TIMEOUT + LOSS_HI(BACKOFF)),
                  FOLLOWER_STEP_CONNECT);
 }
 
@@ -137,9 +147,11 @@ Test(follower_session, a_closed_connection_backs_off_then_reconnects)
     follower_session_next(&s, FOLLOWER_WANT_FETCH, 1);
     follower_session_closed(&s, 50);
     cr_assert_eq(s.state, FOLLOWER_SESSION_BACKOFF);
-    cr_assert_eq(follower_session_deadline(&s), 50 + BACKOFF);
-    follower_session_tick(&s, 50 + BACKOFF);
-    cr_assert_eq(follower_session_next(&s, FOLLOWER_WANT_FETCH, 50 + BACKOFF),
+    cr_assert_geq(follower_session_deadline(&s), 50 + LOSS_LO(BACKOFF));
+    cr_assert_leq(follower_session_deadline(&s), 50 + LOSS_HI(BACKOFF));
+    follower_session_tick(&s, 50 + LOSS_HI(BACKOFF));
+    cr_assert_eq(follower_session_next(&s, FOLLOWER_WANT_FETCH,
+                                       50 + LOSS_HI(BACKOFF)),
                  FOLLOWER_STEP_CONNECT);
 }
 
@@ -200,4 +212,33 @@ Test(follower_session, sizing_halves_back_and_keeps_in_between)
     cr_expect_eq(follower_next_partition_max(PART_MAX, PART_MAX, PART_MAX,
                                              1024),
                  PART_MAX, "a response max below the partition max");
+}
+
+/* Connects refused in a row: each pause about doubles (reconnect.backoff
+ * style) up to the cap; an answer on a working connection starts over. */
+Test(follower_session, lost_connections_in_a_row_back_off_longer)
+{
+    int64_t t = 0;
+    int64_t expect = BACKOFF;
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(follower_session_next(&s, FOLLOWER_WANT_FETCH, t),
+                     FOLLOWER_STEP_CONNECT);
+        follower_session_closed(&s, t); /* refused */
+        int64_t pause = follower_session_deadline(&s) - t;
+        cr_assert_geq(pause, LOSS_LO(expect), "loss %d: %lld", i,
+                      (long long)pause);
+        cr_assert_leq(pause, LOSS_HI(expect), "loss %d: %lld", i,
+                      (long long)pause);
+        t += pause;
+        follower_session_tick(&s, t);
+        expect = expect * 2 > RECONNECT_MAX ? RECONNECT_MAX : expect * 2;
+    }
+    cr_assert_eq(expect, RECONNECT_MAX, "the cap was reached");
+    connect_at(t);
+    follower_session_next(&s, FOLLOWER_WANT_FETCH, t);
+    follower_session_answered(&s, false, 0, 0, true, t);
+    follower_session_next(&s, FOLLOWER_WANT_FETCH, t);
+    follower_session_closed(&s, t);
+    cr_assert_leq(follower_session_deadline(&s) - t, LOSS_HI(BACKOFF),
+                  "an answer starts the back-off over");
 }
