@@ -70,15 +70,26 @@ void log_epoch_end_offset_for(const struct log_epoch_cache *c, int32_t epoch,
 {
     *epoch_out = LOG_EPOCH_UNDEFINED;
     *end_offset_out = LOG_EPOCH_UNDEFINED;
+    if (epoch == LOG_EPOCH_UNDEFINED || c->n == 0) {
+        return;
+    }
+    if (c->entries[c->n - 1].epoch == epoch) {
+        *epoch_out = epoch;
+        *end_offset_out = log_end_offset;
+        return;
+    }
+    /* The first entry above epoch ("higher"), then the one at or below. */
     size_t i = c->n;
     while (i > 0 && c->entries[i - 1].epoch > epoch) {
         i--;
     }
-    if (i == 0) {
-        return; /* older than everything we know */
+    if (i == c->n) {
+        return; /* newer than everything we know */
     }
-    *epoch_out = c->entries[i - 1].epoch;
-    *end_offset_out = i == c->n ? log_end_offset : c->entries[i].start_offset;
+    /* Older than everything we know: it ended where our first epoch
+     * began (Kafka answers with the requested epoch itself). */
+    *epoch_out = i == 0 ? epoch : c->entries[i - 1].epoch;
+    *end_offset_out = c->entries[i].start_offset;
 }
 
 bool log_epoch_truncate_from_end(struct log_epoch_cache *c,

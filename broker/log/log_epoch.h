@@ -42,9 +42,12 @@ int32_t log_epoch_latest(const struct log_epoch_cache *c);
 MUST_CHECK int log_epoch_assign(struct log_epoch_cache *c, int32_t epoch,
                                 int64_t start_offset, bool *changed);
 
-/* Kafka's endOffsetFor(epoch): the largest known epoch <= epoch and the
- * offset where it ended (the next epoch's start, or log_end_offset for the
- * latest). Both LOG_EPOCH_UNDEFINED when epoch is older than every entry. */
+/* Kafka's endOffsetFor(epoch) (LeaderEpochFileCache): for the latest
+ * epoch, (epoch, log_end_offset); for an epoch older than every entry,
+ * (epoch, the first entry's start offset): nothing of it is here; else
+ * the largest known epoch <= epoch and the next entry's start. Both
+ * LOG_EPOCH_UNDEFINED for an undefined epoch, an empty cache, or an epoch
+ * newer than the latest. */
 void log_epoch_end_offset_for(const struct log_epoch_cache *c, int32_t epoch,
                               int64_t log_end_offset, int32_t *epoch_out,
                               int64_t *end_offset_out);

@@ -44,10 +44,13 @@ struct follower_truncation {
  * hw.
  *   - leader_end undefined (-1): truncate to hw, done (no epoch info);
  *   - leader_epoch undefined (-1): min(leader_end, leo), done;
- *   - our endOffsetFor(leader_epoch) = (e, end): if e != leader_epoch we
- *     do not know the leader's epoch: truncate to end, not done (KIP-279);
- *     else min(end, leader_end, leo), done;
- *   - our cache knows no epoch <= leader_epoch: min(leader_end, leo), done.
+ *   - our endOffsetFor(leader_epoch) = (e, end) (log_epoch.h, Kafka's
+ *     rules: for an epoch older than all of ours, where our first epoch
+ *     begins): if e != leader_epoch we do not know the leader's epoch:
+ *     truncate to end, not done (KIP-279); else min(end, leader_end,
+ *     leo), done;
+ *   - our cache is empty (or the epoch newer than ours): min(leader_end,
+ *     leo), done.
  */
 struct follower_truncation
 follower_truncation_for(const struct log_epoch_cache *c, int64_t leo,

@@ -98,13 +98,15 @@ Test(follower_partition, kip279_leader_answers_smaller_epoch_follower_knows)
 {
     assign(&leader_cache, 0, 0);
     assign(&leader_cache, 1, 4);
+    assign(&leader_cache, 3, 10); /* its own epoch, as it became leader */
     assign(&follower_cache, 0, 0);
     assign(&follower_cache, 1, 4);
     assign(&follower_cache, 2, 7);
     int32_t epoch = 0;
     int64_t end = 0;
     /* The follower's latest epoch 2 is unknown to the leader, which
-     * answers with its largest smaller epoch: 1, ending at its LEO 10. */
+     * answers with its largest smaller epoch: 1, ending where its epoch 3
+     * began (10). */
     leader_answer(log_epoch_latest(&follower_cache), 10, &epoch, &end);
     cr_assert_eq(epoch, 1);
     cr_assert_eq(end, 10);
@@ -169,13 +171,39 @@ Test(follower_partition, undefined_leader_epoch_truncates_to_min_of_leader_end_a
                       50, true);
 }
 
-Test(follower_partition, follower_without_earlier_epoch_truncates_to_min_of_ends)
+/* Found by the simulation (seed 2922): leader 1 wrote offsets 0..63 at
+ * epoch 0 and replicated nothing; node 2, empty, led epoch 1 and wrote
+ * 0..11; then node 1 led again (epoch 2). Node 2 asks about its epoch 1;
+ * node 1 knows only epoch 0, which ran to 64. Node 2 holds nothing of
+ * epoch 0: all of its log diverges and goes, not just what lies past 64. */
+Test(follower_partition, a_follower_with_only_newer_epochs_truncates_them_all)
+{
+    assign(&leader_cache, 0, 0);
+    assign(&leader_cache, 2, 64);
+    assign(&follower_cache, 1, 0);
+    int32_t epoch = 0;
+    int64_t end = 0;
+    leader_answer(log_epoch_latest(&follower_cache), 64, &epoch, &end);
+    cr_assert_eq(epoch, 0);
+    cr_assert_eq(end, 64);
+    expect_truncation(follower_truncation_for(&follower_cache, 12, 0, epoch,
+                                              end),
+                      0, true);
+}
+
+/* The leader's epoch is older than every epoch the follower has: none
+ * of the follower's records are of it, so they start where its first
+ * epoch began (Kafka's endOffsetFor); what the leader holds from there on
+ * is of epoch 2 or older, ours of epoch 4: truncate there. */
+Test(follower_partition, follower_without_earlier_epoch_truncates_to_its_first_epoch)
 {
     assign(&follower_cache, 4, 20); /* older epochs were retained away */
     expect_truncation(follower_truncation_for(&follower_cache, 50, 25, 2, 30),
-                      30, true);
+                      20, true);
     expect_truncation(follower_truncation_for(&follower_cache, 50, 25, 2, 90),
-                      50, true);
+                      20, true);
+    expect_truncation(follower_truncation_for(&follower_cache, 50, 25, 2, 10),
+                      10, true);
 
     struct log_epoch_cache empty;
     log_epoch_init(&empty);
