@@ -243,6 +243,11 @@ _Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
 #define KAFKA_QUEUED_MEMORY_MAX (512u * 1024 * 1024)
 #define KAFKA_CONN_FAIR_SHARE_BYTES (64u * 1024)
 
+/* Topics one Metadata request may have auto-created (in one call to the
+ * controller); the rest answer LEADER_NOT_AVAILABLE and the client's
+ * next Metadata creates them. */
+#define KAFKA_AUTO_CREATE_PER_REQUEST_MAX 64u
+
 /* At the connection bound, a connection with nothing in flight for this
  * long may be closed to admit a new one (a follower reconnecting to its
  * leader, say), rather than the new one being refused. */

@@ -201,9 +201,43 @@ void broker_create_topic(struct broker *b, const char *name,
     }
 }
 
-static void auto_create(struct broker *b, const char *name)
+/* One CreateTopics call to the controller for the names (the defaults
+ * for partitions and replication factor), however many a Metadata
+ * request named. */
+static void auto_create(struct broker *b, const char *const *names, size_t n)
 {
-    broker_create_topic(b, name, -1, -1, NULL, NULL);
+    Cairn__CreatableTopic *ts = calloc(n, sizeof *ts);
+    Cairn__CreatableTopic **ptrs = calloc(n, sizeof *ptrs);
+    uint8_t *buf = NULL;
+    if (ts != NULL && ptrs != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            cairn__creatable_topic__init(&ts[i]);
+            ts[i].name = (char *)(uintptr_t)names[i];
+            ts[i].has_num_partitions = ts[i].has_replication_factor = true;
+            ts[i].num_partitions = -1;
+            ts[i].replication_factor = -1;
+            ptrs[i] = &ts[i];
+        }
+        Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
+        ct.n_topics = n;
+        ct.topics = ptrs;
+        Cairn__Request req = CAIRN__REQUEST__INIT;
+        req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
+        req.create_topics = &ct;
+        size_t len = cairn__request__get_packed_size(&req);
+        buf = malloc(len);
+        if (buf != NULL) {
+            cairn__request__pack(&req, buf);
+            if (membership_call_active(b->membership, buf, len, 10000,
+                                       auto_create_cb, NULL) == RC_OK) {
+                TRACE_INFO(&b->tracer, "topic=%s auto-created on first use%s",
+                           names[0], n > 1 ? " (with others)" : "");
+            }
+        }
+    }
+    free(buf);
+    free(ptrs);
+    free(ts);
 }
 
 static int metadata_brokers(struct broker *b, struct arena *a,
@@ -287,7 +321,12 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
     bool all = rq->TopicsCnt < 0;
     size_t n = all ? img->n_topics : (size_t)rq->TopicsCnt;
     struct kafka_MetadataResponseTopic *ts = NULL;
+    const char **create = NULL; /* names to auto-create, one call */
+    size_t n_create = 0;
     int rv = arena_alloc(a, n, sizeof *ts, (void **)&ts);
+    if (rv == RC_OK && !all) {
+        rv = arena_alloc(a, n, sizeof *create, (void **)&create);
+    }
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         const struct meta_topic *t = NULL;
         char buf[META_TOPIC_NAME_BYTES_MAX + 1];
@@ -310,13 +349,23 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
         if (may_create && name == NULL) {
             error = KAFKA_ERROR_INVALID_TOPIC_EXCEPTION;
         } else if (may_create) {
-            auto_create(b, name);
+            /* Past the bound the client's next Metadata creates it. */
+            char *copy = NULL;
+            if (n_create < KAFKA_AUTO_CREATE_PER_REQUEST_MAX &&
+                arena_alloc(a, strlen(name) + 1, 1, (void **)&copy) ==
+                    RC_OK) {
+                strcpy(copy, name);
+                create[n_create++] = copy;
+            }
             error = KAFKA_ERROR_LEADER_NOT_AVAILABLE;
         }
         ts[i] = (struct kafka_MetadataResponseTopic){
             .ErrorCode = error,
             .Name = rq->Topics[i].Name,
             .TopicAuthorizedOperations = INT32_MIN};
+    }
+    if (n_create > 0) {
+        auto_create(b, create, n_create);
     }
     resp->Topics = ts;
     resp->TopicsCnt = (int32_t)n;

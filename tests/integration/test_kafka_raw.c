@@ -899,3 +899,101 @@ Test(kafka_raw, topic_names_with_a_nul_are_never_cut_short)
     cr_assert_not(topic_exists("bad"));
     assert_broker_serves("names with a NUL");
 }
+
+/* --- Auto-creation --------------------------------------------------------- */
+
+#define RAW_AUTO_TOPICS 100 /* more than one request may create */
+
+/* Metadata v4 naming auto-0..auto-(n-1), auto-creation allowed: how many
+ * topics answered LEADER_NOT_AVAILABLE (being created). */
+static int metadata_auto(int n)
+{
+    static char names[RAW_AUTO_TOPICS][16];
+    struct kafka_MetadataRequestTopic ts[RAW_AUTO_TOPICS];
+    cr_assert_leq(n, RAW_AUTO_TOPICS);
+    for (int i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "auto-%d", i);
+        ts[i] = (struct kafka_MetadataRequestTopic){slice_from_str(names[i])};
+    }
+    struct kafka_MetadataRequest req = {
+        .Topics = ts, .TopicsCnt = n, .AllowAutoTopicCreation = true};
+    struct writer body;
+    writer_init(&body, 64 * 1024);
+    cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
+    int fd = raw_connect();
+    int32_t id = send_request(fd, KAFKA_API_METADATA, 4, &body);
+    writer_free(&body);
+    size_t len = 0;
+    uint8_t *bytes = read_response(fd, id, &len);
+    close(fd);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_MetadataResponse resp;
+    cr_assert_eq(kafka_metadata_response_decode(&r, 4, &a, &resp), RC_OK);
+    int pending = 0;
+    for (int32_t i = 0; i < resp.TopicsCnt; i++) {
+        pending += resp.Topics[i].ErrorCode ==
+                   KAFKA_ERROR_LEADER_NOT_AVAILABLE;
+    }
+    arena_free(&a);
+    free(bytes);
+    return pending;
+}
+
+static int auto_topics_existing(void)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    int n = 0;
+    for (size_t i = 0; i < img.n_topics; i++) {
+        n += strncmp(img.topics[i].name, "auto-", 5) == 0;
+    }
+    meta_image_free(&img);
+    return n;
+}
+
+static int count_in_log(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        n += strstr(line, text) != NULL;
+    }
+    fclose(f);
+    return n;
+}
+
+/* One Metadata request naming many new topics creates at most
+ * KAFKA_AUTO_CREATE_PER_REQUEST_MAX of them, in one call to the
+ * controller (it used to send one call per name); the client's next
+ * requests create the rest. */
+Test(kafka_raw, auto_creation_is_one_bounded_call_per_request)
+{
+    int before = count_in_log(c.brokers[0].log, "auto-created on first use");
+    cr_assert_eq(metadata_auto(RAW_AUTO_TOPICS), RAW_AUTO_TOPICS);
+    uint64_t deadline = cluster_now_ms() + RAW_METADATA_WAIT_MS;
+    while (auto_topics_existing() < (int)KAFKA_AUTO_CREATE_PER_REQUEST_MAX &&
+           cluster_now_ms() < deadline) {
+        struct timespec poll = {0, RAW_POLL_MS * 1000 * 1000};
+        nanosleep(&poll, NULL); /* metadata poll interval */
+    }
+    cr_assert_eq(auto_topics_existing(), (int)KAFKA_AUTO_CREATE_PER_REQUEST_MAX,
+                 "one request created more than its bound, or too few");
+    cr_assert_eq(count_in_log(c.brokers[0].log, "auto-created on first use"),
+                 before + 1, "one call to the controller");
+    /* The client asks again, as clients do: the rest follow. */
+    deadline = cluster_now_ms() + RAW_METADATA_WAIT_MS;
+    while (auto_topics_existing() < RAW_AUTO_TOPICS &&
+           cluster_now_ms() < deadline) {
+        (void)metadata_auto(RAW_AUTO_TOPICS);
+        struct timespec poll = {0, RAW_POLL_MS * 1000 * 1000};
+        nanosleep(&poll, NULL); /* metadata poll interval */
+    }
+    cr_assert_eq(auto_topics_existing(), RAW_AUTO_TOPICS);
+    assert_broker_serves("auto-creating many topics");
+}
