@@ -14,7 +14,7 @@ CC ?= cc
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow \
         -Wconversion -Wstrict-prototypes -Wimplicit-fallthrough -Wformat=2 \
         -Werror
-PKGS := libuv libisal libprotobuf-c raft libcrypto
+PKGS := libuv libisal libprotobuf-c raft libcrypto zlib liblz4 libzstd snappy
 TEST_PKGS := criterion
 CLI_PKGS := rdkafka
 
