@@ -126,11 +126,13 @@ bench-run: $(BENCH_BIN) $(BINS)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
 
 # libFuzzer, built by clang with ASan + UBSan into build/fuzz/ whatever
-# BUILD is, on two targets, each for FUZZ_SECONDS: the Kafka request
+# BUILD is, on three targets, each for FUZZ_SECONDS: the Kafka request
 # decoders (tests/fuzz/fuzz_kafka_request.c, from the codec sources alone,
-# seeded by the codec's own encoders, tests/fuzz/fuzz_corpus.c) and the
+# seeded by the codec's own encoders, tests/fuzz/fuzz_corpus.c), the
 # checks on Raft messages (tests/fuzz/fuzz_raft_guard.c, which reads every
-# message they pass as libraft's decoder does). What libFuzzer finds stays
+# message they pass as libraft's decoder does) and the record walker of
+# produced batches with its decoders (tests/fuzz/fuzz_record_validate.c,
+# checked against an independent record reader). What libFuzzer finds stays
 # in build/fuzz/corpus-TARGET, crashing inputs land in
 # build/fuzz/artifacts. Any crash, sanitizer report or assertion fails.
 FUZZ_CC ?= clang
@@ -145,8 +147,17 @@ FUZZ_CODEC_SRC := $(wildcard common/kafka/kafka_codec*.c) \
 FUZZ_CODEC_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_CODEC_SRC))
 FUZZ_RAFT_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,controller/raft_guard.c \
                    $(FUZZ_BASE_SRC))
+FUZZ_RECORD_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o, \
+                     common/kafka/record_validate.c \
+                     common/kafka/record_inflate.c \
+                     common/kafka/record_batch.c common/crc32c.c \
+                     common/reader.c common/writer.c \
+                     tests/lib/batch_builder.c $(FUZZ_BASE_SRC))
+FUZZ_RECORD_LDLIBS := $(shell pkg-config --libs libisal zlib liblz4 \
+                        libzstd snappy 2>/dev/null)
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request
 FUZZ_RAFT_BIN := $(FUZZ_DIR)/fuzz_raft_guard
+FUZZ_RECORD_BIN := $(FUZZ_DIR)/fuzz_record_validate
 FUZZ_CORPUS_BIN := $(FUZZ_DIR)/fuzz_corpus
 
 fuzz: deps-check
@@ -172,19 +183,25 @@ define fuzz_one
 	fi
 endef
 
-fuzz-run: $(FUZZ_BIN) $(FUZZ_RAFT_BIN) $(FUZZ_CORPUS_BIN)
+fuzz-run: $(FUZZ_BIN) $(FUZZ_RAFT_BIN) $(FUZZ_RECORD_BIN) $(FUZZ_CORPUS_BIN)
 	@rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
 	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
 	@$(FUZZ_CORPUS_BIN) $(FUZZ_DIR)/seeds
 	$(call fuzz_one,$(FUZZ_BIN),kafka_request,$(FUZZ_DIR)/seeds)
 	$(call fuzz_one,$(FUZZ_RAFT_BIN),raft_guard,)
-	@echo "fuzz: 2 passed, 0 failed"
+	$(call fuzz_one,$(FUZZ_RECORD_BIN),record_validate,)
+	@echo "fuzz: 3 passed, 0 failed"
 
 $(FUZZ_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.o $(FUZZ_CODEC_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
 
 $(FUZZ_RAFT_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_raft_guard.o $(FUZZ_RAFT_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
+
+$(FUZZ_RECORD_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_record_validate.o \
+                    $(FUZZ_RECORD_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ \
+	    $(FUZZ_RECORD_LDLIBS)
 
 $(FUZZ_CORPUS_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.o $(FUZZ_CODEC_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
@@ -250,4 +267,5 @@ clean:
     $(SIM_OBJ:.o=.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
-    $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d
+    $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d $(FUZZ_RECORD_OBJ:.o=.d) \
+    $(FUZZ_DIR)/tests/fuzz/fuzz_record_validate.d
