@@ -97,6 +97,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
+	tests/integration/produce_validation.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
