@@ -47,6 +47,15 @@
  * A structural fault wins over timestamp faults found before it, as in
  * Kafka, where it throws while timestamp errors are only collected.
  *
+ * Stricter than Kafka, where Kafka would store what its consumers cannot
+ * read back safely: offset deltas out of order are refused (Kafka checks
+ * nothing for an uncompressed batch and rebuilds a compressed one); key,
+ * value and header value lengths below -1 are refused (Kafka reads them
+ * as null); bytes after a gzip stream are refused (Java's GZIPInputStream
+ * ignores them); Kafka's decompression failures surface as
+ * UNKNOWN_SERVER_ERROR, here as CORRUPT_MESSAGE. Not checked: keys on
+ * compacted topics (Cairn has no log compaction yet).
+ *
  * On success the result carries the maxTimestamp Kafka stores: the
  * largest record timestamp (-1 when none is above -1) for CreateTime,
  * now_ms for LogAppendTime; record_batch_set_max_timestamp()
