@@ -14,7 +14,7 @@ CC ?= cc
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wpedantic -Wshadow \
         -Wconversion -Wstrict-prototypes -Wimplicit-fallthrough -Wformat=2 \
         -Werror
-PKGS := libuv libisal libprotobuf-c raft libcrypto
+PKGS := libuv libisal libprotobuf-c raft libcrypto zlib liblz4 libzstd snappy
 TEST_PKGS := criterion
 CLI_PKGS := rdkafka
 
@@ -87,7 +87,7 @@ deps-check:
 # The recursive make re-reads pkg-config flags after deps are installed.
 test: deps-check
 	@$(MAKE) --no-print-directory test-run
-	@$(MAKE) --no-print-directory fuzz-run
+	@$(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
 # Unit tests in parallel; integration tests (real clusters) one at a time.
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
@@ -97,6 +97,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
+	tests/integration/produce_validation.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 
@@ -126,15 +127,20 @@ bench-run: $(BENCH_BIN) $(BINS)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
 
 # libFuzzer, built by clang with ASan + UBSan into build/fuzz/ whatever
-# BUILD is, on two targets, each for FUZZ_SECONDS: the Kafka request
+# BUILD is, on four targets, each for FUZZ_SECONDS: the Kafka request
 # decoders (tests/fuzz/fuzz_kafka_request.c, from the codec sources alone,
-# seeded by the codec's own encoders, tests/fuzz/fuzz_corpus.c) and the
+# seeded by the codec's own encoders, tests/fuzz/fuzz_corpus.c), the
 # checks on Raft messages (tests/fuzz/fuzz_raft_guard.c, which reads every
-# message they pass as libraft's decoder does). What libFuzzer finds stays
+# message they pass as libraft's decoder does) and the record walker of
+# produced batches with its decoders (tests/fuzz/fuzz_record_validate.c,
+# checked against an independent record reader), and the metadata a
+# controller decodes from Raft entries, snapshots and RPCs
+# (tests/fuzz/fuzz_metadata.c). What libFuzzer finds stays
 # in build/fuzz/corpus-TARGET, crashing inputs land in
 # build/fuzz/artifacts. Any crash, sanitizer report or assertion fails.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
+TEST_FUZZ_SECONDS ?= 45   # each target's share of `make test`
 FUZZ_DIR := build/fuzz
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
@@ -145,8 +151,21 @@ FUZZ_CODEC_SRC := $(wildcard common/kafka/kafka_codec*.c) \
 FUZZ_CODEC_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(FUZZ_CODEC_SRC))
 FUZZ_RAFT_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,controller/raft_guard.c \
                    $(FUZZ_BASE_SRC))
+FUZZ_RECORD_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o, \
+                     common/kafka/record_validate.c \
+                     common/kafka/record_inflate.c \
+                     common/kafka/record_batch.c common/crc32c.c \
+                     common/reader.c common/writer.c \
+                     tests/lib/batch_builder.c $(FUZZ_BASE_SRC))
+FUZZ_RECORD_LDLIBS := $(shell pkg-config --libs libisal zlib liblz4 \
+                        libzstd snappy 2>/dev/null)
+FUZZ_META_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,common/meta/meta_codec.c \
+                   common/meta/meta_apply.c common/meta/meta_image.c \
+                   $(PROTO_C) $(FUZZ_BASE_SRC))
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request
 FUZZ_RAFT_BIN := $(FUZZ_DIR)/fuzz_raft_guard
+FUZZ_META_BIN := $(FUZZ_DIR)/fuzz_metadata
+FUZZ_RECORD_BIN := $(FUZZ_DIR)/fuzz_record_validate
 FUZZ_CORPUS_BIN := $(FUZZ_DIR)/fuzz_corpus
 
 fuzz: deps-check
@@ -172,13 +191,16 @@ define fuzz_one
 	fi
 endef
 
-fuzz-run: $(FUZZ_BIN) $(FUZZ_RAFT_BIN) $(FUZZ_CORPUS_BIN)
+fuzz-run: $(FUZZ_BIN) $(FUZZ_RAFT_BIN) $(FUZZ_RECORD_BIN) $(FUZZ_META_BIN) \
+          $(FUZZ_CORPUS_BIN)
 	@rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
 	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
 	@$(FUZZ_CORPUS_BIN) $(FUZZ_DIR)/seeds
 	$(call fuzz_one,$(FUZZ_BIN),kafka_request,$(FUZZ_DIR)/seeds)
 	$(call fuzz_one,$(FUZZ_RAFT_BIN),raft_guard,)
-	@echo "fuzz: 2 passed, 0 failed"
+	$(call fuzz_one,$(FUZZ_RECORD_BIN),record_validate,)
+	$(call fuzz_one,$(FUZZ_META_BIN),metadata,)
+	@echo "fuzz: 4 passed, 0 failed"
 
 $(FUZZ_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.o $(FUZZ_CODEC_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
@@ -186,14 +208,25 @@ $(FUZZ_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.o $(FUZZ_CODEC_OBJ)
 $(FUZZ_RAFT_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_raft_guard.o $(FUZZ_RAFT_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^
 
+$(FUZZ_META_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_metadata.o $(FUZZ_META_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ \
+	    $(shell pkg-config --libs libprotobuf-c 2>/dev/null)
+
+$(FUZZ_DIR)/tests/fuzz/fuzz_metadata.o $(FUZZ_META_OBJ): | $(PROTO_H)
+
+$(FUZZ_RECORD_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_record_validate.o \
+                    $(FUZZ_RECORD_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ \
+	    $(FUZZ_RECORD_LDLIBS)
+
 $(FUZZ_CORPUS_BIN): $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.o $(FUZZ_CODEC_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
 
 # The same warnings as every other build (WARN), under clang.
 $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -I. $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP \
-	    -c -o $@ $<
+	$(FUZZ_CC) -I. -I$(GEN) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
+	    -MMD -MP -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -250,4 +283,5 @@ clean:
     $(SIM_OBJ:.o=.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
-    $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d
+    $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d $(FUZZ_RECORD_OBJ:.o=.d) \
+    $(FUZZ_DIR)/tests/fuzz/fuzz_record_validate.d

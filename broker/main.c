@@ -35,6 +35,21 @@ static const struct config_def broker_defs[] = {
      "count a write only once fdatasync'd (group commit)"},
     {"message.max.bytes", CONFIG_INT, "1048588", 1, BATCH_BYTES_MAX,
      "largest record batch a topic takes unless max.message.bytes says"},
+    {"log.message.timestamp.before.max.ms", CONFIG_LONG,
+     "9223372036854775807", 0, INT64_MAX,
+     "a CreateTime record this far behind the broker's clock is refused "
+     "(INVALID_TIMESTAMP) unless its topic sets "
+     "message.timestamp.before.max.ms"},
+    {"log.message.timestamp.after.max.ms", CONFIG_LONG, "3600000", 0,
+     INT64_MAX,
+     "a CreateTime record this far ahead of the broker's clock is refused "
+     "(INVALID_TIMESTAMP) unless its topic sets "
+     "message.timestamp.after.max.ms"},
+    /* For benchmarks only: the cost of Kafka's LogValidator is measured
+     * against a run without it (tests/bench/bench_validation.c). */
+    {"produce.record.validation.enable", CONFIG_BOOL, "true", 0, 0,
+     "benchmarks only: false stores produced batches after the header and "
+     "CRC checks alone, without walking their records"},
     {"min.insync.replicas", CONFIG_INT, "1", 1, META_REPLICAS_MAX,
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
@@ -196,7 +211,13 @@ static int start(struct broker *b, const struct config *cfg)
         .sync_before_ack = config_bool(cfg, "log.sync.before.ack"),
         .min_insync = config_int(cfg, "min.insync.replicas"),
         .lag_max_ms = config_long(cfg, "replica.lag.time.max.ms"),
-        .max_message_bytes = config_int(cfg, "message.max.bytes")};
+        .max_message_bytes = config_int(cfg, "message.max.bytes"),
+        .timestamp_before_max_ms =
+            config_long(cfg, "log.message.timestamp.before.max.ms"),
+        .timestamp_after_max_ms =
+            config_long(cfg, "log.message.timestamp.after.max.ms"),
+        .validate_records =
+            config_bool(cfg, "produce.record.validation.enable")};
     struct replica_manager_hooks hooks = {
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,
@@ -208,6 +229,11 @@ static int start(struct broker *b, const struct config *cfg)
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: log.dirs=%s: %s\n", dir, rc_str(rv));
         return rv;
+    }
+    if (!rc.validate_records) {
+        TRACE_WARN(&b->tracer, "produce.record.validation.enable=false: "
+                   "produced records are stored without being walked "
+                   "(a switch for benchmarks only)");
     }
     replica_manager_start_timers(&b->partitions);
     struct follower_config fc = {

@@ -17,6 +17,9 @@ NORETURN void assert_fail(const char *expr, const char *file, int line);
         }                                                              \
     } while (0)
 
+/* A branch our own invariants rule out; why says which. */
+#define ASSERT_UNREACHABLE(why) assert_fail((why), __FILE__, __LINE__)
+
 #ifdef NDEBUG
 #define DEBUG_ASSERT(expr) ((void)0)
 #else

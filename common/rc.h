@@ -12,7 +12,7 @@
     X(RC_TOO_LARGE, "value exceeds its bound")                         \
     X(RC_FULL, "bounded queue is full")                                \
     X(RC_IO, "I/O error")                                              \
-    X(RC_CORRUPT, "checksum mismatch")                                 \
+    X(RC_CORRUPT, "checksum mismatch or undecodable data")            \
     X(RC_INVALID, "invalid argument or value")                         \
     X(RC_NOT_FOUND, "not found")                                       \
     X(RC_OUT_OF_RANGE, "offset out of range")                          \
@@ -28,7 +28,8 @@
     X(RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND,                              \
       "written, but in-sync replicas fell below the minimum")           \
     X(RC_FENCED_EPOCH, "leader epoch older than the current one")        \
-    X(RC_UNKNOWN_EPOCH, "leader epoch newer than the current one")
+    X(RC_UNKNOWN_EPOCH, "leader epoch newer than the current one")      \
+    X(RC_INVALID_TIMESTAMP, "record timestamp outside the allowed range")
 
 enum rc {
     RC_OK = 0,

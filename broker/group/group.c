@@ -401,7 +401,7 @@ void group__check_group(const struct group *g)
         ASSERT(g->protocol_name.ptr != NULL);
         break;
     default:
-        ASSERT(!"unknown group state");
+        ASSERT_UNREACHABLE("unknown group state");
     }
     if (g->sync_deadline_ms >= 0) {
         ASSERT(g->wake_ms <= g->sync_deadline_ms);
@@ -724,7 +724,7 @@ static bool run_one_timer(struct groups *gs, struct group *g, int64_t now_ms)
         expire_join(gs, g, now_ms);
         return true;
     default:
-        ASSERT(!"unknown timer");
+        ASSERT_UNREACHABLE("unknown timer");
         return false;
     }
 }

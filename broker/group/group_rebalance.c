@@ -311,7 +311,7 @@ static void transition(struct group *g, enum group_state to)
         ASSERT(g->state == GROUP_STATE_COMPLETING_REBALANCE);
         break;
     default:
-        ASSERT(!"no transition to this state");
+        ASSERT_UNREACHABLE("no transition to this state");
     }
     g->previous_state = g->state;
     g->state = to;

@@ -1,6 +1,9 @@
-/* Produce (broker/broker.h): validate each partition's batch, append it as
- * leader, then wait: acks=all until the partition's high watermark passes
- * the batch's last offset (every in-sync replica holds it, durably with
+/* Produce (broker/broker.h): validate each partition's batch (its header
+ * here and in the log, its records with Kafka's LogValidator in
+ * partition_append_client(); a refused batch stores nothing and the other
+ * partitions of the request go on), append it as leader, then wait:
+ * acks=all until the partition's high watermark passes the batch's last
+ * offset (every in-sync replica holds it, durably with
  * log.sync.before.ack); acks=1 until the write is durable here (at once
  * without log.sync.before.ack). acks=all is refused with
  * NOT_ENOUGH_REPLICAS before appending while the ISR is below
@@ -124,6 +127,39 @@ static int16_t precheck(int16_t version, struct slice records,
     return KAFKA_ERROR_NONE;
 }
 
+/* The broker's wall clock: record timestamps are checked against it and
+ * LogAppendTime topics stamp it (uv_now() is monotonic, not the epoch). */
+static int64_t wall_ms(void)
+{
+    uv_timeval64_t tv;
+    int rv = uv_gettimeofday(&tv);
+    ASSERT(rv == 0);
+    return tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* A batch the record walk refused: Produce v8+ carries why, and which
+ * record (RecordErrors) when one is at fault. Static text, no copy. */
+static void explain_refusal(struct produce_ctx *ctx,
+                            const struct partition *p,
+                            struct kafka_PartitionProduceResponse *out,
+                            const struct record_validate_result *why)
+{
+    TRACE_INFO(&ctx->b->tracer, "partition=%s-%d produce refused (%s): %s "
+               "record=%d", p->topic, p->id, kafka_error_name(out->ErrorCode),
+               why->message, why->record_index);
+    out->ErrorMessage = slice_from_str(why->message);
+    struct kafka_BatchIndexAndErrorMessage *e = NULL;
+    if (why->record_index < 0 ||
+        arena_alloc(&ctx->arena, 1, sizeof *e, (void **)&e) != RC_OK) {
+        return; /* the batch as a whole, or the code and message alone */
+    }
+    *e = (struct kafka_BatchIndexAndErrorMessage){
+        .BatchIndex = why->record_index,
+        .BatchIndexErrorMessage = slice_from_str(why->message)};
+    out->RecordErrors = e;
+    out->RecordErrorsCnt = 1;
+}
+
 /* Appends one partition's batch; true when it must wait for the HW. */
 static bool produce_one(struct produce_ctx *ctx, struct slice topic,
                         const struct kafka_PartitionProduceData *in,
@@ -145,14 +181,22 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
         return false;
     }
     struct log_append_info info;
-    int rv = partition_append(p, (uint8_t *)(uintptr_t)in->Records.ptr,
-                              in->Records.len, (int64_t)uv_now(ctx->b->loop),
-                              ctx->rq.Acks, &info);
+    struct record_validate_result why;
+    int rv = partition_append_client(p, (uint8_t *)(uintptr_t)in->Records.ptr,
+                                     in->Records.len,
+                                     (int64_t)uv_now(ctx->b->loop), wall_ms(),
+                                     ctx->rq.Acks, &info, &why);
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);
+        if (why.message != NULL) {
+            explain_refusal(ctx, p, out, &why);
+        }
         return false;
     }
     out->BaseOffset = info.base_offset;
+    if (p->log_append_time && info.max_timestamp >= 0) {
+        out->LogAppendTimeMs = info.max_timestamp;
+    }
     out->LogStartOffset = log_start_offset(p->log);
     if (ctx->rq.Acks == 0) {
         return false;

@@ -91,7 +91,7 @@ static void check_invariants(const struct isr_state *s)
         }
         break;
     default:
-        ASSERT(!"unknown pending state");
+        ASSERT_UNREACHABLE("unknown pending state");
     }
 }
 

@@ -117,16 +117,12 @@ static int duplicate(struct partition *p, const struct producer_check *chk,
     return RC_OK;
 }
 
-/* The producer window's verdict on a client batch; RC_OK to append. */
-static int check_producer(struct partition *p, const uint8_t *batch,
-                          size_t len, struct record_batch_header *h,
+/* The producer window's verdict on a validated batch; RC_OK to append. */
+static int check_producer(struct partition *p,
+                          const struct record_batch_header *h,
                           struct producer_check *chk, bool *dup)
 {
     *dup = false;
-    int rv = record_batch_validate(batch, len, true, h);
-    if (rv != RC_OK) {
-        return rv; /* log_append would say the same */
-    }
     switch (producer_state_check(&p->producers, h, chk)) {
     case PRODUCER_OK:
         return RC_OK;
@@ -140,9 +136,8 @@ static int check_producer(struct partition *p, const uint8_t *batch,
     }
 }
 
-int partition_append(struct partition *p, uint8_t *batch, size_t len,
-                     int64_t now_ms, int16_t acks,
-                     struct log_append_info *info)
+/* What every leader append checks before looking at the batch. */
+static int check_leader(const struct partition *p, int16_t acks)
 {
     if (!partition_is_leader(p)) {
         return RC_NOT_LEADER;
@@ -150,25 +145,33 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     if (acks == -1 && !isr_enough_for_append(&p->repl)) {
         return RC_NOT_ENOUGH_REPLICAS;
     }
-    struct record_batch_header h;
+    return RC_OK;
+}
+
+/* Appends a batch whose header h is validated (and its records, for a
+ * client's), after the producer window's check. */
+static int append_validated(struct partition *p, uint8_t *batch, size_t len,
+                            struct record_batch_header *h, int64_t now_ms,
+                            struct log_append_info *info)
+{
     struct producer_check chk;
     bool dup = false;
-    int rv = check_producer(p, batch, len, &h, &chk, &dup);
+    int rv = check_producer(p, h, &chk, &dup);
     if (rv != RC_OK) {
         return rv;
     }
     if (dup) {
         return duplicate(p, &chk, info);
     }
-    rv = log_append_validated(p->log, batch, len, &h, p->leader_epoch,
+    rv = log_append_validated(p->log, batch, len, h, p->leader_epoch,
                               now_ms, info);
     if (rv != RC_OK) {
         return rv;
     }
     /* Recorded before durability: a retry of a write never acknowledged
      * is then answered as a duplicate, not written twice. */
-    h.base_offset = info->base_offset;
-    producer_state_record(&p->producers, &h);
+    h->base_offset = info->base_offset;
+    producer_state_record(&p->producers, h);
     replica_manager_wake(p->owner, p); /* followers' parked fetches */
     if (!p->sync_before_ack) {
         update_hw(p, now_ms);
@@ -176,6 +179,68 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     }
     /* Written but never acknowledged if this fails: the producer retries. */
     return log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
+}
+
+int partition_append(struct partition *p, uint8_t *batch, size_t len,
+                     int64_t now_ms, int16_t acks,
+                     struct log_append_info *info)
+{
+    int rv = check_leader(p, acks);
+    struct record_batch_header h;
+    if (rv == RC_OK) {
+        rv = record_batch_validate(batch, len, true, &h);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    return append_validated(p, batch, len, &h, now_ms, info);
+}
+
+/* Kafka's LogValidator on a client batch with a valid header, then the
+ * maxTimestamp and timestamp type it stores. */
+static int validate_records(struct partition *p, uint8_t *batch, size_t len,
+                            struct record_batch_header *h, int64_t wall_ms,
+                            struct record_validate_result *why)
+{
+    const struct replica_manager *ps = p->owner;
+    int64_t max_ts = p->log_append_time ? wall_ms : h->max_timestamp;
+    if (ps->validate_records) {
+        struct record_validate_config cfg = {
+            .now_ms = wall_ms,
+            .timestamp_before_max_ms = p->timestamp_before_max_ms,
+            .timestamp_after_max_ms = p->timestamp_after_max_ms,
+            .log_append_time = p->log_append_time,
+            .inflated_bytes_max = RECORD_INFLATED_BYTES_MAX};
+        int rv = record_validate(ps->validator, batch, len, h, &cfg, why);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        max_ts = why->max_timestamp;
+    }
+    (void)record_batch_set_max_timestamp(batch, h, p->log_append_time,
+                                         max_ts);
+    return RC_OK;
+}
+
+int partition_append_client(struct partition *p, uint8_t *batch, size_t len,
+                            int64_t now_ms, int64_t wall_ms, int16_t acks,
+                            struct log_append_info *info,
+                            struct record_validate_result *why)
+{
+    *why = (struct record_validate_result){.max_timestamp = -1,
+                                           .record_index = -1};
+    int rv = check_leader(p, acks);
+    struct record_batch_header h;
+    if (rv == RC_OK) {
+        rv = record_batch_validate(batch, len, true, &h);
+    }
+    if (rv == RC_OK) {
+        rv = validate_records(p, batch, len, &h, wall_ms, why);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    return append_validated(p, batch, len, &h, now_ms, info);
 }
 
 int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,

@@ -21,6 +21,7 @@
 #include "broker/log/producer_state.h"
 #include "broker/replication/follower_partition.h"
 #include "broker/replication/isr.h"
+#include "common/kafka/record_validate.h"
 #include "common/meta/meta.h"
 
 struct replica_manager;
@@ -47,6 +48,10 @@ struct partition {
     int32_t min_insync;               /* min.insync.replicas */
     int32_t max_message_bytes;        /* max.message.bytes: larger batches
                                        * are refused (MESSAGE_TOO_LARGE) */
+    bool log_append_time;             /* message.timestamp.type is
+                                       * LogAppendTime */
+    int64_t timestamp_before_max_ms;  /* message.timestamp.before.max.ms */
+    int64_t timestamp_after_max_ms;   /* message.timestamp.after.max.ms */
     bool seen;
     bool closing;
     bool sync_before_ack;
@@ -79,6 +84,22 @@ int64_t partition_leader_leo(const struct partition *p);
 MUST_CHECK int partition_append(struct partition *p, uint8_t *batch,
                                 size_t len, int64_t now_ms, int16_t acks,
                                 struct log_append_info *info);
+
+/* partition_append() for a client's batch: first Kafka's LogValidator
+ * (common/kafka/record_validate.h) walks its records against the topic's
+ * timestamp settings at wall_ms (the broker's wall clock), and the batch
+ * takes the maxTimestamp and timestamp type Kafka stores (the CRC is
+ * recomputed when they change; LogAppendTime topics get wall_ms). The
+ * walk is skipped when the broker runs with
+ * produce.record.validation.enable=false, a switch for benchmarks. When
+ * the walk refuses the batch (RC_MALFORMED, RC_CORRUPT,
+ * RC_INVALID_TIMESTAMP) *why says which record and why, and nothing is
+ * written; why->message is NULL for every other outcome. */
+MUST_CHECK int partition_append_client(struct partition *p, uint8_t *batch,
+                                       size_t len, int64_t now_ms,
+                                       int64_t wall_ms, int16_t acks,
+                                       struct log_append_info *info,
+                                       struct record_validate_result *why);
 
 /* Calls cb(arg, RC_OK) once the high watermark reaches offset, or with
  * RC_NOT_LEADER if leadership is lost first (or the partition goes),

@@ -36,6 +36,11 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->lag_max_ms = cfg->lag_max_ms;
     ps->max_message_bytes = cfg->max_message_bytes;
     ASSERT(cfg->max_message_bytes >= 1);
+    ASSERT(cfg->timestamp_before_max_ms >= 0);
+    ASSERT(cfg->timestamp_after_max_ms >= 0);
+    ps->timestamp_before_max_ms = cfg->timestamp_before_max_ms;
+    ps->timestamp_after_max_ms = cfg->timestamp_after_max_ms;
+    ps->validate_records = cfg->validate_records;
     ps->hooks = *hooks;
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
@@ -47,7 +52,11 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->retry_timer.data = ps;
     open_retry_init(&ps->retry);
     ps->jitter = uv_hrtime() | 1;
-    return file_mkdirs(ps->log_dir);
+    int rv = file_mkdirs(ps->log_dir);
+    if (rv == RC_OK) {
+        rv = record_validator_new(&ps->validator);
+    }
+    return rv;
 }
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
@@ -366,6 +375,37 @@ static int32_t topic_max_message_bytes(const struct replica_manager *ps,
     return max < (int32_t)BATCH_BYTES_MAX ? max : (int32_t)BATCH_BYTES_MAX;
 }
 
+/* A topic's millisecond bound (a decimal >= 0), else the broker's. */
+static int64_t topic_ms(const struct meta_topic *t, const char *name,
+                        int64_t broker_default)
+{
+    const char *v = meta_topic_config(t, name);
+    if (v == NULL) {
+        return broker_default;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || x < 0) {
+        return broker_default;
+    }
+    return (int64_t)x;
+}
+
+/* The topic's settings for Kafka's LogValidator (KIP-937 bounds). */
+static void follow_timestamp_configs(const struct replica_manager *ps,
+                                     struct partition *p,
+                                     const struct meta_topic *t)
+{
+    const char *type = meta_topic_config(t, "message.timestamp.type");
+    p->log_append_time = type != NULL && strcmp(type, "LogAppendTime") == 0;
+    p->timestamp_before_max_ms = topic_ms(t,
+                                          "message.timestamp.before.max.ms",
+                                          ps->timestamp_before_max_ms);
+    p->timestamp_after_max_ms = topic_ms(t, "message.timestamp.after.max.ms",
+                                         ps->timestamp_after_max_ms);
+}
+
 /* Returns true when leadership changed. */
 static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                               const struct meta_topic *t,
@@ -374,6 +414,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     bool changed = mp->leader != p->leader ||
                    mp->leader_epoch != p->leader_epoch;
     p->max_message_bytes = topic_max_message_bytes(ps, t);
+    follow_timestamp_configs(ps, p, t);
     partition_apply_metadata(p, ps->broker_id, mp, ps->img,
                              topic_min_insync(ps, t), ps->lag_max_ms,
                              (int64_t)uv_now(ps->loop));
@@ -590,4 +631,6 @@ void replica_manager_close(struct replica_manager *ps)
     free(ps->parts);
     ps->parts = NULL;
     ps->cap = 0;
+    record_validator_free(ps->validator);
+    ps->validator = NULL;
 }

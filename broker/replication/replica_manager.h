@@ -39,6 +39,11 @@ struct replica_manager_config {
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
     int32_t max_message_bytes;   /* message.max.bytes (broker default) */
+    /* log.message.timestamp.before.max.ms / .after.max.ms: the broker's
+     * defaults of the topics' message.timestamp.*.max.ms. */
+    int64_t timestamp_before_max_ms;
+    int64_t timestamp_after_max_ms;
+    bool validate_records;       /* produce.record.validation.enable */
 };
 
 /* What the replica manager calls out to, given at init; each may be NULL.
@@ -74,6 +79,10 @@ struct replica_manager {
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
     int32_t max_message_bytes;   /* message.max.bytes (broker default) */
+    int64_t timestamp_before_max_ms; /* broker defaults, as configured */
+    int64_t timestamp_after_max_ms;
+    bool validate_records;       /* produce.record.validation.enable */
+    struct record_validator *validator; /* produced batches' records */
     struct replica_manager_hooks hooks;
     uv_idle_t wake_idle;         /* runs the queued wakes */
     struct partition **wake;     /* partitions whose HW or end moved */
@@ -92,7 +101,7 @@ struct replica_manager {
 };
 
 /* Creates log_dir if needed. RC_TOO_LARGE for a log_dir too long for
- * partition paths, RC_IO when it cannot be created. */
+ * partition paths, RC_IO when it cannot be created, RC_NOMEM. */
 MUST_CHECK int replica_manager_init(struct replica_manager *ps,
                                     uv_loop_t *loop,
                                     const struct replica_manager_config *cfg,

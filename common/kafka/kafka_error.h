@@ -38,6 +38,7 @@
     X(INVALID_SESSION_TIMEOUT, 26)                                     \
     X(REBALANCE_IN_PROGRESS, 27)                                       \
     X(INVALID_COMMIT_OFFSET_SIZE, 28)                                  \
+    X(INVALID_TIMESTAMP, 32)                                           \
     X(UNSUPPORTED_VERSION, 35)                                         \
     X(TOPIC_ALREADY_EXISTS, 36)                                        \
     X(INVALID_PARTITIONS, 37)                                          \
@@ -95,7 +96,9 @@ static inline const char *kafka_error_name(int16_t code)
  *
  *   RC_OK                    NONE (0)
  *   RC_OUT_OF_RANGE          OFFSET_OUT_OF_RANGE (1)
- *   RC_CORRUPT               CORRUPT_MESSAGE (2)       bad batch CRC
+ *   RC_CORRUPT               CORRUPT_MESSAGE (2)       bad batch CRC, or
+ *                                                      compressed records
+ *                                                      that do not decode
  *   RC_SHORT                 CORRUPT_MESSAGE (2)       batch cut short
  *   RC_NOT_FOUND             UNKNOWN_TOPIC_OR_PARTITION (3)
  *   RC_NOT_LEADER            NOT_LEADER_OR_FOLLOWER (6)
@@ -104,12 +107,15 @@ static inline const char *kafka_error_name(int16_t code)
  *   RC_NOT_ENOUGH_REPLICAS   NOT_ENOUGH_REPLICAS (19)
  *   RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND
  *                            NOT_ENOUGH_REPLICAS_AFTER_APPEND (20)
+ *   RC_INVALID_TIMESTAMP     INVALID_TIMESTAMP (32)    record timestamp
+ *                                                      out of bounds
  *   RC_EXISTS                TOPIC_ALREADY_EXISTS (36)
  *   RC_OUT_OF_ORDER_SEQUENCE OUT_OF_ORDER_SEQUENCE_NUMBER (45)
  *   RC_PRODUCER_FENCED       INVALID_PRODUCER_EPOCH (47)
  *   RC_FENCED_EPOCH          FENCED_LEADER_EPOCH (74)
  *   RC_UNKNOWN_EPOCH         UNKNOWN_LEADER_EPOCH (75)
- *   RC_MALFORMED             INVALID_RECORD (87)       bad batch structure
+ *   RC_MALFORMED             INVALID_RECORD (87)       bad batch or record
+ *                                                      structure
  *   anything else            UNKNOWN_SERVER_ERROR (-1)
  *
  * RC_MALFORMED and RC_SHORT reach a client only through record batches: a

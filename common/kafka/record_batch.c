@@ -95,3 +95,27 @@ void record_batch_set_leader_epoch(uint8_t *p, int32_t epoch)
 {
     bytes_put_be32(p + RECORD_BATCH_OFF_LEADER_EPOCH, (uint32_t)epoch);
 }
+
+bool record_batch_set_max_timestamp(uint8_t *p, struct record_batch_header *h,
+                                    bool log_append_time,
+                                    int64_t max_timestamp)
+{
+    int16_t attributes = (int16_t)(h->attributes &
+                                   ~RECORD_BATCH_ATTR_LOG_APPEND_TIME);
+    if (log_append_time) {
+        attributes = (int16_t)(attributes |
+                               RECORD_BATCH_ATTR_LOG_APPEND_TIME);
+    }
+    if (attributes == h->attributes && max_timestamp == h->max_timestamp) {
+        return false;
+    }
+    bytes_put_be16(p + RECORD_BATCH_OFF_ATTRIBUTES, (uint16_t)attributes);
+    bytes_put_be64(p + RECORD_BATCH_OFF_MAX_TIMESTAMP,
+                   (uint64_t)max_timestamp);
+    size_t n = (size_t)record_batch_size(h) - RECORD_BATCH_OFF_ATTRIBUTES;
+    h->attributes = attributes;
+    h->max_timestamp = max_timestamp;
+    h->crc = crc32c(p + RECORD_BATCH_OFF_ATTRIBUTES, n);
+    bytes_put_be32(p + RECORD_BATCH_OFF_CRC, h->crc);
+    return true;
+}

@@ -1,7 +1,10 @@
 /* RecordBatch v2 (magic 2) header codec: parse and validate the 61-byte
  * header, check the CRC-32C, and rewrite the two fields a broker owns
  * (baseOffset and partitionLeaderEpoch), which lie outside the CRC so the
- * batch is never re-encoded or decompressed. Pure, any thread.
+ * batch is never re-encoded. The records themselves are walked by
+ * common/kafka/record_validate.h; what it recomputes (maxTimestamp, and
+ * the timestamp type) lies inside the CRC, which is then recomputed here.
+ * Pure, any thread.
  *
  *   0  baseOffset            int64   written by the broker
  *   8  batchLength           int32   bytes after this field
@@ -34,6 +37,7 @@
 #define RECORD_BATCH_OFF_MAGIC 16
 #define RECORD_BATCH_OFF_CRC 17
 #define RECORD_BATCH_OFF_ATTRIBUTES 21
+#define RECORD_BATCH_OFF_MAX_TIMESTAMP 35
 #define RECORD_BATCH_OFF_RECORD_COUNT 57
 /* batchLength counts from partitionLeaderEpoch on. */
 #define RECORD_BATCH_LOG_OVERHEAD 12
@@ -96,6 +100,14 @@ MUST_CHECK int record_batch_validate(const uint8_t *p, size_t len,
  * from_client. RC_MALFORMED when they fail. */
 MUST_CHECK int record_batch_check_counts(const struct record_batch_header *h,
                                          bool from_client);
+
+/* Kafka's setMaxTimestamp on a validated batch p: the timestamp-type bit
+ * (LogAppendTime or CreateTime) and maxTimestamp as given; when either
+ * changes, the CRC-32C is recomputed (both lie inside it). h follows the
+ * bytes. True when anything changed. */
+bool record_batch_set_max_timestamp(uint8_t *p, struct record_batch_header *h,
+                                    bool log_append_time,
+                                    int64_t max_timestamp);
 
 /* Rewrites the broker-owned fields in place; the CRC stays valid. */
 void record_batch_set_base_offset(uint8_t *p, int64_t base_offset);

@@ -539,7 +539,7 @@ static void codec_view_record(struct codec__view *v,
         codec_view_small(v, rec);
         break;
     default:
-        ASSERT(!"record type checked before viewing");
+        ASSERT_UNREACHABLE("record type checked before viewing");
     }
 }
 

@@ -18,6 +18,15 @@ Test(kafka_error, produce_and_replication_codes_map_to_their_kafka_errors)
     cr_expect_eq(kafka_error_from_rc(RC_UNKNOWN_EPOCH), 75);
 }
 
+/* What a produced batch's records earn (common/kafka/record_validate.h). */
+Test(kafka_error, record_faults_map_to_kafkas_codes)
+{
+    cr_expect_eq(kafka_error_from_rc(RC_MALFORMED), 87);
+    cr_expect_eq(kafka_error_from_rc(RC_CORRUPT), 2);
+    cr_expect_eq(kafka_error_from_rc(RC_INVALID_TIMESTAMP), 32);
+    cr_expect_str_eq(kafka_error_name(32), "INVALID_TIMESTAMP");
+}
+
 Test(kafka_error, every_rc_maps_to_a_known_kafka_error)
 {
     for (int rc = RC_OK; rc < RC__COUNT; rc++) {

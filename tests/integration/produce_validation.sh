@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Hostile produce batches against a local Cairn cluster, read back by real
+# consumers: tests/integration/clients/bad_batches.py sends each batch
+# Kafka's LogValidator refuses (counts that lie, offset deltas out of
+# order, a null header key, trailing bytes, garbage in every codec, a
+# timestamp of 2^62; correct CRCs all) raw to the partition leader between
+# good records produced with librdkafka, checks each refusal's error, and
+# after each one reads the partition with librdkafka and with kafkajs
+# (tests/integration/clients/kafkajs_read.js), which must see exactly the
+# acknowledged records; a kafkajs consumer group reads them at the end.
+# Own free ports and data directory. Needs node and npm; installs the
+# pinned kafkajs with `npm ci` (package-lock.json) when node_modules is
+# missing, as tests/integration/kafkajs.sh does.
+#     tests/integration/produce_validation.sh BUILD_DIR
+set -uo pipefail
+
+TEST_NAME=produce_validation
+source "$(dirname "$0")/lib.sh"
+cluster_up "${1:-}" prepare
+CLIENTS=$ROOT/tests/integration/clients
+KAFKAJS_VERSION=2.2.4
+
+command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
+command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
+if [ ! -f "$CLIENTS/node_modules/kafkajs/package.json" ]; then
+    echo "$TEST_NAME: installing kafkajs from $CLIENTS/package-lock.json"
+    timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund >/dev/null ||
+        give_up "npm ci --prefix $CLIENTS failed"
+fi
+have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
+[ "$have" = "$KAFKAJS_VERSION" ] ||
+    give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
+
+cluster_start_or_give_up
+
+TOPIC=pv-hostile
+"$BIN/cairn" --controllers "$CTL" topics create "$TOPIC" --partitions 1 \
+    --replication-factor 3 >/dev/null || give_up "topics create $TOPIC failed"
+
+# Until every broker's metadata shows the topic with a leader.
+wait_leader() {
+    local deadline=$((SECONDS + 15)) b ok
+    while [ $SECONDS -lt $deadline ]; do
+        ok=1
+        for b in ${BOOT//,/ }; do
+            timeout 10 kcat -b "$b" -L -t "$TOPIC" 2>/dev/null |
+                grep -q "partition 0, leader [0-9]" || { ok=0; break; }
+        done
+        [ $ok = 1 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+wait_leader || give_up "$TOPIC has no leader"
+
+# The script prints its own [PASS]/[FAIL] lines; they count here.
+timeout 900 env BOOTSTRAP="$BOOT" TOPIC="$TOPIC" \
+    KAFKAJS_READ="$CLIENTS/kafkajs_read.js" NODE_PATH="$CLIENTS/node_modules" \
+    /usr/bin/python3 "$CLIENTS/bad_batches.py" >"$DATA/bad.out" 2>"$DATA/bad.err"
+rc=$?
+cat "$DATA/bad.out"
+n_pass=$(grep -c '^\[PASS\]' "$DATA/bad.out")
+n_fail=$(grep -c '^\[FAIL\]' "$DATA/bad.out")
+passed=$((passed + n_pass))
+failed=$((failed + n_fail))
+if [ $rc != 0 ] && [ "$n_fail" = 0 ]; then
+    failed=$((failed + 1)); echo "[FAIL] bad_batches.py exited $rc"
+fi
+if [ $rc != 0 ]; then
+    echo "--- bad_batches.py stderr:"; tail -n 40 "$DATA/bad.err"
+fi
+
+# The brokers logged each refusal, and none of them crashed.
+refusals_logged() {
+    grep -h "produce refused" "$DATA"/broker-*/*.log | grep -q "$TOPIC-0"
+}
+check "the leader logged the refusals" refusals_logged
+brokers_alive() {
+    local n
+    for n in broker-1 broker-2 broker-3; do
+        "$ROOT/deploy/cluster.sh" pid "$n" >/dev/null 2>&1 || return 1
+    done
+}
+check "every broker is still running" brokers_alive
+
+summary
