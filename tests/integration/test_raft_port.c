@@ -9,13 +9,16 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/kafka/kafka_error.h"
+#include "common/limits.h"
 #include "controller/raft_transport.h"
 #include "tests/lib/cluster.h"
 
@@ -259,5 +262,48 @@ Test(raft_port, a_crowd_of_idle_connections_does_not_stop_the_quorum)
         close(fds[i]);
     }
     cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000));
+    expect_quorum_intact();
+}
+
+/* More idle connections on a controller's RPC port than it holds
+ * (RPC_SERVER_CONNS_MAX): once they have been idle a while, a new client
+ * (a broker, `cairn status`) still gets in: the idlest makes room. Its
+ * port used to lock everyone out at 1,024. */
+Test(raft_port, idle_connections_do_not_lock_the_rpc_port)
+{
+    start_ready();
+    struct rlimit saved;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    size_t want = RPC_SERVER_CONNS_MAX + 64;
+    if (saved.rlim_cur < want + 64) {
+        struct rlimit more = {want + 64, saved.rlim_max};
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &more), 0,
+                     "cannot raise the open-file limit to %zu", want + 64);
+    }
+    static int fds[RPC_SERVER_CONNS_MAX + 64];
+    for (size_t i = 0; i < want; i++) {
+        fds[i] = connect_to(c.controllers[0].port);
+    }
+    struct timespec idle = {RPC_SERVER_EVICT_IDLE_MS / 1000 + 1, 0};
+    nanosleep(&idle, NULL); /* they become the idlest */
+    uint64_t deadline = cluster_now_ms() + 10000;
+    bool answered = false;
+    while (!answered && cluster_now_ms() < deadline) {
+        Cairn__DescribeClusterRequest dc =
+            CAIRN__DESCRIBE_CLUSTER_REQUEST__INIT;
+        Cairn__Request rq = CAIRN__REQUEST__INIT;
+        rq.body_case = CAIRN__REQUEST__BODY_DESCRIBE_CLUSTER;
+        rq.describe_cluster = &dc;
+        Cairn__Response *r = cluster_call(&c, 0, &rq, 2000);
+        answered = r != NULL;
+        if (r != NULL) {
+            cairn__response__free_unpacked(r, NULL);
+        }
+    }
+    cr_assert(answered, "the controller's RPC port never answered");
+    for (size_t i = 0; i < want; i++) {
+        close(fds[i]);
+    }
+    (void)setrlimit(RLIMIT_NOFILE, &saved);
     expect_quorum_intact();
 }

@@ -822,3 +822,17 @@ Test(frame_conn, at_the_bound_the_quietest_connection_makes_room)
     close(early);
     close(late);
 }
+
+/* A peer that resets its connection (RST, as a killed client does) is
+ * logged at debug: 20,000 such clients used to write as many warnings. */
+Test(frame_conn, a_peer_reset_is_not_a_warning)
+{
+    struct frame_conn_config cc = conn_config();
+    listen_with(&cc);
+    int fd = cli_open(frame_listener_port(f.listener), 0);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+    close(fd); /* RST */
+    RUN_UNTIL(f.n_closed == 1);
+    cr_assert_eq(f.n_warnings, 0, "warned: %s", f.last_warning);
+}
