@@ -11,10 +11,17 @@ cluster_up "${1:-}"
 KCAT=(timeout 60 kcat -b "$BOOT" -X api.version.request=true)
 
 
+# Every broker registers before `cluster.sh up` returns, but the one kcat
+# asks may take a metadata fetch (100 ms) to learn the last of them: poll,
+# within a deadline.
 metadata_lists_brokers() {
-    local out
-    out=$("${KCAT[@]}" -L 2>&1) || return 1
-    echo "$out" | grep -q "3 brokers:"
+    local out deadline=$((SECONDS + 20))
+    while [ $SECONDS -lt $deadline ]; do
+        out=$("${KCAT[@]}" -L 2>&1) && echo "$out" | grep -q "3 brokers:" &&
+            return 0
+        sleep 0.2
+    done
+    return 1
 }
 check "kcat -L lists three brokers" metadata_lists_brokers
 
