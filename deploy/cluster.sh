@@ -2,6 +2,8 @@
 # A local Cairn cluster on 127.0.0.1: three controllers (node ids 101-103)
 # and three brokers (node ids 1-3), each its own process with its own
 # config, log and data under $CAIRN_DATA (default ./data/cluster).
+# CAIRN_BROKER_CONFIG and CAIRN_CONTROLLER_CONFIG (lines of key=value) are
+# appended to each new node's file.
 #
 #   deploy/cluster.sh up              start what is not running, wait until a
 #                                     controller is active and every broker
@@ -136,6 +138,16 @@ min.insync.replicas=2
 replica.lag.time.max.ms=5000
 group.initial.rebalance.delay.ms=0
 CONF
+    fi
+    # Settings a harness adds to a new node's file (later lines win).
+    local extra
+    if [ "$kind" = controller ]; then
+        extra=${CAIRN_CONTROLLER_CONFIG:-}
+    else
+        extra=${CAIRN_BROKER_CONFIG:-}
+    fi
+    if [ -n "$extra" ]; then
+        printf '%s\n' "$extra" >> "$dir/$kind.properties"
     fi
 }
 
