@@ -692,15 +692,9 @@ def check_misplaced(m, reads):
 # Per-process order
 
 
-def known_offsets(m, reads):
-    """Per partition, the sorted offsets known to hold a record."""
-    known = defaultdict(set)
-    for k, at in reads.at.items():
-        known[k].update(at)
-    for op in m.ok_sends:
-        if op.offset is not None:
-            known[op.key].add(op.offset)
-    return {k: sorted(s) for k, s in known.items()}
+def known_offsets(reads):
+    """Per partition, the sorted offsets some poll saw holding a record."""
+    return {k: sorted(at) for k, at in reads.at.items()}
 
 
 def _skips_known(known, k, lo, hi):
@@ -719,11 +713,11 @@ def check_poll_order(m, reads):
     previous one stopped. An assign or crash resets the position (to the
     assign's start offsets, when given); a failed or unknown poll makes the
     position unknown. Kinds: "rewind" (starts at or before the previous
-    end), "skip" (jumps over offsets known to hold records; jumps over
-    offsets nobody ever saw are holes, reported separately), and their
-    "internal-" variants inside one poll.
+    end), "skip" (jumps over offsets some poll saw holding a record; a jump
+    over offsets no poll ever saw is a hole or a loss, reported as such),
+    and their "internal-" variants inside one poll.
     """
-    known = known_offsets(m, reads)
+    known = known_offsets(reads)
     out, expected = [], defaultdict(dict)
     for op in m.ops:
         pos = expected[op.process]
