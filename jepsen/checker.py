@@ -897,7 +897,7 @@ def check_metadata(m):
     isr_outside_replicas: an ISR member is not a replica.
     """
     epochs = defaultdict(list)
-    leaders = {}
+    leaders = {}    # (key, epoch) -> {leader: first ref}
     conflicts, not_in_isr, outside = [], [], []
     for op in m.ops_of("metadata"):
         for k, p in (op.value.get("partitions") or {}).items():
@@ -907,13 +907,13 @@ def check_metadata(m):
             has_leader = is_int(leader) and leader >= 0
             if is_int(epoch) and epoch >= 0:
                 epochs[k].append((op.t0, op.t1, epoch, op.ref))
-                if has_leader:
-                    first = leaders.setdefault((k, epoch), (leader, op.ref))
-                    if first[0] != leader:
+                seen = leaders.setdefault((k, epoch), {})
+                if has_leader and leader not in seen:
+                    if seen:
                         conflicts.append(anomaly(
-                            [first[1], op.ref], key=k, epoch=epoch,
-                            leaders=[first[0], leader]))
-                        leaders[(k, epoch)] = (leader, op.ref)
+                            list(seen.values()) + [op.ref], key=k,
+                            epoch=epoch, leaders=sorted(seen) + [leader]))
+                    seen[leader] = op.ref
             if has_leader and "isr" in p and leader not in isr:
                 not_in_isr.append(anomaly([op.ref], key=k, leader=leader,
                                           isr=isr, epoch=epoch))
