@@ -38,7 +38,8 @@ The analyses, in Kafka terms:
   high watermark       watermark reads never go down in real time; an
                        acknowledged offset, or a polled one, is below the
                        high watermark of every read invoked after the ack or
-                       poll completed.
+                       poll completed; a polled record past the end of a
+                       complete final drain was read above the HW too.
   committed offsets    a group's committed offset of a partition never goes
                        down in real time.
   replicas             replicas agree record for record below the final high
@@ -55,6 +56,19 @@ Verdict: "malformed" (exit 2) if the history breaks its format, else
 (exit 2) if there was no final drain or it stopped short of both the final
 high watermark and one past the highest acknowledged offset of a partition,
 else "valid" (exit 0).
+
+Result (the --json file): {"verdict", "exit_code", "reasons": [text],
+"header": the history's header line or null, "counts": {anomaly: n},
+"anomalies": {anomaly: [example, ...]} (every example has "ops", the
+history indexes of the lines involved, plus fields naming the key,
+offset, value...), "lost_positions": {"prefix"|"middle"|"postfix": n},
+"drain": {"present", "incomplete": [key], "partitions": {key: {"log_start",
+"final_hw", "max_acked_offset", "reach", "target", "complete"}}},
+"unseen": [{"key", "value", "offset", "ops"}], "malformed": [{"index" or
+"line", "error"}], "stats": {"lines", "ops": {f: {type: n}}, "faults":
+{f: n}, "sends_ok", "sends_fail", "sends_info", "recovered", "unseen"},
+"liveness": {"events": [{"index", "f", "time", "delays_ms": {key: ms or
+null}}], "max_delay_ms": {key: ms}, "partitions_without_write_after": n}}.
 
 Usage: checker.py HISTORY.jsonl [--dumps DUMPS.json] [--json OUT.json]
 """
@@ -834,7 +848,8 @@ def check_high_watermark(m):
     read invoked after the acknowledgement (acks=all acknowledged before
     the record was committed to the ISR).
     read_above_hw: a polled offset not below the high watermark of a read
-    invoked after the poll (a consumer saw an uncommitted record).
+    invoked after the poll (a consumer saw an uncommitted record); kind
+    "above-later-hw".
     """
     regress, acks, polls = [], [], []
     reads = watermark_reads(m)
@@ -858,8 +873,34 @@ def check_high_watermark(m):
             hit = later[k].after(op.t1)
             if hit is not None and top >= hit[1]:
                 polls.append(anomaly([op.ref, hit[2]], key=k, offset=top,
-                                     high=hit[1], process=op.process))
+                                     high=hit[1], process=op.process,
+                                     kind="above-later-hw"))
     return regress, acks, polls
+
+
+def check_reads_survive(reads, final, drain):
+    """Polled records past the end of a complete final drain.
+
+    A consumer may only see committed records, and committed records stay.
+    A record polled during the run at an offset the complete final drain
+    never reached was uncommitted when read, then vanished (a read above
+    the HW that no later watermark read happened to expose). Reported as
+    read_above_hw of kind "vanished", once per partition and offset. (A
+    read record missing below the drain's end is a hole; another value
+    there is an inconsistent offset.)
+    """
+    out = []
+    for k in sorted(reads.at, key=key_order):
+        d = drain.get(k)
+        if not final.keys_of or d is None or not d["complete"]:
+            continue
+        for o in sorted(reads.at[k]):
+            if o >= d["reach"]:
+                vals = reads.at[k][o]
+                out.append(anomaly(vals.values(), key=k, offset=o,
+                                   values=sort_values(vals),
+                                   final_end=d["reach"], kind="vanished"))
+    return out
 
 
 def check_committed(m):
@@ -1091,6 +1132,7 @@ def check_records(records, header=None, dumps=None, parse_errors=()):
     found["nonmonotonic_send"] = check_send_order(m)
     (found["hw_regression"], found["ack_above_hw"],
      found["read_above_hw"]) = check_high_watermark(m)
+    found["read_above_hw"] += check_reads_survive(reads, final, drain)
     found["committed_regression"] = check_committed(m)
     found["replica_mismatch"], found["replica_missing_ack"] = \
         check_replicas(m, final)

@@ -386,6 +386,17 @@ class CheckerTest(unittest.TestCase):
         h.drain({0: [a]})
         self.assertOnly(h.check(), "read_above_hw", 1)
 
+    def test_read_record_vanished_past_drain_end(self):
+        h = History()
+        a = h.send(1, 0, 0)
+        b = h.send(1, 0, typ="info")
+        h.assign(CONSUMER, {0: 0})
+        h.poll(CONSUMER, {0: [(0, a), (1, b)]})   # b read, then gone
+        h.drain({0: [a]})
+        r = h.check()
+        self.assertOnly(r, "read_above_hw", 1)
+        self.assertEqual(r["anomalies"]["read_above_hw"][0]["kind"], "vanished")
+
     # -- committed offsets ------------------------------------------------
 
     def test_committed_offset_regression(self):
@@ -542,6 +553,17 @@ class CheckerTest(unittest.TestCase):
                 rc = checker.main([path, "--quiet"])
             self.assertEqual(rc, 2)
             self.assertIn("verdict=malformed", out.getvalue())
+
+    def test_malformed_dumps(self):
+        h, _ = clean_history()
+        r, _ = checker.check_records(h.lines, dumps={"0": {"hw": "x"}})
+        self.assertEqual(r["verdict"], "malformed")
+
+    def test_missing_file(self):
+        with redirect_stdout(io.StringIO()) as out:
+            rc = checker.main(["/nonexistent/history.jsonl", "--quiet"])
+        self.assertEqual(rc, 2)
+        self.assertIn("verdict=malformed", out.getvalue())
 
     # -- the command ----------------------------------------------------------
 
