@@ -698,7 +698,7 @@ def check_misplaced(m, reads):
         elif there:
             out.append(anomaly([op.ref] + list(there.values()), key=op.key,
                                value=op.val, offset=op.offset,
-                               read_there=sorted(there)))
+                               read_there=sort_values(there)))
     return out
 
 

@@ -431,7 +431,7 @@ def plant_nonmonotonic_send(sim, lines, dumps, rng):
     va["offset"], vb["offset"] = vb["offset"], va["offset"]
 
 
-def _late_watermark(sim, lines, after, k):
+def _late_watermark(sim, lines, after):
     """The first watermark read invoked after time `after`."""
     for w in ops_of(sim, "watermarks"):
         if w["t0"] > after:
@@ -449,7 +449,7 @@ def plant_ack_above_hw(sim, lines, dumps, rng):
     """A watermark read after an acknowledgement does not cover it."""
     s = pick(rng, in_middle(sim, ops_of(sim, "send")), "ok send")
     o = lines[s["comp"]]["value"]["offset"]
-    _late_watermark(sim, lines, s["t1"], s["key"])[str(s["key"])][1] = o
+    _late_watermark(sim, lines, s["t1"])[str(s["key"])][1] = o
 
 
 def plant_read_above_hw(sim, lines, dumps, rng):
@@ -458,7 +458,7 @@ def plant_read_above_hw(sim, lines, dumps, rng):
              if records_of(lines, p, 2)]
     p = pick(rng, polls, "poll")
     top = records_of(lines, p, 2)[-1][0]
-    _late_watermark(sim, lines, p["t1"], 2)["2"][1] = top
+    _late_watermark(sim, lines, p["t1"])["2"][1] = top
 
 
 def plant_committed_regression(sim, lines, dumps, rng):
@@ -615,7 +615,7 @@ def main(argv=None):
         try:
             plant(sim, lines, dumps, rng)
         except Skip as e:
-            print("PLANT %-22s MISSED (could not plant: %s)" % (name, e))
+            print("PLANT %-22s missed (could not plant: %s)" % (name, e))
             continue
         if args.keep:
             write_run(directory, name, sim.header(), lines, dumps)
@@ -623,7 +623,7 @@ def main(argv=None):
         ok = is_found(result, want)
         found += ok
         print("PLANT %-22s %s (verdict=%s%s)" % (
-            name, "found" if ok else "MISSED", result["verdict"],
+            name, "found" if ok else "missed", result["verdict"],
             "".join(" %s=%d" % (n, c) for n, c in result["counts"].items()
                     if c)))
     print("SELFTEST planted=%d found=%d clean=%s lines=%d seconds=%.1f" % (

@@ -17,7 +17,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir))
 import checker  # noqa: E402
 
-PRODUCERS = (1, 2)
 CONSUMER, DRAINER, OBSERVER = 10, 11, 20
 
 
