@@ -1225,10 +1225,12 @@ def _show_line(m, index):
     if line is None:
         return "#%s (not in history)" % index
     extra = {k: line[k] for k in ("error", "node", "final") if k in line}
+    value = json.dumps(line.get("value"), sort_keys=True)
+    if len(value) > 300:
+        value = value[:300] + "... (%d chars)" % len(value)
     return "#%d t=%.3fs %s %s %s %s%s" % (
         index, line["time"] / 1e9, line["process"], line["type"], line["f"],
-        json.dumps(line.get("value"), sort_keys=True),
-        (" " + json.dumps(extra, sort_keys=True)) if extra else "")
+        value, (" " + json.dumps(extra, sort_keys=True)) if extra else "")
 
 
 def _context(m, refs):
