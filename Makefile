@@ -72,7 +72,7 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps deps-check test test-run asan bench bench-run clean cluster \
-        fuzz fuzz-run layout-check sim
+        fuzz fuzz-run layout-check sim jepsen jepsen-smoke
 
 all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN)
 
@@ -100,6 +100,25 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/produce_validation.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
+	$(MAKE) --no-print-directory jepsen-smoke
+
+# The fault-injection harness (jepsen/): its checker's unit tests and
+# self-test (planted anomalies must all be found), then one short seeded
+# run against a real cluster of this build.
+JEPSEN_PY := /usr/bin/python3
+jepsen-smoke: $(BINS)
+	$(JEPSEN_PY) -m unittest discover -s jepsen/tests -q
+	$(JEPSEN_PY) jepsen/selftest.py
+	$(JEPSEN_PY) jepsen/run --seed 1 --time 20 --build $(BUILD)
+
+# `make jepsen`: SEEDS seeded runs of TIME seconds of faults each, then the
+# negative control (which must be caught); one RUN line per run.
+SEEDS ?= 3
+TIME ?= 60
+jepsen: deps-check
+	@$(MAKE) --no-print-directory $(BINS)
+	@$(JEPSEN_PY) jepsen/campaign --seeds $(SEEDS) --time $(TIME) \
+	    --build $(BUILD)
 
 # The replication simulation: SEEDS seeds from SEED_BASE, or SEED=N alone
 # (SIM_TRACE=1 prints its events).
