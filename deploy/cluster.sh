@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A local Cairn cluster on 127.0.0.1: three controllers (node ids 101-103)
+# A local Cairn cluster on 127.0.0.1 (or, with CAIRN_NETNS, on test hosts
+# of deploy/netns.sh): three controllers (node ids 101-103)
 # and three brokers (node ids 1-3), each its own process with its own
 # config, log and data under $CAIRN_DATA (default ./data/cluster).
 # CAIRN_BROKER_CONFIG and CAIRN_CONTROLLER_CONFIG (lines of key=value) are
@@ -32,6 +33,21 @@ WAIT_S=${CAIRN_WAIT_S:-60}
 
 die() { echo "cluster: $*" >&2; exit 1; }
 
+# CAIRN_NETNS=NAME: each node runs in test host I of deploy/netns.sh (its
+# own network namespace and address: broker I and controller 100+I share
+# host I), so faults can cut the links between nodes; else 127.0.0.1.
+NETNS=${CAIRN_NETNS:-}
+
+node_host() {
+    local i=$1
+    [ "$i" -gt 100 ] && i=$((i - 100))
+    if [ -n "$NETNS" ]; then
+        "$ROOT/deploy/netns.sh" addr "$NETNS" "$i"
+    else
+        echo 127.0.0.1
+    fi
+}
+
 ctl_rpc_port() { echo $((BASE + 100 + $1 - 100)); }
 ctl_raft_port() { echo $((BASE + 200 + $1 - 100)); }
 broker_port() { echo $((BASE + 90 + $1)); }
@@ -39,7 +55,7 @@ broker_port() { echo $((BASE + 90 + $1)); }
 voters() {
     local out="" id
     for id in "${CONTROLLERS[@]}"; do
-        out+="${out:+,}$id@127.0.0.1:$(ctl_rpc_port "$id")"
+        out+="${out:+,}$id@$(node_host "$id"):$(ctl_rpc_port "$id")"
     done
     echo "$out"
 }
@@ -47,7 +63,7 @@ voters() {
 raft_voters() {
     local out="" id
     for id in "${CONTROLLERS[@]}"; do
-        out+="${out:+,}$id@127.0.0.1:$(ctl_raft_port "$id")"
+        out+="${out:+,}$id@$(node_host "$id"):$(ctl_raft_port "$id")"
     done
     echo "$out"
 }
@@ -55,7 +71,7 @@ raft_voters() {
 bootstrap() {
     local out="" id
     for id in "${BROKERS[@]}"; do
-        out+="${out:+,}127.0.0.1:$(broker_port "$id")"
+        out+="${out:+,}$(node_host "$id"):$(broker_port "$id")"
     done
     echo "$out"
 }
@@ -114,7 +130,7 @@ write_config() {
         cat > "$dir/controller.properties" <<CONF
 node.id=$id
 process.roles=controller
-listeners=CONTROLLER://127.0.0.1:$(ctl_rpc_port "$id")
+listeners=CONTROLLER://$(node_host "$id"):$(ctl_rpc_port "$id")
 controller.quorum.voters=$(voters)
 controller.quorum.raft.voters=$(raft_voters)
 controller.quorum.raft.secret=$(raft_secret)
@@ -129,7 +145,7 @@ CONF
         cat > "$dir/broker.properties" <<CONF
 node.id=$id
 process.roles=broker
-listeners=PLAINTEXT://127.0.0.1:$(broker_port "$id")
+listeners=PLAINTEXT://$(node_host "$id"):$(broker_port "$id")
 controller.quorum.voters=$(voters)
 log.dirs=$dir/logs
 broker.heartbeat.interval.ms=500
@@ -160,7 +176,13 @@ start_node() {
     [ -x "$BIN/cairn-$kind" ] || die "$BIN/cairn-$kind is missing: run make"
     write_config "$node"
     dir=$(node_dir "$node")
-    setsid "$BIN/cairn-$kind" "$dir/$kind.properties" \
+    local in=()
+    if [ -n "$NETNS" ]; then
+        local i=${node#*-}
+        [ "$i" -gt 100 ] && i=$((i - 100))
+        in=(ip netns exec "$NETNS-h$i")
+    fi
+    setsid "${in[@]}" "$BIN/cairn-$kind" "$dir/$kind.properties" \
         >>"$(log_file "$node")" 2>&1 < /dev/null &
     echo $! > "$(pid_file "$node")"
 }
@@ -217,6 +239,9 @@ PY
 cmd_up() {
     [ -x "$BIN/cairn" ] || die "$BIN/cairn is missing: run make"
     mkdir -p "$DATA"
+    if [ -n "$NETNS" ]; then
+        "$ROOT/deploy/netns.sh" up "$NETNS" "${#BROKERS[@]}" >/dev/null
+    fi
     local node
     for node in $(all_nodes); do
         start_node "$node"
@@ -250,5 +275,5 @@ case "${1:-}" in
     resume) signal_node "${2:?NODE}" CONT ;;
     pid) node_kind "${2:?NODE}" >/dev/null; node_pid "$2" || die "$2 is not running" ;;
     logs) node_kind "${2:?NODE}" >/dev/null; cat "$(log_file "$2")" ;;
-    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2 ;;
 esac
