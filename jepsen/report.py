@@ -582,17 +582,25 @@ def fault_bands(run, span, top, bottom, labels=True):
                    '<title>heal (everything resumed and restarted) at %s'
                    '</title></line>' % (x, top, x, bottom, secs(t)))
         if labels:
-            out.append('<text x="%.1f" y="%d" class="marklabel">heal</text>'
-                       % (x + 2, bottom - 3))
+            out.append(mark_label(x, bottom - 3, "heal"))
     if run.drain_start is not None:
         x = x_of(run.drain_start, span)
         out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="mark">'
                    '<title>final drain from %s</title></line>' % (
                        x, top, x, bottom, secs(run.drain_start)))
         if labels:
-            out.append('<text x="%.1f" y="%d" class="marklabel">final drain'
-                       '</text>' % (x + 2, bottom - 13))
+            out.append(mark_label(x, bottom - 13, "final drain"))
     return out
+
+
+def mark_label(x, y, text):
+    """A label beside a dashed line at x: right of it, or left of it near
+    the plot's right edge."""
+    if x > LEFT + PLOT_W - 6 * len(text) - 4:
+        return ('<text x="%.1f" y="%d" class="marklabel" text-anchor="end">'
+                '%s</text>' % (x - 2, y, esc(text)))
+    return '<text x="%.1f" y="%d" class="marklabel">%s</text>' % (
+        x + 2, y, esc(text))
 
 
 def bin_x(i, width, span):
@@ -931,7 +939,9 @@ def section_traffic(run, span):
         if k in s["per"]:
             series.append(("partition %s" % k, partition_colour(i),
                            s["per"][k], "5 3"))
-    series.append(("failed or indefinite sends", "#c62828", s["bad"], "2 2"))
+    if any(s["bad"]):
+        series.append(("failed or indefinite sends", "#c62828", s["bad"],
+                       "2 2"))
     out = ['<h2>Throughput and latency</h2>',
            '<p class="note">Acknowledged sends (%s, by the time the '
            'acknowledgement arrived). Each shaded band is one fault, from the '
@@ -1121,6 +1131,13 @@ def section_verification(run):
                 "ok" if same else "bad",
                 "identical below HW %s" % dhw if same else
                 "DIFFER below HW %s" % dhw) if reps else " none"
+            want = dhw - (d.get("log_start") or 0) if is_num(dhw) else None
+            short_of = sorted(b for b, (_, u) in reps.items()
+                              if want is not None and u < want)
+            if short_of:
+                rep += ('; <span class="bad">fewer records than the %d '
+                        'offsets below HW on broker %s</span>' % (
+                            want, ", ".join(map(esc, short_of))))
             skipped = dump.get("skipped_tail_bytes") or {}
             if skipped:
                 rep += "; torn tails skipped: %s" % esc(json.dumps(skipped))
