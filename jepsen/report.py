@@ -234,6 +234,7 @@ class Run:
         self.dumps = dumps if isinstance(dumps, dict) else None
         self.lines = lines
         self.by_index = {}
+        self.invoke_of = {}      # completion index -> its invocation line
         self.sends = []          # (t0, t1, type, key, value, offset)
         self.metadata = defaultdict(list)  # key -> [(t0, t1, part dict)]
         self.metadata_times = []           # t1 of every ok metadata op
@@ -267,6 +268,8 @@ class Run:
             inv = pending.pop(p, None)
             if inv is None or inv.get("f") != ln.get("f"):
                 continue
+            if "index" in ln:
+                self.invoke_of[ln["index"]] = inv
             self._op(inv, ln)
         for fa in self.faults:
             if fa.end is None:
@@ -837,6 +840,51 @@ font-weight:600}.bandlabel{font-size:10px;font-weight:600}
 """
 
 
+def op_row(idx, ln):
+    """A history line as a table row: index, time, process, type, f,
+    value (and error)."""
+    return ('<tr><td class="num">#%s</td><td class="num">%s</td><td>%s</td>'
+            '<td>%s</td><td>%s</td><td><code>%s</code>%s</td></tr>' % (
+                esc(idx), secs(ln["time"]), esc(ln.get("process")),
+                esc(ln.get("type")), esc(ln.get("f")),
+                esc(short(ln.get("value"))),
+                (" <i>error: %s</i>" % esc(short(ln["error"], 120))
+                 if ln.get("error") else "")))
+
+
+def example_ops(run, refs):
+    """The history lines of an anomaly example: each op's invocation and
+    completion, after the last fault that began before the first of
+    them."""
+    rows, first = [], None
+    for idx in refs:
+        ln = run.by_index.get(idx)
+        if ln is None:
+            rows.append('<tr><td class="num">#%s</td><td colspan="5">not in '
+                        'the history</td></tr>' % esc(idx))
+            continue
+        inv = run.invoke_of.get(idx)
+        if inv is not None and inv is not ln:
+            rows.append(op_row(inv.get("index", "?"), inv))
+            first = inv["time"] if first is None else min(first, inv["time"])
+        rows.append(op_row(idx, ln))
+        first = ln["time"] if first is None else min(first, ln["time"])
+    if not rows:
+        return ""
+    before = [fa for fa in run.faults if first is not None and
+              fa.start <= first]
+    note = ""
+    if before:
+        fa = before[-1]
+        note = ('<p class="note">The last fault before: %s at %s (%s at '
+                '%s).</p>' % (esc(fa.label()), secs(fa.start),
+                              esc(fa.undo_f or "never undone"),
+                              secs(fa.end)))
+    return ('<table><tr><th>line</th><th>time</th><th>process</th>'
+            '<th>type</th><th>f</th><th>value</th></tr>%s</table>%s' % (
+                "".join(rows), note))
+
+
 def section_header(run):
     r, h = run.result, run.header
     verdict = r.get("verdict", "unknown")
@@ -897,26 +945,7 @@ def section_header(run):
         for ex in (anomalies.get(name) or [])[:EXAMPLES]:
             fields = {k: v for k, v in ex.items() if k != "ops"}
             out.append('<pre>%s</pre>' % esc(short(fields, 400)))
-            rows = []
-            for idx in ex.get("ops") or []:
-                ln = run.by_index.get(idx)
-                if ln is None:
-                    rows.append('<tr><td class="num">#%s</td><td colspan="5">'
-                                'not in the history</td></tr>' % esc(idx))
-                    continue
-                rows.append(
-                    '<tr><td class="num">#%s</td><td class="num">%s</td>'
-                    '<td>%s</td><td>%s</td><td>%s</td><td><code>%s</code>'
-                    '%s</td></tr>' % (
-                        esc(idx), secs(ln["time"]), esc(ln.get("process")),
-                        esc(ln.get("type")), esc(ln.get("f")),
-                        esc(short(ln.get("value"))),
-                        (" <i>error: %s</i>" % esc(short(ln["error"], 120))
-                         if ln.get("error") else "")))
-            if rows:
-                out.append('<table><tr><th>line</th><th>time</th>'
-                           '<th>process</th><th>type</th><th>f</th>'
-                           '<th>value</th></tr>%s</table>' % "".join(rows))
+            out.append(example_ops(run, ex.get("ops") or []))
         more = len(anomalies.get(name) or []) - EXAMPLES
         if more > 0:
             out.append('<p class="note">\u2026 and %d more examples in '

@@ -374,10 +374,20 @@ class ReportTest(unittest.TestCase):
         self.assertRegex(page, r'<td class="num">#%d</td><td class="num">'
                          r'[0-9.]+ s</td><td>1</td><td>ok</td><td>send</td>'
                          % lost["ops"][0])
+        self.assertRegex(page, r'<td class="num">#%d</td><td class="num">'
+                         r'[0-9.]+ s</td><td>1</td><td>invoke</td>'
+                         r'<td>send</td>' % (lost["ops"][0] - 1))
+        self.assertNotIn("The last fault before", page)
         sec = page[page.index("The checker's verification"):]
         self.assertIn("fewer records than the %d offsets below HW on "
                       "broker 1, 2, 3" % len(self.acked["0"]), sec)
         self.assertIn("lost=1", sec)
+
+    def test_anomaly_example_names_the_last_fault_before_it(self):
+        page, result = self.make(drop=("0", 45))     # sent after the kill
+        self.assertEqual(result["counts"]["lost"], 1)
+        self.assertIn("The last fault before: F1 kill-leader broker-1 at "
+                      "5.000 s (start at 9.100 s)", page)
 
     def test_replicas_that_differ(self):
         same = {"hw": 2, "replicas": {"1": [[0, "a"], [1, "b"]],
