@@ -1008,8 +1008,9 @@ def section_partitions(run, span):
            'second) and watermark reads. Top lane: the leader, a colour per '
            'broker, with its leader epoch (e1 = epoch 1); a new epoch means '
            'a new leader was elected. Black ticks under it: status reads '
-           'that failed. Middle: how many replicas are in sync (the ISR); a '
-           'write is only acknowledged once every ISR member has it. Bottom: '
+           'that failed. Middle: how many replicas are in sync (the ISR); '
+           'with acks=all a write is acknowledged only once every ISR member '
+           'has it. Bottom: '
            'the high watermark (HW, the end of the committed log, blue) and '
            'the end of the acknowledged writes (dashed grey).</p>',
            legend([("broker %s" % b, broker_colour(b))
@@ -1054,7 +1055,7 @@ def section_faults(run):
            '<p class="note">One row per fault, and under it the partitions '
            'it hit: those whose leader was a target (all of them for a '
            'controller fault; those with a target in their ISR when no '
-           'leader was hit). Times are seconds since the run started, '
+           'leader was hit). Times are seconds since the run started '
            '(+seconds after the fault began). ISR shrank: the first status '
            'read showing a smaller ISR than before the fault. New leader: the '
            'first read with a higher leader epoch. HW moved: the first '
