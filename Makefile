@@ -113,11 +113,12 @@ jepsen-smoke: $(BINS)
 
 # `make jepsen`: SEEDS seeded runs of TIME seconds of faults each, then the
 # negative control (which must be caught); one RUN line per run.
-SEEDS ?= 3
+# SEEDS is shared with `make sim` (2000 there): 3 here unless given.
+JEPSEN_SEEDS = $(if $(filter command line environment,$(origin SEEDS)),$(SEEDS),3)
 TIME ?= 60
 jepsen: deps-check
 	@$(MAKE) --no-print-directory $(BINS)
-	@$(JEPSEN_PY) jepsen/campaign --seeds $(SEEDS) --time $(TIME) \
+	@$(JEPSEN_PY) jepsen/campaign --seeds $(JEPSEN_SEEDS) --time $(TIME) \
 	    --build $(BUILD)
 
 # The replication simulation: SEEDS seeds from SEED_BASE, or SEED=N alone
