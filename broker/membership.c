@@ -9,6 +9,7 @@
 
 #include "common/kafka/kafka_error.h"
 #include "common/meta/meta_codec.h"
+#include "common/backoff.h"
 #include "common/rc.h"
 #include "common/net/rpc.h"
 #include "rpc.pb-c.h"
@@ -432,10 +433,7 @@ static bool redirected(struct membership *m, const uint8_t *payload,
  * brokers that lost their controllers together do not retry in step. */
 static uint64_t jittered(struct membership *m, uint64_t backoff_ms)
 {
-    m->jitter ^= m->jitter << 13;
-    m->jitter ^= m->jitter >> 7;
-    m->jitter ^= m->jitter << 17;
-    return backoff_ms * 3 / 4 + m->jitter % (backoff_ms / 2 + 1);
+    return backoff_jitter(backoff_ms, backoff_random(&m->jitter));
 }
 
 /* The call failed or was redirected: it goes out again after its

@@ -3,6 +3,7 @@
 #include "broker/replication/follower_session.h"
 
 #include "common/assert.h"
+#include "common/backoff.h"
 
 static void check_invariants(const struct follower_session *s)
 {
@@ -60,10 +61,8 @@ static void back_off(struct follower_session *s, int64_t now_ms)
     if (pause > s->cfg.reconnect_max_ms) {
         pause = s->cfg.reconnect_max_ms;
     }
-    s->jitter ^= s->jitter << 13;
-    s->jitter ^= s->jitter >> 7;
-    s->jitter ^= s->jitter << 17;
-    pause = pause * 3 / 4 + (int64_t)(s->jitter % (uint64_t)(pause / 2 + 1));
+    pause = (int64_t)backoff_jitter((uint64_t)pause,
+                                    backoff_random(&s->jitter));
     s->losses++;
     enter(s, FOLLOWER_SESSION_BACKOFF, now_ms + pause);
 }

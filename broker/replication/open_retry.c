@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "common/backoff.h"
+
 static struct open_retry_entry *find(struct open_retry *r,
                                      const struct meta_uuid *topic_id,
                                      int32_t partition)
@@ -63,7 +65,7 @@ unsigned open_retry_failed(struct open_retry *r,
     e->seen = true;
     e->failures++;
     uint64_t b = e->backoff_ms;
-    e->at_ms = now_ms + b * 3 / 4 + rand % (b / 2 + 1);
+    e->at_ms = now_ms + backoff_jitter(b, rand);
     e->backoff_ms = b * 2 > OPEN_RETRY_MAX_MS ? OPEN_RETRY_MAX_MS : b * 2;
     return e->failures;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/backoff.h"
 #include "common/file.h"
 #include "common/rc.h"
 
@@ -510,14 +511,6 @@ static void retry_cb(uv_timer_t *handle)
     }
 }
 
-static uint64_t next_jitter(struct replica_manager *ps)
-{
-    ps->jitter ^= ps->jitter << 13;
-    ps->jitter ^= ps->jitter >> 7;
-    ps->jitter ^= ps->jitter << 17;
-    return ps->jitter;
-}
-
 /* A log did not open: it waits its back-off, and the log directory is
  * probed once per pass. A directory that no longer takes writes is
  * reported once (the broker stops); running out of file descriptors is
@@ -527,7 +520,7 @@ static void open_failed(struct replica_manager *ps,
                         uint64_t now, bool *probed)
 {
     unsigned failures = open_retry_failed(&ps->retry, &t->id, id, now,
-                                          next_jitter(ps));
+                                          backoff_random(&ps->jitter));
     if (*probed || ps->dir_failed) {
         return;
     }
