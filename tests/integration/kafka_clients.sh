@@ -25,23 +25,6 @@ metadata_lists_brokers() {
 }
 check "kcat -L lists three brokers" metadata_lists_brokers
 
-# wait_leader TOPIC: until every broker's metadata shows the topic with a
-# leader (brokers learn new topics from the controller asynchronously, as
-# in Kafka).
-wait_leader() {
-    local deadline=$((SECONDS + 15)) b ok
-    while [ $SECONDS -lt $deadline ]; do
-        ok=1
-        for b in ${BOOT//,/ }; do
-            timeout 10 kcat -b "$b" -L -t "$1" 2>/dev/null |
-                grep -q "partition 0, leader [0-9]" || { ok=0; break; }
-        done
-        [ $ok = 1 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # round_trip CODEC ACKS: produces 200 lines to a fresh topic and reads them
 # back in order.
 round_trip() {

@@ -12,19 +12,7 @@ set -uo pipefail
 TEST_NAME=kafkajs
 source "$(dirname "$0")/lib.sh"
 cluster_up "${1:-}" prepare
-CLIENTS=$ROOT/tests/integration/clients
-KAFKAJS_VERSION=2.2.4
-
-command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
-command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
-if [ ! -f "$CLIENTS/node_modules/kafkajs/package.json" ]; then
-    echo "kafkajs: installing from $CLIENTS/package-lock.json"
-    timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund >/dev/null ||
-        give_up "npm ci --prefix $CLIENTS failed"
-fi
-have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
-[ "$have" = "$KAFKAJS_VERSION" ] ||
-    give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
+kafkajs_ready
 
 KCAT=(timeout 60 kcat -b "$BOOT" -X api.version.request=true)
 

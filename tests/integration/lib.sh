@@ -82,3 +82,38 @@ cluster_start_or_give_up() {
     done
     give_up "cluster did not start"
 }
+
+# kafkajs_ready: the pinned kafkajs (tests/integration/clients/
+# package-lock.json) under $CLIENTS, installed with `npm ci` when missing;
+# gives up without node, npm or the right version.
+KAFKAJS_VERSION=2.2.4
+kafkajs_ready() {
+    CLIENTS=$ROOT/tests/integration/clients
+    command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
+    command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
+    if [ ! -f "$CLIENTS/node_modules/kafkajs/package.json" ]; then
+        echo "$TEST_NAME: installing kafkajs from $CLIENTS/package-lock.json"
+        timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund >/dev/null ||
+            give_up "npm ci --prefix $CLIENTS failed"
+    fi
+    local have
+    have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
+    [ "$have" = "$KAFKAJS_VERSION" ] ||
+        give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
+}
+
+# wait_leader TOPIC: every broker in $BOOT names a leader for the topic's
+# partition 0, within 15 s.
+wait_leader() {
+    local deadline=$((SECONDS + 15)) b ok
+    while [ $SECONDS -lt $deadline ]; do
+        ok=1
+        for b in ${BOOT//,/ }; do
+            timeout 10 kcat -b "$b" -L -t "$1" 2>/dev/null |
+                grep -q "partition 0, leader [0-9]" || { ok=0; break; }
+        done
+        [ $ok = 1 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}

@@ -17,19 +17,7 @@ set -uo pipefail
 TEST_NAME=produce_validation
 source "$(dirname "$0")/lib.sh"
 cluster_up "${1:-}" prepare
-CLIENTS=$ROOT/tests/integration/clients
-KAFKAJS_VERSION=2.2.4
-
-command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
-command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
-if [ ! -f "$CLIENTS/node_modules/kafkajs/package.json" ]; then
-    echo "$TEST_NAME: installing kafkajs from $CLIENTS/package-lock.json"
-    timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund >/dev/null ||
-        give_up "npm ci --prefix $CLIENTS failed"
-fi
-have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
-[ "$have" = "$KAFKAJS_VERSION" ] ||
-    give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
+kafkajs_ready
 
 cluster_start_or_give_up
 
@@ -38,20 +26,7 @@ TOPIC=pv-hostile
     --replication-factor 3 >/dev/null || give_up "topics create $TOPIC failed"
 
 # Until every broker's metadata shows the topic with a leader.
-wait_leader() {
-    local deadline=$((SECONDS + 15)) b ok
-    while [ $SECONDS -lt $deadline ]; do
-        ok=1
-        for b in ${BOOT//,/ }; do
-            timeout 10 kcat -b "$b" -L -t "$TOPIC" 2>/dev/null |
-                grep -q "partition 0, leader [0-9]" || { ok=0; break; }
-        done
-        [ $ok = 1 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-wait_leader || give_up "$TOPIC has no leader"
+wait_leader "$TOPIC" || give_up "$TOPIC has no leader"
 
 # The script prints its own [PASS]/[FAIL] lines; they count here.
 timeout 900 env BOOTSTRAP="$BOOT" TOPIC="$TOPIC" \
