@@ -121,7 +121,6 @@ struct kafka__wreq {
 struct kafka_conn {
     struct frame_conn *fc;           /* socket, reading, outbox, refs */
     struct kafka_server *server;     /* outlives every connection */
-    struct kafka_conn *prev, *next;  /* the server's connections */
     size_t out_memory;               /* answered, not yet sent */
     size_t peak_memory;              /* of out_memory + slot_bytes */
     bool no_sendfile;                /* sendfile(2) failed here: copy */
@@ -143,7 +142,6 @@ struct kafka_server {
     kafka_request_cb cb;
     void *arg;
     size_t n_alive;                  /* connections not yet freed */
-    struct kafka_conn *conns;        /* those, newest first */
     size_t queued;                   /* frames and answers, all conns */
     size_t queued_max;               /* queued.max.request.bytes */
     bool over;                       /* queued passed the bound */
@@ -668,14 +666,6 @@ static void conn_free_cb(struct frame_conn *fc)
     ASSERT(c->out_head == NULL);
     ASSERT(c->n_copies == 0);
     ASSERT(c->out_memory == 0);
-    if (c->prev != NULL) {
-        c->prev->next = c->next;
-    } else {
-        s->conns = c->next;
-    }
-    if (c->next != NULL) {
-        c->next->prev = c->prev;
-    }
     bool trim = c->peak_memory >= KAFKA_CONN_OUT_MEMORY_MAX;
     free(c);
     if (trim) {
@@ -917,11 +907,6 @@ static int server_accept_cb(void *arg, struct frame_conn *fc)
     }
     c->fc = fc;
     c->server = s;
-    c->next = s->conns;
-    if (s->conns != NULL) {
-        s->conns->prev = c;
-    }
-    s->conns = c;
     s->n_alive++;
     frame_conn_attach(fc, &kafka__conn_cbs, c);
     return RC_OK;
@@ -944,27 +929,14 @@ static void wake_closed_cb(uv_handle_t *h)
 }
 
 /* Below half the broker's bound again: every connection applies its own
- * bounds and reads on. Each is held while the next one runs, since a
- * handler may answer (and so free) another connection. */
+ * bounds and reads on. */
 static void wake_cb(uv_idle_t *h)
 {
     struct kafka_server *s = h->data;
-    struct kafka_conn *c = s->conns;
 
     (void)uv_idle_stop(h);
-    if (c != NULL) {
-        frame_conn_ref(c->fc);
-    }
-    while (c != NULL) {
-        struct kafka_conn *next = c->next;
-        if (next != NULL) {
-            frame_conn_ref(next->fc);
-        }
-        if (!s->over) {
-            frame_conn_flow(c->fc);
-        }
-        frame_conn_unref(c->fc); /* may free c */
-        c = next;
+    if (!s->over && s->listener != NULL) {
+        frame_listener_flow_all(s->listener);
     }
 }
 

@@ -990,6 +990,34 @@ void frame_listener_close(struct frame_listener *l,
     uv_close((uv_handle_t *)&l->sweep, listener_close_cb);
 }
 
+void frame_listener_flow_all(struct frame_listener *l)
+{
+    /* Each connection is held while it flows, and the next one too, so
+     * neither is freed under the walk; if the next one closed meanwhile
+     * (it left the list), the walk starts over: flowing again is
+     * harmless, and each restart follows a close. */
+    struct frame_conn *c = l->conns;
+    if (c != NULL) {
+        frame_conn_ref(c);
+    }
+    while (c != NULL) {
+        struct frame_conn *next = c->next;
+        if (next != NULL) {
+            frame_conn_ref(next);
+        }
+        frame_conn_flow(c);
+        frame_conn_unref(c);
+        if (next != NULL && next->closing) {
+            frame_conn_unref(next);
+            next = l->conns;
+            if (next != NULL) {
+                frame_conn_ref(next);
+            }
+        }
+        c = next;
+    }
+}
+
 void frame_listener_get_stats(const struct frame_listener *l,
                               struct frame_listener_stats *out)
 {

@@ -234,4 +234,9 @@ void frame_listener_close(struct frame_listener *l,
 void frame_listener_get_stats(const struct frame_listener *l,
                               struct frame_listener_stats *out);
 
+/* frame_conn_flow() on every open connection, for a user bound shared by
+ * all of them that has just been relieved. A frame callback may answer,
+ * and so close or free, other connections meanwhile. */
+void frame_listener_flow_all(struct frame_listener *l);
+
 #endif
