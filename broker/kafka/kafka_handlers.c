@@ -164,6 +164,28 @@ static void auto_create_cb(void *arg, int rc, const uint8_t *resp, size_t len)
     (void)len;
 }
 
+/* One CreateTopics call to the active controller for ts[0..n). */
+static int call_create_topics(struct broker *b, Cairn__CreatableTopic **ts,
+                              size_t n)
+{
+    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
+    ct.n_topics = n;
+    ct.topics = ts;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
+    req.create_topics = &ct;
+    size_t len = cairn__request__get_packed_size(&req);
+    uint8_t *buf = malloc(len);
+    if (buf == NULL) {
+        return RC_NOMEM;
+    }
+    cairn__request__pack(&req, buf);
+    int rv = membership_call_active(b->membership, buf, len, 10000,
+                                    auto_create_cb, NULL);
+    free(buf); /* the call keeps its own copy */
+    return rv;
+}
+
 void broker_create_topic(struct broker *b, const char *name,
                          int32_t partitions, int32_t rf,
                          const char *config_name, const char *config_value)
@@ -182,21 +204,7 @@ void broker_create_topic(struct broker *b, const char *name,
         t.configs = crs;
     }
     Cairn__CreatableTopic *ts[] = {&t};
-    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
-    ct.n_topics = 1;
-    ct.topics = ts;
-    Cairn__Request req = CAIRN__REQUEST__INIT;
-    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
-    req.create_topics = &ct;
-    uint8_t buf[512];
-    size_t len = cairn__request__get_packed_size(&req);
-    if (len > sizeof buf) {
-        return;
-    }
-    cairn__request__pack(&req, buf);
-    int rv = membership_call_active(b->membership, buf, len, 10000,
-                                    auto_create_cb, NULL);
-    if (rv == RC_OK) {
+    if (call_create_topics(b, ts, 1) == RC_OK) {
         TRACE_INFO(&b->tracer, "topic=%s auto-created on first use", name);
     }
 }
@@ -208,7 +216,6 @@ static void auto_create(struct broker *b, const char *const *names, size_t n)
 {
     Cairn__CreatableTopic *ts = calloc(n, sizeof *ts);
     Cairn__CreatableTopic **ptrs = calloc(n, sizeof *ptrs);
-    uint8_t *buf = NULL;
     if (ts != NULL && ptrs != NULL) {
         for (size_t i = 0; i < n; i++) {
             cairn__creatable_topic__init(&ts[i]);
@@ -218,24 +225,11 @@ static void auto_create(struct broker *b, const char *const *names, size_t n)
             ts[i].replication_factor = -1;
             ptrs[i] = &ts[i];
         }
-        Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
-        ct.n_topics = n;
-        ct.topics = ptrs;
-        Cairn__Request req = CAIRN__REQUEST__INIT;
-        req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
-        req.create_topics = &ct;
-        size_t len = cairn__request__get_packed_size(&req);
-        buf = malloc(len);
-        if (buf != NULL) {
-            cairn__request__pack(&req, buf);
-            if (membership_call_active(b->membership, buf, len, 10000,
-                                       auto_create_cb, NULL) == RC_OK) {
-                TRACE_INFO(&b->tracer, "topic=%s auto-created on first use%s",
-                           names[0], n > 1 ? " (with others)" : "");
-            }
+        if (call_create_topics(b, ptrs, n) == RC_OK) {
+            TRACE_INFO(&b->tracer, "topic=%s auto-created on first use%s",
+                       names[0], n > 1 ? " (with others)" : "");
         }
     }
-    free(buf);
     free(ptrs);
     free(ts);
 }
