@@ -153,6 +153,19 @@ static uint8_t *read_response(int fd, int32_t correlation_id, size_t *len)
     return body;
 }
 
+/* One request (body freed) on a new connection and its answer's body,
+ * malloc'd, *len bytes. */
+static uint8_t *roundtrip(int16_t api_key, int16_t version,
+                          struct writer *body, size_t *len)
+{
+    int fd = raw_connect();
+    int32_t id = send_request(fd, api_key, version, body);
+    writer_free(body);
+    uint8_t *bytes = read_response(fd, id, len);
+    close(fd);
+    return bytes;
+}
+
 /* --- Metadata: is the broker still serving? ----------------------------- */
 
 /* What one Metadata answer said. */
@@ -174,12 +187,8 @@ static struct raw_metadata metadata(const char *topic)
     struct writer body;
     writer_init(&body, RAW_RESPONSE_BYTES_MAX);
     cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_METADATA, 4, &body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
-    writer_free(&body);
+    uint8_t *bytes = roundtrip(KAFKA_API_METADATA, 4, &body, &len);
 
     struct reader r;
     reader_init(&r, bytes, len);
@@ -669,12 +678,8 @@ static int16_t produce_named(struct slice topic, const struct built_batch *b,
     struct writer body;
     writer_init(&body, RAW_RESPONSE_BYTES_MAX);
     produce_body(&body, topic, b, 7);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_PRODUCE, 7, &body);
-    writer_free(&body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
+    uint8_t *bytes = roundtrip(KAFKA_API_PRODUCE, 7, &body, &len);
     struct reader r;
     reader_init(&r, bytes, len);
     struct arena a;
@@ -705,12 +710,8 @@ static int64_t list_offset(const char *topic, int64_t timestamp)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_list_offsets_request_encode(&body, 2, &req), RC_OK);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_LIST_OFFSETS, 2, &body);
-    writer_free(&body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
+    uint8_t *bytes = roundtrip(KAFKA_API_LIST_OFFSETS, 2, &body, &len);
     struct reader r;
     reader_init(&r, bytes, len);
     struct arena a;
@@ -734,12 +735,8 @@ static int64_t fetch_first_batch_is(const char *topic,
     struct writer body;
     writer_init(&body, 4096);
     fetch_body(&body, topic, 0);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_FETCH, 11, &body);
-    writer_free(&body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
+    uint8_t *bytes = roundtrip(KAFKA_API_FETCH, 11, &body, &len);
     struct reader r;
     reader_init(&r, bytes, len);
     struct arena a;
@@ -808,12 +805,8 @@ static int16_t create_topic_named(struct slice name)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_create_topics_request_encode(&body, 4, &req), RC_OK);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_CREATE_TOPICS, 4, &body);
-    writer_free(&body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
+    uint8_t *bytes = roundtrip(KAFKA_API_CREATE_TOPICS, 4, &body, &len);
     struct reader r;
     reader_init(&r, bytes, len);
     struct arena a;
@@ -838,12 +831,8 @@ static int16_t metadata_named(struct slice name)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_METADATA, 4, &body);
-    writer_free(&body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
+    uint8_t *bytes = roundtrip(KAFKA_API_METADATA, 4, &body, &len);
     struct reader r;
     reader_init(&r, bytes, len);
     struct arena a;
@@ -920,12 +909,8 @@ static int metadata_auto(int n)
     struct writer body;
     writer_init(&body, 64 * 1024);
     cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
-    int fd = raw_connect();
-    int32_t id = send_request(fd, KAFKA_API_METADATA, 4, &body);
-    writer_free(&body);
     size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    close(fd);
+    uint8_t *bytes = roundtrip(KAFKA_API_METADATA, 4, &body, &len);
     struct reader r;
     reader_init(&r, bytes, len);
     struct arena a;
