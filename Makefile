@@ -106,8 +106,10 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 # self-test (planted anomalies must all be found), then one short seeded
 # run against a real cluster of this build.
 JEPSEN_PY := /usr/bin/python3
-jepsen-smoke: $(BINS)
-	$(JEPSEN_PY) -m unittest discover -s jepsen/tests -q
+DURABLE_LIB := $(BUILD)/libcairn-durable.so
+jepsen-smoke: $(BINS) $(DURABLE_LIB)
+	CAIRN_DURABLE_LIB=$(DURABLE_LIB) \
+	    $(JEPSEN_PY) -m unittest discover -s jepsen/tests -q
 	$(JEPSEN_PY) jepsen/selftest.py
 	$(JEPSEN_PY) jepsen/run --seed 1 --time 20 --build $(BUILD)
 
@@ -117,9 +119,15 @@ jepsen-smoke: $(BINS)
 JEPSEN_SEEDS = $(if $(filter command line environment,$(origin SEEDS)),$(SEEDS),3)
 TIME ?= 60
 jepsen: deps-check
-	@$(MAKE) --no-print-directory $(BINS)
+	@$(MAKE) --no-print-directory $(BINS) $(DURABLE_LIB)
 	@$(JEPSEN_PY) jepsen/campaign --seeds $(JEPSEN_SEEDS) --time $(TIME) \
 	    --build $(BUILD)
+
+# The power-loss model's recorder, preloaded into brokers by jepsen/run
+# (jepsen/powerloss.py explains the model).
+$(DURABLE_LIB): jepsen/durable/durable.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(OPT) -fPIC -shared -o $@ $< -ldl
 
 # The replication simulation: SEEDS seeds from SEED_BASE, or SEED=N alone
 # (SIM_TRACE=1 prints its events).

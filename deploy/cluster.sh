@@ -4,7 +4,8 @@
 # and three brokers (node ids 1-3), each its own process with its own
 # config, log and data under $CAIRN_DATA (default ./data/cluster).
 # CAIRN_BROKER_CONFIG and CAIRN_CONTROLLER_CONFIG (lines of key=value) are
-# appended to each new node's file.
+# appended to each new node's file. CAIRN_BROKER_PRELOAD (a path to
+# libcairn-durable.so) runs brokers under the power-loss recorder.
 #
 #   deploy/cluster.sh up              start what is not running, wait until a
 #                                     controller is active and every broker
@@ -181,6 +182,15 @@ start_node() {
         local i=${node#*-}
         [ "$i" -gt 100 ] && i=$((i - 100))
         in=(ip netns exec "$NETNS-h$i")
+    fi
+    # CAIRN_BROKER_PRELOAD: jepsen/durable's recorder for the power-loss
+    # model (jepsen/powerloss.py); its journal and slow-disk switch live
+    # beside the broker's logs.
+    if [ "$kind" = broker ] && [ -n "${CAIRN_BROKER_PRELOAD:-}" ]; then
+        in+=(env "LD_PRELOAD=$CAIRN_BROKER_PRELOAD"
+             "CAIRN_DURABLE_JOURNAL=$dir/durable.journal"
+             "CAIRN_DURABLE_ROOT=$dir/logs"
+             "CAIRN_DURABLE_SLOW=$dir/disk.slow")
     fi
     setsid "${in[@]}" "$BIN/cairn-$kind" "$dir/$kind.properties" \
         >>"$(log_file "$node")" 2>&1 < /dev/null &
