@@ -137,6 +137,13 @@ static void image_cb(void *arg, const struct meta_image *img)
     if (!b->stopping) {
         replica_manager_apply(&b->partitions, img);
     }
+    if (b->kafka != NULL && !kafka_server_serving(b->kafka) &&
+        membership_caught_up(b->membership)) {
+        TRACE_INFO(&b->tracer, "broker=%d metadata caught up at offset "
+                   "%lld: serving clients", b->partitions.broker_id,
+                   (long long)img->offset);
+        kafka_server_serve(b->kafka);
+    }
 }
 
 /* Kafka halts a broker whose every log dir has failed (its only one,

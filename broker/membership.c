@@ -36,6 +36,7 @@ struct membership {
     bool heartbeat_in_flight;
     bool fetch_in_flight;
     bool need_image;
+    bool caught_up;               /* reached the controller's end once */
     uint64_t next_register_ms;
     uint64_t next_heartbeat_ms;
     uint64_t next_fetch_ms;
@@ -55,6 +56,11 @@ struct membership {
 void membership_refresh(struct membership *m)
 {
     m->next_fetch_ms = 0;
+}
+
+bool membership_caught_up(const struct membership *m)
+{
+    return m->caught_up;
 }
 
 const struct meta_image *membership_image(const struct membership *m)
@@ -342,6 +348,9 @@ static void fetch_cb(void *arg, int rc, const uint8_t *payload, size_t len)
             m->need_image = false;
             if (m->image.offset < resp->metadata_fetch->end_offset) {
                 m->next_fetch_ms = now; /* more to come */
+            } else if (!m->caught_up) {
+                m->caught_up = true;
+                changed = true; /* tell the broker even if nothing came */
             }
         }
         if (changed) {

@@ -65,6 +65,9 @@ MUST_CHECK int membership_call_active(struct membership *m,
 void membership_refresh(struct membership *m);
 
 const struct meta_image *membership_image(const struct membership *m);
+/* True once a metadata fetch reached the controller's end of the log:
+ * the image is as current as the controller's was then. */
+bool membership_caught_up(const struct membership *m);
 int64_t membership_epoch(const struct membership *m);
 
 #endif

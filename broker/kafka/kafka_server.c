@@ -151,6 +151,7 @@ struct kafka_server {
     struct kafka_server_stats stats;
     int port;
     bool copy_only;
+    bool serving;                    /* kafka_server_serve() was called */
     bool closing;
     bool listener_closed;
 };
@@ -782,6 +783,9 @@ static bool conn_hold_cb(struct frame_conn *fc, bool paused)
 {
     const struct kafka_conn *c = frame_conn_data(fc);
 
+    if (!c->server->serving) {
+        return true;
+    }
     if (c->server->over &&
         c->out_memory + c->slot_bytes >= KAFKA_CONN_FAIR_SHARE_BYTES) {
         /* Over the broker's bound: the connections that hold memory
@@ -1012,6 +1016,21 @@ void kafka_server_close(struct kafka_server *s)
     s->listener = NULL;
     uv_close((uv_handle_t *)&s->wake, wake_closed_cb);
     s->last.conns_open = 0;
+}
+
+void kafka_server_serve(struct kafka_server *s)
+{
+    if (!s->serving) {
+        s->serving = true;
+        if (s->listener != NULL) {
+            frame_listener_flow_all(s->listener);
+        }
+    }
+}
+
+bool kafka_server_serving(const struct kafka_server *s)
+{
+    return s->serving;
 }
 
 void kafka_server_set_copy_only(struct kafka_server *s, bool copy_only)

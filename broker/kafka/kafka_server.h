@@ -87,7 +87,8 @@ struct kafka_server_config {
                                 * KAFKA_QUEUED_MEMORY_MAX default) */
 };
 
-/* Starts listening. At max_connections a new connection closes the one
+/* Starts listening. Connections are accepted but nothing is read from
+ * them until kafka_server_serve(). At max_connections a new connection closes the one
  * quiet (nothing in flight) the longest, if for KAFKA_CONN_EVICT_IDLE_MS,
  * else is closed itself; connections quiet for idle_ms are closed. */
 MUST_CHECK int kafka_server_start(struct kafka_server **out, uv_loop_t *loop,
@@ -107,6 +108,13 @@ void kafka_reply(struct kafka_request *req, struct kafka_response *resp);
 void kafka_no_reply(struct kafka_request *req);
 /* Closes req's connection (bad request); req is invalid afterwards. */
 void kafka_close_conn(struct kafka_request *req, const char *why);
+
+/* Starts reading requests, as Kafka enables request processing once the
+ * broker has caught up with the metadata log: before that a restarted
+ * broker would answer from an empty image, and a client told that its
+ * topic is unknown drops its partitions. Harmless when already serving. */
+void kafka_server_serve(struct kafka_server *s);
+bool kafka_server_serving(const struct kafka_server *s);
 
 /* Copy-only mode (no sendfile), for tests and TLS later. */
 void kafka_server_set_copy_only(struct kafka_server *s, bool copy_only);

@@ -883,6 +883,7 @@ static void listener_accept(struct frame_listener *l, struct frame_conn *c)
     ASSERT(c->cbs.frame != NULL);
     TRACE_DEBUG(l->t, "peer=%s connected", c->peer);
     conn_read_start(c);
+    frame_conn_flow(c); /* the user's hold applies from the first byte */
 }
 
 static void listener_connection_cb(uv_stream_t *stream, int status)

@@ -10,8 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/arena.h"
+#include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
 #include "common/meta/meta.h"
+#include "common/rc.h"
+#include "common/reader.h"
+#include "common/writer.h"
 #include "tests/lib/cluster.h"
 
 static struct cluster c;
@@ -230,6 +236,81 @@ Test(controller, metadata_survives_a_restart_of_every_controller)
     cr_assert_eq(t->n_partitions, 3);
     cr_assert_eq(t->partitions[0].replicas.n, 2);
     meta_image_free(&img);
+}
+
+enum metadata_outcome { NOT_CONNECTED, NO_ANSWER, ANSWERED };
+
+/* Metadata v1 for one topic on a new connection to the broker, with
+ * budget_ms for connecting and the answer; on ANSWERED the topic's error
+ * and partition count. */
+static enum metadata_outcome metadata_of(int port, const char *topic,
+                                         uint64_t budget_ms, int16_t *error,
+                                         int32_t *partitions)
+{
+    struct kafka_client kc;
+    if (kafka_client_open(&kc, "127.0.0.1", port, "test", budget_ms) !=
+        RC_OK) {
+        kafka_client_close(&kc);
+        return NOT_CONNECTED;
+    }
+    struct kafka_MetadataRequestTopic rt = {.Name = slice_from_str(topic)};
+    struct kafka_MetadataRequest rq = {.Topics = &rt, .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, 1 << 16);
+    cr_assert_eq(kafka_metadata_request_encode(&w, 1, &rq), RC_OK);
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    int rv = kafka_client_call(&kc, KAFKA_API_METADATA, 1, &w, &resp, &len);
+    writer_free(&w);
+    kafka_client_close(&kc);
+    if (rv != RC_OK) {
+        cr_assert_eq(rv, RC_TIMEOUT, "Metadata failed: %s", rc_str(rv));
+        free(resp);
+        return NO_ANSWER;
+    }
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1 << 20);
+    struct kafka_MetadataResponse m;
+    cr_assert_eq(kafka_metadata_response_decode(&r, 1, &a, &m), RC_OK);
+    cr_assert_eq(m.TopicsCnt, 1);
+    *error = m.Topics[0].ErrorCode;
+    *partitions = m.Topics[0].PartitionsCnt;
+    arena_free(&a);
+    free(resp);
+    return ANSWERED;
+}
+
+/* Kafka enables request processing only once a broker has caught up with
+ * the metadata log. A restarted broker that answered from its empty image
+ * told clients their topic did not exist, and librdkafka then drops the
+ * topic's partitions (a consumer's assignment among them). */
+Test(controller, a_restarted_broker_answers_only_once_it_has_the_metadata)
+{
+    start_ready(1, 1);
+    cr_assert_eq(cluster_create_topic(&c, "kept", 2, 1), KAFKA_ERROR_NONE);
+    cluster_node_signal(&c, &c.controllers[0], SIGKILL, true);
+    cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
+    cluster_node_start(&c, &c.brokers[0]);
+    /* The broker listens, but without a controller it has no metadata:
+     * the request waits rather than being answered "unknown topic". */
+    int16_t error = -1;
+    int32_t partitions = -1;
+    enum metadata_outcome got = NOT_CONNECTED;
+    uint64_t deadline = cluster_now_ms() + 15000;
+    while (got == NOT_CONNECTED && cluster_now_ms() < deadline) {
+        got = metadata_of(c.brokers[0].port, "kept", 3000, &error,
+                          &partitions);
+    }
+    cr_assert_neq(got, NOT_CONNECTED, "the broker never listened");
+    cr_assert_eq(got, NO_ANSWER, "answered before it had the metadata: "
+                 "error %d, %d partitions", error, partitions);
+    cluster_node_start(&c, &c.controllers[0]);
+    got = metadata_of(c.brokers[0].port, "kept", 30000, &error, &partitions);
+    cr_assert_eq(got, ANSWERED, "no answer once the controller was back");
+    cr_assert_eq(error, KAFKA_ERROR_NONE);
+    cr_assert_eq(partitions, 2);
 }
 
 static int connect_to(int port)

@@ -183,7 +183,8 @@ static void capture_emit_cb(struct tracer *t, enum trace_level level,
     }
 }
 
-static void server_start(bool copy_only)
+/* Listening, but reading nothing until kafka_server_serve(). */
+static void server_start_unserved(bool copy_only)
 {
     struct kafka_server_config cfg = {.host = "127.0.0.1"};
     cr_assert_eq(kafka_server_start(&f.server, LOOP, &cfg, request_cb, &f,
@@ -191,6 +192,12 @@ static void server_start(bool copy_only)
                  RC_OK);
     cr_assert_gt(kafka_server_port(f.server), 0);
     kafka_server_set_copy_only(f.server, copy_only);
+}
+
+static void server_start(bool copy_only)
+{
+    server_start_unserved(copy_only);
+    kafka_server_serve(f.server);
 }
 
 /* --- Clients ------------------------------------------------------------- */
@@ -480,6 +487,35 @@ Test(kafka_server, echo_round_trip_has_size_prefix_and_correlation_id)
     cr_assert_eq(stats().conns_open, 1);
     cr_assert_eq(stats().responses, 3);
     close(fd);
+    RUN_UNTIL(stats().conns_open == 0);
+}
+
+Test(kafka_server, nothing_is_read_before_serve)
+{
+    uint8_t buf[REQ_BYTES_MAX];
+    server_start_unserved(false);
+    int fd = cli_open(0);
+    size_t n = req_put(buf, 3, 1, 11, "early", "Ebefore");
+    cli_send(fd, buf, n);
+    RUN_UNTIL(stats().conns_open == 1);
+    /* Accepted, and its request stays unread while the loop runs. */
+    uint64_t until = now_ms() + 200;
+    while (now_ms() < until) {
+        step(-1, 0);
+    }
+    cr_assert_eq(f.n_requests, 0, "a request was read before serve");
+    cr_assert_not(kafka_server_serving(f.server));
+    kafka_server_serve(f.server);
+    cr_assert(kafka_server_serving(f.server));
+    expect_echo(fd, 11, 3, 1, "early", "Ebefore", 0);
+    /* New connections are read at once from now on. */
+    int fd2 = cli_open(0);
+    n = req_put(buf, 3, 1, 12, "late", "Eafter");
+    cli_send(fd2, buf, n);
+    expect_echo(fd2, 12, 3, 1, "late", "Eafter", 0);
+    cr_assert_eq(f.n_requests, 2);
+    close(fd);
+    close(fd2);
     RUN_UNTIL(stats().conns_open == 0);
 }
 
