@@ -64,8 +64,10 @@ PARTITION_COLOURS = ["#6f4e9c", "#17877b", "#a0522d", "#c2185b", "#33691e",
 NO_LEADER = "#c8c8c8"
 VERDICT_COLOURS = {"valid": "#1b7f3b", "invalid": "#c62828",
                    "inconclusive": "#b26a00", "malformed": "#6a1b9a"}
-FAULT_FILL = {"kill": "#e53935", "pause": "#fb8c00"}
-UNDO = {"kill": "start", "pause": "resume"}
+FAULT_FILL = {"kill": "#e53935", "pause": "#fb8c00", "partition": "#1e88e5",
+              "power-loss": "#6d4c41", "slow-disk": "#8e24aa"}
+UNDO = {"kill": "start", "pause": "resume", "partition": "heal",
+        "power-loss": "start", "slow-disk": "heal"}
 
 EXPLAIN = {
     "lost": "an acknowledged write (acks=all said it was safe) is missing "
@@ -196,7 +198,8 @@ def node_ids(targets, kind):
 
 
 class Fault:
-    """One nemesis fault: a kill or pause, until its undo completed."""
+    """One nemesis fault (a kill, pause, network partition, power loss or
+    slow disk), until its undo completed."""
 
     def __init__(self, number, line):
         v = line.get("value") if isinstance(line.get("value"), dict) else {}
@@ -283,7 +286,7 @@ class Run:
     def _nemesis(self, ln, open_faults):
         f, typ, t = ln.get("f"), ln["type"], ln["time"]
         v = ln.get("value") if isinstance(ln.get("value"), dict) else {}
-        if f in ("kill", "pause"):
+        if f in FAULT_FILL:
             if typ == "invoke":
                 fa = Fault(len(self.faults) + 1, ln)
                 self.faults.append(fa)

@@ -337,6 +337,41 @@ class ReportTest(unittest.TestCase):
         self.assertGreaterEqual(table.count('<td class="none">\u2014</td>'),
                                 2)   # no ISR shrink, no new leader
 
+    def test_power_loss_partition_and_slow_disk_are_faults_too(self):
+        b = RunBuilder()
+        for i in range(60):
+            b.send(1000 + i * 100, 1005 + i * 100, 1, "0")
+        for s in range(1, 7):
+            b.metadata(s * 1000 + 13, {"0": (1, 0, [1, 2, 3],
+                                             b.hw_at("0", s * 1000))})
+        b.nemesis(1500, "invoke", "power-loss",
+                  {"fault": "power-loss-leader", "targets": ["broker-1"]})
+        b.nemesis(1600, "ok", "power-loss",
+                  {"fault": "power-loss-leader", "targets": ["broker-1"]})
+        b.nemesis(2000, "invoke", "start", {"targets": ["broker-1"]})
+        b.nemesis(2100, "ok", "start", {"targets": ["broker-1"]})
+        b.nemesis(2500, "invoke", "partition",
+                  {"fault": "partition-leader"})
+        b.nemesis(2510, "ok", "partition", {"fault": "partition-leader",
+                                            "isolated": 1})
+        b.nemesis(3000, "invoke", "heal", {"targets": "network"})
+        b.nemesis(3010, "ok", "heal", {"targets": "network"})
+        b.nemesis(4000, "invoke", "slow-disk",
+                  {"fault": "slow-disk-follower", "targets": ["broker-3"]})
+        b.nemesis(4010, "ok", "slow-disk",
+                  {"fault": "slow-disk-follower", "targets": ["broker-3"]})
+        b.nemesis(5000, "invoke", "heal", {"targets": ["broker-3"]})
+        b.nemesis(5010, "ok", "heal", {"targets": ["broker-3"]})
+        b.write(self.dir, HEADER, result=False)
+        with open(report.report(self.dir), encoding="utf-8") as fh:
+            page = fh.read()
+        table = fault_table(page)
+        self.assertIn("F1</b> power-loss-leader", table)
+        self.assertIn("F2</b> partition-leader", table)
+        self.assertIn("F3</b> slow-disk-follower", table)
+        self.assertIn("F1 power-loss-leader broker-1: power-loss at 1.500 s "
+                      "until start 2.100 s", page)
+
     def test_partition_sections(self):
         page, _ = self.make()
         for k in ("0", "1"):
