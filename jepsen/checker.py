@@ -108,6 +108,7 @@ ANOMALIES = (
     ("epoch_conflict", "epoch_conflicts"),
     ("leader_not_in_isr", "leaders_not_in_isr"),
     ("isr_outside_replicas", "isr_outside_replicas"),
+    ("raft_term_conflict", "raft_term_conflicts"),
 )
 ANOMALY_NAMES = tuple(name for name, _ in ANOMALIES)
 
@@ -970,6 +971,29 @@ def check_metadata(m):
     return regress, conflicts, not_in_isr, outside
 
 
+def check_raft(m):
+    """raft_term_conflict: two controllers each became the active
+    controller in one Raft term (at most one leader per term is Raft's
+    election safety). The harness adds what each controller logged as
+    nemesis lines f=raft-leader with value {"node", "term"}."""
+    claims = {}     # term -> {node: first ref}
+    out = []
+    for ev in m.nemesis:
+        if ev.f != "raft-leader":
+            continue
+        v = ev.value if isinstance(ev.value, dict) else {}
+        node, term = v.get("node"), v.get("term")
+        if not (is_int(node) and is_int(term)):
+            continue
+        seen = claims.setdefault(term, {})
+        if node not in seen:
+            if seen:
+                out.append(anomaly(list(seen.values()) + [ev.ref], term=term,
+                                   nodes=sorted(seen) + [node]))
+            seen[node] = ev.ref
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Replica dumps
 
@@ -1139,6 +1163,7 @@ def check_records(records, header=None, dumps=None, parse_errors=()):
     (found["epoch_regression"], found["epoch_conflict"],
      found["leader_not_in_isr"], found["isr_outside_replicas"]) = \
         check_metadata(m)
+    found["raft_term_conflict"] = check_raft(m)
 
     counts = {name: sum(e.get("count", 1) for e in found[name])
               for name in ANOMALY_NAMES}

@@ -102,6 +102,8 @@ EXPLAIN = {
     "epoch_regression": "a partition's leader epoch went backwards",
     "epoch_conflict": "two different leaders were reported for one leader "
                       "epoch (split brain)",
+    "raft_term_conflict": "two controllers each logged that they became the "
+                          "active controller in the same Raft term",
     "leader_not_in_isr": "the reported leader was not in the in-sync "
                          "replica set",
     "isr_outside_replicas": "the ISR named a broker that is not a replica "

@@ -90,6 +90,7 @@ class Sim:
         self.seq = 0
         self.stop_sends = duration_ms * MS
         self.next_pid = 100
+        self.term = 0          # Raft terms the nemesis's elections claim
         self.drained = 0
         self.consumers = consumers
         for p in range(producers):
@@ -275,6 +276,10 @@ class Sim:
             fault, heal = self.rng.choice(pairs)
             node = self.rng.choice(NODES)
             self.emit("nemesis", "invoke", fault, {"node": node})
+            self.term += 1
+            self.emit("nemesis", "info", "raft-leader",
+                      {"node": self.rng.choice((101, 102, 103)),
+                       "term": self.term})
             self.cluster.fault(node, self.now, self.pause(5, 15))
             yield self.pause(0.2, 1)
             self.emit("nemesis", "info", fault, {"node": node})
@@ -501,6 +506,14 @@ def plant_epoch_conflict(sim, lines, dumps, rng):
     p["leader"] = [b for b in p["isr"] if b != p["leader"]][0]
 
 
+def plant_raft_term_conflict(sim, lines, dumps, rng):
+    """A second controller claims a term another already claimed."""
+    claims = [ln for ln in lines if ln.get("f") == "raft-leader"]
+    first, later = claims[0], pick(rng, claims[1:], "raft-leader")
+    later["value"] = {"node": 101 + (first["value"]["node"] - 100) % 3,
+                      "term": first["value"]["term"]}
+
+
 def plant_leader_not_in_isr(sim, lines, dumps, rng):
     p = _metadata(sim, lines, rng)
     p["isr"] = [b for b in p["isr"] if b != p["leader"]]
@@ -554,6 +567,7 @@ PLANTS = (
     ("leader_not_in_isr", plant_leader_not_in_isr, "leader_not_in_isr"),
     ("isr_outside_replicas", plant_isr_outside_replicas,
      "isr_outside_replicas"),
+    ("raft_term_conflict", plant_raft_term_conflict, "raft_term_conflict"),
     ("incomplete_drain", plant_incomplete_drain, "verdict=inconclusive"),
     ("no_drain", plant_no_drain, "verdict=inconclusive"),
     ("malformed", plant_malformed, "verdict=malformed"),
