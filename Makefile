@@ -114,14 +114,17 @@ jepsen-smoke: $(BINS) $(DURABLE_LIB)
 	$(JEPSEN_PY) jepsen/run --seed 1 --time 20 --build $(BUILD)
 
 # `make jepsen`: SEEDS seeded runs of TIME seconds of faults each, then the
-# negative control (which must be caught); one RUN line per run.
+# two negative controls (which must be caught); one RUN line per run and
+# a table.
 # SEEDS is shared with `make sim` (2000 there): 3 here unless given.
 JEPSEN_SEEDS = $(if $(filter command line environment,$(origin SEEDS)),$(SEEDS),3)
 TIME ?= 60
+# As root the hosts get their own network namespaces (partition faults).
+JEPSEN_NETNS = $(if $(filter 0,$(shell id -u)),--netns)
 jepsen: deps-check
 	@$(MAKE) --no-print-directory $(BINS) $(DURABLE_LIB)
 	@$(JEPSEN_PY) jepsen/campaign --seeds $(JEPSEN_SEEDS) --time $(TIME) \
-	    --build $(BUILD)
+	    --build $(BUILD) --unsafe-sync-runs 1 $(JEPSEN_NETNS)
 
 # The power-loss model's recorder, preloaded into brokers by jepsen/run
 # (jepsen/powerloss.py explains the model).
