@@ -490,13 +490,23 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
     }
 }
 
-/* --- Answered by any controller ------------------------------------------ */
+/* --- Answered outside the queue ------------------------------------------ */
 
+/* Only the active controller answers, as a KRaft broker fetches the
+ * metadata log from the quorum's leader: a restarted follower has applied
+ * nothing until a leader tells it what is committed, and a broker that
+ * took its empty image for the cluster's would tell clients that every
+ * topic is gone. */
 void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
                              uint64_t correlation_id,
                              const Cairn__MetadataFetchRequest *req)
 {
     struct ctl_op op = {.conn = conn, .correlation_id = correlation_id};
+    if (!c->active) {
+        controller_reply_error(c, &op, KAFKA_ERROR_NOT_CONTROLLER,
+                               "not the active controller");
+        return;
+    }
     size_t max = META_FETCH_RECORDS_MAX;
     if (req->has_max_records && req->max_records > 0 &&
         (size_t)req->max_records < max) {

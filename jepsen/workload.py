@@ -134,12 +134,16 @@ def run_producer(args, h):
     p.flush(10)
 
 
-def consumer(args, group):
+def consumer(args, group, reset="error"):
+    """reset: where a partition without a position starts. The assigned
+    consumer always gives one ("error" catches a position the broker
+    calls out of range); a new group has no committed offsets and starts
+    at the earliest."""
     return Consumer({
         "bootstrap.servers": args.boot,
         "group.id": group,
         "enable.auto.commit": False,
-        "auto.offset.reset": "error",
+        "auto.offset.reset": reset,
         "enable.partition.eof": False,
         "fetch.wait.max.ms": 200,
         "session.timeout.ms": 6000,
@@ -206,7 +210,7 @@ def run_consumer(args, h):
 def run_group(args, h):
     process = args.id
     group = "jepsen-group"
-    c = consumer(args, group)
+    c = consumer(args, group, reset="earliest")
     c.subscribe([args.topic])
     since_commit = 0
     while running(args):

@@ -283,18 +283,24 @@ static enum metadata_outcome metadata_of(int port, const char *topic,
 }
 
 /* Kafka enables request processing only once a broker has caught up with
- * the metadata log. A restarted broker that answered from its empty image
- * told clients their topic did not exist, and librdkafka then drops the
- * topic's partitions (a consumer's assignment among them). */
+ * the metadata log, which it fetches from the quorum's leader. A restarted
+ * broker that answered from its empty image, or from the empty image of a
+ * restarted controller that had no leader yet, told clients their topic
+ * did not exist, and librdkafka then drops the topic's partitions (a
+ * consumer's assignment among them). */
 Test(controller, a_restarted_broker_answers_only_once_it_has_the_metadata)
 {
-    start_ready(1, 1);
+    start_ready(3, 1);
     cr_assert_eq(cluster_create_topic(&c, "kept", 2, 1), KAFKA_ERROR_NONE);
-    cluster_node_signal(&c, &c.controllers[0], SIGKILL, true);
+    for (int i = 0; i < c.n_controllers; i++) {
+        cluster_node_signal(&c, &c.controllers[i], SIGKILL, true);
+    }
     cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
     cluster_node_start(&c, &c.brokers[0]);
-    /* The broker listens, but without a controller it has no metadata:
-     * the request waits rather than being answered "unknown topic". */
+    /* One controller of three: no leader, nothing applied. */
+    cluster_node_start(&c, &c.controllers[0]);
+    /* The broker listens, but nobody can give it the metadata: the
+     * request waits rather than being answered "unknown topic". */
     int16_t error = -1;
     int32_t partitions = -1;
     enum metadata_outcome got = NOT_CONNECTED;
@@ -306,7 +312,8 @@ Test(controller, a_restarted_broker_answers_only_once_it_has_the_metadata)
     cr_assert_neq(got, NOT_CONNECTED, "the broker never listened");
     cr_assert_eq(got, NO_ANSWER, "answered before it had the metadata: "
                  "error %d, %d partitions", error, partitions);
-    cluster_node_start(&c, &c.controllers[0]);
+    cluster_node_start(&c, &c.controllers[1]);
+    cluster_node_start(&c, &c.controllers[2]);
     got = metadata_of(c.brokers[0].port, "kept", 30000, &error, &partitions);
     cr_assert_eq(got, ANSWERED, "no answer once the controller was back");
     cr_assert_eq(error, KAFKA_ERROR_NONE);
