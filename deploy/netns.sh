@@ -69,6 +69,9 @@ up)
         h=$(ns "$i")
         if ! ip netns list | grep -qw "$h"; then
             ip netns add "$h"
+            # A link left over from an earlier set whose namespace a
+            # process still held.
+            ip link del "$name-v$i" 2>/dev/null || true
             ip link add "$name-v$i" type veth peer name eth0 netns "$h"
             ip link set "$name-v$i" master "$BR" up
             ip netns exec "$h" ip addr add "$(addr "$i")/24" dev eth0
@@ -81,6 +84,10 @@ up)
 down)
     for h in $(ip netns list | awk '{print $1}' | grep "^$name-h[0-9]*$" || true); do
         ip netns del "$h"
+    done
+    # Host links outlive a namespace that a process still holds.
+    for l in $(ip -br link | sed -n "s/^\($name-v[0-9]*\)@.*/\1/p"); do
+        ip link del "$l" 2>/dev/null || true
     done
     ip link del "$BR" 2>/dev/null || true
     ;;
