@@ -290,6 +290,16 @@ static bool tracked_path(int dirfd, const char *path, char *abs)
     return journal_fd >= 0 && absolute(dirfd, path, abs) && under_root(abs);
 }
 
+/* Records a rename that succeeded, with whether it replaced a file. */
+static int after_rename(int rv, bool ta, bool tb, bool existed,
+                        const char *a, const char *b)
+{
+    if (rv == 0 && (ta || tb)) {
+        record("R\t%s\t%s\t%d\n", a, b, existed);
+    }
+    return rv;
+}
+
 int rename(const char *from, const char *to)
 {
     char a[PATH_MAX] = "", b[PATH_MAX] = "";
@@ -297,11 +307,7 @@ int rename(const char *from, const char *to)
     bool tb = tracked_path(AT_FDCWD, to, b);
     struct stat st;
     bool existed = tb && stat(b, &st) == 0;
-    int rv = real_rename(from, to);
-    if (rv == 0 && (ta || tb)) {
-        record("R\t%s\t%s\t%d\n", a, b, existed);
-    }
-    return rv;
+    return after_rename(real_rename(from, to), ta, tb, existed, a, b);
 }
 
 int renameat(int fromfd, const char *from, int tofd, const char *to)
@@ -311,9 +317,14 @@ int renameat(int fromfd, const char *from, int tofd, const char *to)
     bool tb = tracked_path(tofd, to, b);
     struct stat st;
     bool existed = tb && stat(b, &st) == 0;
-    int rv = real_renameat(fromfd, from, tofd, to);
-    if (rv == 0 && (ta || tb)) {
-        record("R\t%s\t%s\t%d\n", a, b, existed);
+    return after_rename(real_renameat(fromfd, from, tofd, to), ta, tb,
+                        existed, a, b);
+}
+
+static int after_removal(int rv, bool tracked, const char *abs)
+{
+    if (rv == 0 && tracked) {
+        record("U\t%s\n", abs);
     }
     return rv;
 }
@@ -322,33 +333,21 @@ int unlink(const char *path)
 {
     char abs[PATH_MAX];
     bool t = tracked_path(AT_FDCWD, path, abs);
-    int rv = real_unlink(path);
-    if (rv == 0 && t) {
-        record("U\t%s\n", abs);
-    }
-    return rv;
+    return after_removal(real_unlink(path), t, abs);
 }
 
 int unlinkat(int dirfd, const char *path, int flags)
 {
     char abs[PATH_MAX];
     bool t = tracked_path(dirfd, path, abs);
-    int rv = real_unlinkat(dirfd, path, flags);
-    if (rv == 0 && t) {
-        record("U\t%s\n", abs);
-    }
-    return rv;
+    return after_removal(real_unlinkat(dirfd, path, flags), t, abs);
 }
 
 int rmdir(const char *path)
 {
     char abs[PATH_MAX];
     bool t = tracked_path(AT_FDCWD, path, abs);
-    int rv = real_rmdir(path);
-    if (rv == 0 && t) {
-        record("U\t%s\n", abs);
-    }
-    return rv;
+    return after_removal(real_rmdir(path), t, abs);
 }
 
 int ftruncate(int fd, off_t size)
@@ -398,9 +397,5 @@ int remove(const char *path)
 {
     char abs[PATH_MAX];
     bool t = tracked_path(AT_FDCWD, path, abs);
-    int rv = real_remove(path);
-    if (rv == 0 && t) {
-        record("U\t%s\n", abs);
-    }
-    return rv;
+    return after_removal(real_remove(path), t, abs);
 }

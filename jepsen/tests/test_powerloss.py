@@ -23,9 +23,9 @@ sys.path.insert(0, os.path.join(HERE, os.pardir))
 import powerloss  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
-LIB = os.environ.get("CAIRN_DURABLE_LIB",
-                     os.path.join(ROOT, "build", "debug",
-                                  "libcairn-durable.so"))
+LIB = os.path.abspath(os.environ.get(
+    "CAIRN_DURABLE_LIB",
+    os.path.join(ROOT, "build", "debug", "libcairn-durable.so")))
 
 PRELUDE = textwrap.dedent("""
     import os
