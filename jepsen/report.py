@@ -297,6 +297,10 @@ class Run:
                 for fa in reversed(open_faults):
                     if fa.verb == f and fa.effect is None:
                         fa.effect = t
+                        # A partition names its hosts once it is cut.
+                        if not fa.targets and isinstance(v.get("targets"),
+                                                         list):
+                            fa.targets = v["targets"]
                         break
             return
         if f not in ("start", "resume", "heal"):

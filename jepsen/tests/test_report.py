@@ -353,7 +353,9 @@ class ReportTest(unittest.TestCase):
         b.nemesis(2500, "invoke", "partition",
                   {"fault": "partition-leader"})
         b.nemesis(2510, "ok", "partition", {"fault": "partition-leader",
-                                            "isolated": 1})
+                                            "isolated": 1,
+                                            "targets": ["broker-1",
+                                                        "controller-101"]})
         b.nemesis(3000, "invoke", "heal", {"targets": "network"})
         b.nemesis(3010, "ok", "heal", {"targets": "network"})
         b.nemesis(4000, "invoke", "slow-disk",
@@ -368,6 +370,7 @@ class ReportTest(unittest.TestCase):
         table = fault_table(page)
         self.assertIn("F1</b> power-loss-leader", table)
         self.assertIn("F2</b> partition-leader", table)
+        self.assertIn("F2 partition-leader broker-1,controller-101", page)
         self.assertIn("F3</b> slow-disk-follower", table)
         self.assertIn("F1 power-loss-leader broker-1: power-loss at 1.500 s "
                       "until start 2.100 s", page)
