@@ -36,7 +36,8 @@ struct membership {
     bool heartbeat_in_flight;
     bool fetch_in_flight;
     bool need_image;
-    bool caught_up;               /* reached the controller's end once */
+    bool caught_up;               /* registered, and the image reached
+                                   * the registration and the end */
     uint64_t next_register_ms;
     uint64_t next_heartbeat_ms;
     uint64_t next_fetch_ms;
@@ -180,6 +181,7 @@ static void register_cb(void *arg, int rc, const uint8_t *payload,
     m->fenced = true;
     m->backoff_ms = MEMBERSHIP__BACKOFF_MIN_MS;
     m->next_heartbeat_ms = now;
+    m->next_fetch_ms = now; /* catch up past the registration */
     TRACE_INFO(m->tracer, "broker=%d registered with controller=%d "
                "epoch=%" PRId64, m->cfg.broker_id,
                m->cfg.controllers[m->target].id, m->epoch);
@@ -348,7 +350,11 @@ static void fetch_cb(void *arg, int rc, const uint8_t *payload, size_t len)
             m->need_image = false;
             if (m->image.offset < resp->metadata_fetch->end_offset) {
                 m->next_fetch_ms = now; /* more to come */
-            } else if (!m->caught_up) {
+            } else if (!m->caught_up && m->epoch >= 0 &&
+                       m->image.offset >= m->epoch) {
+                /* The broker epoch is the offset of this incarnation's
+                 * registration: what came before it (the fencing of an
+                 * earlier incarnation, its leaderships moved) is in. */
                 m->caught_up = true;
                 changed = true; /* tell the broker even if nothing came */
             }

@@ -65,8 +65,11 @@ MUST_CHECK int membership_call_active(struct membership *m,
 void membership_refresh(struct membership *m);
 
 const struct meta_image *membership_image(const struct membership *m);
-/* True once a metadata fetch reached the controller's end of the log:
- * the image is as current as the controller's was then. */
+/* True once this incarnation is registered and a metadata fetch reached
+ * both its registration record and the controller's end of the log, as
+ * a KRaft broker waits to catch up before it serves: the image then
+ * holds whatever the controller did about an earlier incarnation (fenced
+ * it, moved its leaderships to new epochs). */
 bool membership_caught_up(const struct membership *m);
 int64_t membership_epoch(const struct membership *m);
 

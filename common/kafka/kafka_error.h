@@ -58,6 +58,7 @@
     X(UNKNOWN_LEADER_EPOCH, 75)                                        \
     X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                \
     X(STALE_BROKER_EPOCH, 77)                                          \
+    X(OFFSET_NOT_AVAILABLE, 78)                                        \
     X(MEMBER_ID_REQUIRED, 79)                                          \
     X(GROUP_MAX_SIZE_REACHED, 81)                                      \
     X(FENCED_INSTANCE_ID, 82)                                          \

@@ -18,7 +18,9 @@
 #include "common/rc.h"
 #include "common/reader.h"
 #include "common/writer.h"
+#include "tests/lib/batch_builder.h"
 #include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
 
 static struct cluster c;
 
@@ -238,21 +240,39 @@ Test(controller, metadata_survives_a_restart_of_every_controller)
     meta_image_free(&img);
 }
 
-enum metadata_outcome { NOT_CONNECTED, NO_ANSWER, ANSWERED };
+enum outcome { NOT_CONNECTED, NO_ANSWER, ANSWERED };
 
-/* Metadata v1 for one topic on a new connection to the broker, with
- * budget_ms for connecting and the answer; on ANSWERED the topic's error
- * and partition count. */
-static enum metadata_outcome metadata_of(int port, const char *topic,
-                                         uint64_t budget_ms, int16_t *error,
-                                         int32_t *partitions)
+/* One request on a new connection to the broker at port, with budget_ms
+ * for connecting and the answer; on ANSWERED *resp (malloc'd, the caller
+ * frees it) and *len hold the answer's body. */
+static enum outcome call_on(int port, int16_t key, int16_t version,
+                            const struct writer *body, uint64_t budget_ms,
+                            uint8_t **resp, size_t *len)
 {
     struct kafka_client kc;
+    *resp = NULL;
     if (kafka_client_open(&kc, "127.0.0.1", port, "test", budget_ms) !=
         RC_OK) {
         kafka_client_close(&kc);
         return NOT_CONNECTED;
     }
+    int rv = kafka_client_call(&kc, key, version, body, resp, len);
+    kafka_client_close(&kc);
+    if (rv != RC_OK) {
+        cr_assert_eq(rv, RC_TIMEOUT, "request failed: %s", rc_str(rv));
+        free(*resp);
+        *resp = NULL;
+        return NO_ANSWER;
+    }
+    return ANSWERED;
+}
+
+/* Metadata v1 for one topic; on ANSWERED the topic's error and partition
+ * count. */
+static enum outcome metadata_of(int port, const char *topic,
+                                uint64_t budget_ms, int16_t *error,
+                                int32_t *partitions)
+{
     struct kafka_MetadataRequestTopic rt = {.Name = slice_from_str(topic)};
     struct kafka_MetadataRequest rq = {.Topics = &rt, .TopicsCnt = 1};
     struct writer w;
@@ -260,13 +280,11 @@ static enum metadata_outcome metadata_of(int port, const char *topic,
     cr_assert_eq(kafka_metadata_request_encode(&w, 1, &rq), RC_OK);
     uint8_t *resp = NULL;
     size_t len = 0;
-    int rv = kafka_client_call(&kc, KAFKA_API_METADATA, 1, &w, &resp, &len);
+    enum outcome got = call_on(port, KAFKA_API_METADATA, 1, &w, budget_ms,
+                               &resp, &len);
     writer_free(&w);
-    kafka_client_close(&kc);
-    if (rv != RC_OK) {
-        cr_assert_eq(rv, RC_TIMEOUT, "Metadata failed: %s", rc_str(rv));
-        free(resp);
-        return NO_ANSWER;
+    if (got != ANSWERED) {
+        return got;
     }
     struct reader r;
     reader_init(&r, resp, len);
@@ -277,6 +295,45 @@ static enum metadata_outcome metadata_of(int port, const char *topic,
     cr_assert_eq(m.TopicsCnt, 1);
     *error = m.Topics[0].ErrorCode;
     *partitions = m.Topics[0].PartitionsCnt;
+    arena_free(&a);
+    free(resp);
+    return ANSWERED;
+}
+
+/* ListOffsets v2 latest (a consumer's: replica -1) for topic-0; on
+ * ANSWERED the partition's error and offset. */
+static enum outcome latest_of(int port, const char *topic,
+                              uint64_t budget_ms, int16_t *error,
+                              int64_t *offset)
+{
+    struct kafka_ListOffsetsPartition lp = {.PartitionIndex = 0,
+                                            .CurrentLeaderEpoch = -1,
+                                            .Timestamp = -1};
+    struct kafka_ListOffsetsTopic lt = {.Name = slice_from_str(topic),
+                                        .Partitions = &lp,
+                                        .PartitionsCnt = 1};
+    struct kafka_ListOffsetsRequest rq = {.ReplicaId = -1, .Topics = &lt,
+                                          .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, 1 << 16);
+    cr_assert_eq(kafka_list_offsets_request_encode(&w, 2, &rq), RC_OK);
+    uint8_t *resp = NULL;
+    size_t len = 0;
+    enum outcome got = call_on(port, KAFKA_API_LIST_OFFSETS, 2, &w,
+                               budget_ms, &resp, &len);
+    writer_free(&w);
+    if (got != ANSWERED) {
+        return got;
+    }
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1 << 20);
+    struct kafka_ListOffsetsResponse out;
+    cr_assert_eq(kafka_list_offsets_response_decode(&r, 2, &a, &out),
+                 RC_OK);
+    *error = out.Topics[0].Partitions[0].ErrorCode;
+    *offset = out.Topics[0].Partitions[0].Offset;
     arena_free(&a);
     free(resp);
     return ANSWERED;
@@ -303,7 +360,7 @@ Test(controller, a_restarted_broker_answers_only_once_it_has_the_metadata)
      * request waits rather than being answered "unknown topic". */
     int16_t error = -1;
     int32_t partitions = -1;
-    enum metadata_outcome got = NOT_CONNECTED;
+    enum outcome got = NOT_CONNECTED;
     uint64_t deadline = cluster_now_ms() + 15000;
     while (got == NOT_CONNECTED && cluster_now_ms() < deadline) {
         got = metadata_of(c.brokers[0].port, "kept", 3000, &error,
@@ -318,6 +375,139 @@ Test(controller, a_restarted_broker_answers_only_once_it_has_the_metadata)
     cr_assert_eq(got, ANSWERED, "no answer once the controller was back");
     cr_assert_eq(error, KAFKA_ERROR_NONE);
     cr_assert_eq(partitions, 2);
+}
+
+/* The leader of a partition killed and started again at once, while its
+ * old session is still alive. Kafka refuses the new incarnation's
+ * registration until the old one is fenced (which moves its leaderships
+ * to new epochs) and serves nothing before the registration is caught
+ * up. A restarted broker that served from the image it fetched first
+ * acted as leader of its old epoch with the high watermark of its last
+ * checkpoint, below what it had acknowledged. */
+/* The partition of topic as the controllers have it once pred holds
+ * (within 15 s); asserts that it came. */
+static struct meta_partition wait_partition(const char *topic,
+                                            bool (*pred)(
+                                                const struct meta_partition *))
+{
+    struct meta_partition out = {.leader = -2};
+    uint64_t deadline = cluster_now_ms() + 15000;
+    while (out.leader == -2 && cluster_now_ms() < deadline) {
+        struct meta_image img;
+        meta_image_init(&img);
+        if (cluster_image(&c, &img)) {
+            const struct meta_topic *t = meta_image_topic(&img, topic);
+            if (t != NULL && pred(&t->partitions[0])) {
+                out = t->partitions[0];
+            }
+        }
+        meta_image_free(&img);
+        if (out.leader == -2) {
+            pause_ms(50);
+        }
+    }
+    cr_assert_neq(out.leader, -2, "%s-0 never reached the state", topic);
+    return out;
+}
+
+static bool full_isr(const struct meta_partition *p)
+{
+    return p->leader >= 0 && p->isr.n == p->replicas.n;
+}
+
+static bool leaderless(const struct meta_partition *p)
+{
+    return p->leader < 0;
+}
+
+/* 100 records to topic-0 through the broker at port with acks=all. */
+static void produce_100_acked(int port, const char *topic)
+{
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, port), "%s", kc.error);
+    struct built_batch b = batch_build(100, 100, 1700000000000, 7);
+    int16_t err = -1;
+    uint64_t deadline = cluster_now_ms() + 15000;
+    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
+        err = kafka_wire_produce(&kc, topic, 0, b.bytes, b.len, -1);
+    }
+    built_batch_free(&b);
+    kafka_client_close(&kc);
+    cr_assert_eq(err, KAFKA_ERROR_NONE, "acks=all produce failed");
+}
+
+/* Asks the broker at port for topic-0's latest offset until it answers
+ * (30 s), or with until_leader until it answers as the leader; every
+ * answer must be an error or at least 100. Returns the last error. */
+static int16_t expect_no_offset_below_100(int port, const char *topic,
+                                          bool until_leader)
+{
+    int16_t err = -1;
+    int64_t offset = -1;
+    bool done = false;
+    uint64_t deadline = cluster_now_ms() + 30000;
+    while (!done && cluster_now_ms() < deadline) {
+        enum outcome got = latest_of(port, topic, 3000, &err, &offset);
+        if (got != ANSWERED) {
+            continue;
+        }
+        cr_assert(err != KAFKA_ERROR_NONE || offset >= 100,
+                  "answered offset %lld below the 100 acknowledged "
+                  "records", (long long)offset);
+        done = !until_leader || err != KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+        if (!done) {
+            pause_ms(50);
+        }
+    }
+    cr_assert(done, "no answer%s in 30 s", until_leader ? " as leader" : "");
+    return err;
+}
+
+/* The leader of a partition killed and started again at once, while its
+ * old session is still alive. Kafka refuses the new incarnation's
+ * registration until the old one is fenced (which moves its leaderships
+ * to new epochs) and serves nothing before the registration is caught
+ * up. A restarted broker that served from the image it fetched first
+ * acted as leader of its old epoch with the high watermark of its last
+ * checkpoint, below what it had acknowledged. */
+Test(controller, a_restarted_leader_never_serves_its_old_epoch)
+{
+    start_ready(1, 2);
+    cr_assert_eq(cluster_create_topic(&c, "hw", 1, 2), KAFKA_ERROR_NONE);
+    struct cluster_node *ln =
+        cluster_broker(&c, wait_partition("hw", full_isr).leader);
+    produce_100_acked(ln->port, "hw");
+    /* Within the session timeout and before its next HW checkpoint. */
+    cluster_node_signal(&c, ln, SIGKILL, true);
+    cluster_node_start(&c, ln);
+    (void)expect_no_offset_below_100(ln->port, "hw", false);
+}
+
+/* KIP-207: every replica killed; the last ISR member comes back alone and
+ * leads a new epoch that starts at its log end, with the high watermark
+ * of its last checkpoint. Until the HW reaches the epoch's start (never,
+ * here: min ISR 2 holds it), ListOffsets answers OFFSET_NOT_AVAILABLE
+ * rather than offsets below what was acknowledged. */
+Test(controller, a_new_leader_below_its_epoch_start_lists_no_offsets)
+{
+    memset(&c, 0, sizeof c);
+    c.broker_extra_config = "min.insync.replicas=2\n";
+    cluster_start(&c, 1, 2);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+    cr_assert_eq(cluster_create_topic(&c, "hw", 1, 2), KAFKA_ERROR_NONE);
+    struct cluster_node *ln =
+        cluster_broker(&c, wait_partition("hw", full_isr).leader);
+    produce_100_acked(ln->port, "hw");
+    for (int i = 0; i < c.n_brokers; i++) {
+        cluster_node_signal(&c, &c.brokers[i], SIGKILL, true);
+    }
+    struct meta_partition p = wait_partition("hw", leaderless);
+    cr_assert_eq(p.isr.n, 1);
+    struct cluster_node *last = cluster_broker(&c, p.isr.ids[0]);
+    cluster_node_start(&c, last);
+    cr_assert_eq(expect_no_offset_below_100(last->port, "hw", true),
+                 KAFKA_ERROR_OFFSET_NOT_AVAILABLE);
 }
 
 static int connect_to(int port)
