@@ -31,6 +31,7 @@ void ctl_op_free(struct ctl_op *op)
     free(op->topic_results);
     free(op->topic_ids);
     free(op->errors);
+    free(op->events);
     free(op);
 }
 
@@ -89,6 +90,7 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
     ASSERT(op != NULL);
     c->in_flight = NULL;
     if (status == 0) {
+        controller_events_log(c, op->events);
         handlers_committed(c, op, result);
     } else {
         /* NOTLEADER, or LEADERSHIPLOST: the outcome is unknown, and a
@@ -115,6 +117,8 @@ int controller_propose(struct controller *c, struct ctl_op *op,
     if (rv != RC_OK) {
         return rv;
     }
+    free(op->events);
+    op->events = controller_events(c, op, recs, n);
     c->apply_req.data = c;
     c->in_flight = op;
     rv = raft_apply(&c->raft, &c->apply_req, &buf, 1, apply_cb);

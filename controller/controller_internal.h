@@ -31,6 +31,8 @@ struct ctl_op {
     struct plan_topic_result *topic_results;
     struct meta_uuid *topic_ids;
     int16_t *errors;
+    char *events; /* controller_events() of the proposal, logged once
+                   * it commits */
 };
 
 struct controller {
@@ -89,5 +91,12 @@ void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
 
 void ctl_op_free(struct ctl_op *op);
+
+/* controller/events.c: the lines (malloc'd, "\n"-ended; NULL if none)
+ * describing what recs change in the committed image, each with the
+ * cause op stands for; and their logging. */
+char *controller_events(const struct controller *c, const struct ctl_op *op,
+                        const struct meta_record *recs, size_t n);
+void controller_events_log(struct controller *c, const char *events);
 
 #endif

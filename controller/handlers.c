@@ -157,11 +157,7 @@ static bool run_heartbeat(struct controller *c, struct ctl_op *op)
         reply_heartbeat(c, op);
         return false;
     }
-    if (op->heartbeat.is_fenced != b->fenced) {
-        TRACE_INFO(c->tracer, "broker=%d %s", hr.broker_id,
-                   op->heartbeat.is_fenced ? "fenced" : "unfenced");
-    }
-    return propose_or_fail(c, op, &recs);
+    return propose_or_fail(c, op, &recs); /* the event says what changed */
 }
 
 /* --- Topics -------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/kafka/kafka_error.h"
+#include "common/meta/meta_event.h"
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 
@@ -67,8 +68,12 @@ static void answered_cb(void *arg, int rc, const uint8_t *payload, size_t len)
                        resp == NULL ? -1 : resp->error_code);
             membership_refresh(b->membership);
         } else {
-            TRACE_INFO(&b->tracer, "partition=%s-%d isr is now %d replicas "
-                       "at partition epoch %d", p->topic, p->id, isr.n, pe);
+            char from[META_REPLICAS_MAX * 12], to[META_REPLICAS_MAX * 12];
+            meta_replica_set_format(&p->isr, from, sizeof from);
+            meta_replica_set_format(&isr, to, sizeof to);
+            TRACE_INFO(&b->tracer, "event: %s-%d isr %s -> %s at partition "
+                       "epoch %d (%s)", p->topic, p->id, from, to, pe,
+                       p->isr_why);
         }
         partition_alter_done(p, ok, &isr, pe, (int64_t)uv_now(b->loop));
     }
@@ -112,8 +117,11 @@ void broker_alter_isr(void *arg, struct partition *p,
     *aw = (struct alter_wait){.b = b, .topic_id = p->topic_id,
                               .partition = p->id,
                               .leader_epoch = p->leader_epoch};
-    TRACE_INFO(&b->tracer, "partition=%s-%d proposing isr of %d replicas "
-               "(was %d)", p->topic, p->id, isr->n, p->isr.n);
+    char from[META_REPLICAS_MAX * 12], to[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->isr, from, sizeof from);
+    meta_replica_set_format(isr, to, sizeof to);
+    TRACE_INFO(&b->tracer, "event: %s-%d isr %s -> %s proposed (%s)",
+               p->topic, p->id, from, to, p->isr_why);
     if (membership_call_active(b->membership, buf, len, 5000, answered_cb,
                                aw) != RC_OK) {
         free(aw);

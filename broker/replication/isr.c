@@ -5,6 +5,8 @@
  * clock, no allocation. */
 #include "broker/replication/isr.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/rc.h"
@@ -405,4 +407,46 @@ void isr_alter_done(struct isr_state *s, bool ok,
     }
     drop_pending(s);
     check_invariants(s);
+}
+
+/* --- Explanations --------------------------------------------------------- */
+
+void isr_explain(const struct isr_state *s,
+                 const struct meta_replica_set *proposed, int64_t hw,
+                 int64_t now_ms, char *out, size_t cap)
+{
+    size_t len = 0;
+    if (cap == 0) {
+        return;
+    }
+    out[0] = '\0';
+    for (int32_t i = 0; i < s->replicas.n && len + 1 < cap; i++) {
+        int32_t id = s->replicas.ids[i];
+        bool was = meta_replica_set_contains(&s->isr, id);
+        bool will = meta_replica_set_contains(proposed, id);
+        const struct isr_follower *f = isr_follower(s, id);
+        if (was == will || f == NULL) {
+            continue;
+        }
+        const char *sep = len > 0 ? "; " : "";
+        int n;
+        if (!will && f->last_caught_up_ms == ISR__NEVER) {
+            n = snprintf(out + len, cap - len, "%sreplica %" PRId32
+                         " has not caught up since this leader took over",
+                         sep, id);
+        } else if (!will) {
+            n = snprintf(out + len, cap - len, "%sreplica %" PRId32
+                         " not caught up for %" PRId64 " ms > "
+                         "replica.lag.time.max.ms=%" PRId64, sep, id,
+                         now_ms - f->last_caught_up_ms, s->lag_max_ms);
+        } else {
+            n = snprintf(out + len, cap - len, "%sreplica %" PRId32
+                         " caught up: end offset %" PRId64 " >= HW %" PRId64,
+                         sep, id, f->leo, hw);
+        }
+        if (n < 0) {
+            break;
+        }
+        len += (size_t)n < cap - len ? (size_t)n : cap - len - 1;
+    }
 }

@@ -141,6 +141,14 @@ bool isr_maybe_shrink(struct isr_state *s, int64_t leader_leo,
 bool isr_maybe_expand(struct isr_state *s, int64_t hw, int64_t leader_leo,
                       int64_t now_ms, struct meta_replica_set *isr_out);
 
+/* Why the ISR would go from s's committed one to proposed, one clause per
+ * replica that leaves or joins: "replica 1 not caught up for 5004 ms >
+ * replica.lag.time.max.ms=5000", "replica 3 caught up: end offset 120 >=
+ * HW 118". Always terminated when cap > 0, cut short to fit. */
+void isr_explain(const struct isr_state *s,
+                 const struct meta_replica_set *proposed, int64_t hw,
+                 int64_t now_ms, char *out, size_t cap);
+
 /* The controller answered the pending change: on success adopt isr and
  * partition_epoch; on failure go back to the committed state (the next
  * fetches or checks may propose again). Ignored with nothing pending. */

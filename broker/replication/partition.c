@@ -335,8 +335,10 @@ static void check_min_isr(struct partition *p)
     }
 }
 
-static void propose_isr(struct partition *p, const struct meta_replica_set *isr)
+static void propose_isr(struct partition *p, const struct meta_replica_set *isr,
+                        int64_t now_ms)
 {
+    isr_explain(&p->repl, isr, p->hw, now_ms, p->isr_why, sizeof p->isr_why);
     p->alter_in_flight = true;
     replica_manager_alter_isr(p->owner, p, isr);
 }
@@ -401,7 +403,7 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
     if (!p->alter_in_flight &&
         isr_maybe_expand(&p->repl, p->hw, log_end_offset(p->log), now_ms,
                          &isr)) {
-        propose_isr(p, &isr);
+        propose_isr(p, &isr, now_ms);
     }
     return RC_OK;
 }
@@ -415,7 +417,7 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
     if (!p->alter_in_flight &&
         isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
                          &isr)) {
-        propose_isr(p, &isr);
+        propose_isr(p, &isr, now_ms);
     }
     update_hw(p, now_ms);
 }

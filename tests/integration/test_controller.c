@@ -127,9 +127,41 @@ Test(controller, killed_broker_is_fenced_and_leadership_moves)
             }
         }
     }
+    /* The active controller said what changed and why. */
+    int active = cluster_active(&c);
+    cr_assert_geq(active, 0);
+    const struct cluster_node *ctl = &c.controllers[active];
+    char line[200];
+    snprintf(line, sizeof line, "event: broker %d fenced (session expired "
+             "after %lld ms", victim, (long long)c.session_timeout_ms);
+    cr_assert(cluster_log_contains(ctl, line), "no \"%s\" in %s", line,
+              ctl->log);
+    int32_t p0 = -1;
+    for (int32_t p = 0; p < t->n_partitions && p0 < 0; p++) {
+        if (t->partitions[p].replicas.ids[0] == victim) {
+            p0 = p;
+        }
+    }
+    cr_assert_geq(p0, 0);
+    snprintf(line, sizeof line, "event: t-%d leader %d -> %d epoch 0 -> 1",
+             p0, victim, t->partitions[p0].leader);
+    cr_assert(cluster_log_contains(ctl, line), "no \"%s\" in %s", line,
+              ctl->log);
+    snprintf(line, sizeof line, "(broker %d fenced: session expired after",
+             victim);
+    cr_assert(cluster_log_contains(ctl, line), "no cause \"%s\" in %s",
+              line, ctl->log);
     /* Back again: registered anew and unfenced. */
     cluster_node_start(&c, &c.brokers[0]);
     cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 15000));
+    snprintf(line, sizeof line, "event: broker %d unfenced (broker %d "
+             "caught up", victim, victim);
+    uint64_t deadline = cluster_now_ms() + 15000;
+    while (!cluster_log_contains(ctl, line) && cluster_now_ms() < deadline) {
+        pause_ms(50);
+    }
+    cr_assert(cluster_log_contains(ctl, line), "no \"%s\" in %s", line,
+              ctl->log);
     meta_image_free(&img);
 }
 

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "broker/replication/isr.h"
 #include "common/meta/meta.h"
@@ -736,4 +737,48 @@ Test(replica, set_eligible_ignores_unknown_ids)
     isr_set_eligible(&s, SELF, false);
     cr_assert(follower(2)->eligible);
     cr_assert_eq(s.n_followers, 1);
+}
+
+/* --- Explanations --------------------------------------------------------- */
+
+Test(replica, explain_names_who_leaves_and_who_joins_and_why)
+{
+    char why[256];
+    lead(SET(1, 2, 3), SET(1, 2, 3), 2, 100);
+    fetch(2, 100, 100, T0);
+    fetch(3, 100, 100, T0 + 5);
+    int64_t now = T0 + LAG_MS + 4;
+    fetch(3, 150, 150, now);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_shrink(&s, 150, now, &isr));
+    isr_explain(&s, &isr, 100, now, why, sizeof why);
+    cr_assert_str_eq(why, "replica 2 not caught up for 30004 ms > "
+                          "replica.lag.time.max.ms=30000");
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    fetch(2, 150, 150, now + 10);
+    cr_assert(isr_maybe_expand(&s, 150, 150, now + 10, &isr));
+    isr_explain(&s, &isr, 150, now + 10, why, sizeof why);
+    cr_assert_str_eq(why, "replica 2 caught up: end offset 150 >= HW 150");
+    /* Both directions at once, and a bound that cuts it short. */
+    struct meta_replica_set swap = SET(1, 2);
+    isr_explain(&s, &swap, 150, now + 10, why, 24);
+    cr_assert_eq(strlen(why), 23);
+    cr_assert(strncmp(why, "replica 2 caught up", 19) == 0, "%s", why);
+    isr_explain(&s, &swap, 150, now + 10, why, sizeof why);
+    cr_assert(strstr(why, "; replica 3 not caught up for ") != NULL, "%s",
+              why);
+}
+
+Test(replica, explain_a_member_that_never_caught_up_under_this_leader)
+{
+    char why[256];
+    lead(SET(1, 2), SET(1), 1, 100);
+    struct meta_replica_set none = SET(1);
+    isr_explain(&s, &none, 100, T0, why, sizeof why);
+    cr_assert_str_eq(why, "", "no change, nothing to say");
+    lead(SET(1, 2), SET(1, 2), 1, 100);
+    s.followers[0].last_caught_up_ms = -1; /* as a never-fetched joiner */
+    isr_explain(&s, &none, 100, T0, why, sizeof why);
+    cr_assert_str_eq(why, "replica 2 has not caught up since this leader "
+                          "took over");
 }

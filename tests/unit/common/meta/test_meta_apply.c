@@ -1,4 +1,5 @@
-/* Tests for common/meta/meta_apply.c and common/meta/meta_image.c: each of
+/* Tests for common/meta/meta_apply.c, common/meta/meta_image.c and
+ * common/meta/meta_event.c: each of
  * Kafka's replay rules (broker epochs, fencing, topics, partitions, leader and
  * partition epochs, configs, producer ids), the offset counting every record,
  * untrusted bounds, deep copies, descriptions, and determinism: images fed the
@@ -11,6 +12,7 @@
 
 #include "common/limits.h"
 #include "common/meta/meta.h"
+#include "common/meta/meta_event.h"
 #include "common/rc.h"
 
 /* Criterion reports every assertion; in loops only failures should cost. */
@@ -999,4 +1001,85 @@ Test(meta_apply, topic_name_rule_is_kafkas)
     cr_expect_not(meta_topic_name_valid("a b"));
     cr_expect_not(meta_topic_name_valid("a/b"));
     cr_expect_not(meta_topic_name_valid(NULL));
+}
+
+/* --- Events (common/meta/meta_event.c) ----------------------------------- */
+
+Test(meta_event, partition_changes_read_before_and_after)
+{
+    struct meta_image img;
+    struct meta_replica_set two = SET(2, 3);
+    char out[256];
+
+    build_orders(&img);
+    struct meta_record r = r_pchange(1, 0, &two, 2);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "orders-0 leader 1 -> 2 epoch 0 -> 1, isr 1,2,3 "
+                          "-> 2,3");
+    APPLY_OK(&img, r);
+    r = r_pchange(1, 0, NULL, META_NO_LEADER);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "orders-0 leader 2 -> none epoch 1 -> 2");
+    struct meta_replica_set same = SET(2, 3);
+    r = r_pchange(1, 0, &same, META_LEADER_UNCHANGED);
+    cr_assert_not(meta_record_event(&img, &r, out, sizeof out),
+                  "an ISR that stays the same is no event: %s", out);
+    cr_assert_str_eq(out, "");
+    struct meta_replica_set none = EMPTY_SET;
+    r = r_pchange(1, 0, &none, META_LEADER_UNCHANGED);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "orders-0 isr 2,3 -> -");
+    r = r_pchange(9, 0, &none, 1); /* unknown topic */
+    cr_assert_not(meta_record_event(&img, &r, out, sizeof out));
+    meta_image_free(&img);
+}
+
+Test(meta_event, brokers_and_topics)
+{
+    struct meta_image img;
+    char out[256];
+
+    build_orders(&img);
+    struct meta_record r = r_change(1, 1, 1, 0);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "broker 1 fenced");
+    r = r_change(2, 3, 0, 1);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "broker 2 in controlled shutdown");
+    r = r_change(3, 5, -1, 0); /* already unfenced: nothing changes */
+    cr_assert_not(meta_record_event(&img, &r, out, sizeof out));
+    r = r_register(4, "10.0.0.4", 9092, 4);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "broker 4 registered at 10.0.0.4:9092 (fenced "
+                          "until caught up)");
+    APPLY_OK(&img, r);
+    r = r_change(4, img.offset, -1, 0);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "broker 4 unfenced");
+    r = r_topic("demo", 2);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "topic demo created");
+    r = r_remove(1);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "topic orders deleted");
+    r = r_config(META_RESOURCE_TOPIC, "orders", "retention.ms", NULL);
+    cr_assert_not(meta_record_event(&img, &r, out, sizeof out));
+    char small[8];
+    r = r_change(1, 1, 1, 0);
+    cr_assert(meta_record_event(&img, &r, small, sizeof small));
+    cr_assert_str_eq(small, "broker ");
+    meta_image_free(&img);
+}
+
+Test(meta_event, replica_sets_format_and_fit)
+{
+    char out[6];
+    struct meta_replica_set s = SET(1, 2, 3, 44);
+    meta_replica_set_format(&s, out, sizeof out);
+    cr_assert_str_eq(out, "1,2,3");
+    meta_replica_set_format(&s, out, 1);
+    cr_assert_str_eq(out, "");
+    struct meta_replica_set bad = {.n = -3};
+    meta_replica_set_format(&bad, out, sizeof out);
+    cr_assert_str_eq(out, "-");
 }

@@ -1,0 +1,112 @@
+/* The state changes a proposal makes, as a learner reads them: one line
+ * per change, before -> after, with the rule that caused it, e.g.
+ *
+ *   event: demo-0 leader 1 -> 2 epoch 3 -> 4, isr 1,2,3 -> 2,3 (broker 1
+ *   fenced: session expired after 3000 ms)
+ *
+ * Described against the committed image before the proposal (the
+ * controller has one proposal in flight at a time), logged once it
+ * commits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/meta/meta_event.h"
+#include "common/trace.h"
+#include "controller/controller_internal.h"
+
+#define EVENT_LINE_MAX 400
+
+static void op_cause(const struct controller *c, const struct ctl_op *op,
+                     char *out, size_t cap)
+{
+    if (op->fence) {
+        snprintf(out, cap, "broker %d fenced: session expired after %lld "
+                 "ms", (int)op->fence_broker,
+                 (long long)c->cfg.session_timeout_ms);
+        return;
+    }
+    if (op->elect_leaderless || op->req == NULL) {
+        snprintf(out, cap, "electing leaders where there are none");
+        return;
+    }
+    const Cairn__BrokerHeartbeatRequest *hb = op->req->broker_heartbeat;
+    switch (op->req->body_case) {
+    case CAIRN__REQUEST__BODY_BROKER_REGISTRATION:
+        snprintf(out, cap, "broker %d registered",
+                 (int)op->req->broker_registration->broker_id);
+        break;
+    case CAIRN__REQUEST__BODY_BROKER_HEARTBEAT:
+        if (hb->want_shut_down) {
+            snprintf(out, cap, "broker %d asked for a controlled shutdown",
+                     (int)hb->broker_id);
+        } else if (hb->want_fence) {
+            snprintf(out, cap, "broker %d asked to be fenced",
+                     (int)hb->broker_id);
+        } else {
+            snprintf(out, cap, "broker %d caught up with the metadata at "
+                     "offset %lld", (int)hb->broker_id,
+                     (long long)hb->current_metadata_offset);
+        }
+        break;
+    case CAIRN__REQUEST__BODY_CREATE_TOPICS:
+        snprintf(out, cap, "CreateTopics");
+        break;
+    case CAIRN__REQUEST__BODY_DELETE_TOPICS:
+        snprintf(out, cap, "DeleteTopics");
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_PARTITION:
+        snprintf(out, cap, "AlterPartition from leader %d",
+                 (int)op->req->alter_partition->broker_id);
+        break;
+    default:
+        snprintf(out, cap, "request %d", (int)op->req->body_case);
+        break;
+    }
+}
+
+char *controller_events(const struct controller *c, const struct ctl_op *op,
+                        const struct meta_record *recs, size_t n)
+{
+    char cause[200];
+    op_cause(c, op, cause, sizeof cause);
+    char *text = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char line[EVENT_LINE_MAX];
+        if (!meta_record_event(&c->fsm.image, &recs[i], line, sizeof line)) {
+            continue;
+        }
+        /* "broker 1 fenced (session expired ...)", not "broker 1 fenced
+         * (broker 1 fenced: session expired ...)"; no cause that the line
+         * already says ("broker 1 registered"). */
+        const char *why = cause;
+        size_t ll = strlen(line);
+        size_t cl = strlen(cause);
+        if (strncmp(cause, line, ll) == 0 && cause[ll] == ':') {
+            why = cause + ll + 2;
+        } else if (strncmp(line, cause, cl) == 0) {
+            why = "";
+        }
+        size_t add = ll + strlen(why) + 5; /* " ()\n" and the NUL */
+        char *grown = realloc(text, len + add);
+        if (grown == NULL) {
+            break; /* events are for people; the proposal goes on */
+        }
+        text = grown;
+        len += (size_t)snprintf(text + len, add, *why != '\0' ? "%s (%s)\n"
+                                                             : "%s%s\n",
+                                line, why);
+    }
+    return text;
+}
+
+void controller_events_log(struct controller *c, const char *events)
+{
+    for (const char *p = events; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        int n = (int)(nl != NULL ? nl - p : (ptrdiff_t)strlen(p));
+        TRACE_INFO(c->tracer, "event: %.*s", n, p);
+        p = nl != NULL ? nl + 1 : p + n;
+    }
+}
