@@ -2,13 +2,16 @@
  * (broker/replication/partition.h). */
 #include "broker/replication/partition.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/replication/replica_manager.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
+#include "common/meta/meta_event.h"
 #include "common/rc.h"
+#include "common/trace.h"
 
 bool partition_is_leader(const struct partition *p)
 {
@@ -71,11 +74,37 @@ static void advance_hw(struct partition *p, int64_t hw)
 
 /* Leader: the high watermark moves to the replicas' minimum (over the
  * maximal ISR and caught-up eligible followers), never backwards. */
+/* The events of the HW stopping and moving again for want of in-sync
+ * replicas (strict min ISR: the HW is frozen while the committed ISR is
+ * below min.insync.replicas). */
+static void note_hw_stall(struct partition *p)
+{
+    bool stalled = !isr_enough_for_append(&p->repl);
+    if (stalled == p->hw_stalled) {
+        return;
+    }
+    p->hw_stalled = stalled;
+    char isr[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
+    if (stalled) {
+        TRACE_INFO(p->owner->tracer, "event: %s-%d hw stalled at %" PRId64
+                   " (isr %s: %d < min.insync.replicas=%d; acks=all writes "
+                   "wait, then fail)", p->topic, p->id, p->hw, isr,
+                   p->repl.isr.n, p->repl.min_isr);
+    } else {
+        TRACE_INFO(p->owner->tracer, "event: %s-%d hw moves again from %"
+                   PRId64 " (isr %s: %d >= min.insync.replicas=%d)",
+                   p->topic, p->id, p->hw, isr, p->repl.isr.n,
+                   p->repl.min_isr);
+    }
+}
+
 static void update_hw(struct partition *p, int64_t now_ms)
 {
     if (!partition_is_leader(p)) {
         return;
     }
+    note_hw_stall(p);
     advance_hw(p, isr_hw_candidate(&p->repl, partition_leader_leo(p),
                                    now_ms));
 }
@@ -365,6 +394,7 @@ void partition_apply_metadata(struct partition *p, int32_t self,
                               now_ms);
             p->alter_in_flight = false;
             p->follow = PARTITION_FOLLOW_NONE;
+            p->hw_stalled = false; /* a new leader says so if it is */
         } else {
             isr_update_metadata(&p->repl, mp);
             p->repl.min_isr = min_insync < mp->replicas.n ? min_insync

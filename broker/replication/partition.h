@@ -61,6 +61,7 @@ struct partition {
     int64_t hw;                       /* high watermark */
     int64_t hw_saved;                 /* last checkpointed */
     char isr_why[256];                /* why the pending ISR change */
+    bool hw_stalled;                  /* as leader: ISR below min ISR */
     struct isr_state repl;        /* as leader: followers and ISR */
     struct producer_state producers;  /* idempotent producers' windows */
     struct partition_waiter *waiters; /* by offset, oldest first */

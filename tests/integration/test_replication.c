@@ -659,6 +659,11 @@ Test(replication, two_replicas_down_refuses_acks_all_until_they_return)
     char answers[256];
     long appended_max = expect_not_enough_replicas(
         broker_node(survivor)->port, answers, sizeof answers);
+    /* The leader said why its HW stopped. */
+    char stalled[96];
+    snprintf(stalled, sizeof stalled, "event: %s-0 hw stalled at ", TOPIC);
+    cr_assert(cluster_log_contains(broker_node(survivor), stalled),
+              "no \"%s\" in %s", stalled, broker_node(survivor)->log);
     /* Nor is anything the load sends: watch the count for 3 s. */
     long frozen = load_acked();
     uint64_t watch_end = cluster_now_ms() + 3000;
@@ -676,6 +681,10 @@ Test(replication, two_replicas_down_refuses_acks_all_until_they_return)
     cr_assert(wait_acked_above(frozen, 60000),
               "no acknowledgement after both replicas returned (%ld)",
               frozen);
+    snprintf(stalled, sizeof stalled, "event: %s-0 hw moves again from ",
+             TOPIC);
+    cr_assert(cluster_log_contains(broker_node(survivor), stalled),
+              "no \"%s\" in %s", stalled, broker_node(survivor)->log);
     long foreign = finish(frozen);
     cr_assert_leq(foreign, appended_max,
                   "%ld raw records in the topic; answers were %s", foreign,
@@ -777,6 +786,12 @@ Test(replication, paused_follower_leaves_the_isr_by_lag_and_rejoins)
               (unsigned long long)(cluster_now_ms() - stopped));
     cr_assert_not(v.fenced[broker_index(follower)],
                   "follower %d left the ISR only by being fenced", follower);
+    /* The leader said who left and by which rule. */
+    struct cluster_node *ln = broker_node(v.p[0].leader);
+    char why[160];
+    snprintf(why, sizeof why, "(replica %d not caught up for ", follower);
+    cr_assert(cluster_log_contains(ln, why), "no \"%s\" in %s", why,
+              ln->log);
     /* Its last catch-up may predate the pause by up to a fetch round. */
     cr_assert_geq(cluster_now_ms() - stopped, (uint64_t)LAG_MAX_MS - 1000,
                   "dropped well before replica.lag.time.max.ms");
@@ -789,6 +804,10 @@ Test(replication, paused_follower_leaves_the_isr_by_lag_and_rejoins)
     cr_assert(wait_view(p0_full_isr_with, follower, 30000, &v),
               "follower %d not back in partition 0's ISR (%s)", follower,
               set_str(&v.p[0].isr, isr, sizeof isr));
+    snprintf(why, sizeof why, "(replica %d caught up: end offset ",
+             follower);
+    cr_assert(cluster_log_contains(ln, why), "no \"%s\" in %s", why,
+              ln->log);
     finish(acked);
 }
 
