@@ -290,10 +290,21 @@ static void truncate_one(struct fetcher *f, struct slice topic,
         f->errors = true;
         return;
     }
-    TRACE_INFO(f->rf->tracer, "partition=%s-%d leader %d says epoch %d ends "
-               "at %" PRId64 "; log end %" PRId64 " -> %" PRId64 "%s",
-               p->topic, p->id, f->leader, r->LeaderEpoch, r->EndOffset, end,
-               log_end_offset(p->log), t.done ? "" : " (asking again)");
+    int64_t after = log_end_offset(p->log);
+    if (after < end) {
+        /* KIP-101/279: what this replica wrote past the leader's log of
+         * that epoch was never committed and diverges; it goes. */
+        TRACE_INFO(f->rf->tracer, "event: %s-%d truncated %" PRId64 " -> %"
+                   PRId64 " (leader %d says epoch %d ends at %" PRId64
+                   "; this log diverged after that)%s", p->topic, p->id,
+                   end, after, f->leader, r->LeaderEpoch, r->EndOffset,
+                   t.done ? "" : " (asking again)");
+    } else {
+        TRACE_INFO(f->rf->tracer, "partition=%s-%d leader %d says epoch %d "
+                   "ends at %" PRId64 "; log end %" PRId64 " kept%s",
+                   p->topic, p->id, f->leader, r->LeaderEpoch, r->EndOffset,
+                   end, t.done ? "" : " (asking again)");
+    }
     if (t.done) {
         p->follow = PARTITION_FOLLOW_FETCH;
     }

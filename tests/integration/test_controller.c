@@ -542,6 +542,52 @@ Test(controller, a_new_leader_below_its_epoch_start_lists_no_offsets)
                  KAFKA_ERROR_OFFSET_NOT_AVAILABLE);
 }
 
+/* The broker that led before (a predicate cannot take arguments). */
+static int32_t g_old_leader;
+
+static bool led_by_other(const struct meta_partition *p)
+{
+    return p->leader >= 0 && p->leader != g_old_leader;
+}
+
+/* Kafka's divergence on rejoin (KIP-101/279): records a leader took with
+ * acks=1 while its follower was stopped were never committed; the
+ * follower leads the next epoch, and the old leader, back, truncates
+ * them away and says so. */
+Test(controller, a_diverged_replica_truncates_on_rejoin_and_says_so)
+{
+    start_ready(1, 2);
+    cr_assert_eq(cluster_create_topic(&c, "div", 1, 2), KAFKA_ERROR_NONE);
+    struct meta_partition p = wait_partition("div", full_isr);
+    struct cluster_node *ln = cluster_broker(&c, p.leader);
+    int32_t follower = p.replicas.ids[0] == p.leader ? p.replicas.ids[1]
+                                                     : p.replicas.ids[0];
+    struct cluster_node *fn = cluster_broker(&c, follower);
+    produce_100_acked(ln->port, "div"); /* acks=all: both hold 0..99 */
+    cluster_node_signal(&c, fn, SIGSTOP, false);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, ln->port), "%s", kc.error);
+    struct built_batch b = batch_build(100, 100, 1700000000000, 8);
+    cr_assert_eq(kafka_wire_produce(&kc, "div", 0, b.bytes, b.len, 1),
+                 KAFKA_ERROR_NONE, "acks=1 produce");
+    built_batch_free(&b);
+    kafka_client_close(&kc);
+    cluster_node_signal(&c, ln, SIGKILL, true);
+    cluster_node_signal(&c, fn, SIGCONT, false);
+    g_old_leader = p.leader;
+    (void)wait_partition("div", led_by_other);
+    cluster_node_start(&c, ln);
+    char text[160];
+    snprintf(text, sizeof text, "event: div-0 truncated 200 -> 100 (leader "
+             "%d says epoch ", follower);
+    uint64_t deadline = cluster_now_ms() + 20000;
+    while (!cluster_log_contains(ln, text) && cluster_now_ms() < deadline) {
+        pause_ms(50);
+    }
+    cr_assert(cluster_log_contains(ln, text), "no \"%s\" in %s", text,
+              ln->log);
+}
+
 static int connect_to(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
