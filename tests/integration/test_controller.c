@@ -556,7 +556,11 @@ static bool led_by_other(const struct meta_partition *p)
  * them away and says so. */
 Test(controller, a_diverged_replica_truncates_on_rejoin_and_says_so)
 {
-    start_ready(1, 2);
+    memset(&c, 0, sizeof c);
+    c.broker_extra_config = "replica.fetch.wait.max.ms=50\n";
+    cluster_start(&c, 1, 2);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
     cr_assert_eq(cluster_create_topic(&c, "div", 1, 2), KAFKA_ERROR_NONE);
     struct meta_partition p = wait_partition("div", full_isr);
     struct cluster_node *ln = cluster_broker(&c, p.leader);
@@ -565,6 +569,10 @@ Test(controller, a_diverged_replica_truncates_on_rejoin_and_says_so)
     struct cluster_node *fn = cluster_broker(&c, follower);
     produce_100_acked(ln->port, "div"); /* acks=all: both hold 0..99 */
     cluster_node_signal(&c, fn, SIGSTOP, false);
+    /* The fetch it had parked at the leader is answered, empty, within
+     * replica.fetch.wait.max.ms (50 ms); stopped, it sends no other, so
+     * nothing written from now on reaches it. */
+    pause_ms(1000);
     struct kafka_client kc;
     cr_assert(kafka_wire_connect(&kc, ln->port), "%s", kc.error);
     struct built_batch b = batch_build(100, 100, 1700000000000, 8);
