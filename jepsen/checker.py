@@ -830,10 +830,49 @@ class LaterMinimum:
         return self.suffix[i] if i < len(self.suffix) else None
 
 
-def watermark_reads(m):
-    """Per partition, the high watermark reads as (t0, t1, high, ref)."""
+# A deposed leader (or group coordinator) that clients can still reach
+# answers from its old state until it learns of the new epoch: Kafka serves
+# such stale reads too (a client that sends its current leader epoch,
+# KIP-320, is refused by the deposed broker; librdkafka 2.0 does not send
+# it for ListOffsets). Reads that may have met one, from a network
+# partition or a pause until this long after the heal or resume (the
+# header's stale_grace_ns, else STALE_GRACE_NS), are left out of the
+# read-side checks (HW and committed-offset registers); every write-side
+# check keeps them.
+STALE_FAULTS = ("partition", "pause")
+STALE_UNDO = ("heal", "resume")
+STALE_GRACE_NS = 5 * 10 ** 9
+
+
+def stale_windows(m):
+    """(start, end) intervals in which a read may reach a deposed node."""
+    grace = STALE_GRACE_NS
+    if isinstance(m.header, dict) and is_int(m.header.get("stale_grace_ns")):
+        grace = m.header["stale_grace_ns"]
+    wins = []
+    for i, ev in enumerate(m.nemesis):
+        if ev.f not in STALE_FAULTS:
+            continue
+        end = math.inf
+        for later in m.nemesis[i + 1:]:
+            if later.f in STALE_UNDO:
+                end = later.t1 + grace
+                break
+        wins.append((ev.t0, end))
+    return wins
+
+
+def in_windows(wins, t0, t1):
+    return any(t0 <= e and t1 >= s for s, e in wins)
+
+
+def watermark_reads(m, wins=()):
+    """Per partition, the high watermark reads as (t0, t1, high, ref),
+    without those in wins."""
     out = defaultdict(list)
     for op in m.ops_of("watermarks"):
+        if in_windows(wins, op.t0, op.t1):
+            continue
         for k, (_, high) in op.value.items():
             out[key_of(k)].append((op.t0, op.t1, high, op.ref))
     return out
@@ -851,9 +890,10 @@ def check_high_watermark(m):
     read_above_hw: a polled offset not below the high watermark of a read
     invoked after the poll (a consumer saw an uncommitted record); kind
     "above-later-hw".
+    Watermark reads in a stale window (see STALE_FAULTS) are left out.
     """
     regress, acks, polls = [], [], []
-    reads = watermark_reads(m)
+    reads = watermark_reads(m, stale_windows(m))
     for k in sorted(reads, key=key_order):
         for a, b in real_time_regressions(reads[k]):
             regress.append(anomaly([a[3], b[3]], key=k, high=b[2],
@@ -909,12 +949,16 @@ def check_committed(m):
 
     Commits (acknowledged writes of a group's offsets) and committed reads
     form one register per group and partition; once a commit or read of a
-    value has completed, no later read may return less. This assumes the
+    value has completed, no later read may return less. Reads in a
+    stale window (see STALE_FAULTS) are left out. This assumes the
     workload commits only forward (a deliberate rewind uses a new group).
     """
     series = defaultdict(list)
+    wins = stale_windows(m)
     for op in m.ops:
         v = op.value
+        if op.f == "committed" and in_windows(wins, op.t0, op.t1):
+            continue  # may have met a deposed coordinator
         if op.f in ("commit", "committed") and op.type == "ok" \
                 and isinstance(v, dict):
             for k, o in (v.get("offsets") or {}).items():
