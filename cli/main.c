@@ -9,6 +9,7 @@
  * brokers with librdkafka (cli/kclient.h).
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,13 @@
 #define CLI__CONTROLLERS_DEFAULT                                       \
     "101@127.0.0.1:19101,102@127.0.0.1:19102,103@127.0.0.1:19103"
 
+/* deploy/cluster.sh's ports from its base (CAIRN_BASE_PORT): brokers on
+ * base+91..93, controller RPC on base+101..103. */
+#define CLI__BASE_PORT_MAX (65535 - 103)
+
 struct globals {
+    char local_controllers[128]; /* the local cluster's, on its base */
+    char local_bootstrap[128];
     const char *controllers;
     bool controllers_named; /* by --controllers or $CAIRN_CONTROLLERS */
     const char *bootstrap;  /* --bootstrap-servers or $CAIRN_BOOTSTRAP */
@@ -71,6 +78,9 @@ static void commands_usage(FILE *out)
           "      This text.\n"
           "\n"
           "Environment: CAIRN_BOOTSTRAP, CAIRN_CONTROLLERS (see above);\n"
+          "CAIRN_BASE_PORT=N, as deploy/cluster.sh takes it, makes the\n"
+          "defaults the local cluster's on that base (brokers on N+91..93,\n"
+          "controllers on N+101..103);\n"
           "CAIRN_LOG=debug|info|warn|error|off logs the RPC layer and\n"
           "librdkafka to stderr (librdkafka's errors by default).\n"
           "Exit status: 0 success, 1 the operation failed, 2 usage error.\n",
@@ -189,7 +199,7 @@ static int resolve_bootstrap(struct globals *g)
         return -1;
     }
     if (!g->controllers_named) {
-        g->kafka.bootstrap = BOOTSTRAP_DEFAULT;
+        g->kafka.bootstrap = g->local_bootstrap;
         return -1;
     }
     char err[CTL_CLIENT_ERROR_BYTES * 2];
@@ -249,16 +259,50 @@ static bool is_kafka_command(const char *cmd)
     return false;
 }
 
+/* The local cluster's addresses: deploy/cluster.sh's defaults, moved by
+ * CAIRN_BASE_PORT as the script moves them. False (after saying why) for
+ * a base that is not a port number. */
+static bool local_defaults(struct globals *g)
+{
+    const char *env = getenv("CAIRN_BASE_PORT");
+    if (env == NULL || env[0] == '\0') {
+        snprintf(g->local_controllers, sizeof g->local_controllers, "%s",
+                 CLI__CONTROLLERS_DEFAULT);
+        snprintf(g->local_bootstrap, sizeof g->local_bootstrap, "%s",
+                 BOOTSTRAP_DEFAULT);
+        return true;
+    }
+    char *end = NULL;
+    errno = 0;
+    long base = strtol(env, &end, 10);
+    if (errno != 0 || end == env || *end != '\0' || base < 1 ||
+        base > CLI__BASE_PORT_MAX) {
+        cli_error("CAIRN_BASE_PORT=%s: expected a port number from 1 to %d",
+                  env, CLI__BASE_PORT_MAX);
+        return false;
+    }
+    snprintf(g->local_controllers, sizeof g->local_controllers,
+             "101@127.0.0.1:%ld,102@127.0.0.1:%ld,103@127.0.0.1:%ld",
+             base + 101, base + 102, base + 103);
+    snprintf(g->local_bootstrap, sizeof g->local_bootstrap,
+             "127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld", base + 91,
+             base + 92, base + 93);
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     /* A peer closing its socket mid-write must give EPIPE, not kill the
      * process; so does a closed stdout, reported on exit. */
     signal(SIGPIPE, SIG_IGN);
     struct globals g = {0};
+    if (!local_defaults(&g)) {
+        return 2;
+    }
     g.controllers = getenv("CAIRN_CONTROLLERS");
     g.controllers_named = g.controllers != NULL && g.controllers[0] != '\0';
     if (!g.controllers_named) {
-        g.controllers = CLI__CONTROLLERS_DEFAULT;
+        g.controllers = g.local_controllers;
     }
     int i = 0;
     int rc = parse_globals(argc, argv, &i, &g);

@@ -42,6 +42,12 @@ check "up prints bootstrap.servers last" \
 check "topics create" "$BIN/cairn" --controllers \
     "101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))" \
     topics create orders --partitions 3 --replication-factor 3
+check "cairn honours CAIRN_BASE_PORT (no --controllers)" bash -c '
+    timeout 60 "$1" topics list | grep -qx orders &&
+    timeout 60 "$1" status | grep -q "^orders"' _ "$BIN/cairn"
+check "a CAIRN_BASE_PORT that is no port is a usage error" bash -c '
+    CAIRN_BASE_PORT=99999 "$1" status 2>&1 | grep -q "CAIRN_BASE_PORT=99999";
+    test "${PIPESTATUS[0]}" = 2' _ "$BIN/cairn"
 check "status shows three leaders" wait_for 10 \
     "len([p for t in s['topics'] for p in t['partitions'] if p['leader'] > 0]) == 3"
 check "kill broker-1" "$ROOT/deploy/cluster.sh" kill broker-1
