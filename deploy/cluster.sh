@@ -12,9 +12,10 @@
 #                                     registered; last line bootstrap.servers=
 #   deploy/cluster.sh down            stop everything (brokers first)
 #   deploy/cluster.sh status          cairn status against this cluster
-#   deploy/cluster.sh kill NODE       SIGKILL   (NODE: controller-101, broker-2)
+#   deploy/cluster.sh kill NODE       SIGKILL, wait for it to die
+#                                     (NODE: controller-101, broker-2)
 #   deploy/cluster.sh stop NODE       SIGTERM, wait for exit
-#   deploy/cluster.sh start NODE      start one node
+#   deploy/cluster.sh start NODE      start one node (says what it started)
 #   deploy/cluster.sh pause NODE      SIGSTOP
 #   deploy/cluster.sh resume NODE     SIGCONT
 #   deploy/cluster.sh pid NODE        print its pid
@@ -89,6 +90,15 @@ node_kind() {
     esac
 }
 
+# A process killed a moment ago may not be reaped yet: it answers kill -0
+# as a zombie ("Z" in /proc/PID/stat). It counts as gone.
+is_zombie() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [ "${stat%% *}" = Z ]
+}
+
 node_pid() {
     local f
     f=$(pid_file "$1")
@@ -96,6 +106,7 @@ node_pid() {
     local pid
     pid=$(cat "$f")
     kill -0 "$pid" 2>/dev/null || return 1
+    is_zombie "$pid" && return 1
     echo "$pid"
 }
 
@@ -278,9 +289,26 @@ case "${1:-}" in
     up) cmd_up ;;
     down) cmd_down ;;
     status) shift; cairn_status "$@" ;;
-    kill) signal_node "${2:?NODE}" KILL ;;
+    kill)
+        # Returns once the process is gone (or a zombie), so that a
+        # `start` right after it starts a new one.
+        pid=$(node_pid "${2:?NODE}") || die "$2 is not running"
+        signal_node "$2" KILL
+        deadline=$((SECONDS + 10))
+        while kill -0 "$pid" 2>/dev/null && ! is_zombie "$pid"; do
+            [ $SECONDS -ge $deadline ] && die "$2 (pid $pid) outlived SIGKILL"
+            sleep 0.05
+        done
+        ;;
     stop) node_kind "${2:?NODE}" >/dev/null; stop_node "$2" ;;
-    start) start_node "${2:?NODE}" ;;
+    start)
+        if pid=$(node_pid "${2:?NODE}"); then
+            echo "${2} is already running (pid $pid)"
+        else
+            start_node "$2"
+            echo "started ${2} (pid $(cat "$(pid_file "$2")"))"
+        fi
+        ;;
     pause) signal_node "${2:?NODE}" STOP ;;
     resume) signal_node "${2:?NODE}" CONT ;;
     pid) node_kind "${2:?NODE}" >/dev/null; node_pid "$2" || die "$2 is not running" ;;

@@ -51,6 +51,10 @@ check "a CAIRN_BASE_PORT that is no port is a usage error" bash -c '
 check "status shows three leaders" wait_for 10 \
     "len([p for t in s['topics'] for p in t['partitions'] if p['leader'] > 0]) == 3"
 check "kill broker-1" "$ROOT/deploy/cluster.sh" kill broker-1
+check "a kill then at once a start starts it again, and says so" bash -c '
+    "$1" kill broker-2 && out=$("$1" start broker-2) &&
+    echo "$out" | grep -q "^started broker-2 (pid [0-9]*)$" &&
+    "$1" pid broker-2 >/dev/null' _ "$ROOT/deploy/cluster.sh"
 check "broker-1 fenced, leads nothing" wait_for 10 \
     "b[1]['fenced'] and all(p['leader'] != 1 for t in s['topics'] for p in t['partitions'])"
 check "start broker-1" "$ROOT/deploy/cluster.sh" start broker-1
