@@ -23,6 +23,7 @@
 #include "cli/groups.h"
 #include "cli/kclient.h"
 #include "cli/opts.h"
+#include "cli/size.h"
 #include "cli/produce.h"
 #include "cli/status.h"
 #include "cli/topics.h"
@@ -74,6 +75,7 @@ static void commands_usage(FILE *out)
     produce_usage(out);
     consume_usage(out);
     bench_usage(out);
+    size_usage(out);
     fputs("  help\n"
           "      This text.\n"
           "\n"
@@ -308,6 +310,9 @@ int main(int argc, char **argv)
     int rc = parse_globals(argc, argv, &i, &g);
     if (rc >= 0) {
         return cli_finish_output(rc);
+    }
+    if (strcmp(argv[i], "size") == 0) {
+        return cli_finish_output(size_main(argc - i, argv + i));
     }
     if (strcmp(argv[i], "status") == 0) {
         struct status_opts status;

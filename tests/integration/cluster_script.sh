@@ -35,6 +35,20 @@ sys.exit(0 if ($expr) else 1)" 2>/dev/null; then
     return 1
 }
 
+# --- cairn size: no cluster needed ----------------------------------------
+check "size: 1,500-byte messages at 2,000/s for 3 days at RF 3" bash -c '
+    out=$("$1" size --message-bytes 1500 --rate 2000 --retention 3d) &&
+    echo "$out" | grep -q "^across the cluster *2,332,800,000,000 bytes (2.33 TB)$" &&
+    echo "$out" | grep -q "^per broker *777,600,000,000 bytes .* 3 brokers$"' \
+    _ "$BIN/cairn"
+check "size: a product past 64 bits is an error, not a wrapped number" bash -c '
+    "$1" size --message-bytes 9223372036854775807 --rate 2 --retention 1s \
+        >/dev/null 2>&1
+    test $? = 1' _ "$BIN/cairn"
+check "size: a duration it cannot read is a usage error" bash -c '
+    "$1" size --message-bytes 10 --rate 1 --retention 3x >/dev/null 2>&1
+    test $? = 2' _ "$BIN/cairn"
+
 out=$("$ROOT/deploy/cluster.sh" up 2>&1)
 last=$(printf '%s\n' "$out" | tail -n 1)
 check "up prints bootstrap.servers last" \
