@@ -17,6 +17,13 @@
 void status_usage(FILE *out)
 {
     fputs("  status [--json]\n"
+          "  status --watch [--topic T] [--internal] [--interval-ms MS]\n"
+          "         [--for-ms MS]\n"
+          "      --watch prints every change as it is seen, with the time:\n"
+          "      the active controller, brokers fenced and unfenced, each\n"
+          "      partition's leader and epoch, ISR and HW (internal topics\n"
+          "      only with --internal), polling every 500 ms, until killed\n"
+          "      or --for-ms has passed. Without --watch:\n"
           "      Every controller's Raft role, term, leader and applied\n"
           "      index (or why it is unreachable), then the brokers and\n"
           "      partitions of the active controller's metadata. Each\n"
@@ -35,14 +42,50 @@ void status_usage(FILE *out)
 
 static const struct opts_cmd status_cmd = {"status", status_usage};
 
+/* "--name VALUE" as a count of milliseconds in [1, 86400000]; false
+ * after a usage error. */
+static bool ms_arg(int argc, char **argv, int *i, int64_t *out, int *rc)
+{
+    const char *name = argv[*i];
+    char *end = NULL;
+    if (*i + 1 >= argc) {
+        *rc = opts_usage_error(&status_cmd, "%s needs a value", name);
+        return false;
+    }
+    long long v = strtoll(argv[++*i], &end, 10);
+    if (end == argv[*i] || *end != '\0' || v < 1 || v > 86400000) {
+        *rc = opts_usage_error(&status_cmd, "%s %s: expected milliseconds "
+                               "from 1 to 86400000", name, argv[*i]);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 /* Not opts_parse(): "help" here is an unexpected argument, and so is any
- * other word or option but --json. */
+ * other word or option but the ones above. */
 int status_parse(int argc, char **argv, struct status_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->w.interval_ms = 500;
+    int rc = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
+        } else if (strcmp(argv[i], "--watch") == 0) {
+            o->watch = true;
+        } else if (strcmp(argv[i], "--internal") == 0) {
+            o->w.internal = true;
+        } else if (strcmp(argv[i], "--topic") == 0 && i + 1 < argc) {
+            o->w.topic = argv[++i];
+        } else if (strcmp(argv[i], "--interval-ms") == 0) {
+            if (!ms_arg(argc, argv, &i, &o->w.interval_ms, &rc)) {
+                return rc;
+            }
+        } else if (strcmp(argv[i], "--for-ms") == 0) {
+            if (!ms_arg(argc, argv, &i, &o->w.for_ms, &rc)) {
+                return rc;
+            }
         } else if (strcmp(argv[i], "--help") == 0 ||
                    strcmp(argv[i], "-h") == 0) {
             return opts_help(&status_cmd);
@@ -50,6 +93,15 @@ int status_parse(int argc, char **argv, struct status_opts *o)
             return opts_usage_error(&status_cmd, "unexpected argument '%s'",
                                     argv[i]);
         }
+    }
+    if (!o->watch && (o->w.topic != NULL || o->w.internal ||
+                      o->w.for_ms > 0)) {
+        return opts_usage_error(&status_cmd, "--topic, --internal and "
+                                "--for-ms go with --watch");
+    }
+    if (o->watch && o->json) {
+        return opts_usage_error(&status_cmd, "--watch prints lines, not "
+                                "JSON");
     }
     return -1;
 }
@@ -225,6 +277,9 @@ static void status_json(FILE *out, const struct cluster_view *v,
 
 int status_run(struct ctl_client *cc, const struct status_opts *o)
 {
+    if (o->watch) {
+        return watch_run(cc, &o->w);
+    }
     struct cluster_view v;
     int rv = cluster_describe(cc, &v);
     const struct meta_topic **topics = NULL;

@@ -11,9 +11,12 @@
 #include <stdio.h>
 
 #include "cli/ctl_client.h"
+#include "cli/watch.h"
 
 struct status_opts {
     bool json;
+    bool watch;            /* --watch: cli/watch.h */
+    struct watch_opts w;
 };
 
 /* Lines of the usage text for this command. */

@@ -64,6 +64,20 @@ check "a CAIRN_BASE_PORT that is no port is a usage error" bash -c '
     test "${PIPESTATUS[0]}" = 2' _ "$BIN/cairn"
 check "status shows three leaders" wait_for 10 \
     "len([p for t in s['topics'] for p in t['partitions'] if p['leader'] > 0]) == 3"
+# status --watch sees the kill as it happens (it stops by itself).
+"$BIN/cairn" status --watch --topic orders --interval-ms 200 \
+    --for-ms 20000 > "$DATA/watch.out" 2>&1 &
+watch_pid=$!
+# wait_line SECONDS REGEX FILE: until a line of FILE matches.
+wait_line() {
+    local deadline=$((SECONDS + $1))
+    until grep -qE "$2" "$3"; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.1
+    done
+}
+check "status --watch starts with the state" wait_line 10 \
+    "^[0-9:.]+ orders-0 leader [1-3] epoch 0$" "$DATA/watch.out"
 check "kill broker-1" "$ROOT/deploy/cluster.sh" kill broker-1
 check "a kill then at once a start starts it again, and says so" bash -c '
     "$1" kill broker-2 && out=$("$1" start broker-2) &&
@@ -71,6 +85,17 @@ check "a kill then at once a start starts it again, and says so" bash -c '
     "$1" pid broker-2 >/dev/null' _ "$ROOT/deploy/cluster.sh"
 check "broker-1 fenced, leads nothing" wait_for 10 \
     "b[1]['fenced'] and all(p['leader'] != 1 for t in s['topics'] for p in t['partitions'])"
+check "status --watch saw broker 1 fenced" wait_line 10 \
+    "^[0-9:.]+ broker 1 fenced$" "$DATA/watch.out"
+check "status --watch saw a leader move off broker 1" wait_line 10 \
+    "^[0-9:.]+ orders-[0-2] leader 1 -> [23] epoch [0-9]+ -> [0-9]+$" \
+    "$DATA/watch.out"
+check "status --watch saw an ISR shrink" wait_line 10 \
+    "^[0-9:.]+ orders-[0-2] isr [0-9,]*1[0-9,]* -> [23](,[23])?$" \
+    "$DATA/watch.out"
+check "status --watch hides other topics" bash -c '! grep -q "__consumer" "$1"' \
+    _ "$DATA/watch.out"
+check "status --watch stops by itself after --for-ms" wait "$watch_pid"
 check "start broker-1" "$ROOT/deploy/cluster.sh" start broker-1
 check "broker-1 unfenced again" wait_for 15 "not b[1]['fenced']"
 check "logs show leadership" grep -q "became leader of orders-" \
