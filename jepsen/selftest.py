@@ -247,9 +247,8 @@ class Sim:
             yield from self.op(pid, "watermarks", None, self.pause(0.3, 1.5),
                                lambda: ("ok", {str(k): [0, c.high(k)]
                                                for k in self.parts}, None))
-            if n % 4 == 0:
-                yield from self.op(pid, "metadata", None, self.pause(0.3, 1.5),
-                                   lambda: ("ok", self.metadata(), None))
+            yield from self.op(pid, "metadata", None, self.pause(0.3, 1.5),
+                               lambda: ("ok", self.metadata(), None))
             if n % 5 == 0:
                 group = "g%d" % (50 + self.rng.randrange(self.consumers))
                 yield from self.op(
@@ -263,7 +262,8 @@ class Sim:
         return {"partitions": {str(k): {"leader": c.leader[k],
                                         "leader_epoch": c.epoch[k],
                                         "replicas": list(NODES),
-                                        "isr": list(c.isr[k])}
+                                        "isr": list(c.isr[k]),
+                                        "hw": c.high(k)}
                                for k in self.parts},
                 "controller": 1}
 
@@ -453,35 +453,35 @@ def settled(sim, ops):
             if not checker.in_windows(wins, o["t0"], o["t1"])]
 
 
-def _late_watermark(sim, lines, after):
-    """The first settled watermark read invoked after time `after`."""
-    for w in settled(sim, ops_of(sim, "watermarks")):
+def _late_leader_hw(sim, lines, after):
+    """The partitions of the first metadata read (the leader's HW as the
+    observer saw it) invoked after time `after`."""
+    for w in ops_of(sim, "metadata"):
         if w["t0"] > after:
-            return lines[w["comp"]]["value"]
-    raise Skip("no watermark read after %d" % after)
+            return lines[w["comp"]]["value"]["partitions"]
+    raise Skip("no metadata read after %d" % after)
 
 
 def plant_hw_regression(sim, lines, dumps, rng):
-    """A watermark read in the middle of the run returns high 0."""
-    w = pick(rng, in_middle(sim, settled(sim, ops_of(sim, "watermarks"))),
-             "watermarks")
-    lines[w["comp"]]["value"]["0"][1] = 0
+    """The leader reports HW 0 in the middle of the run."""
+    w = pick(rng, in_middle(sim, ops_of(sim, "metadata")), "metadata")
+    lines[w["comp"]]["value"]["partitions"]["0"]["hw"] = 0
 
 
 def plant_ack_above_hw(sim, lines, dumps, rng):
-    """A watermark read after an acknowledgement does not cover it."""
+    """The leader's HW after an acknowledgement does not cover it."""
     s = pick(rng, in_middle(sim, ops_of(sim, "send")), "ok send")
     o = lines[s["comp"]]["value"]["offset"]
-    _late_watermark(sim, lines, s["t1"])[str(s["key"])][1] = o
+    _late_leader_hw(sim, lines, s["t1"])[str(s["key"])]["hw"] = o
 
 
 def plant_read_above_hw(sim, lines, dumps, rng):
-    """A watermark read after a poll does not cover what it read."""
+    """The leader's HW after a poll does not cover what it read."""
     polls = [p for p in in_middle(sim, ops_of(sim, "poll", final=False))
              if records_of(lines, p, 2)]
     p = pick(rng, polls, "poll")
     top = records_of(lines, p, 2)[-1][0]
-    _late_watermark(sim, lines, p["t1"])["2"][1] = top
+    _late_leader_hw(sim, lines, p["t1"])["2"]["hw"] = top
 
 
 def plant_committed_regression(sim, lines, dumps, rng):
