@@ -71,7 +71,7 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 # Tests run in parallel inside Criterion; keep it to the machine's cores.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-check test test-run asan bench bench-run clean cluster \
+.PHONY: scenarios all deps deps-check test test-run asan bench bench-run clean cluster \
         fuzz fuzz-run layout-check sim jepsen jepsen-smoke
 
 all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN)
@@ -100,7 +100,17 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/produce_validation.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
+	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke
+
+# The lessons of deploy/scenarios/, each on a cluster of its own; each
+# fails unless it sees the events it narrates.
+scenarios: $(BINS)
+	@set -e; for s in deploy/scenarios/*.sh; do \
+	    [ "$$s" = deploy/scenarios/lib.sh ] && continue; \
+	    echo "lesson $$s"; CAIRN_BIN=$(abspath $(BUILD)) $$s > $(BUILD)/lesson.log 2>&1 || \
+	        { tail -30 $(BUILD)/lesson.log; exit 1; }; \
+	done; echo "scenarios: every lesson saw what it narrates"
 
 # The fault-injection harness (jepsen/): its checker's unit tests and
 # self-test (planted anomalies must all be found), then one short seeded

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Lesson: divergent logs and truncation on rejoin (KIP-101/279). With both
+# followers stopped, the leader takes writes with acks=1 that nobody else
+# has; it dies, a follower leads the next epoch, and the old leader, back,
+# finds its log diverged where that epoch began and truncates it away.
+# Those acks=1 writes are gone: only acks=all promises survival.
+#     deploy/scenarios/divergence.sh      (KEEP=1 keeps the logs)
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+# Followers' fetches parked at the leader are answered (empty) within
+# 50 ms, so nothing written after the pause reaches them; sessions and the
+# lag limit long enough that the paused followers stay in the ISR.
+export CAIRN_BROKER_CONFIG="replica.fetch.wait.max.ms=50
+broker.session.timeout.ms=10000
+replica.lag.time.max.ms=10000"
+export CAIRN_CONTROLLER_CONFIG="broker.session.timeout.ms=10000"
+lesson_up
+cairn topics create lesson --partitions 1 --replication-factor 3 >/dev/null ||
+    fail "topics create"
+wait_until 20 isr_is 3 lesson 0 || fail "no full ISR"
+seq 1 100 | cairn produce lesson --acks all >/dev/null || fail "produce"
+read -r leader isr hw < <(part_state lesson 0)
+followers=$(tr ',' ' ' <<< "$isr" | xargs -n1 | grep -vx "$leader" | xargs)
+say "lesson-0: leader $leader, followers $followers, HW $hw"
+
+say "pausing both followers, then 20 records with acks=1 to the leader"
+for f in $followers; do "$CLUSTER" pause "broker-$f"; done
+sleep 1 # their parked fetches are answered, empty, within 50 ms
+seq 101 120 | cairn produce lesson --acks 1 >/dev/null 2>&1 ||
+    fail "acks=1 produce"
+note "the leader holds 120 records, its followers 100"
+
+say "killing the leader, resuming the followers"
+mark
+"$CLUSTER" kill "broker-$leader"
+for f in $followers; do "$CLUSTER" resume "broker-$f"; done
+note "the controller fences it once its session expires (10 s here)"
+wait_event 30 "lesson-0 leader $leader -> [0-9]+ epoch [0-9]+ -> [0-9]+"
+
+say "starting the old leader, broker $leader"
+mark
+"$CLUSTER" start "broker-$leader"
+wait_event 30 "lesson-0 truncated 120 -> 100 \(leader [0-9]+ says epoch [0-9]+ ends at 100"
+note "the 20 acks=1 records no replica but the old leader had are gone"
+lesson_done

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Lesson: a partition leader dies. The controller fences it when its
+# session expires, moves leadership to another in-sync replica with a new
+# leader epoch, and the ISR shrinks; writes go on. The broker comes back,
+# catches up and rejoins the ISR.
+#     deploy/scenarios/leader-failover.sh      (KEEP=1 keeps the logs)
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+lesson_up
+cairn topics create lesson --partitions 1 --replication-factor 3 >/dev/null ||
+    fail "topics create"
+wait_until 20 isr_is 3 lesson 0 ||
+    fail "the topic never had three in-sync replicas"
+read -r leader isr hw < <(part_state lesson 0)
+say "lesson-0 is led by broker $leader, ISR $isr"
+seq 1 100 | cairn produce lesson --acks all >/dev/null || fail "produce"
+note "100 records written with acks=all"
+
+say "killing the leader, broker $leader (SIGKILL: it cannot say goodbye)"
+mark
+"$CLUSTER" kill "broker-$leader"
+note "the controller waits for its session to expire (broker.session.timeout.ms)"
+wait_event 15 "broker $leader fenced \(session expired after"
+wait_event 5 "lesson-0 leader $leader -> [0-9]+ epoch [0-9]+ -> [0-9]+.*\(broker $leader fenced"
+read -r new isr hw < <(part_state lesson 0)
+note "cairn status: leader $new, ISR $isr, HW $hw"
+seq 101 200 | cairn produce lesson --acks all >/dev/null 2>&1 ||
+    fail "writes stopped with two replicas in sync"
+note "100 more records acknowledged by the two that are left"
+
+say "starting broker $leader again"
+mark
+"$CLUSTER" start "broker-$leader"
+wait_event 20 "broker $leader unfenced"
+wait_event 20 "lesson-0 isr [0-9,]+ -> [0-9,]+ at partition epoch [0-9]+ \(replica $leader caught up"
+read -r new isr hw < <(part_state lesson 0)
+note "cairn status: leader $new, ISR $isr, HW $hw (leadership stays where it moved)"
+lesson_done

@@ -1,0 +1,102 @@
+# Shared by the lessons in deploy/scenarios/: a cluster of their own
+# (deploy/cluster.sh on free ports, in a temporary data directory, so a
+# lesson runs beside `make cluster`), narration, and waits for the event
+# lines a lesson promises, each with a deadline. A lesson that does not
+# see what it narrates fails (exit 1); it always stops its cluster.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=${CAIRN_BIN:-$ROOT/build/debug}
+CLUSTER=$ROOT/deploy/cluster.sh
+
+say() { printf '\n== %s\n' "$*"; }
+note() { printf '   %s\n' "$*"; }
+fail() { printf '\nLESSON FAILED: %s\n   (logs in %s)\n' "$*" "$DATA" >&2; exit 1; }
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pick_base() {
+    local base p ok
+    for _ in $(seq 1 50); do
+        base=$(( (RANDOM % 120) * 100 + 20000 ))
+        ok=1
+        for p in 91 92 93 101 102 103 201 202 203; do
+            port_free $((base + p)) || { ok=0; break; }
+        done
+        [ $ok = 1 ] && { echo "$base"; return 0; }
+    done
+    return 1
+}
+
+cleanup() {
+    "$CLUSTER" down >/dev/null 2>&1
+    if [ "${LESSON_OK:-0}" = 1 ] && [ -z "${KEEP:-}" ]; then
+        rm -rf "$DATA"
+    fi
+}
+
+# lesson_up: the cluster, with CAIRN_BROKER_CONFIG if the lesson set it.
+lesson_up() {
+    [ -x "$BIN/cairn-broker" ] || fail "$BIN/cairn-broker is missing: run make"
+    DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-lesson-XXXXXX")
+    CAIRN_BASE_PORT=$(pick_base) || fail "no free ports"
+    export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_BASE_PORT CAIRN_WAIT_S=60
+    trap cleanup EXIT
+    say "starting a cluster of 3 controllers and 3 brokers (ports from $CAIRN_BASE_PORT)"
+    "$CLUSTER" up > "$DATA/up.out" 2>&1 || fail "cluster.sh up: $(tail -3 "$DATA/up.out")"
+}
+
+cairn() { timeout 60 "$BIN/cairn" "$@"; }
+
+# The partition's state from cairn status --json, as "leader isr hw".
+part_state() { # TOPIC PARTITION
+    cairn status --json 2>/dev/null | /usr/bin/python3 -c "
+import json, sys
+s = json.load(sys.stdin)
+for t in s['topics']:
+    if t['name'] == sys.argv[1]:
+        p = t['partitions'][int(sys.argv[2])]
+        print(p['leader'], ','.join(map(str, p['isr'])), p.get('hw'))" "$1" "$2"
+}
+
+# isr_is N TOPIC PARTITION: the partition has a leader and N in-sync
+# replicas.
+isr_is() {
+    local leader isr hw
+    read -r leader isr hw < <(part_state "$2" "$3")
+    [ -n "${leader:-}" ] && [ "$leader" -gt 0 ] &&
+        [ "$(tr ',' '\n' <<< "$isr" | grep -c .)" = "$1" ]
+}
+
+# mark: later wait_events look only at lines logged from now on.
+MARK=0000
+mark() { MARK=$(date -u +%Y-%m-%dT%H:%M:%S.%3N); }
+
+# wait_event SECONDS REGEX: until a node's log has a matching event line
+# logged since the last mark; prints it.
+wait_event() {
+    local deadline=$((SECONDS + $1)) line
+    while [ $SECONDS -lt $deadline ]; do
+        line=$(grep -hE "event: $2" "$DATA"/*/*.log 2>/dev/null |
+               awk -v m="$MARK" '$1 >= m' | sort | head -n 1)
+        if [ -n "$line" ]; then
+            note "${line#* INFO }"
+            return 0
+        fi
+        sleep 0.2
+    done
+    fail "no event matching '$2' within $1 s"
+}
+
+# wait_until SECONDS CMD...: until CMD succeeds.
+wait_until() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.2
+    done
+}
+
+lesson_done() {
+    LESSON_OK=1
+    say "lesson complete"
+}
