@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
 #include "broker/kafka/kafka_server.h"
 #include "broker/membership.h"
@@ -37,7 +38,13 @@ struct broker {
     uv_signal_t sig_term;
     uv_signal_t sig_int;
     bool stopping;
+    struct http_metrics *metrics;  /* metrics.port; NULL when off */
+    uint64_t isr_shrinks;          /* committed ISR changes proposed here */
+    uint64_t isr_expands;
 };
+
+/* The broker's Prometheus text (broker/metrics.c). */
+void broker_metrics_render(void *arg, struct writer *w);
 
 /* The Kafka request callback (broker/kafka/kafka_handlers.c). */
 void kafka_handlers_request(void *arg, struct kafka_request *req);

@@ -19,6 +19,8 @@ static const struct config_def broker_defs[] = {
     {"node.id", CONFIG_INT, NULL, 0, 2147483647, "this broker's id"},
     {"process.roles", CONFIG_LIST, "broker", 0, 0, "must be broker"},
     {"listeners", CONFIG_LIST, NULL, 0, 0, "Kafka listener NAME://host:port"},
+    {"metrics.port", CONFIG_INT, "0", 0, 65535,
+     "Prometheus text at http://<listener host>:<port>/metrics; 0: off"},
     {"log.dirs", CONFIG_LIST, NULL, 0, 0, "where partition logs live"},
     {"broker.rack", CONFIG_STRING, "", 0, 0, "rack id"},
     {"log.segment.bytes", CONFIG_LONG, "1073741824", LOG_SEGMENT_BYTES_MIN,
@@ -178,6 +180,8 @@ static void done_cb(void *arg)
     if (b->kafka != NULL) {
         kafka_server_close(b->kafka);
     }
+    http_metrics_close(b->metrics);
+    b->metrics = NULL;
     replica_manager_close(&b->partitions);
     membership_close(b->membership);
     uv_close((uv_handle_t *)&b->sig_term, NULL);
@@ -305,6 +309,17 @@ static int start(struct broker *b, const struct config *cfg)
         fprintf(stderr, "cairn-broker: listeners=%s:%d: %s\n",
                 mc.endpoint.host, mc.endpoint.port, rc_str(rv));
         return rv;
+    }
+    int metrics_port = config_int(cfg, "metrics.port");
+    if (metrics_port > 0) {
+        int bound = 0;
+        rv = http_metrics_start(&b->metrics, b->loop, mc.endpoint.host,
+                                metrics_port, broker_metrics_render, b,
+                                &b->tracer, &bound);
+        if (rv != RC_OK) { /* the broker's work goes on without them */
+            TRACE_WARN(&b->tracer, "metrics.port=%d: %s; no metrics",
+                       metrics_port, rc_str(rv));
+        }
     }
     rv = membership_start(&b->membership, b->loop, &mc, &b->tracer,
                           image_cb, done_cb, b);

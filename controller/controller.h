@@ -49,4 +49,9 @@ MUST_CHECK int controller_start(struct controller **out, uv_loop_t *loop,
  * closed, after which the loop can end. */
 void controller_stop(struct controller *c, void (*cb)(void *arg), void *arg);
 
+/* The Prometheus text of *(struct controller **)arg (controller/metrics.c);
+ * nothing once that pointer is NULL. */
+struct writer;
+void controller_metrics_render(void *arg, struct writer *w);
+
 #endif

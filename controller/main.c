@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "common/daemon.h"
+#include "common/net/http_metrics.h"
 #include "common/rc.h"
 #include "controller/controller.h"
 #include "controller/raft_transport.h"
@@ -18,6 +19,8 @@ static const struct config_def controller_defs[] = {
     {"node.id", CONFIG_INT, NULL, 1, 2147483647, "this controller's id"},
     {"process.roles", CONFIG_LIST, "controller", 0, 0, "must be controller"},
     {"listeners", CONFIG_LIST, NULL, 0, 0, "RPC listener NAME://host:port"},
+    {"metrics.port", CONFIG_INT, "0", 0, 65535,
+     "Prometheus text at http://<listener host>:<port>/metrics; 0: off"},
     {"controller.quorum.raft.voters", CONFIG_LIST, NULL, 0, 0,
      "id@host:port of every controller's Raft endpoint"},
     {"controller.quorum.raft.secret", CONFIG_STRING, NULL, 0, 0,
@@ -91,6 +94,7 @@ static int build_config(const struct config *cfg,
 static uv_signal_t sig_term;
 static uv_signal_t sig_int;
 static struct controller *controller;
+static struct http_metrics *metrics;
 
 static void stopped_cb(void *arg)
 {
@@ -106,6 +110,8 @@ static void signal_cb(uv_signal_t *handle, int signum)
         fprintf(stderr, "cairn-controller: signal %d, stopping\n", signum);
         struct controller *c = controller;
         controller = NULL;
+        http_metrics_close(metrics);
+        metrics = NULL;
         controller_stop(c, stopped_cb, NULL);
     }
 }
@@ -125,11 +131,20 @@ int main(int argc, char **argv)
         config_free(cfg);
         return 1;
     }
+    int metrics_port = config_int(cfg, "metrics.port");
     config_free(cfg);
     uv_loop_t *loop = uv_default_loop();
     signal(SIGPIPE, SIG_IGN);
     if (controller_start(&controller, loop, &cc, &tracer) != RC_OK) {
         return 1;
+    }
+    int bound = 0;
+    if (metrics_port > 0 &&
+        http_metrics_start(&metrics, loop, cc.listener.host, metrics_port,
+                           controller_metrics_render, &controller, &tracer,
+                           &bound) != RC_OK) {
+        TRACE_WARN(&tracer, "metrics.port=%d: cannot listen; no metrics",
+                   metrics_port); /* the quorum's work goes on */
     }
     uv_signal_init(loop, &sig_term);
     uv_signal_init(loop, &sig_int);

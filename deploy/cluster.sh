@@ -22,7 +22,8 @@
 #   deploy/cluster.sh logs NODE       print its log file
 #
 # Ports: CAIRN_BASE_PORT (default 19000) + 90 + broker id for the Kafka
-# listeners, + 100 + n for controller RPC, + 200 + n for controller Raft.
+# listeners, + 100 + n for controller RPC, + 200 + n for controller Raft;
+# metrics (Prometheus text at /metrics) on + 93 + broker id and + 103 + n.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +52,10 @@ node_host() {
 }
 
 ctl_rpc_port() { echo $((BASE + 100 + $1 - 100)); }
+# Prometheus text at http://host:port/metrics: brokers on +94..+96,
+# controllers on +104..+106.
+broker_metrics_port() { echo $((BASE + 93 + $1)); }
+ctl_metrics_port() { echo $((BASE + 103 + $1 - 100)); }
 ctl_raft_port() { echo $((BASE + 200 + $1 - 100)); }
 broker_port() { echo $((BASE + 90 + $1)); }
 
@@ -143,6 +148,7 @@ write_config() {
 node.id=$id
 process.roles=controller
 listeners=CONTROLLER://$(node_host "$id"):$(ctl_rpc_port "$id")
+metrics.port=$(ctl_metrics_port "$id")
 controller.quorum.voters=$(voters)
 controller.quorum.raft.voters=$(raft_voters)
 controller.quorum.raft.secret=$(raft_secret)
@@ -158,6 +164,7 @@ CONF
 node.id=$id
 process.roles=broker
 listeners=PLAINTEXT://$(node_host "$id"):$(broker_port "$id")
+metrics.port=$(broker_metrics_port "$id")
 controller.quorum.voters=$(voters)
 log.dirs=$dir/logs
 broker.heartbeat.interval.ms=500

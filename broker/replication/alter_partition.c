@@ -74,6 +74,11 @@ static void answered_cb(void *arg, int rc, const uint8_t *payload, size_t len)
             TRACE_INFO(&b->tracer, "event: %s-%d isr %s -> %s at partition "
                        "epoch %d (%s)", p->topic, p->id, from, to, pe,
                        p->isr_why);
+            if (isr.n < p->isr.n) {
+                b->isr_shrinks++;
+            } else if (isr.n > p->isr.n) {
+                b->isr_expands++;
+            }
         }
         partition_alter_done(p, ok, &isr, pe, (int64_t)uv_now(b->loop));
     }

@@ -64,6 +64,41 @@ check "a CAIRN_BASE_PORT that is no port is a usage error" bash -c '
     test "${PIPESTATUS[0]}" = 2' _ "$BIN/cairn"
 check "status shows three leaders" wait_for 10 \
     "len([p for t in s['topics'] for p in t['partitions'] if p['leader'] > 0]) == 3"
+# --- metrics: Prometheus text from every process --------------------------
+metrics() { # PORT: its samples, checked by the parser
+    /usr/bin/python3 "$ROOT/tests/integration/prom_check.py" \
+        "http://127.0.0.1:$1/metrics"
+}
+check "every broker's and controller's /metrics is valid Prometheus text" \
+    bash -c 'for p in 94 95 96 104 105 106; do
+        "$1" "http://127.0.0.1:$(($2 + p))/metrics" > /dev/null || exit 1
+    done' _ "$ROOT/tests/integration/prom_check.py" "$base"
+check "exactly one controller says it is active" bash -c '
+    n=0; for p in 104 105 106; do
+        v=$(/usr/bin/python3 "$1" "http://127.0.0.1:$(($2 + p))/metrics" |
+            sed -n "s/^kafka_controller_kafkacontroller_activecontrollercount //p")
+        n=$((n + ${v%.*}))
+    done; test "$n" = 1' _ "$ROOT/tests/integration/prom_check.py" "$base"
+check "brokers report leaders, log end offsets and ISR gauges" bash -c '
+    out=$(/usr/bin/python3 "$1" "http://127.0.0.1:$(($2 + 94))/metrics") &&
+    echo "$out" | grep -q "^kafka_server_replicamanager_underreplicatedpartitions 0$" &&
+    echo "$out" | grep -q "^kafka_server_replicamanager_underminisrpartitioncount 0$" &&
+    echo "$out" | grep -q "^kafka_log_log_logendoffset{topic=\"orders\",partition=\"[0-2]\"} " &&
+    echo "$out" | grep -q "^kafka_server_replicamanager_isrshrinks_total "' \
+    _ "$ROOT/tests/integration/prom_check.py" "$base"
+check "a path other than /metrics is 404" bash -c '
+    /usr/bin/python3 -c "
+import sys, urllib.request, urllib.error
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=10)
+except urllib.error.HTTPError as e:
+    sys.exit(0 if e.code == 404 else 1)
+sys.exit(1)" "http://127.0.0.1:$(($1 + 94))/nothing"' _ "$base"
+
+check "the metrics port answers bad requests and stays up" \
+    /usr/bin/python3 "$ROOT/tests/integration/metrics_bad_requests.py" \
+    $((base + 94))
+
 # status --watch sees the kill as it happens (it stops by itself).
 "$BIN/cairn" status --watch --topic orders --interval-ms 200 \
     --for-ms 20000 > "$DATA/watch.out" 2>&1 &
@@ -85,6 +120,12 @@ check "a kill then at once a start starts it again, and says so" bash -c '
     "$1" pid broker-2 >/dev/null' _ "$ROOT/deploy/cluster.sh"
 check "broker-1 fenced, leads nothing" wait_for 10 \
     "b[1]['fenced'] and all(p['leader'] != 1 for t in s['topics'] for p in t['partitions'])"
+check "a surviving leader counts under-replicated partitions" bash -c '
+    n=0; for p in 95 96; do
+        v=$(/usr/bin/python3 "$1" "http://127.0.0.1:$(($2 + p))/metrics" |
+            sed -n "s/^kafka_server_replicamanager_underreplicatedpartitions //p")
+        n=$((n + ${v%.*}))
+    done; test "$n" -ge 1' _ "$ROOT/tests/integration/prom_check.py" "$base"
 check "status --watch saw broker 1 fenced" wait_line 10 \
     "^[0-9:.]+ broker 1 fenced$" "$DATA/watch.out"
 check "status --watch saw a leader move off broker 1" wait_line 10 \

@@ -1,0 +1,274 @@
+/* See http_metrics.h. */
+#include "common/net/http_metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/net/net.h"
+#include "common/rc.h"
+
+struct http_conn {
+    struct http_metrics *m;
+    struct http_conn *next;
+    uv_tcp_t tcp;
+    uv_timer_t timer;
+    uv_write_t write;
+    char buf[HTTP_METRICS_REQUEST_MAX];
+    size_t len;
+    struct writer out;
+    bool answered;
+    bool closing;
+    int handles; /* open libuv handles: tcp and timer */
+};
+
+struct http_metrics {
+    uv_loop_t *loop;
+    uv_tcp_t listener;
+    http_metrics_render_cb render;
+    void *arg;
+    struct tracer *t;
+    struct http_conn *conns;
+    size_t n_conns;
+    bool closing;
+    bool listener_closed;
+};
+
+static void maybe_free(struct http_metrics *m)
+{
+    if (m->closing && m->listener_closed && m->conns == NULL) {
+        free(m);
+    }
+}
+
+static void conn_handle_closed(uv_handle_t *h)
+{
+    struct http_conn *c = h->data;
+    if (--c->handles > 0) {
+        return;
+    }
+    struct http_metrics *m = c->m;
+    for (struct http_conn **p = &m->conns; *p != NULL; p = &(*p)->next) {
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    }
+    m->n_conns--;
+    writer_free(&c->out);
+    free(c);
+    maybe_free(m);
+}
+
+static void conn_close(struct http_conn *c)
+{
+    if (c->closing) {
+        return;
+    }
+    c->closing = true;
+    uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
+    uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+}
+
+static void written_cb(uv_write_t *req, int status)
+{
+    (void)status;
+    conn_close(req->data);
+}
+
+static void respond(struct http_conn *c, const char *status,
+                    const char *type, const void *body, size_t body_len)
+{
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     status, type, body_len);
+    struct writer *w = &c->out;
+    writer_raw(w, head, (size_t)n);
+    writer_raw(w, body, body_len);
+    c->answered = true;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    if (w->rc != RC_OK) {
+        conn_close(c);
+        return;
+    }
+    uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)w->len);
+    c->write.data = c;
+    if (uv_write(&c->write, (uv_stream_t *)&c->tcp, &b, 1, written_cb) != 0) {
+        conn_close(c);
+    }
+}
+
+static void handle_request(struct http_conn *c)
+{
+    static const char text[] = "text/plain; charset=utf-8";
+    if (strncmp(c->buf, "GET ", 4) != 0) {
+        static const char msg[] = "only GET\n";
+        respond(c, "405 Method Not Allowed", text, msg, sizeof msg - 1);
+        return;
+    }
+    const char *path = c->buf + 4;
+    size_t plen = strcspn(path, " \r\n");
+    bool metrics = (plen == 8 && strncmp(path, "/metrics", 8) == 0) ||
+                   (plen > 8 && strncmp(path, "/metrics?", 9) == 0);
+    if (!metrics) {
+        static const char msg[] = "try /metrics\n";
+        respond(c, "404 Not Found", text, msg, sizeof msg - 1);
+        return;
+    }
+    struct writer body;
+    writer_init(&body, 64u << 20);
+    c->m->render(c->m->arg, &body);
+    if (body.rc != RC_OK) {
+        static const char msg[] = "out of memory\n";
+        writer_free(&body);
+        respond(c, "500 Internal Server Error", text, msg, sizeof msg - 1);
+        return;
+    }
+    respond(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
+            body.data, body.len);
+    writer_free(&body);
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    struct http_conn *c = h->data;
+    size_t room = sizeof c->buf - 1 - c->len;
+    *buf = uv_buf_init(c->buf + c->len, (unsigned)room);
+}
+
+static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+    (void)buf;
+    struct http_conn *c = s->data;
+    if (n < 0) {
+        conn_close(c);
+        return;
+    }
+    c->len += (size_t)n;
+    c->buf[c->len] = '\0';
+    if (strstr(c->buf, "\r\n\r\n") != NULL || strstr(c->buf, "\n\n") != NULL) {
+        handle_request(c);
+    } else if (c->len >= sizeof c->buf - 1) {
+        static const char msg[] = "request head too large\n";
+        respond(c, "431 Request Header Fields Too Large",
+                "text/plain; charset=utf-8", msg, sizeof msg - 1);
+    }
+}
+
+static void deadline_cb(uv_timer_t *timer)
+{
+    struct http_conn *c = timer->data;
+    conn_close(c); /* slow or silent peers hold nothing for long */
+}
+
+static void accept_cb(uv_stream_t *server, int status)
+{
+    struct http_metrics *m = server->data;
+    if (status < 0 || m->closing) {
+        return;
+    }
+    struct http_conn *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        return; /* it waits in the backlog */
+    }
+    bool over = m->n_conns >= HTTP_METRICS_CONNS_MAX;
+    c->m = m;
+    writer_init(&c->out, 64u << 20);
+    if (uv_tcp_init(m->loop, &c->tcp) != 0) {
+        writer_free(&c->out);
+        free(c);
+        return;
+    }
+    c->tcp.data = c;
+    c->handles = 1;
+    c->next = m->conns;
+    m->conns = c;
+    m->n_conns++;
+    if (uv_timer_init(m->loop, &c->timer) != 0) {
+        c->closing = true;
+        uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
+        return;
+    }
+    c->timer.data = c;
+    c->handles = 2;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 || over ||
+        uv_timer_start(&c->timer, deadline_cb, HTTP_METRICS_DEADLINE_MS, 0) !=
+            0 ||
+        uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0) {
+        conn_close(c);
+    }
+}
+
+static void listener_closed_cb(uv_handle_t *h);
+
+int http_metrics_start(struct http_metrics **out, uv_loop_t *loop,
+                       const char *host, int port,
+                       http_metrics_render_cb render, void *arg,
+                       struct tracer *t, int *port_out)
+{
+    *out = NULL;
+    struct http_metrics *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        return RC_NOMEM;
+    }
+    *m = (struct http_metrics){.loop = loop, .render = render, .arg = arg,
+                               .t = t};
+    if (uv_tcp_init(loop, &m->listener) != 0) {
+        free(m);
+        return RC_IO;
+    }
+    m->listener.data = m;
+    int rv = net_listen(&m->listener, loop, host, port, 64, accept_cb,
+                        port_out, t);
+    if (rv != RC_OK) {
+        http_metrics_close(m); /* freed once the listener is closed */
+        return rv;
+    }
+    *out = m;
+    return RC_OK;
+}
+
+static void listener_closed_cb(uv_handle_t *h)
+{
+    struct http_metrics *m = h->data;
+    m->listener_closed = true;
+    maybe_free(m);
+}
+
+void http_metrics_close(struct http_metrics *m)
+{
+    if (m == NULL || m->closing) {
+        return;
+    }
+    m->closing = true;
+    uv_close((uv_handle_t *)&m->listener, listener_closed_cb);
+    for (struct http_conn *c = m->conns; c != NULL; c = c->next) {
+        conn_close(c);
+    }
+}
+
+void http_metrics_family(struct writer *w, const char *name,
+                         const char *type, const char *help)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n",
+                     name, help, name, type);
+    if (n > 0 && (size_t)n < sizeof line) {
+        writer_raw(w, line, (size_t)n);
+    }
+}
+
+void http_metrics_sample(struct writer *w, const char *name,
+                         const char *labels, double value)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "%s%s%s%s %.17g\n", name,
+                     labels != NULL ? "{" : "", labels != NULL ? labels : "",
+                     labels != NULL ? "}" : "", value);
+    if (n > 0 && (size_t)n < sizeof line) {
+        writer_raw(w, line, (size_t)n);
+    }
+}

@@ -1,0 +1,44 @@
+/* A tiny HTTP/1.x server for one purpose: `GET /metrics` answered with
+ * Prometheus text that the owner renders on the loop thread. Every other
+ * path is 404, every other method 405; one request per connection, then
+ * the connection closes. Untrusted input: a request head is read up to
+ * HTTP_METRICS_REQUEST_MAX bytes and HTTP_METRICS_DEADLINE_MS, at most
+ * HTTP_METRICS_CONNS_MAX connections are served at once (more are closed
+ * at accept). Loop thread only. */
+#ifndef CAIRN_COMMON_NET_HTTP_METRICS_H
+#define CAIRN_COMMON_NET_HTTP_METRICS_H
+
+#include <uv.h>
+
+#include "common/assert.h"
+#include "common/trace.h"
+#include "common/writer.h"
+
+#define HTTP_METRICS_REQUEST_MAX 8192
+#define HTTP_METRICS_DEADLINE_MS 5000
+#define HTTP_METRICS_CONNS_MAX 16
+
+/* Appends the exposition text to w. */
+typedef void (*http_metrics_render_cb)(void *arg, struct writer *w);
+
+struct http_metrics;
+
+/* Listens on host:port (0 picks one; *port_out says which). RC_INVALID
+ * for a bad address, RC_IO when it cannot listen, RC_NOMEM. */
+MUST_CHECK int http_metrics_start(struct http_metrics **out, uv_loop_t *loop,
+                                  const char *host, int port,
+                                  http_metrics_render_cb render, void *arg,
+                                  struct tracer *t, int *port_out);
+
+/* Closes the listener and every connection; frees itself once libuv is
+ * done with them. */
+void http_metrics_close(struct http_metrics *m);
+
+/* Prometheus text exposition: a family's "# HELP" and "# TYPE" lines, and
+ * one sample ("name{labels} value"; labels NULL for none). */
+void http_metrics_family(struct writer *w, const char *name,
+                         const char *type, const char *help);
+void http_metrics_sample(struct writer *w, const char *name,
+                         const char *labels, double value);
+
+#endif
