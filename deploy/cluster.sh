@@ -20,6 +20,9 @@
 #   deploy/cluster.sh resume NODE     SIGCONT
 #   deploy/cluster.sh pid NODE        print its pid
 #   deploy/cluster.sh logs NODE       print its log file
+#   deploy/cluster.sh events [SINCE]  every node's "event:" lines as one
+#                                     timeline (SINCE: an ISO time prefix,
+#                                     e.g. 2026-12-01T10:15)
 #
 # Ports: CAIRN_BASE_PORT (default 19000) + 90 + broker id for the Kafka
 # listeners, + 100 + n for controller RPC, + 200 + n for controller Raft;
@@ -296,6 +299,15 @@ case "${1:-}" in
     up) cmd_up ;;
     down) cmd_down ;;
     status) shift; cairn_status "$@" ;;
+    events)
+        since=${2:-}
+        for f in "$DATA"/*/*.log; do
+            [ -f "$f" ] || continue
+            n=$(basename "$f" .log)
+            { grep -h " event: " "$f" || true; } |
+                sed "s/^\([^ ]*\) [A-Z]* [a-z]* [^ ]* event: /\1 $n: /"
+        done | awk -v s="$since" '$1 >= s' | sort
+        ;;
     kill)
         # Returns once the process is gone (or a zombie), so that a
         # `start` right after it starts a new one.

@@ -126,6 +126,9 @@ check "a surviving leader counts under-replicated partitions" bash -c '
             sed -n "s/^kafka_server_replicamanager_underreplicatedpartitions //p")
         n=$((n + ${v%.*}))
     done; test "$n" -ge 1' _ "$ROOT/tests/integration/prom_check.py" "$base"
+check "cluster.sh events: the fencing on one timeline, with its cause" \
+    bash -c '"$1" events | grep -qE "^[0-9T:.-]+Z controller-10[1-3]: broker 1 fenced \(session expired after [0-9]+ ms\)$"' \
+    _ "$ROOT/deploy/cluster.sh"
 check "status --watch saw broker 1 fenced" wait_line 10 \
     "^[0-9:.]+ broker 1 fenced$" "$DATA/watch.out"
 check "status --watch saw a leader move off broker 1" wait_line 10 \
