@@ -76,8 +76,8 @@ static void commands_usage(FILE *out)
     consume_usage(out);
     bench_usage(out);
     size_usage(out);
-    fputs("  help\n"
-          "      This text.\n"
+    fputs("  help [COMMAND]\n"
+          "      This text, or only COMMAND's.\n"
           "\n"
           "Environment: CAIRN_BOOTSTRAP, CAIRN_CONTROLLERS (see above);\n"
           "CAIRN_BASE_PORT=N, as deploy/cluster.sh takes it, makes the\n"
@@ -126,6 +126,29 @@ static int parse_global(int argc, char **argv, int *i, struct globals *g)
     return -1;
 }
 
+/* `cairn help [COMMAND]`: that command's usage only, else everything. */
+static int help_for(const char *cmd)
+{
+    static const struct {
+        const char *name;
+        void (*usage)(FILE *out);
+    } cmds[] = {{"status", status_usage},   {"topics", topics_usage},
+                {"groups", groups_usage},   {"produce", produce_usage},
+                {"consume", consume_usage}, {"bench", bench_usage},
+                {"size", size_usage}};
+    for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
+        if (strcmp(cmd, cmds[k].name) == 0) {
+            struct opts_cmd one = {cmds[k].name, cmds[k].usage};
+            return opts_help(&one);
+        }
+    }
+    if (cmd != NULL) {
+        return opts_usage_error(&cairn_cmd, "help: unknown command '%s'",
+                                cmd);
+    }
+    return opts_help(&cairn_cmd);
+}
+
 /* Global options before the command; *i ends on the command. Returns -1
  * to go on, or the exit code. */
 static int parse_globals(int argc, char **argv, int *i, struct globals *g)
@@ -143,7 +166,7 @@ static int parse_globals(int argc, char **argv, int *i, struct globals *g)
         return opts_usage_error(&cairn_cmd, "%s", "missing command");
     }
     if (opts_is_help(argv[*i])) {
-        return opts_help(&cairn_cmd);
+        return help_for(*i + 1 < argc ? argv[*i + 1] : NULL);
     }
     return -1;
 }

@@ -49,6 +49,10 @@ check "size: a duration it cannot read is a usage error" bash -c '
     "$1" size --message-bytes 10 --rate 1 --retention 3x >/dev/null 2>&1
     test $? = 2' _ "$BIN/cairn"
 
+check "cairn help status prints the status command's usage only" bash -c '
+    out=$("$1" help status) && echo "$out" | grep -q "status --watch" &&
+    ! echo "$out" | grep -q "topics create"' _ "$BIN/cairn"
+
 out=$("$ROOT/deploy/cluster.sh" up 2>&1)
 last=$(printf '%s\n' "$out" | tail -n 1)
 check "up prints bootstrap.servers last" \
