@@ -15,12 +15,7 @@ broker.session.timeout.ms=10000
 replica.lag.time.max.ms=10000"
 export CAIRN_CONTROLLER_CONFIG="broker.session.timeout.ms=10000"
 lesson_up
-cairn topics create lesson --partitions 1 --replication-factor 3 >/dev/null ||
-    fail "topics create"
-wait_until 20 isr_is 3 lesson 0 || fail "no full ISR"
-seq 1 100 | cairn produce lesson --acks all >/dev/null || fail "produce"
-read -r leader isr hw < <(part_state lesson 0)
-followers=$(tr ',' ' ' <<< "$isr" | xargs -n1 | grep -vx "$leader" | xargs)
+lesson_topic 100
 say "lesson-0: leader $leader, followers $followers, HW $hw"
 
 say "pausing both followers, then 20 records with acks=1 to the leader"

@@ -7,13 +7,8 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 lesson_up
-cairn topics create lesson --partitions 1 --replication-factor 3 >/dev/null ||
-    fail "topics create"
-wait_until 20 isr_is 3 lesson 0 || fail "no full ISR"
-seq 1 50 | cairn produce lesson --acks all >/dev/null || fail "produce"
-read -r leader isr hw < <(part_state lesson 0)
+lesson_topic 50
 say "lesson-0: leader $leader, ISR $isr, HW $hw; min.insync.replicas=2"
-followers=$(tr ',' ' ' <<< "$isr" | xargs -n1 | grep -vx "$leader" | xargs)
 
 say "killing both followers ($followers)"
 mark

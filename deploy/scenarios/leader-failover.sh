@@ -7,13 +7,8 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 lesson_up
-cairn topics create lesson --partitions 1 --replication-factor 3 >/dev/null ||
-    fail "topics create"
-wait_until 20 isr_is 3 lesson 0 ||
-    fail "the topic never had three in-sync replicas"
-read -r leader isr hw < <(part_state lesson 0)
+lesson_topic 100
 say "lesson-0 is led by broker $leader, ISR $isr"
-seq 1 100 | cairn produce lesson --acks all >/dev/null || fail "produce"
 note "100 records written with acks=all"
 
 say "killing the leader, broker $leader (SIGKILL: it cannot say goodbye)"

@@ -12,20 +12,7 @@ say() { printf '\n== %s\n' "$*"; }
 note() { printf '   %s\n' "$*"; }
 fail() { printf '\nLESSON FAILED: %s\n   (logs in %s)\n' "$*" "$DATA" >&2; exit 1; }
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_base() {
-    local base p ok
-    for _ in $(seq 1 50); do
-        base=$(( (RANDOM % 120) * 100 + 20000 ))
-        ok=1
-        for p in 91 92 93 101 102 103 201 202 203; do
-            port_free $((base + p)) || { ok=0; break; }
-        done
-        [ $ok = 1 ] && { echo "$base"; return 0; }
-    done
-    return 1
-}
+source "$ROOT/deploy/ports.sh" # port_free, pick_base
 
 cleanup() {
     "$CLUSTER" down >/dev/null 2>&1
@@ -94,6 +81,17 @@ wait_until() {
         [ $SECONDS -ge $deadline ] && return 1
         sleep 0.2
     done
+}
+
+# lesson_topic N: topic "lesson" (1 partition, RF 3) with a full ISR and
+# N records written with acks=all; sets leader, isr, hw and followers.
+lesson_topic() {
+    cairn topics create lesson --partitions 1 --replication-factor 3 \
+        >/dev/null || fail "topics create"
+    wait_until 20 isr_is 3 lesson 0 || fail "the topic never had a full ISR"
+    seq 1 "$1" | cairn produce lesson --acks all >/dev/null || fail "produce"
+    read -r leader isr hw < <(part_state lesson 0)
+    followers=$(tr ',' ' ' <<< "$isr" | xargs -n1 | grep -vx "$leader" | xargs)
 }
 
 lesson_done() {
