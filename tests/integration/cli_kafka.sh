@@ -138,8 +138,10 @@ codec_trip() {
     seq 1 500 | sed "s/^/$codec-/" |
         "${CAIRN[@]}" produce "$topic" --acks "$acks" --compression "$codec" ||
         return 1
-    "${CAIRN[@]}" consume "$topic" --from-beginning --exit-at-end > "$OUT" ||
-        return 1
+    # --count, not --exit-at-end: with acks 0 or 1 the HW (where a
+    # consumer's end is) may still trail the last acknowledged record.
+    "${CAIRN[@]}" consume "$topic" --from-beginning --count 500 \
+        > "$OUT" || return 1
     [ "$(sort "$OUT")" = "$(seq 1 500 | sed "s/^/$codec-/" | sort)" ]
 }
 check "round trip gzip acks=0" codec_trip gzip 0
