@@ -35,7 +35,9 @@ round_trip() {
     want=$(seq 1 200 | sed "s/^/$codec-$acks-record-/")
     printf '%s\n' "$want" | "${KCAT[@]}" -P -t "$topic" -z "$codec" \
         -X "acks=$acks" -X linger.ms=5 || return 1
-    got=$("${KCAT[@]}" -C -t "$topic" -o beginning -c 200 -e -q) || return 1
+    # -c, not -e: with acks 0 or 1 the end a consumer sees (the HW) may
+    # still trail the last record sent.
+    got=$("${KCAT[@]}" -C -t "$topic" -o beginning -c 200 -q) || return 1
     [ "$got" = "$want" ]
 }
 
