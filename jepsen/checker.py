@@ -876,18 +876,6 @@ def in_windows(wins, t0, t1):
     return any(t0 <= e and t1 >= s for s, e in wins)
 
 
-def watermark_reads(m, wins=()):
-    """Per partition, the high watermark reads as (t0, t1, high, ref),
-    without those in wins."""
-    out = defaultdict(list)
-    for op in m.ops_of("watermarks"):
-        if in_windows(wins, op.t0, op.t1):
-            continue
-        for k, (_, high) in op.value.items():
-            out[key_of(k)].append((op.t0, op.t1, high, op.ref))
-    return out
-
-
 def leader_hw_reads(m):
     """Per partition, the HW the controller-named leader reported to the
     observer (its metadata ops, from `cairn status`), as (t0, t1, hw,

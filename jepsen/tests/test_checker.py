@@ -368,15 +368,27 @@ class CheckerTest(unittest.TestCase):
         h.drain({1: [a]})
         self.assertOnly(h.check(), "hw_regression", 1)
 
-    def test_concurrent_watermark_reads_may_disagree(self):
+    def test_concurrent_leader_hw_reads_may_disagree(self):
         h = History()
         a = h.send(1, 1, typ="info")
-        h.invoke(OBSERVER, "watermarks")
-        h.invoke(OBSERVER + 1, "watermarks")
-        h.complete(OBSERVER, "ok", "watermarks", {"1": [0, 1]})
-        h.complete(OBSERVER + 1, "ok", "watermarks", {"1": [0, 0]})
+        hw = {"partitions": {"1": {"leader": 1, "leader_epoch": 1,
+                                   "replicas": [1, 2, 3], "isr": [1, 2, 3],
+                                   "hw": 1}}, "controller": 1}
+        low = {"partitions": {"1": dict(hw["partitions"]["1"], hw=0)},
+               "controller": 1}
+        h.invoke(OBSERVER, "metadata")
+        h.invoke(OBSERVER + 1, "metadata")
+        h.complete(OBSERVER, "ok", "metadata", hw)
+        h.complete(OBSERVER + 1, "ok", "metadata", low)
         h.drain({1: [a]})
         self.assertEqual(h.check()["verdict"], "valid")
+        # The same two reads one after the other are a regression.
+        h = History()
+        a = h.send(1, 1, typ="info")
+        h.leader_hw({1: 1})
+        h.leader_hw({1: 0})
+        h.drain({1: [a]})
+        self.assertEqual(h.check()["verdict"], "invalid")
 
     def test_ack_above_hw(self):
         h = History()
