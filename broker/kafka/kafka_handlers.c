@@ -417,7 +417,7 @@ static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
         return;
     }
     out->LeaderEpoch = p->leader_epoch;
-    if (!debug && partition_epoch_start(p) > p->hw) {
+    if (!debug && p->repl.epoch_start_offset > p->hw) {
         /* KIP-207: a new leader's HW may still be below where its epoch
          * began (below what the old leader had exposed); offsets answered
          * now could go backwards, so the client retries. */

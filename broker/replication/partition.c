@@ -18,17 +18,6 @@ bool partition_is_leader(const struct partition *p)
     return !p->closing && p->leader == p->owner->broker_id;
 }
 
-int64_t partition_epoch_start(const struct partition *p)
-{
-    const struct log_epoch_cache *c = log_epochs(p->log);
-    for (size_t i = c->n; i > 0; i--) {
-        if (c->entries[i - 1].epoch == p->leader_epoch) {
-            return c->entries[i - 1].start_offset;
-        }
-    }
-    return -1;
-}
-
 int64_t partition_leader_leo(const struct partition *p)
 {
     return p->sync_before_ack ? log_durable_end_offset(p->log)

@@ -70,9 +70,6 @@ struct partition {
 };
 
 bool partition_is_leader(const struct partition *p);
-/* The first offset of the current leader epoch in this replica's log, or
- * -1 if the epoch cache does not have it. */
-int64_t partition_epoch_start(const struct partition *p);
 
 /* The leader's own contribution to the high watermark: its durable log
  * end with log.sync.before.ack, else its log end. */
