@@ -271,6 +271,7 @@ $(FUZZ_DIR)/%.o: %.c
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # The local three-node cluster (deploy/cluster.sh up).

@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cli/cluster.h"
 #include "cli/health.h"
-#include "common/meta/meta_event.h"
+#include "common/meta/meta.h"
 #include "common/rc.h"
 
 /* One partition as last seen. */
@@ -111,15 +111,6 @@ static const struct watch_part *find_part(const struct watch_state *s,
     return NULL;
 }
 
-static void leader_text(int32_t leader, char out[16])
-{
-    if (leader < 0) {
-        snprintf(out, 16, "none");
-    } else {
-        snprintf(out, 16, "%" PRId32, leader);
-    }
-}
-
 /* Prints what changed from a to b (a NULL: everything, as new). */
 static void print_changes(const struct watch_state *a,
                           const struct watch_state *b)
@@ -152,8 +143,8 @@ static void print_changes(const struct watch_state *a,
         const struct watch_part *o = a != NULL ? find_part(a, n->name) : NULL;
         char from[16], to[16];
         if (o == NULL || o->leader != n->leader || o->epoch != n->epoch) {
-            leader_text(o != NULL ? o->leader : -1, from);
-            leader_text(n->leader, to);
+            meta_leader_format(o != NULL ? o->leader : -1, from);
+            meta_leader_format(n->leader, to);
             if (o == NULL) {
                 printf("%s %s leader %s epoch %" PRId32 "\n", ts, n->name, to,
                        n->epoch);

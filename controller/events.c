@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/meta/meta_event.h"
+#include "common/meta/meta.h"
 #include "common/trace.h"
 #include "controller/controller_internal.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/meta/meta.h"
 #include "common/kafka/kafka_error.h"
-#include "common/meta/meta_event.h"
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 

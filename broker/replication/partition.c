@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "broker/replication/replica_manager.h"
+#include "common/meta/meta.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
-#include "common/meta/meta_event.h"
 #include "common/rc.h"
 #include "common/trace.h"
 

@@ -220,4 +220,24 @@ void meta_record_describe(const struct meta_image *img,
                           const struct meta_record *rec, char *out,
                           size_t cap);
 
+/* State changes as a learner reads them, before -> after, e.g. "demo-0
+ * leader 1 -> 2 epoch 3 -> 4, isr 1,2,3 -> 2,3" or "broker 1 fenced";
+ * the caller adds the cause it knows. */
+/* "1,2,3" ("-" for an empty set) into out (always terminated when cap >
+ * 0, cut short if it does not fit). */
+void meta_replica_set_format(const struct meta_replica_set *s, char *out,
+                             size_t cap);
+
+/* A partition leader's id, or "none" (META_NO_LEADER). */
+void meta_leader_format(int32_t leader, char out[16]);
+
+/* What rec changes in img, which it is about to be applied to: partition
+ * leader, leader epoch and ISR changes, brokers registered, fenced,
+ * unfenced and shutting down, topics created and deleted. False (out
+ * empty) for records that change nothing a learner follows (configs,
+ * producer ids, a partition change that only bumps the partition
+ * epoch). */
+bool meta_record_event(const struct meta_image *img,
+                       const struct meta_record *rec, char *out, size_t cap);
+
 #endif

@@ -12,7 +12,6 @@
 
 #include "common/limits.h"
 #include "common/meta/meta.h"
-#include "common/meta/meta_event.h"
 #include "common/rc.h"
 
 /* Criterion reports every assertion; in loops only failures should cost. */
