@@ -13,15 +13,13 @@
 static void gauge(struct writer *w, const char *name, const char *help,
                   double v)
 {
-    http_metrics_family(w, name, "gauge", help);
-    http_metrics_sample(w, name, NULL, v);
+    http_metrics_one(w, name, "gauge", help, v);
 }
 
 static void counter(struct writer *w, const char *name, const char *help,
                     double v)
 {
-    http_metrics_family(w, name, "counter", help);
-    http_metrics_sample(w, name, NULL, v);
+    http_metrics_one(w, name, "counter", help, v);
 }
 
 void broker_metrics_render(void *arg, struct writer *w)

@@ -11,8 +11,7 @@
 static void gauge(struct writer *w, const char *name, const char *help,
                   double v)
 {
-    http_metrics_family(w, name, "gauge", help);
-    http_metrics_sample(w, name, NULL, v);
+    http_metrics_one(w, name, "gauge", help, v);
 }
 
 void controller_metrics_render(void *arg, struct writer *w)

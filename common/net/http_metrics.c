@@ -272,3 +272,10 @@ void http_metrics_sample(struct writer *w, const char *name,
         writer_raw(w, line, (size_t)n);
     }
 }
+
+void http_metrics_one(struct writer *w, const char *name, const char *type,
+                      const char *help, double value)
+{
+    http_metrics_family(w, name, type, help);
+    http_metrics_sample(w, name, NULL, value);
+}

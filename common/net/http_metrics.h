@@ -40,5 +40,8 @@ void http_metrics_family(struct writer *w, const char *name,
                          const char *type, const char *help);
 void http_metrics_sample(struct writer *w, const char *name,
                          const char *labels, double value);
+/* A family of one unlabelled sample; type "gauge" or "counter". */
+void http_metrics_one(struct writer *w, const char *name, const char *type,
+                      const char *help, double value);
 
 #endif
