@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "common/event_ring.h"
 #include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
 #include "broker/kafka/kafka_server.h"
@@ -39,6 +40,8 @@ struct broker {
     uv_signal_t sig_int;
     bool stopping;
     struct http_metrics *metrics;  /* metrics.port; NULL when off */
+    struct event_ring events;      /* the tracer's event lines, /events */
+    char events_source[24];        /* "broker-ID" */
     uint64_t isr_shrinks;          /* committed ISR changes proposed here */
     uint64_t isr_expands;
 };

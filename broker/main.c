@@ -319,6 +319,10 @@ static int start(struct broker *b, const struct config *cfg)
         if (rv != RC_OK) { /* the broker's work goes on without them */
             TRACE_WARN(&b->tracer, "metrics.port=%d: %s; no metrics",
                        metrics_port, rc_str(rv));
+        } else {
+            snprintf(b->events_source, sizeof b->events_source,
+                     "broker-%d", (int)mc.broker_id);
+            http_metrics_events(b->metrics, &b->events, b->events_source);
         }
     }
     rv = membership_start(&b->membership, b->loop, &mc, &b->tracer,
@@ -338,6 +342,8 @@ int main(int argc, char **argv)
     static struct broker b;
     b.loop = uv_default_loop();
     trace_init_stderr(&b.tracer, TRACE_LEVEL_INFO, "broker");
+    event_ring_init(&b.events);
+    b.tracer.events = &b.events;
     struct config *cfg = NULL;
     int rv = daemon_config_load(&cfg, PROG, argc, argv, broker_defs,
                                 ARRAY_LEN(broker_defs), &b.tracer);

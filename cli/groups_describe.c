@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/group_offsets.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "cli/kclient.h"
 #include "cli/table.h"
 #include "cli/view.h"

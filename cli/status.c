@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/cluster.h"
 #include "cli/health.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "cli/opts.h"
 #include "cli/table.h"
 #include "cli/view.h"

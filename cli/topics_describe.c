@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "cli/table.h"
 #include "cli/view.h"
 #include "common/rc.h"

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "cli/health.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "common/assert.h"
 #include "common/meta/meta.h"
 

@@ -8,6 +8,7 @@
 #include "common/trace.h"
 
 #include "common/assert.h"
+#include "common/event_ring.h"
 #include "common/limits.h"
 
 #include <errno.h>
@@ -60,6 +61,24 @@ void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
     va_end(ap);
     if (n < 0) {
         msg[0] = '\0'; /* an encoding error leaves msg unspecified */
+    }
+    size_t plen = sizeof TRACE_EVENT_PREFIX - 1;
+    if (t->events != NULL && strncmp(msg, TRACE_EVENT_PREFIX, plen) == 0) {
+        struct timespec ts;
+        int64_t now_ms = 0;
+        if (clock_gettime(CLOCK_REALTIME, &ts) == 0) {
+            now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        }
+        struct event_push p = event_ring_push(t->events, now_ms, msg + plen);
+        if (p.collapsed) {
+            return;
+        }
+        if (p.ended_repeats > 0) {
+            char rep[64];
+            snprintf(rep, sizeof rep, "events: the one before repeated %u "
+                     "more times", p.ended_repeats);
+            t->emit(t, level, file, line, rep);
+        }
     }
     t->emit(t, level, file, line, msg);
 }
@@ -230,4 +249,5 @@ void trace_init_stderr(struct tracer *t, enum trace_level level,
     t->component = component;
     t->emit = trace_stderr_emit_cb;
     t->data = NULL;
+    t->events = NULL;
 }

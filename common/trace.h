@@ -19,6 +19,7 @@ enum trace_level {
 };
 
 struct tracer;
+struct event_ring;
 typedef void (*trace_emit_cb)(struct tracer *t, enum trace_level level,
                               const char *file, int line, const char *msg);
 
@@ -27,9 +28,14 @@ struct tracer {
     const char *component;  /* e.g. "broker-1"; may be NULL */
     trace_emit_cb emit;     /* receives the formatted line */
     void *data;             /* the emitter's own state */
+    struct event_ring *events; /* NULL, or where "event: " lines also go */
 };
 
-/* Formats and hands the message to t->emit. Use the macros instead. */
+/* Formats and hands the message to t->emit. Use the macros instead.
+ * A message that starts with TRACE_EVENT_PREFIX is an event: with
+ * t->events set it is also recorded there, and a repeat that the ring
+ * collapses (common/event_ring.h) is not emitted; the first different
+ * event after a run of repeats is preceded by a line saying how many. */
 void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
                  int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -48,6 +54,8 @@ void trace_init_stderr(struct tracer *t, enum trace_level level,
 /* Parses "debug", "info", "warn", "error", "off"; returns -1 if unknown. */
 int trace_level_parse(const char *s);
 const char *trace_level_name(enum trace_level level);
+
+#define TRACE_EVENT_PREFIX "event: "
 
 #define TRACE__AT(t, lvl, ...)                                         \
     do {                                                               \

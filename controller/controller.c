@@ -263,6 +263,10 @@ static void barrier_cb(struct raft_barrier *req, int status)
                "metadata offset=%" PRId64, c->cfg.node_id,
                (unsigned long long)c->raft.current_term,
                c->fsm.image.offset);
+    TRACE_INFO(c->tracer, "event: controller %d elected at term %llu (Raft "
+               "leader of the quorum, its metadata applied to offset %"
+               PRId64 ")", c->cfg.node_id,
+               (unsigned long long)c->raft.current_term, c->fsm.image.offset);
     kick(c);
 }
 
@@ -309,6 +313,9 @@ static void tick_cb(uv_timer_t *handle)
         c->active = false;
         TRACE_INFO(c->tracer, "node=%d is no longer the active controller",
                    c->cfg.node_id);
+        TRACE_INFO(c->tracer, "event: controller %d stepped down at term "
+                   "%llu (no longer the Raft leader)", c->cfg.node_id,
+                   (unsigned long long)c->raft.current_term);
         fail_queue(c, KAFKA_ERROR_NOT_CONTROLLER, "leadership lost");
     }
     if (c->active) {

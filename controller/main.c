@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "common/daemon.h"
+#include "common/event_ring.h"
 #include "common/net/http_metrics.h"
 #include "common/rc.h"
 #include "controller/controller.h"
@@ -95,6 +96,8 @@ static uv_signal_t sig_term;
 static uv_signal_t sig_int;
 static struct controller *controller;
 static struct http_metrics *metrics;
+static struct event_ring events; /* the tracer's event lines, /events */
+static char events_source[24];
 
 static void stopped_cb(void *arg)
 {
@@ -120,6 +123,8 @@ int main(int argc, char **argv)
 {
     struct tracer tracer;
     trace_init_stderr(&tracer, TRACE_LEVEL_INFO, "controller");
+    event_ring_init(&events);
+    tracer.events = &events;
     struct config *cfg = NULL;
     int rv = daemon_config_load(&cfg, PROG, argc, argv, controller_defs,
                                 ARRAY_LEN(controller_defs), &tracer);
@@ -145,6 +150,10 @@ int main(int argc, char **argv)
                            &bound) != RC_OK) {
         TRACE_WARN(&tracer, "metrics.port=%d: cannot listen; no metrics",
                    metrics_port); /* the quorum's work goes on */
+    } else if (metrics != NULL) {
+        snprintf(events_source, sizeof events_source, "controller-%d",
+                 (int)cc.node_id);
+        http_metrics_events(metrics, &events, events_source);
     }
     uv_signal_init(loop, &sig_term);
     uv_signal_init(loop, &sig_int);

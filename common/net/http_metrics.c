@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/event_ring.h"
 #include "common/net/net.h"
 #include "common/rc.h"
 
@@ -27,6 +28,8 @@ struct http_metrics {
     uv_tcp_t listener;
     http_metrics_render_cb render;
     void *arg;
+    struct event_ring *events; /* NULL: no /events */
+    const char *events_source;
     struct tracer *t;
     struct http_conn *conns;
     size_t n_conns;
@@ -100,6 +103,81 @@ static void respond(struct http_conn *c, const char *status,
     }
 }
 
+/* The path (plen bytes, query included) is name, with or without a
+ * query. */
+static bool path_is(const char *path, size_t plen, const char *name)
+{
+    size_t n = strlen(name);
+    return plen >= n && strncmp(path, name, n) == 0 &&
+           (plen == n || path[n] == '?');
+}
+
+/* The query of path has the parameter "name=value" (param). */
+static bool query_has(const char *path, size_t plen, const char *param)
+{
+    const char *q = memchr(path, '?', plen);
+    size_t n = strlen(param);
+    while (q != NULL && q < path + plen) {
+        q++;
+        size_t left = (size_t)(path + plen - q);
+        size_t field = strcspn(q, "& \r\n");
+        if (field > left) {
+            field = left;
+        }
+        if (field == n && strncmp(q, param, n) == 0) {
+            return true;
+        }
+        q = memchr(q, '&', left);
+    }
+    return false;
+}
+
+/* since=N from the query of path; 0 when absent or not a number. */
+static uint64_t query_since(const char *path, size_t plen)
+{
+    const char *q = memchr(path, '?', plen);
+    while (q != NULL && q < path + plen) {
+        q++;
+        if (strncmp(q, "since=", 6) == 0) {
+            uint64_t v = 0;
+            for (q += 6; q < path + plen && *q >= '0' && *q <= '9'; q++) {
+                if (v > (UINT64_MAX - 9) / 10) {
+                    return UINT64_MAX; /* past any seq there will be */
+                }
+                v = v * 10 + (uint64_t)(*q - '0');
+            }
+            return v;
+        }
+        q = memchr(q, '&', (size_t)(path + plen - q));
+    }
+    return 0;
+}
+
+static void respond_events(struct http_conn *c, const char *path,
+                           size_t plen)
+{
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&doc, &len);
+    bool text = query_has(path, plen, "format=text");
+    if (f != NULL && text) {
+        event_ring_text(c->m->events, query_since(path, plen), f);
+    } else if (f != NULL) {
+        event_ring_json(c->m->events, c->m->events_source,
+                        query_since(path, plen), f);
+    }
+    if (f == NULL || fclose(f) != 0) {
+        static const char msg[] = "out of memory\n";
+        free(doc);
+        respond(c, "500 Internal Server Error", "text/plain; charset=utf-8",
+                msg, sizeof msg - 1);
+        return;
+    }
+    respond(c, "200 OK", text ? "text/plain; charset=utf-8"
+                              : "application/json", doc, len);
+    free(doc);
+}
+
 static void handle_request(struct http_conn *c)
 {
     static const char text[] = "text/plain; charset=utf-8";
@@ -110,10 +188,12 @@ static void handle_request(struct http_conn *c)
     }
     const char *path = c->buf + 4;
     size_t plen = strcspn(path, " \r\n");
-    bool metrics = (plen == 8 && strncmp(path, "/metrics", 8) == 0) ||
-                   (plen > 8 && strncmp(path, "/metrics?", 9) == 0);
-    if (!metrics) {
-        static const char msg[] = "try /metrics\n";
+    if (c->m->events != NULL && path_is(path, plen, "/events")) {
+        respond_events(c, path, plen);
+        return;
+    }
+    if (!path_is(path, plen, "/metrics")) {
+        static const char msg[] = "try /metrics or /events\n";
         respond(c, "404 Not Found", text, msg, sizeof msg - 1);
         return;
     }
@@ -236,6 +316,13 @@ static void listener_closed_cb(uv_handle_t *h)
     struct http_metrics *m = h->data;
     m->listener_closed = true;
     maybe_free(m);
+}
+
+void http_metrics_events(struct http_metrics *m, struct event_ring *ring,
+                         const char *source)
+{
+    m->events = ring;
+    m->events_source = source;
 }
 
 void http_metrics_close(struct http_metrics *m)

@@ -1,6 +1,7 @@
-/* A tiny HTTP/1.x server for one purpose: `GET /metrics` answered with
- * Prometheus text that the owner renders on the loop thread. Every other
- * path is 404, every other method 405; one request per connection, then
+/* A tiny HTTP/1.x server for a process's own state: `GET /metrics`
+ * answered with Prometheus text that the owner renders on the loop thread,
+ * and, once http_metrics_events() names a ring, `GET /events?since=N` with
+ * its events as JSON (common/event_ring.h). Every other path is 404, every other method 405; one request per connection, then
  * the connection closes. Untrusted input: a request head is read up to
  * HTTP_METRICS_REQUEST_MAX bytes and HTTP_METRICS_DEADLINE_MS, at most
  * HTTP_METRICS_CONNS_MAX connections are served at once (more are closed
@@ -29,6 +30,12 @@ MUST_CHECK int http_metrics_start(struct http_metrics **out, uv_loop_t *loop,
                                   const char *host, int port,
                                   http_metrics_render_cb render, void *arg,
                                   struct tracer *t, int *port_out);
+
+struct event_ring;
+
+/* Serves ring (borrowed; it outlives m) at /events, as source ("broker-1"). */
+void http_metrics_events(struct http_metrics *m, struct event_ring *ring,
+                         const char *source);
 
 /* Closes the listener and every connection; frees itself once libuv is
  * done with them. */

@@ -42,7 +42,7 @@ static void capture_emit_cb(struct tracer *t, enum trace_level level,
 }
 
 static struct tracer tracer = {TRACE_LEVEL_DEBUG, "test", capture_emit_cb,
-                               &cap};
+                               &cap, NULL};
 
 /* --- Schemas ------------------------------------------------------------- */
 

@@ -42,7 +42,7 @@ static void capture_emit_cb(struct tracer *t, enum trace_level level,
 
 static struct tracer capture_tracer(enum trace_level level)
 {
-    struct tracer t = {level, "test", capture_emit_cb, &cap};
+    struct tracer t = {level, "test", capture_emit_cb, &cap, NULL};
 
     memset(&cap, 0, sizeof cap);
     return t;
@@ -133,7 +133,7 @@ Test(trace, null_tracer_is_silent)
 
 Test(trace, tracer_without_emit_is_silent)
 {
-    struct tracer t = {TRACE_LEVEL_DEBUG, NULL, NULL, NULL};
+    struct tracer t = {TRACE_LEVEL_DEBUG, NULL, NULL, NULL, NULL};
 
     TRACE_ERROR(&t, "nothing");
 }

@@ -1,5 +1,5 @@
 /* Streaming JSON writer (cli/json.h). */
-#include "cli/json.h"
+#include "common/json.h"
 
 #include <inttypes.h>
 

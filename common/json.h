@@ -1,10 +1,11 @@
-/* A small streaming JSON writer for the CLI's --json output: compact,
- * one document, commas placed by the writer. Strings are escaped as RFC
- * 8259 requires; bytes that are not valid UTF-8 become U+FFFD, so any
- * input gives valid JSON. Nesting deeper than JSON_DEPTH_MAX is a
- * programmer error (assert). The writer owns nothing; out is borrowed. */
-#ifndef CAIRN_CLI_JSON_H
-#define CAIRN_CLI_JSON_H
+/* A small streaming JSON writer for the CLI's --json output and the
+ * processes' HTTP endpoints: compact, one document, commas placed by the
+ * writer. Strings are escaped as RFC 8259 requires; bytes that are not
+ * valid UTF-8 become U+FFFD, so any input gives valid JSON. Nesting
+ * deeper than JSON_DEPTH_MAX is a programmer error (assert). The writer
+ * owns nothing; out is borrowed. */
+#ifndef CAIRN_COMMON_JSON_H
+#define CAIRN_COMMON_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
