@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/consume.h"
 #include "cli/ctl_client.h"
+#include "cli/events.h"
 #include "cli/groups.h"
 #include "cli/kclient.h"
 #include "cli/opts.h"
@@ -36,11 +37,12 @@
 
 /* deploy/cluster.sh's ports from its base (CAIRN_BASE_PORT): brokers on
  * base+91..93, controller RPC on base+101..103. */
-#define CLI__BASE_PORT_MAX (65535 - 103)
+#define CLI__BASE_PORT_MAX (65535 - 106)
 
 struct globals {
     char local_controllers[128]; /* the local cluster's, on its base */
     char local_bootstrap[128];
+    char local_http[256]; /* the processes' metrics listeners */
     const char *controllers;
     bool controllers_named; /* by --controllers or $CAIRN_CONTROLLERS */
     const char *bootstrap;  /* --bootstrap-servers or $CAIRN_BOOTSTRAP */
@@ -76,13 +78,15 @@ static void commands_usage(FILE *out)
     consume_usage(out);
     bench_usage(out);
     size_usage(out);
+    events_usage(out);
     fputs("  help [COMMAND]\n"
           "      This text, or only COMMAND's.\n"
           "\n"
           "Environment: CAIRN_BOOTSTRAP, CAIRN_CONTROLLERS (see above);\n"
           "CAIRN_BASE_PORT=N, as deploy/cluster.sh takes it, makes the\n"
           "defaults the local cluster's on that base (brokers on N+91..93,\n"
-          "controllers on N+101..103);\n"
+          "controllers on N+101..103, metrics listeners on N+94..96 and\n"
+          "N+104..106);\n"
           "CAIRN_LOG=debug|info|warn|error|off logs the RPC layer and\n"
           "librdkafka to stderr (librdkafka's errors by default).\n"
           "Exit status: 0 success, 1 the operation failed, 2 usage error.\n",
@@ -135,7 +139,7 @@ static int help_for(const char *cmd)
     } cmds[] = {{"status", status_usage},   {"topics", topics_usage},
                 {"groups", groups_usage},   {"produce", produce_usage},
                 {"consume", consume_usage}, {"bench", bench_usage},
-                {"size", size_usage}};
+                {"size", size_usage},       {"events", events_usage}};
     for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
         if (strcmp(cmd, cmds[k].name) == 0) {
             struct opts_cmd one = {cmds[k].name, cmds[k].usage};
@@ -284,6 +288,16 @@ static bool is_kafka_command(const char *cmd)
     return false;
 }
 
+/* deploy/cluster.sh's metrics listeners: brokers on base+94..96,
+ * controllers on base+104..106. */
+static void local_http(struct globals *g, long base)
+{
+    snprintf(g->local_http, sizeof g->local_http,
+             "127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld,"
+             "127.0.0.1:%ld,127.0.0.1:%ld", base + 104, base + 105,
+             base + 106, base + 94, base + 95, base + 96);
+}
+
 /* The local cluster's addresses: deploy/cluster.sh's defaults, moved by
  * CAIRN_BASE_PORT as the script moves them. False (after saying why) for
  * a base that is not a port number. */
@@ -295,6 +309,7 @@ static bool local_defaults(struct globals *g)
                  CLI__CONTROLLERS_DEFAULT);
         snprintf(g->local_bootstrap, sizeof g->local_bootstrap, "%s",
                  BOOTSTRAP_DEFAULT);
+        local_http(g, 19000);
         return true;
     }
     char *end = NULL;
@@ -312,6 +327,7 @@ static bool local_defaults(struct globals *g)
     snprintf(g->local_bootstrap, sizeof g->local_bootstrap,
              "127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld", base + 91,
              base + 92, base + 93);
+    local_http(g, base);
     return true;
 }
 
@@ -336,6 +352,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[i], "size") == 0) {
         return cli_finish_output(size_main(argc - i, argv + i));
+    }
+    if (strcmp(argv[i], "events") == 0) {
+        return cli_finish_output(events_main(argc - i, argv + i,
+                                             g.local_http));
     }
     if (strcmp(argv[i], "status") == 0) {
         struct status_opts status;

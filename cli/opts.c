@@ -2,9 +2,11 @@
 #include "cli/opts.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/assert.h"
 
 int opts_usage_error(const struct opts_cmd *cmd, const char *fmt, ...)
 {
@@ -145,4 +147,26 @@ int opts_parse_topic(const struct opts_cmd *cmd, int argc, char **argv,
     }
     *topic = argv[1];
     return -1;
+}
+
+/* "3d", "72h", "45m", "600s", "250ms" or bare seconds, in ms; false for
+ * anything else or an overflow. */
+bool opts_parse_duration_ms(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    if (s[0] < '0' || s[0] > '9') {
+        return false;
+    }
+    unsigned long long n = strtoull(s, &end, 10);
+    static const struct {
+        const char *suffix;
+        uint64_t ms;
+    } units[] = {{"ms", 1},        {"s", 1000},      {"", 1000},
+                 {"m", 60000},     {"h", 3600000},   {"d", 86400000}};
+    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
+        if (strcmp(end, units[i].suffix) == 0) {
+            return !__builtin_mul_overflow((uint64_t)n, units[i].ms, out);
+        }
+    }
+    return false;
 }

@@ -73,4 +73,8 @@ int opts_help(const struct opts_cmd *cmd);
 /* True when s is "key=value" with a non-empty key. */
 bool opts_is_key_value(const char *s);
 
+/* "3d", "72h", "45m", "600s", "250ms" or bare seconds, in ms; false for
+ * anything else or an overflow. */
+bool opts_parse_duration_ms(const char *s, uint64_t *out);
+
 #endif

@@ -24,28 +24,6 @@ void size_usage(FILE *out)
 
 static const struct opts_cmd size_cmd = {"size", size_usage};
 
-/* "3d", "72h", "45m", "600s", "250ms" or bare seconds, in ms; false for
- * anything else or an overflow. */
-static bool parse_duration_ms(const char *s, uint64_t *out)
-{
-    char *end = NULL;
-    if (s[0] < '0' || s[0] > '9') {
-        return false;
-    }
-    unsigned long long n = strtoull(s, &end, 10);
-    static const struct {
-        const char *suffix;
-        uint64_t ms;
-    } units[] = {{"ms", 1},        {"s", 1000},      {"", 1000},
-                 {"m", 60000},     {"h", 3600000},   {"d", 86400000}};
-    for (size_t i = 0; i < ARRAY_LEN(units); i++) {
-        if (strcmp(end, units[i].suffix) == 0) {
-            return !__builtin_mul_overflow((uint64_t)n, units[i].ms, out);
-        }
-    }
-    return false;
-}
-
 /* 2332800000000 -> "2,332,800,000,000". */
 static void with_commas(uint64_t v, char out[32])
 {
@@ -111,7 +89,7 @@ int size_main(int argc, char **argv)
                                 "--retention are needed");
     }
     uint64_t ms = 0;
-    if (!parse_duration_ms(retention, &ms)) {
+    if (!opts_parse_duration_ms(retention, &ms)) {
         return opts_usage_error(&size_cmd, "--retention %s: expected a "
                                 "duration like 3d, 72h, 45m, 600s or 250ms",
                                 retention);

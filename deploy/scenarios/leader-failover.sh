@@ -30,4 +30,10 @@ wait_event 20 "broker $leader unfenced"
 wait_event 20 "lesson-0 isr [0-9,]+ -> [0-9,]+ at partition epoch [0-9]+ \(replica $leader caught up"
 read -r new isr hw < <(part_state lesson 0)
 note "cairn status: leader $new, ISR $isr, HW $hw (leadership stays where it moved)"
+
+say "the same story from the processes' memory: cairn events --since 5m"
+events_in_order 5m \
+    "lesson-0 leader $leader -> $new epoch .*\(broker $leader fenced: session expired" \
+    "broker $leader unfenced" \
+    "lesson-0 isr [0-9,]+ -> [0-9,]+ .*\(replica $leader caught up"
 lesson_done

@@ -34,7 +34,9 @@ lesson_up() {
 
 cairn() { timeout 60 "$BIN/cairn" "$@"; }
 
-# The partition's state from cairn status --json, as "leader isr hw".
+# The partition's state from cairn status --json, as "leader isr hw"; hw
+# is "unknown" while the leader does not say (a new leader answers only
+# once its HW has reached the start of its epoch, KIP-207).
 part_state() { # TOPIC PARTITION
     cairn status --json 2>/dev/null | /usr/bin/python3 -c "
 import json, sys
@@ -42,7 +44,9 @@ s = json.load(sys.stdin)
 for t in s['topics']:
     if t['name'] == sys.argv[1]:
         p = t['partitions'][int(sys.argv[2])]
-        print(p['leader'], ','.join(map(str, p['isr'])), p.get('hw'))" "$1" "$2"
+        hw = p.get('hw')
+        print(p['leader'], ','.join(map(str, p['isr'])),
+              'unknown' if hw is None else hw)" "$1" "$2"
 }
 
 # isr_is N TOPIC PARTITION: the partition has a leader and N in-sync
@@ -92,6 +96,21 @@ lesson_topic() {
     seq 1 "$1" | cairn produce lesson --acks all >/dev/null || fail "produce"
     read -r leader isr hw < <(part_state lesson 0)
     followers=$(tr ',' ' ' <<< "$isr" | xargs -n1 | grep -vx "$leader" | xargs)
+}
+
+# events_in_order SINCE REGEX...: cairn events --since SINCE has a line
+# matching each REGEX, each after the one before; prints them.
+events_in_order() {
+    local since=$1 events line rest
+    shift
+    events=$(cairn events --since "$since" 2>/dev/null) || fail "cairn events"
+    rest=$events
+    for want in "$@"; do
+        line=$(grep -m1 -E "$want" <<< "$rest") ||
+            fail "cairn events has no line matching '$want' after the ones before"
+        note "$line"
+        rest=$(awk -v l="$line" 'found { print } $0 == l { found = 1 }' <<< "$rest")
+    done
 }
 
 lesson_done() {
