@@ -99,6 +99,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/kafkajs.sh $(BUILD)
 	tests/integration/produce_validation.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
+	tests/integration/web_page.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke
@@ -317,6 +318,9 @@ $(GEN)/%.pb-c.o: $(GEN)/%.pb-c.c | $(PROTO_H)
 $(BUILD)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The cluster page is assembled into the CLI (.incbin in cli/web_page.c).
+$(BUILD)/cli/web_page.o: cli/web/index.html
 
 clean:
 	rm -rf build

@@ -16,7 +16,6 @@
 #include "common/event_ring.h"
 #include "common/rc.h"
 
-#define EVENTS_SOURCES_MAX 16
 #define EVENTS_TIMEOUT_MS 2000u
 #define EVENTS_FOLLOW_MS 500
 
@@ -38,23 +37,6 @@ void events_usage(FILE *out)
 
 static const struct opts_cmd events_cmd = {"events", events_usage};
 
-struct source {
-    char host[256];
-    int port;
-    char name[272];   /* "controller-101" once it answered; host:port */
-    uint64_t seen;    /* highest seq printed */
-    bool warned;      /* its failure was said */
-};
-
-struct record {
-    int64_t time_ms;
-    int64_t last_ms;
-    uint32_t repeats;
-    uint64_t seq;
-    size_t source;
-    char *text; /* into the body it came from */
-};
-
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -62,7 +44,8 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool parse_sources(const char *list, struct source *out, size_t *n)
+bool events_sources_parse(const char *list, struct events_source *out,
+                          size_t *n)
 {
     *n = 0;
     const char *p = list;
@@ -78,7 +61,7 @@ static bool parse_sources(const char *list, struct source *out, size_t *n)
             (size_t)(colon - p) >= sizeof out->host) {
             return false;
         }
-        struct source *s = &out[(*n)++];
+        struct events_source *s = &out[(*n)++];
         memset(s, 0, sizeof *s);
         memcpy(s->host, p, (size_t)(colon - p));
         char *end = NULL;
@@ -98,7 +81,7 @@ static bool parse_sources(const char *list, struct source *out, size_t *n)
 
 /* Parses one "SEQ TIME LAST REPEATS TEXT" line (text form of
  * event_ring.h) in place. */
-static bool parse_line(char *line, struct record *r)
+static bool parse_line(char *line, struct events_record *r)
 {
     char *end = NULL;
     r->seq = strtoull(line, &end, 10);
@@ -124,8 +107,8 @@ static bool parse_line(char *line, struct record *r)
 
 static int by_time(const void *a, const void *b)
 {
-    const struct record *x = a;
-    const struct record *y = b;
+    const struct events_record *x = a;
+    const struct events_record *y = b;
     if (x->time_ms != y->time_ms) {
         return x->time_ms < y->time_ms ? -1 : 1;
     }
@@ -150,59 +133,93 @@ static void format_time(int64_t ms, char *out, size_t cap, bool date)
     }
 }
 
-/* One round: every source's records after what was printed, merged and
- * printed. Returns how many sources answered. */
-static size_t round_once(struct source *src, size_t n_src, int64_t since_ms)
+int events_collect(struct events_source *src, size_t n_src,
+                   int64_t since_ms, struct events_batch *b)
 {
-    char *bodies[EVENTS_SOURCES_MAX] = {0};
-    struct record *recs = NULL;
-    size_t n_recs = 0;
+    memset(b, 0, sizeof *b);
     size_t cap_recs = 0;
-    size_t answered = 0;
     for (size_t i = 0; i < n_src; i++) {
         char path[96];
-        char err[HTTP_GET_ERROR_BYTES];
         size_t len = 0;
         snprintf(path, sizeof path, "/events?format=text&since=%" PRIu64,
                  src[i].seen);
         int rc = http_get(src[i].host, src[i].port, path, EVENTS_TIMEOUT_MS,
-                          &bodies[i], &len, err, sizeof err);
+                          &b->bodies[i], &len, src[i].error,
+                          sizeof src[i].error);
+        src[i].reachable = rc == RC_OK;
         if (rc != RC_OK) {
-            if (!src[i].warned) {
-                cli_error("events: %s not read: %s", src[i].name, err);
-                src[i].warned = true;
-            }
             continue;
         }
-        src[i].warned = false;
-        answered++;
-        for (char *line = bodies[i]; line != NULL && *line != '\0';) {
+        src[i].error[0] = '\0';
+        uint64_t seen = src[i].seen;
+        for (char *line = b->bodies[i]; line != NULL && *line != '\0';) {
             char *nl = strchr(line, '\n');
             if (nl != NULL) {
                 *nl = '\0';
             }
-            struct record r;
-            if (parse_line(line, &r) && r.seq > src[i].seen &&
-                r.last_ms >= since_ms) {
-                if (n_recs == cap_recs) {
+            struct events_record r;
+            if (parse_line(line, &r) && r.seq > seen) {
+                if (r.seq > src[i].seen) {
+                    src[i].seen = r.seq;
+                }
+                if (r.last_ms < since_ms) {
+                    line = nl != NULL ? nl + 1 : NULL;
+                    continue;
+                }
+                if (b->n == cap_recs) {
                     cap_recs = cap_recs == 0 ? 256 : cap_recs * 2;
-                    struct record *g = realloc(recs, cap_recs * sizeof *g);
+                    struct events_record *g =
+                        realloc(b->recs, cap_recs * sizeof *g);
                     if (g == NULL) {
-                        break;
+                        events_batch_free(b);
+                        return RC_NOMEM;
                     }
-                    recs = g;
+                    b->recs = g;
                 }
                 r.source = i;
-                recs[n_recs++] = r;
+                b->recs[b->n++] = r;
             }
             line = nl != NULL ? nl + 1 : NULL;
         }
     }
-    if (n_recs > 0) {
-        qsort(recs, n_recs, sizeof *recs, by_time);
+    if (b->n > 0) {
+        qsort(b->recs, b->n, sizeof *b->recs, by_time);
     }
-    for (size_t k = 0; k < n_recs; k++) {
-        const struct record *r = &recs[k];
+    return RC_OK;
+}
+
+void events_batch_free(struct events_batch *b)
+{
+    free(b->recs);
+    for (size_t i = 0; i < EVENTS_SOURCES_MAX; i++) {
+        free(b->bodies[i]);
+    }
+    memset(b, 0, sizeof *b);
+}
+
+/* One round: every source's new records, merged and printed; sources
+ * that do not answer are named on stderr when they stop answering.
+ * Returns how many answered. */
+static size_t round_once(struct events_source *src, size_t n_src,
+                         int64_t since_ms, bool *warned)
+{
+    struct events_batch b;
+    if (events_collect(src, n_src, since_ms, &b) != RC_OK) {
+        cli_error("events: out of memory");
+        return 0;
+    }
+    size_t answered = 0;
+    for (size_t i = 0; i < n_src; i++) {
+        if (src[i].reachable) {
+            answered++;
+            warned[i] = false;
+        } else if (!warned[i]) {
+            cli_error("events: %s not read: %s", src[i].name, src[i].error);
+            warned[i] = true;
+        }
+    }
+    for (size_t k = 0; k < b.n; k++) {
+        const struct events_record *r = &b.recs[k];
         char when[32];
         format_time(r->time_ms, when, sizeof when, true);
         printf("%s %-14s %s", when, src[r->source].name, r->text);
@@ -213,20 +230,14 @@ static size_t round_once(struct source *src, size_t n_src, int64_t since_ms)
                    until);
         }
         putchar('\n');
-        if (r->seq > src[r->source].seen) {
-            src[r->source].seen = r->seq;
-        }
     }
     fflush(stdout);
-    free(recs);
-    for (size_t i = 0; i < n_src; i++) {
-        free(bodies[i]);
-    }
+    events_batch_free(&b);
     return answered;
 }
 
 /* The source's name ("broker-1") from its JSON form's "source". */
-static void learn_names(struct source *src, size_t n_src)
+void events_sources_name(struct events_source *src, size_t n_src)
 {
     for (size_t i = 0; i < n_src; i++) {
         char *body = NULL;
@@ -278,20 +289,21 @@ int events_main(int argc, char **argv, const char *http_default)
         return opts_usage_error(&events_cmd, "--since: expected a duration "
                                 "such as 10m or 30s, got '%s'", since);
     }
-    struct source src[EVENTS_SOURCES_MAX];
+    struct events_source src[EVENTS_SOURCES_MAX];
     size_t n_src = 0;
     const char *list = http != NULL ? http : http_default;
-    if (!parse_sources(list, src, &n_src)) {
+    if (!events_sources_parse(list, src, &n_src)) {
         return opts_usage_error(&events_cmd, "--http: expected "
                                 "HOST:PORT,... (at most %d), got '%s'",
                                 EVENTS_SOURCES_MAX, list);
     }
-    learn_names(src, n_src);
+    events_sources_name(src, n_src);
     int64_t start = wall_ms();
     int64_t from = since != NULL && since_ms < (uint64_t)start
                        ? start - (int64_t)since_ms
                        : INT64_MIN;
-    size_t answered = round_once(src, n_src, from);
+    bool warned[EVENTS_SOURCES_MAX] = {0};
+    size_t answered = round_once(src, n_src, from, warned);
     if (!follow) {
         if (answered == 0) {
             cli_error("events: no process answered (is the cluster up? "
@@ -302,7 +314,7 @@ int events_main(int argc, char **argv, const char *http_default)
     }
     while (for_ms == 0 || wall_ms() - start < for_ms) {
         usleep(EVENTS_FOLLOW_MS * 1000);
-        round_once(src, n_src, from);
+        round_once(src, n_src, from, warned);
     }
     return 0;
 }

@@ -28,6 +28,7 @@
 #include "cli/produce.h"
 #include "cli/status.h"
 #include "cli/topics.h"
+#include "cli/web.h"
 #include "common/rc.h"
 #include "common/trace.h"
 
@@ -43,6 +44,7 @@ struct globals {
     char local_controllers[128]; /* the local cluster's, on its base */
     char local_bootstrap[128];
     char local_http[256]; /* the processes' metrics listeners */
+    int local_web_port;   /* cairn web's */
     const char *controllers;
     bool controllers_named; /* by --controllers or $CAIRN_CONTROLLERS */
     const char *bootstrap;  /* --bootstrap-servers or $CAIRN_BOOTSTRAP */
@@ -79,6 +81,7 @@ static void commands_usage(FILE *out)
     bench_usage(out);
     size_usage(out);
     events_usage(out);
+    web_usage(out);
     fputs("  help [COMMAND]\n"
           "      This text, or only COMMAND's.\n"
           "\n"
@@ -139,7 +142,8 @@ static int help_for(const char *cmd)
     } cmds[] = {{"status", status_usage},   {"topics", topics_usage},
                 {"groups", groups_usage},   {"produce", produce_usage},
                 {"consume", consume_usage}, {"bench", bench_usage},
-                {"size", size_usage},       {"events", events_usage}};
+                {"size", size_usage},       {"events", events_usage},
+                {"web", web_usage}};
     for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
         if (strcmp(cmd, cmds[k].name) == 0) {
             struct opts_cmd one = {cmds[k].name, cmds[k].usage};
@@ -289,9 +293,10 @@ static bool is_kafka_command(const char *cmd)
 }
 
 /* deploy/cluster.sh's metrics listeners: brokers on base+94..96,
- * controllers on base+104..106. */
+ * controllers on base+104..106; and the page of `cairn web` on base+90. */
 static void local_http(struct globals *g, long base)
 {
+    g->local_web_port = (int)(base + 90);
     snprintf(g->local_http, sizeof g->local_http,
              "127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld,"
              "127.0.0.1:%ld,127.0.0.1:%ld", base + 104, base + 105,
@@ -352,6 +357,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[i], "size") == 0) {
         return cli_finish_output(size_main(argc - i, argv + i));
+    }
+    if (strcmp(argv[i], "web") == 0) {
+        return cli_finish_output(web_main(argc - i, argv + i, g.controllers,
+                                          g.local_http, g.local_web_port));
     }
     if (strcmp(argv[i], "events") == 0) {
         return cli_finish_output(events_main(argc - i, argv + i,

@@ -275,11 +275,10 @@ static void status_json(FILE *out, const struct cluster_view *v,
     json_finish(&j);
 }
 
-int status_run(struct ctl_client *cc, const struct status_opts *o)
+/* Gathers the view and its health and writes it (JSON or text) to out;
+ * the exit code. */
+static int status_write(struct ctl_client *cc, bool json, FILE *out)
 {
-    if (o->watch) {
-        return watch_run(cc, &o->w);
-    }
     struct cluster_view v;
     int rv = cluster_describe(cc, &v);
     const struct meta_topic **topics = NULL;
@@ -303,10 +302,10 @@ int status_run(struct ctl_client *cc, const struct status_opts *o)
         return CLI_EXIT_FAILED;
     }
     const struct health *hp = have_health ? &h : NULL;
-    if (o->json) {
-        status_json(stdout, &v, topics, n, hp);
+    if (json) {
+        status_json(out, &v, topics, n, hp);
     } else {
-        status_text(stdout, &v, topics, n, hp);
+        status_text(out, &v, topics, n, hp);
     }
     if (rv != RC_OK) {
         cli_error("status: no controller sent cluster metadata");
@@ -317,4 +316,17 @@ int status_run(struct ctl_client *cc, const struct status_opts *o)
     free(topics);
     cluster_view_free(&v);
     return rv == RC_OK ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
+int status_json_write(struct ctl_client *cc, FILE *out)
+{
+    return status_write(cc, true, out);
+}
+
+int status_run(struct ctl_client *cc, const struct status_opts *o)
+{
+    if (o->watch) {
+        return watch_run(cc, &o->w);
+    }
+    return status_write(cc, o->json, stdout);
 }

@@ -31,4 +31,8 @@ MUST_CHECK int status_parse(int argc, char **argv, struct status_opts *o);
  * metadata (whether or not one is active), 1 when none did. */
 MUST_CHECK int status_run(struct ctl_client *cc, const struct status_opts *o);
 
+/* The document of `status --json`, written to out; the exit code as
+ * status_run's. */
+MUST_CHECK int status_json_write(struct ctl_client *cc, FILE *out);
+
 #endif
