@@ -24,9 +24,80 @@ int64_t partition_leader_leo(const struct partition *p)
                               : log_end_offset(p->log);
 }
 
+/* What moved the high watermark, for the event of a long acks=all wait. */
+enum hw_cause {
+    HW_CAUSE_APPEND,   /* the leader's own append (no sync before ack) */
+    HW_CAUSE_DURABLE,  /* the leader's own fsync */
+    HW_CAUSE_FETCH,    /* a follower's fetch */
+    HW_CAUSE_ISR,      /* an ISR or metadata change */
+    HW_CAUSE_CHECK,    /* the periodic ISR check */
+};
+
+struct hw_move {
+    enum hw_cause cause;
+    int32_t replica;    /* HW_CAUSE_FETCH */
+    int64_t offset;     /* its fetch offset */
+};
+
+static void hw_cause_text(const struct partition *p, const struct hw_move *m,
+                          char *out, size_t cap)
+{
+    char isr[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
+    switch (m->cause) {
+    case HW_CAUSE_APPEND:
+        snprintf(out, cap, "the leader's append");
+        break;
+    case HW_CAUSE_DURABLE:
+        snprintf(out, cap, "the leader's fsync");
+        break;
+    case HW_CAUSE_FETCH:
+        snprintf(out, cap, "replica %d fetched from offset %" PRId64,
+                 (int)m->replica, m->offset);
+        break;
+    case HW_CAUSE_ISR: {
+        char prev[META_REPLICAS_MAX * 12];
+        meta_replica_set_format(&p->isr_prev, prev, sizeof prev);
+        if (strcmp(prev, isr) != 0) {
+            snprintf(out, cap, "the ISR went from %s to %s", prev, isr);
+        } else {
+            snprintf(out, cap, "the metadata changed (isr %s)", isr);
+        }
+        break;
+    }
+    case HW_CAUSE_CHECK:
+        snprintf(out, cap, "the ISR check (isr %s)", isr);
+        break;
+    }
+}
+
+/* One event for the acks=all requests fire() released, when the longest
+ * of them waited PARTITION_ACK_WAIT_EVENT_MS or more. */
+static void note_long_wait(struct partition *p,
+                           const struct partition_waiter *ready, size_t n,
+                           const struct hw_move *m, int64_t now_ms)
+{
+    int64_t longest = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ready[i].since_ms >= 0 && now_ms - ready[i].since_ms > longest) {
+            longest = now_ms - ready[i].since_ms;
+        }
+    }
+    if (longest < PARTITION_ACK_WAIT_EVENT_MS) {
+        return;
+    }
+    char why[512];
+    hw_cause_text(p, m, why, sizeof why);
+    TRACE_INFO(p->owner->tracer, "event: %s-%d acks=all released %zu "
+               "request%s after up to %" PRId64 " ms: hw %" PRId64 " passed "
+               "offset %" PRId64 " when %s", p->topic, p->id, n,
+               n == 1 ? "" : "s", longest, p->hw, ready[n - 1].offset - 1,
+               why);
+}
+
 /* Calls, in order, every waiter the high watermark has reached. Callbacks
  * may add waiters; each is taken off first. */
-static void fire(struct partition *p)
+static void fire(struct partition *p, const struct hw_move *m)
 {
     size_t done = 0;
     while (done < p->n_waiters && p->waiters[done].offset <= p->hw) {
@@ -43,6 +114,7 @@ static void fire(struct partition *p)
     memmove(p->waiters, p->waiters + done,
             (p->n_waiters - done) * sizeof *p->waiters);
     p->n_waiters -= done;
+    note_long_wait(p, ready, done, m, (int64_t)uv_now(p->owner->loop));
     for (size_t i = 0; i < done; i++) {
         ready[i].cb(ready[i].arg, RC_OK);
     }
@@ -51,13 +123,14 @@ static void fire(struct partition *p)
     }
 }
 
-static void advance_hw(struct partition *p, int64_t hw)
+static void advance_hw(struct partition *p, int64_t hw,
+                       const struct hw_move *m)
 {
     if (hw <= p->hw) {
         return; /* the high watermark never goes back */
     }
     p->hw = hw;
-    fire(p);
+    fire(p, m);
     replica_manager_wake(p->owner, p);
 }
 
@@ -88,15 +161,21 @@ static void note_hw_stall(struct partition *p)
     }
 }
 
-static void update_hw(struct partition *p, int64_t now_ms)
+static void update_hw(struct partition *p, int64_t now_ms,
+                      const struct hw_move *m)
 {
     if (!partition_is_leader(p)) {
         return;
     }
     note_hw_stall(p);
     advance_hw(p, isr_hw_candidate(&p->repl, partition_leader_leo(p),
-                                   now_ms));
+                                   now_ms), m);
 }
+
+static const struct hw_move hw_by_append = {HW_CAUSE_APPEND, -1, -1};
+static const struct hw_move hw_by_durable = {HW_CAUSE_DURABLE, -1, -1};
+static const struct hw_move hw_by_isr = {HW_CAUSE_ISR, -1, -1};
+static const struct hw_move hw_by_check = {HW_CAUSE_CHECK, -1, -1};
 
 static int64_t now(const struct partition *p)
 {
@@ -110,6 +189,22 @@ void partition_fail_waiters(struct partition *p, int rc)
     p->waiters = NULL;
     p->n_waiters = 0;
     p->cap_waiters = 0;
+    if (n > 0) {
+        int64_t now_ms = (int64_t)uv_now(p->owner->loop);
+        int64_t longest = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (all[i].since_ms >= 0 && now_ms - all[i].since_ms > longest) {
+                longest = now_ms - all[i].since_ms;
+            }
+        }
+        char isr[META_REPLICAS_MAX * 12];
+        meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
+        TRACE_INFO(p->owner->tracer, "event: %s-%d acks=all failed %zu "
+                   "request%s after up to %" PRId64 " ms: %s (hw %" PRId64
+                   ", isr %s, min.insync.replicas=%d)", p->topic, p->id, n,
+                   n == 1 ? "" : "s", longest, rc_str(rc), p->hw, isr,
+                   p->repl.min_isr);
+    }
     for (size_t i = 0; i < n; i++) {
         all[i].cb(all[i].arg, rc);
     }
@@ -128,7 +223,7 @@ static void durable_cb(void *arg, int rc)
         }
         return;
     }
-    update_hw(p, now(p));
+    update_hw(p, now(p), &hw_by_durable);
 }
 
 /* A retried batch that is already written: answer with its offsets once
@@ -203,7 +298,7 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
     producer_state_record(&p->producers, h);
     replica_manager_wake(p->owner, p); /* followers' parked fetches */
     if (!p->sync_before_ack) {
-        update_hw(p, now_ms);
+        update_hw(p, now_ms, &hw_by_append);
         return RC_OK;
     }
     /* Written but never acknowledged if this fails: the producer retries. */
@@ -298,7 +393,7 @@ int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
         p->waiters[i] = p->waiters[i - 1];
         i--;
     }
-    p->waiters[i] = (struct partition_waiter){offset, cb, arg};
+    p->waiters[i] = (struct partition_waiter){offset, cb, arg, now(p)};
     p->n_waiters++;
     return RC_OK;
 }
@@ -370,6 +465,7 @@ void partition_apply_metadata(struct partition *p, int32_t self,
     bool same = mp->leader == p->leader &&
                 mp->leader_epoch == p->leader_epoch;
     bool was_leader = p->leader == self;
+    p->isr_prev = p->isr;
     p->replicas = mp->replicas;
     p->isr = mp->isr;
     p->partition_epoch = mp->partition_epoch;
@@ -393,7 +489,7 @@ void partition_apply_metadata(struct partition *p, int32_t self,
         p->partition_epoch = p->repl.partition_epoch;
         set_eligibility(p, img);
         check_min_isr(p);
-        update_hw(p, now_ms);
+        update_hw(p, now_ms, &hw_by_isr);
         return;
     }
     if (was_leader) {
@@ -417,7 +513,8 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
     if (rv != RC_OK) {
         return rv;
     }
-    update_hw(p, now_ms);
+    struct hw_move m = {HW_CAUSE_FETCH, replica_id, fetch_offset};
+    update_hw(p, now_ms, &m);
     struct meta_replica_set isr;
     if (!p->alter_in_flight &&
         isr_maybe_expand(&p->repl, p->hw, log_end_offset(p->log), now_ms,
@@ -438,7 +535,7 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
                          &isr)) {
         propose_isr(p, &isr, now_ms);
     }
-    update_hw(p, now_ms);
+    update_hw(p, now_ms, &hw_by_check);
 }
 
 void partition_alter_done(struct partition *p, bool ok,
@@ -449,6 +546,7 @@ void partition_alter_done(struct partition *p, bool ok,
     if (!partition_is_leader(p)) {
         return;
     }
+    p->isr_prev = p->isr;
     if (!ok || isr == NULL) {
         isr_alter_done(&p->repl, false, &p->isr, p->partition_epoch);
     } else {
@@ -457,7 +555,7 @@ void partition_alter_done(struct partition *p, bool ok,
     p->isr = p->repl.isr;
     p->partition_epoch = p->repl.partition_epoch;
     check_min_isr(p);
-    update_hw(p, now_ms);
+    update_hw(p, now_ms, &hw_by_isr);
 }
 
 /* --- Follower ------------------------------------------------------------ */

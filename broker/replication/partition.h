@@ -32,7 +32,13 @@ struct partition_waiter {
     int64_t offset;
     partition_hw_cb cb;
     void *arg;
+    int64_t since_ms; /* loop time it began waiting */
 };
+
+/* acks=all requests released after waiting this long (or failed after
+ * any wait) are told as an event: how many, how long, what moved the HW
+ * and which ISR they waited for. */
+#define PARTITION_ACK_WAIT_EVENT_MS 500
 
 struct partition {
     struct replica_manager *owner;
@@ -45,6 +51,7 @@ struct partition {
     int32_t partition_epoch;
     struct meta_replica_set replicas; /* from the metadata */
     struct meta_replica_set isr;      /* committed, from the metadata */
+    struct meta_replica_set isr_prev; /* before its last change */
     int32_t min_insync;               /* min.insync.replicas */
     int32_t max_message_bytes;        /* max.message.bytes: larger batches
                                        * are refused (MESSAGE_TOO_LARGE) */
