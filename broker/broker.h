@@ -44,6 +44,8 @@ struct broker {
     char events_source[24];        /* "broker-ID" */
     uint64_t isr_shrinks;          /* committed ISR changes proposed here */
     uint64_t isr_expands;
+    uint64_t bytes_in;             /* record bytes produced by clients */
+    uint64_t messages_in;          /* and their records */
 };
 
 /* The broker's Prometheus text (broker/metrics.c). */

@@ -6,7 +6,9 @@
 
 #include <stdio.h>
 
+#include "broker/group/group.h"
 #include "broker/kafka/kafka_server.h"
+#include "common/kafka/kafka_codec.h"
 #include "broker/replication/partition.h"
 #include "common/net/http_metrics.h"
 
@@ -20,6 +22,97 @@ static void counter(struct writer *w, const char *name, const char *help,
                     double v)
 {
     http_metrics_one(w, name, "counter", help, v);
+}
+
+/* Per API: the time from reading a request to queuing its answer. */
+static void request_times(struct writer *w, const struct broker *b)
+{
+    static const char name[] = "kafka_network_requestmetrics_totaltimems";
+    const struct http_metrics_hist *h = kafka_server_request_times(b->kafka);
+    http_metrics_family(w, name, "histogram",
+                        "ms from reading a request to its answer being "
+                        "queued, per API");
+    for (int16_t key = 0; key < KAFKA_SERVER_API_KEYS; key++) {
+        const struct kafka_api *api = kafka_api_find(key);
+        if (h[key].n == 0) {
+            continue;
+        }
+        char labels[64];
+        snprintf(labels, sizeof labels, "request=\"%s\"",
+                 api != NULL ? api->name : "unknown");
+        http_metrics_histogram(w, name, labels, &h[key]);
+    }
+}
+
+/* Every log's group-commit syncs, as one histogram. */
+static void sync_times(struct writer *w, const struct replica_manager *ps)
+{
+    static const char name[] = "kafka_log_logflushstats_logflushrateandtimems";
+    struct http_metrics_hist all = {0};
+    for (size_t i = 0; i < ps->n; i++) {
+        if (ps->parts[i]->log == NULL) {
+            continue;
+        }
+        const struct http_metrics_hist *h = log_sync_times(ps->parts[i]->log);
+        for (size_t k = 0; k <= HTTP_METRICS_BUCKETS; k++) {
+            all.counts[k] += h->counts[k];
+        }
+        all.n += h->n;
+        all.sum_ms += h->sum_ms;
+    }
+    http_metrics_family(w, name, "histogram",
+                        "ms each log sync (fdatasync of the dirty segments, "
+                        "group commit) took, every hosted partition");
+    http_metrics_histogram(w, name, NULL, &all);
+}
+
+/* The committed offset and lag (HW - committed) of every group this
+ * broker coordinates, on the partitions it hosts (their HW is known here:
+ * the leader's, or a follower's copy of it). */
+static void consumer_lag(struct writer *w, struct broker *b)
+{
+    static const char committed[] = "cairn_consumergroup_committed_offset";
+    static const char lag[] = "cairn_consumergroup_lag";
+    const struct groups *gs = &b->coordinator.groups;
+    http_metrics_family(w, committed, "gauge",
+                        "a group's committed offset (groups coordinated "
+                        "here, partitions hosted here)");
+    char labels[1200];
+    char group[512];
+    char topic[META_TOPIC_NAME_BYTES_MAX * 2 + 1];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            http_metrics_family(w, lag, "gauge",
+                                "a group's lag: the partition's high "
+                                "watermark minus its committed offset");
+        }
+        for (size_t g = 0; g < gs->n; g++) {
+            const struct group *gr = gs->v[g];
+            http_metrics_label_value((const char *)gr->id.ptr, gr->id.len,
+                                     group, sizeof group);
+            for (size_t k = 0; k < gr->n_offsets; k++) {
+                const struct group_offset *o = &gr->offsets[k];
+                struct partition *p = broker_partition(b, o->topic,
+                                                       o->partition);
+                if (p == NULL || p->log == NULL) {
+                    continue;
+                }
+                http_metrics_label_value((const char *)o->topic.ptr,
+                                         o->topic.len, topic, sizeof topic);
+                snprintf(labels, sizeof labels, "group=\"%s\",topic=\"%s\","
+                         "partition=\"%d\"", group, topic,
+                         (int)o->partition);
+                if (pass == 0) {
+                    http_metrics_sample(w, committed, labels,
+                                        (double)o->offset);
+                } else {
+                    int64_t l = p->hw - o->offset;
+                    http_metrics_sample(w, lag, labels,
+                                        (double)(l > 0 ? l : 0));
+                }
+            }
+        }
+    }
 }
 
 void broker_metrics_render(void *arg, struct writer *w)
@@ -65,7 +158,17 @@ void broker_metrics_render(void *arg, struct writer *w)
         counter(w, "kafka_server_brokertopicmetrics_bytesout_total",
                 "record bytes sent to consumers and followers",
                 (double)(st.sendfile_bytes + st.copy_bytes));
+        request_times(w, b);
     }
+    counter(w, "kafka_server_brokertopicmetrics_bytesin_total",
+            "record bytes appended from producers", (double)b->bytes_in);
+    counter(w, "kafka_server_brokertopicmetrics_messagesin_total",
+            "records appended from producers", (double)b->messages_in);
+    counter(w, "kafka_server_brokertopicmetrics_replicationbytesin_total",
+            "record bytes appended as a follower",
+            (double)ps->replication_bytes_in);
+    sync_times(w, ps);
+    consumer_lag(w, b);
     http_metrics_family(w, "kafka_log_log_logendoffset", "gauge",
                         "each hosted partition's log end offset");
     char labels[META_TOPIC_NAME_BYTES_MAX + 64];

@@ -193,6 +193,8 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
         }
         return false;
     }
+    ctx->b->bytes_in += in->Records.len;
+    ctx->b->messages_in += (uint64_t)(info.last_offset - info.base_offset + 1);
     out->BaseOffset = info.base_offset;
     if (p->log_append_time && info.max_timestamp >= 0) {
         out->LogAppendTimeMs = info.max_timestamp;

@@ -85,6 +85,7 @@ struct kafka__slot {
     size_t wire_bytes;               /* in the outbox once replied */
     size_t charge;                   /* memory the response holds */
     size_t frame_len;
+    uint64_t read_ns;                /* uv_hrtime() when read */
 };
 
 struct kafka__out;
@@ -149,6 +150,7 @@ struct kafka_server {
     bool wake_open;
     struct net_pool pool;
     struct kafka_server_stats stats;
+    struct http_metrics_hist request_ms[KAFKA_SERVER_API_KEYS];
     int port;
     bool copy_only;
     bool serving;                    /* kafka_server_serve() was called */
@@ -685,6 +687,11 @@ static void slot_answered(struct kafka_conn *c, struct kafka__slot *slot)
 {
     ASSERT(slot->state == KAFKA__SLOT_REPLIED ||
            slot->state == KAFKA__SLOT_NO_REPLY);
+    int16_t key = slot->req.api_key;
+    if (key >= 0 && key < KAFKA_SERVER_API_KEYS) {
+        http_metrics_observe(&c->server->request_ms[key],
+                             (double)(uv_hrtime() - slot->read_ns) / 1e6);
+    }
     if (conn_closing(c)) {
         slot_unlink(c, slot);
         slot_free(c, slot);
@@ -827,6 +834,7 @@ static void conn_frame_cb(struct frame_conn *fc, void *block,
         frame_conn_close(fc, RC_MALFORMED);
         return;
     }
+    slot->read_ns = uv_hrtime();
     req->api_key = h.ApiKey;
     req->api_version = h.ApiVersion;
     req->correlation_id = h.CorrelationId;
@@ -1036,6 +1044,12 @@ bool kafka_server_serving(const struct kafka_server *s)
 void kafka_server_set_copy_only(struct kafka_server *s, bool copy_only)
 {
     s->copy_only = copy_only;
+}
+
+const struct http_metrics_hist *
+kafka_server_request_times(const struct kafka_server *s)
+{
+    return s->request_ms;
 }
 
 void kafka_server_get_stats(const struct kafka_server *s,

@@ -25,6 +25,7 @@
 
 #include "broker/log/log.h"
 #include "common/assert.h"
+#include "common/net/http_metrics.h"
 #include "common/slice.h"
 #include "common/trace.h"
 #include "common/writer.h"
@@ -143,6 +144,12 @@ struct kafka_server_stats {
     uint64_t copy_bytes;       /* span bytes sent by pread + uv_write */
     uint64_t reads_paused;     /* times a bound stopped reading */
 };
+
+/* Per ApiKey (below KAFKA_SERVER_API_KEYS), the time from reading a
+ * request to its answer being queued (or its being dropped), in ms. */
+#define KAFKA_SERVER_API_KEYS 75
+const struct http_metrics_hist *
+kafka_server_request_times(const struct kafka_server *s);
 
 void kafka_server_get_stats(const struct kafka_server *s,
                             struct kafka_server_stats *out);

@@ -33,6 +33,7 @@
 #include "broker/log/log_epoch.h"
 #include "common/kafka/record_batch.h"
 #include "common/assert.h"
+#include "common/net/http_metrics.h"
 #include "common/trace.h"
 
 struct log_segment;
@@ -167,5 +168,9 @@ bool log_sync_idle(const struct log *l);
 
 /* Group-commit jobs completed so far (for metrics and tests). */
 uint64_t log_sync_count(const struct log *l);
+
+/* Each group-commit sync's time (its fdatasyncs and directory fsync), in
+ * ms. Loop thread. */
+const struct http_metrics_hist *log_sync_times(const struct log *l);
 
 #endif

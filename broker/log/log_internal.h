@@ -7,6 +7,7 @@
 #include "broker/log/log.h"
 #include "broker/log/log_segment.h"
 #include "common/limits.h"
+#include "common/net/http_metrics.h"
 
 #define LOG__RECOVERY_POINT_FILE "recovery-point-checkpoint"
 #define LOG__CLEAN_FILE ".clean-shutdown"
@@ -43,6 +44,7 @@ struct log {
     struct log_sync_job *job; /* the one in flight, or NULL */
     bool sync_requested;
     uint64_t syncs_done;
+    struct http_metrics_hist sync_ms; /* each sync job's time */
     bool closing;
     void (*closed_cb)(void *arg);
     void *closed_arg;

@@ -26,6 +26,7 @@ struct log_sync_job {
     int64_t rp_candidate;
     uint64_t truncations;
     int rc;
+    uint64_t took_ns;           /* the fdatasyncs and the directory's */
     size_t n_segs;
     struct log_segment *segs[]; /* pinned */
 };
@@ -176,6 +177,7 @@ static void fail_all_waiters(struct log *l, int rc)
 static void work_cb(uv_work_t *req)
 {
     struct log_sync_job *job = req->data;
+    uint64_t start = uv_hrtime();
     job->rc = RC_OK;
     for (size_t i = 0; i < job->n_segs && job->rc == RC_OK; i++) {
         job->rc = log_segment_sync(job->segs[i]->fd);
@@ -183,6 +185,7 @@ static void work_cb(uv_work_t *req)
     if (job->rc == RC_OK && job->sync_dir) {
         job->rc = file_sync_dir(job->log->dir);
     }
+    job->took_ns = uv_hrtime() - start;
 }
 
 static void start_job(struct log *l);
@@ -194,6 +197,7 @@ static void after_work_cb(uv_work_t *req, int status)
     ASSERT(status == 0);
     l->job = NULL;
     l->syncs_done++;
+    http_metrics_observe(&l->sync_ms, (double)job->took_ns / 1e6);
     for (size_t i = 0; i < job->n_segs; i++) {
         if (job->rc != RC_OK && !job->segs[i]->deleted) {
             job->segs[i]->dirty = true;
@@ -312,4 +316,9 @@ void log_sync_drain_waiters(struct log *l, int rc)
     free(l->waiters);
     l->waiters = NULL;
     l->waiters_cap = 0;
+}
+
+const struct http_metrics_hist *log_sync_times(const struct log *l)
+{
+    return &l->sync_ms;
 }

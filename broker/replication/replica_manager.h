@@ -93,6 +93,7 @@ struct replica_manager {
     struct open_retry retry;     /* logs that failed to open, backing off */
     uint64_t jitter;             /* xorshift state for the back-off */
     bool dir_failed;             /* log_dir_failed was called */
+    uint64_t replication_bytes_in; /* batches appended as a follower */
     uint64_t last_checkpoint_ms;
     struct partition **parts;
     size_t n;

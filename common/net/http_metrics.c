@@ -351,7 +351,7 @@ void http_metrics_family(struct writer *w, const char *name,
 void http_metrics_sample(struct writer *w, const char *name,
                          const char *labels, double value)
 {
-    char line[512];
+    char line[2048];
     int n = snprintf(line, sizeof line, "%s%s%s%s %.17g\n", name,
                      labels != NULL ? "{" : "", labels != NULL ? labels : "",
                      labels != NULL ? "}" : "", value);
@@ -365,4 +365,72 @@ void http_metrics_one(struct writer *w, const char *name, const char *type,
 {
     http_metrics_family(w, name, type, help);
     http_metrics_sample(w, name, NULL, value);
+}
+
+const double http_metrics_bucket_ms[HTTP_METRICS_BUCKETS] = {
+    0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000};
+
+void http_metrics_observe(struct http_metrics_hist *h, double ms)
+{
+    size_t i = 0;
+    while (i < HTTP_METRICS_BUCKETS && ms > http_metrics_bucket_ms[i]) {
+        i++;
+    }
+    h->counts[i]++;
+    h->n++;
+    h->sum_ms += ms;
+}
+
+void http_metrics_histogram(struct writer *w, const char *name,
+                            const char *labels,
+                            const struct http_metrics_hist *h)
+{
+    char sample[160];
+    char lab[1400];
+    const char *sep = labels != NULL && labels[0] != '\0' ? "," : "";
+    const char *l = labels != NULL ? labels : "";
+    uint64_t cum = 0;
+    snprintf(sample, sizeof sample, "%s_bucket", name);
+    for (size_t i = 0; i <= HTTP_METRICS_BUCKETS; i++) {
+        cum += h->counts[i];
+        if (i < HTTP_METRICS_BUCKETS) {
+            snprintf(lab, sizeof lab, "%s%sle=\"%g\"", l, sep,
+                     http_metrics_bucket_ms[i]);
+        } else {
+            snprintf(lab, sizeof lab, "%s%sle=\"+Inf\"", l, sep);
+        }
+        http_metrics_sample(w, sample, lab, (double)cum);
+    }
+    snprintf(sample, sizeof sample, "%s_sum", name);
+    http_metrics_sample(w, sample, labels != NULL && labels[0] ? labels : NULL,
+                        h->sum_ms);
+    snprintf(sample, sizeof sample, "%s_count", name);
+    http_metrics_sample(w, sample, labels != NULL && labels[0] ? labels : NULL,
+                        (double)h->n);
+}
+
+void http_metrics_label_value(const char *s, size_t len, char *out,
+                              size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        const char *esc = c == '\\' ? "\\\\" : c == '"' ? "\\\""
+                          : c == '\n' ? "\\n" : NULL;
+        unsigned char u = (unsigned char)c;
+        if (esc == NULL && (u < 0x20 || u >= 0x7f)) {
+            c = '?'; /* the format is UTF-8; a group id may be any bytes */
+        }
+        size_t need = esc != NULL ? 2 : 1;
+        if (o + need >= cap) {
+            break;
+        }
+        if (esc != NULL) {
+            out[o++] = esc[0];
+            out[o++] = esc[1];
+        } else {
+            out[o++] = c;
+        }
+    }
+    out[o] = '\0';
 }

@@ -9,6 +9,7 @@
 #ifndef CAIRN_COMMON_NET_HTTP_METRICS_H
 #define CAIRN_COMMON_NET_HTTP_METRICS_H
 
+#include <stdint.h>
 #include <uv.h>
 
 #include "common/assert.h"
@@ -50,5 +51,31 @@ void http_metrics_sample(struct writer *w, const char *name,
 /* A family of one unlabelled sample; type "gauge" or "counter". */
 void http_metrics_one(struct writer *w, const char *name, const char *type,
                       const char *help, double value);
+
+/* A label value (len bytes, any bytes) escaped for the text format
+ * (backslash, double quote and newline; other control bytes and every byte
+ * outside ASCII become '?'), cut to fit out (cap > 0). */
+void http_metrics_label_value(const char *s, size_t len, char *out,
+                              size_t cap);
+
+/* A Prometheus histogram of milliseconds with fixed bucket bounds
+ * (HTTP_METRICS_BUCKETS_MS, 0.5 ms to 10 s, then +Inf). Observing is two
+ * additions and a short scan; one thread at a time. */
+#define HTTP_METRICS_BUCKETS 14
+extern const double http_metrics_bucket_ms[HTTP_METRICS_BUCKETS];
+
+struct http_metrics_hist {
+    uint64_t counts[HTTP_METRICS_BUCKETS + 1]; /* the last: above them all */
+    uint64_t n;
+    double sum_ms;
+};
+
+void http_metrics_observe(struct http_metrics_hist *h, double ms);
+
+/* The samples of one labelled histogram (the family written before):
+ * name_bucket{labels,le="..."} (cumulative), name_sum, name_count. */
+void http_metrics_histogram(struct writer *w, const char *name,
+                            const char *labels,
+                            const struct http_metrics_hist *h);
 
 #endif

@@ -133,6 +133,27 @@ check "a surviving leader counts under-replicated partitions" bash -c '
 check "cluster.sh events: the fencing on one timeline, with its cause" \
     bash -c '"$1" events | grep -qE "^[0-9T:.-]+Z controller-10[1-3]: broker 1 fenced \(session expired after [0-9]+ ms\)$"' \
     _ "$ROOT/deploy/cluster.sh"
+check "every running process serves its events as JSON at /events, named" bash -c '
+    /usr/bin/python3 -c "
+import json, sys, urllib.request
+base = int(sys.argv[1])
+want = {95: \"broker-2\", 96: \"broker-3\",
+        104: \"controller-101\", 105: \"controller-102\", 106: \"controller-103\"}
+texts = []
+for off, name in want.items():
+    with urllib.request.urlopen(\"http://127.0.0.1:%d/events\" % (base + off),
+                                timeout=10) as r:
+        doc = json.load(r)
+    assert doc[\"source\"] == name, doc[\"source\"]
+    assert doc[\"next\"] == len(doc[\"events\"]) + 1 or len(doc[\"events\"]) == 1024
+    texts += [e[\"text\"] for e in doc[\"events\"]]
+assert any(t.startswith(\"broker 1 fenced (session expired\") for t in texts), texts
+" "$1"' _ "$base"
+check "cairn events: the fencing and the leader moves, with their cause" bash -c '
+    out=$(timeout 60 "$1" events --since 10m) &&
+    echo "$out" | grep -qE "^[0-9T:.-]+Z controller-10[1-3] +broker 1 fenced \(session expired after [0-9]+ ms\)$" &&
+    echo "$out" | grep -qE "controller-10[1-3] +orders-[0-2] leader 1 -> [23] epoch .*\(broker 1 fenced: session expired"' \
+    _ "$BIN/cairn"
 check "status --watch saw broker 1 fenced" wait_line 10 \
     "^[0-9:.]+ broker 1 fenced$" "$DATA/watch.out"
 check "status --watch saw a leader move off broker 1" wait_line 10 \
@@ -162,6 +183,34 @@ check "status: hw 5, every replica's end offset 5, no flags" wait_for 20 \
      and len(ends(p)) == 3 and set(ends(p).values()) == {5}
      and not p['under_replicated']
      and not p['under_min_isr'] and not p['offline']"
+# sum_metric NAME_REGEX: the sum over the brokers of the samples matched.
+sum_metric() {
+    local p total=0 v
+    for p in 94 95 96; do
+        for v in $(/usr/bin/python3 "$ROOT/tests/integration/prom_check.py" \
+                       "http://127.0.0.1:$((base + p))/metrics" |
+                   sed -nE "s/^$1 ([0-9.e+]+)$/\1/p"); do
+            total=$(/usr/bin/python3 -c "print(int($total + float('$v')))")
+        done
+    done
+    echo "$total"
+}
+export -f sum_metric; export ROOT base
+check "metrics: the 5 records counted in messagesin, their bytes in bytesin" \
+    test "$(sum_metric kafka_server_brokertopicmetrics_messagesin_total)" = 5
+bytes_in=$(sum_metric kafka_server_brokertopicmetrics_bytesin_total)
+check "metrics: followers appended at least twice those bytes" bash -c '
+    test "$1" -gt 0 && test "$(sum_metric kafka_server_brokertopicmetrics_replicationbytesin_total)" -ge $(($1 * 2))' \
+    _ "$bytes_in"
+check "metrics: a Produce latency histogram and log sync times" bash -c '
+    test "$(sum_metric "kafka_network_requestmetrics_totaltimems_count\{request=\"Produce\"\}")" -ge 1 &&
+    test "$(sum_metric kafka_log_logflushstats_logflushrateandtimems_count)" -ge 1'
+check "consume 3 of them in group lagcheck" bash -c '
+    timeout 60 "$1" --bootstrap-servers "$2" consume offsets --group lagcheck \
+        --from-beginning --count 3 >/dev/null' _ "$BIN/cairn" "$BOOT"
+check "metrics: group lagcheck committed 3 on offsets-0, lag 2" bash -c '
+    test "$(sum_metric "cairn_consumergroup_committed_offset\{group=\"lagcheck\",topic=\"offsets\",partition=\"0\"\}")" = 3 &&
+    test "$(sum_metric "cairn_consumergroup_lag\{group=\"lagcheck\",topic=\"offsets\",partition=\"0\"\}")" = 2'
 # status_text ISR-HW-ENDS-FLAGS: the text row of offsets-0 ends so.
 status_text() {
     "$ROOT/deploy/cluster.sh" status 2>/dev/null |

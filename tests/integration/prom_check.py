@@ -19,6 +19,51 @@ TYPE = re.compile(r"^# TYPE (%s) (counter|gauge|histogram|summary|untyped)$"
                   % NAME)
 
 
+def histogram_family(name, typed):
+    """The histogram family a _bucket/_sum/_count sample belongs to."""
+    for suffix in ("_bucket", "_sum", "_count"):
+        base = name[: -len(suffix)]
+        if name.endswith(suffix) and typed.get(base) == "histogram":
+            return base
+    return None
+
+
+class Histograms:
+    """Per histogram series (family and labels without le): buckets
+    cumulative in increasing le, ending with +Inf equal to _count."""
+
+    def __init__(self):
+        self.series = {}
+
+    def sample(self, family, name, labels, value):
+        pairs = re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"',
+                           labels)
+        le = [v for k, v in pairs if k == "le"]
+        key = (family, tuple((k, v) for k, v in pairs if k != "le"))
+        s = self.series.setdefault(key, {"buckets": [], "count": None})
+        v = float(value)
+        if name.endswith("_bucket"):
+            if len(le) != 1:
+                return "%s without one le label" % name
+            s["buckets"].append((float(le[0]), v))
+        elif name.endswith("_count"):
+            s["count"] = v
+        return None
+
+    def check(self):
+        for (family, labels), s in self.series.items():
+            b = s["buckets"]
+            if not b or b[-1][0] != float("inf"):
+                return "%s%s: no +Inf bucket last" % (family, labels)
+            for (le0, c0), (le1, c1) in zip(b, b[1:]):
+                if le1 <= le0 or c1 < c0:
+                    return "%s%s: buckets not cumulative" % (family, labels)
+            if s["count"] != b[-1][1]:
+                return "%s%s: _count %r != +Inf bucket %r" % (
+                    family, labels, s["count"], b[-1][1])
+        return None
+
+
 def main():
     try:
         with urllib.request.urlopen(sys.argv[1], timeout=10) as r:
@@ -31,6 +76,7 @@ def main():
         print("Content-Type %r" % ctype, file=sys.stderr)
         return 1
     helped, typed, out = set(), {}, []
+    hist = Histograms()
     for n, line in enumerate(text.splitlines(), 1):
         m = HELP.match(line)
         if m:
@@ -50,6 +96,13 @@ def main():
                   file=sys.stderr)
             return 1
         name = m.group(1)
+        family = histogram_family(name, typed)
+        if family is not None:
+            err = hist.sample(family, name, m.group(3) or "", m.group(4))
+            if err:
+                print("line %d: %s" % (n, err), file=sys.stderr)
+                return 1
+            name = family
         if name not in typed or name not in helped:
             print("line %d: %s has no HELP/TYPE before it" % (n, name),
                   file=sys.stderr)
@@ -66,6 +119,10 @@ def main():
         out.append(line)
     if not out:
         print("no samples", file=sys.stderr)
+        return 1
+    err = hist.check()
+    if err:
+        print(err, file=sys.stderr)
         return 1
     print("\n".join(out))
     return 0
