@@ -363,6 +363,12 @@ static void tick_cb(uv_timer_t *t)
     group_tick(&co->groups, now);
 }
 
+static void io_event(struct group_io *io, const char *text)
+{
+    struct coordinator *co = io->impl;
+    TRACE_INFO(&co->b->tracer, "event: %s", text);
+}
+
 int coordinator_start(struct coordinator *co, struct broker *b,
                       const struct coordinator_config *cfg,
                       const struct coordinator_answers *answers)
@@ -380,7 +386,8 @@ int coordinator_start(struct coordinator *co, struct broker *b,
         .sync_done = answers->sync_done,
         .persist_offsets = io_persist_offsets,
         .commit_done = answers->commit_done,
-        .persist_tombstones = io_persist_tombstones};
+        .persist_tombstones = io_persist_tombstones,
+        .event = io_event};
     group_init(&co->groups, &co->io, &cfg->group);
     uv_timer_init(b->loop, &co->tick);
     co->tick.data = co;

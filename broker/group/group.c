@@ -667,6 +667,7 @@ static void expire_pending_sync(struct groups *gs, struct group *g,
     for (size_t i = g->n_members; i-- > 0;) {
         struct group_member *m = g->members[i];
         if (m->pending_sync) {
+            group__why(g, "sent no SyncGroup in time", m->member_id);
             group__member_evict(gs, g, m, KAFKA_ERROR_UNKNOWN_MEMBER_ID);
         }
     }
@@ -713,6 +714,8 @@ static bool run_one_timer(struct groups *gs, struct group *g, int64_t now_ms)
         if (group__member_kept_alive(m)) {
             m->deadline_ms = GROUP__NEVER; /* re-armed when answered */
         } else {
+            group__why(g, "timed out (no heartbeat within its session "
+                       "timeout)", m->member_id);
             group__remove_member_and_update(gs, g, m, now_ms);
         }
         return true;

@@ -179,6 +179,9 @@ struct group_offset {
     int64_t commit_timestamp_ms;
 };
 
+/* The cause a group's state-change events carry. */
+#define GROUP_WHY_BYTES 160
+
 /* One group. Read-only outside group*.c. */
 struct group {
     struct slice id;         /* owned, never null */
@@ -210,6 +213,7 @@ struct group {
     size_t n_reserved;   /* entries of commits in flight */
     size_t n_commits;    /* commits in flight */
     int64_t wake_ms;     /* no deadline of this group is earlier */
+    char why[GROUP_WHY_BYTES]; /* what started the current rebalance */
 };
 
 struct groups;
@@ -275,6 +279,9 @@ struct group_io {
     void (*persist_tombstones)(struct group_io *io, int32_t partition,
                                struct slice group_id,
                                const struct group_offset *offsets, size_t n);
+    /* May be NULL. A group changed state: one line for people, e.g.
+     * "group g1 rebalancing at generation 3 (member c-1 joined)". */
+    void (*event)(struct group_io *io, const char *text);
 };
 
 struct groups {

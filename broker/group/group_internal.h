@@ -71,6 +71,9 @@ struct slice group__nonnull(struct slice s);
 bool group__bytes_eq(struct slice a, struct slice b);
 int group__owned_dup(struct slice s, struct slice *out);
 void group__owned_free(struct slice *s);
+/* Sets the cause the group's next state-change event gives:
+ * "member ID WHAT". */
+void group__why(struct group *g, const char *what, struct slice member);
 void group__name_set(struct slice *dst, uint8_t *buf, struct slice src);
 int64_t group__max64(int64_t a, int64_t b);
 int group__reserve(void **v, size_t *cap, size_t want, size_t size);

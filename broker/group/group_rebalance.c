@@ -293,7 +293,68 @@ static struct slice group_select_protocol(const struct group *g)
 
 /* --- State machine -------------------------------------------------------- */
 
-static void transition(struct group *g, enum group_state to)
+/* "c-1-2f0c..." cut to GROUP__ID_SHOWN bytes, for event lines. */
+#define GROUP__ID_SHOWN 48
+
+void group__why(struct group *g, const char *what, struct slice member)
+{
+    int n = member.len > GROUP__ID_SHOWN ? GROUP__ID_SHOWN : (int)member.len;
+    snprintf(g->why, sizeof g->why, "member %.*s%s %s", n,
+             member.ptr != NULL ? (const char *)member.ptr : "",
+             (size_t)n < member.len ? "..." : "", what);
+}
+
+/* The event of entering state to, with what caused it. */
+static void tell(struct groups *gs, const struct group *g,
+                 enum group_state to)
+{
+    if (gs->io->event == NULL) {
+        return;
+    }
+    char text[512];
+    int gl = g->id.len > 64 ? 64 : (int)g->id.len;
+    const char *gid = (const char *)g->id.ptr;
+    switch (to) {
+    case GROUP_STATE_PREPARING_REBALANCE:
+        snprintf(text, sizeof text, "group %.*s rebalancing at generation "
+                 "%d, %zu member%s (%s)", gl, gid, (int)g->generation_id,
+                 g->n_members, g->n_members == 1 ? "" : "s",
+                 g->why[0] != '\0' ? g->why : "a rebalance was asked for");
+        break;
+    case GROUP_STATE_COMPLETING_REBALANCE: {
+        int ll = g->leader->member_id.len > GROUP__ID_SHOWN
+                     ? GROUP__ID_SHOWN
+                     : (int)g->leader->member_id.len;
+        snprintf(text, sizeof text, "group %.*s generation %d: %zu member%s, "
+                 "leader %.*s, protocol %.*s (every member rejoined or the "
+                 "join phase ended); waiting for the leader's assignment",
+                 gl, gid, (int)g->generation_id, g->n_members,
+                 g->n_members == 1 ? "" : "s", ll,
+                 (const char *)g->leader->member_id.ptr,
+                 (int)g->protocol_name.len,
+                 (const char *)g->protocol_name.ptr);
+        break;
+    }
+    case GROUP_STATE_STABLE:
+        snprintf(text, sizeof text, "group %.*s stable at generation %d, %zu "
+                 "member%s (the leader's assignment went to every member)",
+                 gl, gid, (int)g->generation_id, g->n_members,
+                 g->n_members == 1 ? "" : "s");
+        break;
+    case GROUP_STATE_EMPTY:
+        snprintf(text, sizeof text, "group %.*s empty at generation %d (%s); "
+                 "its committed offsets stay", gl, gid,
+                 (int)g->generation_id,
+                 g->why[0] != '\0' ? g->why : "no member rejoined");
+        break;
+    default:
+        return;
+    }
+    gs->io->event(gs->io, text);
+}
+
+static void transition(struct groups *gs, struct group *g,
+                       enum group_state to)
 {
     switch (to) {
     case GROUP_STATE_EMPTY:
@@ -315,6 +376,10 @@ static void transition(struct group *g, enum group_state to)
     }
     g->previous_state = g->state;
     g->state = to;
+    tell(gs, g, to);
+    if (to == GROUP_STATE_STABLE || to == GROUP_STATE_EMPTY) {
+        g->why[0] = '\0'; /* the next rebalance says its own cause */
+    }
 }
 
 static bool group_can_rebalance(const struct group *g)
@@ -405,12 +470,12 @@ void group__complete_join(struct groups *gs, struct group *g, int64_t now_ms)
     pending_sync_clear(g);
     if (g->n_members == 0) {
         g->protocol_name = slice_null();
-        transition(g, GROUP_STATE_EMPTY);
+        transition(gs, g, GROUP_STATE_EMPTY);
         return;
     }
     group__name_set(&g->protocol_name, g->protocol_name_buf,
                     group_select_protocol(g));
-    transition(g, GROUP_STATE_COMPLETING_REBALANCE);
+    transition(gs, g, GROUP_STATE_COMPLETING_REBALANCE);
     for (size_t i = 0; i < g->n_members; i++) {
         struct group_member *m = g->members[i];
         if (m->join_req != NULL) {
@@ -445,7 +510,7 @@ void group__prepare_rebalance(struct groups *gs, struct group *g,
     pending_sync_clear(g);
     bool initial = g->state == GROUP_STATE_EMPTY;
     int64_t rebalance_ms = group_rebalance_timeout(g);
-    transition(g, GROUP_STATE_PREPARING_REBALANCE);
+    transition(gs, g, GROUP_STATE_PREPARING_REBALANCE);
     if (initial) {
         int64_t delay_ms = gs->config.initial_rebalance_delay_ms;
         g->new_member_added = false;
@@ -622,6 +687,7 @@ static int add_member_and_rebalance(struct groups *gs, struct group *g,
     group__pending_remove(g, m->member_id);
     group__member_reschedule(g, m, now_ms,
                              gs->config.new_member_join_timeout_ms);
+    group__why(g, "joined", m->member_id);
     maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);
     return RC_OK;
 }
@@ -655,6 +721,7 @@ static int update_member_and_rebalance(struct groups *gs, struct group *g,
     group__member_join_fail(gs, g, m, KAFKA_ERROR_REBALANCE_IN_PROGRESS,
                             m->member_id); /* superseded */
     member_take_join(g, m, req, r, p);
+    group__why(g, "rejoined", m->member_id);
     maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);
     return RC_OK;
 }
@@ -687,11 +754,13 @@ static int static_replace(struct groups *gs, struct group *g,
              * static leader coming back stays a follower this time. */
             member_join_ok(gs, g, m, false, old_leader);
         } else {
+            group__why(g, "came back with other protocols", m->member_id);
             maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);
         }
         break;
     case GROUP_STATE_COMPLETING_REBALANCE:
         /* The leader may have assigned to the old id: rebalance. */
+        group__why(g, "came back under a new id", m->member_id);
         group__prepare_rebalance(gs, g, now_ms);
         break;
     default:
@@ -1001,7 +1070,7 @@ static int sync_completing(struct groups *gs, struct group *g, void *req,
     }
     free(a);
     propagate_assignment(gs, g, KAFKA_ERROR_NONE, now_ms);
-    transition(g, GROUP_STATE_STABLE);
+    transition(gs, g, GROUP_STATE_STABLE);
     return RC_OK;
 }
 
@@ -1114,6 +1183,11 @@ int16_t group_leave(struct groups *gs, struct slice group_id,
         return KAFKA_ERROR_NONE;
     }
     bool any = false;
+    if (n > 0) {
+        group__why(g, n == 1 ? "left (LeaveGroup)"
+                             : "and others left (LeaveGroup)",
+                   members[0].member_id);
+    }
     for (size_t i = 0; i < n; i++) {
         any |= leave_one(gs, g, &members[i]);
     }

@@ -99,6 +99,31 @@ static struct slice S(const char *s)
     return slice_from_str(s);
 }
 
+/* The state-change events, in order. */
+#define EVENTS_MAX 32
+static char events[EVENTS_MAX][512];
+static size_t n_events;
+
+static void fake_event(struct group_io *i, const char *text)
+{
+    (void)i;
+    if (n_events < EVENTS_MAX) {
+        snprintf(events[n_events], sizeof events[0], "%s", text);
+    }
+    n_events++;
+}
+
+/* The index of the first event from `from` on containing want; -1 none. */
+static int event_index(size_t from, const char *want)
+{
+    for (size_t k = from; k < n_events && k < EVENTS_MAX; k++) {
+        if (strstr(events[k], want) != NULL) {
+            return (int)k;
+        }
+    }
+    return -1;
+}
+
 /* --- Fake io -------------------------------------------------------------- */
 
 static int32_t fake_partition_for(struct group_io *i, struct slice group_id)
@@ -206,7 +231,9 @@ static void setup_with_delay(int32_t initial_delay_ms)
         .persist_offsets = fake_persist_offsets,
         .commit_done = fake_commit_done,
         .persist_tombstones = fake_persist_tombstones,
+        .event = fake_event,
     };
+    n_events = 0;
     group_config_default(&cfg);
     cfg.initial_rebalance_delay_ms = initial_delay_ms;
     cfg.member_id_seed = 42;
@@ -684,6 +711,18 @@ Test(group, session_expiry_removes_member_and_rebalances)
     const struct join_rec *r = join_answered(ja);
     cr_assert_eq(r->generation, 2);
     cr_assert_eq(r->n_members, 1);
+
+    /* The story in events: formed, timed out, rebalanced. */
+    int formed = event_index(0, "group g stable at generation 1, 2 members");
+    cr_assert_geq(formed, 0, "events: %zu", n_events);
+    char why[STR_MAX + 128];
+    snprintf(why, sizeof why, "group g rebalancing at generation 1, 1 member "
+             "(member %.48s%s timed out (no heartbeat within its session "
+             "timeout))", b, strlen(b) > 48 ? "..." : "");
+    int expired = event_index((size_t)formed, why);
+    cr_assert_geq(expired, 0, "want '%s' after event %d", why, formed);
+    cr_assert_geq(event_index((size_t)expired,
+                              "group g generation 2: 1 member"), 0);
 }
 
 Test(group, member_that_never_syncs_is_removed)
