@@ -504,6 +504,15 @@ static bool partition_event(struct image_out *o, const struct meta_image *img,
         meta_replica_set_format(&c->isr, to, sizeof to);
         image_outf(o, "%s isr %s -> %s", leader ? "," : "", from, to);
     }
+    if (leader && c->leader == META_NO_LEADER) {
+        image_outf(o, ", offline: no live replica in the ISR");
+    } else if (leader && c->leader >= 0 &&
+               !meta_replica_set_contains(&p->isr, c->leader)) {
+        char was[META_REPLICAS_MAX * 12];
+        meta_replica_set_format(&p->isr, was, sizeof was);
+        image_outf(o, ", unclean: %" PRId32 " was not in the ISR %s, so "
+                   "what only the ISR had is lost", c->leader, was);
+    }
     return true;
 }
 

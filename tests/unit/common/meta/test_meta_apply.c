@@ -1018,7 +1018,8 @@ Test(meta_event, partition_changes_read_before_and_after)
     APPLY_OK(&img, r);
     r = r_pchange(1, 0, NULL, META_NO_LEADER);
     cr_assert(meta_record_event(&img, &r, out, sizeof out));
-    cr_assert_str_eq(out, "orders-0 leader 2 -> none epoch 1 -> 2");
+    cr_assert_str_eq(out, "orders-0 leader 2 -> none epoch 1 -> 2, offline: "
+                          "no live replica in the ISR");
     struct meta_replica_set same = SET(2, 3);
     r = r_pchange(1, 0, &same, META_LEADER_UNCHANGED);
     cr_assert_not(meta_record_event(&img, &r, out, sizeof out),
@@ -1028,6 +1029,21 @@ Test(meta_event, partition_changes_read_before_and_after)
     r = r_pchange(1, 0, &none, META_LEADER_UNCHANGED);
     cr_assert(meta_record_event(&img, &r, out, sizeof out));
     cr_assert_str_eq(out, "orders-0 isr 2,3 -> -");
+    APPLY_OK(&img, r);
+    struct meta_replica_set isr_two = SET(2);
+    struct meta_replica_set only_two = SET(2, 3);
+    r = r_pchange(1, 0, &only_two, META_LEADER_UNCHANGED);
+    APPLY_OK(&img, r); /* ISR 2,3 again, leader 2 */
+    struct meta_replica_set isr_one = SET(1);
+    r = r_pchange(1, 0, &isr_one, 1); /* 1 was not in the ISR: unclean */
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "orders-0 leader 2 -> 1 epoch 1 -> 2, isr 2,3 "
+                          "-> 1, unclean: 1 was not in the ISR 2,3, so what "
+                          "only the ISR had is lost");
+    r = r_pchange(1, 0, &isr_two, 3); /* 3 was: a clean election */
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "orders-0 leader 2 -> 3 epoch 1 -> 2, isr 2,3 "
+                          "-> 2");
     r = r_pchange(9, 0, &none, 1); /* unknown topic */
     cr_assert_not(meta_record_event(&img, &r, out, sizeof out));
     meta_image_free(&img);
