@@ -86,13 +86,25 @@ static void note_long_wait(struct partition *p,
     if (longest < PARTITION_ACK_WAIT_EVENT_MS) {
         return;
     }
+    if (p->ack_event_ms != 0 &&
+        now_ms - p->ack_event_ms < PARTITION_ACK_EVENT_EVERY_MS) {
+        p->ack_events_held++; /* a slow follower under load: one a second */
+        return;
+    }
     char why[512];
+    char held[96] = "";
     hw_cause_text(p, m, why, sizeof why);
+    if (p->ack_events_held > 0) {
+        snprintf(held, sizeof held, "; %" PRIu64 " more such releases "
+                 "since the last line", p->ack_events_held);
+    }
+    p->ack_event_ms = now_ms;
+    p->ack_events_held = 0;
     TRACE_INFO(p->owner->tracer, "event: %s-%d acks=all released %zu "
                "request%s after up to %" PRId64 " ms: hw %" PRId64 " passed "
-               "offset %" PRId64 " when %s", p->topic, p->id, n,
+               "offset %" PRId64 " when %s%s", p->topic, p->id, n,
                n == 1 ? "" : "s", longest, p->hw, ready[n - 1].offset - 1,
-               why);
+               why, held);
 }
 
 /* Calls, in order, every waiter the high watermark has reached. Callbacks

@@ -39,6 +39,9 @@ struct partition_waiter {
  * any wait) are told as an event: how many, how long, what moved the HW
  * and which ISR they waited for. */
 #define PARTITION_ACK_WAIT_EVENT_MS 500
+/* At most one such release event per partition this often; the next one
+ * counts those held back. */
+#define PARTITION_ACK_EVENT_EVERY_MS 1000
 
 struct partition {
     struct replica_manager *owner;
@@ -69,6 +72,8 @@ struct partition {
     int64_t hw_saved;                 /* last checkpointed */
     char isr_why[256];                /* why the pending ISR change */
     bool hw_stalled;                  /* as leader: ISR below min ISR */
+    int64_t ack_event_ms;             /* last acks=all release event */
+    uint64_t ack_events_held;         /* releases not told since */
     struct isr_state repl;        /* as leader: followers and ISR */
     struct producer_state producers;  /* idempotent producers' windows */
     struct partition_waiter *waiters; /* by offset, oldest first */
