@@ -356,7 +356,7 @@ int main(int argc, char **argv)
         return cli_finish_output(rc);
     }
     if (strcmp(argv[i], "size") == 0) {
-        return cli_finish_output(size_main(argc - i, argv + i));
+        return cli_finish_output(size_main(argc - i, argv + i, g.controllers));
     }
     if (strcmp(argv[i], "web") == 0) {
         return cli_finish_output(web_main(argc - i, argv + i, g.controllers,

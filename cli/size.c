@@ -9,16 +9,22 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/size_topic.h"
 #include "common/assert.h"
 
 void size_usage(FILE *out)
 {
     fputs("  size --message-bytes B --rate N --retention DURATION\n"
           "       [--replication-factor R] [--brokers N] [--headroom PCT]\n"
+          "  size --message-bytes B --topic T [--sample-ms MS] [...]\n"
           "      Disk for a topic: B-byte messages at N per second kept\n"
           "      DURATION (e.g. 3d, 72h, 45m, 600s, 250ms), R copies:\n"
           "      across the cluster, per broker, and per broker with PCT%\n"
-          "      free. Defaults: R 3, 3 brokers, headroom 30.\n",
+          "      free. Defaults: R 3, 3 brokers, headroom 30. --topic\n"
+          "      fills in what the cluster knows: T's replication factor\n"
+          "      and retention.ms (else Kafka's 7 days), the brokers, and\n"
+          "      the rate T grows at over --sample-ms (default 5000);\n"
+          "      options given win.\n",
           out);
 }
 
@@ -61,11 +67,54 @@ static void print_line(const char *label, uint64_t bytes, const char *tail)
     printf("%-20s %s bytes (%s)%s\n", label, c, h, tail);
 }
 
-int size_main(int argc, char **argv)
+/* Fills what --topic learns and the command line did not give. 0, or
+ * the exit code. */
+static int from_topic(const char *controllers, const char *topic,
+                      int64_t sample_ms, int64_t *rate, uint64_t *ms,
+                      bool have_ms, int32_t *rf, int32_t *brokers)
 {
-    int64_t message_bytes = 0, rate = 0;
-    int32_t rf = 3, brokers = 3, headroom = 30;
+    struct size_topic st;
+    if (size_topic_measure(controllers, topic, sample_ms, &st) != 0) {
+        return 1;
+    }
+    if (*rf == 0) {
+        *rf = st.replication_factor;
+    }
+    if (*brokers == 0) {
+        *brokers = st.brokers;
+    }
+    if (!have_ms) {
+        if (st.retention_ms < 0) {
+            cli_error("size: %s keeps its records forever (retention.ms=-1): "
+                      "give --retention", topic);
+            return 1;
+        }
+        *ms = (uint64_t)st.retention_ms;
+    }
+    printf("%s: replication factor %d, %d brokers, retention %" PRId64
+           " ms (%s); %" PRId64 " records in %" PRId64 " ms: %.1f/s\n",
+           topic, (int)st.replication_factor, (int)st.brokers,
+           st.retention_ms, st.retention_set ? "the topic's retention.ms"
+                                             : "Kafka's default, 7 days",
+           st.records, st.window_ms, st.rate);
+    if (*rate == 0) {
+        *rate = (int64_t)(st.rate + 0.5);
+        if (*rate == 0) {
+            cli_error("size: nothing was written to %s in %" PRId64 " ms: "
+                      "give --rate, or a longer --sample-ms", topic,
+                      st.window_ms);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int size_main(int argc, char **argv, const char *controllers)
+{
+    int64_t message_bytes = 0, rate = 0, sample_ms = 5000;
+    int32_t rf = 0, brokers = 0, headroom = 30;
     const char *retention = NULL;
+    const char *topic = NULL;
     const struct opts_spec specs[] = {
         {"--message-bytes", OPTS_INT64, &message_bytes, 1, INT64_MAX},
         {"--rate", OPTS_INT64, &rate, 1, INT64_MAX},
@@ -73,6 +122,8 @@ int size_main(int argc, char **argv)
         {"--replication-factor", OPTS_INT32, &rf, 1, 1000},
         {"--brokers", OPTS_INT32, &brokers, 1, 100000},
         {"--headroom", OPTS_INT32, &headroom, 0, 99},
+        {"--topic", OPTS_STRING, &topic, 0, 0},
+        {"--sample-ms", OPTS_INT64, &sample_ms, 100, 3600000},
     };
     int n_pos = 0;
     int rc = opts_parse(&size_cmd, argc, argv, 1, specs, ARRAY_LEN(specs),
@@ -84,15 +135,31 @@ int size_main(int argc, char **argv)
         return opts_usage_error(&size_cmd, "unexpected argument '%s'",
                                 argv[1]);
     }
-    if (message_bytes == 0 || rate == 0 || retention == NULL) {
-        return opts_usage_error(&size_cmd, "--message-bytes, --rate and "
-                                "--retention are needed");
+    if (message_bytes == 0 ||
+        (topic == NULL && (rate == 0 || retention == NULL))) {
+        return opts_usage_error(&size_cmd, "--message-bytes, and --rate and "
+                                "--retention (or --topic), are needed");
     }
     uint64_t ms = 0;
-    if (!opts_parse_duration_ms(retention, &ms)) {
+    if (retention != NULL && !opts_parse_duration_ms(retention, &ms)) {
         return opts_usage_error(&size_cmd, "--retention %s: expected a "
                                 "duration like 3d, 72h, 45m, 600s or 250ms",
                                 retention);
+    }
+    if (topic != NULL) {
+        int rc2 = from_topic(controllers, topic, sample_ms, &rate, &ms,
+                             retention != NULL, &rf, &brokers);
+        if (rc2 != 0) {
+            return rc2;
+        }
+    }
+    rf = rf == 0 ? 3 : rf;
+    brokers = brokers == 0 ? 3 : brokers;
+    char retention_text[32];
+    if (retention == NULL) {
+        snprintf(retention_text, sizeof retention_text, "%" PRIu64 " ms",
+                 ms);
+        retention = retention_text;
     }
     /* bytes = size x rate x ms x rf / 1000, every step checked. */
     uint64_t per_s = 0, copies = 0, total_ms = 0;

@@ -211,6 +211,36 @@ check "consume 3 of them in group lagcheck" bash -c '
 check "metrics: group lagcheck committed 3 on offsets-0, lag 2" bash -c '
     test "$(sum_metric "cairn_consumergroup_committed_offset\{group=\"lagcheck\",topic=\"offsets\",partition=\"0\"\}")" = 3 &&
     test "$(sum_metric "cairn_consumergroup_lag\{group=\"lagcheck\",topic=\"offsets\",partition=\"0\"\}")" = 2'
+# cairn size --topic: RF, retention and brokers from the cluster, the rate
+# measured while a producer writes.
+check "size --topic: a topic with retention.ms" "$BIN/cairn" topics create \
+    sizing --partitions 2 --replication-factor 3 --config retention.ms=60000
+for i in $(seq 1 200); do # until told to stop
+    [ -e "$DATA/sizing.stop" ] && break
+    seq 1 25 | timeout 60 "$BIN/cairn" produce sizing --acks 1 >/dev/null 2>&1
+done &
+producer=$!
+check "size --topic: the producer is writing" wait_for 30 \
+    "(p := part('sizing', 0)) is not None and (p['hw'] or 0) + (part('sizing', 1)['hw'] or 0) > 0"
+size_out=$(timeout 60 "$BIN/cairn" size --message-bytes 100 --topic sizing \
+    --sample-ms 2000 2>&1)
+touch "$DATA/sizing.stop"
+wait "$producer"
+check "size --topic: RF 3, 3 brokers and the topic's retention.ms" \
+    grep -qE "^sizing: replication factor 3, 3 brokers, retention 60000 ms \(the topic's retention.ms\); [1-9][0-9]* records in [0-9]+ ms: [0-9.]+/s$" <<< "$size_out"
+check "size --topic: bytes = 100 x the measured rate x 60 s x 3" \
+    /usr/bin/python3 -c '
+import re, sys
+out = sys.argv[1]
+measured = float(re.search(r"records in \d+ ms: ([0-9.]+)/s", out).group(1))
+rate = int(re.search(r"100-byte messages at (\d+)/s kept", out).group(1))
+total = int(re.search(r"across the cluster +([0-9,]+) bytes", out).group(1).replace(",", ""))
+sys.exit(0 if total == 100 * rate * 60 * 3 and abs(rate - measured) <= 0.56
+         else 1)' "$size_out"
+check "size --topic: an unknown topic is an error" bash -c '
+    timeout 60 "$1" size --message-bytes 100 --topic no-such-topic 2>&1 |
+        grep -q "no topic named .no-such-topic."; test "${PIPESTATUS[0]}" = 1' \
+    _ "$BIN/cairn"
 # status_text ISR-HW-ENDS-FLAGS: the text row of offsets-0 ends so.
 status_text() {
     "$ROOT/deploy/cluster.sh" status 2>/dev/null |
