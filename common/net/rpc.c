@@ -637,6 +637,10 @@ int rpc_client_call(struct rpc_client *c, int target, const uint8_t *payload,
         return rv;
     }
     c->next_seq++;
+    /* The deadline counts from now, not from the start of this loop
+     * iteration (uv_now's cached time), which a busy iteration leaves
+     * far behind. */
+    uv_update_time(c->loop);
     now = uv_now(c->loop);
     call->in_use = true;
     call->cid = cid;
