@@ -63,6 +63,19 @@ int64_t cli_clock_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t cli_mono_ms(void)
+{
+    return cli_clock_ns() / 1000000;
+}
+
+int64_t cli_wall_ms(void)
+{
+    struct timespec ts;
+    int rv = clock_gettime(CLOCK_REALTIME, &ts);
+    ASSERT(rv == 0);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void cli_error(const char *fmt, ...)
 {
     char line[1024];

@@ -59,6 +59,9 @@ const char *cli_kafka_error_text(int16_t code, const char *message);
 
 /* Monotonic nanoseconds (CLOCK_MONOTONIC). */
 int64_t cli_clock_ns(void);
+/* The monotonic clock in ms; the wall clock in ms since the epoch. */
+int64_t cli_mono_ms(void);
+int64_t cli_wall_ms(void);
 
 /* Flushes stdout. Returns rc, or CLI_EXIT_FAILED (message printed) when
  * writing the output failed. */

@@ -37,13 +37,6 @@ void events_usage(FILE *out)
 
 static const struct opts_cmd events_cmd = {"events", events_usage};
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 bool events_sources_parse(const char *list, struct events_source *out,
                           size_t *n)
 {
@@ -298,7 +291,7 @@ int events_main(int argc, char **argv, const char *http_default)
                                 EVENTS_SOURCES_MAX, list);
     }
     events_sources_name(src, n_src);
-    int64_t start = wall_ms();
+    int64_t start = cli_wall_ms();
     int64_t from = since != NULL && since_ms < (uint64_t)start
                        ? start - (int64_t)since_ms
                        : INT64_MIN;
@@ -312,7 +305,7 @@ int events_main(int argc, char **argv, const char *http_default)
         }
         return 0;
     }
-    while (for_ms == 0 || wall_ms() - start < for_ms) {
+    while (for_ms == 0 || cli_wall_ms() - start < for_ms) {
         usleep(EVENTS_FOLLOW_MS * 1000);
         round_once(src, n_src, from, warned);
     }

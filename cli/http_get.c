@@ -14,20 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "common/rc.h"
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits for events on fd until deadline; false after it (or an error). */
 static bool wait_fd(int fd, short events, int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - cli_mono_ms();
         if (left <= 0) {
             return false;
         }
@@ -155,7 +149,7 @@ int http_get(const char *host, int port, const char *path,
 {
     *body = NULL;
     *len = 0;
-    int64_t deadline = mono_ms() + timeout_ms;
+    int64_t deadline = cli_mono_ms() + timeout_ms;
     int fd = connect_by(host, port, deadline, err, err_cap);
     if (fd < 0) {
         return RC_IO;

@@ -12,13 +12,6 @@
 #include "cli/health.h"
 #include "common/rc.h"
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The sum of t's partitions' HWs in img, asked now; false (said why) when
  * one is unknown. */
 static bool hw_sum(const struct meta_image *img, const struct meta_topic *t,
@@ -89,16 +82,16 @@ int size_topic_measure(const char *controllers, const char *topic,
         out->replication_factor = t->partitions[0].replicas.n;
         out->brokers = (int32_t)v.image.n_brokers;
         int64_t before = 0, after = 0;
-        int64_t t0 = mono_ms();
+        int64_t t0 = cli_mono_ms();
         if (hw_sum(&v.image, t, &before)) {
-            int64_t left = sample_ms - (mono_ms() - t0);
+            int64_t left = sample_ms - (cli_mono_ms() - t0);
             if (left > 0) {
                 struct timespec ts = {left / 1000, (left % 1000) * 1000000};
                 while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
                 }
             }
             if (hw_sum(&v.image, t, &after)) {
-                out->window_ms = mono_ms() - t0;
+                out->window_ms = cli_mono_ms() - t0;
                 out->records = after - before;
                 out->rate = out->window_ms > 0
                                 ? (double)out->records * 1000.0 /

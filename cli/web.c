@@ -47,20 +47,6 @@ static void on_signal(int sig)
     web_stop = 1;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct web {
     struct ctl_client *cc;
     struct events_source src[EVENTS_SOURCES_MAX];
@@ -69,8 +55,8 @@ struct web {
 
 static void send_all(int fd, const char *p, size_t n)
 {
-    int64_t deadline = mono_ms() + WEB_REQUEST_DEADLINE_MS;
-    while (n > 0 && mono_ms() < deadline) {
+    int64_t deadline = cli_mono_ms() + WEB_REQUEST_DEADLINE_MS;
+    while (n > 0 && cli_mono_ms() < deadline) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
         if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
             struct pollfd pf = {.fd = fd, .events = POLLOUT};
@@ -128,7 +114,7 @@ static void write_events(struct web *w, int64_t since_ms, FILE *out)
     json_init(&j, out);
     json_object_begin(&j);
     json_key(&j, "now_ms");
-    json_int(&j, wall_ms());
+    json_int(&j, cli_wall_ms());
     json_key(&j, "sources");
     json_array_begin(&j);
     for (size_t i = 0; i < w->n_src; i++) {
@@ -222,9 +208,9 @@ static void serve_conn(struct web *w, int fd)
 {
     char req[WEB_REQUEST_MAX + 1];
     size_t n = 0;
-    int64_t deadline = mono_ms() + WEB_REQUEST_DEADLINE_MS;
+    int64_t deadline = cli_mono_ms() + WEB_REQUEST_DEADLINE_MS;
     while (n < WEB_REQUEST_MAX) {
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - cli_mono_ms();
         struct pollfd pf = {.fd = fd, .events = POLLIN};
         if (left <= 0 || poll(&pf, 1, (int)left) <= 0) {
             return; /* slow or silent: dropped */
@@ -313,8 +299,8 @@ int web_main(int argc, char **argv, const char *controllers,
     signal(SIGTERM, on_signal);
     printf("the cluster page: http://%s:%d/\n", host, port);
     fflush(stdout);
-    int64_t end = for_ms > 0 ? mono_ms() + for_ms : INT64_MAX;
-    while (!web_stop && mono_ms() < end) {
+    int64_t end = for_ms > 0 ? cli_mono_ms() + for_ms : INT64_MAX;
+    while (!web_stop && cli_mono_ms() < end) {
         struct pollfd pf = {.fd = lfd, .events = POLLIN};
         if (poll(&pf, 1, 200) <= 0) {
             continue;

@@ -71,18 +71,26 @@ static void hw_cause_text(const struct partition *p, const struct hw_move *m,
     }
 }
 
+/* The longest any of the n waiters has waited at now_ms. */
+static int64_t longest_wait(const struct partition_waiter *w, size_t n,
+                            int64_t now_ms)
+{
+    int64_t longest = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w[i].since_ms >= 0 && now_ms - w[i].since_ms > longest) {
+            longest = now_ms - w[i].since_ms;
+        }
+    }
+    return longest;
+}
+
 /* One event for the acks=all requests fire() released, when the longest
  * of them waited PARTITION_ACK_WAIT_EVENT_MS or more. */
 static void note_long_wait(struct partition *p,
                            const struct partition_waiter *ready, size_t n,
                            const struct hw_move *m, int64_t now_ms)
 {
-    int64_t longest = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (ready[i].since_ms >= 0 && now_ms - ready[i].since_ms > longest) {
-            longest = now_ms - ready[i].since_ms;
-        }
-    }
+    int64_t longest = longest_wait(ready, n, now_ms);
     if (longest < PARTITION_ACK_WAIT_EVENT_MS) {
         return;
     }
@@ -202,13 +210,7 @@ void partition_fail_waiters(struct partition *p, int rc)
     p->n_waiters = 0;
     p->cap_waiters = 0;
     if (n > 0) {
-        int64_t now_ms = (int64_t)uv_now(p->owner->loop);
-        int64_t longest = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (all[i].since_ms >= 0 && now_ms - all[i].since_ms > longest) {
-                longest = now_ms - all[i].since_ms;
-            }
-        }
+        int64_t longest = longest_wait(all, n, now(p));
         char isr[META_REPLICAS_MAX * 12];
         meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
         TRACE_INFO(p->owner->tracer, "event: %s-%d acks=all failed %zu "
