@@ -51,6 +51,12 @@ struct broker {
 /* The broker's Prometheus text (broker/metrics.c). */
 void broker_metrics_render(void *arg, struct writer *w);
 
+/* The groups this broker coordinates, as JSON (`GET /groups`): id, state,
+ * generation, protocol, members (with their assignment as "topic
+ * p,p; ..."), committed offsets with the partition's HW and the lag where
+ * the partition is hosted here (else null). */
+void broker_groups_render(void *arg, struct writer *w);
+
 /* The Kafka request callback (broker/kafka/kafka_handlers.c). */
 void kafka_handlers_request(void *arg, struct kafka_request *req);
 

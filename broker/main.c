@@ -323,6 +323,9 @@ static int start(struct broker *b, const struct config *cfg)
             snprintf(b->events_source, sizeof b->events_source,
                      "broker-%d", (int)mc.broker_id);
             http_metrics_events(b->metrics, &b->events, b->events_source);
+            rv = http_metrics_route(b->metrics, "/groups", "application/json",
+                                    broker_groups_render, b);
+            ASSERT(rv == RC_OK); /* the first of HTTP_METRICS_ROUTES_MAX */
         }
     }
     rv = membership_start(&b->membership, b->loop, &mc, &b->tracer,

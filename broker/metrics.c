@@ -1,16 +1,22 @@
 /* The broker's Prometheus text (`GET /metrics` on metrics.port): Kafka's
  * JMX metric names as the Prometheus JMX exporter spells them where Kafka
  * has one, cairn_* where it does not. Rendered on the loop thread from
- * the live state; nothing is kept for it but the ISR change counters. */
+ * the live state; nothing is kept for it but counters and histograms.
+ * Also the coordinated groups as JSON, for the cluster page. */
 #include "broker/broker.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "broker/group/group.h"
 #include "broker/kafka/kafka_server.h"
-#include "common/kafka/kafka_codec.h"
 #include "broker/replication/partition.h"
+#include "common/json.h"
+#include "common/kafka/consumer_assignment.h"
+#include "common/kafka/kafka_codec.h"
 #include "common/net/http_metrics.h"
+#include "common/rc.h"
 
 static void gauge(struct writer *w, const char *name, const char *help,
                   double v)
@@ -194,4 +200,107 @@ void broker_metrics_render(void *arg, struct writer *w)
         http_metrics_sample(w, "cairn_partition_high_watermark", labels,
                             (double)p->hw);
     }
+}
+
+/* A slice as a JSON string (NUL-terminated copy, cut at 1 KiB). */
+static void json_slice(struct json *j, struct slice s)
+{
+    char buf[1024];
+    size_t n = s.len < sizeof buf - 1 ? s.len : sizeof buf - 1;
+    if (n > 0) {
+        memcpy(buf, s.ptr, n);
+    }
+    buf[n] = '\0';
+    json_string(j, buf);
+}
+
+static void group_json(struct json *j, struct broker *b, const struct group *g)
+{
+    json_object_begin(j);
+    json_key(j, "id");
+    json_slice(j, g->id);
+    json_key(j, "state");
+    json_string(j, group_state_name(g));
+    json_key(j, "generation");
+    json_int(j, g->generation_id);
+    json_key(j, "protocol");
+    json_slice(j, g->protocol_name);
+    json_key(j, "members");
+    json_array_begin(j);
+    for (size_t i = 0; i < g->n_members; i++) {
+        const struct group_member *m = g->members[i];
+        char assigned[512];
+        json_object_begin(j);
+        json_key(j, "member_id");
+        json_slice(j, m->member_id);
+        json_key(j, "client_id");
+        json_slice(j, m->client_id);
+        json_key(j, "host");
+        json_slice(j, m->client_host);
+        json_key(j, "assignment");
+        int rc = consumer_assignment_format(m->assignment.ptr,
+                                            m->assignment.len, assigned,
+                                            sizeof assigned);
+        (void)rc; /* "?" says the bytes were not an assignment */
+        json_string(j, assigned);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_key(j, "offsets");
+    json_array_begin(j);
+    for (size_t k = 0; k < g->n_offsets; k++) {
+        const struct group_offset *o = &g->offsets[k];
+        const struct partition *p = broker_partition(b, o->topic,
+                                                     o->partition);
+        bool known = p != NULL && p->log != NULL;
+        json_object_begin(j);
+        json_key(j, "topic");
+        json_slice(j, o->topic);
+        json_key(j, "partition");
+        json_int(j, o->partition);
+        json_key(j, "committed");
+        json_int(j, o->offset);
+        json_key(j, "hw");
+        json_int_or_null(j, known, known ? p->hw : -1);
+        json_key(j, "lag");
+        json_int_or_null(j, known, known && p->hw > o->offset
+                                       ? p->hw - o->offset
+                                       : 0);
+        json_object_end(j);
+    }
+    json_array_end(j);
+    json_object_end(j);
+}
+
+void broker_groups_render(void *arg, struct writer *w)
+{
+    struct broker *b = arg;
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&doc, &len);
+    if (f == NULL) {
+        w->rc = RC_NOMEM;
+        return;
+    }
+    struct json j;
+    json_init(&j, f);
+    json_object_begin(&j);
+    json_key(&j, "broker");
+    json_int(&j, b->id);
+    json_key(&j, "groups");
+    json_array_begin(&j);
+    const struct groups *gs = &b->coordinator.groups;
+    for (size_t i = 0; i < gs->n; i++) {
+        group_json(&j, b, gs->v[i]);
+    }
+    json_array_end(&j);
+    json_object_end(&j);
+    json_finish(&j);
+    if (fclose(f) != 0) {
+        free(doc);
+        w->rc = RC_NOMEM;
+        return;
+    }
+    writer_raw(w, doc, len);
+    free(doc);
 }

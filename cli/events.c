@@ -21,14 +21,15 @@
 
 void events_usage(FILE *out)
 {
-    fputs("  events [--since DURATION] [--follow] [--for-ms MS]\n"
+    fputs("  events [--since DURATION] [--follow] [--for-ms MS] [--internal]\n"
           "         [--http HOST:PORT,...]\n"
           "      The controllers' and brokers' events (leader moves,\n"
           "      ISR changes, fencing, HW stalls, truncations, elections,\n"
           "      each with its cause) as one timeline, from each\n"
           "      process's /events (its last 1,024). --since: only the\n"
           "      last DURATION (e.g. 10m, 30s). --follow: keep printing\n"
-          "      new ones until killed or --for-ms has passed. --http:\n"
+          "      new ones until killed or --for-ms has passed. Internal\n"
+          "      topics' (__consumer_offsets) only with --internal. --http:\n"
           "      the processes' metrics listeners; default the local\n"
           "      cluster's (brokers base+94..96, controllers\n"
           "      base+104..106, base from $CAIRN_BASE_PORT).\n",
@@ -194,7 +195,7 @@ void events_batch_free(struct events_batch *b)
  * that do not answer are named on stderr when they stop answering.
  * Returns how many answered. */
 static size_t round_once(struct events_source *src, size_t n_src,
-                         int64_t since_ms, bool *warned)
+                         int64_t since_ms, bool internal, bool *warned)
 {
     struct events_batch b;
     if (events_collect(src, n_src, since_ms, &b) != RC_OK) {
@@ -213,6 +214,9 @@ static size_t round_once(struct events_source *src, size_t n_src,
     }
     for (size_t k = 0; k < b.n; k++) {
         const struct events_record *r = &b.recs[k];
+        if (!internal && strncmp(r->text, "__", 2) == 0) {
+            continue; /* __consumer_offsets-N: 50 lines a broker */
+        }
         char when[32];
         format_time(r->time_ms, when, sizeof when, true);
         printf("%s %-14s %s", when, src[r->source].name, r->text);
@@ -260,11 +264,13 @@ int events_main(int argc, char **argv, const char *http_default)
     const char *since = NULL;
     const char *http = NULL;
     bool follow = false;
+    bool internal = false;
     int64_t for_ms = 0;
     const struct opts_spec specs[] = {
         {"--since", OPTS_STRING, &since, 0, 0},
         {"--http", OPTS_STRING, &http, 0, 0},
         {"--follow", OPTS_FLAG, &follow, 0, 0},
+        {"--internal", OPTS_FLAG, &internal, 0, 0},
         {"--for-ms", OPTS_INT64, &for_ms, 1, INT64_MAX / 2},
     };
     int n_pos = 0;
@@ -296,7 +302,7 @@ int events_main(int argc, char **argv, const char *http_default)
                        ? start - (int64_t)since_ms
                        : INT64_MIN;
     bool warned[EVENTS_SOURCES_MAX] = {0};
-    size_t answered = round_once(src, n_src, from, warned);
+    size_t answered = round_once(src, n_src, from, internal, warned);
     if (!follow) {
         if (answered == 0) {
             cli_error("events: no process answered (is the cluster up? "
@@ -307,7 +313,7 @@ int events_main(int argc, char **argv, const char *http_default)
     }
     while (for_ms == 0 || cli_wall_ms() - start < for_ms) {
         usleep(EVENTS_FOLLOW_MS * 1000);
-        round_once(src, n_src, from, warned);
+        round_once(src, n_src, from, internal, warned);
     }
     return 0;
 }

@@ -370,6 +370,7 @@ int main(int argc, char **argv)
         struct status_opts status;
         rc = status_parse(argc - i, argv + i, &status);
         if (rc < 0) {
+            status.w.http = g.local_http;
             rc = run_status(g.controllers, &status);
         }
     } else if (is_kafka_command(argv[i])) {

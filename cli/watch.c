@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cluster.h"
+#include "cli/events.h"
 #include "cli/health.h"
 #include "common/meta/meta.h"
 #include "common/rc.h"
@@ -47,6 +48,49 @@ static void stamp(char out[32])
     localtime_r(&ts.tv_sec, &tm);
     snprintf(out, 32, "%02d:%02d:%02d.%03d", tm.tm_hour % 24, tm.tm_min % 60,
              tm.tm_sec % 61, (int)(ts.tv_nsec / 1000000 % 1000));
+}
+
+/* An event line is shown as its topic would be; broker and controller
+ * events always. */
+static bool event_shown(const struct watch_opts *o, const char *text)
+{
+    if (o->topic != NULL) {
+        size_t n = strlen(o->topic);
+        return strncmp(text, "broker ", 7) == 0 ||
+               strncmp(text, "controller ", 11) == 0 ||
+               (strncmp(text, o->topic, n) == 0 && text[n] == '-' &&
+                text[n + 1] >= '0' && text[n + 1] <= '9');
+    }
+    return o->internal || strncmp(text, "__", 2) != 0;
+}
+
+/* The processes' new events, each with its own time, its source and its
+ * cause; the first round only learns where their rings are. */
+static void print_events(const struct watch_opts *o,
+                         struct events_source *src, size_t n, bool first)
+{
+    struct events_batch b;
+    if (n == 0 || events_collect(src, n, 0, &b) != RC_OK) {
+        return;
+    }
+    for (size_t k = 0; !first && k < b.n; k++) {
+        const struct events_record *r = &b.recs[k];
+        if (!event_shown(o, r->text)) {
+            continue;
+        }
+        time_t sec = (time_t)(r->time_ms / 1000);
+        struct tm tm;
+        localtime_r(&sec, &tm);
+        printf("%02d:%02d:%02d.%03d %s: %s", tm.tm_hour, tm.tm_min,
+               tm.tm_sec, (int)(r->time_ms % 1000), src[r->source].name,
+               r->text);
+        if (r->repeats > 0) {
+            printf(" (and %" PRIu32 " more like it)", r->repeats);
+        }
+        putchar('\n');
+    }
+    fflush(stdout);
+    events_batch_free(&b);
 }
 
 static bool shown(const struct watch_opts *o, const char *topic)
@@ -181,7 +225,12 @@ int watch_run(struct ctl_client *cc, const struct watch_opts *o)
     struct watch_state prev = {0};
     bool have_prev = false;
     int exit_code = CLI_EXIT_OK;
-    for (;;) {
+    static struct events_source src[EVENTS_SOURCES_MAX];
+    size_t n_src = 0;
+    if (o->http != NULL && events_sources_parse(o->http, src, &n_src)) {
+        events_sources_name(src, n_src);
+    }
+    for (bool first = true;; first = false) {
         uint64_t round = now_ms();
         struct cluster_view v;
         int rv = cluster_describe(cc, &v);
@@ -193,6 +242,7 @@ int watch_run(struct ctl_client *cc, const struct watch_opts *o)
             health_free(&h);
             if (rv == RC_OK) {
                 print_changes(have_prev ? &prev : NULL, &cur);
+                print_events(o, src, n_src, first);
                 free(prev.parts);
                 prev = cur;
                 have_prev = true;

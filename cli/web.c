@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/ctl_client.h"
 #include "cli/events.h"
+#include "cli/http_get.h"
 #include "cli/opts.h"
 #include "cli/status.h"
 #include "common/assert.h"
@@ -155,6 +156,28 @@ static void write_events(struct web *w, int64_t since_ms, FILE *out)
     }
 }
 
+/* Every broker's /groups document (controllers have none: 404), as
+ * {"brokers":[DOC,...]}; the documents are the brokers' own JSON. */
+static void write_groups(struct web *w, FILE *out)
+{
+    fputs("{\"brokers\":[", out);
+    bool first = true;
+    for (size_t i = 0; i < w->n_src; i++) {
+        char *body = NULL;
+        size_t len = 0;
+        char err[HTTP_GET_ERROR_BYTES];
+        if (http_get(w->src[i].host, w->src[i].port, "/groups",
+                     WEB_REQUEST_DEADLINE_MS, &body, &len, err,
+                     sizeof err) == RC_OK && len > 0 && body[0] == '{') {
+            fputs(first ? "" : ",", out);
+            fwrite(body, 1, len, out);
+            first = false;
+        }
+        free(body);
+    }
+    fputs("]}\n", out);
+}
+
 static bool path_is(const char *path, size_t plen, const char *name)
 {
     size_t n = strlen(name);
@@ -177,7 +200,8 @@ static void serve_request(struct web *w, int fd, const char *req)
     }
     bool status = path_is(path, plen, "/api/status");
     bool events = path_is(path, plen, "/api/events");
-    if (!status && !events) {
+    bool groups = path_is(path, plen, "/api/groups");
+    if (!status && !events && !groups) {
         respond_text(fd, "404 Not Found", "try /\n");
         return;
     }
@@ -191,6 +215,8 @@ static void serve_request(struct web *w, int fd, const char *req)
     if (status) {
         int st = status_json_write(w->cc, f);
         (void)st; /* no metadata shows in the document as an empty list */
+    } else if (groups) {
+        write_groups(w, f);
     } else {
         write_events(w, query_since_ms(path, plen), f);
     }

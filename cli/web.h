@@ -1,6 +1,6 @@
 /* `cairn web`: the cluster page. A small HTTP server on 127.0.0.1 (by
  * default) that serves one static page (cli/web/index.html, built into
- * the binary) and the two documents it polls:
+ * the binary) and the documents it polls:
  *
  *   /api/status            `cairn status --json`, gathered per request
  *   /api/events?since_ms=T every process's events (cli/events.h) last
@@ -8,6 +8,8 @@
  *                          {"now_ms","sources":[{"name","reachable",
  *                          "error"}],"events":[{"source","seq","time_ms",
  *                          "last_ms","repeats","text"}]}
+ *   /api/groups            every broker's coordinated groups (its
+ *                          /groups): {"brokers":[{"broker","groups":[...]}]}
  *
  * One request at a time, each read within WEB_REQUEST_DEADLINE_MS and
  * WEB_REQUEST_MAX bytes; anything but GET of those paths is 404 or 405.

@@ -29,6 +29,13 @@ struct http_metrics {
     http_metrics_render_cb render;
     void *arg;
     struct event_ring *events; /* NULL: no /events */
+    struct {
+        const char *path;
+        const char *type;
+        http_metrics_render_cb render;
+        void *arg;
+    } routes[HTTP_METRICS_ROUTES_MAX];
+    size_t n_routes;
     const char *events_source;
     struct tracer *t;
     struct http_conn *conns;
@@ -192,22 +199,35 @@ static void handle_request(struct http_conn *c)
         respond_events(c, path, plen);
         return;
     }
-    if (!path_is(path, plen, "/metrics")) {
+    http_metrics_render_cb render = NULL;
+    void *arg = NULL;
+    const char *type = "text/plain; version=0.0.4; charset=utf-8";
+    if (path_is(path, plen, "/metrics")) {
+        render = c->m->render;
+        arg = c->m->arg;
+    }
+    for (size_t i = 0; render == NULL && i < c->m->n_routes; i++) {
+        if (path_is(path, plen, c->m->routes[i].path)) {
+            render = c->m->routes[i].render;
+            arg = c->m->routes[i].arg;
+            type = c->m->routes[i].type;
+        }
+    }
+    if (render == NULL) {
         static const char msg[] = "try /metrics or /events\n";
         respond(c, "404 Not Found", text, msg, sizeof msg - 1);
         return;
     }
     struct writer body;
     writer_init(&body, 64u << 20);
-    c->m->render(c->m->arg, &body);
+    render(arg, &body);
     if (body.rc != RC_OK) {
         static const char msg[] = "out of memory\n";
         writer_free(&body);
         respond(c, "500 Internal Server Error", text, msg, sizeof msg - 1);
         return;
     }
-    respond(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
-            body.data, body.len);
+    respond(c, "200 OK", type, body.data, body.len);
     writer_free(&body);
 }
 
@@ -316,6 +336,21 @@ static void listener_closed_cb(uv_handle_t *h)
     struct http_metrics *m = h->data;
     m->listener_closed = true;
     maybe_free(m);
+}
+
+int http_metrics_route(struct http_metrics *m, const char *path,
+                       const char *content_type,
+                       http_metrics_render_cb render, void *arg)
+{
+    if (m->n_routes == HTTP_METRICS_ROUTES_MAX) {
+        return RC_FULL;
+    }
+    m->routes[m->n_routes].path = path;
+    m->routes[m->n_routes].type = content_type;
+    m->routes[m->n_routes].render = render;
+    m->routes[m->n_routes].arg = arg;
+    m->n_routes++;
+    return RC_OK;
 }
 
 void http_metrics_events(struct http_metrics *m, struct event_ring *ring,

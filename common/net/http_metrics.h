@@ -34,6 +34,15 @@ MUST_CHECK int http_metrics_start(struct http_metrics **out, uv_loop_t *loop,
 
 struct event_ring;
 
+#define HTTP_METRICS_ROUTES_MAX 4
+
+/* Serves GET path (exact, a query allowed) with what render appends, as
+ * content_type (both borrowed; they outlive m). RC_FULL past
+ * HTTP_METRICS_ROUTES_MAX. */
+MUST_CHECK int http_metrics_route(struct http_metrics *m, const char *path,
+                                  const char *content_type,
+                                  http_metrics_render_cb render, void *arg);
+
 /* Serves ring (borrowed; it outlives m) at /events, as source ("broker-1"). */
 void http_metrics_events(struct http_metrics *m, struct event_ring *ring,
                          const char *source);

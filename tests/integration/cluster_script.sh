@@ -156,6 +156,12 @@ check "cairn events: the fencing and the leader moves, with their cause" bash -c
     _ "$BIN/cairn"
 check "status --watch saw broker 1 fenced" wait_line 10 \
     "^[0-9:.]+ broker 1 fenced$" "$DATA/watch.out"
+check "status --watch saw why: the controller fenced broker 1, session expired" \
+    wait_line 10 "^[0-9:.]+ controller-10[1-3]: broker 1 fenced \(session expired after [0-9]+ ms\)$" \
+    "$DATA/watch.out"
+check "status --watch saw why orders' leaders moved" wait_line 10 \
+    "^[0-9:.]+ controller-10[1-3]: orders-[0-2] leader 1 -> [23] epoch [0-9]+ -> [0-9]+, isr .*\(broker 1 fenced: session expired" \
+    "$DATA/watch.out"
 check "status --watch saw a leader move off broker 1" wait_line 10 \
     "^[0-9:.]+ orders-[0-2] leader 1 -> [23] epoch [0-9]+ -> [0-9]+$" \
     "$DATA/watch.out"

@@ -35,6 +35,9 @@ urllib.request.urlopen(sys.argv[1], timeout=5).read()' "$page" >/dev/null 2>&1; 
     sleep 0.2
 done
 
+"$BIN/cairn" consume page --group pagegroup --from-beginning --count 30 \
+    >/dev/null 2>&1 || give_up "consume in group pagegroup"
+
 # render [ARGS]: the page's DOM after 4 s of the page's own time (its
 # polls run once a second), with a fresh profile each time.
 render() {
@@ -46,15 +49,16 @@ render() {
 }
 
 # dom_query EXPR: python over the DOM on stdin, with rows (tr.partition
-# attributes of topic page), brokers (id -> state), events (li texts) and
-# polls (completed polls).
+# attributes of topic page), brokers (id -> state), events (li texts),
+# groups (id -> div.group attributes), offsets (tr.group-offset
+# attributes) and polls (completed polls).
 dom_query() {
     /usr/bin/python3 -c '
 import html.parser, sys
 class P(html.parser.HTMLParser):
     def __init__(s):
         super().__init__(); s.rows = []; s.brokers = {}; s.events = []
-        s.in_event = False; s.polls = 0
+        s.in_event = False; s.polls = 0; s.groups = {}; s.offsets = []
     def handle_starttag(s, tag, attrs):
         a = dict(attrs); cls = (a.get("class") or "").split()
         if tag == "body": s.polls = int(a.get("data-polls") or 0)
@@ -64,16 +68,21 @@ class P(html.parser.HTMLParser):
             s.brokers[int(a["data-id"])] = a["data-state"]
         if tag == "li" and "event" in cls:
             s.in_event = True; s.events.append("")
+        if tag == "div" and "group" in cls:
+            s.groups[a["data-group"]] = a
+        if tag == "tr" and "group-offset" in cls:
+            s.offsets.append(a)
     def handle_endtag(s, tag):
         if tag == "li": s.in_event = False
     def handle_data(s, d):
         if s.in_event: s.events[-1] += d
 p = P(); p.feed(sys.stdin.read())
 rows, brokers, events, polls = p.rows, p.brokers, p.events, p.polls
+groups, offsets = p.groups, p.offsets
 ok = eval(sys.argv[1])
 if not ok:
-    print("page: rows=%r brokers=%r polls=%d events=%r" %
-          (rows, brokers, polls, events[:8]), file=sys.stderr)
+    print("page: rows=%r brokers=%r polls=%d groups=%r offsets=%r events=%r" %
+          (rows, brokers, polls, groups, offsets, events[:8]), file=sys.stderr)
 sys.exit(0 if ok else 1)' "$1"
 }
 
@@ -83,6 +92,8 @@ check "the page shows the partition with a full ISR" dom_query \
     'len(rows) == 1 and len(rows[0]["data-isr"].split(",")) == 3 and int(rows[0]["data-hw"]) == 50' <<< "$dom"
 check "the page shows every broker unfenced" dom_query \
     'brokers == {1: "unfenced", 2: "unfenced", 3: "unfenced"}' <<< "$dom"
+check "the page shows group pagegroup, empty, with 30 committed and lag 20" dom_query \
+    'groups.get("pagegroup", {}).get("data-state") == "Empty" and [(o["data-committed"], o["data-lag"]) for o in offsets if o["data-group"] == "pagegroup" and o["data-topic"] == "page"] == [("30", "20")]' <<< "$dom"
 leader=$(/usr/bin/python3 -c '
 import re, sys
 m = re.search(r"data-topic=\"page\" data-partition=\"0\" data-leader=\"(\d+)\"", sys.stdin.read())
