@@ -52,8 +52,9 @@ static void hw_cause_text(const struct partition *p, const struct hw_move *m,
         snprintf(out, cap, "the leader's fsync");
         break;
     case HW_CAUSE_FETCH:
-        snprintf(out, cap, "replica %d fetched from offset %" PRId64,
-                 (int)m->replica, m->offset);
+        snprintf(out, cap, "replica %d fetched from offset %" PRId64 ", the "
+                 "last of the ISR %s to have it", (int)m->replica, m->offset,
+                 isr);
         break;
     case HW_CAUSE_ISR: {
         char prev[META_REPLICAS_MAX * 12];
