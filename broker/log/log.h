@@ -169,6 +169,43 @@ bool log_sync_idle(const struct log *l);
 /* Group-commit jobs completed so far (for metrics and tests). */
 uint64_t log_sync_count(const struct log *l);
 
+/* --- Retention (broker/log/log_retention.c) ------------------------------
+ *
+ * Kafka's rules (UnifiedLog.deleteOldSegments): only closed segments are
+ * deleted, oldest first, and only while every record of the segment is
+ * below the high watermark given; first by time (a segment whose largest
+ * record timestamp is more than retention.ms old), then by size (while
+ * the log without the segment is still at least retention.bytes). A
+ * segment whose batches carry no timestamp is not deleted by time. */
+struct log_retention {
+    int64_t retention_ms;    /* retention.ms; < 0: no limit by time */
+    int64_t retention_bytes; /* retention.bytes; < 0: no limit by size */
+};
+
+#define LOG_RETENTION_BY_TIME 1u
+#define LOG_RETENTION_BY_SIZE 2u
+
+/* How many of the oldest segments the rules delete at now_ms with high
+ * watermark hw; *why (may be NULL) gets the LOG_RETENTION_BY_* bits of the
+ * rules that did. Never the active segment. */
+size_t log_retention_count(const struct log *l, const struct log_retention *r,
+                           int64_t now_ms, int64_t hw, unsigned *why);
+
+/* The oldest segment count that lies wholly below offset (a leader's log
+ * start offset a follower follows); never the active segment. */
+size_t log_segments_below(const struct log *l, int64_t offset);
+
+/* Deletes the n oldest segments (fewer than the log has): the log start
+ * offset moves to the base offset of the first one kept at once, their
+ * files are renamed to "*.deleted" on the calling thread and removed on
+ * the threadpool (readers holding a span keep reading until they let go;
+ * an open after a crash removes what is left). RC_OK or RC_IO (a rename
+ * failed: the segments from that one on are kept). */
+MUST_CHECK int log_delete_oldest(struct log *l, size_t n);
+
+/* Bytes of every segment's batches. */
+int64_t log_size_bytes(const struct log *l);
+
 /* Each group-commit sync's time (its fdatasyncs and directory fsync), in
  * ms. Loop thread. */
 const struct http_metrics_hist *log_sync_times(const struct log *l);

@@ -11,6 +11,8 @@
 
 #define LOG__RECOVERY_POINT_FILE "recovery-point-checkpoint"
 #define LOG__CLEAN_FILE ".clean-shutdown"
+/* A segment's files set aside for deletion end so (log_retention.c). */
+#define LOG_DELETED_SUFFIX ".deleted"
 
 struct log_waiter {
     int64_t offset;

@@ -47,7 +47,9 @@ static bool has_suffix(const char *name, const char *suffix)
     return n >= s && strcmp(name + n - s, suffix) == 0;
 }
 
-/* Sorted base offsets of the segment files; removes leftover temporaries. */
+/* Sorted base offsets of the segment files; removes leftover temporaries
+ * and the files of segments retention had set aside to delete
+ * (broker/log/log_retention.c). */
 static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
 {
     DIR *d = opendir(l->dir);
@@ -61,7 +63,8 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
     struct dirent *e;
     while ((e = readdir(d)) != NULL && rv == RC_OK) {
         int64_t base = 0;
-        if (has_suffix(e->d_name, ".tmp")) {
+        if (has_suffix(e->d_name, ".tmp") ||
+            has_suffix(e->d_name, LOG_DELETED_SUFFIX)) {
             char path[LOG_PATH_BYTES_MAX];
             if (file_path(path, l->dir, e->d_name) == RC_OK) {
                 unlink(path);
