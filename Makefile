@@ -100,6 +100,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/produce_validation.sh $(BUILD)
 	tests/integration/cli_kafka.sh $(BUILD)
 	tests/integration/web_page.sh $(BUILD)
+	tests/integration/retention.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke

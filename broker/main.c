@@ -31,6 +31,17 @@ static const struct config_def broker_defs[] = {
      "bytes between offset index entries"},
     {"log.index.size.max.bytes", CONFIG_LONG, "10485760", 8, 2147483647,
      "offset index size before a roll"},
+    {"log.retention.hours", CONFIG_LONG, "168", -1, 2562047788015,
+     "how long records are kept unless a topic's retention.ms says; -1: "
+     "forever"},
+    {"log.retention.ms", CONFIG_LONG, "-2", -2, INT64_MAX,
+     "overrides log.retention.hours when set; -1: forever; -2 (the "
+     "default): not set"},
+    {"log.retention.bytes", CONFIG_LONG, "-1", -1, INT64_MAX,
+     "bytes a partition keeps unless a topic's retention.bytes says; -1: "
+     "no limit"},
+    {"log.retention.check.interval.ms", CONFIG_LONG, "300000", 1, INT64_MAX,
+     "how often old segments are looked for"},
     {"auto.create.topics.enable", CONFIG_BOOL, "true", 0, 0,
      "create a topic a client asks Metadata for"},
     {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
@@ -133,6 +144,20 @@ static int build(const struct config *cfg, struct membership_config *mc,
     return RC_OK;
 }
 
+/* log.retention.ms, else log.retention.hours (-1: forever); and
+ * log.retention.bytes. */
+static struct log_retention broker_retention(const struct config *cfg)
+{
+    int64_t ms = config_long(cfg, "log.retention.ms");
+    if (ms == -2) {
+        int64_t hours = config_long(cfg, "log.retention.hours");
+        ms = hours < 0 ? -1 : hours * 3600 * 1000;
+    }
+    return (struct log_retention){
+        .retention_ms = ms,
+        .retention_bytes = config_long(cfg, "log.retention.bytes")};
+}
+
 static void image_cb(void *arg, const struct meta_image *img)
 {
     struct broker *b = arg;
@@ -228,7 +253,10 @@ static int start(struct broker *b, const struct config *cfg)
         .timestamp_after_max_ms =
             config_long(cfg, "log.message.timestamp.after.max.ms"),
         .validate_records =
-            config_bool(cfg, "produce.record.validation.enable")};
+            config_bool(cfg, "produce.record.validation.enable"),
+        .retention = broker_retention(cfg),
+        .retention_check_ms =
+            config_long(cfg, "log.retention.check.interval.ms")};
     struct replica_manager_hooks hooks = {
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,

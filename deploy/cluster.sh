@@ -175,6 +175,7 @@ broker.session.timeout.ms=3000
 min.insync.replicas=2
 replica.lag.time.max.ms=5000
 group.initial.rebalance.delay.ms=0
+log.retention.check.interval.ms=10000
 CONF
     fi
     # Settings a harness adds to a new node's file (later lines win).

@@ -84,7 +84,10 @@ void log_close(struct log *l);
  * then be removed). */
 void log_close_then(struct log *l, void (*cb)(void *arg), void *arg);
 
-/* Appends one client batch at the log end: validates it (length, magic 2,
+/* now_ms in the appends is the wall clock (ms since the epoch): a
+ * segment.ms roll compares it with the segment's first record timestamp.
+ *
+ * Appends one client batch at the log end: validates it (length, magic 2,
  * CRC-32C, counts: RC_SHORT / RC_MALFORMED / RC_CORRUPT; larger than a
  * segment: RC_TOO_LARGE), rewrites baseOffset and partitionLeaderEpoch in
  * place, rolls first if needed. Nothing is written when it fails. */

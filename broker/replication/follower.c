@@ -207,7 +207,7 @@ static void fetched_one(struct fetcher *f, struct slice topic,
         }
         rv = partition_follower_append(
             p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
-            r->HighWatermark, now_ms(f));
+            r->HighWatermark);
         if (rv == RC_INVALID) {
             /* A batch that does not fit our log end: the logs diverged. */
             p->follow = PARTITION_FOLLOW_TRUNCATE;
@@ -216,6 +216,7 @@ static void fetched_one(struct fetcher *f, struct slice topic,
                         "fetched batches: %s", p->topic, p->id, rc_str(rv));
             f->errors = true;
         }
+        partition_follow_log_start(p, r->LogStartOffset);
         wait_durable(f, p);
         return;
     case FOLLOWER_FETCHED_RESTART:

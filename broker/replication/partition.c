@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "broker/replication/replica_manager.h"
 #include "common/meta/meta.h"
@@ -198,6 +199,15 @@ static const struct hw_move hw_by_durable = {HW_CAUSE_DURABLE, -1, -1};
 static const struct hw_move hw_by_isr = {HW_CAUSE_ISR, -1, -1};
 static const struct hw_move hw_by_check = {HW_CAUSE_CHECK, -1, -1};
 
+/* The log's clock: segment.ms rolls compare it with record timestamps,
+ * which are wall-clock ms (loop time is monotonic, from boot). */
+static int64_t wall_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int64_t now(const struct partition *p)
 {
     return (int64_t)uv_now(p->owner->loop);
@@ -303,7 +313,7 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
         return duplicate(p, &chk, info);
     }
     rv = log_append_validated(p->log, batch, len, h, p->leader_epoch,
-                              now_ms, info);
+                              wall_clock_ms(), info);
     if (rv != RC_OK) {
         return rv;
     }
@@ -576,7 +586,7 @@ void partition_alter_done(struct partition *p, bool ok,
 /* --- Follower ------------------------------------------------------------ */
 
 int partition_follower_append(struct partition *p, const uint8_t *records,
-                              size_t len, int64_t leader_hw, int64_t now_ms)
+                              size_t len, int64_t leader_hw)
 {
     size_t at = 0;
     while (at < len) {
@@ -594,8 +604,8 @@ int partition_follower_append(struct partition *p, const uint8_t *records,
         }
         if (record_batch_last_offset(&h) >= log_end_offset(p->log)) {
             struct log_append_info info;
-            rv = log_append_replica(p->log, records + at, size, now_ms,
-                                    &info);
+            rv = log_append_replica(p->log, records + at, size,
+                                    wall_clock_ms(), &info);
             if (rv != RC_OK) {
                 return rv;
             }
@@ -640,4 +650,65 @@ int partition_follower_truncate(struct partition *p, int64_t offset)
         p->hw = log_end_offset(p->log);
     }
     return RC_OK;
+}
+
+/* --- Retention ----------------------------------------------------------- */
+
+static void delete_segments(struct partition *p, size_t n, const char *why)
+{
+    int64_t from = log_start_offset(p->log);
+    int rv = log_delete_oldest(p->log, n);
+    int64_t to = log_start_offset(p->log);
+    if (to > from) {
+        TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
+                   " -> %" PRId64 " (%s)", p->topic, p->id, from, to, why);
+    }
+    if (rv != RC_OK) {
+        TRACE_ERROR(p->owner->tracer, "partition=%s-%d old segments not "
+                    "deleted: %s", p->topic, p->id, rc_str(rv));
+    }
+}
+
+void partition_apply_retention(struct partition *p, int64_t wall_ms)
+{
+    if (p->log == NULL || p->closing) {
+        return;
+    }
+    unsigned why = 0;
+    int64_t size = log_size_bytes(p->log);
+    size_t n = log_retention_count(p->log, &p->retention, wall_ms, p->hw,
+                                   &why);
+    if (n == 0) {
+        return;
+    }
+    char text[160];
+    if (why == LOG_RETENTION_BY_TIME) {
+        snprintf(text, sizeof text, "%zu segment%s older than retention.ms="
+                 "%" PRId64, n, n == 1 ? "" : "s",
+                 p->retention.retention_ms);
+    } else if (why == LOG_RETENTION_BY_SIZE) {
+        snprintf(text, sizeof text, "%zu segment%s over retention.bytes=%"
+                 PRId64 ": the log held %" PRId64 " bytes", n,
+                 n == 1 ? "" : "s", p->retention.retention_bytes, size);
+    } else {
+        snprintf(text, sizeof text, "%zu segments past retention.ms=%" PRId64
+                 " and retention.bytes=%" PRId64, n,
+                 p->retention.retention_ms, p->retention.retention_bytes);
+    }
+    delete_segments(p, n, text);
+}
+
+void partition_follow_log_start(struct partition *p, int64_t leader_start)
+{
+    if (p->log == NULL || leader_start <= log_start_offset(p->log)) {
+        return;
+    }
+    int64_t upto = leader_start < p->hw ? leader_start : p->hw;
+    size_t n = log_segments_below(p->log, upto);
+    if (n > 0) {
+        char text[96];
+        snprintf(text, sizeof text, "following the leader's log start %"
+                 PRId64, leader_start);
+        delete_segments(p, n, text);
+    }
 }

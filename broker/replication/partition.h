@@ -62,6 +62,7 @@ struct partition {
                                        * LogAppendTime */
     int64_t timestamp_before_max_ms;  /* message.timestamp.before.max.ms */
     int64_t timestamp_after_max_ms;   /* message.timestamp.after.max.ms */
+    struct log_retention retention;   /* retention.ms / .bytes in force */
     bool seen;
     bool closing;
     bool sync_before_ack;
@@ -163,7 +164,7 @@ void partition_alter_done(struct partition *p, bool ok,
  * the log end (the logs diverged). */
 MUST_CHECK int partition_follower_append(struct partition *p,
                                          const uint8_t *records, size_t len,
-                                         int64_t leader_hw, int64_t now_ms);
+                                         int64_t leader_hw);
 
 /* Follower: the leader no longer holds what this log lacks (its log
  * start is past our end): empties the log and starts it, the producer
@@ -179,6 +180,14 @@ MUST_CHECK int partition_follower_truncate(struct partition *p,
 /* Rebuilds the producer windows after the log opened: the snapshot, then
  * every batch after it; saves a fresh snapshot. */
 MUST_CHECK int partition_load_producers(struct partition *p, const char *dir);
+
+/* Retention: deletes the old segments the topic's limits let go (below
+ * this replica's HW; broker/log/log.h), with an event saying why. */
+void partition_apply_retention(struct partition *p, int64_t wall_ms);
+
+/* Follower: the leader's log start offset moved; segments wholly below it
+ * (and below this replica's HW) go here too. */
+void partition_follow_log_start(struct partition *p, int64_t leader_start);
 
 /* Fails every waiter with rc (leadership lost, partition closing). */
 void partition_fail_waiters(struct partition *p, int rc);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/backoff.h"
 #include "common/file.h"
@@ -42,6 +43,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->timestamp_before_max_ms = cfg->timestamp_before_max_ms;
     ps->timestamp_after_max_ms = cfg->timestamp_after_max_ms;
     ps->validate_records = cfg->validate_records;
+    ps->retention = cfg->retention;
+    ps->retention_check_ms = cfg->retention_check_ms;
     ps->hooks = *hooks;
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
@@ -51,6 +54,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->isr_timer.data = ps;
     uv_timer_init(loop, &ps->retry_timer);
     ps->retry_timer.data = ps;
+    uv_timer_init(loop, &ps->retention_timer);
+    ps->retention_timer.data = ps;
     open_retry_init(&ps->retry);
     ps->jitter = uv_hrtime() | 1;
     int rv = file_mkdirs(ps->log_dir);
@@ -210,6 +215,22 @@ static void isr_timer_cb(uv_timer_t *t)
     }
 }
 
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void retention_timer_cb(uv_timer_t *t)
+{
+    struct replica_manager *ps = t->data;
+    int64_t now = wall_ms(); /* record timestamps are wall-clock ms */
+    for (size_t i = 0; i < ps->n; i++) {
+        partition_apply_retention(ps->parts[i], now);
+    }
+}
+
 void replica_manager_start_timers(struct replica_manager *ps)
 {
     /* Kafka checks every lag/2; a finer period bounds the detection time
@@ -218,6 +239,11 @@ void replica_manager_start_timers(struct replica_manager *ps)
     period = period < 50 ? 50 : period > 5000 ? 5000 : period;
     ps->last_checkpoint_ms = uv_now(ps->loop);
     uv_timer_start(&ps->isr_timer, isr_timer_cb, period, period);
+    if (ps->retention_check_ms > 0) { /* 0: retention off (tests) */
+        uint64_t every = (uint64_t)ps->retention_check_ms;
+        uv_timer_start(&ps->retention_timer, retention_timer_cb, every,
+                       every);
+    }
 }
 
 static struct partition *find_by_id(struct replica_manager *ps,
@@ -340,7 +366,8 @@ static struct partition *add(struct replica_manager *ps,
     *p = (struct partition){.owner = ps, .topic_id = t->id, .id = id,
                             .log = l, .leader = META_NO_LEADER,
                             .leader_epoch = -1,
-                            .sync_before_ack = ps->sync_before_ack};
+                            .sync_before_ack = ps->sync_before_ack,
+                            .retention = {-1, -1}}; /* until the topic's */
     producer_state_init(&p->producers);
     rv = partition_load_producers(p, dir);
     if (rv != RC_OK) {
@@ -407,6 +434,38 @@ static void follow_timestamp_configs(const struct replica_manager *ps,
                                          ps->timestamp_after_max_ms);
 }
 
+/* A topic's retention.ms / retention.bytes (a decimal >= -1), else the
+ * broker's; none for a topic whose cleanup.policy lacks "delete". */
+static int64_t topic_limit(const struct meta_topic *t, const char *name,
+                           int64_t broker_default)
+{
+    const char *v = meta_topic_config(t, name);
+    if (v == NULL) {
+        return broker_default;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || x < -1) {
+        return broker_default;
+    }
+    return x;
+}
+
+static void follow_retention(const struct replica_manager *ps,
+                             struct partition *p, const struct meta_topic *t)
+{
+    const char *policy = meta_topic_config(t, "cleanup.policy");
+    if (policy != NULL && strstr(policy, "delete") == NULL) {
+        p->retention = (struct log_retention){-1, -1}; /* compact only */
+        return;
+    }
+    p->retention.retention_ms = topic_limit(t, "retention.ms",
+                                            ps->retention.retention_ms);
+    p->retention.retention_bytes =
+        topic_limit(t, "retention.bytes", ps->retention.retention_bytes);
+}
+
 /* Returns true when leadership changed. */
 static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                               const struct meta_topic *t,
@@ -416,6 +475,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                    mp->leader_epoch != p->leader_epoch;
     p->max_message_bytes = topic_max_message_bytes(ps, t);
     follow_timestamp_configs(ps, p, t);
+    follow_retention(ps, p, t);
     partition_apply_metadata(p, ps->broker_id, mp, ps->img,
                              topic_min_insync(ps, t), ps->lag_max_ms,
                              (int64_t)uv_now(ps->loop));
@@ -614,6 +674,7 @@ void replica_manager_close(struct replica_manager *ps)
     uv_close((uv_handle_t *)&ps->wake_idle, NULL);
     uv_close((uv_handle_t *)&ps->isr_timer, NULL);
     uv_close((uv_handle_t *)&ps->retry_timer, NULL);
+    uv_close((uv_handle_t *)&ps->retention_timer, NULL);
     open_retry_free(&ps->retry);
     free(ps->wake);
     ps->wake = NULL;

@@ -44,6 +44,8 @@ struct replica_manager_config {
     int64_t timestamp_before_max_ms;
     int64_t timestamp_after_max_ms;
     bool validate_records;       /* produce.record.validation.enable */
+    struct log_retention retention; /* log.retention.*: the broker's */
+    int64_t retention_check_ms;  /* log.retention.check.interval.ms */
 };
 
 /* What the replica manager calls out to, given at init; each may be NULL.
@@ -93,6 +95,9 @@ struct replica_manager {
     struct open_retry retry;     /* logs that failed to open, backing off */
     uint64_t jitter;             /* xorshift state for the back-off */
     bool dir_failed;             /* log_dir_failed was called */
+    struct log_retention retention; /* broker defaults */
+    int64_t retention_check_ms;
+    uv_timer_t retention_timer;  /* old segments deleted */
     uint64_t replication_bytes_in; /* batches appended as a follower */
     uint64_t last_checkpoint_ms;
     struct partition **parts;

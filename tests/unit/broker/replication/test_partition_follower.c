@@ -41,7 +41,7 @@ static int append_from_leader(int64_t base, int32_t n, int64_t leader_hw)
     struct built_batch b = batch_build(n, 50, 1000, (uint32_t)base);
     bytes_put_be64(b.bytes, (uint64_t)base);
     bytes_put_be32(b.bytes + 12, LEADER_EPOCH);
-    int rv = partition_follower_append(&p, b.bytes, b.len, leader_hw, 1000);
+    int rv = partition_follower_append(&p, b.bytes, b.len, leader_hw);
     built_batch_free(&b);
     return rv;
 }
