@@ -25,7 +25,8 @@ void log_config_default(struct log_config *cfg)
 
 int64_t log_start_offset(const struct log *l)
 {
-    return l->segs[0]->base_offset;
+    int64_t first = l->segs[0]->base_offset;
+    return l->start_offset > first ? l->start_offset : first;
 }
 
 int64_t log_end_offset(const struct log *l)
@@ -124,6 +125,41 @@ int log_write_recovery_point(struct log *l, int64_t offset)
     }
     l->recovery_point = offset;
     return RC_OK;
+}
+
+int log_write_start_offset(struct log *l, int64_t offset)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
+    ASSERT(n > 0 && (size_t)n < sizeof buf);
+    int rv = file_write_atomic(l->dir, LOG__START_OFFSET_FILE, buf,
+                               (size_t)n);
+    if (rv != RC_OK) {
+        TRACE_ERROR(l->tracer, "dir=%s write log start offset: %s", l->dir,
+                    rc_str(rv));
+        return rv;
+    }
+    l->start_offset = offset;
+    return RC_OK;
+}
+
+int64_t log_read_start_offset(struct log *l)
+{
+    char buf[64];
+    size_t len = 0;
+    int rv = file_read_small(l->dir, LOG__START_OFFSET_FILE, buf, sizeof buf,
+                             &len);
+    long long off = 0;
+    char tail = 0;
+    if (rv == RC_OK && sscanf(buf, "0\n%lld\n%c", &off, &tail) == 1 &&
+        off >= 0) {
+        return off;
+    }
+    if (rv != RC_NOT_FOUND) {
+        TRACE_WARN(l->tracer, "dir=%s log start offset checkpoint unreadable; "
+                   "the log starts at its first segment", l->dir);
+    }
+    return 0;
 }
 
 int log_save_epochs(struct log *l)
@@ -471,6 +507,9 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
     rv = log_save_epochs(l);
     if (rv == RC_OK) {
         rv = log_write_recovery_point(l, offset);
+    }
+    if (rv == RC_OK) { /* the log starts here now, even below the old start */
+        rv = log_write_start_offset(l, offset);
     }
     return rv;
 }

@@ -187,6 +187,7 @@ struct log_retention {
 
 #define LOG_RETENTION_BY_TIME 1u
 #define LOG_RETENTION_BY_SIZE 2u
+#define LOG_RETENTION_BY_START 4u /* wholly below the log start offset */
 
 /* How many of the oldest segments the rules delete at now_ms with high
  * watermark hw; *why (may be NULL) gets the LOG_RETENTION_BY_* bits of the
@@ -205,6 +206,14 @@ size_t log_segments_below(const struct log *l, int64_t offset);
  * an open after a crash removes what is left). RC_OK or RC_IO (a rename
  * failed: the segments from that one on are kept). */
 MUST_CHECK int log_delete_oldest(struct log *l, size_t n);
+
+/* Moves the log start offset up to offset (DeleteRecords, a leader's log
+ * start a follower follows; the caller keeps it at or below the HW), even
+ * into a segment: checkpointed durably first (log-start-offset-checkpoint,
+ * blocking), then the segments wholly below it are deleted. Reads below
+ * it are RC_OUT_OF_RANGE. RC_OK (also when offset is not above the start),
+ * RC_OUT_OF_RANGE past the log end, RC_IO. */
+MUST_CHECK int log_advance_start(struct log *l, int64_t offset);
 
 /* Bytes of every segment's batches. */
 int64_t log_size_bytes(const struct log *l);

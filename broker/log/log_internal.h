@@ -10,6 +10,7 @@
 #include "common/net/http_metrics.h"
 
 #define LOG__RECOVERY_POINT_FILE "recovery-point-checkpoint"
+#define LOG__START_OFFSET_FILE "log-start-offset-checkpoint"
 #define LOG__CLEAN_FILE ".clean-shutdown"
 /* A segment's files set aside for deletion end so (log_retention.c). */
 #define LOG_DELETED_SUFFIX ".deleted"
@@ -37,6 +38,10 @@ struct log {
     struct log_epoch_cache epochs;
     int64_t durable_end;      /* every offset below is fdatasync'd */
     int64_t recovery_point;   /* as checkpointed */
+    int64_t start_offset;     /* set by DeleteRecords, a follower's log
+                               * start or a full truncation, and
+                               * checkpointed; the log starts at the
+                               * larger of it and the first segment */
     uint64_t truncations;     /* bumped by every cut, to spot races */
     int failed;               /* sticky RC_IO after a failed sync */
     bool epochs_unsaved;      /* the epoch checkpoint lags the cache */
@@ -68,6 +73,11 @@ MUST_CHECK int log_save_epochs(struct log *l);
 
 /* Writes the recovery-point checkpoint durably and records it. */
 MUST_CHECK int log_write_recovery_point(struct log *l, int64_t offset);
+
+/* Writes the log-start-offset checkpoint durably and records it. */
+MUST_CHECK int log_write_start_offset(struct log *l, int64_t offset);
+/* The checkpointed log start offset; 0 when there is none. */
+int64_t log_read_start_offset(struct log *l);
 
 /* Calls back (later) every waiter above offset with rc. */
 void log_sync_fail_waiters_above(struct log *l, int64_t offset, int rc);

@@ -290,6 +290,9 @@ static int finish_open(struct log *l, struct open_plan *p)
         rv = log_sync_all_now(l); /* what recovery kept, made durable */
     }
     l->recovery_point = p->rp;
+    /* Never past the end: a checkpoint newer than what recovery kept. */
+    int64_t start = log_read_start_offset(l);
+    l->start_offset = start < log_end_offset(l) ? start : log_end_offset(l);
     int64_t rp = l->segs[l->n_segs - 1]->base_offset;
     if (rv == RC_OK && rp != p->rp) {
         rv = log_write_recovery_point(l, rp);

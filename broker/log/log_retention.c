@@ -12,8 +12,9 @@
  * first: a crash at any point leaves the log contiguous (the first
  * remaining segment is where the log starts; a segment that kept its
  * .log but lost an index rebuilds it), and the next open removes every
- * "*.deleted" left behind. The log start offset needs no checkpoint here:
- * it is the base offset of the first segment. */
+ * "*.deleted" left behind. Deleting whole segments needs no checkpoint:
+ * the log then starts at its first segment. A start inside a segment
+ * (log_advance_start) is checkpointed before anything goes. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,6 +49,12 @@ size_t log_retention_count(const struct log *l, const struct log_retention *r,
     size_t limit = 0;
     while (limit + 1 < l->n_segs && l->segs[limit + 1]->base_offset <= hw) {
         limit++;
+    }
+    /* Segments wholly below the log start offset (DeleteRecords, the
+     * leader's start) go first, whatever the limits. */
+    while (n < limit && l->segs[n + 1]->base_offset <= l->start_offset) {
+        n++;
+        reasons |= LOG_RETENTION_BY_START;
     }
     if (r->retention_ms >= 0) {
         while (n < limit && l->segs[n]->max_timestamp >= 0 &&
@@ -196,4 +203,22 @@ int log_delete_oldest(struct log *l, size_t n)
         delete_after_cb(&job->req, 0);
     }
     return rv;
+}
+
+int log_advance_start(struct log *l, int64_t offset)
+{
+    if (offset <= log_start_offset(l)) {
+        return RC_OK;
+    }
+    if (offset > log_end_offset(l)) {
+        return RC_OUT_OF_RANGE;
+    }
+    int rv = log_write_start_offset(l, offset);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (log_epoch_truncate_from_start(&l->epochs, offset)) {
+        l->epochs_unsaved = true;
+    }
+    return log_delete_oldest(l, log_segments_below(l, offset));
 }

@@ -686,6 +686,9 @@ void partition_apply_retention(struct partition *p, int64_t wall_ms)
         snprintf(text, sizeof text, "%zu segment%s older than retention.ms="
                  "%" PRId64, n, n == 1 ? "" : "s",
                  p->retention.retention_ms);
+    } else if (why == LOG_RETENTION_BY_START) {
+        snprintf(text, sizeof text, "%zu segment%s wholly below the log "
+                 "start offset", n, n == 1 ? "" : "s");
     } else if (why == LOG_RETENTION_BY_SIZE) {
         snprintf(text, sizeof text, "%zu segment%s over retention.bytes=%"
                  PRId64 ": the log held %" PRId64 " bytes", n,
@@ -704,11 +707,39 @@ void partition_follow_log_start(struct partition *p, int64_t leader_start)
         return;
     }
     int64_t upto = leader_start < p->hw ? leader_start : p->hw;
-    size_t n = log_segments_below(p->log, upto);
-    if (n > 0) {
-        char text[96];
-        snprintf(text, sizeof text, "following the leader's log start %"
-                 PRId64, leader_start);
-        delete_segments(p, n, text);
+    int64_t from = log_start_offset(p->log);
+    int rv = log_advance_start(p->log, upto);
+    if (log_start_offset(p->log) > from) {
+        TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
+                   " -> %" PRId64 " (following the leader's log start %"
+                   PRId64 ")", p->topic, p->id, from,
+                   log_start_offset(p->log), leader_start);
     }
+    if (rv != RC_OK) {
+        TRACE_ERROR(p->owner->tracer, "partition=%s-%d log start not moved "
+                    "to %" PRId64 ": %s", p->topic, p->id, upto, rc_str(rv));
+    }
+}
+
+int partition_delete_records(struct partition *p, int64_t offset,
+                             int64_t *low_watermark)
+{
+    if (!partition_is_leader(p)) {
+        return RC_NOT_LEADER;
+    }
+    if (offset == -1) {
+        offset = p->hw; /* Kafka: -1 deletes up to the high watermark */
+    }
+    if (offset < 0 || offset > p->hw) {
+        return RC_OUT_OF_RANGE;
+    }
+    int64_t from = log_start_offset(p->log);
+    int rv = log_advance_start(p->log, offset);
+    *low_watermark = log_start_offset(p->log);
+    if (*low_watermark > from) {
+        TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
+                   " -> %" PRId64 " (DeleteRecords)", p->topic, p->id, from,
+                   *low_watermark);
+    }
+    return rv;
 }

@@ -185,9 +185,15 @@ MUST_CHECK int partition_load_producers(struct partition *p, const char *dir);
  * this replica's HW; broker/log/log.h), with an event saying why. */
 void partition_apply_retention(struct partition *p, int64_t wall_ms);
 
-/* Follower: the leader's log start offset moved; segments wholly below it
- * (and below this replica's HW) go here too. */
+/* Follower: the leader's log start offset moved; this log's start follows
+ * it (up to this replica's HW), and the segments wholly below go. */
 void partition_follow_log_start(struct partition *p, int64_t leader_start);
+
+/* Leader: DeleteRecords up to offset (-1: the HW): the log start offset
+ * moves there (checkpointed) and *low_watermark says where it is.
+ * RC_NOT_LEADER, RC_OUT_OF_RANGE above the HW, RC_IO. */
+MUST_CHECK int partition_delete_records(struct partition *p, int64_t offset,
+                                        int64_t *low_watermark);
 
 /* Fails every waiter with rc (leadership lost, partition closing). */
 void partition_fail_waiters(struct partition *p, int rc);

@@ -205,3 +205,60 @@ Test(log_retention, followers_delete_what_lies_below_the_leaders_start)
     cr_assert_eq(log_segments_below(f.log, 20), 2);
     cr_assert_eq(log_segments_below(f.log, 1000), 3, "never the active");
 }
+
+/* --- The log start offset inside a segment (DeleteRecords) ------------- */
+
+Test(log_retention, advancing_the_start_into_a_segment)
+{
+    four_segments();
+    cr_assert_eq(log_advance_start(f.log, 15), RC_OK);
+    cr_assert_eq(log_start_offset(f.log), 15);
+    cr_assert_eq(log_segment_count(f.log), 3, "segment 0 (0..9) went");
+    struct log_span span;
+    cr_assert_eq(log_read(f.log, 14, 1 << 20, INT64_MAX, &span),
+                 RC_OUT_OF_RANGE);
+    cr_assert_eq(log_read(f.log, 15, 1 << 20, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(span.first_offset, 10, "the batch holding 15, whole");
+    log_span_release(&span);
+    cr_assert_eq(log_advance_start(f.log, 12), RC_OK, "never backwards");
+    cr_assert_eq(log_start_offset(f.log), 15);
+    cr_assert_eq(log_advance_start(f.log, 41), RC_OUT_OF_RANGE);
+    /* checkpointed: a reopen, clean or not, starts at 15 */
+    log_fixture_close_unclean(&f);
+    log_fixture_open(&f);
+    cr_assert_eq(log_start_offset(f.log), 15);
+    cr_assert_eq(log_end_offset(f.log), 40);
+}
+
+Test(log_retention, segments_below_the_start_go_whatever_the_limits)
+{
+    four_segments();
+    log_fixture_close(&f);
+    /* What a crash right after the checkpoint leaves: the start moved to
+     * 25, every segment still there. */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.dir);
+    FILE *cp = fopen(path, "w");
+    cr_assert_not_null(cp);
+    fputs("0\n25\n", cp);
+    cr_assert_eq(fclose(cp), 0);
+    log_fixture_open(&f);
+    cr_assert_eq(log_start_offset(f.log), 25);
+    cr_assert_eq(log_segment_count(f.log), 4);
+    unsigned why = 0;
+    cr_assert_eq(count(-1, -1, T0, 40, &why), 2);
+    cr_assert_eq(why, LOG_RETENTION_BY_START);
+    cr_assert_eq(count(-1, -1, T0, 15, &why), 1, "only below the HW");
+}
+
+Test(log_retention, a_full_truncation_starts_the_log_over_there)
+{
+    four_segments();
+    cr_assert_eq(log_advance_start(f.log, 25), RC_OK);
+    cr_assert_eq(log_truncate_fully_and_start_at(f.log, 5), RC_OK);
+    cr_assert_eq(log_start_offset(f.log), 5);
+    cr_assert_eq(log_end_offset(f.log), 5);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert_eq(log_start_offset(f.log), 5, "the checkpoint went down too");
+}
