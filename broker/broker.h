@@ -68,6 +68,8 @@ void kafka_handle_produce(struct broker *b, struct kafka_request *req);
 void kafka_handle_fetch(struct broker *b, struct kafka_request *req);
 void kafka_handle_create_topics(struct broker *b, struct kafka_request *req);
 void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req);
+void kafka_handle_delete_records(struct broker *b,
+                                 struct kafka_request *req);
 void kafka_handle_describe_configs(struct broker *b,
                                    struct kafka_request *req);
 void kafka_handle_init_producer_id(struct broker *b,

@@ -22,7 +22,11 @@ void topics_usage(FILE *out)
           "      Topic names, one a line, sorted.\n"
           "  topics describe [--json] [NAME...]\n"
           "      The topics (all by default), the configs they set, and\n"
-          "      their partitions.\n",
+          "      their partitions.\n"
+          "  topics delete-records NAME --partition P --before OFFSET\n"
+          "      Deletes the partition's records below OFFSET (-1: its\n"
+          "      high watermark): its log start offset moves there, and\n"
+          "      consumers from the beginning start there (DeleteRecords).\n",
           out);
 }
 
@@ -86,9 +90,10 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
 static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
 {
     static const char *const subs[] = {"create", "delete", "list",
-                                       "describe"};
+                                       "describe", "delete-records"};
     static const enum topics_cmd cmds[] = {TOPICS_CREATE, TOPICS_DELETE,
-                                           TOPICS_LIST, TOPICS_DESCRIBE};
+                                           TOPICS_LIST, TOPICS_DESCRIBE,
+                                           TOPICS_DELETE_RECORDS};
     for (size_t k = 0; k < ARRAY_LEN(subs); k++) {
         if (strcmp(sub, subs[k]) == 0) {
             *cmd = cmds[k];
@@ -96,7 +101,42 @@ static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
         }
     }
     return opts_usage_error(&topics_cmd, "unknown subcommand '%s' (create, "
-                            "delete, list, describe)", sub);
+                            "delete, list, describe, delete-records)", sub);
+}
+
+/* Options of delete-records, as create_option(). */
+static int delete_records_option(struct topics_opts *o, int argc, char **argv,
+                                 int *i)
+{
+    const char *v = NULL;
+    int r = cli_option(argc, argv, i, "--partition", &v);
+    if (r > 0) {
+        if (!cli_parse_int32(v, 0, INT32_MAX, &o->partition)) {
+            opts_usage_error(&topics_cmd, "--partition: expected a "
+                             "partition number, got '%s'", v);
+            return -1;
+        }
+        return 1;
+    }
+    if (r == 0) {
+        r = cli_option(argc, argv, i, "--before", &v);
+    }
+    if (r > 0) {
+        char *end = NULL;
+        long long x = strtoll(v, &end, 10);
+        if (end == v || *end != '\0' || x < -1) {
+            opts_usage_error(&topics_cmd, "--before: expected an offset "
+                             "(or -1 for the high watermark), got '%s'", v);
+            return -1;
+        }
+        o->before = x;
+        return 1;
+    }
+    if (r < 0) {
+        opts_usage_error(&topics_cmd, "%s needs a value", argv[*i]);
+        return -1;
+    }
+    return 0;
 }
 
 /* Options and names after the subcommand; names move to argv[2..]. */
@@ -121,6 +161,8 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
         }
         int r = option && o->cmd == TOPICS_CREATE
                     ? create_option(o, argc, argv, &i)
+                : option && o->cmd == TOPICS_DELETE_RECORDS
+                    ? delete_records_option(o, argc, argv, &i)
                     : 0;
         if (r < 0) {
             return CLI_EXIT_USAGE;
@@ -143,6 +185,8 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     memset(o, 0, sizeof *o);
     o->partitions = -1;
     o->replication_factor = -1;
+    o->partition = -1;
+    o->before = INT64_MIN;
     if (argc < 2) {
         return opts_usage_error(&topics_cmd, "missing subcommand (%s)",
                                 "create, delete, list, describe");
@@ -164,6 +208,12 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     if (o->cmd == TOPICS_DELETE && o->n_names == 0) {
         return opts_usage_error(&topics_cmd, "%s",
                                 "delete: expected topic names");
+    }
+    if (o->cmd == TOPICS_DELETE_RECORDS &&
+        (o->n_names != 1 || o->partition < 0 || o->before == INT64_MIN)) {
+        return opts_usage_error(&topics_cmd, "%s", "delete-records: "
+                                "expected one topic name, --partition and "
+                                "--before");
     }
     if (o->cmd == TOPICS_LIST && o->n_names != 0) {
         return opts_usage_error(&topics_cmd, "list: unexpected argument "
@@ -261,6 +311,62 @@ static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
                              report_delete_cb, o);
 }
 
+/* --- DeleteRecords ------------------------------------------------------- */
+
+static int report_delete_records_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
+                                    const void *arg)
+{
+    (void)rk;
+    const struct topics_opts *o = arg;
+    const rd_kafka_topic_partition_list_t *l =
+        rd_kafka_DeleteRecords_result_offsets(
+            rd_kafka_event_DeleteRecords_result(ev));
+    if (l == NULL || l->cnt != 1) {
+        cli_error("topics delete-records %s: no result", o->names[0]);
+        return CLI_EXIT_FAILED;
+    }
+    const rd_kafka_topic_partition_t *p = &l->elems[0];
+    if (p->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        char what[META_TOPIC_NAME_BYTES_MAX + 64];
+        struct kclient_error e;
+        snprintf(what, sizeof what, "topics delete-records %s-%d",
+                 o->names[0], (int)o->partition);
+        kclient_error_set(&e, p->err, NULL);
+        kclient_error_print(what, &e);
+        return CLI_EXIT_FAILED;
+    }
+    printf("%s-%d starts at offset %" PRId64 "\n", o->names[0],
+           (int)o->partition, p->offset);
+    return CLI_EXIT_OK;
+}
+
+static int send_delete_records_cb(rd_kafka_t *rk,
+                                  rd_kafka_AdminOptions_t *opts,
+                                  rd_kafka_queue_t *q, const void *arg,
+                                  struct kclient_error *e)
+{
+    const struct topics_opts *o = arg;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+    if (l == NULL) {
+        kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
+        return RC_NOMEM;
+    }
+    rd_kafka_topic_partition_list_add(l, o->names[0], o->partition)->offset =
+        o->before == -1 ? RD_KAFKA_OFFSET_END : o->before;
+    rd_kafka_DeleteRecords_t *dr = rd_kafka_DeleteRecords_new(l);
+    rd_kafka_topic_partition_list_destroy(l);
+    rd_kafka_DeleteRecords(rk, &dr, 1, opts, q);
+    rd_kafka_DeleteRecords_destroy(dr);
+    return RC_OK;
+}
+
+static int run_delete_records(rd_kafka_t *rk, const struct topics_opts *o)
+{
+    return kclient_admin_run(rk, RD_KAFKA_ADMIN_OP_DELETERECORDS,
+                             "topics delete-records", send_delete_records_cb,
+                             report_delete_records_cb, o);
+}
+
 /* --- List ---------------------------------------------------------------- */
 
 static int name_cmp(const void *a, const void *b)
@@ -324,6 +430,9 @@ int topics_run(const struct kclient_opts *k, const struct topics_opts *o)
         break;
     case TOPICS_DESCRIBE:
         rc = topics_describe_run(rk, o);
+        break;
+    case TOPICS_DELETE_RECORDS:
+        rc = run_delete_records(rk, o);
         break;
     }
     rd_kafka_destroy(rk);

@@ -1,7 +1,8 @@
-/* `cairn topics create|delete|list|describe` through Kafka's Admin API
- * on the brokers, with librdkafka: CreateTopics and DeleteTopics (which
- * the brokers forward to the active controller), Metadata for listings,
- * DescribeConfigs for the topics' own configs (cli/topics_describe.c).
+/* `cairn topics create|delete|list|describe|delete-records` through
+ * Kafka's Admin API on the brokers, with librdkafka: CreateTopics and
+ * DeleteTopics (which the brokers forward to the active controller),
+ * Metadata for listings, DescribeConfigs for the topics' own configs
+ * (cli/topics_describe.c), DeleteRecords to the partition's leader.
  * Errors name Kafka's error code. One thread. */
 #ifndef CAIRN_CLI_TOPICS_H
 #define CAIRN_CLI_TOPICS_H
@@ -22,6 +23,7 @@ enum topics_cmd {
     TOPICS_DELETE,
     TOPICS_LIST,
     TOPICS_DESCRIBE,
+    TOPICS_DELETE_RECORDS,
 };
 
 struct topics_opts {
@@ -34,6 +36,9 @@ struct topics_opts {
     const char *configs[TOPICS_CONFIGS_MAX]; /* "key=value", borrowed */
     size_t n_configs;
     bool json;
+    int32_t partition;  /* delete-records --partition; -1: not given */
+    int64_t before;     /* delete-records --before; -1: the HW;
+                           INT64_MIN: not given */
 };
 
 /* Lines of the usage text for these commands. */

@@ -1,7 +1,8 @@
 /* Admin requests (broker/broker.h): CreateTopics and DeleteTopics are
  * forwarded to the active controller, InitProducerId hands out ids from
  * controller-allocated blocks, DescribeConfigs answers from the metadata
- * image with Kafka's topic-level names and defaults. */
+ * image with Kafka's topic-level names and defaults, DeleteRecords moves
+ * the log start offset of partitions led here. */
 #include "broker/broker.h"
 
 #include <inttypes.h>
@@ -296,4 +297,72 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
     cr.body_case = CAIRN__REQUEST__BODY_DELETE_TOPICS;
     cr.delete_topics = &dt;
     call_controller(ctx, &cr, delete_answer);
+}
+
+/* --- DeleteRecords ------------------------------------------------------- */
+
+static int enc_delete_records(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_delete_records_response_encode(w, v, r);
+}
+
+static void delete_records_one(struct broker *b, struct slice topic,
+                               const struct kafka_DeleteRecordsPartition *in,
+                               struct kafka_DeleteRecordsPartitionResult *out)
+{
+    *out = (struct kafka_DeleteRecordsPartitionResult){
+        .PartitionIndex = in->PartitionIndex, .LowWatermark = -1};
+    struct partition *p = broker_partition(b, topic, in->PartitionIndex);
+    if (p == NULL || !partition_is_leader(p)) {
+        out->ErrorCode = broker_not_leader_error(b, topic,
+                                                 in->PartitionIndex);
+        return;
+    }
+    if (in->Offset < -1) {
+        out->ErrorCode = KAFKA_ERROR_OFFSET_OUT_OF_RANGE;
+        return;
+    }
+    int64_t low = -1;
+    int rv = partition_delete_records(p, in->Offset, &low);
+    out->ErrorCode = rv == RC_IO ? KAFKA_ERROR_KAFKA_STORAGE_ERROR
+                                 : kafka_error_from_rc(rv);
+    out->LowWatermark = rv == RC_OK ? low : -1;
+}
+
+/* Kafka answers once every replica's log start has followed; here the
+ * answer comes once the leader's has moved (checkpointed), and the
+ * followers follow with their next fetch. */
+void kafka_handle_delete_records(struct broker *b, struct kafka_request *req)
+{
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    struct kafka_DeleteRecordsRequest rq;
+    int rv = kafka_delete_records_request_decode(&r, req->api_version, &a,
+                                                 &rq);
+    struct kafka_DeleteRecordsTopicResult *ts = NULL;
+    if (rv == RC_OK) {
+        rv = arena_alloc(&a, (size_t)rq.TopicsCnt, sizeof *ts, (void **)&ts);
+    }
+    for (int32_t i = 0; rv == RC_OK && i < rq.TopicsCnt; i++) {
+        const struct kafka_DeleteRecordsTopic *t = &rq.Topics[i];
+        struct kafka_DeleteRecordsPartitionResult *ps = NULL;
+        rv = arena_alloc(&a, (size_t)t->PartitionsCnt, sizeof *ps,
+                         (void **)&ps);
+        for (int32_t k = 0; rv == RC_OK && k < t->PartitionsCnt; k++) {
+            delete_records_one(b, t->Name, &t->Partitions[k], &ps[k]);
+        }
+        ts[i] = (struct kafka_DeleteRecordsTopicResult){
+            .Name = t->Name, .Partitions = ps,
+            .PartitionsCnt = t->PartitionsCnt};
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed DeleteRecords request");
+    } else {
+        struct kafka_DeleteRecordsResponse resp = {.Topics = ts,
+                                                   .TopicsCnt = rq.TopicsCnt};
+        kafka_send(req, enc_delete_records, &resp);
+    }
+    arena_free(&a);
 }

@@ -16,6 +16,7 @@
  *     2     ListOffsets      1..5       kafka_codec_fetch.c
  *    19     CreateTopics     0..4       kafka_codec_admin.c
  *    20     DeleteTopics     0..3       kafka_codec_admin.c
+ *    21     DeleteRecords    0..1       kafka_codec_admin.c
  *    32     DescribeConfigs  0..3       kafka_codec_admin.c
  *    22     InitProducerId   0..1       kafka_codec_admin.c
  *    23     OffsetForLeaderEpoch 0..3   kafka_codec_epoch.c
@@ -128,6 +129,8 @@
       CreateTopicsRequest)                                             \
     X(DELETE_TOPICS, 20, "DeleteTopics", delete_topics,                \
       DeleteTopicsRequest)                                             \
+    X(DELETE_RECORDS, 21, "DeleteRecords", delete_records,             \
+      DeleteRecordsRequest)                                            \
     X(INIT_PRODUCER_ID, 22, "InitProducerId", init_producer_id,        \
       InitProducerIdRequest)                                           \
     X(OFFSET_FOR_LEADER_EPOCH, 23, "OffsetForLeaderEpoch",             \
@@ -157,6 +160,8 @@ enum kafka_api_key {
 #define KAFKA_LIST_OFFSETS_VERSION_MAX 5
 #define KAFKA_CREATE_TOPICS_VERSION_MIN 0
 #define KAFKA_CREATE_TOPICS_VERSION_MAX 4
+#define KAFKA_DELETE_RECORDS_VERSION_MIN 0
+#define KAFKA_DELETE_RECORDS_VERSION_MAX 1
 #define KAFKA_DELETE_TOPICS_VERSION_MIN 0
 #define KAFKA_DELETE_TOPICS_VERSION_MAX 3
 #define KAFKA_DESCRIBE_CONFIGS_VERSION_MIN 0
@@ -652,6 +657,59 @@ MUST_CHECK int
 kafka_delete_topics_response_decode(struct reader *r, int16_t version,
                                     struct arena *a,
                                     struct kafka_DeleteTopicsResponse *out);
+
+/* --- DeleteRecords (21) -------------------------------------------------- */
+
+/* v0 and v1 are the same bytes (v1 only changed throttling). */
+struct kafka_DeleteRecordsPartition {
+    int32_t PartitionIndex;
+    int64_t Offset; /* delete below this; -1: the high watermark */
+};
+
+struct kafka_DeleteRecordsTopic {
+    struct slice Name;
+    const struct kafka_DeleteRecordsPartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_DeleteRecordsRequest {
+    const struct kafka_DeleteRecordsTopic *Topics;
+    int32_t TopicsCnt;
+    int32_t TimeoutMs;
+};
+
+struct kafka_DeleteRecordsPartitionResult {
+    int32_t PartitionIndex;
+    int64_t LowWatermark; /* the log start offset after; -1 on error */
+    int16_t ErrorCode;
+};
+
+struct kafka_DeleteRecordsTopicResult {
+    struct slice Name;
+    const struct kafka_DeleteRecordsPartitionResult *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_DeleteRecordsResponse {
+    int32_t ThrottleTimeMs;
+    const struct kafka_DeleteRecordsTopicResult *Topics;
+    int32_t TopicsCnt;
+};
+
+MUST_CHECK int
+kafka_delete_records_request_decode(struct reader *r, int16_t version,
+                                    struct arena *a,
+                                    struct kafka_DeleteRecordsRequest *out);
+MUST_CHECK int kafka_delete_records_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DeleteRecordsResponse *resp);
+MUST_CHECK int kafka_delete_records_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DeleteRecordsRequest *req);
+MUST_CHECK int
+kafka_delete_records_response_decode(struct reader *r, int16_t version,
+                                     struct arena *a,
+                                     struct kafka_DeleteRecordsResponse *out);
 
 /* --- DescribeConfigs (32) ------------------------------------------------ */
 

@@ -431,3 +431,108 @@ int kafka_init_producer_id_response_decode(
     out->ProducerEpoch = reader_i16(r);
     return kafka_codec__finish(r);
 }
+
+/* --- DeleteRecords (21) -------------------------------------------------- */
+
+static bool delete_records_version_ok(int16_t version)
+{
+    return version >= KAFKA_DELETE_RECORDS_VERSION_MIN &&
+           version <= KAFKA_DELETE_RECORDS_VERSION_MAX;
+}
+
+int kafka_delete_records_request_decode(struct reader *r, int16_t version,
+                                        struct arena *a,
+                                        struct kafka_DeleteRecordsRequest *out)
+{
+    if (!delete_records_version_ok(version)) {
+        return RC_INVALID;
+    }
+    /* name (2) and partition count (4): 6 bytes at least a topic. */
+    struct kafka_DeleteRecordsTopic *topics = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*topics), 6,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        topics[i].Name = reader_string(r);
+        /* index (4) and offset (8) a partition */
+        struct kafka_DeleteRecordsPartition *parts = kafka_codec__array(
+            r, a, &topics[i].PartitionsCnt, sizeof(*parts), 12,
+            (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
+        for (int32_t k = 0; k < topics[i].PartitionsCnt; k++) {
+            parts[k].PartitionIndex = reader_i32(r);
+            parts[k].Offset = reader_i64(r);
+        }
+        topics[i].Partitions = parts;
+    }
+    out->Topics = topics;
+    out->TimeoutMs = reader_i32(r);
+    return kafka_codec__finish(r);
+}
+
+int kafka_delete_records_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DeleteRecordsRequest *req)
+{
+    kafka_codec__check_version(version, KAFKA_DELETE_RECORDS_VERSION_MIN,
+                               KAFKA_DELETE_RECORDS_VERSION_MAX);
+    kafka_codec__write_count(w, req->TopicsCnt, req->Topics, false);
+    for (int32_t i = 0; i < req->TopicsCnt; i++) {
+        const struct kafka_DeleteRecordsTopic *t = &req->Topics[i];
+        writer_string_slice(w, t->Name);
+        kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            writer_i32(w, t->Partitions[k].PartitionIndex);
+            writer_i64(w, t->Partitions[k].Offset);
+        }
+    }
+    writer_i32(w, req->TimeoutMs);
+    return w->rc;
+}
+
+int kafka_delete_records_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_DeleteRecordsResponse *resp)
+{
+    kafka_codec__check_version(version, KAFKA_DELETE_RECORDS_VERSION_MIN,
+                               KAFKA_DELETE_RECORDS_VERSION_MAX);
+    writer_i32(w, resp->ThrottleTimeMs);
+    kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
+    for (int32_t i = 0; i < resp->TopicsCnt; i++) {
+        const struct kafka_DeleteRecordsTopicResult *t = &resp->Topics[i];
+        writer_string_slice(w, t->Name);
+        kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
+        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
+            writer_i32(w, t->Partitions[k].PartitionIndex);
+            writer_i64(w, t->Partitions[k].LowWatermark);
+            writer_i16(w, t->Partitions[k].ErrorCode);
+        }
+    }
+    return w->rc;
+}
+
+int kafka_delete_records_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_DeleteRecordsResponse *out)
+{
+    if (!delete_records_version_ok(version)) {
+        return RC_INVALID;
+    }
+    out->ThrottleTimeMs = reader_i32(r);
+    struct kafka_DeleteRecordsTopicResult *topics = kafka_codec__array(
+        r, a, &out->TopicsCnt, sizeof(*topics), 6,
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        topics[i].Name = reader_string(r);
+        /* index (4), low watermark (8), error (2) */
+        struct kafka_DeleteRecordsPartitionResult *parts = kafka_codec__array(
+            r, a, &topics[i].PartitionsCnt, sizeof(*parts), 14,
+            (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
+        for (int32_t k = 0; k < topics[i].PartitionsCnt; k++) {
+            parts[k].PartitionIndex = reader_i32(r);
+            parts[k].LowWatermark = reader_i64(r);
+            parts[k].ErrorCode = reader_i16(r);
+        }
+        topics[i].Partitions = parts;
+    }
+    out->Topics = topics;
+    return kafka_codec__finish(r);
+}

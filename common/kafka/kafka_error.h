@@ -51,6 +51,7 @@
     X(OUT_OF_ORDER_SEQUENCE_NUMBER, 45)                                \
     X(DUPLICATE_SEQUENCE_NUMBER, 46)                                   \
     X(INVALID_PRODUCER_EPOCH, 47)                                      \
+    X(KAFKA_STORAGE_ERROR, 56)                                         \
     X(UNKNOWN_PRODUCER_ID, 59)                                         \
     X(NON_EMPTY_GROUP, 68)                                             \
     X(GROUP_ID_NOT_FOUND, 69)                                          \

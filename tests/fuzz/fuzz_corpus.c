@@ -163,6 +163,18 @@ static const struct kafka_OffsetForLeaderPartition fuzz_corpus_ep[] = {
     {.Partition = 2, .CurrentLeaderEpoch = 7, .LeaderEpoch = 7},
 };
 
+static int fuzz_corpus_encode_delete_records(struct writer *w,
+                                             int16_t version, int variant)
+{
+    const struct kafka_DeleteRecordsPartition parts[] = {{0, 120}, {2, -1}};
+    const struct kafka_DeleteRecordsTopic t = {
+        .Name = S("orders"), .Partitions = parts,
+        .PartitionsCnt = variant == 0 ? 1 : 2};
+    const struct kafka_DeleteRecordsRequest m = {
+        .Topics = &t, .TopicsCnt = 1, .TimeoutMs = 30000};
+    return kafka_delete_records_request_encode(w, version, &m);
+}
+
 static int fuzz_corpus_encode_epoch(struct writer *w, int16_t version,
                                     int variant)
 {
@@ -337,6 +349,8 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
         return fuzz_corpus_encode_admin(w, api_key, version, variant);
     case KAFKA_API_OFFSET_FOR_LEADER_EPOCH:
         return fuzz_corpus_encode_epoch(w, version, variant);
+    case KAFKA_API_DELETE_RECORDS:
+        return fuzz_corpus_encode_delete_records(w, version, variant);
     case KAFKA_API_FIND_COORDINATOR:
     case KAFKA_API_JOIN_GROUP:
     case KAFKA_API_HEARTBEAT:
@@ -381,7 +395,8 @@ int main(int argc, char **argv)
         KAFKA_API_PRODUCE,         KAFKA_API_FETCH,
         KAFKA_API_LIST_OFFSETS,    KAFKA_API_METADATA,
         KAFKA_API_API_VERSIONS,    KAFKA_API_CREATE_TOPICS,
-        KAFKA_API_DELETE_TOPICS,   KAFKA_API_INIT_PRODUCER_ID,
+        KAFKA_API_DELETE_TOPICS,   KAFKA_API_DELETE_RECORDS,
+        KAFKA_API_INIT_PRODUCER_ID,
         KAFKA_API_DESCRIBE_CONFIGS, KAFKA_API_OFFSET_FOR_LEADER_EPOCH,
         KAFKA_API_FIND_COORDINATOR, KAFKA_API_JOIN_GROUP,
         KAFKA_API_HEARTBEAT,       KAFKA_API_LEAVE_GROUP,

@@ -39,6 +39,7 @@ union fuzz_request {
     struct kafka_ListOffsetsRequest list_offsets;
     struct kafka_CreateTopicsRequest create_topics;
     struct kafka_DeleteTopicsRequest delete_topics;
+    struct kafka_DeleteRecordsRequest delete_records;
     struct kafka_DescribeConfigsRequest describe_configs;
     struct kafka_InitProducerIdRequest init_producer_id;
     struct kafka_OffsetForLeaderEpochRequest offset_for_leader_epoch;

@@ -94,4 +94,39 @@ until capped_ok; do
 done
 read -r first count bytes < <(segments "$cleader" capped)
 check "capped keeps 16000 bytes and at most a segment more (kept: $bytes in $count segments from offset $first)" capped_ok
+
+# DeleteRecords: the log start moves inside a segment, on every replica.
+check "topic purge with 100 records" bash -c '
+    "$1" topics create purge --partitions 1 --replication-factor 3 \
+        >/dev/null && seq 1 100 | "$1" produce purge --acks all >/dev/null' \
+    _ "$BIN/cairn"
+out=$("$BIN/cairn" topics delete-records purge --partition 0 --before 40 2>&1)
+check "topics delete-records purge --before 40: '$out'" \
+    test "$out" = "purge-0 starts at offset 40"
+check "clients see the log start at 40" timeout 120 /usr/bin/python3 \
+    "$ROOT/tests/integration/clients/python_log_start.py" "$BOOT" purge 40
+# start_checkpoints: each replica's log-start-offset-checkpoint of purge-0.
+start_checkpoints() {
+    local b f
+    for b in 1 2 3; do
+        f=$(find "$DATA/broker-$b" -path "*/purge-0/log-start-offset-checkpoint")
+        [ -n "$f" ] && sed -n 2p "$f" || echo -
+    done | tr '\n' ' '
+}
+deadline=$((SECONDS + 20))
+until [ "$(start_checkpoints)" = "40 40 40 " ]; do
+    [ $SECONDS -ge $deadline ] && break
+    sleep 0.2
+done
+check "every replica checkpointed log start 40 (saw: $(start_checkpoints))" \
+    test "$(start_checkpoints)" = "40 40 40 "
+out=$("$BIN/cairn" topics delete-records purge --partition 0 --before 101 2>&1)
+check "past the high watermark is OFFSET_OUT_OF_RANGE" \
+    grep -q "OFFSET_OUT_OF_RANGE" <<< "$out"
+out=$("$BIN/cairn" topics delete-records purge --partition 0 --before -1 2>&1)
+check "--before -1 deletes up to the high watermark: '$out'" \
+    test "$out" = "purge-0 starts at offset 100"
+check "the leader's log tells it" bash -c '
+    grep -hE "event: purge-0 log start 40 -> 100 \(DeleteRecords\)" \
+        "$1"/broker-*/*.log | grep -q .' _ "$DATA"
 summary

@@ -145,8 +145,10 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_expect_eq(max, 2);
     cr_assert(kafka_codec_version_range(9 /* OffsetFetch */, &min, &max));
     cr_expect(min == 1 && max == 5);
-    cr_expect_not(kafka_codec_version_range(21 /* DeleteRecords */, NULL,
-                                            NULL));
+    cr_assert(kafka_codec_version_range(21 /* DeleteRecords */, &min, &max));
+    cr_expect(min == 0 && max == 1);
+    cr_expect_not(kafka_codec_version_range(24 /* AddPartitionsToTxn */,
+                                            NULL, NULL));
 }
 
 /* --- ApiVersions --------------------------------------------------------- */

@@ -45,6 +45,8 @@ union any_msg {
     struct kafka_CreateTopicsResponse create_topics_resp;
     struct kafka_DeleteTopicsRequest delete_topics_req;
     struct kafka_DeleteTopicsResponse delete_topics_resp;
+    struct kafka_DeleteRecordsRequest delete_records_req;
+    struct kafka_DeleteRecordsResponse delete_records_resp;
     struct kafka_DescribeConfigsRequest describe_configs_req;
     struct kafka_DescribeConfigsResponse describe_configs_resp;
     struct kafka_InitProducerIdRequest init_producer_id_req;
@@ -85,6 +87,8 @@ CODEC_ADAPT(create_topics_request, create_topics_req)
 CODEC_ADAPT(create_topics_response, create_topics_resp)
 CODEC_ADAPT(delete_topics_request, delete_topics_req)
 CODEC_ADAPT(delete_topics_response, delete_topics_resp)
+CODEC_ADAPT(delete_records_request, delete_records_req)
+CODEC_ADAPT(delete_records_response, delete_records_resp)
 CODEC_ADAPT(describe_configs_request, describe_configs_req)
 CODEC_ADAPT(describe_configs_response, describe_configs_resp)
 CODEC_ADAPT(init_producer_id_request, init_producer_id_req)
@@ -105,6 +109,8 @@ CODEC_ADAPT_ENC(create_topics_request, create_topics_req)
 CODEC_ADAPT_ENC(create_topics_response, create_topics_resp)
 CODEC_ADAPT_ENC(delete_topics_request, delete_topics_req)
 CODEC_ADAPT_ENC(delete_topics_response, delete_topics_resp)
+CODEC_ADAPT_ENC(delete_records_request, delete_records_req)
+CODEC_ADAPT_ENC(delete_records_response, delete_records_resp)
 CODEC_ADAPT_ENC(describe_configs_request, describe_configs_req)
 CODEC_ADAPT_ENC(describe_configs_response, describe_configs_resp)
 CODEC_ADAPT_ENC(init_producer_id_request, init_producer_id_req)
@@ -334,6 +340,30 @@ static void sample_delete_topics_resp(union any_msg *m)
         .ThrottleTimeMs = 2, .Responses = res, .ResponsesCnt = 2};
 }
 
+static void sample_delete_records_req(union any_msg *m)
+{
+    static struct kafka_DeleteRecordsPartition parts[2];
+    static struct kafka_DeleteRecordsTopic topics[2];
+    parts[0] = (struct kafka_DeleteRecordsPartition){0, 1200};
+    parts[1] = (struct kafka_DeleteRecordsPartition){3, -1};
+    topics[0] = (struct kafka_DeleteRecordsTopic){S("orders"), parts, 2};
+    topics[1] = (struct kafka_DeleteRecordsTopic){S("empty"), NULL, 0};
+    m->delete_records_req = (struct kafka_DeleteRecordsRequest){
+        .Topics = topics, .TopicsCnt = 2, .TimeoutMs = 30000};
+}
+
+static void sample_delete_records_resp(union any_msg *m)
+{
+    static struct kafka_DeleteRecordsPartitionResult parts[2];
+    static struct kafka_DeleteRecordsTopicResult topics[1];
+    parts[0] = (struct kafka_DeleteRecordsPartitionResult){0, 1200, 0};
+    parts[1] = (struct kafka_DeleteRecordsPartitionResult){3, -1, 1};
+    topics[0] = (struct kafka_DeleteRecordsTopicResult){S("orders"), parts,
+                                                        2};
+    m->delete_records_resp = (struct kafka_DeleteRecordsResponse){
+        .ThrottleTimeMs = 1, .Topics = topics, .TopicsCnt = 1};
+}
+
 static void sample_describe_configs_req(union any_msg *m)
 {
     static struct slice keys[2];
@@ -427,6 +457,7 @@ static const struct codec_api apis[] = {
     API(list_offsets, KAFKA_API_LIST_OFFSETS),
     API(create_topics, KAFKA_API_CREATE_TOPICS),
     API(delete_topics, KAFKA_API_DELETE_TOPICS),
+    API(delete_records, KAFKA_API_DELETE_RECORDS),
     API(describe_configs, KAFKA_API_DESCRIBE_CONFIGS),
     API(init_producer_id, KAFKA_API_INIT_PRODUCER_ID),
     API(offset_for_leader_epoch, KAFKA_API_OFFSET_FOR_LEADER_EPOCH),
