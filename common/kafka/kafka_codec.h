@@ -93,6 +93,7 @@
 #include <stdint.h>
 
 #include "common/arena.h"
+#include "common/kafka/kafka_codec_records.h"
 #include "common/kafka/kafka_error.h"
 #include "common/assert.h"
 #include "common/reader.h"
@@ -658,58 +659,7 @@ kafka_delete_topics_response_decode(struct reader *r, int16_t version,
                                     struct arena *a,
                                     struct kafka_DeleteTopicsResponse *out);
 
-/* --- DeleteRecords (21) -------------------------------------------------- */
-
-/* v0 and v1 are the same bytes (v1 only changed throttling). */
-struct kafka_DeleteRecordsPartition {
-    int32_t PartitionIndex;
-    int64_t Offset; /* delete below this; -1: the high watermark */
-};
-
-struct kafka_DeleteRecordsTopic {
-    struct slice Name;
-    const struct kafka_DeleteRecordsPartition *Partitions;
-    int32_t PartitionsCnt;
-};
-
-struct kafka_DeleteRecordsRequest {
-    const struct kafka_DeleteRecordsTopic *Topics;
-    int32_t TopicsCnt;
-    int32_t TimeoutMs;
-};
-
-struct kafka_DeleteRecordsPartitionResult {
-    int32_t PartitionIndex;
-    int64_t LowWatermark; /* the log start offset after; -1 on error */
-    int16_t ErrorCode;
-};
-
-struct kafka_DeleteRecordsTopicResult {
-    struct slice Name;
-    const struct kafka_DeleteRecordsPartitionResult *Partitions;
-    int32_t PartitionsCnt;
-};
-
-struct kafka_DeleteRecordsResponse {
-    int32_t ThrottleTimeMs;
-    const struct kafka_DeleteRecordsTopicResult *Topics;
-    int32_t TopicsCnt;
-};
-
-MUST_CHECK int
-kafka_delete_records_request_decode(struct reader *r, int16_t version,
-                                    struct arena *a,
-                                    struct kafka_DeleteRecordsRequest *out);
-MUST_CHECK int kafka_delete_records_response_encode(
-    struct writer *w, int16_t version,
-    const struct kafka_DeleteRecordsResponse *resp);
-MUST_CHECK int kafka_delete_records_request_encode(
-    struct writer *w, int16_t version,
-    const struct kafka_DeleteRecordsRequest *req);
-MUST_CHECK int
-kafka_delete_records_response_decode(struct reader *r, int16_t version,
-                                     struct arena *a,
-                                     struct kafka_DeleteRecordsResponse *out);
+/* DeleteRecords (21): common/kafka/kafka_codec_records.h, included above. */
 
 /* --- DescribeConfigs (32) ------------------------------------------------ */
 
