@@ -103,6 +103,10 @@ static const struct config_def broker_defs[] = {
      META_REPLICAS_MAX, "replication factor of __consumer_offsets"},
     {"offsets.commit.timeout.ms", CONFIG_LONG, "5000", 1, 3600000,
      "an offset commit waits this long for its replicas"},
+    {"offsets.retention.minutes", CONFIG_LONG, "10080", 1, 153722867280912,
+     "an empty group's committed offsets are kept this long"},
+    {"offsets.retention.check.interval.ms", CONFIG_LONG, "600000", 1,
+     INT64_MAX, "how often committed offsets are looked at to expire"},
     {"group.initial.rebalance.delay.ms", CONFIG_INT, "3000", 0, 3600000,
      "a new group's first rebalance waits this long for more members"},
     {"group.min.session.timeout.ms", CONFIG_INT, "6000", 1, 86400000,
@@ -309,6 +313,10 @@ static int start(struct broker *b, const struct config *cfg)
         config_int(cfg, "group.min.session.timeout.ms");
     cc.group.max_session_timeout_ms =
         config_int(cfg, "group.max.session.timeout.ms");
+    cc.group.offsets_retention_ms =
+        config_long(cfg, "offsets.retention.minutes") * 60000;
+    cc.group.sweep_interval_ms =
+        config_long(cfg, "offsets.retention.check.interval.ms");
     cc.group.member_id_seed = ((uint64_t)(uint32_t)mc.broker_id << 32) ^
                               (uint64_t)uv_hrtime();
     struct coordinator_answers answers = {

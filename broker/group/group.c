@@ -35,6 +35,8 @@
  *     leaves a stale flag from an earlier initial rebalance). */
 #include "broker/group/group_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -429,6 +431,8 @@ void group_config_default(struct group_config *cfg)
         .new_member_join_timeout_ms =
             GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS_DEFAULT,
         .offset_metadata_bytes_max = GROUP_OFFSET_METADATA_BYTES_MAX_DEFAULT,
+        .sweep_interval_ms = GROUP_SWEEP_INTERVAL_MS_DEFAULT,
+        .offsets_retention_ms = GROUP_OFFSETS_RETENTION_MS_DEFAULT,
         .member_id_seed = 0,
     };
 }
@@ -482,6 +486,7 @@ int group__create(struct groups *gs, struct slice id, size_t at,
     g->protocol_name = slice_null();
     g->join_deadline_ms = -1;
     g->sync_deadline_ms = -1;
+    g->empty_since_ms = -1;
     g->wake_ms = GROUP__NEVER;
     memmove(&gs->v[at + 1], &gs->v[at], (gs->n - at) * sizeof gs->v[0]);
     gs->v[at] = g;
@@ -763,10 +768,71 @@ static void group_run_timers(struct groups *gs, struct group *g,
     group__check_group(g);
 }
 
-/* Forgets Empty groups that hold nothing (Kafka's cleanupGroupMetadata). */
-static void sweep(struct groups *gs)
+/* Whether offset o of Empty group g has expired at now_ms (see group.h:
+ * a group that became Empty here counts from then, all offsets at once;
+ * others count from each offset's commit). */
+static bool offset_expired(const struct groups *gs, const struct group *g,
+                           const struct group_offset *o, int64_t now_ms)
+{
+    int64_t since = g->empty_since_ms >= 0 ? g->empty_since_ms
+                                           : o->commit_timestamp_ms;
+    return now_ms - since >= gs->config.offsets_retention_ms;
+}
+
+/* Expires g's offsets that are due, with their tombstones and an event. */
+static void expire_offsets(struct groups *gs, struct group *g,
+                           int64_t now_ms)
+{
+    if (gs->config.offsets_retention_ms <= 0 ||
+        g->state != GROUP_STATE_EMPTY || g->n_offsets == 0 ||
+        g->n_commits > 0) {
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_offsets; i++) {
+        n += offset_expired(gs, g, &g->offsets[i], now_ms);
+    }
+    struct group_offset *gone = n > 0 ? calloc(n, sizeof *gone) : NULL;
+    if (gone == NULL) {
+        return; /* none due, or no memory: the next sweep tries again */
+    }
+    size_t k = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < g->n_offsets; i++) {
+        if (offset_expired(gs, g, &g->offsets[i], now_ms)) {
+            gone[k++] = g->offsets[i];
+        } else {
+            g->offsets[kept++] = g->offsets[i];
+        }
+    }
+    g->n_offsets = kept;
+    gs->io->persist_tombstones(gs->io, g->partition, g->id, gone, n);
+    if (gs->io->event != NULL) {
+        char text[256];
+        int gl = g->id.len > 64 ? 64 : (int)g->id.len;
+        snprintf(text, sizeof text, "group %.*s: %zu committed offset%s "
+                 "expired (offsets.retention.minutes=%" PRId64 " passed "
+                 "since %s)", gl, (const char *)g->id.ptr, n,
+                 n == 1 ? "" : "s",
+                 gs->config.offsets_retention_ms / 60000,
+                 g->empty_since_ms >= 0 ? "the group became empty"
+                                        : "their commit");
+        gs->io->event(gs->io, text);
+    }
+    for (size_t i = 0; i < n; i++) {
+        group__owned_free(&gone[i].topic);
+        group__owned_free(&gone[i].metadata);
+    }
+    free(gone);
+    group__check_group(g);
+}
+
+/* Expires offsets that are due, then forgets Empty groups that hold
+ * nothing (Kafka's cleanupGroupMetadata). */
+static void sweep(struct groups *gs, int64_t now_ms)
 {
     for (size_t i = gs->n; i-- > 0;) {
+        expire_offsets(gs, gs->v[i], now_ms);
         if (group__holds_nothing(gs->v[i])) {
             group__destroy_empty(gs, gs->v[i]);
         }
@@ -782,9 +848,9 @@ void group_tick(struct groups *gs, int64_t now_ms)
         }
     }
     if (gs->next_sweep_ms < 0) {
-        gs->next_sweep_ms = now_ms + GROUP_SWEEP_INTERVAL_MS;
+        gs->next_sweep_ms = now_ms + gs->config.sweep_interval_ms;
     } else if (now_ms >= gs->next_sweep_ms) {
-        sweep(gs);
-        gs->next_sweep_ms = now_ms + GROUP_SWEEP_INTERVAL_MS;
+        sweep(gs, now_ms);
+        gs->next_sweep_ms = now_ms + gs->config.sweep_interval_ms;
     }
 }

@@ -76,10 +76,17 @@
  * Not kept (interpretations, see group.c): group membership is soft
  * state, never persisted (after a coordinator move members get
  * UNKNOWN_MEMBER_ID and rejoin; only offsets are persisted and replayed);
- * offsets never expire (no offsets.retention.minutes); retention_time_ms
- * of OffsetCommit v2-4 is ignored. Empty groups without offsets, pending
- * member ids or commits in flight are forgotten by a sweep every
- * GROUP_SWEEP_INTERVAL_MS (Kafka's offsets.retention.check.interval.ms).
+ * retention_time_ms of OffsetCommit v2-4 is ignored.
+ *
+ * Offsets expire (offsets.retention.minutes, KIP-211), checked by a sweep
+ * every sweep_interval_ms (offsets.retention.check.interval.ms): a group
+ * that has had members expires all its offsets once it has been Empty for
+ * offsets_retention_ms (since it became Empty, or since its latest commit
+ * when it was loaded Empty: membership is not persisted); a group that
+ * never had members (standalone commits) expires each offset
+ * offsets_retention_ms after its commit. Expired offsets get tombstones
+ * (io->persist_tombstones). Empty groups then holding no offsets, pending
+ * member ids or commits in flight are forgotten by the same sweep.
  *
  * Bounds (group_internal.h): groups, members and pending ids per group,
  * protocols
@@ -106,7 +113,9 @@
 #define GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS_DEFAULT 300000
 /* offset.metadata.max.bytes */
 #define GROUP_OFFSET_METADATA_BYTES_MAX_DEFAULT 4096
-#define GROUP_SWEEP_INTERVAL_MS 600000 /* offsets.retention.check.interval.ms */
+/* offsets.retention.check.interval.ms, offsets.retention.minutes */
+#define GROUP_SWEEP_INTERVAL_MS_DEFAULT 600000
+#define GROUP_OFFSETS_RETENTION_MS_DEFAULT (10080LL * 60 * 1000)
 
 /* A protocol type or name ("consumer", "range", "cooperative-sticky");
  * kept inline in the group, so choosing a protocol never allocates. A
@@ -127,6 +136,8 @@ struct group_config {
     int32_t initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms */
     int32_t new_member_join_timeout_ms; /* Kafka's fixed 5 minutes */
     int32_t offset_metadata_bytes_max;  /* offset.metadata.max.bytes */
+    int64_t sweep_interval_ms;   /* offsets.retention.check.interval.ms */
+    int64_t offsets_retention_ms; /* offsets.retention.minutes, in ms */
     /* Mixed into generated member ids so that two brokers, or two runs of
      * one, do not hand out the same id: the adapter passes something
      * unique per process (broker id and start time, or random bytes). */
@@ -214,6 +225,7 @@ struct group {
     size_t n_commits;    /* commits in flight */
     int64_t wake_ms;     /* no deadline of this group is earlier */
     char why[GROUP_WHY_BYTES]; /* what started the current rebalance */
+    int64_t empty_since_ms;   /* when it last became Empty; -1: loaded */
 };
 
 struct groups;
@@ -481,8 +493,8 @@ int16_t group_delete(struct groups *gs, struct slice group_id);
 
 /* Runs every deadline that passed by now_ms: pending member ids and
  * sessions expire, join phases and initial delays end, members that owe
- * a SyncGroup are removed; every GROUP_SWEEP_INTERVAL_MS forgets Empty
- * groups with nothing left. The adapter calls it periodically (every 100
+ * a SyncGroup are removed; every sweep_interval_ms expires offsets and
+ * forgets Empty groups with nothing left. The adapter calls it periodically (every 100
  * ms) and after each request. */
 void group_tick(struct groups *gs, int64_t now_ms);
 

@@ -470,6 +470,7 @@ void group__complete_join(struct groups *gs, struct group *g, int64_t now_ms)
     pending_sync_clear(g);
     if (g->n_members == 0) {
         g->protocol_name = slice_null();
+        g->empty_since_ms = now_ms; /* offsets.retention.minutes from now */
         transition(gs, g, GROUP_STATE_EMPTY);
         return;
     }

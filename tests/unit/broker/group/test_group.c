@@ -939,7 +939,7 @@ Test(group, committed_offsets_survive_rebalances_and_member_changes)
     group_leave(&gs, S("g"), both, 2, now);
     cr_assert_eq(state(), GROUP_STATE_EMPTY);
     cr_assert_eq(group_offset_get(&gs, S("g"), S("t"), 3)->offset, 301);
-    tick_at(now + 2 * GROUP_SWEEP_INTERVAL_MS);
+    tick_at(now + 2 * GROUP_SWEEP_INTERVAL_MS_DEFAULT);
     cr_assert_not_null(grp("g"), "a group with offsets is not swept");
 }
 
@@ -1274,7 +1274,7 @@ Test(group, sweep_forgets_groups_that_hold_nothing)
     uintptr_t j = JOIN(.client = "c");
     cr_assert_eq(join_answered(j)->error, KAFKA_ERROR_MEMBER_ID_REQUIRED);
     tick_at(now); /* arms the sweep */
-    tick_at(now + GROUP_SWEEP_INTERVAL_MS);
+    tick_at(now + GROUP_SWEEP_INTERVAL_MS_DEFAULT);
     cr_assert_null(grp("g"), "the pending id expired, nothing left");
 }
 
@@ -1352,4 +1352,87 @@ Test(group, new_member_waiting_too_long_in_join_is_removed)
     cr_assert_eq(r->error, KAFKA_ERROR_UNKNOWN_MEMBER_ID);
     cr_assert_str_eq(r->member_id, "");
     cr_assert_eq(grp("g")->n_members, 2);
+}
+
+/* --- offsets.retention.minutes -------------------------------------------- */
+
+/* A one-minute retention, swept every second. */
+static void short_retention(void)
+{
+    group_free(&gs);
+    cfg.offsets_retention_ms = 60000;
+    cfg.sweep_interval_ms = 1000;
+    group_init(&gs, &io, &cfg);
+}
+
+Test(group, offsets_of_an_emptied_group_expire_together)
+{
+    short_retention();
+    char a[STR_MAX];
+    char b[STR_MAX];
+    stable_pair(a, b);
+    commit("g", a, 1, "t", 0, 10);
+    persisted(KAFKA_ERROR_NONE);
+    commit("g", b, 1, "t", 1, 20);
+    persisted(KAFKA_ERROR_NONE);
+    now += 5000; /* the first commit is older than the group's emptiness */
+    struct group_leave_member both[2] = {
+        {.member_id = S(a), .group_instance_id = slice_null()},
+        {.member_id = S(b), .group_instance_id = slice_null()},
+    };
+    group_leave(&gs, S("g"), both, 2, now);
+    cr_assert_eq(state(), GROUP_STATE_EMPTY);
+    int64_t empty_at = now;
+    tick_at(now); /* arms the sweep */
+    tick_at(empty_at + 59500);
+    cr_assert_not_null(group_offset_get(&gs, S("g"), S("t"), 0),
+                       "not a minute since the group became empty");
+    cr_assert_eq(f.n_tombstones, 0);
+    tick_at(empty_at + 61000);
+    cr_assert_null(grp("g"), "offsets expired, then the group was forgotten");
+    cr_assert_eq(f.n_tombstones, 1);
+    cr_assert_eq(f.tombstones[0].n, 2, "both offsets get tombstones");
+    cr_assert_geq(event_index(0, "group g: 2 committed offsets expired "
+                                 "(offsets.retention.minutes=1 passed since "
+                                 "the group became empty)"), 0);
+}
+
+Test(group, standalone_offsets_expire_each_from_its_commit)
+{
+    short_retention();
+    int64_t t0 = now;
+    commit("solo", "", -1, "t", 0, 7);
+    persisted(KAFKA_ERROR_NONE);
+    now = t0 + 30000;
+    commit("solo", "", -1, "t", 1, 8);
+    persisted(KAFKA_ERROR_NONE);
+    tick_at(now); /* arms the sweep */
+    tick_at(t0 + 61000);
+    cr_assert_null(group_offset_get(&gs, S("solo"), S("t"), 0));
+    cr_assert_not_null(group_offset_get(&gs, S("solo"), S("t"), 1),
+                       "committed 30 s later: not yet");
+    cr_assert_eq(f.n_tombstones, 1);
+    cr_assert_eq(f.tombstones[0].n, 1);
+    cr_assert_eq(f.tombstones[0].partitions[0], 0);
+    tick_at(t0 + 91000);
+    cr_assert_null(grp("solo"));
+    cr_assert_eq(f.n_tombstones, 2);
+}
+
+Test(group, a_group_with_members_keeps_its_offsets)
+{
+    short_retention();
+    char a[STR_MAX];
+    char b[STR_MAX];
+    stable_pair(a, b);
+    commit("g", a, 1, "t", 0, 10);
+    persisted(KAFKA_ERROR_NONE);
+    int64_t start = now;
+    for (int64_t t = start + 3000; t <= start + 120000; t += 3000) {
+        tick_at(t);
+        cr_assert_eq(heartbeat(a, 1), KAFKA_ERROR_NONE);
+        cr_assert_eq(heartbeat(b, 1), KAFKA_ERROR_NONE);
+    }
+    cr_assert_not_null(group_offset_get(&gs, S("g"), S("t"), 0));
+    cr_assert_eq(f.n_tombstones, 0);
 }
