@@ -359,7 +359,8 @@ static int validate_records(struct partition *p, uint8_t *batch, size_t len,
             .timestamp_before_max_ms = p->timestamp_before_max_ms,
             .timestamp_after_max_ms = p->timestamp_after_max_ms,
             .log_append_time = p->log_append_time,
-            .inflated_bytes_max = RECORD_INFLATED_BYTES_MAX};
+            .inflated_bytes_max = RECORD_INFLATED_BYTES_MAX,
+            .require_keys = p->compacted};
         int rv = record_validate(ps->validator, batch, len, h, &cfg, why);
         if (rv != RC_OK) {
             return rv;

@@ -63,6 +63,8 @@ struct partition {
     int64_t timestamp_before_max_ms;  /* message.timestamp.before.max.ms */
     int64_t timestamp_after_max_ms;   /* message.timestamp.after.max.ms */
     struct log_retention retention;   /* retention.ms / .bytes in force */
+    bool compacted;                   /* cleanup.policy has "compact":
+                                       * records need keys */
     bool seen;
     bool closing;
     bool sync_before_ack;

@@ -456,6 +456,7 @@ static void follow_retention(const struct replica_manager *ps,
                              struct partition *p, const struct meta_topic *t)
 {
     const char *policy = meta_topic_config(t, "cleanup.policy");
+    p->compacted = policy != NULL && strstr(policy, "compact") != NULL;
     if (policy != NULL && strstr(policy, "delete") == NULL) {
         p->retention = (struct log_retention){-1, -1}; /* compact only */
         return;

@@ -230,14 +230,19 @@ static void walk_timestamp(struct walk_batch *b, int32_t i, int64_t delta)
 
 /* A length-prefixed field of record i ending at rec_end: -1 when
  * nullable, else that many bytes, all inside the record. */
+/* A length-prefixed field; *len_out (may be NULL) gets its length, -1
+ * for null. */
 static int walk_field(struct walk *w, uint64_t rec_end, bool nullable,
                       struct record_validate_result *res, int32_t i,
-                      const char *what)
+                      const char *what, int32_t *len_out)
 {
     int32_t n = 0;
     int rv = walk_varint(w, &n);
     if (rv != RC_OK) {
         return fail_read(res, rv, i, what);
+    }
+    if (len_out != NULL) {
+        *len_out = n;
     }
     if (n == -1 && nullable) {
         return RC_OK;
@@ -282,7 +287,8 @@ static int walk_headers(struct walk *w, uint64_t rec_end,
             return fail_read(res, rv, i, "record header key cut short");
         }
         rv = walk_field(w, rec_end, true, res, i,
-                        "record header value length bad or past the record");
+                        "record header value length bad or past the record",
+                        NULL);
         if (rv != RC_OK) {
             return rv;
         }
@@ -324,11 +330,16 @@ static int walk_record(struct walk *w, struct walk_batch *b, int32_t i,
                     "record offset delta is not its index: inner offsets "
                     "must be consecutive from 0");
     }
+    int32_t key_len = 0;
     rv = walk_field(w, rec_end, true, res, i,
-                    "record key length bad or past the record");
+                    "record key length bad or past the record", &key_len);
+    if (rv == RC_OK && key_len < 0 && b->cfg->require_keys) {
+        return fail(res, RC_MALFORMED, i, "a compacted topic takes no "
+                    "record without a key");
+    }
     if (rv == RC_OK) {
         rv = walk_field(w, rec_end, true, res, i,
-                        "record value length bad or past the record");
+                        "record value length bad or past the record", NULL);
     }
     if (rv == RC_OK) {
         rv = walk_headers(w, rec_end, res, i);

@@ -33,7 +33,8 @@
  *   RC_MALFORMED          INVALID_RECORD (87): a bad varint or length, a
  *                         count that does not match the records, bytes
  *                         after the last record, an offset delta out of
- *                         order, a null header key, an unknown codec
+ *                         order, a null header key, an unknown codec, a
+ *                         null key with require_keys
  *   RC_CORRUPT            CORRUPT_MESSAGE (2): the compressed stream does
  *                         not decode, or decodes to more than
  *                         inflated_bytes_max (a decompression bomb)
@@ -53,8 +54,9 @@
  * value and header value lengths below -1 are refused (Kafka reads them
  * as null); bytes after a gzip stream are refused (Java's GZIPInputStream
  * ignores them); Kafka's decompression failures surface as
- * UNKNOWN_SERVER_ERROR, here as CORRUPT_MESSAGE. Not checked: keys on
- * compacted topics (Cairn has no log compaction yet).
+ * UNKNOWN_SERVER_ERROR, here as CORRUPT_MESSAGE. With require_keys (a
+ * topic whose cleanup.policy has "compact"), a record without a key is
+ * refused, INVALID_RECORD, as Kafka refuses it.
  *
  * On success the result carries the maxTimestamp Kafka stores: the
  * largest record timestamp (-1 when none is above -1) for CreateTime,
@@ -79,6 +81,7 @@ struct record_validate_config {
     int64_t timestamp_after_max_ms;  /* INT64_MAX: no upper bound */
     bool log_append_time;            /* the topic's message.timestamp.type */
     uint64_t inflated_bytes_max;     /* RECORD_INFLATED_BYTES_MAX */
+    bool require_keys;               /* a compacted topic's: no null key */
 };
 
 struct record_validate_result {

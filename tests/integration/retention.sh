@@ -129,4 +129,15 @@ check "--before -1 deletes up to the high watermark: '$out'" \
 check "the leader's log tells it" bash -c '
     grep -hE "event: purge-0 log start 40 -> 100 \(DeleteRecords\)" \
         "$1"/broker-*/*.log | grep -q .' _ "$DATA"
+
+# A compacted topic takes only keyed records (Kafka: INVALID_RECORD).
+check "topic profiles: cleanup.policy=compact" "$BIN/cairn" topics create \
+    profiles --partitions 1 --replication-factor 3 \
+    --config cleanup.policy=compact
+out=$(echo "no key" | "$BIN/cairn" -X retries=0 produce profiles --acks all 2>&1)
+check "a record without a key is refused: INVALID_RECORD" \
+    grep -q "INVALID_RECORD" <<< "$out"
+check "a keyed record is taken" bash -c '
+    echo "customer-1:alice" | "$1" produce profiles --key-separator : \
+        --acks all >/dev/null' _ "$BIN/cairn"
 summary

@@ -782,3 +782,39 @@ Test(record_validate, the_max_timestamp_is_recomputed_and_rewritten)
     built_batch_free(&b);
     writer_free(&w);
 }
+
+/* --- Compacted topics ---------------------------------------------------- */
+
+Test(record_validate, a_compacted_topic_refuses_a_record_without_a_key)
+{
+    for (size_t c = 0; c < ARRAY_LEN(codecs); c++) {
+        struct writer w;
+        writer_start(&w);
+        write_usuals(&w, 10, 50); /* record 4 has a null key */
+        struct built_batch b = wrap(&w, codecs[c].codec, codecs[c].xerial,
+                                    10);
+        struct record_validate_config cfg = config();
+        struct record_validate_result res;
+        cr_expect_eq(walk_with(&b, &cfg, &res), RC_OK, "%s: keys optional",
+                     codecs[c].name);
+        cfg.require_keys = true;
+        cr_expect_eq(walk_with(&b, &cfg, &res), RC_MALFORMED, "%s",
+                     codecs[c].name);
+        cr_expect_eq(res.record_index, 4, "%s", codecs[c].name);
+        cr_expect_str_eq(res.message, "a compacted topic takes no record "
+                                      "without a key");
+        built_batch_free(&b);
+        writer_free(&w);
+    }
+    /* every record keyed: fine */
+    struct writer w;
+    writer_start(&w);
+    write_usuals(&w, 4, 50);
+    struct built_batch b = wrap(&w, RECORD_CODEC_NONE, false, 4);
+    struct record_validate_config cfg = config();
+    cfg.require_keys = true;
+    struct record_validate_result res;
+    cr_expect_eq(walk_with(&b, &cfg, &res), RC_OK, "%s", res.message);
+    built_batch_free(&b);
+    writer_free(&w);
+}
