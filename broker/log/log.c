@@ -1,5 +1,6 @@
 /* Partition log (broker/log/log.h): segments, appends, reads, truncation and
  * recovery. Group commit lives in broker/log/log_sync.c. Loop thread only. */
+#include "broker/log/log_cleaner.h"
 #include "broker/log/log_internal.h"
 
 #include <dirent.h>
@@ -143,12 +144,11 @@ int log_write_start_offset(struct log *l, int64_t offset)
     return RC_OK;
 }
 
-int64_t log_read_start_offset(struct log *l)
+int64_t log_read_offset_file(struct log *l, const char *name)
 {
     char buf[64];
     size_t len = 0;
-    int rv = file_read_small(l->dir, LOG__START_OFFSET_FILE, buf, sizeof buf,
-                             &len);
+    int rv = file_read_small(l->dir, name, buf, sizeof buf, &len);
     long long off = 0;
     char tail = 0;
     if (rv == RC_OK && sscanf(buf, "0\n%lld\n%c", &off, &tail) == 1 &&
@@ -156,10 +156,15 @@ int64_t log_read_start_offset(struct log *l)
         return off;
     }
     if (rv != RC_NOT_FOUND) {
-        TRACE_WARN(l->tracer, "dir=%s log start offset checkpoint unreadable; "
-                   "the log starts at its first segment", l->dir);
+        TRACE_WARN(l->tracer, "dir=%s %s unreadable; taken as 0", l->dir,
+                   name);
     }
     return 0;
+}
+
+int64_t log_read_start_offset(struct log *l)
+{
+    return log_read_offset_file(l, LOG__START_OFFSET_FILE);
 }
 
 int log_save_epochs(struct log *l)
@@ -449,6 +454,8 @@ int log_offset_for_timestamp(struct log *l, int64_t ts, int64_t *offset)
  * new end, waiters beyond it fail, and stale epochs go. */
 static int after_truncation(struct log *l)
 {
+    /* The cut segment's records after the cut will be new: it is dirty. */
+    log_clean_truncated(l, active(l)->base_offset);
     int64_t end = log_end_offset(l);
     l->truncations++;
     if (l->durable_end > end) {
@@ -511,6 +518,7 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
     if (rv == RC_OK) { /* the log starts here now, even below the old start */
         rv = log_write_start_offset(l, offset);
     }
+    log_clean_truncated(l, offset);
     return rv;
 }
 

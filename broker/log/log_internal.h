@@ -23,6 +23,7 @@ struct log_waiter {
 };
 
 struct log_sync_job;
+struct log_clean_job;
 
 struct log {
     char dir[LOG_PATH_BYTES_MAX];
@@ -38,6 +39,8 @@ struct log {
     struct log_epoch_cache epochs;
     int64_t durable_end;      /* every offset below is fdatasync'd */
     int64_t recovery_point;   /* as checkpointed */
+    struct log_clean_job *cleaning; /* the compaction pass in flight */
+    int64_t clean_checkpoint; /* cleaner-offset-checkpoint */
     int64_t start_offset;     /* set by DeleteRecords, a follower's log
                                * start or a full truncation, and
                                * checkpointed; the log starts at the
@@ -76,6 +79,9 @@ MUST_CHECK int log_write_recovery_point(struct log *l, int64_t offset);
 
 /* Writes the log-start-offset checkpoint durably and records it. */
 MUST_CHECK int log_write_start_offset(struct log *l, int64_t offset);
+/* An offset checkpoint of the partition directory ("0\n<offset>\n"); 0
+ * when there is none (a bad one is logged). */
+int64_t log_read_offset_file(struct log *l, const char *name);
 /* The checkpointed log start offset; 0 when there is none. */
 int64_t log_read_start_offset(struct log *l);
 

@@ -1,6 +1,7 @@
 /* Opening, recovering and closing a partition log (broker/log/log.h). Runs on
  * the loop thread; recovery reads and fsyncs synchronously, which is what
  * a broker does before it serves the partition. */
+#include "broker/log/log_cleaner.h"
 #include "broker/log/log_internal.h"
 
 #include <dirent.h>
@@ -49,7 +50,8 @@ static bool has_suffix(const char *name, const char *suffix)
 
 /* Sorted base offsets of the segment files; removes leftover temporaries
  * and the files of segments retention had set aside to delete
- * (broker/log/log_retention.c). */
+ * (broker/log/log_retention.c) or the cleaner had not swapped in
+ * (broker/log/log_cleaner.c). */
 static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
 {
     DIR *d = opendir(l->dir);
@@ -64,7 +66,8 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
     while ((e = readdir(d)) != NULL && rv == RC_OK) {
         int64_t base = 0;
         if (has_suffix(e->d_name, ".tmp") ||
-            has_suffix(e->d_name, LOG_DELETED_SUFFIX)) {
+            has_suffix(e->d_name, LOG_DELETED_SUFFIX) ||
+            has_suffix(e->d_name, LOG_CLEANED_SUFFIX)) {
             char path[LOG_PATH_BYTES_MAX];
             if (file_path(path, l->dir, e->d_name) == RC_OK) {
                 unlink(path);
@@ -291,6 +294,7 @@ static int finish_open(struct log *l, struct open_plan *p)
     }
     l->recovery_point = p->rp;
     /* Never past the end: a checkpoint newer than what recovery kept. */
+    l->clean_checkpoint = log_read_offset_file(l, LOG_CLEANER_CHECKPOINT_FILE);
     int64_t start = log_read_start_offset(l);
     l->start_offset = start < log_end_offset(l) ? start : log_end_offset(l);
     int64_t rp = l->segs[l->n_segs - 1]->base_offset;
@@ -388,7 +392,7 @@ void log_close(struct log *l)
     ASSERT(!l->closing);
     l->closing = true;
     uv_prepare_stop(&l->prepare);
-    if (l->job == NULL) {
+    if (l->job == NULL && l->cleaning == NULL) {
         log_close_finish(l);
     }
 }

@@ -71,6 +71,30 @@ int log_segment_open(struct log_segment **out, const char *dir,
     return segment_new(out, dir, base_offset, index_max, 0);
 }
 
+int log_segment_adopt(struct log_segment **out, const char *dir,
+                      int64_t base_offset, size_t index_max, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        return RC_IO;
+    }
+    struct log_segment *seg = calloc(1, sizeof *seg);
+    if (seg == NULL) {
+        return RC_NOMEM;
+    }
+    seg->fd = fd;
+    seg->dir = dir;
+    seg->base_offset = base_offset;
+    seg->size = st.st_size;
+    seg->next_offset = base_offset;
+    seg->max_timestamp = -1;
+    seg->first_timestamp = -1;
+    seg->refs = 1;
+    log_index_init(&seg->index, index_max);
+    *out = seg;
+    return RC_OK;
+}
+
 void log_segment_ref(struct log_segment *seg)
 {
     ASSERT(seg->refs > 0);

@@ -55,6 +55,12 @@ MUST_CHECK int log_segment_create(struct log_segment **out, const char *dir,
 MUST_CHECK int log_segment_open(struct log_segment **out, const char *dir,
                                 int64_t base_offset, size_t index_max);
 
+/* A segment around fd (taken over on success), a file that is not (yet)
+ * at the segment's name: the cleaner's rewrite. As log_segment_open(). */
+MUST_CHECK int log_segment_adopt(struct log_segment **out, const char *dir,
+                                 int64_t base_offset, size_t index_max,
+                                 int fd);
+
 void log_segment_ref(struct log_segment *seg);
 /* Drops a reference; the last one closes the fd and frees the segment. */
 void log_segment_unref(struct log_segment *seg);

@@ -222,7 +222,9 @@ static void after_work_cb(uv_work_t *req, int status)
     }
     free(job);
     if (l->closing) {
-        log_close_finish(l);
+        if (l->cleaning == NULL) { /* else the pass's end finishes it */
+            log_close_finish(l);
+        }
         return;
     }
     fire_waiters(l);
