@@ -42,6 +42,22 @@ static const struct config_def broker_defs[] = {
      "no limit"},
     {"log.retention.check.interval.ms", CONFIG_LONG, "300000", 1, INT64_MAX,
      "how often old segments are looked for"},
+    {"log.cleaner.enable", CONFIG_BOOL, "true", 0, 0,
+     "compact topics whose cleanup.policy has compact"},
+    {"log.cleaner.backoff.ms", CONFIG_LONG, "15000", 1, INT64_MAX,
+     "how often a compacted log is looked at for a pass"},
+    {"log.cleaner.dedupe.buffer.size", CONFIG_LONG, "134217728", 65536,
+     17179869184, "memory for a pass's map of keys"},
+    {"log.cleaner.min.cleanable.ratio", CONFIG_STRING, "0.5", 0, 0,
+     "dirty share of a log that starts a pass unless a topic's "
+     "min.cleanable.dirty.ratio says"},
+    {"log.cleaner.delete.retention.ms", CONFIG_LONG, "86400000", 0,
+     INT64_MAX, "how long a tombstone is kept unless a topic's "
+     "delete.retention.ms says"},
+    {"log.cleaner.min.compaction.lag.ms", CONFIG_LONG, "0", 0, INT64_MAX,
+     "records younger than this are not compacted"},
+    {"log.cleaner.max.compaction.lag.ms", CONFIG_LONG, "9223372036854775807",
+     1, INT64_MAX, "a dirty record older than this starts a pass"},
     {"auto.create.topics.enable", CONFIG_BOOL, "true", 0, 0,
      "create a topic a client asks Metadata for"},
     {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
@@ -148,6 +164,30 @@ static int build(const struct config *cfg, struct membership_config *mc,
     return RC_OK;
 }
 
+/* log.cleaner.*: the topics' defaults; false (said why) for a ratio that
+ * is not a number from 0 to 1. */
+static bool broker_cleaner(const struct config *cfg,
+                           struct log_clean_config *out)
+{
+    const char *ratio = config_string(cfg, "log.cleaner.min.cleanable.ratio");
+    char *end = NULL;
+    double r = strtod(ratio, &end);
+    if (end == ratio || *end != '\0' || !(r >= 0.0 && r <= 1.0)) {
+        fprintf(stderr, PROG ": log.cleaner.min.cleanable.ratio=%s: "
+                "expected a number from 0 to 1\n", ratio);
+        return false;
+    }
+    *out = (struct log_clean_config){
+        .min_dirty_ratio = r,
+        .delete_retention_ms =
+            config_long(cfg, "log.cleaner.delete.retention.ms"),
+        .min_lag_ms = config_long(cfg, "log.cleaner.min.compaction.lag.ms"),
+        .max_lag_ms = config_long(cfg, "log.cleaner.max.compaction.lag.ms"),
+        .map_bytes =
+            (size_t)config_long(cfg, "log.cleaner.dedupe.buffer.size")};
+    return true;
+}
+
 /* log.retention.ms, else log.retention.hours (-1: forever); and
  * log.retention.bytes. */
 static struct log_retention broker_retention(const struct config *cfg)
@@ -244,6 +284,10 @@ static int start(struct broker *b, const struct config *cfg)
     }
     memcpy(dir, dirs, len);
     dir[len] = '\0';
+    struct log_clean_config clean;
+    if (!broker_cleaner(cfg, &clean)) {
+        return RC_CONFIG;
+    }
     struct replica_manager_config rc = {
         .broker_id = mc.broker_id,
         .log_dir = dir,
@@ -259,6 +303,10 @@ static int start(struct broker *b, const struct config *cfg)
         .validate_records =
             config_bool(cfg, "produce.record.validation.enable"),
         .retention = broker_retention(cfg),
+        .clean = clean,
+        .clean_backoff_ms = config_bool(cfg, "log.cleaner.enable")
+                                ? config_long(cfg, "log.cleaner.backoff.ms")
+                                : 0,
         .retention_check_ms =
             config_long(cfg, "log.retention.check.interval.ms")};
     struct replica_manager_hooks hooks = {

@@ -744,3 +744,40 @@ int partition_delete_records(struct partition *p, int64_t offset,
     }
     return rv;
 }
+
+/* --- Compaction ---------------------------------------------------------- */
+
+static void cleaned_cb(void *arg, const struct log_clean_result *r)
+{
+    struct partition_clean *c = arg;
+    struct partition *p = c->p;
+    if (r->rc == RC_OK && r->segments > 0) {
+        TRACE_INFO(p->owner->tracer, "event: %s-%d compacted %zu segment%s "
+                   "below offset %" PRId64 ", %" PRId64 " -> %" PRId64
+                   " bytes: %zu superseded records and %zu tombstones gone, "
+                   "%zu keys (dirty ratio %.2f, min.cleanable.dirty.ratio="
+                   "%.2f)", p->topic, p->id, r->segments,
+                   r->segments == 1 ? "" : "s", r->to, r->bytes_before,
+                   r->bytes_after, r->records_dropped, r->tombstones_dropped,
+                   r->keys, c->ratio, p->clean.min_dirty_ratio);
+    } else if (r->rc != RC_OK && r->rc != RC_BUSY) {
+        TRACE_WARN(p->owner->tracer, "partition=%s-%d compaction failed: %s",
+                   p->topic, p->id, rc_str(r->rc));
+    }
+    if (c->done != NULL) {
+        c->done(c->arg);
+    }
+}
+
+int partition_start_clean(struct partition *p, int64_t wall_ms,
+                          struct partition_clean *c)
+{
+    double ratio = 0;
+    if (!p->compacted || p->log == NULL || p->closing ||
+        !log_clean_due(p->log, &p->clean, wall_ms, p->hw, &ratio)) {
+        return RC_NOT_FOUND;
+    }
+    c->p = p;
+    c->ratio = ratio;
+    return log_clean_start(p->log, &p->clean, wall_ms, p->hw, cleaned_cb, c);
+}

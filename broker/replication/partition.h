@@ -22,6 +22,7 @@
 #include "broker/replication/follower_partition.h"
 #include "broker/replication/isr.h"
 #include "common/kafka/record_validate.h"
+#include "broker/log/log_cleaner.h"
 #include "common/meta/meta.h"
 
 struct replica_manager;
@@ -65,6 +66,7 @@ struct partition {
     struct log_retention retention;   /* retention.ms / .bytes in force */
     bool compacted;                   /* cleanup.policy has "compact":
                                        * records need keys */
+    struct log_clean_config clean;    /* the topic's cleaner settings */
     bool seen;
     bool closing;
     bool sync_before_ack;
@@ -186,6 +188,22 @@ MUST_CHECK int partition_load_producers(struct partition *p, const char *dir);
 /* Retention: deletes the old segments the topic's limits let go (below
  * this replica's HW; broker/log/log.h), with an event saying why. */
 void partition_apply_retention(struct partition *p, int64_t wall_ms);
+
+/* A cleaner pass's context, the caller's (done and arg set by it). */
+struct partition_clean {
+    struct partition *p;
+    double ratio;
+    void (*done)(void *arg); /* when the pass is over, after its event;
+                                not if the partition closes first */
+    void *arg;
+};
+
+/* Compaction: starts a cleaner pass on this log when one is due (a
+ * compacted topic, dirty enough; broker/log/log_cleaner.h); c is borrowed
+ * until done. RC_OK when one started; RC_NOT_FOUND when none is due; as
+ * log_clean_start() otherwise. */
+MUST_CHECK int partition_start_clean(struct partition *p, int64_t wall_ms,
+                                     struct partition_clean *c);
 
 /* Follower: the leader's log start offset moved; this log's start follows
  * it (up to this replica's HW), and the segments wholly below go. */

@@ -45,6 +45,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->validate_records = cfg->validate_records;
     ps->retention = cfg->retention;
     ps->retention_check_ms = cfg->retention_check_ms;
+    ps->clean = cfg->clean;
+    ps->clean_backoff_ms = cfg->clean_backoff_ms;
     ps->hooks = *hooks;
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
@@ -56,6 +58,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->retry_timer.data = ps;
     uv_timer_init(loop, &ps->retention_timer);
     ps->retention_timer.data = ps;
+    uv_timer_init(loop, &ps->clean_timer);
+    ps->clean_timer.data = ps;
     open_retry_init(&ps->retry);
     ps->jitter = uv_hrtime() | 1;
     int rv = file_mkdirs(ps->log_dir);
@@ -231,6 +235,33 @@ static void retention_timer_cb(uv_timer_t *t)
     }
 }
 
+static void clean_done_cb(void *arg)
+{
+    struct replica_manager *ps = arg;
+    ps->cleaning.p = NULL;
+}
+
+/* Kafka's one cleaner thread: at most one pass at a time, the partitions
+ * taken in turn. */
+static void clean_timer_cb(uv_timer_t *t)
+{
+    struct replica_manager *ps = t->data;
+    if (ps->cleaning.p != NULL || ps->n == 0) {
+        return;
+    }
+    int64_t now = wall_ms();
+    for (size_t k = 0; k < ps->n; k++) {
+        struct partition *p = ps->parts[(ps->clean_next + k) % ps->n];
+        ps->cleaning = (struct partition_clean){.done = clean_done_cb,
+                                                .arg = ps};
+        if (partition_start_clean(p, now, &ps->cleaning) == RC_OK) {
+            ps->clean_next = (ps->clean_next + k + 1) % ps->n;
+            return;
+        }
+        ps->cleaning.p = NULL;
+    }
+}
+
 void replica_manager_start_timers(struct replica_manager *ps)
 {
     /* Kafka checks every lag/2; a finer period bounds the detection time
@@ -239,6 +270,10 @@ void replica_manager_start_timers(struct replica_manager *ps)
     period = period < 50 ? 50 : period > 5000 ? 5000 : period;
     ps->last_checkpoint_ms = uv_now(ps->loop);
     uv_timer_start(&ps->isr_timer, isr_timer_cb, period, period);
+    if (ps->clean_backoff_ms > 0) { /* 0: no cleaner (tests) */
+        uint64_t every = (uint64_t)ps->clean_backoff_ms;
+        uv_timer_start(&ps->clean_timer, clean_timer_cb, every, every);
+    }
     if (ps->retention_check_ms > 0) { /* 0: retention off (tests) */
         uint64_t every = (uint64_t)ps->retention_check_ms;
         uv_timer_start(&ps->retention_timer, retention_timer_cb, every,
@@ -457,6 +492,21 @@ static void follow_retention(const struct replica_manager *ps,
 {
     const char *policy = meta_topic_config(t, "cleanup.policy");
     p->compacted = policy != NULL && strstr(policy, "compact") != NULL;
+    p->clean = ps->clean;
+    p->clean.delete_retention_ms = topic_limit(t, "delete.retention.ms",
+                                               ps->clean.delete_retention_ms);
+    p->clean.min_lag_ms = topic_limit(t, "min.compaction.lag.ms",
+                                      ps->clean.min_lag_ms);
+    p->clean.max_lag_ms = topic_limit(t, "max.compaction.lag.ms",
+                                      ps->clean.max_lag_ms);
+    const char *ratio = meta_topic_config(t, "min.cleanable.dirty.ratio");
+    if (ratio != NULL) {
+        char *end = NULL;
+        double r = strtod(ratio, &end);
+        if (end != ratio && *end == '\0' && r >= 0.0 && r <= 1.0) {
+            p->clean.min_dirty_ratio = r;
+        }
+    }
     if (policy != NULL && strstr(policy, "delete") == NULL) {
         p->retention = (struct log_retention){-1, -1}; /* compact only */
         return;
@@ -531,6 +581,9 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     struct partition *p = ps->parts[i];
     ps->parts[i] = ps->parts[--ps->n];
     unqueue_wake(ps, p);
+    if (ps->cleaning.p == p) {
+        ps->cleaning.p = NULL; /* its pass ends with the log, untold */
+    }
     p->closing = true;
     partition_fail_waiters(p, RC_NOT_LEADER);
     struct removal *r = malloc(sizeof *r);
@@ -676,6 +729,7 @@ void replica_manager_close(struct replica_manager *ps)
     uv_close((uv_handle_t *)&ps->isr_timer, NULL);
     uv_close((uv_handle_t *)&ps->retry_timer, NULL);
     uv_close((uv_handle_t *)&ps->retention_timer, NULL);
+    uv_close((uv_handle_t *)&ps->clean_timer, NULL);
     open_retry_free(&ps->retry);
     free(ps->wake);
     ps->wake = NULL;

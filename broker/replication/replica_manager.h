@@ -46,6 +46,8 @@ struct replica_manager_config {
     bool validate_records;       /* produce.record.validation.enable */
     struct log_retention retention; /* log.retention.*: the broker's */
     int64_t retention_check_ms;  /* log.retention.check.interval.ms */
+    struct log_clean_config clean; /* log.cleaner.*: the broker's */
+    int64_t clean_backoff_ms;    /* log.cleaner.backoff.ms; 0: no cleaner */
 };
 
 /* What the replica manager calls out to, given at init; each may be NULL.
@@ -98,6 +100,11 @@ struct replica_manager {
     struct log_retention retention; /* broker defaults */
     int64_t retention_check_ms;
     uv_timer_t retention_timer;  /* old segments deleted */
+    struct log_clean_config clean; /* broker defaults */
+    int64_t clean_backoff_ms;
+    uv_timer_t clean_timer;      /* compaction passes started */
+    struct partition_clean cleaning; /* the one pass in flight: .p */
+    size_t clean_next;           /* round robin over the partitions */
     uint64_t replication_bytes_in; /* batches appended as a follower */
     uint64_t last_checkpoint_ms;
     struct partition **parts;
