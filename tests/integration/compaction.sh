@@ -3,8 +3,7 @@
 # profile updates over 1,000 customers, then 50 customers deleted
 # (tombstones), on a compacted topic with small segments (batches of at
 # most 16 kB: a batch larger than a segment is MESSAGE_TOO_LARGE). Every
-# replica
-# compacts it; a consumer from the beginning then reads exactly the
+# replica compacts it; a consumer from the beginning then reads exactly the
 # latest profile of each customer and the tombstones; once
 # delete.retention.ms has passed, a later pass removes the tombstones.
 #     tests/integration/compaction.sh BUILD_DIR
