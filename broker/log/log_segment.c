@@ -27,31 +27,15 @@ static int segment_new(struct log_segment **out, const char *dir,
     if (rv != RC_OK) {
         return rv;
     }
-    struct log_segment *seg = calloc(1, sizeof *seg);
-    if (seg == NULL) {
-        return RC_NOMEM;
-    }
-    seg->fd = open(path, O_RDWR | O_CLOEXEC | flags, 0644);
-    if (seg->fd < 0) {
-        free(seg);
+    int fd = open(path, O_RDWR | O_CLOEXEC | flags, 0644);
+    if (fd < 0) {
         return errno == ENOENT ? RC_NOT_FOUND : RC_IO;
     }
-    struct stat st;
-    if (fstat(seg->fd, &st) != 0) {
-        close(seg->fd);
-        free(seg);
-        return RC_IO;
+    rv = log_segment_adopt(out, dir, base_offset, index_max, fd);
+    if (rv != RC_OK) {
+        close(fd);
     }
-    seg->dir = dir;
-    seg->base_offset = base_offset;
-    seg->size = st.st_size;
-    seg->next_offset = base_offset;
-    seg->max_timestamp = -1;
-    seg->first_timestamp = -1;
-    seg->refs = 1;
-    log_index_init(&seg->index, index_max);
-    *out = seg;
-    return RC_OK;
+    return rv;
 }
 
 int log_segment_create(struct log_segment **out, const char *dir,

@@ -438,9 +438,9 @@ static int32_t topic_max_message_bytes(const struct replica_manager *ps,
     return max < (int32_t)BATCH_BYTES_MAX ? max : (int32_t)BATCH_BYTES_MAX;
 }
 
-/* A topic's millisecond bound (a decimal >= 0), else the broker's. */
-static int64_t topic_ms(const struct meta_topic *t, const char *name,
-                        int64_t broker_default)
+/* A topic's number config (a decimal >= min), else the broker's. */
+static int64_t topic_number(const struct meta_topic *t, const char *name,
+                            int64_t min, int64_t broker_default)
 {
     const char *v = meta_topic_config(t, name);
     if (v == NULL) {
@@ -449,10 +449,17 @@ static int64_t topic_ms(const struct meta_topic *t, const char *name,
     char *end = NULL;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || x < 0) {
+    if (errno != 0 || end == v || *end != '\0' || x < min) {
         return broker_default;
     }
     return (int64_t)x;
+}
+
+/* A topic's millisecond bound (a decimal >= 0), else the broker's. */
+static int64_t topic_ms(const struct meta_topic *t, const char *name,
+                        int64_t broker_default)
+{
+    return topic_number(t, name, 0, broker_default);
 }
 
 /* The topic's settings for Kafka's LogValidator (KIP-937 bounds). */
@@ -469,22 +476,12 @@ static void follow_timestamp_configs(const struct replica_manager *ps,
                                          ps->timestamp_after_max_ms);
 }
 
-/* A topic's retention.ms / retention.bytes (a decimal >= -1), else the
- * broker's; none for a topic whose cleanup.policy lacks "delete". */
+/* A topic's retention.ms / retention.bytes and the like (a decimal >= -1,
+ * -1 for none), else the broker's. */
 static int64_t topic_limit(const struct meta_topic *t, const char *name,
                            int64_t broker_default)
 {
-    const char *v = meta_topic_config(t, name);
-    if (v == NULL) {
-        return broker_default;
-    }
-    char *end = NULL;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || x < -1) {
-        return broker_default;
-    }
-    return x;
+    return topic_number(t, name, -1, broker_default);
 }
 
 static void follow_retention(const struct replica_manager *ps,
