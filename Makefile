@@ -184,7 +184,7 @@ bench-run: $(BENCH_BIN) $(BINS)
 # build/fuzz/artifacts. Any crash, sanitizer report or assertion fails.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-TEST_FUZZ_SECONDS ?= 45   # each target's share of `make test`
+TEST_FUZZ_SECONDS ?= 30   # each target's share of `make test`
 FUZZ_DIR := build/fuzz
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
