@@ -201,7 +201,7 @@ static const struct hw_move hw_by_check = {HW_CAUSE_CHECK, -1, -1};
 
 /* The log's clock: segment.ms rolls compare it with record timestamps,
  * which are wall-clock ms (loop time is monotonic, from boot). */
-static int64_t wall_clock_ms(void)
+int64_t partition_wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -313,7 +313,7 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
         return duplicate(p, &chk, info);
     }
     rv = log_append_validated(p->log, batch, len, h, p->leader_epoch,
-                              wall_clock_ms(), info);
+                              partition_wall_ms(), info);
     if (rv != RC_OK) {
         return rv;
     }
@@ -606,7 +606,7 @@ int partition_follower_append(struct partition *p, const uint8_t *records,
         if (record_batch_last_offset(&h) >= log_end_offset(p->log)) {
             struct log_append_info info;
             rv = log_append_replica(p->log, records + at, size,
-                                    wall_clock_ms(), &info);
+                                    partition_wall_ms(), &info);
             if (rv != RC_OK) {
                 return rv;
             }

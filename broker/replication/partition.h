@@ -88,6 +88,10 @@ struct partition {
 
 bool partition_is_leader(const struct partition *p);
 
+/* The wall clock in ms since the epoch: what record timestamps, segment.ms
+ * rolls and retention are measured against (loop time is monotonic). */
+int64_t partition_wall_ms(void);
+
 /* The leader's own contribution to the high watermark: its durable log
  * end with log.sync.before.ack, else its log end. */
 int64_t partition_leader_leo(const struct partition *p);

@@ -219,17 +219,10 @@ static void isr_timer_cb(uv_timer_t *t)
     }
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void retention_timer_cb(uv_timer_t *t)
 {
     struct replica_manager *ps = t->data;
-    int64_t now = wall_ms(); /* record timestamps are wall-clock ms */
+    int64_t now = partition_wall_ms();
     for (size_t i = 0; i < ps->n; i++) {
         partition_apply_retention(ps->parts[i], now);
     }
@@ -249,7 +242,7 @@ static void clean_timer_cb(uv_timer_t *t)
     if (ps->cleaning.p != NULL || ps->n == 0) {
         return;
     }
-    int64_t now = wall_ms();
+    int64_t now = partition_wall_ms();
     for (size_t k = 0; k < ps->n; k++) {
         struct partition *p = ps->parts[(ps->clean_next + k) % ps->n];
         ps->cleaning = (struct partition_clean){.done = clean_done_cb,

@@ -95,17 +95,23 @@ static void clean_cb(void *arg, const struct log_clean_result *r)
     done = true;
 }
 
-/* One pass, run to its end (bounded). */
+/* Runs the loop until the pass started ends (bounded). */
+static void wait_done(void)
+{
+    for (int i = 0; i < 10000 && !done; i++) {
+        uv_run(&f.loop, UV_RUN_ONCE);
+    }
+    cr_assert(done, "the pass ended");
+}
+
+/* One pass, run to its end. */
 static struct log_clean_result clean(int64_t now_ms, int64_t hw,
                                      struct log_clean_config c)
 {
     done = false;
     cr_assert_eq(log_clean_start(f.log, &c, now_ms, hw, clean_cb, NULL),
                  RC_OK);
-    for (int i = 0; i < 10000 && !done; i++) {
-        uv_run(&f.loop, UV_RUN_ONCE);
-    }
-    cr_assert(done, "the pass ended");
+    wait_done();
     return result;
 }
 
@@ -310,10 +316,7 @@ Test(log_cleaner, a_truncation_during_a_pass_cancels_its_swap)
     cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, clean_cb, NULL),
                  RC_FULL, "one pass at a time");
     cr_assert_eq(log_truncate_to(f.log, 11), RC_OK);
-    for (int i = 0; i < 10000 && !done; i++) {
-        uv_run(&f.loop, UV_RUN_ONCE);
-    }
-    cr_assert(done);
+    wait_done();
     cr_assert_eq(result.rc, RC_BUSY);
     cr_assert_eq(result.segments, 0);
     cr_assert_eq(files_ending(".cleaned"), 0);
