@@ -119,11 +119,12 @@ void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
                 const void *resp);
 
 /* Asks the active controller to create a topic (fire and forget: callers
- * retry until it exists); -1 partitions / rf take the defaults; one
- * optional topic config. */
+ * retry until it exists); -1 partitions / rf take the defaults; configs
+ * holds n_configs (name, value) pairs, at most BROKER_CREATE_CONFIGS_MAX. */
+#define BROKER_CREATE_CONFIGS_MAX 4
 void broker_create_topic(struct broker *b, const char *name,
                          int32_t partitions, int32_t rf,
-                         const char *config_name, const char *config_value);
+                         const char *const *configs, size_t n_configs);
 
 /* The topic name in wire slice s as a C string in buf, or NULL when its
  * bytes break Kafka's rule (meta_topic_name_bytes_valid(): an embedded

@@ -117,6 +117,9 @@ static const struct config_def broker_defs[] = {
      "partitions of __consumer_offsets"},
     {"offsets.topic.replication.factor", CONFIG_INT, "3", 1,
      META_REPLICAS_MAX, "replication factor of __consumer_offsets"},
+    {"offsets.topic.segment.bytes", CONFIG_INT, "104857600",
+     LOG_SEGMENT_BYTES_MIN, INT32_MAX,
+     "segment size of __consumer_offsets (small segments compact sooner)"},
     {"offsets.commit.timeout.ms", CONFIG_LONG, "5000", 1, 3600000,
      "an offset commit waits this long for its replicas"},
     {"offsets.retention.minutes", CONFIG_LONG, "10080", 1, 153722867280912,
@@ -353,7 +356,9 @@ static int start(struct broker *b, const struct config *cfg)
         .offsets_partitions = config_int(cfg, "offsets.topic.num.partitions"),
         .offsets_replication_factor =
             config_int(cfg, "offsets.topic.replication.factor"),
-        .commit_timeout_ms = config_long(cfg, "offsets.commit.timeout.ms")};
+        .commit_timeout_ms = config_long(cfg, "offsets.commit.timeout.ms"),
+        .offsets_segment_bytes =
+            config_int(cfg, "offsets.topic.segment.bytes")};
     group_config_default(&cc.group);
     cc.group.initial_rebalance_delay_ms =
         config_int(cfg, "group.initial.rebalance.delay.ms");

@@ -96,16 +96,41 @@ static void commit_hw_cb(void *arg, int rc)
     free(c);
 }
 
+/* The wall clock less the loop clock: what turns the core's times (loop
+ * time) into the records' (wall clock, as Kafka's) and back. */
+static int64_t wall_minus_loop(const struct coordinator *co)
+{
+    return partition_wall_ms() - (int64_t)uv_now(co->b->loop);
+}
+
+/* Appends the batch in w to partition id; with c, waits for the high
+ * watermark (acks=all), else acks=1. */
+static int16_t append_batch(struct coordinator *co, int32_t id,
+                            struct writer *w, struct coordinator_commit *c)
+{
+    struct partition *p = offsets_partition(co, id);
+    if (p == NULL || !partition_is_leader(p)) {
+        return KAFKA_ERROR_NOT_COORDINATOR;
+    }
+    struct log_append_info info;
+    int rv = partition_append(p, w->data, w->len, partition_wall_ms(),
+                              c != NULL ? -1 : 1, &info);
+    if (rv == RC_OK && c != NULL) {
+        if (p->hw > info.last_offset) {
+            rv = RC_INVALID; /* cannot happen: a fresh append */
+        } else {
+            rv = partition_wait_hw(p, info.last_offset + 1, commit_hw_cb, c);
+        }
+    }
+    return commit_error(rv);
+}
+
 /* Appends one batch of offset records (or tombstones) to partition id;
  * with c, waits for the high watermark. */
 static int16_t append(struct coordinator *co, int32_t id, struct slice group,
                       const struct group_offset *offs, size_t n,
                       bool tombstones, struct coordinator_commit *c)
 {
-    struct partition *p = offsets_partition(co, id);
-    if (p == NULL || !partition_is_leader(p)) {
-        return KAFKA_ERROR_NOT_COORDINATOR;
-    }
     struct group_store_offset *so = calloc(n, sizeof *so);
     if (so == NULL) {
         return KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
@@ -118,23 +143,12 @@ static int16_t append(struct coordinator *co, int32_t id, struct slice group,
     }
     struct writer w;
     writer_init(&w, BATCH_BYTES_MAX);
-    int64_t now = (int64_t)uv_now(co->b->loop);
-    int rv = group_store_encode(&w, group, so, n, now);
+    int rv = group_store_encode(&w, group, so, n, partition_wall_ms());
     free(so);
-    struct log_append_info info;
-    if (rv == RC_OK) {
-        rv = partition_append(p, w.data, w.len, now, c != NULL ? -1 : 1,
-                              &info);
-    }
+    int16_t err = rv == RC_OK ? append_batch(co, id, &w, c)
+                              : commit_error(rv);
     writer_free(&w);
-    if (rv == RC_OK && c != NULL) {
-        if (p->hw > info.last_offset) {
-            rv = RC_INVALID; /* cannot happen: a fresh append */
-        } else {
-            rv = partition_wait_hw(p, info.last_offset + 1, commit_hw_cb, c);
-        }
-    }
-    return commit_error(rv);
+    return err;
 }
 
 static int16_t io_persist_offsets(struct group_io *io,
@@ -181,37 +195,108 @@ static void io_persist_tombstones(struct group_io *io, int32_t partition,
     }
 }
 
+static void io_persist_group(struct group_io *io, const struct group *g,
+                             bool gone)
+{
+    struct coordinator *co = io->impl;
+    struct writer w;
+    writer_init(&w, BATCH_BYTES_MAX);
+    int64_t now = partition_wall_ms();
+    int rv = group_store_encode_group(&w, g, gone, now, now);
+    int16_t err = rv == RC_OK ? append_batch(co, g->partition, &w, NULL)
+                              : commit_error(rv);
+    writer_free(&w);
+    if (err != KAFKA_ERROR_NONE) {
+        TRACE_WARN(&co->b->tracer, "group=%.*s generation %d not written: "
+                   "error %d (after a coordinator move its members rejoin)",
+                   (int)g->id.len, (const char *)g->id.ptr,
+                   (int)g->generation_id, err);
+    }
+}
+
 /* --- Loading ------------------------------------------------------------- */
 
 struct load_ctx {
     struct coordinator *co;
+    int64_t wall_minus_loop;
+    int64_t now;
     size_t records;
     size_t dropped;
 };
 
-static void load_record_cb(void *arg, const struct group_store_record *r)
+static void load_group_record(struct load_ctx *lc,
+                              const struct group_store_record *r)
 {
-    struct load_ctx *lc = arg;
-    lc->records++;
-    if (!r->is_offset) {
-        return; /* group metadata: membership is not persisted */
-    }
+    struct groups *gs = &lc->co->loading;
     if (r->tombstone) {
-        group_load_tombstone(&lc->co->groups, r->group, r->offset.topic,
-                             r->offset.partition);
+        group_load_group_tombstone(gs, r->group);
         return;
     }
-    if (group_load_offset(&lc->co->groups, r->group, r->offset.topic,
-                          r->offset.partition, r->offset.offset,
-                          r->offset.leader_epoch, r->offset.metadata,
-                          r->commit_ms) != RC_OK) {
+    if (r->meta == NULL) {
+        lc->dropped++; /* a version this does not read */
+        return;
+    }
+    struct group_load_meta m = *r->meta;
+    if (m.state_ms >= 0) {
+        m.state_ms -= lc->wall_minus_loop;
+    }
+    if (group_load_group(gs, r->group, &m, lc->now) != RC_OK) {
         lc->dropped++;
     }
 }
 
-static void load_cb(uv_idle_t *h)
+static void load_record_cb(void *arg, const struct group_store_record *r)
 {
-    struct coordinator *co = h->data;
+    struct load_ctx *lc = arg;
+    struct groups *gs = &lc->co->loading;
+    lc->records++;
+    if (!r->is_offset) {
+        load_group_record(lc, r);
+    } else if (r->tombstone) {
+        group_load_tombstone(gs, r->group, r->offset.topic,
+                             r->offset.partition);
+    } else if (group_load_offset(gs, r->group, r->offset.topic,
+                                 r->offset.partition, r->offset.offset,
+                                 r->offset.leader_epoch, r->offset.metadata,
+                                 r->commit_ms - lc->wall_minus_loop) !=
+               RC_OK) {
+        lc->dropped++;
+    }
+}
+
+/* Ends the load in progress; with rc RC_OK the partition's groups are
+ * served from now on. */
+static void load_finish(struct coordinator *co, int rc)
+{
+    struct coordinator_load *cl = &co->cur;
+    int32_t id = cl->id;
+    cl->id = -1;
+    if (rc != RC_OK) {
+        /* Its groups keep answering COORDINATOR_LOAD_IN_PROGRESS; the
+         * next tick after a pause starts the partition again. */
+        group_unload_all(&co->loading);
+        TRACE_ERROR(&co->b->tracer, "partition=%s-%d offsets not loaded: "
+                    "%s; retrying in %d ms", GROUP_STORE_TOPIC, id,
+                    rc_str(rc), COORDINATOR__LOAD_RETRY_MS);
+        co->retry_load_ms = (int64_t)uv_now(co->b->loop) +
+                            COORDINATOR__LOAD_RETRY_MS;
+        co->want_load[id] = true;
+        return;
+    }
+    uv_update_time(co->b->loop);
+    group_load_adopt(&co->groups, &co->loading, (int64_t)uv_now(co->b->loop));
+    co->loaded_epoch[id] = cl->epoch;
+    TRACE_INFO(&co->b->tracer, "event: coordinating the groups of %s-%d at "
+               "epoch %d: %zu records (%zu bytes, offsets below %" PRId64
+               ") loaded in %" PRIu64 " ms over %zu slices, %zu dropped",
+               GROUP_STORE_TOPIC, id, cl->epoch, cl->records, cl->bytes,
+               cl->end, uv_now(co->b->loop) - cl->started_ms, cl->slices,
+               cl->dropped);
+}
+
+/* Starts loading the first partition that wants it; false when none. */
+static bool load_begin(struct coordinator *co)
+{
     for (int32_t id = 0; id < co->n_state; id++) {
         if (!co->want_load[id]) {
             continue;
@@ -219,31 +304,54 @@ static void load_cb(uv_idle_t *h)
         co->want_load[id] = false;
         struct partition *p = offsets_partition(co, id);
         if (p == NULL || !partition_is_leader(p)) {
-            return; /* the next sync decides */
+            continue; /* the next sync decides */
         }
         group_unload_partition(&co->groups, id);
-        struct load_ctx lc = {.co = co};
-        int rv = group_store_load(p->log, log_end_offset(p->log),
-                                  load_record_cb, &lc);
-        if (rv != RC_OK) {
-            /* Its groups keep answering COORDINATOR_LOAD_IN_PROGRESS;
-             * the next tick after a pause tries again. */
-            TRACE_ERROR(&co->b->tracer, "partition=%s-%d offsets not "
-                        "loaded: %s; retrying in %d ms", p->topic, p->id,
-                        rc_str(rv), COORDINATOR__LOAD_RETRY_MS);
-            co->retry_load_ms = (int64_t)uv_now(co->b->loop) +
-                                COORDINATOR__LOAD_RETRY_MS;
-            co->want_load[id] = true;
-            uv_idle_stop(h);
-            return;
-        }
-        co->loaded_epoch[id] = p->leader_epoch;
-        TRACE_INFO(&co->b->tracer, "coordinating the groups of %s-%d at "
-                   "epoch %d (%zu records loaded, %zu dropped)", p->topic,
-                   p->id, p->leader_epoch, lc.records, lc.dropped);
-        return; /* one partition per loop turn */
+        group_unload_all(&co->loading);
+        co->cur = (struct coordinator_load){
+            .id = id, .epoch = p->leader_epoch,
+            .offset = log_start_offset(p->log),
+            .end = log_end_offset(p->log),
+            .started_ms = uv_now(co->b->loop)};
+        return true;
     }
-    uv_idle_stop(h);
+    return false;
+}
+
+/* One slice of the load per loop turn. */
+static void load_cb(uv_idle_t *h)
+{
+    struct coordinator *co = h->data;
+    struct coordinator_load *cl = &co->cur;
+    if (cl->id < 0 && !load_begin(co)) {
+        uv_idle_stop(h);
+        return;
+    }
+    struct partition *p = offsets_partition(co, cl->id);
+    if (p == NULL || !partition_is_leader(p) ||
+        p->leader_epoch != cl->epoch) {
+        /* Leadership moved on under the load: coordinator_sync() has
+         * marked what to load next, or that nothing is. */
+        group_unload_all(&co->loading);
+        cl->id = -1;
+        return;
+    }
+    struct load_ctx lc = {.co = co, .wall_minus_loop = wall_minus_loop(co),
+                          .now = (int64_t)uv_now(co->b->loop)};
+    size_t bytes = 0;
+    int rv = group_store_load_step(p->log, &cl->offset, cl->end,
+                                   COORDINATOR_LOAD_SLICE_BYTES,
+                                   load_record_cb, &lc, &bytes);
+    cl->records += lc.records;
+    cl->dropped += lc.dropped;
+    cl->bytes += bytes;
+    cl->slices++;
+    if (rv != RC_OK) {
+        load_finish(co, rv);
+        uv_idle_stop(h);
+    } else if (cl->offset >= cl->end) {
+        load_finish(co, RC_OK);
+    }
 }
 
 static int grow_state(struct coordinator *co, int32_t n)
@@ -337,8 +445,13 @@ void coordinator_ensure_topic(struct coordinator *co)
     int32_t registered = (int32_t)img->n_brokers;
     int32_t rf = co->cfg.offsets_replication_factor;
     rf = registered > 0 && registered < rf ? registered : rf;
+    char segment_bytes[16];
+    snprintf(segment_bytes, sizeof segment_bytes, "%d",
+             (int)co->cfg.offsets_segment_bytes);
+    const char *configs[] = {"cleanup.policy", "compact",
+                             "segment.bytes", segment_bytes};
     broker_create_topic(co->b, GROUP_STORE_TOPIC, co->cfg.offsets_partitions,
-                        rf, "cleanup.policy", "compact");
+                        rf, configs, 2);
 }
 
 /* --- Time ---------------------------------------------------------------- */
@@ -387,8 +500,11 @@ int coordinator_start(struct coordinator *co, struct broker *b,
         .persist_offsets = io_persist_offsets,
         .commit_done = answers->commit_done,
         .persist_tombstones = io_persist_tombstones,
+        .persist_group = io_persist_group,
         .event = io_event};
     group_init(&co->groups, &co->io, &cfg->group);
+    group_init(&co->loading, &co->io, &cfg->group);
+    co->cur.id = -1;
     uv_timer_init(b->loop, &co->tick);
     co->tick.data = co;
     uv_idle_init(b->loop, &co->load);
@@ -410,6 +526,7 @@ void coordinator_close(struct coordinator *co)
     }
     co->commits = NULL;
     group_free(&co->groups);
+    group_free(&co->loading);
     uv_close((uv_handle_t *)&co->tick, NULL);
     uv_close((uv_handle_t *)&co->load, NULL);
     free(co->loaded_epoch);

@@ -6,12 +6,23 @@
  *     partition hash(G) mod its partition count. The topic is created on
  *     the first FindCoordinator (offsets.topic.num.partitions, replication
  *     factor min(offsets.topic.replication.factor, registered brokers),
- *     cleanup.policy=compact); while fewer brokers are unfenced the
+ *     cleanup.policy=compact, segment.bytes offsets.topic.segment.bytes); while fewer brokers are unfenced the
  *     controller refuses, as Kafka does, and the creation is retried.
  *   - A broker that becomes leader of one of its partitions loads the
- *     committed offsets from it (one partition per loop turn) and answers
- *     COORDINATOR_LOAD_IN_PROGRESS for its groups until then; one that
- *     stops leading it unloads them (NOT_COORDINATOR).
+ *     committed offsets and the groups' membership (GroupMetadata
+ *     records) from it, one partition at a time and one slice of at most
+ *     COORDINATOR_LOAD_SLICE_BYTES per loop turn, so that requests keep
+ *     flowing; it answers COORDINATOR_LOAD_IN_PROGRESS for those groups
+ *     until then. The cleaner compacts the partition, so a load reads its
+ *     compacted size, not its history. One that stops leading it unloads
+ *     them (NOT_COORDINATOR).
+ *   - Each group's membership is written on every generation (Stable
+ *     with the leader's assignment, or Empty) and when a static member
+ *     takes a new id, so that a new coordinator restores its members and
+ *     generation and they keep heartbeating without a rejoin. Written
+ *     with acks=1 and not waited for (Kafka waits for the record before
+ *     answering the leader's SyncGroup): if it is lost with a coordinator,
+ *     the members rejoin, as they did before.
  *   - Offset commits are appended to that partition and answered once the
  *     high watermark passes them (acks=all), within
  *     offsets.commit.timeout.ms.
@@ -35,10 +46,27 @@ struct coordinator_config {
     int32_t offsets_partitions;         /* offsets.topic.num.partitions */
     int32_t offsets_replication_factor; /* offsets.topic.replication.factor */
     int64_t commit_timeout_ms;          /* offsets.commit.timeout.ms */
+    int32_t offsets_segment_bytes;      /* offsets.topic.segment.bytes */
     struct group_config group;
 };
 
 struct coordinator_commit;
+
+/* Bytes of __consumer_offsets one loop turn replays while loading. */
+#define COORDINATOR_LOAD_SLICE_BYTES (256u * 1024)
+
+/* The load in progress (one partition at a time). */
+struct coordinator_load {
+    int32_t id;           /* -1: none */
+    int32_t epoch;        /* the leader epoch it loads for */
+    int64_t offset;       /* next offset to read */
+    int64_t end;          /* the log end when it began */
+    size_t records;
+    size_t dropped;
+    size_t bytes;
+    size_t slices;
+    uint64_t started_ms;
+};
 
 /* Where the group core's deferred answers go (the Kafka group handlers,
  * broker/kafka/kafka_group.c): they become the core's group_io callbacks
@@ -57,12 +85,14 @@ struct coordinator {
     struct coordinator_config cfg;
     struct group_io io;
     struct groups groups;
+    struct groups loading; /* the groups of the load in progress */
     int32_t *loaded_epoch;  /* per offsets partition: leader epoch loaded,
                              * -1 when not (or not yet) */
     bool *want_load;
     int32_t n_state;
     uv_timer_t tick;
     uv_idle_t load;
+    struct coordinator_load cur;
     int64_t retry_load_ms;     /* after a failed load; 0: none pending */
     uint64_t create_sent_ms;   /* last CreateTopics for the offsets topic */
     struct coordinator_commit *commits; /* appends waiting for the HW */

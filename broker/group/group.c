@@ -452,6 +452,13 @@ void group_init(struct groups *gs, struct group_io *io,
     };
 }
 
+void group__persist(struct groups *gs, const struct group *g, bool gone)
+{
+    if (gs->io->persist_group != NULL) {
+        gs->io->persist_group(gs->io, g, gone);
+    }
+}
+
 void group__wake_at(struct group *g, int64_t t)
 {
     if (t < g->wake_ms) {
@@ -619,6 +626,7 @@ int16_t group_delete(struct groups *gs, struct slice group_id)
     }
     gs->io->persist_tombstones(gs->io, g->partition, g->id, g->offsets,
                                g->n_offsets);
+    group__persist(gs, g, true);
     group__drop(gs, g, KAFKA_ERROR_NOT_COORDINATOR);
     return KAFKA_ERROR_NONE;
 }
@@ -834,6 +842,9 @@ static void sweep(struct groups *gs, int64_t now_ms)
     for (size_t i = gs->n; i-- > 0;) {
         expire_offsets(gs, gs->v[i], now_ms);
         if (group__holds_nothing(gs->v[i])) {
+            if (gs->v[i]->generation_id > 0) {
+                group__persist(gs, gs->v[i], true); /* its record goes */
+            }
             group__destroy_empty(gs, gs->v[i]);
         }
     }

@@ -73,16 +73,19 @@
  *     generation >= 0 to an unknown group gets ILLEGAL_GENERATION.
  *     Offsets belong to the group, not to members.
  *
- * Not kept (interpretations, see group.c): group membership is soft
- * state, never persisted (after a coordinator move members get
- * UNKNOWN_MEMBER_ID and rejoin; only offsets are persisted and replayed);
- * retention_time_ms of OffsetCommit v2-4 is ignored.
+ * Membership is persisted as Kafka's GroupMetadata record: the core asks
+ * io->persist_group on every generation (entering Stable with the
+ * leader's assignment, or Empty), when a static member takes a new id in
+ * a Stable group, and when a group goes (DeleteGroups, or forgotten by
+ * the sweep); a new coordinator replays it with group_load_group(), and
+ * the members keep their ids and generation. retention_time_ms of
+ * OffsetCommit v2-4 is ignored (as Kafka 2.1+ does for v5+).
  *
  * Offsets expire (offsets.retention.minutes, KIP-211), checked by a sweep
  * every sweep_interval_ms (offsets.retention.check.interval.ms): a group
  * that has had members expires all its offsets once it has been Empty for
- * offsets_retention_ms (since it became Empty, or since its latest commit
- * when it was loaded Empty: membership is not persisted); a group that
+ * offsets_retention_ms (since it became Empty, as its GroupMetadata
+ * record tells after a load; without one, since each commit); a group that
  * never had members (standalone commits) expires each offset
  * offsets_retention_ms after its commit. Expired offsets get tombstones
  * (io->persist_tombstones). Empty groups then holding no offsets, pending
@@ -291,6 +294,14 @@ struct group_io {
     void (*persist_tombstones)(struct group_io *io, int32_t partition,
                                struct slice group_id,
                                const struct group_offset *offsets, size_t n);
+    /* May be NULL. Write g's GroupMetadata record (Kafka's layout: its
+     * protocol type, generation, protocol, leader, and each member's ids,
+     * client, timeouts, subscription for the chosen protocol and
+     * assignment; g is borrowed for the call), or with gone its
+     * tombstone. Fire and forget: if it is lost, members of a group whose
+     * coordinator moved rejoin. */
+    void (*persist_group)(struct group_io *io, const struct group *g,
+                          bool gone);
     /* May be NULL. A group changed state: one line for people, e.g.
      * "group g1 rebalancing at generation 3 (member c-1 joined)". */
     void (*event)(struct group_io *io, const char *text);
@@ -449,6 +460,50 @@ MUST_CHECK int group_load_offset(struct groups *gs, struct slice group_id,
  * left does not exist in Kafka. */
 void group_load_tombstone(struct groups *gs, struct slice group_id,
                           struct slice topic, int32_t partition);
+
+/* One member of a GroupMetadata record (Kafka's MemberMetadata).
+ * Borrowed. */
+struct group_load_member {
+    struct slice member_id;
+    struct slice group_instance_id; /* null: dynamic */
+    struct slice client_id;
+    struct slice client_host;
+    int32_t rebalance_timeout_ms;
+    int32_t session_timeout_ms;
+    struct slice subscription; /* metadata for the group's protocol */
+    struct slice assignment;
+};
+
+/* A GroupMetadata record's value. Borrowed. */
+struct group_load_meta {
+    struct slice protocol_type; /* "" or null: none */
+    int32_t generation_id;
+    struct slice protocol_name; /* null when there are no members */
+    struct slice leader;        /* null when there are no members */
+    int64_t state_ms;  /* currentStateTimestamp, in the core's clock; -1 */
+    const struct group_load_member *members;
+    size_t n_members;
+};
+
+/* Replays a GroupMetadata record (the latest wins): the group takes its
+ * generation, protocol, leader and members, Stable when it has members
+ * (each member's session starts at now_ms), else Empty (empty since
+ * state_ms). RC_MALFORMED for a record that breaks the rules (a leader
+ * that is not a member, no protocol with members, duplicate member ids,
+ * bounds), RC_NOMEM, RC_FULL; the group is then as it was. */
+MUST_CHECK int group_load_group(struct groups *gs, struct slice group_id,
+                                const struct group_load_meta *m,
+                                int64_t now_ms);
+
+/* Replays a GroupMetadata tombstone: the group loses its membership and
+ * generation; it stays (Empty) while it holds offsets. */
+void group_load_group_tombstone(struct groups *gs, struct slice group_id);
+
+/* Moves every group of from (loaded into a separate core, so that a load
+ * in progress is never seen) into gs, replacing any of the same id;
+ * their members' sessions start at now_ms. from is left empty. */
+void group_load_adopt(struct groups *gs, struct groups *from,
+                      int64_t now_ms);
 
 /* This broker no longer coordinates the partition (or any): its groups
  * go, parked JoinGroup/SyncGroup get NOT_COORDINATOR, commits in flight

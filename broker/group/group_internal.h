@@ -1,8 +1,9 @@
-/* The consumer-group coordinator's private declarations, shared by its three
+/* The consumer-group coordinator's private declarations, shared by its
  * files: broker/group/group.c (group table, helpers, describe/list/delete,
  * time), broker/group/group_rebalance.c (JoinGroup/SyncGroup rebalance,
- * Heartbeat, LeaveGroup) and broker/group/group_offsets.c (OffsetCommit,
- * loading and unloading). Not for use outside them. */
+ * Heartbeat, LeaveGroup), broker/group/group_offsets.c (OffsetCommit,
+ * loading offsets and unloading) and broker/group/group_load.c
+ * (GroupMetadata records, adopting a load). Not for use outside them. */
 #ifndef CAIRN_BROKER_GROUP_INTERNAL_H
 #define CAIRN_BROKER_GROUP_INTERNAL_H
 
@@ -98,6 +99,8 @@ bool group__offset_lookup(const struct group *g, struct slice topic,
                           int32_t partition, size_t *at);
 void group__check_group(const struct group *g);
 void group__wake_at(struct group *g, int64_t t);
+/* io->persist_group, when the adapter has one. */
+void group__persist(struct groups *gs, const struct group *g, bool gone);
 int group__create(struct groups *gs, struct slice id, size_t at,
                   struct group **out);
 int group__get_or_create(struct groups *gs, struct slice id,

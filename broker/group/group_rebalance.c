@@ -379,6 +379,7 @@ static void transition(struct groups *gs, struct group *g,
     tell(gs, g, to);
     if (to == GROUP_STATE_STABLE || to == GROUP_STATE_EMPTY) {
         g->why[0] = '\0'; /* the next rebalance says its own cause */
+        group__persist(gs, g, false); /* a generation to keep */
     }
 }
 
@@ -754,6 +755,7 @@ static int static_replace(struct groups *gs, struct group *g,
             /* Keeps its assignment; the old leader id is reported, so a
              * static leader coming back stays a follower this time. */
             member_join_ok(gs, g, m, false, old_leader);
+            group__persist(gs, g, false); /* the member's new id */
         } else {
             group__why(g, "came back with other protocols", m->member_id);
             maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);

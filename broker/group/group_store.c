@@ -14,8 +14,7 @@
 #define GROUP_STORE__KEY_OFFSET 1
 #define GROUP_STORE__KEY_GROUP 2
 #define GROUP_STORE__VALUE_OFFSET 3
-/* Bytes read from a log per pread while loading. */
-#define GROUP_STORE__READ_BYTES (1u << 20)
+#define GROUP_STORE__VALUE_GROUP 3
 
 /* Next UTF-16 code unit count and value of the UTF-8 sequence at p;
  * invalid bytes count as one unit each (U+FFFD), as Java decodes them. */
@@ -84,17 +83,22 @@ static void put_value(struct writer *w, const struct group_store_offset *o,
     writer_i64(w, now_ms);
 }
 
-int group_store_encode(struct writer *w, struct slice group,
-                       const struct group_store_offset *offs, size_t n,
-                       int64_t now_ms)
+/* A record batch being written: its header, then records. */
+struct batch_at {
+    size_t start;
+    size_t len_at;
+    size_t crc_at;
+};
+
+static struct batch_at batch_begin(struct writer *w, size_t n,
+                                   int64_t now_ms)
 {
-    ASSERT(n >= 1 && n <= INT32_MAX);
-    size_t start = w->len;
+    struct batch_at b = {.start = w->len};
     writer_i64(w, 0);                    /* baseOffset, set by the log */
-    size_t len_at = writer_reserve(w, 4);
+    b.len_at = writer_reserve(w, 4);
     writer_i32(w, -1);                   /* partitionLeaderEpoch */
     writer_i8(w, RECORD_BATCH_MAGIC);
-    size_t crc_at = writer_reserve(w, 4);
+    b.crc_at = writer_reserve(w, 4);
     writer_i16(w, 0);                    /* attributes: none */
     writer_i32(w, (int32_t)n - 1);       /* lastOffsetDelta */
     writer_i64(w, now_ms);
@@ -103,6 +107,52 @@ int group_store_encode(struct writer *w, struct slice group,
     writer_i16(w, -1);
     writer_i32(w, -1);
     writer_i32(w, (int32_t)n);
+    return b;
+}
+
+/* Record i of the batch: kv holds its key (key_len bytes) then its value
+ * (none for a tombstone). */
+static void batch_record(struct writer *w, const struct writer *kv,
+                         int32_t i, size_t key_len, bool tombstone)
+{
+    size_t val_len = kv->len - key_len;
+    int32_t vlen = tombstone ? -1 : (int32_t)val_len;
+    int32_t body = (int32_t)(1 + writer_varlong_size(0) +
+                             writer_varint_size(i) +
+                             writer_varint_size((int32_t)key_len) + key_len +
+                             writer_varint_size(vlen) + val_len +
+                             writer_varint_size(0));
+    writer_varint(w, body);
+    writer_i8(w, 0);                     /* record attributes */
+    writer_varlong(w, 0);                /* timestampDelta */
+    writer_varint(w, i);                 /* offsetDelta */
+    writer_varint(w, (int32_t)key_len);
+    writer_raw(w, kv->data, key_len);
+    writer_varint(w, vlen);
+    writer_raw(w, kv->data + key_len, val_len);
+    writer_varint(w, 0);                 /* headers */
+}
+
+static int batch_end(struct writer *w, struct batch_at b)
+{
+    if (w->rc != RC_OK) {
+        return w->rc;
+    }
+    if (w->len - b.start - 12 > INT32_MAX) {
+        return RC_TOO_LARGE;
+    }
+    writer_patch_i32(w, b.len_at, (int32_t)(w->len - b.start - 12));
+    uint32_t crc = crc32c(w->data + b.crc_at + 4, w->len - b.crc_at - 4);
+    bytes_put_be32(w->data + b.crc_at, crc);
+    return RC_OK;
+}
+
+int group_store_encode(struct writer *w, struct slice group,
+                       const struct group_store_offset *offs, size_t n,
+                       int64_t now_ms)
+{
+    ASSERT(n >= 1 && n <= INT32_MAX);
+    struct batch_at b = batch_begin(w, n, now_ms);
     struct writer kv;
     writer_init(&kv, w->max);
     for (size_t i = 0; i < n && w->rc == RC_OK; i++) {
@@ -116,34 +166,133 @@ int group_store_encode(struct writer *w, struct slice group,
             w->rc = kv.rc;
             break;
         }
-        size_t val_len = kv.len - key_len;
-        int32_t vlen = offs[i].tombstone ? -1 : (int32_t)val_len;
-        int32_t body = (int32_t)(1 + writer_varlong_size(0) +
-                                 writer_varint_size((int32_t)i) +
-                                 writer_varint_size((int32_t)key_len) +
-                                 key_len + writer_varint_size(vlen) +
-                                 val_len + writer_varint_size(0));
-        writer_varint(w, body);
-        writer_i8(w, 0);                 /* record attributes */
-        writer_varlong(w, 0);            /* timestampDelta */
-        writer_varint(w, (int32_t)i);    /* offsetDelta */
-        writer_varint(w, (int32_t)key_len);
-        writer_raw(w, kv.data, key_len);
-        writer_varint(w, vlen);
-        writer_raw(w, kv.data + key_len, val_len);
-        writer_varint(w, 0);             /* headers */
+        batch_record(w, &kv, (int32_t)i, key_len, offs[i].tombstone);
     }
     writer_free(&kv);
-    if (w->rc != RC_OK) {
-        return w->rc;
+    return batch_end(w, b);
+}
+
+static void put_group_value(struct writer *w, const struct group *g,
+                            int64_t state_ms)
+{
+    writer_i16(w, GROUP_STORE__VALUE_GROUP);
+    struct slice type = group_summary_protocol_type(g);
+    writer_string_slice(w, type);
+    writer_i32(w, g->generation_id);
+    bool members = g->state == GROUP_STATE_STABLE && g->n_members > 0;
+    writer_nullable_string_slice(w, members ? g->protocol_name
+                                            : slice_null());
+    writer_nullable_string_slice(w, members ? g->leader->member_id
+                                            : slice_null());
+    writer_i64(w, state_ms);
+    writer_i32(w, members ? (int32_t)g->n_members : 0);
+    for (size_t i = 0; members && i < g->n_members; i++) {
+        struct group_member_summary sm;
+        group_summary_member(g, i, &sm);
+        writer_string_slice(w, sm.member_id);
+        writer_nullable_string_slice(w, sm.group_instance_id);
+        writer_string_slice(w, sm.client_id);
+        writer_string_slice(w, sm.client_host);
+        writer_i32(w, g->members[i]->rebalance_timeout_ms);
+        writer_i32(w, g->members[i]->session_timeout_ms);
+        writer_bytes_slice(w, sm.metadata);
+        writer_bytes_slice(w, sm.assignment);
     }
-    writer_patch_i32(w, len_at, (int32_t)(w->len - start - 12));
-    uint32_t crc = crc32c(w->data + crc_at + 4, w->len - crc_at - 4);
-    bytes_put_be32(w->data + crc_at, crc);
-    return RC_OK;
+}
+
+int group_store_encode_group(struct writer *w, const struct group *g,
+                             bool gone, int64_t now_ms, int64_t state_ms)
+{
+    struct batch_at b = batch_begin(w, 1, now_ms);
+    struct writer kv;
+    writer_init(&kv, w->max);
+    writer_i16(&kv, GROUP_STORE__KEY_GROUP);
+    writer_string_slice(&kv, g->id);
+    size_t key_len = kv.len;
+    if (!gone) {
+        put_group_value(&kv, g, state_ms);
+    }
+    if (kv.rc != RC_OK) {
+        w->rc = kv.rc;
+    } else {
+        batch_record(w, &kv, 0, key_len, gone);
+    }
+    writer_free(&kv);
+    return batch_end(w, b);
 }
 
 /* --- Reading ------------------------------------------------------------- */
+
+/* Bytes of the smallest member of a GroupMetadataValue (v0: three empty
+ * strings, one int32 and two empty bytes): bounds the count read before
+ * allocating. */
+#define GROUP_STORE__MEMBER_BYTES_MIN 18u
+
+/* Decodes a GroupMetadataValue into m (members allocated into *out);
+ * RC_MALFORMED, RC_NOT_FOUND for a version this does not read, RC_NOMEM. */
+static int group_value_decode(struct slice value, struct group_load_meta *m,
+                              struct group_load_member **out)
+{
+    struct reader r;
+    reader_init(&r, value.ptr, value.len);
+    int16_t ver = reader_i16(&r);
+    if (r.rc == RC_OK && (ver < 0 || ver > 3)) {
+        return RC_NOT_FOUND;
+    }
+    *m = (struct group_load_meta){.state_ms = -1};
+    m->protocol_type = reader_string(&r);
+    m->generation_id = reader_i32(&r);
+    m->protocol_name = reader_nullable_string(&r);
+    m->leader = reader_nullable_string(&r);
+    if (ver >= 2) {
+        m->state_ms = reader_i64(&r);
+    }
+    int32_t n = reader_i32(&r);
+    if (r.rc != RC_OK || n < 0 ||
+        (size_t)n > reader_remaining(&r) / GROUP_STORE__MEMBER_BYTES_MIN) {
+        return RC_MALFORMED;
+    }
+    struct group_load_member *ms = n > 0 ? calloc((size_t)n, sizeof *ms)
+                                         : NULL;
+    if (n > 0 && ms == NULL) {
+        return RC_NOMEM;
+    }
+    for (int32_t i = 0; i < n && r.rc == RC_OK; i++) {
+        struct group_load_member *lm = &ms[i];
+        lm->member_id = reader_string(&r);
+        lm->group_instance_id = ver >= 3 ? reader_nullable_string(&r)
+                                         : slice_null();
+        lm->client_id = reader_string(&r);
+        lm->client_host = reader_string(&r);
+        lm->rebalance_timeout_ms = ver >= 1 ? reader_i32(&r) : -1;
+        lm->session_timeout_ms = reader_i32(&r);
+        if (ver == 0) {
+            lm->rebalance_timeout_ms = lm->session_timeout_ms;
+        }
+        lm->subscription = reader_bytes(&r);
+        lm->assignment = reader_bytes(&r);
+    }
+    if (r.rc != RC_OK) {
+        free(ms);
+        return RC_MALFORMED;
+    }
+    m->members = ms;
+    m->n_members = (size_t)n;
+    *out = ms;
+    return RC_OK;
+}
+
+static void replay_group(struct group_store_record *rec, struct slice value,
+                         group_store_record_cb cb, void *arg)
+{
+    struct group_load_meta m;
+    struct group_load_member *ms = NULL;
+    if (group_value_decode(value, &m, &ms) == RC_OK) {
+        rec->meta = &m;
+    }
+    cb(arg, rec);
+    free(ms);
+}
 
 static void replay_record(struct slice key, struct slice value, bool null_value,
                           group_store_record_cb cb, void *arg)
@@ -161,6 +310,10 @@ static void replay_record(struct slice key, struct slice value, bool null_value,
         rec.offset.leader_epoch = -1;
     } else if (kver == GROUP_STORE__KEY_GROUP) {
         rec.group = reader_string(&k);
+        if (k.rc == RC_OK && reader_remaining(&k) == 0 && !null_value) {
+            replay_group(&rec, value, cb, arg);
+            return;
+        }
     } else {
         return; /* a record kind this version does not know */
     }
@@ -242,51 +395,64 @@ int group_store_replay(const uint8_t *buf, size_t len,
     return RC_OK;
 }
 
-int group_store_load(struct log *l, int64_t end, group_store_record_cb cb,
-                     void *arg)
+int group_store_load_step(struct log *l, int64_t *offset, int64_t end,
+                          size_t max_bytes, group_store_record_cb cb,
+                          void *arg, size_t *bytes)
 {
-    int64_t offset = log_start_offset(l);
-    uint8_t *buf = NULL;
-    int rv = RC_OK;
-    while (offset < end && rv == RC_OK) {
-        struct log_span span;
-        rv = log_read(l, offset, GROUP_STORE__READ_BYTES, end, &span);
-        if (rv != RC_OK || span.bytes == 0) {
-            if (rv == RC_OK) {
-                log_span_release(&span);
-            }
-            break;
-        }
-        uint8_t *nb = realloc(buf, (size_t)span.bytes);
-        if (nb == NULL) {
-            log_span_release(&span);
-            rv = RC_NOMEM;
-            break;
-        }
-        buf = nb;
-        int64_t want = span.bytes;
-        ssize_t got = pread(span.fd, buf, (size_t)want, span.position);
-        log_span_release(&span);
-        if (got != (ssize_t)want) {
-            rv = RC_IO;
-            break;
-        }
-        /* Advance past the last whole batch of the span. */
-        int64_t next = offset;
-        for (size_t at = 0; at < (size_t)got;) {
-            struct record_batch_header h;
-            if (record_batch_parse(buf + at, (size_t)got - at, &h) != RC_OK) {
-                break;
-            }
-            next = record_batch_last_offset(&h) + 1;
-            at += (size_t)record_batch_size(&h);
-        }
-        rv = group_store_replay(buf, (size_t)got, cb, arg);
-        if (next <= offset) {
-            break;
-        }
-        offset = next;
+    if (bytes != NULL) {
+        *bytes = 0;
     }
+    if (*offset < log_start_offset(l)) {
+        *offset = log_start_offset(l); /* deleted below: nothing to read */
+    }
+    if (*offset >= end) {
+        return RC_OK;
+    }
+    struct log_span span;
+    int rv = log_read(l, *offset, (int64_t)max_bytes, end, &span);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (span.bytes == 0) {
+        log_span_release(&span);
+        *offset = end; /* nothing readable below end */
+        return RC_OK;
+    }
+    size_t want = (size_t)span.bytes;
+    uint8_t *buf = malloc(want);
+    if (buf == NULL) {
+        log_span_release(&span);
+        return RC_NOMEM;
+    }
+    ssize_t got = pread(span.fd, buf, want, span.position);
+    log_span_release(&span);
+    if (got < 0 || (size_t)got != want) {
+        free(buf);
+        return RC_IO;
+    }
+    /* Advance past the last whole batch of the span. */
+    int64_t next = *offset;
+    size_t whole = 0;
+    while (whole < (size_t)got) {
+        struct record_batch_header h;
+        if (record_batch_parse(buf + whole, (size_t)got - whole, &h) !=
+                RC_OK ||
+            (size_t)record_batch_size(&h) > (size_t)got - whole) {
+            break;
+        }
+        next = record_batch_last_offset(&h) + 1;
+        whole += (size_t)record_batch_size(&h);
+    }
+    rv = group_store_replay(buf, whole, cb, arg);
     free(buf);
+    if (rv == RC_OK && next <= *offset) {
+        rv = RC_MALFORMED; /* not even one whole batch: a damaged log */
+    }
+    if (rv == RC_OK) {
+        *offset = next;
+        if (bytes != NULL) {
+            *bytes = whole;
+        }
+    }
     return rv;
 }

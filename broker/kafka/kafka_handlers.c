@@ -188,21 +188,24 @@ static int call_create_topics(struct broker *b, Cairn__CreatableTopic **ts,
 
 void broker_create_topic(struct broker *b, const char *name,
                          int32_t partitions, int32_t rf,
-                         const char *config_name, const char *config_value)
+                         const char *const *configs, size_t n_configs)
 {
     Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
     t.name = (char *)(uintptr_t)name;
     t.has_num_partitions = t.has_replication_factor = true;
     t.num_partitions = partitions;
     t.replication_factor = rf;
-    Cairn__ConfigRecord cr = CAIRN__CONFIG_RECORD__INIT;
-    Cairn__ConfigRecord *crs[] = {&cr};
-    if (config_name != NULL) {
-        cr.name = (char *)(uintptr_t)config_name;
-        cr.value = (char *)(uintptr_t)config_value;
-        t.n_configs = 1;
-        t.configs = crs;
+    Cairn__ConfigRecord cr[BROKER_CREATE_CONFIGS_MAX];
+    Cairn__ConfigRecord *crs[BROKER_CREATE_CONFIGS_MAX];
+    ASSERT(n_configs <= BROKER_CREATE_CONFIGS_MAX);
+    for (size_t i = 0; i < n_configs; i++) {
+        cairn__config_record__init(&cr[i]);
+        cr[i].name = (char *)(uintptr_t)configs[2 * i];
+        cr[i].value = (char *)(uintptr_t)configs[2 * i + 1];
+        crs[i] = &cr[i];
     }
+    t.n_configs = n_configs;
+    t.configs = n_configs > 0 ? crs : NULL;
     Cairn__CreatableTopic *ts[] = {&t};
     if (call_create_topics(b, ts, 1) == RC_OK) {
         TRACE_INFO(&b->tracer, "topic=%s auto-created on first use", name);

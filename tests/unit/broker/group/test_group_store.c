@@ -53,6 +53,24 @@ static void record_cb(void *arg, const struct group_store_record *r)
     s->n++;
 }
 
+/* group_store_load_step() until the log is read below end. */
+static int load_all(struct log *l, int64_t end, size_t slice,
+                    struct seen *s, size_t *steps)
+{
+    int64_t offset = 0;
+    while (offset < end) {
+        int rv = group_store_load_step(l, &offset, end, slice, record_cb, s,
+                                       NULL);
+        if (rv != RC_OK) {
+            return rv;
+        }
+        if (steps != NULL) {
+            (*steps)++;
+        }
+    }
+    return RC_OK;
+}
+
 Test(group_store, commits_and_tombstones_replay_as_written)
 {
     struct group_store_offset offs[3] = {
@@ -134,8 +152,7 @@ Test(group_store, a_log_of_commits_loads_back)
     }
     writer_free(&w);
     struct seen s = {0};
-    cr_assert_eq(group_store_load(f.log, log_end_offset(f.log), record_cb,
-                                  &s),
+    cr_assert_eq(load_all(f.log, log_end_offset(f.log), 1 << 20, &s, NULL),
                  RC_OK);
     cr_assert_eq(s.n, 5, "every committed offset loads back");
     for (int i = 0; i < 5; i++) {
@@ -143,8 +160,14 @@ Test(group_store, a_log_of_commits_loads_back)
         cr_assert_eq(s.recs[i].offset.offset, 100 + i);
     }
     s.n = 0;
-    cr_assert_eq(group_store_load(f.log, 3, record_cb, &s), RC_OK);
+    cr_assert_eq(load_all(f.log, 3, 1 << 20, &s, NULL), RC_OK);
     cr_assert_eq(s.n, 3, "only below the end given");
+    s.n = 0;
+    size_t steps = 0;
+    cr_assert_eq(load_all(f.log, log_end_offset(f.log), 1, &s, &steps),
+                 RC_OK);
+    cr_assert_eq(s.n, 5, "a tiny slice still reads one whole batch a step");
+    cr_assert_eq(steps, 5, "one batch per step when the slice is tiny");
     log_fixture_close(&f);
     log_fixture_teardown(&f);
 }
