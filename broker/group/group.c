@@ -25,10 +25,12 @@
  *   - Heartbeat and SyncGroup for an unknown group get UNKNOWN_MEMBER_ID
  *     (Kafka's answer at the versions we serve); LeaveGroup for an unknown
  *     group answers UNKNOWN_MEMBER_ID per member with NONE at top level.
- *   - Group metadata is not persisted (no GroupMetadata record): the
- *     leader's assignment takes effect at once, and a coordinator move
- *     makes members rejoin. Only offsets are written, and a commit is
- *     answered only after the adapter says they are.
+ *   - The GroupMetadata record is written fire-and-forget
+ *     (io->persist_group): the leader's assignment takes effect at once
+ *     (Kafka answers the SyncGroups once the record is appended); if the
+ *     record is lost with its coordinator, the members rejoin the next
+ *     one. A commit is answered only after the adapter says its offsets
+ *     are written.
  *   - Commits in flight whose group was deleted or unloaded are answered
  *     with the adapter's code but not applied (Kafka skips a Dead group).
  *   - new_member_added is cleared when an initial rebalance starts (Kafka
