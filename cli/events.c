@@ -117,14 +117,12 @@ static void format_time(int64_t ms, char *out, size_t cap, bool date)
     time_t sec = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&sec, &tm);
-    if (date) {
-        snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                 tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-    } else {
-        snprintf(out, cap, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min,
-                 tm.tm_sec, (int)(ms % 1000));
-    }
+    /* strftime for the fields: snprintf of them trips gcc's -O2
+     * -Wformat-truncation, which cannot see that they are in range. */
+    size_t n = strftime(out, cap, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S",
+                        &tm);
+    unsigned milli = (unsigned)((ms % 1000 + 1000) % 1000);
+    snprintf(out + n, cap - n, date ? ".%03uZ" : ".%03u", milli);
 }
 
 int events_collect(struct events_source *src, size_t n_src,
