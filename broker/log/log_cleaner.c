@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "broker/log/log_internal.h"
@@ -19,6 +21,17 @@
 
 /* Rewritten bytes are written out in chunks of about this much. */
 #define CLEAN__FLUSH_BYTES (1u << 20)
+
+/* The nice value of a pass's thread: compaction is background work, and
+ * on a busy machine the loop threads (requests, replication, fsync's
+ * callbacks) come first; on an idle one it runs at full speed. */
+#define CLEAN__NICE 10
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
 
 /* --- The offset map: exact keys, bounded ------------------------------- */
 
@@ -124,7 +137,8 @@ struct clean_seg {
 };
 
 struct log_clean_job {
-    uv_work_t req;
+    uv_thread_t thread;
+    uv_async_t done;          /* the pass is over: back to the loop */
     struct log *log;
     struct log_clean_config cfg;
     int64_t now_ms;
@@ -137,6 +151,9 @@ struct log_clean_job {
     log_clean_cb cb;
     void *arg;
     struct log_clean_result res;
+    int64_t *producer_last; /* sorted: each producer's newest batch's last
+                             * offset (its record stays) */
+    size_t n_producer_last;
     /* worker-only */
     struct offset_map map;
     struct record_inflate *z;
@@ -341,6 +358,20 @@ static int flush_out(struct log_clean_job *job, int fd)
     return RC_OK;
 }
 
+/* Whether h is an idempotent producer's newest batch: its last record
+ * stays whatever supersedes it, so that the producer's sequence survives
+ * (Kafka keeps that batch's header). Its older batches go like any. */
+static bool producer_newest(const struct log_clean_job *job,
+                            const struct record_batch_header *h)
+{
+    if (h->producer_id < 0 || job->n_producer_last == 0) {
+        return false;
+    }
+    int64_t last = record_batch_last_offset(h);
+    return bsearch(&last, job->producer_last, job->n_producer_last,
+                   sizeof(int64_t), cmp_i64) != NULL;
+}
+
 /* Rewrites segment i into its ".cleaned" file and scans it back. */
 static int rewrite(struct log_clean_job *job, size_t i)
 {
@@ -362,7 +393,7 @@ static int rewrite(struct log_clean_job *job, size_t i)
         } else {
             int32_t kept = 0;
             rv = record_filter(job->z, &job->scratch, job->batch, size, &h,
-                               keep_record, &k, h.producer_id >= 0,
+                               keep_record, &k, producer_newest(job, &h),
                                &job->out, &kept);
             if (rv != RC_OK) {
                 break;
@@ -408,9 +439,8 @@ static int rewrite(struct log_clean_job *job, size_t i)
     return rv;
 }
 
-static void clean_work_cb(uv_work_t *req)
+static void clean_work(struct log_clean_job *job)
 {
-    struct log_clean_job *job = req->data;
     size_t first_dirty = 0;
     while (first_dirty < job->n && !job->segs[first_dirty].dirty) {
         first_dirty++;
@@ -448,6 +478,7 @@ static void job_free(struct log_clean_job *job)
     writer_free(&job->out);
     free(job->batch);
     free(job->scan_buf);
+    free(job->producer_last);
     free(job);
 }
 
@@ -499,11 +530,34 @@ static int write_checkpoint(struct log *l, int64_t offset)
     return rv;
 }
 
-static void clean_after_cb(uv_work_t *req, int status)
+/* The pass's own thread. Lowering one's priority needs no privilege;
+ * raising it back would, hence a thread per pass rather than the shared
+ * threadpool (a pass runs seconds apart at most). */
+static void clean_thread(void *arg)
 {
-    struct log_clean_job *job = req->data;
+    struct log_clean_job *job = arg;
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CLEAN__NICE);
+    clean_work(job);
+    uv_async_send(&job->done);
+}
+
+static void clean_after(struct log_clean_job *job);
+
+static void clean_closed_cb(uv_handle_t *h)
+{
+    clean_after(h->data);
+}
+
+static void clean_done_cb(uv_async_t *h)
+{
+    struct log_clean_job *job = h->data;
+    uv_thread_join(&job->thread);
+    uv_close((uv_handle_t *)h, clean_closed_cb);
+}
+
+static void clean_after(struct log_clean_job *job)
+{
     struct log *l = job->log;
-    (void)status;
     l->cleaning = NULL;
     if (l->closing) {
         discard(job, 0);
@@ -552,8 +606,15 @@ void log_clean_truncated(struct log *l, int64_t offset)
     }
 }
 
+static void job_free_cb(uv_handle_t *h)
+{
+    job_free(h->data);
+}
+
 int log_clean_start(struct log *l, const struct log_clean_config *c,
-                    int64_t now_ms, int64_t hw, log_clean_cb cb, void *arg)
+                    int64_t now_ms, int64_t hw,
+                    const int64_t *producer_last, size_t n_producer_last,
+                    log_clean_cb cb, void *arg)
 {
     if (l->cleaning != NULL || l->closing) {
         return RC_FULL;
@@ -607,10 +668,25 @@ int log_clean_start(struct log *l, const struct log_clean_config *c,
     job->cb = cb;
     job->arg = arg;
     job->res.from = log_start_offset(l);
-    job->req.data = job;
-    if (uv_queue_work(l->loop, &job->req, clean_work_cb, clean_after_cb) !=
-        0) {
+    if (n_producer_last > 0) {
+        job->producer_last = malloc(n_producer_last * sizeof(int64_t));
+        if (job->producer_last == NULL) {
+            job_free(job);
+            return RC_NOMEM;
+        }
+        memcpy(job->producer_last, producer_last,
+               n_producer_last * sizeof(int64_t));
+        qsort(job->producer_last, n_producer_last, sizeof(int64_t),
+              cmp_i64);
+        job->n_producer_last = n_producer_last;
+    }
+    if (uv_async_init(l->loop, &job->done, clean_done_cb) != 0) {
         job_free(job);
+        return RC_NOMEM;
+    }
+    job->done.data = job;
+    if (uv_thread_create(&job->thread, clean_thread, job) != 0) {
+        uv_close((uv_handle_t *)&job->done, job_free_cb);
         return RC_NOMEM;
     }
     l->cleaning = job;

@@ -9,7 +9,9 @@
  * dirty bytes / (clean + dirty bytes) >= min.cleanable.dirty.ratio, or
  * when a dirty segment's first record is older than max.compaction.lag.ms.
  *
- * A pass, on the threadpool: (1) the offset map: every key of the dirty
+ * A pass, on a thread of its own at a lower CPU priority (nice 10, so
+ * that on a busy machine requests and replication come first): (1) the
+ * offset map: every key of the dirty
  * segments with the offset of its latest record (the keys themselves,
  * compared byte for byte, within log.cleaner.dedupe.buffer.size; when
  * they do not fit, the pass stops at the last dirty segment whose keys all
@@ -18,8 +20,9 @@
  * supersedes (common/kafka/record_filter.h: offsets never change, gaps
  * appear, batches become uncompressed), a tombstone (null value) also
  * going once it lies in an already-cleaned segment and is older than
- * delete.retention.ms; an idempotent producer's batch keeps its last
- * record, so its sequence survives; each rewrite is written as
+ * delete.retention.ms; an idempotent producer's newest batch keeps its
+ * last record, so its sequence survives (Kafka keeps an empty batch
+ * instead: one superseded record per producer can stay here); each rewrite is written as
  * "<base>.log.cleaned", fdatasync'd and scanned back (every CRC checked).
  *
  * The swap, on the loop thread, once the pass is done and only if the log
@@ -74,12 +77,18 @@ bool log_clean_due(const struct log *l, const struct log_clean_config *c,
                    int64_t now_ms, int64_t hw, double *dirty_ratio);
 
 /* Starts a pass (now_ms: the wall clock, for the lag and tombstone
- * rules). cb runs on the loop thread when it is over (swapped or not);
- * not if the log closes first. RC_OK; RC_FULL while a pass is in flight;
+ * rules). producer_last (n_producer_last entries, copied): the last
+ * offset of each idempotent producer's newest batch; such a batch keeps
+ * its last record, whatever supersedes it, so that the producer's
+ * sequence survives; a producer's older batches are cleaned like any.
+ * cb runs on the loop thread when it is over (swapped or not); not if
+ * the log closes first. RC_OK; RC_FULL while a pass is in flight;
  * RC_NOT_FOUND when nothing is cleanable; RC_NOMEM. */
 MUST_CHECK int log_clean_start(struct log *l,
                                const struct log_clean_config *c,
-                               int64_t now_ms, int64_t hw, log_clean_cb cb,
+                               int64_t now_ms, int64_t hw,
+                               const int64_t *producer_last,
+                               size_t n_producer_last, log_clean_cb cb,
                                void *arg);
 
 /* The log was cut in the segment based at offset: what it will hold is

@@ -779,5 +779,18 @@ int partition_start_clean(struct partition *p, int64_t wall_ms,
     }
     c->p = p;
     c->ratio = ratio;
-    return log_clean_start(p->log, &p->clean, wall_ms, p->hw, cleaned_cb, c);
+    /* Each idempotent producer's newest batch keeps its last record. */
+    size_t n = producer_state_count(&p->producers);
+    int64_t *last = n > 0 ? malloc(n * sizeof *last) : NULL;
+    if (n > 0 && last == NULL) {
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct producer_entry *e = &p->producers.entries[i];
+        last[i] = e->batches[e->n_batches - 1].last_offset;
+    }
+    int rv = log_clean_start(p->log, &p->clean, wall_ms, p->hw, last, n,
+                             cleaned_cb, c);
+    free(last);
+    return rv;
 }

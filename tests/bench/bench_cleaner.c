@@ -506,7 +506,7 @@ static double clean_round(uv_loop_t *loop, const struct clean_src *s,
     }
     struct clean_pass pass = {0};
     double t0 = bench_clock_ms();
-    int rv = log_clean_start(l, &cfg, now, hw, clean_cb, &pass);
+    int rv = log_clean_start(l, &cfg, now, hw, NULL, 0, clean_cb, &pass);
     if (rv != RC_OK) {
         clean_fail("log_clean_start: %s", rc_str(rv));
     }

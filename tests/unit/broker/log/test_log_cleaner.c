@@ -33,8 +33,10 @@ static void teardown(void)
 
 TestSuite(log_cleaner, .init = setup, .fini = teardown, .timeout = 60);
 
-/* One batch of records "key=value" ("key=" alone: a tombstone). */
-static void append(const char *const *kv, int n, int64_t ts)
+/* One batch of records "key=value" ("key=" alone: a tombstone), from
+ * idempotent producer pid (with base sequence seq), or -1. */
+static void append_as(const char *const *kv, int n, int64_t ts, int64_t pid,
+                      int32_t seq)
 {
     struct writer w;
     writer_init(&w, 1 << 20);
@@ -49,13 +51,18 @@ static void append(const char *const *kv, int n, int64_t ts)
     }
     struct batch_spec spec = {.record_count = n, .base_timestamp = ts,
                               .max_timestamp = ts + n - 1,
-                              .producer_id = -1, .base_sequence = -1};
+                              .producer_id = pid, .base_sequence = seq};
     struct built_batch b = batch_wrap(w.data, w.len, &spec);
     struct log_append_info info;
     cr_assert_eq(log_append(f.log, b.bytes, b.len, 0, ts, &info), RC_OK);
     cr_assert_eq(log_fixture_wait_durable(&f, info.last_offset + 1), RC_OK);
     built_batch_free(&b);
     writer_free(&w);
+}
+
+static void append(const char *const *kv, int n, int64_t ts)
+{
+    append_as(kv, n, ts, -1, -1);
 }
 
 /* Offsets 0-4 k0..k4=a, 5-9 k0..k4=b, 10 k0=c, 11 k1 tombstone, each
@@ -109,7 +116,8 @@ static struct log_clean_result clean(int64_t now_ms, int64_t hw,
                                      struct log_clean_config c)
 {
     done = false;
-    cr_assert_eq(log_clean_start(f.log, &c, now_ms, hw, clean_cb, NULL),
+    cr_assert_eq(log_clean_start(f.log, &c, now_ms, hw, NULL, 0, clean_cb,
+                                 NULL),
                  RC_OK);
     wait_done();
     return result;
@@ -195,8 +203,39 @@ Test(log_cleaner, the_latest_record_per_key_stays_with_its_offset)
     dump_log(&d);
     cr_assert_str_eq(d.text, "7:k2 8:k3 9:k4 10:k0 11:k1= 12:k2 ");
     cr_assert_eq(log_clean_checkpoint(f.log), 12);
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, clean_cb, NULL),
+    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
+                                 clean_cb, NULL),
                  RC_NOT_FOUND, "nothing dirty is left");
+}
+
+/* An idempotent producer's newest batch keeps its last record (its
+ * sequence must survive); its older batches are cleaned like any. */
+Test(log_cleaner, only_a_producers_newest_batch_keeps_a_superseded_record)
+{
+    log_fixture_open(&f);
+    const char *a[] = {"k0=a", "k1=a"};
+    const char *b[] = {"k0=b", "k1=b"};
+    const char *c[] = {"k0=c", "k1=c"};
+    const char *z[] = {"k9=z"};
+    append_as(a, 2, T0, 7, 0);
+    cr_assert_eq(log_roll(f.log), RC_OK);
+    append_as(b, 2, T0 + 1000, 7, 2);
+    cr_assert_eq(log_roll(f.log), RC_OK);
+    append(c, 2, T0 + 2000);
+    cr_assert_eq(log_roll(f.log), RC_OK);
+    append(z, 1, T0 + 3000);
+    int64_t newest = 3; /* producer 7's newest batch ends at offset 3 */
+    struct log_clean_config cfg = config();
+    done = false;
+    cr_assert_eq(log_clean_start(f.log, &cfg, T0 + 10000, 7, &newest, 1,
+                                 clean_cb, NULL),
+                 RC_OK);
+    wait_done();
+    cr_assert_eq(result.rc, RC_OK);
+    struct dump d;
+    dump_log(&d);
+    cr_assert_str_eq(d.text, "3:k1 4:k0 5:k1 6:k9 ",
+                     "the older batch of producer 7 is gone whole");
 }
 
 Test(log_cleaner, only_below_the_high_watermark_and_past_the_lag)
@@ -311,9 +350,11 @@ Test(log_cleaner, a_truncation_during_a_pass_cancels_its_swap)
     keyed_log();
     struct log_clean_config c = config();
     done = false;
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, clean_cb, NULL),
+    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
+                                 clean_cb, NULL),
                  RC_OK);
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, clean_cb, NULL),
+    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
+                                 clean_cb, NULL),
                  RC_FULL, "one pass at a time");
     cr_assert_eq(log_truncate_to(f.log, 11), RC_OK);
     wait_done();
@@ -333,7 +374,8 @@ Test(log_cleaner, a_log_closed_during_a_pass_closes_cleanly)
     keyed_log();
     struct log_clean_config c = config();
     done = false;
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, clean_cb, NULL),
+    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
+                                 clean_cb, NULL),
                  RC_OK);
     log_fixture_close(&f);
     cr_assert_not(done, "no callback once the log is closing");
