@@ -203,9 +203,15 @@ static void note_epoch(struct log *l, int32_t epoch, int64_t base_offset)
     }
 }
 
+/* Kafka's LogSegment.shouldRoll. The time rule compares the incoming
+ * batch's max timestamp with the segment's first batch's, not a clock:
+ * every replica then cuts its segments at the same batches, and a replica
+ * copying old data does not start a segment per batch. A batch without a
+ * timestamp (-1) is taken as sent now_ms (the wall clock). */
 static bool should_roll(const struct log *l, size_t len,
-                        int64_t last_offset, int64_t now_ms)
+                        const struct record_batch_header *h, int64_t now_ms)
 {
+    int64_t ts = h->max_timestamp >= 0 ? h->max_timestamp : now_ms;
     const struct log_segment *seg = active(l);
     if (seg->size == 0) {
         return false;
@@ -214,9 +220,10 @@ static bool should_roll(const struct log *l, size_t len,
         return true;
     }
     if (seg->first_timestamp >= 0 &&
-        now_ms - seg->first_timestamp >= l->cfg.segment_ms) {
+        ts - seg->first_timestamp > l->cfg.segment_ms) {
         return true;
     }
+    int64_t last_offset = record_batch_last_offset(h);
     if (log_index_full(&seg->index)) {
         return true;
     }
@@ -253,7 +260,7 @@ static int append_checked(struct log *l, const uint8_t *p, size_t len,
         return RC_TOO_LARGE;
     }
     int rv = RC_OK;
-    if (should_roll(l, len, record_batch_last_offset(h), now_ms)) {
+    if (should_roll(l, len, h, now_ms)) {
         rv = roll_at(l, h->base_offset);
         if (rv != RC_OK) {
             return rv;

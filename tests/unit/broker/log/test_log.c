@@ -255,11 +255,32 @@ Test(log, rolls_by_segment_ms)
     log_fixture_append(&f, 1, 10, 10000, 1);
     log_fixture_append(&f, 1, 10, 10500, 1);
     cr_assert_eq(log_segment_count(f.log), 1);
-    log_fixture_append(&f, 1, 10, 11000, 1); /* 1000 ms after the first */
+    log_fixture_append(&f, 1, 10, 11000, 1); /* 1000 ms: not past it */
+    cr_assert_eq(log_segment_count(f.log), 1);
+    log_fixture_append(&f, 1, 10, 11001, 1); /* past segment.ms */
     cr_assert_eq(log_segment_count(f.log), 2);
     char path[4200];
-    log_fixture_file(&f, 2, "log", path, sizeof path);
+    log_fixture_file(&f, 3, "log", path, sizeof path);
     cr_assert_gt(log_fixture_file_size(path), 0);
+}
+
+/* The time roll follows the batches' timestamps, not the clock of the
+ * appending replica: a replica copying old batches (now far past their
+ * timestamps) cuts its segments where the leader did. */
+Test(log, rolls_by_segment_ms_at_the_same_batches_whatever_the_clock)
+{
+    f.cfg.segment_ms = 1000;
+    log_fixture_open(&f);
+    const int64_t late = 5000000000LL; /* the replica's clock */
+    int64_t ts[] = {10000, 10500, 11001, 11500, 12002};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+        struct built_batch b = batch_build(1, 10, ts[i], (uint32_t)i);
+        struct log_append_info info;
+        cr_assert_eq(log_append(f.log, b.bytes, b.len, 0, late, &info),
+                     RC_OK);
+        built_batch_free(&b);
+    }
+    cr_assert_eq(log_segment_count(f.log), 3, "cut before 11001 and 12002");
 }
 
 Test(log, sparse_index_gets_an_entry_per_interval)
