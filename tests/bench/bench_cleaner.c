@@ -328,16 +328,9 @@ static void clean_build(uv_loop_t *loop, struct clean_src *s, int64_t target)
 
 static void write_all(int fd, const uint8_t *p, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, p + done, len - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            clean_fail("write: %s", n < 0 ? strerror(errno) : "no progress");
-        }
-        done += (size_t)n;
+    int err = bench_write_all(fd, p, len);
+    if (err != 0) {
+        clean_fail("write: %s", strerror(err));
     }
 }
 

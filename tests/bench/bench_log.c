@@ -20,9 +20,10 @@
  * BENCH_READ_MB (default 1024) the size of the read log. Files live in a
  * fresh directory under $TMPDIR (or /tmp), removed at the end and on a
  * failed check. One thread and one libuv loop; the log's group commit runs
- * fdatasync on the threadpool. Batches are built here with common/writer.h
- * because bench binaries link only libcairn.a, not tests/lib. */
+ * fdatasync on the threadpool. Batches are built here with
+ * common/writer.h. */
 #include "broker/log/log.h"
+#include "tests/lib/bench_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +66,7 @@ _Static_assert(BENCH_BATCH_BYTES <= BENCH_READ_SPAN_BYTES,
 _Static_assert(BENCH_READ_SEGMENT_BYTES <= LOG_SEGMENT_BYTES_MAX,
                "read segments must be valid segment.bytes");
 
-/* The temporary directory, removed by bench_fail() too. */
+/* The temporary directory, removed by log_bench_fail() too. */
 static char bench_dir[LOG_PATH_BYTES_MAX];
 
 /* ------------------------------------------------------------------------
@@ -87,12 +88,12 @@ static void remove_tree(const char *path)
     }
 }
 
-static NORETURN void bench_fail(const char *fmt, ...)
+static NORETURN void log_bench_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
 /* A failed check means the numbers would be worthless: say why, clean up
  * and abort. */
-static void bench_fail(const char *fmt, ...)
+static void log_bench_fail(const char *fmt, ...)
 {
     va_list ap;
     fflush(stdout);
@@ -125,22 +126,15 @@ static void path_join(char *out, const char *dir, const char *name)
 {
     int n = snprintf(out, LOG_PATH_BYTES_MAX, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= LOG_PATH_BYTES_MAX) {
-        bench_fail("path too long: %s/%s", dir, name);
+        log_bench_fail("path too long: %s/%s", dir, name);
     }
 }
 
 static void write_all(int fd, const uint8_t *p, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, p + done, len - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            bench_fail("write: %s", n < 0 ? strerror(errno) : "no progress");
-        }
-        done += (size_t)n;
+    int err = bench_write_all(fd, p, len);
+    if (err != 0) {
+        log_bench_fail("write: %s", strerror(err));
     }
 }
 
@@ -155,7 +149,7 @@ static size_t pread_full(int fd, uint8_t *p, size_t len, int64_t pos)
             continue;
         }
         if (n < 0) {
-            bench_fail("pread: %s", strerror(errno));
+            log_bench_fail("pread: %s", strerror(errno));
         }
         if (n == 0) {
             break;
@@ -175,7 +169,7 @@ static int64_t env_mb(const char *name, int64_t dflt)
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno != 0 || *end != '\0' || v < 1 || v > BENCH_MB_MAX) {
-        bench_fail("%s=%s: want a whole number of MiB in 1..%d", name, s,
+        log_bench_fail("%s=%s: want a whole number of MiB in 1..%d", name, s,
                    BENCH_MB_MAX);
     }
     return (int64_t)v;
@@ -296,7 +290,7 @@ static struct bench_batch batch_make(size_t value_bytes, int32_t n_records,
     int rv = record_batch_validate(w.data, w.len, true /* from_client */,
                                    &h);
     if (rv != RC_OK) {
-        bench_fail("built batch does not validate: %s", rc_str(rv));
+        log_bench_fail("built batch does not validate: %s", rc_str(rv));
     }
     return (struct bench_batch){.bytes = w.data, .len = w.len,
                                 .n_records = n_records};
@@ -357,12 +351,12 @@ static void append_refill(struct append_run *run)
         int rv = log_append(run->log, b->bytes, b->len, 0 /* epoch */,
                             run->now_ms, &info);
         if (rv != RC_OK) {
-            bench_fail("log_append: %s", rc_str(rv));
+            log_bench_fail("log_append: %s", rc_str(rv));
         }
         rv = log_wait_durable(run->log, info.last_offset + 1,
                               append_durable_cb, run);
         if (rv != RC_OK) {
-            bench_fail("log_wait_durable: %s", rc_str(rv));
+            log_bench_fail("log_wait_durable: %s", rc_str(rv));
         }
         run->appended++;
         run->in_flight++;
@@ -373,7 +367,7 @@ static void append_durable_cb(void *arg, int rc)
 {
     struct append_run *run = arg;
     if (rc != RC_OK) {
-        bench_fail("durability callback: %s", rc_str(rc));
+        log_bench_fail("durability callback: %s", rc_str(rc));
     }
     ASSERT(run->in_flight > 0);
     run->durable++;
@@ -390,13 +384,13 @@ static struct log *open_log(uv_loop_t *loop, const char *dir,
     struct log *l = NULL;
     int rv = log_open(&l, dir, &cfg, loop, NULL /* silent */);
     if (rv != RC_OK) {
-        bench_fail("log_open %s: %s", dir, rc_str(rv));
+        log_bench_fail("log_open %s: %s", dir, rc_str(rv));
     }
     /* What a leader does on takeover; keeps the epoch checkpoint write
      * out of the timed loop. */
     rv = log_assign_epoch(l, 0);
     if (rv != RC_OK) {
-        bench_fail("log_assign_epoch: %s", rc_str(rv));
+        log_bench_fail("log_assign_epoch: %s", rc_str(rv));
     }
     return l;
 }
@@ -415,7 +409,7 @@ static double append_log_round(uv_loop_t *loop, struct bench_pool *pool,
     while (run.durable < run.target) {
         (void)uv_run(loop, UV_RUN_ONCE);
         if (now_s() - t0 > BENCH_BUDGET_S) {
-            bench_fail("append round did not finish in %.0f s",
+            log_bench_fail("append round did not finish in %.0f s",
                        BENCH_BUDGET_S);
         }
     }
@@ -423,7 +417,7 @@ static double append_log_round(uv_loop_t *loop, struct bench_pool *pool,
     int64_t records = target * pool->n_records;
     if (log_durable_end_offset(l) != records ||
         log_end_offset(l) != records) {
-        bench_fail("log end %" PRId64 " durable %" PRId64 ", want %" PRId64,
+        log_bench_fail("log end %" PRId64 " durable %" PRId64 ", want %" PRId64,
                    log_end_offset(l), log_durable_end_offset(l), records);
     }
     log_close(l);
@@ -443,7 +437,7 @@ static double append_plain_round(struct bench_pool *pool, int64_t target)
     path_join(path, bench_dir, "append-plain.log");
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        bench_fail("open %s: %s", path, strerror(errno));
+        log_bench_fail("open %s: %s", path, strerror(errno));
     }
     int64_t offset = 0;
     double t0 = now_s();
@@ -455,7 +449,7 @@ static double append_plain_round(struct bench_pool *pool, int64_t target)
         write_all(fd, b->bytes, b->len);
         if ((i + 1) % BENCH_WINDOW == 0 || i + 1 == target) {
             if (fdatasync(fd) != 0) {
-                bench_fail("fdatasync: %s", strerror(errno));
+                log_bench_fail("fdatasync: %s", strerror(errno));
             }
         }
     }
@@ -518,7 +512,7 @@ struct read_log {
 static void read_durable_cb(void *arg, int rc)
 {
     if (rc != RC_OK) {
-        bench_fail("durability callback: %s", rc_str(rc));
+        log_bench_fail("durability callback: %s", rc_str(rc));
     }
     *(bool *)arg = true;
 }
@@ -543,7 +537,7 @@ static void read_build(uv_loop_t *loop, struct read_log *r,
         int rv = log_append(r->log, b->bytes, b->len, 0 /* epoch */, now,
                             &info);
         if (rv != RC_OK) {
-            bench_fail("log_append: %s", rc_str(rv));
+            log_bench_fail("log_append: %s", rc_str(rv));
         }
         if (log_segment_count(r->log) > r->n_segs) {
             ASSERT(r->n_segs < BENCH_SEGMENTS_MAX);
@@ -556,13 +550,13 @@ static void read_build(uv_loop_t *loop, struct read_log *r,
     bool done = false;
     int rv = log_wait_durable(r->log, r->end_offset, read_durable_cb, &done);
     if (rv != RC_OK) {
-        bench_fail("log_wait_durable: %s", rc_str(rv));
+        log_bench_fail("log_wait_durable: %s", rc_str(rv));
     }
     double t0 = now_s();
     while (!done) {
         (void)uv_run(loop, UV_RUN_ONCE);
         if (now_s() - t0 > BENCH_BUDGET_S) {
-            bench_fail("sync of the read log did not finish");
+            log_bench_fail("sync of the read log did not finish");
         }
     }
 }
@@ -572,7 +566,7 @@ static void read_build(uv_loop_t *loop, struct read_log *r,
 static void read_open_files(struct read_log *r)
 {
     if (log_segment_count(r->log) != r->n_segs) {
-        bench_fail("log has %zu segments, saw %zu rolls",
+        log_bench_fail("log has %zu segments, saw %zu rolls",
                    log_segment_count(r->log), r->n_segs);
     }
     int64_t total = 0;
@@ -584,12 +578,12 @@ static void read_open_files(struct read_log *r)
         r->fds[i] = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
         if (r->fds[i] < 0 || fstat(r->fds[i], &st) != 0) {
-            bench_fail("open %s: %s", path, strerror(errno));
+            log_bench_fail("open %s: %s", path, strerror(errno));
         }
         total += (int64_t)st.st_size;
     }
     if (total != r->bytes) {
-        bench_fail("segment files hold %" PRId64 " bytes, appended %" PRId64,
+        log_bench_fail("segment files hold %" PRId64 " bytes, appended %" PRId64,
                    total, r->bytes);
     }
 }
@@ -602,15 +596,15 @@ static int64_t walk_batches(const uint8_t *buf, size_t len, int64_t offset)
         struct record_batch_header h;
         int rv = record_batch_parse(buf + pos, len - pos, &h);
         if (rv != RC_OK) {
-            bench_fail("batch at offset %" PRId64 ": %s", offset,
+            log_bench_fail("batch at offset %" PRId64 ": %s", offset,
                        rc_str(rv));
         }
         if (h.base_offset != offset) {
-            bench_fail("batch base offset %" PRId64 ", want %" PRId64,
+            log_bench_fail("batch base offset %" PRId64 ", want %" PRId64,
                        h.base_offset, offset);
         }
         if (record_batch_size(&h) > (int64_t)(len - pos)) {
-            bench_fail("span cuts the batch at offset %" PRId64, offset);
+            log_bench_fail("span cuts the batch at offset %" PRId64, offset);
         }
         offset = record_batch_last_offset(&h) + 1;
         pos += (size_t)record_batch_size(&h);
@@ -628,30 +622,30 @@ static void read_log_pass(struct read_log *r, uint8_t *buf)
         int rv = log_read(r->log, offset, BENCH_READ_SPAN_BYTES, INT64_MAX,
                           &span);
         if (rv != RC_OK) {
-            bench_fail("log_read at %" PRId64 ": %s", offset, rc_str(rv));
+            log_bench_fail("log_read at %" PRId64 ": %s", offset, rc_str(rv));
         }
         if (span.seg == NULL) {
             break;
         }
         if (span.first_offset != offset || span.bytes <= 0 ||
             span.bytes > BENCH_READ_BUF_BYTES) {
-            bench_fail("span at %" PRId64 ": first %" PRId64 " bytes %"
+            log_bench_fail("span at %" PRId64 ": first %" PRId64 " bytes %"
                        PRId64, offset, span.first_offset, span.bytes);
         }
         size_t got = pread_full(span.fd, buf, (size_t)span.bytes,
                                 span.position);
         if (got != (size_t)span.bytes) {
-            bench_fail("short span read at %" PRId64, offset);
+            log_bench_fail("short span read at %" PRId64, offset);
         }
         offset = walk_batches(buf, got, offset);
         bytes += span.bytes;
         log_span_release(&span);
         if (bytes > r->bytes) {
-            bench_fail("read %" PRId64 " bytes, more than the log", bytes);
+            log_bench_fail("read %" PRId64 " bytes, more than the log", bytes);
         }
     }
     if (offset != r->end_offset || bytes != r->bytes) {
-        bench_fail("read to offset %" PRId64 " (%" PRId64 " bytes), log "
+        log_bench_fail("read to offset %" PRId64 " (%" PRId64 " bytes), log "
                    "ends at %" PRId64 " (%" PRId64 " bytes)", offset, bytes,
                    r->end_offset, r->bytes);
     }
@@ -671,7 +665,7 @@ static void read_plain_pass(struct read_log *r, uint8_t *buf)
         bytes += pos;
     }
     if (bytes != r->bytes) {
-        bench_fail("plain read %" PRId64 " bytes, log holds %" PRId64,
+        log_bench_fail("plain read %" PRId64 " bytes, log holds %" PRId64,
                    bytes, r->bytes);
     }
 }
@@ -732,16 +726,16 @@ static void make_dir(int64_t need_bytes)
     char templ[LOG_PATH_BYTES_MAX];
     path_join(templ, tmp, "cairn-bench-log.XXXXXX");
     if (mkdtemp(templ) == NULL) {
-        bench_fail("mkdtemp %s: %s", templ, strerror(errno));
+        log_bench_fail("mkdtemp %s: %s", templ, strerror(errno));
     }
     memcpy(bench_dir, templ, sizeof bench_dir);
     struct statvfs vfs;
     if (statvfs(bench_dir, &vfs) != 0) {
-        bench_fail("statvfs %s: %s", bench_dir, strerror(errno));
+        log_bench_fail("statvfs %s: %s", bench_dir, strerror(errno));
     }
     int64_t avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
     if (avail < need_bytes) {
-        bench_fail("%s has %" PRId64 " MiB free, the bench needs %" PRId64,
+        log_bench_fail("%s has %" PRId64 " MiB free, the bench needs %" PRId64,
                    bench_dir, avail >> 20, need_bytes >> 20);
     }
 }
@@ -763,7 +757,7 @@ int main(void)
     bench_read(&loop, read_mb);
     rv = uv_loop_close(&loop);
     if (rv != 0) {
-        bench_fail("uv_loop_close: %s", uv_strerror(rv));
+        log_bench_fail("uv_loop_close: %s", uv_strerror(rv));
     }
     remove_tree(bench_dir);
     return 0;

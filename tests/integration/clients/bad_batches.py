@@ -35,6 +35,8 @@ import zlib
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from crc32c import crc32c
+
 BOOT = os.environ["BOOTSTRAP"]
 TOPIC = os.environ["TOPIC"]
 KAFKAJS_READ = os.environ["KAFKAJS_READ"]
@@ -56,26 +58,6 @@ def check(name, ok, why=""):
 
 
 # --- Record batch v2, written by hand ------------------------------------
-
-def _crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = CRC_TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
 
 def varint(n):
     z = (n << 1) ^ (n >> 63)

@@ -43,29 +43,10 @@ import struct
 import sys
 import zlib
 
+from crc32c import crc32c
+
 HEADER = 61
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
-
-
-def _crc32c_table():
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    t = CRC_TABLE
-    for b in data:
-        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
 
 
 class Bad(Exception):

@@ -238,15 +238,20 @@ Test(group_load, members_keep_their_generation_after_a_move)
     cr_assert_eq(g->state, GROUP_STATE_PREPARING_REBALANCE);
 }
 
-Test(group_load, an_emptied_group_loads_empty_at_its_generation)
+static void everyone_leaves(void)
 {
-    stable_group();
     for (size_t k = 0; k < MEMBERS; k++) {
         struct group_leave_member m = {.member_id = S(ids[k]),
                                        .group_instance_id = slice_null()};
         cr_assert_eq(group_leave(&old_gs, S("g"), &m, 1, T0 + 10),
                      KAFKA_ERROR_NONE);
     }
+}
+
+Test(group_load, an_emptied_group_loads_empty_at_its_generation)
+{
+    stable_group();
+    everyone_leaves();
     cr_assert_eq(group_find(&old_gs, S("g"))->state, GROUP_STATE_EMPTY);
     cr_assert_eq(group_records, 2, "Stable, then Empty");
     take_over(T0 + 100);
@@ -262,12 +267,7 @@ Test(group_load, an_emptied_group_loads_empty_at_its_generation)
 Test(group_load, a_deleted_group_does_not_come_back)
 {
     stable_group();
-    for (size_t k = 0; k < MEMBERS; k++) {
-        struct group_leave_member m = {.member_id = S(ids[k]),
-                                       .group_instance_id = slice_null()};
-        cr_assert_eq(group_leave(&old_gs, S("g"), &m, 1, T0 + 10),
-                     KAFKA_ERROR_NONE);
-    }
+    everyone_leaves();
     cr_assert_eq(group_delete(&old_gs, S("g")), KAFKA_ERROR_NONE);
     cr_assert_eq(group_records, 3, "Stable, Empty, then the tombstone");
     take_over(T0 + 100);
