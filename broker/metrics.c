@@ -237,6 +237,8 @@ static void group_json(struct json *j, struct broker *b, const struct group *g)
         json_slice(j, m->client_id);
         json_key(j, "host");
         json_slice(j, m->client_host);
+        json_key(j, "client_software");
+        json_slice(j, m->client_software);
         json_key(j, "assignment");
         int rc = consumer_assignment_format(m->assignment.ptr,
                                             m->assignment.len, assigned,

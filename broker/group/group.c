@@ -529,6 +529,7 @@ void group__member_free(struct group_member *m)
     group__owned_free(&m->group_instance_id);
     group__owned_free(&m->client_id);
     group__owned_free(&m->client_host);
+    group__owned_free(&m->client_software);
     group__owned_free(&m->assignment);
     group__protocols_free(m->protocols, m->n_protocols);
     free(m);

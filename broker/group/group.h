@@ -162,6 +162,8 @@ struct group_member {
     struct slice group_instance_id; /* null: a dynamic member */
     struct slice client_id;         /* never null */
     struct slice client_host;       /* never null */
+    struct slice client_software;   /* its connection's ApiVersions v3
+                                     * name and version; "" unknown */
     int32_t session_timeout_ms;
     int32_t rebalance_timeout_ms;
     struct group_protocol *protocols; /* order of preference */
@@ -340,6 +342,7 @@ struct group_join_request {
     struct slice group_instance_id; /* null: dynamic member (v5+) */
     struct slice client_id;         /* request header; null taken as "" */
     struct slice client_host;
+    struct slice client_software; /* "name version" (KIP-511), or "" */
     struct slice protocol_type;
     const struct group_protocol *protocols;
     size_t n_protocols;

@@ -78,6 +78,8 @@ static int member_from_record(const struct group_load_member *lm,
                          &m->client_id) != RC_OK ||
         group__owned_dup(group__nonnull(lm->client_host),
                          &m->client_host) != RC_OK ||
+        group__owned_dup(group__empty_slice(), &m->client_software) !=
+            RC_OK ||
         group__owned_dup(group__nonnull(lm->assignment),
                          &m->assignment) != RC_OK ||
         group__protocols_dup(&p, 1, &m->protocols) != RC_OK) {

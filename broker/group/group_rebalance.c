@@ -628,6 +628,8 @@ static int member_new(const struct group_join_request *r, struct slice id,
                          &m->client_id) != RC_OK ||
         group__owned_dup(group__nonnull(r->client_host),
                          &m->client_host) != RC_OK ||
+        group__owned_dup(group__nonnull(r->client_software),
+                         &m->client_software) != RC_OK ||
         group__protocols_dup(r->protocols, r->n_protocols,
                              &m->protocols) != RC_OK) {
         group__member_free(m);

@@ -181,12 +181,18 @@ void kafka_handle_join_group(struct broker *b, struct kafka_request *req)
                                         .metadata = rq.Protocols[i].Metadata};
     }
     char host[64];
+    char software[2 * KAFKA_CONN_SOFTWARE_BYTES];
+    snprintf(software, sizeof software, "%s%s%s",
+             kafka_conn_software_name(req->conn),
+             kafka_conn_software_name(req->conn)[0] != '\0' ? " " : "",
+             kafka_conn_software_version(req->conn));
     struct group_join_request jr = {
         .group_id = rq.GroupId, .member_id = rq.MemberId,
         .group_instance_id = rq.GroupInstanceId,
         .client_id = req->client_id.ptr != NULL ? req->client_id
                                                 : slice_from_str(""),
         .client_host = client_host(req, host, sizeof host),
+        .client_software = slice_from_str(software),
         .protocol_type = rq.ProtocolType, .protocols = ps,
         .n_protocols = (size_t)rq.ProtocolsCnt,
         .session_timeout_ms = rq.SessionTimeoutMs,

@@ -84,9 +84,48 @@ static int enc_api_versions(struct writer *w, int16_t v, const void *r)
     return kafka_api_versions_response_encode(w, v, r);
 }
 
+/* Kafka's rule for ClientSoftwareName and ClientSoftwareVersion
+ * (ApiVersionsRequest.isValid): [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? */
+static bool software_field_valid(struct slice s)
+{
+    if (s.len == 0) {
+        return false;
+    }
+    for (size_t i = 0; i < s.len; i++) {
+        uint8_t c = s.ptr[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                     (c >= '0' && c <= '9');
+        bool inner = i > 0 && i + 1 < s.len && (c == '-' || c == '.');
+        if (!alnum && !inner) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void kafka_handle_api_versions(struct broker *b, struct kafka_request *req)
 {
     (void)b;
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    struct kafka_ApiVersionsRequest rq;
+    if (kafka_api_versions_request_decode(&r, req->api_version, NULL, &rq) !=
+        RC_OK) {
+        kafka_close_conn(req, "malformed ApiVersions request");
+        return;
+    }
+    if (req->api_version >= 3) {
+        if (!software_field_valid(rq.ClientSoftwareName) ||
+            !software_field_valid(rq.ClientSoftwareVersion)) {
+            /* Kafka answers INVALID_REQUEST, with no versions. */
+            struct kafka_ApiVersionsResponse bad = {
+                .ErrorCode = KAFKA_ERROR_INVALID_REQUEST};
+            kafka_send(req, enc_api_versions, &bad);
+            return;
+        }
+        kafka_conn_set_software(req->conn, rq.ClientSoftwareName,
+                                rq.ClientSoftwareVersion);
+    }
     struct kafka_ApiVersion keys[ARRAY_LEN(kafka_handlers)];
     int32_t n = 0;
     for (size_t i = 0; i < kafka_apis_count; i++) {

@@ -126,6 +126,8 @@ struct kafka_conn {
     size_t peak_memory;              /* of out_memory + slot_bytes */
     bool no_sendfile;                /* sendfile(2) failed here: copy */
     uint64_t next_seq;
+    char software_name[KAFKA_CONN_SOFTWARE_BYTES];    /* KIP-511 */
+    char software_version[KAFKA_CONN_SOFTWARE_BYTES];
     /* Requests in seq order, until they move to the output. */
     struct kafka__slot *slots_head, *slots_tail;
     size_t n_slots;
@@ -883,6 +885,34 @@ static void conn_closed_cb(struct frame_conn *fc, int rc)
 bool kafka_conn_is_open(const struct kafka_conn *conn)
 {
     return !conn_closing(conn);
+}
+
+static void software_copy(char *dst, struct slice s)
+{
+    size_t n = s.len < KAFKA_CONN_SOFTWARE_BYTES - 1
+                   ? s.len
+                   : KAFKA_CONN_SOFTWARE_BYTES - 1;
+    if (n > 0) {
+        memcpy(dst, s.ptr, n);
+    }
+    dst[n] = '\0';
+}
+
+void kafka_conn_set_software(struct kafka_conn *conn, struct slice name,
+                             struct slice version)
+{
+    software_copy(conn->software_name, name);
+    software_copy(conn->software_version, version);
+}
+
+const char *kafka_conn_software_name(const struct kafka_conn *conn)
+{
+    return conn->software_name;
+}
+
+const char *kafka_conn_software_version(const struct kafka_conn *conn)
+{
+    return conn->software_version;
 }
 
 const char *kafka_conn_peer(const struct kafka_conn *conn)

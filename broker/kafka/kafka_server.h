@@ -171,4 +171,13 @@ bool kafka_conn_reading(const struct kafka_conn *conn);
 /* Response bytes counted against CONN_OUTBOX_BYTES_MAX right now. */
 size_t kafka_conn_outbox_bytes(const struct kafka_conn *conn);
 
+/* The client software name and version (ApiVersions v3, KIP-511) as the
+ * connection last told them, cut at KAFKA_CONN_SOFTWARE_BYTES - 1; ""
+ * until then. */
+#define KAFKA_CONN_SOFTWARE_BYTES 64
+void kafka_conn_set_software(struct kafka_conn *conn, struct slice name,
+                             struct slice version);
+const char *kafka_conn_software_name(const struct kafka_conn *conn);
+const char *kafka_conn_software_version(const struct kafka_conn *conn);
+
 #endif

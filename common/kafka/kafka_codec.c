@@ -5,6 +5,7 @@
  * Metadata{Request,Response}.json. Pure: no I/O, no clock, no globals but
  * const tables; any thread. */
 #include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_codec_internal.h"
 
 #include <stdint.h>
 
@@ -44,12 +45,18 @@ int kafka_codec__finish(struct reader *r)
  * reader_array_len(): it calls a count the bytes left cannot hold
  * RC_MALFORMED, and here that is the frame ending early (RC_SHORT). */
 static int32_t kafka_codec_count(struct reader *r, size_t wire_min_bytes,
-                                 int32_t n_max, bool nullable)
+                                 int32_t n_max, bool nullable, bool compact)
 {
     ASSERT(wire_min_bytes > 0);
     ASSERT(n_max >= 0);
     size_t start = r->pos;
-    int32_t n = reader_i32(r);
+    int32_t n;
+    if (compact) { /* uvarint count + 1; 0 is null */
+        uint32_t u = reader_uvarint(r);
+        n = u == 0 ? -1 : u - 1 > INT32_MAX ? INT32_MIN : (int32_t)(u - 1);
+    } else {
+        n = reader_i32(r);
+    }
     int rc = RC_OK;
     if (r->rc != RC_OK) {
         return 0;
@@ -72,11 +79,11 @@ static int32_t kafka_codec_count(struct reader *r, size_t wire_min_bytes,
     return n;
 }
 
-void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
+static void *codec_array(struct reader *r, struct arena *a, int32_t *n,
                          size_t elem_bytes, size_t wire_min_bytes,
-                         int32_t n_max, bool nullable)
+                         int32_t n_max, bool nullable, bool compact)
 {
-    *n = kafka_codec_count(r, wire_min_bytes, n_max, nullable);
+    *n = kafka_codec_count(r, wire_min_bytes, n_max, nullable, compact);
     if (*n <= 0) {
         return NULL;
     }
@@ -88,6 +95,23 @@ void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
         return NULL;
     }
     return elems;
+}
+
+void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
+                         size_t elem_bytes, size_t wire_min_bytes,
+                         int32_t n_max, bool nullable)
+{
+    return codec_array(r, a, n, elem_bytes, wire_min_bytes, n_max, nullable,
+                       false);
+}
+
+void *kafka_codec__compact_array(struct reader *r, struct arena *a,
+                                 int32_t *n, size_t elem_bytes,
+                                 size_t wire_min_bytes, int32_t n_max,
+                                 bool nullable)
+{
+    return codec_array(r, a, n, elem_bytes, wire_min_bytes, n_max, nullable,
+                       true);
 }
 
 const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
@@ -211,6 +235,9 @@ static int16_t api_versions_layout(int16_t version)
     return version > KAFKA_API_VERSIONS_VERSION_MAX ? 0 : version;
 }
 
+/* v3+ is flexible (KIP-482). */
+#define API_VERSIONS_FLEXIBLE 3
+
 int kafka_api_versions_request_decode(struct reader *r, int16_t version,
                                       struct arena *a,
                                       struct kafka_ApiVersionsRequest *out)
@@ -224,6 +251,11 @@ int kafka_api_versions_request_decode(struct reader *r, int16_t version,
     if (version > KAFKA_API_VERSIONS_VERSION_MAX) {
         return RC_OK; /* not parsed: answered with the v0 layout */
     }
+    if (version >= API_VERSIONS_FLEXIBLE) {
+        out->ClientSoftwareName = reader_compact_string(r);
+        out->ClientSoftwareVersion = reader_compact_string(r);
+        reader_skip_tagged_fields(r);
+    }
     return kafka_codec__finish(r); /* v0..2: an empty body */
 }
 
@@ -231,9 +263,15 @@ int kafka_api_versions_request_encode(
     struct writer *w, int16_t version,
     const struct kafka_ApiVersionsRequest *req)
 {
-    (void)req;
     kafka_codec__check_version(version, KAFKA_API_VERSIONS_VERSION_MIN,
                                KAFKA_API_VERSIONS_VERSION_MAX);
+    if (version >= API_VERSIONS_FLEXIBLE) {
+        struct slice n = req->ClientSoftwareName;
+        struct slice v = req->ClientSoftwareVersion;
+        writer_compact_string(w, (const char *)n.ptr, n.len);
+        writer_compact_string(w, (const char *)v.ptr, v.len);
+        writer_empty_tagged_fields(w);
+    }
     return w->rc;
 }
 
@@ -242,15 +280,26 @@ int kafka_api_versions_response_encode(
     const struct kafka_ApiVersionsResponse *resp)
 {
     int16_t layout = api_versions_layout(version);
+    bool flexible = layout >= API_VERSIONS_FLEXIBLE;
     writer_i16(w, resp->ErrorCode);
-    kafka_codec__write_count(w, resp->ApiKeysCnt, resp->ApiKeys, false);
+    if (flexible) {
+        writer_compact_array_len(w, resp->ApiKeysCnt);
+    } else {
+        kafka_codec__write_count(w, resp->ApiKeysCnt, resp->ApiKeys, false);
+    }
     for (int32_t i = 0; i < resp->ApiKeysCnt; i++) {
         writer_i16(w, resp->ApiKeys[i].ApiKey);
         writer_i16(w, resp->ApiKeys[i].MinVersion);
         writer_i16(w, resp->ApiKeys[i].MaxVersion);
+        if (flexible) {
+            writer_empty_tagged_fields(w);
+        }
     }
     if (layout >= 1) {
         writer_i32(w, resp->ThrottleTimeMs);
+    }
+    if (flexible) {
+        writer_empty_tagged_fields(w); /* no features: none are kept */
     }
     return w->rc;
 }
@@ -263,16 +312,27 @@ int kafka_api_versions_response_decode(struct reader *r, int16_t version,
         return RC_INVALID;
     }
     int16_t layout = api_versions_layout(version);
+    bool flexible = layout >= API_VERSIONS_FLEXIBLE;
     out->ErrorCode = reader_i16(r);
-    struct kafka_ApiVersion *keys = kafka_codec__array(
-        r, a, &out->ApiKeysCnt, sizeof(*keys), 6, INT16_MAX + 1, false);
+    struct kafka_ApiVersion *keys =
+        flexible ? kafka_codec__compact_array(r, a, &out->ApiKeysCnt,
+                                              sizeof(*keys), 7, INT16_MAX + 1,
+                                              false)
+                 : kafka_codec__array(r, a, &out->ApiKeysCnt, sizeof(*keys),
+                                      6, INT16_MAX + 1, false);
     for (int32_t i = 0; i < out->ApiKeysCnt; i++) {
         keys[i].ApiKey = reader_i16(r);
         keys[i].MinVersion = reader_i16(r);
         keys[i].MaxVersion = reader_i16(r);
+        if (flexible) {
+            reader_skip_tagged_fields(r);
+        }
     }
     out->ApiKeys = keys;
     out->ThrottleTimeMs = layout >= 1 ? reader_i32(r) : 0;
+    if (flexible) {
+        reader_skip_tagged_fields(r);
+    }
     return kafka_codec__finish(r);
 }
 

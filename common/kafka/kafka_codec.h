@@ -5,11 +5,13 @@
  * header (correlation id) and the size prefix.
  *
  * APIs and versions (shared/reference/kafka-protocol.md sections 1 and 4;
- * every version here is non-flexible, so there are no compact encodings or
- * tagged fields):
+ * every version here but ApiVersions v3 is non-flexible; the compact
+ * encodings and tagged fields of flexible versions (KIP-482) are in
+ * common/reader.h and common/writer.h, the request header v2 in
+ * common/kafka/kafka_frame.h):
  *
  *   ApiKey  API              versions   file
- *    18     ApiVersions      0..2       kafka_codec.c (v3+: see below)
+ *    18     ApiVersions      0..3       kafka_codec.c (v3 flexible)
  *     3     Metadata         1..8       kafka_codec.c
  *     0     Produce          3..8       kafka_codec_produce.c
  *     1     Fetch            4..11      kafka_codec_fetch.c
@@ -150,7 +152,7 @@ enum kafka_api_key {
 
 /* Versions this codec parses and writes. */
 #define KAFKA_API_VERSIONS_VERSION_MIN 0
-#define KAFKA_API_VERSIONS_VERSION_MAX 2
+#define KAFKA_API_VERSIONS_VERSION_MAX 3
 #define KAFKA_METADATA_VERSION_MIN 1
 #define KAFKA_METADATA_VERSION_MAX 8
 #define KAFKA_PRODUCE_VERSION_MIN 3
@@ -227,16 +229,18 @@ const struct kafka_api *kafka_api_find(int16_t api_key);
 
 /* --- ApiVersions (18) ---------------------------------------------------- */
 
-/* The body is empty in v0..2. v3+ (flexible) bodies are not parsed:
+/* The body is empty in v0..2; v3 (flexible, KIP-511) carries the
+ * client's software name and version (compact strings) and tags; its
+ * response is flexible too (compact array, tags; its header stays v0).
  * Kafka's rule for an ApiVersions version it does not support is to
  * answer, without reading the body, with ErrorCode UNSUPPORTED_VERSION
  * (35) in the v0 response layout, listing only its own ApiVersions entry
  * (18, min, max). So kafka_api_versions_request_decode() accepts any
- * version >= 0 and reads nothing above 2, and the response encoder and
- * decoder use the v0 layout for any version above 2. */
+ * version >= 0 and reads nothing above the maximum, and the response
+ * encoder and decoder use the v0 layout for any version above it. */
 struct kafka_ApiVersionsRequest {
-    struct slice ClientSoftwareName;    /* v3+, never parsed: null */
-    struct slice ClientSoftwareVersion; /* v3+, never parsed: null */
+    struct slice ClientSoftwareName;    /* v3+; else null */
+    struct slice ClientSoftwareVersion; /* v3+; else null */
 };
 
 struct kafka_ApiVersion {
@@ -259,7 +263,7 @@ kafka_api_versions_request_decode(struct reader *r, int16_t version,
 MUST_CHECK int kafka_api_versions_response_encode(
     struct writer *w, int16_t version,
     const struct kafka_ApiVersionsResponse *resp);
-/* Writes nothing (v0..2 bodies are empty); version must be 0..2. */
+/* v0..2 write nothing (empty bodies); v3 the software name and version. */
 MUST_CHECK int
 kafka_api_versions_request_encode(struct writer *w, int16_t version,
                                   const struct kafka_ApiVersionsRequest *req);
@@ -1251,46 +1255,5 @@ MUST_CHECK int
 kafka_delete_groups_response_decode(struct reader *r, int16_t version,
                                     struct arena *a,
                                     struct kafka_DeleteGroupsResponse *out);
-
-/* --- Module-private: shared by broker/kafka_codec*.c only ---------------- */
-
-/* Records rc in the reader unless an earlier failure did (first failure
- * wins), so later reads are no-ops. */
-void kafka_codec__fail(struct reader *r, int rc);
-
-/* A decoder's last step: r->rc, or RC_MALFORMED if bytes are left over. */
-MUST_CHECK int kafka_codec__finish(struct reader *r);
-
-/* Reads an int32 array count and allocates that many elem_bytes elements
- * from the arena, after checking it: -1 is null (*n = -1, NULL) if
- * nullable and RC_MALFORMED otherwise, below -1 is RC_MALFORMED, more
- * elements than the bytes left could hold at wire_min_bytes (> 0) each is
- * RC_SHORT, above n_max is RC_TOO_LARGE; arena failures are recorded too.
- * Returns NULL with *n = 0 on any failure (or after an earlier one) and
- * NULL for an empty array. */
-void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
-                         size_t elem_bytes, size_t wire_min_bytes,
-                         int32_t n_max, bool nullable);
-
-/* [int32] and [string] arrays (the latter nullable if asked). */
-const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
-                                      int32_t *n);
-const struct slice *kafka_codec__read_strings(struct reader *r,
-                                              struct arena *a, int32_t *n,
-                                              int32_t n_max, bool nullable);
-
-/* Writes an array count, asserting it suits the field: n >= -1, -1 only
- * if nullable, elems non-NULL when n > 0. */
-void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
-                              bool nullable);
-void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n);
-void kafka_codec__write_strings(struct writer *w, const struct slice *v,
-                                int32_t n, bool nullable);
-
-/* Asserts that version lies in [min, max] (encoders: programmer error). */
-void kafka_codec__check_version(int16_t version, int16_t min, int16_t max);
-
-/* A non-null empty slice, for "" defaults. */
-struct slice kafka_codec__empty_string(void);
 
 #endif

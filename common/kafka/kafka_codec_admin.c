@@ -6,6 +6,7 @@
  * Response}.json and InitProducerId{Request,Response}.json. Pure: no I/O,
  * no clock, no globals; any thread. */
 #include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_codec_internal.h"
 
 #include "common/limits.h"
 #include "common/rc.h"

@@ -7,6 +7,7 @@
  * flexible and not handled. Pure: no I/O, no clock, no globals; any
  * thread. */
 #include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_codec_internal.h"
 
 #include "common/limits.h"
 #include "common/rc.h"

@@ -5,6 +5,7 @@
  * field). Record bytes are carried as they are, never parsed here. Pure:
  * no I/O, no clock, no globals; any thread. */
 #include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_codec_internal.h"
 
 #include "common/limits.h"
 #include "common/rc.h"

@@ -5,6 +5,24 @@
 
 #include "common/rc.h"
 
+/* The first flexible version of each API key, as Apache Kafka 3.8 has
+ * them (the "flexibleVersions" of its message schemas); -1: none. */
+static const int8_t first_flexible[] = {
+    9, 12, 6, 9, 4, 2, 6, 3, 8, 6, 3, 6, 4, 4, 4, 5, 3, -1, 3, 5, 4, 2, 2,
+    4, 3, 3, 3, 1, 3, 2, 2, 2, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0,
+    -1, 1, 1, 0, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0,
+};
+
+bool kafka_frame_is_flexible(int16_t api_key, int16_t api_version)
+{
+    if (api_key < 0 || (size_t)api_key >= sizeof first_flexible ||
+        first_flexible[api_key] < 0) {
+        return false;
+    }
+    return api_version >= first_flexible[api_key];
+}
+
 size_t kafka_frame_request_begin(struct writer *w, int16_t api_key,
                                  int16_t api_version, int32_t correlation_id,
                                  const char *client_id)
@@ -15,6 +33,9 @@ size_t kafka_frame_request_begin(struct writer *w, int16_t api_key,
     writer_i16(w, api_version);
     writer_i32(w, correlation_id);
     writer_string(w, client_id, strlen(client_id));
+    if (kafka_frame_is_flexible(api_key, api_version)) {
+        writer_empty_tagged_fields(w); /* request header v2 */
+    }
     return size_at;
 }
 
@@ -80,5 +101,8 @@ int kafka_frame_request_read(struct reader *r,
     h->ApiVersion = reader_i16(r);
     h->CorrelationId = reader_i32(r);
     h->ClientId = reader_nullable_string(r);
+    if (r->rc == RC_OK && kafka_frame_is_flexible(h->ApiKey, h->ApiVersion)) {
+        reader_skip_tagged_fields(r); /* request header v2 */
+    }
     return r->rc;
 }

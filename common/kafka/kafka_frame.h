@@ -1,9 +1,11 @@
 /* Kafka's framing around a request or response body: the size prefix and
- * the headers. Every version Cairn speaks is non-flexible, so requests
- * carry header v1 and responses header v0:
+ * the headers. A request of a non-flexible version carries header v1, of
+ * a flexible one (KIP-482) header v2, which adds a tagged-field section;
+ * responses carry header v0 (ApiVersions always does, even flexible):
  *
  *     request   int32 size | int16 api_key | int16 api_version |
- *               int32 correlation_id | int16 len, client_id | body
+ *               int32 correlation_id | int16 len, client_id |
+ *               [tagged fields: v2] | body
  *     response  int32 size | int32 correlation_id | body
  *
  * size counts the bytes after itself. Writing a frame is begin, body,
@@ -24,6 +26,7 @@
 #ifndef CAIRN_COMMON_KAFKA_KAFKA_FRAME_H
 #define CAIRN_COMMON_KAFKA_KAFKA_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,8 +46,9 @@
 #define KAFKA_FRAME_REQUEST_HEADER_BYTES(client_id_len) \
     (2u + 2u + 4u + 2u + (client_id_len))
 
-/* Request header v1 as a broker reads it; ClientId borrows from the
- * frame and is the null slice for a null client id. */
+/* Request header v1 or v2 as a broker reads it (the tagged fields of v2
+ * are skipped); ClientId borrows from the frame and is the null slice for
+ * a null client id. */
 struct kafka_frame_request_header {
     int16_t ApiKey;
     int16_t ApiVersion;
@@ -52,9 +56,14 @@ struct kafka_frame_request_header {
     struct slice ClientId;
 };
 
+/* Whether api_key at api_version is a flexible version in Apache Kafka
+ * 3.8 (so its request header is v2); false for keys it does not know. */
+bool kafka_frame_is_flexible(int16_t api_key, int16_t api_version);
+
 /* --- Writing ------------------------------------------------------------- */
 
-/* Appends a size placeholder and request header v1 (client_id is a C
+/* Appends a size placeholder and the request header (v2 for a flexible
+ * key and version, with no tagged field, else v1; client_id is a C
  * string, borrowed; "" is an empty id) to w. Returns the placeholder's
  * position for kafka_frame_end(). A client id longer than an int16 length
  * fails the writer with RC_TOO_LARGE. */
@@ -88,9 +97,10 @@ MUST_CHECK int kafka_frame_response_read(struct reader *r,
                                          int32_t expected_correlation_id,
                                          int32_t *correlation_id);
 
-/* Reads request header v1 from r, which holds a frame after its size
- * prefix. RC_SHORT or RC_MALFORMED (r->rc) when it does not parse; on
- * RC_OK r stands at the body. */
+/* Reads the request header from r, which holds a frame after its size
+ * prefix: v2 when the key and version are flexible, else v1. RC_SHORT or
+ * RC_MALFORMED (r->rc) when it does not parse; on RC_OK r stands at the
+ * body. */
 MUST_CHECK int kafka_frame_request_read(struct reader *r,
                                         struct kafka_frame_request_header *h);
 

@@ -308,8 +308,8 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
 {
     switch (api_key) {
     case KAFKA_API_API_VERSIONS: {
-        const struct kafka_ApiVersionsRequest m = {slice_null(),
-                                                   slice_null()};
+        const struct kafka_ApiVersionsRequest m = {
+            slice_from_str("cairn-fuzz"), slice_from_str("1.0")};
         return kafka_api_versions_request_encode(w, version, &m);
     }
     case KAFKA_API_METADATA: {

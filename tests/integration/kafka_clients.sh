@@ -25,6 +25,20 @@ metadata_lists_brokers() {
 }
 check "kcat -L lists three brokers" metadata_lists_brokers
 
+# ApiVersions v3 (KIP-511): librdkafka asks v3 first; answered in v3 on
+# every connection, it never falls back to v0 (one round trip each).
+api_versions_v3() {
+    local out
+    out=$("${KCAT[@]}" -L -d protocol 2>&1) || return 1
+    local sent v3 fallback
+    sent=$(echo "$out" | grep -c "Sent ApiVersionRequest")
+    v3=$(echo "$out" | grep -c "Received ApiVersionResponse (v3")
+    fallback=$(echo "$out" | grep -ciE "ApiVersionRequest \(v0|UNSUPPORTED_VERSION|retrying")
+    echo "ApiVersions: $sent sent, $v3 answered in v3, $fallback fallbacks"
+    [ "$sent" -ge 1 ] && [ "$v3" = "$sent" ] && [ "$fallback" = 0 ]
+}
+check "librdkafka negotiates ApiVersions v3 in one round trip" api_versions_v3
+
 # round_trip CODEC ACKS: produces 200 lines to a fresh topic and reads them
 # back in order.
 round_trip() {

@@ -324,99 +324,145 @@ static void expect_implemented(const struct kafka_ApiVersionsResponse *resp,
     }
 }
 
-Test(kafka_raw, api_versions_v0_to_v2_list_exactly_the_implemented_keys)
+/* The ApiVersions answer at v, decoded into resp (arena a); its length
+ * in *len. */
+static void api_versions_at(int fd, int16_t v, struct arena *a,
+                            struct kafka_ApiVersionsResponse *resp,
+                            size_t *len)
 {
-    int fd = raw_connect();
-    for (int16_t v = 0; v <= 2; v++) {
-        struct writer body;
-        writer_init(&body, 64);
-        struct kafka_ApiVersionsRequest req = {slice_null(), slice_null()};
-        cr_assert_eq(kafka_api_versions_request_encode(&body, v, &req),
-                     RC_OK);
-        int32_t id = send_request(fd, KAFKA_API_API_VERSIONS, v, &body);
-        writer_free(&body);
-        size_t len = 0;
-        uint8_t *bytes = read_response(fd, id, &len);
-        /* v0 has no throttle field: 2 + 4 + 6 per key; v1+ adds 4. */
-        size_t n = n_implemented;
-        cr_assert_eq(len, 6 + 6 * n + (v >= 1 ? 4 : 0), "v%d length", v);
-        struct reader r;
-        reader_init(&r, bytes, len);
-        struct arena a;
-        arena_init(&a, ARENA_BYTES_MAX);
-        struct kafka_ApiVersionsResponse resp;
-        cr_assert_eq(kafka_api_versions_response_decode(&r, v, &a, &resp),
-                     RC_OK, "v%d answer does not decode", v);
-        expect_implemented(&resp, v);
-        arena_free(&a);
-        free(bytes);
-    }
-    close(fd);
-    assert_broker_serves("ApiVersions v0..2");
+    struct writer body;
+    writer_init(&body, 64);
+    struct kafka_ApiVersionsRequest req = {slice_from_str("cairn-test"),
+                                           slice_from_str("1.0")};
+    cr_assert_eq(kafka_api_versions_request_encode(&body, v, &req), RC_OK);
+    int32_t id = send_request(fd, KAFKA_API_API_VERSIONS, v, &body);
+    writer_free(&body);
+    uint8_t *bytes = read_response(fd, id, len);
+    struct reader r;
+    reader_init(&r, bytes, *len);
+    arena_init(a, ARENA_BYTES_MAX);
+    cr_assert_eq(kafka_api_versions_response_decode(&r, v, a, resp), RC_OK,
+                 "v%d answer does not decode", v);
+    /* ApiVersions answers hold no slices: the bytes can go. */
+    free(bytes);
 }
 
-/* librdkafka's first request on every connection: ApiVersions v3, which
- * is flexible (request header v2 with tagged fields, compact strings). */
-static void write_api_versions_v3(struct writer *frame, int32_t id)
+Test(kafka_raw, api_versions_v0_to_v3_list_exactly_the_implemented_keys)
+{
+    int fd = raw_connect();
+    for (int16_t v = 0; v <= 3; v++) {
+        struct arena a;
+        struct kafka_ApiVersionsResponse resp;
+        size_t len = 0;
+        api_versions_at(fd, v, &a, &resp, &len);
+        /* v0 has no throttle field: 2 + 4 + 6 per key; v1+ adds 4; v3 is
+         * flexible: a one-byte count, 7 per key (tags), 4, tags. */
+        size_t n = n_implemented;
+        size_t want = v <= 2 ? 6 + 6 * n + (v >= 1 ? 4 : 0)
+                             : 2 + 1 + 7 * n + 4 + 1;
+        cr_assert_eq(len, want, "v%d length %zu", v, len);
+        expect_implemented(&resp, v);
+        arena_free(&a);
+    }
+    close(fd);
+    assert_broker_serves("ApiVersions v0..3");
+}
+
+/* librdkafka's first request on every connection: ApiVersions v3,
+ * flexible (request header v2 with a tagged field, compact strings). */
+static void write_api_versions_v3(struct writer *frame, int32_t id,
+                                  int16_t version, const char *name)
 {
     size_t size_at = writer_reserve(frame, 4);
     writer_i16(frame, KAFKA_API_API_VERSIONS);
-    writer_i16(frame, 3);
+    writer_i16(frame, version);
     writer_i32(frame, id);
     writer_nullable_string(frame, "rdkafka", 7);
-    writer_empty_tagged_fields(frame);
-    writer_compact_string(frame, "librdkafka", 10);
+    writer_uvarint(frame, 1); /* header tags: one, skipped */
+    writer_uvarint(frame, 7);
+    writer_uvarint(frame, 1);
+    writer_i8(frame, 0);
+    writer_compact_string(frame, name, strlen(name));
     writer_compact_string(frame, "2.0.2", 5);
     writer_empty_tagged_fields(frame);
     cr_assert_eq(frame->rc, RC_OK);
     writer_patch_i32(frame, size_at, (int32_t)(frame->len - size_at - 4));
 }
 
-Test(kafka_raw, api_versions_v3_gets_unsupported_version_in_the_v0_layout)
+static uint8_t *send_v3_frame(int fd, int16_t version, const char *name,
+                              int32_t *id, size_t *len)
 {
-    int fd = raw_connect();
     struct writer frame;
     writer_init(&frame, 256);
-    int32_t id = next_correlation_id++;
-    write_api_versions_v3(&frame, id);
+    *id = next_correlation_id++;
+    write_api_versions_v3(&frame, *id, version, name);
     raw_send(fd, frame.data, frame.len);
     writer_free(&frame);
-    size_t len = 0;
-    uint8_t *bytes = read_response(fd, id, &len);
-    /* Exactly: ErrorCode 35, [1] (18, 0, 2), and no throttle time. */
-    static const uint8_t want[] = {0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 2};
-    cr_assert_eq(len, sizeof want, "answer has %zu bytes", len);
-    cr_assert_arr_eq(bytes, want, sizeof want);
+    return read_response(fd, *id, len);
+}
+
+static void decode_v3(const uint8_t *bytes, size_t len, struct arena *a,
+                      struct kafka_ApiVersionsResponse *resp)
+{
     struct reader r;
     reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
-    struct kafka_ApiVersionsResponse resp;
-    cr_assert_eq(kafka_api_versions_response_decode(&r, 3, &a, &resp), RC_OK);
-    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_UNSUPPORTED_VERSION);
-    cr_assert_eq(resp.ApiKeysCnt, 1);
-    cr_assert_eq(resp.ApiKeys[0].ApiKey, KAFKA_API_API_VERSIONS);
-    cr_assert_eq(resp.ApiKeys[0].MinVersion, 0);
-    cr_assert_eq(resp.ApiKeys[0].MaxVersion, 2);
-    arena_free(&a);
-    free(bytes);
+    arena_init(a, ARENA_BYTES_MAX);
+    cr_assert_eq(kafka_api_versions_response_decode(&r, 3, a, resp), RC_OK);
+}
 
-    /* The connection stays open: librdkafka retries v0 on it. */
-    struct writer body;
-    writer_init(&body, 64);
-    struct kafka_ApiVersionsRequest req = {slice_null(), slice_null()};
-    cr_assert_eq(kafka_api_versions_request_encode(&body, 0, &req), RC_OK);
-    id = send_request(fd, KAFKA_API_API_VERSIONS, 0, &body);
-    writer_free(&body);
-    bytes = read_response(fd, id, &len);
-    reader_init(&r, bytes, len);
-    arena_init(&a, ARENA_BYTES_MAX);
-    cr_assert_eq(kafka_api_versions_response_decode(&r, 0, &a, &resp), RC_OK);
-    expect_implemented(&resp, 0);
+Test(kafka_raw, librdkafkas_api_versions_v3_is_answered_in_v3)
+{
+    int fd = raw_connect();
+    int32_t id = 0;
+    size_t len = 0;
+    uint8_t *bytes = send_v3_frame(fd, 3, "librdkafka", &id, &len);
+    struct arena a;
+    struct kafka_ApiVersionsResponse resp;
+    decode_v3(bytes, len, &a, &resp);
+    expect_implemented(&resp, 3);
     arena_free(&a);
     free(bytes);
     close(fd);
     assert_broker_serves("ApiVersions v3");
+}
+
+Test(kafka_raw, api_versions_v3_with_a_bad_software_name_is_invalid_request)
+{
+    int fd = raw_connect();
+    int32_t id = 0;
+    size_t len = 0;
+    /* Kafka's rule: letters, digits, and '-' or '.' inside. */
+    uint8_t *bytes = send_v3_frame(fd, 3, "-rdkafka", &id, &len);
+    struct arena a;
+    struct kafka_ApiVersionsResponse resp;
+    decode_v3(bytes, len, &a, &resp);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(resp.ApiKeysCnt, 0);
+    arena_free(&a);
+    free(bytes);
+    close(fd);
+    assert_broker_serves("an invalid ApiVersions v3");
+}
+
+Test(kafka_raw, api_versions_v4_gets_unsupported_version_in_the_v0_layout)
+{
+    int fd = raw_connect();
+    int32_t id = 0;
+    size_t len = 0;
+    uint8_t *bytes = send_v3_frame(fd, 4, "librdkafka", &id, &len);
+    /* Exactly: ErrorCode 35, [1] (18, 0, 3), and no throttle time. */
+    static const uint8_t want[] = {0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3};
+    cr_assert_eq(len, sizeof want, "answer has %zu bytes", len);
+    cr_assert_arr_eq(bytes, want, sizeof want);
+    free(bytes);
+    /* The connection stays open: the client retries a version we list. */
+    struct arena a;
+    struct kafka_ApiVersionsResponse resp;
+    api_versions_at(fd, 0, &a, &resp, &len);
+    expect_implemented(&resp, 0);
+    arena_free(&a);
+    close(fd);
+    assert_broker_serves("ApiVersions v4");
 }
 
 /* --- Bad bytes ----------------------------------------------------------- */

@@ -122,8 +122,11 @@ before = wait_for("hg stable on the coordinator", lambda: (
 if len(before["members"]) != 1:
     fail("hg's members on broker %d: %s" % (coord, before["members"]))
 member = before["members"][0]["member_id"]
-print("group hg: member %s, generation %d, coordinator broker %d"
-      % (member, before["generation"], coord))
+software = before["members"][0].get("client_software", "")
+if not software.startswith("confluent-kafka-python "):
+    fail("hg's member's client software (ApiVersions v3): %r" % software)
+print("group hg: member %s (%s), generation %d, coordinator broker %d"
+      % (member, software, before["generation"], coord))
 
 # 2. History: ROUNDS x 10,000 commits over 10,000 keys, as standalone
 # commits (OffsetCommit v2, generation -1) on one connection to the

@@ -1,7 +1,8 @@
 /* Tests for common/kafka/kafka_codec.c (shared helpers, kafka_error_from_rc,
  * ApiVersions, Metadata) and common/arena.c: exact bytes built by hand
- * from shared/reference/kafka-protocol.md section 4, the ApiVersions v3
- * rule, null versus empty topic lists, counts that must not drive
+ * from shared/reference/kafka-protocol.md section 4, the answer to an
+ * ApiVersions version above ours (the v0 layout), null versus empty
+ * topic lists, counts that must not drive
  * allocations, and the arena's bound. Inputs are decoded from heap buffers
  * of their exact length so that `make asan` catches reads past the end. */
 #include <criterion/criterion.h>
@@ -142,7 +143,7 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_assert(kafka_codec_version_range(KAFKA_API_METADATA, &min, &max));
     cr_expect(min == 1 && max == 8);
     cr_assert(kafka_codec_version_range(KAFKA_API_API_VERSIONS, NULL, &max));
-    cr_expect_eq(max, 2);
+    cr_expect_eq(max, 3);
     cr_assert(kafka_codec_version_range(9 /* OffsetFetch */, &min, &max));
     cr_expect(min == 1 && max == 5);
     cr_assert(kafka_codec_version_range(21 /* DeleteRecords */, &min, &max));
@@ -155,14 +156,28 @@ Test(kafka_codec, version_ranges_match_the_reference)
 
 static const struct kafka_ApiVersion two_keys[] = {{0, 3, 8}, {18, 0, 2}};
 
-Test(kafka_codec, api_versions_v0_response_has_no_throttle_time)
+/* w holds exactly want[0..n). */
+static void expect_raw(const struct writer *w, const uint8_t *want, size_t n)
+{
+    struct bb x = {.n = n};
+    memcpy(x.b, want, n);
+    expect_bytes(w, &x);
+}
+
+/* Two keys and a throttle time of 99, encoded at version v into *w. */
+static void encode_two_keys(struct writer *w, int16_t v)
 {
     struct kafka_ApiVersionsResponse resp = {
         .ErrorCode = 0, .ApiKeys = two_keys, .ApiKeysCnt = 2,
         .ThrottleTimeMs = 99};
+    writer_init(w, MAX_16M);
+    cr_assert_eq(kafka_api_versions_response_encode(w, v, &resp), RC_OK);
+}
+
+Test(kafka_codec, api_versions_v0_response_has_no_throttle_time)
+{
     struct writer w;
-    writer_init(&w, MAX_16M);
-    cr_assert_eq(kafka_api_versions_response_encode(&w, 0, &resp), RC_OK);
+    encode_two_keys(&w, 0);
     struct bb x = {.n = 0};
     bb_i16(&x, 0);
     bb_i32(&x, 2);
@@ -174,12 +189,8 @@ Test(kafka_codec, api_versions_v0_response_has_no_throttle_time)
 
 Test(kafka_codec, api_versions_v2_response_ends_with_throttle_time)
 {
-    struct kafka_ApiVersionsResponse resp = {
-        .ErrorCode = 0, .ApiKeys = two_keys, .ApiKeysCnt = 2,
-        .ThrottleTimeMs = 99};
     struct writer w;
-    writer_init(&w, MAX_16M);
-    cr_assert_eq(kafka_api_versions_response_encode(&w, 2, &resp), RC_OK);
+    encode_two_keys(&w, 2);
     struct bb x = {.n = 0};
     bb_i16(&x, 0);
     bb_i32(&x, 2);
@@ -190,9 +201,9 @@ Test(kafka_codec, api_versions_v2_response_ends_with_throttle_time)
     writer_free(&w);
 }
 
-Test(kafka_codec, api_versions_v3_request_is_not_parsed)
+Test(kafka_codec, api_versions_v3_request_carries_the_client_software)
 {
-    /* librdkafka's v3 body: compact strings and tags, not for us. */
+    /* librdkafka's v3 body: compact strings, then tags. */
     static const uint8_t body[] = {0x0b, 'l', 'i', 'b', 'r', 'd', 'k', 'a',
                                    'f', 'k', 'a', 0x06, '2', '.', '0', '.',
                                    '2', 0x00};
@@ -201,35 +212,71 @@ Test(kafka_codec, api_versions_v3_request_is_not_parsed)
     struct kafka_ApiVersionsRequest req;
     cr_assert_eq(kafka_api_versions_request_decode(&f.r, 3, &f.a, &req),
                  RC_OK);
-    cr_expect(slice_is_null(req.ClientSoftwareName));
-    cr_expect_eq(f.r.pos, 0, "not a byte read");
+    cr_expect_eq(req.ClientSoftwareName.len, 10);
+    cr_expect_eq(memcmp(req.ClientSoftwareName.ptr, "librdkafka", 10), 0);
+    cr_expect_eq(req.ClientSoftwareVersion.len, 5);
+    cr_expect_eq(memcmp(req.ClientSoftwareVersion.ptr, "2.0.2", 5), 0);
+    cr_expect_eq(f.r.pos, sizeof(body), "every byte read");
+    /* and the encoder writes the same bytes */
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(kafka_api_versions_request_encode(&w, 3, &req), RC_OK);
+    expect_raw(&w, body, sizeof(body));
+    writer_free(&w);
+    fixture_done(&f);
+    /* a v3 body cut short does not parse */
+    fixture_start(&f, body, 5);
+    cr_expect_neq(kafka_api_versions_request_decode(&f.r, 3, &f.a, &req),
+                  RC_OK);
     fixture_done(&f);
 }
 
-Test(kafka_codec, api_versions_unsupported_answer_uses_the_v0_layout)
+Test(kafka_codec, api_versions_v3_response_is_flexible)
 {
-    static const struct kafka_ApiVersion only[] = {{18, 0, 2}};
-    struct kafka_ApiVersionsResponse resp = {
-        .ErrorCode = KAFKA_ERROR_UNSUPPORTED_VERSION, .ApiKeys = only,
-        .ApiKeysCnt = 1, .ThrottleTimeMs = 0};
     struct writer w;
-    writer_init(&w, MAX_16M);
-    cr_assert_eq(kafka_api_versions_response_encode(&w, 3, &resp), RC_OK);
-    static const uint8_t want[] = {0x00, 0x23,             /* error 35 */
-                                   0x00, 0x00, 0x00, 0x01, /* one entry */
-                                   0x00, 0x12, 0x00, 0x00, 0x00, 0x02};
-    struct bb x = {.n = sizeof(want)};
-    memcpy(x.b, want, sizeof(want));
-    expect_bytes(&w, &x);
-    /* What the client reads back, in the same layout. */
+    encode_two_keys(&w, 3);
+    static const uint8_t want[] = {
+        0x00, 0x00,                               /* error */
+        0x03,                                     /* compact: 2 entries */
+        0x00, 0x00, 0x00, 0x03, 0x00, 0x08, 0x00, /* Produce 3..8, tags */
+        0x00, 0x12, 0x00, 0x00, 0x00, 0x02, 0x00, /* ApiVersions 0..2 */
+        0x00, 0x00, 0x00, 0x63,                   /* throttle 99 */
+        0x00};                                    /* tags */
+    expect_raw(&w, want, sizeof(want));
     struct fixture f;
     fixture_start(&f, w.data, w.len);
     struct kafka_ApiVersionsResponse got;
     cr_assert_eq(kafka_api_versions_response_decode(&f.r, 3, &f.a, &got),
                  RC_OK);
+    cr_expect_eq(got.ApiKeysCnt, 2);
+    cr_expect_eq(got.ApiKeys[1].ApiKey, 18);
+    cr_expect_eq(got.ThrottleTimeMs, 99);
+    fixture_done(&f);
+    writer_free(&w);
+}
+
+Test(kafka_codec, api_versions_unsupported_answer_uses_the_v0_layout)
+{
+    static const struct kafka_ApiVersion only[] = {{18, 0, 3}};
+    struct kafka_ApiVersionsResponse resp = {
+        .ErrorCode = KAFKA_ERROR_UNSUPPORTED_VERSION, .ApiKeys = only,
+        .ApiKeysCnt = 1, .ThrottleTimeMs = 0};
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(kafka_api_versions_response_encode(&w, 4, &resp), RC_OK);
+    static const uint8_t want[] = {0x00, 0x23,             /* error 35 */
+                                   0x00, 0x00, 0x00, 0x01, /* one entry */
+                                   0x00, 0x12, 0x00, 0x00, 0x00, 0x03};
+    expect_raw(&w, want, sizeof(want));
+    /* What the client reads back, in the same layout. */
+    struct fixture f;
+    fixture_start(&f, w.data, w.len);
+    struct kafka_ApiVersionsResponse got;
+    cr_assert_eq(kafka_api_versions_response_decode(&f.r, 4, &f.a, &got),
+                 RC_OK);
     cr_expect_eq(got.ErrorCode, 35);
     cr_expect_eq(got.ApiKeysCnt, 1);
-    cr_expect_eq(got.ApiKeys[0].MaxVersion, 2);
+    cr_expect_eq(got.ApiKeys[0].MaxVersion, 3);
     fixture_done(&f);
     writer_free(&w);
 }

@@ -222,3 +222,42 @@ Test(kafka_frame, a_failed_writer_stays_failed)
                  "a client id longer than an int16 length");
     writer_free(&w);
 }
+
+/* A flexible request (ApiVersions v3) carries header v2: a tagged-field
+ * section after the client id, which the reader skips to the body. */
+Test(kafka_frame, flexible_requests_carry_header_v2)
+{
+    cr_assert(kafka_frame_is_flexible(18, 3));
+    cr_assert_not(kafka_frame_is_flexible(18, 2));
+    cr_assert(kafka_frame_is_flexible(1, 12), "Fetch from v12");
+    cr_assert_not(kafka_frame_is_flexible(17, 1), "SaslHandshake: never");
+    cr_assert_not(kafka_frame_is_flexible(999, 0));
+    cr_assert_not(kafka_frame_is_flexible(-1, 0));
+    struct writer w;
+    writer_init(&w, MAX_1M);
+    size_t at = kafka_frame_request_begin(&w, 18, 3, 5, "c");
+    writer_i8(&w, 42);
+    cr_assert_eq(kafka_frame_end(&w, at), RC_OK);
+    cr_assert_eq(w.len, KAFKA_FRAME_SIZE_BYTES +
+                            KAFKA_FRAME_REQUEST_HEADER_BYTES(1u) + 1u + 1u,
+                 "one byte of (empty) tagged fields");
+    /* A client's header v2 with one tagged field: skipped whole. */
+    const uint8_t frame[] = {0, 18, 0, 3, 0, 0, 0, 5, 0, 1, 'c',
+                             1, 0, 2, 0xAA, 0xBB, /* tag 0, 2 bytes */
+                             42};
+    struct reader r;
+    reader_init(&r, frame, sizeof frame);
+    struct kafka_frame_request_header h;
+    cr_assert_eq(kafka_frame_request_read(&r, &h), RC_OK);
+    cr_assert_eq(h.ApiVersion, 3);
+    cr_assert_eq(r.len - r.pos, 1u, "the reader stands at the body");
+    cr_assert_eq(r.p[r.pos], 42);
+    /* the same bytes as ApiVersions v2 (not flexible): no tags read */
+    uint8_t v2[sizeof frame];
+    memcpy(v2, frame, sizeof frame);
+    v2[3] = 2;
+    reader_init(&r, v2, sizeof v2);
+    cr_assert_eq(kafka_frame_request_read(&r, &h), RC_OK);
+    cr_assert_eq(r.len - r.pos, 6u);
+    writer_free(&w);
+}

@@ -1,0 +1,57 @@
+/* The Kafka codec's private helpers, shared by common/kafka/kafka_codec*.c
+ * only (the codec itself is common/kafka/kafka_codec.h). */
+#ifndef CAIRN_COMMON_KAFKA_KAFKA_CODEC_INTERNAL_H
+#define CAIRN_COMMON_KAFKA_KAFKA_CODEC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/kafka/kafka_codec.h"
+
+/* Records rc in the reader unless an earlier failure did (first failure
+ * wins), so later reads are no-ops. */
+void kafka_codec__fail(struct reader *r, int rc);
+
+/* A decoder's last step: r->rc, or RC_MALFORMED if bytes are left over. */
+MUST_CHECK int kafka_codec__finish(struct reader *r);
+
+/* Reads an int32 array count and allocates that many elem_bytes elements
+ * from the arena, after checking it: -1 is null (*n = -1, NULL) if
+ * nullable and RC_MALFORMED otherwise, below -1 is RC_MALFORMED, more
+ * elements than the bytes left could hold at wire_min_bytes (> 0) each is
+ * RC_SHORT, above n_max is RC_TOO_LARGE; arena failures are recorded too.
+ * Returns NULL with *n = 0 on any failure (or after an earlier one) and
+ * NULL for an empty array. */
+void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
+                         size_t elem_bytes, size_t wire_min_bytes,
+                         int32_t n_max, bool nullable);
+
+/* kafka_codec__array() for a COMPACT_ARRAY (uvarint count + 1, 0 null). */
+void *kafka_codec__compact_array(struct reader *r, struct arena *a,
+                                 int32_t *n, size_t elem_bytes,
+                                 size_t wire_min_bytes, int32_t n_max,
+                                 bool nullable);
+
+/* [int32] and [string] arrays (the latter nullable if asked). */
+const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
+                                      int32_t *n);
+const struct slice *kafka_codec__read_strings(struct reader *r,
+                                              struct arena *a, int32_t *n,
+                                              int32_t n_max, bool nullable);
+
+/* Writes an array count, asserting it suits the field: n >= -1, -1 only
+ * if nullable, elems non-NULL when n > 0. */
+void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
+                              bool nullable);
+void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n);
+void kafka_codec__write_strings(struct writer *w, const struct slice *v,
+                                int32_t n, bool nullable);
+
+/* Asserts that version lies in [min, max] (encoders: programmer error). */
+void kafka_codec__check_version(int16_t version, int16_t min, int16_t max);
+
+/* A non-null empty slice, for "" defaults. */
+struct slice kafka_codec__empty_string(void);
+
+#endif
