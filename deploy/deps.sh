@@ -10,7 +10,8 @@ PACKAGES=(
     libraft-dev libuv1-dev libprotobuf-c-dev protobuf-c-compiler
     libcriterion-dev librdkafka-dev liblz4-dev libzstd-dev libsnappy-dev
     zlib1g-dev libisal-dev libssl-dev
-    kcat python3 python3-confluent-kafka nodejs nftables iproute2 chromium
+    kcat python3 python3-confluent-kafka python3-kafka nodejs nftables
+    iproute2 chromium
     clang libclang-rt-dev
 )
 

@@ -482,6 +482,9 @@ static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
             out->ErrorCode = kafka_error_from_rc(rv);
         }
     }
+    if (in->MaxNumOffsets < 1) {
+        out->Offset = -1; /* v0 asked for no offset: an empty list */
+    }
 }
 
 void kafka_handle_list_offsets(struct broker *b, struct kafka_request *req)

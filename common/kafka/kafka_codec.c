@@ -125,6 +125,17 @@ const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
     return v;
 }
 
+const int64_t *kafka_codec__read_i64s(struct reader *r, struct arena *a,
+                                      int32_t *n)
+{
+    int64_t *v = kafka_codec__array(r, a, n, sizeof(*v), 8,
+                                    (int32_t)KAFKA_ARRAY_COUNT_MAX, false);
+    for (int32_t i = 0; i < *n; i++) {
+        v[i] = reader_i64(r);
+    }
+    return v;
+}
+
 const struct slice *kafka_codec__read_strings(struct reader *r,
                                               struct arena *a, int32_t *n,
                                               int32_t n_max, bool nullable)
@@ -351,13 +362,17 @@ int kafka_metadata_request_decode(struct reader *r, int16_t version,
     if (!metadata_version_ok(version)) {
         return RC_INVALID;
     }
+    /* v0: not nullable, and an empty list asks for every topic. */
     struct kafka_MetadataRequestTopic *topics = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*topics), 2,
-        (int32_t)KAFKA_REQUEST_TOPICS_MAX, true /* nullable */);
+        (int32_t)KAFKA_REQUEST_TOPICS_MAX, version >= 1 /* nullable */);
     for (int32_t i = 0; i < out->TopicsCnt; i++) {
         topics[i].Name = reader_string(r);
     }
     out->Topics = topics;
+    if (version == 0 && out->TopicsCnt == 0 && r->rc == RC_OK) {
+        out->TopicsCnt = -1; /* all, as null asks from v1 on */
+    }
     out->AllowAutoTopicCreation = version >= 4 ? reader_bool(r) : true;
     out->IncludeClusterAuthorizedOperations =
         version >= 8 ? reader_bool(r) : false;
@@ -371,7 +386,13 @@ int kafka_metadata_request_encode(struct writer *w, int16_t version,
 {
     kafka_codec__check_version(version, KAFKA_METADATA_VERSION_MIN,
                                KAFKA_METADATA_VERSION_MAX);
-    kafka_codec__write_count(w, req->TopicsCnt, req->Topics, true);
+    /* v0 has no null list: all topics is the empty one (and no topic
+     * cannot be asked for). */
+    ASSERT(version >= 1 || req->TopicsCnt != 0);
+    kafka_codec__write_count(w, version == 0 && req->TopicsCnt < 0
+                                    ? 0
+                                    : req->TopicsCnt,
+                             req->Topics, true);
     for (int32_t i = 0; i < req->TopicsCnt; i++) {
         writer_string_slice(w, req->Topics[i].Name);
     }
@@ -409,7 +430,9 @@ static void metadata_topic_encode(struct writer *w, int16_t version,
 {
     writer_i16(w, t->ErrorCode);
     writer_string_slice(w, t->Name);
-    writer_bool(w, t->IsInternal);
+    if (version >= 1) {
+        writer_bool(w, t->IsInternal);
+    }
     kafka_codec__write_count(w, t->PartitionsCnt, t->Partitions, false);
     for (int32_t i = 0; i < t->PartitionsCnt; i++) {
         metadata_partition_encode(w, version, &t->Partitions[i]);
@@ -433,12 +456,16 @@ int kafka_metadata_response_encode(struct writer *w, int16_t version,
         writer_i32(w, b->NodeId);
         writer_string_slice(w, b->Host);
         writer_i32(w, b->Port);
-        writer_nullable_string_slice(w, b->Rack);
+        if (version >= 1) {
+            writer_nullable_string_slice(w, b->Rack);
+        }
     }
     if (version >= 2) {
         writer_nullable_string_slice(w, resp->ClusterId);
     }
-    writer_i32(w, resp->ControllerId);
+    if (version >= 1) {
+        writer_i32(w, resp->ControllerId);
+    }
     kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
     for (int32_t i = 0; i < resp->TopicsCnt; i++) {
         metadata_topic_encode(w, version, &resp->Topics[i]);
@@ -473,7 +500,7 @@ static void metadata_topic_decode(struct reader *r, int16_t version,
 {
     t->ErrorCode = reader_i16(r);
     t->Name = reader_string(r);
-    t->IsInternal = reader_bool(r);
+    t->IsInternal = version >= 1 ? reader_bool(r) : false;
     /* error_code, index, leader, two empty arrays: 18 bytes at least. */
     struct kafka_MetadataResponsePartition *parts = kafka_codec__array(
         r, a, &t->PartitionsCnt, sizeof(*parts), 18,
@@ -485,18 +512,20 @@ static void metadata_topic_decode(struct reader *r, int16_t version,
     t->TopicAuthorizedOperations = version >= 8 ? reader_i32(r) : INT32_MIN;
 }
 
-static void metadata_brokers_decode(struct reader *r, struct arena *a,
+static void metadata_brokers_decode(struct reader *r, int16_t version,
+                                    struct arena *a,
                                     struct kafka_MetadataResponse *out)
 {
-    /* node id, host, port, rack: 12 bytes at least. */
+    /* node id, host, port (and rack, v1+): 10 bytes at least. */
     struct kafka_MetadataResponseBroker *brokers =
-        kafka_codec__array(r, a, &out->BrokersCnt, sizeof(*brokers), 12,
+        kafka_codec__array(r, a, &out->BrokersCnt, sizeof(*brokers), 10,
                            (int32_t)KAFKA_ARRAY_COUNT_MAX, false);
     for (int32_t i = 0; i < out->BrokersCnt; i++) {
         brokers[i].NodeId = reader_i32(r);
         brokers[i].Host = reader_string(r);
         brokers[i].Port = reader_i32(r);
-        brokers[i].Rack = reader_nullable_string(r);
+        brokers[i].Rack = version >= 1 ? reader_nullable_string(r)
+                                       : slice_null();
     }
     out->Brokers = brokers;
 }
@@ -509,12 +538,12 @@ int kafka_metadata_response_decode(struct reader *r, int16_t version,
         return RC_INVALID;
     }
     out->ThrottleTimeMs = version >= 3 ? reader_i32(r) : 0;
-    metadata_brokers_decode(r, a, out);
+    metadata_brokers_decode(r, version, a, out);
     out->ClusterId = version >= 2 ? reader_nullable_string(r) : slice_null();
-    out->ControllerId = reader_i32(r);
-    /* error_code, name, is_internal, partitions count: 9 bytes. */
+    out->ControllerId = version >= 1 ? reader_i32(r) : -1;
+    /* error_code, name, (is_internal,) partitions count: 8 bytes. */
     struct kafka_MetadataResponseTopic *topics = kafka_codec__array(
-        r, a, &out->TopicsCnt, sizeof(*topics), 9,
+        r, a, &out->TopicsCnt, sizeof(*topics), 8,
         (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
     for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
         metadata_topic_decode(r, version, a, &topics[i]);

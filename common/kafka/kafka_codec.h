@@ -12,10 +12,10 @@
  *
  *   ApiKey  API              versions   file
  *    18     ApiVersions      0..3       kafka_codec.c (v3 flexible)
- *     3     Metadata         1..8       kafka_codec.c
+ *     3     Metadata         0..8       kafka_codec.c
  *     0     Produce          3..8       kafka_codec_produce.c
  *     1     Fetch            4..11      kafka_codec_fetch.c
- *     2     ListOffsets      1..5       kafka_codec_fetch.c
+ *     2     ListOffsets      0..5       kafka_codec_fetch.c
  *    19     CreateTopics     0..4       kafka_codec_admin.c
  *    20     DeleteTopics     0..3       kafka_codec_admin.c
  *    21     DeleteRecords    0..1       kafka_codec_admin.c
@@ -30,8 +30,8 @@
  *    15     DescribeGroups   0..4       kafka_codec_group.c
  *    16     ListGroups       0..2       kafka_codec_group.c
  *    42     DeleteGroups     0..1       kafka_codec_group.c
- *     8     OffsetCommit     2..7       kafka_codec_offsets.c
- *     9     OffsetFetch      1..5       kafka_codec_offsets.c
+ *     8     OffsetCommit     0..7       kafka_codec_offsets.c
+ *     9     OffsetFetch      0..5       kafka_codec_offsets.c
  *
  * These are what the codec can parse; which versions are advertised is
  * the handlers' table, and must lie inside these ranges.
@@ -153,13 +153,13 @@ enum kafka_api_key {
 /* Versions this codec parses and writes. */
 #define KAFKA_API_VERSIONS_VERSION_MIN 0
 #define KAFKA_API_VERSIONS_VERSION_MAX 3
-#define KAFKA_METADATA_VERSION_MIN 1
+#define KAFKA_METADATA_VERSION_MIN 0
 #define KAFKA_METADATA_VERSION_MAX 8
 #define KAFKA_PRODUCE_VERSION_MIN 3
 #define KAFKA_PRODUCE_VERSION_MAX 8
 #define KAFKA_FETCH_VERSION_MIN 4
 #define KAFKA_FETCH_VERSION_MAX 11
-#define KAFKA_LIST_OFFSETS_VERSION_MIN 1
+#define KAFKA_LIST_OFFSETS_VERSION_MIN 0
 #define KAFKA_LIST_OFFSETS_VERSION_MAX 5
 #define KAFKA_CREATE_TOPICS_VERSION_MIN 0
 #define KAFKA_CREATE_TOPICS_VERSION_MAX 4
@@ -184,9 +184,9 @@ enum kafka_api_key {
 #define KAFKA_LEAVE_GROUP_VERSION_MAX 3
 #define KAFKA_SYNC_GROUP_VERSION_MIN 0
 #define KAFKA_SYNC_GROUP_VERSION_MAX 3
-#define KAFKA_OFFSET_COMMIT_VERSION_MIN 2
+#define KAFKA_OFFSET_COMMIT_VERSION_MIN 0
 #define KAFKA_OFFSET_COMMIT_VERSION_MAX 7
-#define KAFKA_OFFSET_FETCH_VERSION_MIN 1
+#define KAFKA_OFFSET_FETCH_VERSION_MIN 0
 #define KAFKA_OFFSET_FETCH_VERSION_MAX 5
 #define KAFKA_DESCRIBE_GROUPS_VERSION_MIN 0
 #define KAFKA_DESCRIBE_GROUPS_VERSION_MAX 4
@@ -279,7 +279,9 @@ struct kafka_MetadataRequestTopic {
 };
 
 struct kafka_MetadataRequest {
-    /* Nullable: -1 (null) asks for all topics, 0 for none (v1+). */
+    /* Nullable: -1 (null) asks for all topics, 0 for none (v1+). v0 has
+     * no null: its empty list asks for all, decoded as -1 (and -1
+     * encodes as the empty list). */
     const struct kafka_MetadataRequestTopic *Topics;
     int32_t TopicsCnt;
     bool AllowAutoTopicCreation;             /* v4+; default true */
@@ -291,7 +293,7 @@ struct kafka_MetadataResponseBroker {
     int32_t NodeId;
     struct slice Host;
     int32_t Port;
-    struct slice Rack; /* nullable */
+    struct slice Rack; /* v1+, nullable; default null */
 };
 
 struct kafka_MetadataResponsePartition {
@@ -310,7 +312,7 @@ struct kafka_MetadataResponsePartition {
 struct kafka_MetadataResponseTopic {
     int16_t ErrorCode;
     struct slice Name;
-    bool IsInternal;
+    bool IsInternal; /* v1+; default false */
     const struct kafka_MetadataResponsePartition *Partitions;
     int32_t PartitionsCnt;
     int32_t TopicAuthorizedOperations; /* v8+; default INT32_MIN */
@@ -321,7 +323,7 @@ struct kafka_MetadataResponse {
     const struct kafka_MetadataResponseBroker *Brokers;
     int32_t BrokersCnt;
     struct slice ClusterId; /* v2+, nullable; default null */
-    int32_t ControllerId;
+    int32_t ControllerId;   /* v1+; default -1 */
     const struct kafka_MetadataResponseTopic *Topics;
     int32_t TopicsCnt;
     int32_t ClusterAuthorizedOperations; /* v8+; default INT32_MIN */
@@ -520,6 +522,7 @@ struct kafka_ListOffsetsPartition {
     int32_t PartitionIndex;
     int32_t CurrentLeaderEpoch; /* v4+; default -1 */
     int64_t Timestamp;          /* -1 latest, -2 earliest, else a time */
+    int32_t MaxNumOffsets;      /* v0 only; default 1 */
 };
 
 struct kafka_ListOffsetsTopic {
@@ -535,10 +538,14 @@ struct kafka_ListOffsetsRequest {
     int32_t TopicsCnt;
 };
 
+/* v0 answers old_style_offsets, a list: Cairn's is [Offset], or empty
+ * when Offset is -1, whatever MaxNumOffsets asked (Kafka's legacy answer
+ * may add the bases of older segments); decoded, Offset is its first
+ * element (-1 when empty) and Timestamp -1. */
 struct kafka_ListOffsetsPartitionResponse {
     int32_t PartitionIndex;
     int16_t ErrorCode;
-    int64_t Timestamp;
+    int64_t Timestamp;          /* v1+ */
     int64_t Offset;
     int32_t LeaderEpoch; /* v4+; default -1 */
 };
@@ -1029,6 +1036,8 @@ struct kafka_OffsetCommitRequestPartition {
     int32_t PartitionIndex;
     int64_t CommittedOffset;
     int32_t CommittedLeaderEpoch;   /* v6+; default -1 */
+    int64_t CommitTimestamp;        /* v1 only; default -1; ignored, as
+                                     * Kafka 2.1+ stamps commits itself */
     struct slice CommittedMetadata; /* nullable */
 };
 
@@ -1041,7 +1050,8 @@ struct kafka_OffsetCommitRequestTopic {
 struct kafka_OffsetCommitRequest {
     struct slice GroupId;
     /* The generation id for a classic group (KIP-848 renamed the field);
-     * -1 with MemberId "" for a commit outside any generation. */
+     * -1 with MemberId "" for a commit outside any generation (v0 has
+     * neither field: it is always such a commit). */
     int32_t GenerationIdOrMemberEpoch;
     struct slice MemberId;
     struct slice GroupInstanceId; /* v7+, nullable; default null */

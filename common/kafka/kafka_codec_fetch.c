@@ -1,7 +1,9 @@
-/* Kafka codec (common/kafka/kafka_codec.h): Fetch v4..11 and ListOffsets v1..5.
- * Field lists follow shared/reference/kafka-protocol.md sections 4.4 and
- * 4.5, checked against apache/kafka FetchRequest.json, FetchResponse.json,
- * ListOffsetsRequest.json and ListOffsetsResponse.json. A Fetch response's
+/* Kafka codec (common/kafka/kafka_codec.h): Fetch v4..11 and ListOffsets
+ * v0..5 (v0, Burrow's: a MaxNumOffsets per partition asked, and a list of
+ * offsets answered). Field lists follow shared/reference/kafka-protocol.md
+ * sections 4.4 and 4.5, checked against apache/kafka FetchRequest.json,
+ * FetchResponse.json, ListOffsetsRequest.json and
+ * ListOffsetsResponse.json. A Fetch response's
  * records are written as a length only; the bytes are spliced in by the
  * caller through kafka_fetch_records_cb. Pure: no I/O, no clock, no
  * globals; any thread. */
@@ -296,6 +298,7 @@ static void list_offsets_topic_decode(struct reader *r, int16_t version,
         parts[i].PartitionIndex = reader_i32(r);
         parts[i].CurrentLeaderEpoch = version >= 4 ? reader_i32(r) : -1;
         parts[i].Timestamp = reader_i64(r);
+        parts[i].MaxNumOffsets = version == 0 ? reader_i32(r) : 1;
     }
     t->Partitions = parts;
 }
@@ -340,6 +343,9 @@ int kafka_list_offsets_request_encode(
                 writer_i32(w, t->Partitions[j].CurrentLeaderEpoch);
             }
             writer_i64(w, t->Partitions[j].Timestamp);
+            if (version == 0) {
+                writer_i32(w, t->Partitions[j].MaxNumOffsets);
+            }
         }
     }
     return w->rc;
@@ -364,6 +370,13 @@ int kafka_list_offsets_response_encode(
                 &t->Partitions[j];
             writer_i32(w, p->PartitionIndex);
             writer_i16(w, p->ErrorCode);
+            if (version == 0) { /* old_style_offsets: [Offset] or [] */
+                writer_i32(w, p->Offset >= 0 ? 1 : 0);
+                if (p->Offset >= 0) {
+                    writer_i64(w, p->Offset);
+                }
+                continue;
+            }
             writer_i64(w, p->Timestamp);
             writer_i64(w, p->Offset);
             if (version >= 4) {
@@ -380,13 +393,23 @@ list_offsets_topic_response_decode(struct reader *r, int16_t version,
                                    struct kafka_ListOffsetsTopicResponse *t)
 {
     t->Name = reader_string(r);
-    /* index, error, timestamp, offset: 22 bytes at least. */
+    /* index, error, then timestamp and offset (v1+) or an offsets count
+     * (v0): 10 bytes at least. */
     struct kafka_ListOffsetsPartitionResponse *parts = kafka_codec__array(
-        r, a, &t->PartitionsCnt, sizeof(*parts), 22,
+        r, a, &t->PartitionsCnt, sizeof(*parts), 10,
         (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
-    for (int32_t i = 0; i < t->PartitionsCnt; i++) {
+    for (int32_t i = 0; i < t->PartitionsCnt && r->rc == RC_OK; i++) {
         parts[i].PartitionIndex = reader_i32(r);
         parts[i].ErrorCode = reader_i16(r);
+        parts[i].Timestamp = -1;
+        parts[i].Offset = -1;
+        parts[i].LeaderEpoch = -1;
+        if (version == 0) { /* the first of old_style_offsets, if any */
+            int32_t n = 0;
+            const int64_t *offs = kafka_codec__read_i64s(r, a, &n);
+            parts[i].Offset = n > 0 ? offs[0] : -1;
+            continue;
+        }
         parts[i].Timestamp = reader_i64(r);
         parts[i].Offset = reader_i64(r);
         parts[i].LeaderEpoch = version >= 4 ? reader_i32(r) : -1;

@@ -33,8 +33,10 @@ void *kafka_codec__compact_array(struct reader *r, struct arena *a,
                                  size_t wire_min_bytes, int32_t n_max,
                                  bool nullable);
 
-/* [int32] and [string] arrays (the latter nullable if asked). */
+/* [int32], [int64] and [string] arrays (the latter nullable if asked). */
 const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
+                                      int32_t *n);
+const int64_t *kafka_codec__read_i64s(struct reader *r, struct arena *a,
                                       int32_t *n);
 const struct slice *kafka_codec__read_strings(struct reader *r,
                                               struct arena *a, int32_t *n,

@@ -1,12 +1,16 @@
 /* Kafka codec (common/kafka/kafka_codec.h): the consumer-group offset APIs,
- * OffsetCommit v2..7 and OffsetFetch v1..5 (the other group APIs are in
+ * OffsetCommit v0..7 and OffsetFetch v0..5 (the other group APIs are in
  * kafka_codec_group.c). Field lists follow
  * shared/reference/kafka-protocol.md sections 4.11 and 4.12, checked
  * against apache/kafka (3.8.0) OffsetCommit{Request,Response}.json and
  * OffsetFetch{Request,Response}.json:
- * - OffsetCommit: RetentionTimeMs only in v2-4; v3 adds ThrottleTimeMs to
- *   the response, v6 CommittedLeaderEpoch, v7 GroupInstanceId.
- * - OffsetFetch: v2 makes Topics nullable (null = all) and adds the
+ * - OffsetCommit: v0 has no GenerationId or MemberId (kafka-python's and
+ *   Sarama's commits outside a generation), v1 adds them and a
+ *   per-partition CommitTimestamp (v1 only); RetentionTimeMs only in
+ *   v2-4; v3 adds ThrottleTimeMs to the response, v6
+ *   CommittedLeaderEpoch, v7 GroupInstanceId.
+ * - OffsetFetch: v0 is v1's layout (Kafka reads both from the group
+ *   coordinator); v2 makes Topics nullable (null = all) and adds the
  *   group-level ErrorCode after the topics, v3 ThrottleTimeMs, v5
  *   CommittedLeaderEpoch.
  * Later versions are flexible and not handled. Pure: no I/O, no clock, no
@@ -35,8 +39,9 @@ static void commit_topic_decode(struct reader *r, int16_t version,
                                 struct kafka_OffsetCommitRequestTopic *t)
 {
     t->Name = reader_string(r);
-    /* index, offset, (epoch,) metadata: 14 bytes, 18 from v6. */
-    size_t part_bytes = version >= 6 ? 18 : 14;
+    /* index, offset, (epoch v6+ or timestamp v1,) metadata: 14 bytes, 18
+     * from v6, 22 in v1. */
+    size_t part_bytes = version >= 6 ? 18 : version == 1 ? 22 : 14;
     struct kafka_OffsetCommitRequestPartition *ps = kafka_codec__array(
         r, a, &t->PartitionsCnt, sizeof(*ps), part_bytes,
         (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
@@ -44,6 +49,7 @@ static void commit_topic_decode(struct reader *r, int16_t version,
         ps[i].PartitionIndex = reader_i32(r);
         ps[i].CommittedOffset = reader_i64(r);
         ps[i].CommittedLeaderEpoch = version >= 6 ? reader_i32(r) : -1;
+        ps[i].CommitTimestamp = version == 1 ? reader_i64(r) : -1;
         ps[i].CommittedMetadata = reader_nullable_string(r);
     }
     t->Partitions = ps;
@@ -57,11 +63,12 @@ int kafka_offset_commit_request_decode(struct reader *r, int16_t version,
         return RC_INVALID;
     }
     out->GroupId = reader_string(r);
-    out->GenerationIdOrMemberEpoch = reader_i32(r);
-    out->MemberId = reader_string(r);
+    /* v0: no generation, no member: a commit outside any generation. */
+    out->GenerationIdOrMemberEpoch = version >= 1 ? reader_i32(r) : -1;
+    out->MemberId = version >= 1 ? reader_string(r) : slice_from_str("");
     out->GroupInstanceId =
         version >= 7 ? reader_nullable_string(r) : slice_null();
-    out->RetentionTimeMs = version <= 4 ? reader_i64(r) : -1;
+    out->RetentionTimeMs = version >= 2 && version <= 4 ? reader_i64(r) : -1;
     /* name, partitions count: 6 bytes at least. */
     struct kafka_OffsetCommitRequestTopic *ts = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*ts), 6,
@@ -80,12 +87,14 @@ int kafka_offset_commit_request_encode(
     kafka_codec__check_version(version, KAFKA_OFFSET_COMMIT_VERSION_MIN,
                                KAFKA_OFFSET_COMMIT_VERSION_MAX);
     writer_string_slice(w, req->GroupId);
-    writer_i32(w, req->GenerationIdOrMemberEpoch);
-    writer_string_slice(w, req->MemberId);
+    if (version >= 1) {
+        writer_i32(w, req->GenerationIdOrMemberEpoch);
+        writer_string_slice(w, req->MemberId);
+    }
     if (version >= 7) {
         writer_nullable_string_slice(w, req->GroupInstanceId);
     }
-    if (version <= 4) {
+    if (version >= 2 && version <= 4) {
         writer_i64(w, req->RetentionTimeMs);
     }
     kafka_codec__write_count(w, req->TopicsCnt, req->Topics, false);
@@ -100,6 +109,9 @@ int kafka_offset_commit_request_encode(
             writer_i64(w, p->CommittedOffset);
             if (version >= 6) {
                 writer_i32(w, p->CommittedLeaderEpoch);
+            }
+            if (version == 1) {
+                writer_i64(w, p->CommitTimestamp);
             }
             writer_nullable_string_slice(w, p->CommittedMetadata);
         }

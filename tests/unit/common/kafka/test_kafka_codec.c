@@ -141,11 +141,15 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_assert(kafka_codec_version_range(KAFKA_API_FETCH, &min, &max));
     cr_expect(min == 4 && max == 11);
     cr_assert(kafka_codec_version_range(KAFKA_API_METADATA, &min, &max));
-    cr_expect(min == 1 && max == 8);
+    cr_expect(min == 0 && max == 8);
     cr_assert(kafka_codec_version_range(KAFKA_API_API_VERSIONS, NULL, &max));
     cr_expect_eq(max, 3);
     cr_assert(kafka_codec_version_range(9 /* OffsetFetch */, &min, &max));
-    cr_expect(min == 1 && max == 5);
+    cr_expect(min == 0 && max == 5);
+    cr_assert(kafka_codec_version_range(8 /* OffsetCommit */, &min, &max));
+    cr_expect(min == 0 && max == 7);
+    cr_assert(kafka_codec_version_range(2 /* ListOffsets */, &min, &max));
+    cr_expect(min == 0 && max == 5);
     cr_assert(kafka_codec_version_range(21 /* DeleteRecords */, &min, &max));
     cr_expect(min == 0 && max == 1);
     cr_expect_not(kafka_codec_version_range(24 /* AddPartitionsToTxn */,
@@ -336,6 +340,29 @@ Test(kafka_codec, metadata_v1_null_topics_means_all_and_empty_means_none)
     fixture_done(&f);
 }
 
+/* v0 (kafka-python's and Sarama's first Metadata): the list is not
+ * nullable, and empty asks for every topic. */
+Test(kafka_codec, metadata_v0_empty_topics_means_all)
+{
+    struct kafka_MetadataRequest all = {.Topics = NULL, .TopicsCnt = -1};
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(kafka_metadata_request_encode(&w, 0, &all), RC_OK);
+    struct bb x = {.n = 0};
+    bb_i32(&x, 0);
+    expect_bytes(&w, &x);
+    writer_free(&w);
+    struct fixture f;
+    struct kafka_MetadataRequest got = decode_metadata(&f, &x, 0, RC_OK);
+    cr_expect_eq(got.TopicsCnt, -1, "all topics, as null from v1 on");
+    cr_expect(got.AllowAutoTopicCreation);
+    fixture_done(&f);
+    struct bb y = {.n = 0};
+    bb_i32(&y, -1);
+    decode_metadata(&f, &y, 0, RC_MALFORMED);
+    fixture_done(&f);
+}
+
 Test(kafka_codec, metadata_v8_request_bytes)
 {
     static const struct kafka_MetadataRequestTopic topics[] = {
@@ -389,7 +416,7 @@ static struct kafka_MetadataResponse metadata_response(void)
         .ClusterAuthorizedOperations = INT32_MIN};
 }
 
-/* The parts of a Metadata response every version from 1 has. */
+/* The head of a partition in every Metadata version. */
 static void bb_metadata_partition_head(struct bb *x)
 {
     bb_i16(x, 0); /* error */
@@ -414,6 +441,32 @@ Test(kafka_codec, metadata_v1_response_bytes)
     bb_i32(&x, 2), bb_i32(&x, 1), bb_i32(&x, 2);     /* replicas */
     bb_i32(&x, 1), bb_i32(&x, 1);                    /* isr */
     expect_bytes(&w, &x);
+    writer_free(&w);
+}
+
+Test(kafka_codec, metadata_v0_response_bytes)
+{
+    struct kafka_MetadataResponse resp = metadata_response();
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(kafka_metadata_response_encode(&w, 0, &resp), RC_OK);
+    struct bb x = {.n = 0};
+    bb_i32(&x, 1);                                   /* brokers */
+    bb_i32(&x, 1), bb_str(&x, "h"), bb_i32(&x, 9092); /* no rack */
+    bb_i32(&x, 1);                                   /* topics */
+    bb_i16(&x, 0), bb_str(&x, "t");                  /* no is_internal */
+    bb_i32(&x, 1);                                   /* partitions */
+    bb_metadata_partition_head(&x);
+    bb_i32(&x, 2), bb_i32(&x, 1), bb_i32(&x, 2);     /* replicas */
+    bb_i32(&x, 1), bb_i32(&x, 1);                    /* isr */
+    expect_bytes(&w, &x);
+    struct fixture f;
+    fixture_start(&f, w.data, w.len);
+    struct kafka_MetadataResponse got;
+    cr_assert_eq(kafka_metadata_response_decode(&f.r, 0, &f.a, &got), RC_OK);
+    cr_expect_eq(got.ControllerId, -1);
+    cr_expect_eq(got.Topics[0].Partitions[0].IsrNodesCnt, 1);
+    fixture_done(&f);
     writer_free(&w);
 }
 

@@ -271,8 +271,8 @@ static void sample_list_offsets_req(union any_msg *m)
 {
     static struct kafka_ListOffsetsPartition parts[2];
     static struct kafka_ListOffsetsTopic topics[1];
-    parts[0] = (struct kafka_ListOffsetsPartition){0, 4, -1};
-    parts[1] = (struct kafka_ListOffsetsPartition){1, -1, 1700000000000};
+    parts[0] = (struct kafka_ListOffsetsPartition){0, 4, -1, 1};
+    parts[1] = (struct kafka_ListOffsetsPartition){1, -1, 1700000000000, 3};
     topics[0] = (struct kafka_ListOffsetsTopic){S("orders"), parts, 2};
     m->list_offsets_req = (struct kafka_ListOffsetsRequest){
         .ReplicaId = -1, .IsolationLevel = 1, .Topics = topics,

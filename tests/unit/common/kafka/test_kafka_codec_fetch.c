@@ -320,7 +320,7 @@ static struct kafka_ListOffsetsRequest list_offsets_request(void)
 {
     static struct kafka_ListOffsetsPartition parts[1];
     static struct kafka_ListOffsetsTopic topics[1];
-    parts[0] = (struct kafka_ListOffsetsPartition){1, 4, -2};
+    parts[0] = (struct kafka_ListOffsetsPartition){1, 4, -2, 1};
     topics[0] = (struct kafka_ListOffsetsTopic){slice_from_str("t"), parts,
                                                 1};
     return (struct kafka_ListOffsetsRequest){
@@ -328,12 +328,18 @@ static struct kafka_ListOffsetsRequest list_offsets_request(void)
         .TopicsCnt = 1};
 }
 
+static void encode_list_offsets(struct writer *w, int16_t v,
+                                const struct kafka_ListOffsetsRequest *req)
+{
+    writer_init(w, MAX_16M);
+    cr_assert_eq(kafka_list_offsets_request_encode(w, v, req), RC_OK);
+}
+
 Test(kafka_codec_fetch, list_offsets_v1_and_v5_request_bytes)
 {
     struct kafka_ListOffsetsRequest req = list_offsets_request();
     struct writer w;
-    writer_init(&w, MAX_16M);
-    cr_assert_eq(kafka_list_offsets_request_encode(&w, 1, &req), RC_OK);
+    encode_list_offsets(&w, 1, &req);
     struct bb x = {.n = 0};
     bb_i32(&x, -1);
     bb_i32(&x, 1), bb_str(&x, "t"), bb_i32(&x, 1);
@@ -358,6 +364,54 @@ Test(kafka_codec_fetch, list_offsets_v1_and_v5_request_bytes)
     bb_i32(&y, 1), bb_str(&y, "t"), bb_i32(&y, 1);
     bb_i32(&y, 1), bb_i32(&y, 4), bb_i64(&y, -2);
     expect_bytes(&w, &y);
+    writer_free(&w);
+}
+
+/* v0 (Burrow's): a MaxNumOffsets per partition, and a list of offsets
+ * answered: [Offset], or [] when there is none. */
+Test(kafka_codec_fetch, list_offsets_v0_bytes)
+{
+    struct kafka_ListOffsetsRequest req = list_offsets_request();
+    struct writer w;
+    encode_list_offsets(&w, 0, &req);
+    struct bb x = {.n = 0};
+    bb_i32(&x, -1);
+    bb_i32(&x, 1), bb_str(&x, "t"), bb_i32(&x, 1);
+    bb_i32(&x, 1), bb_i64(&x, -2), bb_i32(&x, 1);
+    expect_bytes(&w, &x);
+    struct reader r;
+    reader_init(&r, w.data, w.len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ListOffsetsRequest got;
+    cr_assert_eq(kafka_list_offsets_request_decode(&r, 0, &a, &got), RC_OK);
+    cr_expect_eq(got.Topics[0].Partitions[0].MaxNumOffsets, 1);
+    arena_free(&a);
+
+    struct kafka_ListOffsetsPartitionResponse parts[2] = {
+        {.PartitionIndex = 1, .ErrorCode = 0, .Timestamp = -1, .Offset = 42,
+         .LeaderEpoch = 4},
+        {.PartitionIndex = 2, .ErrorCode = 0, .Timestamp = -1, .Offset = -1,
+         .LeaderEpoch = -1}};
+    struct kafka_ListOffsetsTopicResponse topic = {slice_from_str("t"),
+                                                   parts, 2};
+    struct kafka_ListOffsetsResponse resp = {.Topics = &topic,
+                                             .TopicsCnt = 1};
+    writer_reset(&w);
+    cr_assert_eq(kafka_list_offsets_response_encode(&w, 0, &resp), RC_OK);
+    struct bb y = {.n = 0};
+    bb_i32(&y, 1), bb_str(&y, "t"), bb_i32(&y, 2);
+    bb_i32(&y, 1), bb_i16(&y, 0), bb_i32(&y, 1), bb_i64(&y, 42);
+    bb_i32(&y, 2), bb_i16(&y, 0), bb_i32(&y, 0);
+    expect_bytes(&w, &y);
+    reader_init(&r, w.data, w.len);
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ListOffsetsResponse back;
+    cr_assert_eq(kafka_list_offsets_response_decode(&r, 0, &a, &back),
+                 RC_OK);
+    cr_expect_eq(back.Topics[0].Partitions[0].Offset, 42);
+    cr_expect_eq(back.Topics[0].Partitions[1].Offset, -1);
+    arena_free(&a);
     writer_free(&w);
 }
 

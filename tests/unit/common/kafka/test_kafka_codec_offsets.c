@@ -23,11 +23,11 @@ static const void *oc_req_sample(int variant)
     static struct kafka_OffsetCommitRequest m;
     if (variant == 0) {
         ps[0] = (struct kafka_OffsetCommitRequestPartition){
-            0, 100, 3, S("meta")};
+            0, 100, 3, 1700000000000, S("meta")};
         ps[1] = (struct kafka_OffsetCommitRequestPartition){
-            1, 200, 3, slice_null()};
+            1, 200, 3, -1, slice_null()};
         ps[2] = (struct kafka_OffsetCommitRequestPartition){
-            2, 0x100000000, 5, S("")};
+            2, 0x100000000, 5, -1, S("")};
         ts[0] = (struct kafka_OffsetCommitRequestTopic){S("orders"), ps, 2};
         ts[1] = (struct kafka_OffsetCommitRequestTopic){S("t"), ps + 2, 1};
         m = (struct kafka_OffsetCommitRequest){
@@ -38,7 +38,7 @@ static const void *oc_req_sample(int variant)
     }
     for (int i = 0; i < MANY; i++) {
         ps[i] = (struct kafka_OffsetCommitRequestPartition){
-            0, 0, 0, slice_null()};
+            0, 0, 0, -1, slice_null()};
         ts[i] = (struct kafka_OffsetCommitRequestTopic){S(""), ps,
                                                        INNER(variant)};
     }
@@ -51,11 +51,14 @@ static const void *oc_req_sample(int variant)
 
 static void oc_req_bb(struct bb *x, int16_t v)
 {
-    bb_str(x, "cg"), bb_i32(x, 4), bb_str(x, "m-1");
+    bb_str(x, "cg");
+    if (v >= 1) {
+        bb_i32(x, 4), bb_str(x, "m-1");     /* generation, member */
+    }
     if (v >= 7) {
         bb_str(x, "inst-1");                /* group instance id */
     }
-    if (v <= 4) {
+    if (v >= 2 && v <= 4) {
         bb_i64(x, 86400000);                /* retention time */
     }
     bb_i32(x, 2);
@@ -64,8 +67,14 @@ static void oc_req_bb(struct bb *x, int16_t v)
     if (v >= 6) {
         bb_i32(x, 3);                       /* committed leader epoch */
     }
+    if (v == 1) {
+        bb_i64(x, 1700000000000);           /* commit timestamp */
+    }
     bb_str(x, "meta");
     bb_i32(x, 1), bb_i64(x, 200);
+    if (v == 1) {
+        bb_i64(x, -1);
+    }
     if (v >= 6) {
         bb_i32(x, 3);
     }
@@ -75,6 +84,9 @@ static void oc_req_bb(struct bb *x, int16_t v)
     if (v >= 6) {
         bb_i32(x, 5);
     }
+    if (v == 1) {
+        bb_i64(x, -1);
+    }
     bb_str(x, "");
 }
 
@@ -83,12 +95,13 @@ static void oc_req_check(const void *want_, const void *got_, int16_t v)
     const struct kafka_OffsetCommitRequest *want = want_, *got = got_;
     expect_slice(got->GroupId, want->GroupId, "GroupId", v);
     cr_expect_eq(got->GenerationIdOrMemberEpoch,
-                 want->GenerationIdOrMemberEpoch);
-    expect_slice(got->MemberId, want->MemberId, "MemberId", v);
+                 v >= 1 ? want->GenerationIdOrMemberEpoch : -1, "v%d", v);
+    expect_slice(got->MemberId, v >= 1 ? want->MemberId : S(""), "MemberId",
+                 v);
     expect_slice(got->GroupInstanceId, since(v, 7, want->GroupInstanceId),
                  "GroupInstanceId", v);
-    cr_expect_eq(got->RetentionTimeMs, v <= 4 ? want->RetentionTimeMs : -1,
-                 "v%d", v);
+    cr_expect_eq(got->RetentionTimeMs,
+                 v >= 2 && v <= 4 ? want->RetentionTimeMs : -1, "v%d", v);
     cr_assert_eq(got->TopicsCnt, want->TopicsCnt);
     for (int32_t i = 0; i < got->TopicsCnt; i++) {
         const struct kafka_OffsetCommitRequestTopic *g = &got->Topics[i];
@@ -104,6 +117,8 @@ static void oc_req_check(const void *want_, const void *got_, int16_t v)
             cr_expect_eq(p->CommittedOffset, q->CommittedOffset);
             cr_expect_eq(p->CommittedLeaderEpoch,
                          v >= 6 ? q->CommittedLeaderEpoch : -1, "v%d", v);
+            cr_expect_eq(p->CommitTimestamp,
+                         v == 1 ? q->CommitTimestamp : -1, "v%d", v);
             expect_slice(p->CommittedMetadata, q->CommittedMetadata,
                          "CommittedMetadata", v);
         }

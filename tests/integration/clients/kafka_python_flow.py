@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""kafka-python (Debian's python3-kafka) against Cairn, with its defaults.
+
+    kafka_python_flow.py BOOT TOPIC
+
+1. 50 fresh clients without api_version: each probes the broker (ApiVersions
+   v0, then Metadata v0 on the same socket) and must detect a modern broker,
+   never 0.8/0.9 (which then fails every call);
+2. a producer (detected version, and one pinned to api_version=(2, 0, 0))
+   writes keyed records with headers; a consumer reads every one back with
+   its key, value, headers and offset;
+3. a group member consumes half, commits, closes; a new member of the group
+   resumes at the committed offset and reads the rest, no record twice;
+4. clients pinned to old broker versions use the old requests Kafka 3.9
+   still serves: (0, 9) asks offsets with ListOffsets v0, (0, 8, 2)
+   commits with OffsetCommit v1 and (0, 8, 1) with v0, each read back with
+   OffsetFetch v1 / v0, all over Metadata v0.
+Prints what it found; exits non-zero with the reason on failure."""
+
+import sys
+import time
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, \
+    TopicPartition
+from kafka.admin import NewTopic
+
+BOOT, TOPIC = sys.argv[1], sys.argv[2]
+RECORDS = 200
+CLIENTS = 50
+
+
+def fail(why):
+    print("FAIL: " + why)
+    sys.exit(1)
+
+
+# 1. Version detection, fresh client after fresh client.
+seen = {}
+for i in range(CLIENTS):
+    c = KafkaConsumer(bootstrap_servers=BOOT, request_timeout_ms=15000,
+                      api_version_auto_timeout_ms=10000)
+    v = c.config["api_version"]
+    seen[v] = seen.get(v, 0) + 1
+    c.close()
+old = {v: n for v, n in seen.items() if v < (0, 10)}
+print("detected versions over %d fresh clients: %s" % (CLIENTS, seen))
+if old:
+    fail("misdetected as %s" % old)
+
+admin = KafkaAdminClient(bootstrap_servers=BOOT)
+admin.create_topics([NewTopic(TOPIC, num_partitions=1, replication_factor=3)])
+admin.close()
+
+# 2. Produce (detected and pinned versions), read everything back.
+sent = []
+for pinned in (None, (2, 0, 0)):
+    kw = {"api_version": pinned} if pinned else {}
+    p = KafkaProducer(bootstrap_servers=BOOT, acks="all", **kw)
+    futures = []
+    for i in range(RECORDS // 2):
+        n = len(sent)
+        key = ("k%d" % (n % 7)).encode()
+        value = ("v%d" % n).encode()
+        headers = [("h", ("x%d" % n).encode())]
+        futures.append(p.send(TOPIC, key=key, value=value, headers=headers))
+        sent.append((key, value, headers))
+    for n, f in enumerate(futures):
+        md = f.get(timeout=30)
+        want = len(sent) - len(futures) + n
+        if md.offset != want:
+            fail("record %d acknowledged at offset %d" % (want, md.offset))
+    p.close()
+print("produced %d records (half with api_version pinned to 2.0.0)"
+      % len(sent))
+
+c = KafkaConsumer(bootstrap_servers=BOOT, auto_offset_reset="earliest",
+                  enable_auto_commit=False, consumer_timeout_ms=10000)
+tp = TopicPartition(TOPIC, 0)
+c.assign([tp])
+got = []
+deadline = time.time() + 60
+while len(got) < RECORDS and time.time() < deadline:
+    for msgs in c.poll(timeout_ms=1000).values():
+        got.extend(msgs)
+c.close()
+if len(got) != RECORDS:
+    fail("read %d of %d records" % (len(got), RECORDS))
+for n, m in enumerate(got):
+    key, value, headers = sent[n]
+    if m.offset != n or m.key != key or m.value != value or \
+            list(m.headers) != headers:
+        fail("record %d: offset %d key %r value %r headers %r" %
+             (n, m.offset, m.key, m.value, m.headers))
+print("read back %d records with their keys, values, headers and offsets"
+      % len(got))
+
+
+# 3. A group commits and the next member resumes there.
+def member():
+    return KafkaConsumer(TOPIC, bootstrap_servers=BOOT, group_id="kp-group",
+                         auto_offset_reset="earliest",
+                         enable_auto_commit=False,
+                         session_timeout_ms=10000)
+
+
+def take(c, n):
+    out = []
+    deadline = time.time() + 60
+    while len(out) < n and time.time() < deadline:
+        for msgs in c.poll(timeout_ms=1000, max_records=n - len(out)) \
+                .values():
+            out.extend(msgs)
+    return out
+
+
+first = member()
+half = take(first, RECORDS // 2)
+if [m.offset for m in half] != list(range(RECORDS // 2)):
+    fail("the first member read offsets %s" % [m.offset for m in half][:5])
+first.commit()
+committed = first.committed(tp)
+first.close()
+if committed != RECORDS // 2:
+    fail("committed %s, want %d" % (committed, RECORDS // 2))
+second = member()
+rest = take(second, RECORDS - RECORDS // 2)
+second.close()
+if [m.offset for m in rest] != list(range(RECORDS // 2, RECORDS)):
+    fail("the next member resumed at %s" %
+         ([m.offset for m in rest][:1] or "nothing"))
+print("group kp-group: committed %d, the next member resumed there"
+      % committed)
+
+# 4. Old request versions.
+old = KafkaConsumer(bootstrap_servers=BOOT, api_version=(0, 9),
+                    enable_auto_commit=False)
+ends = old.end_offsets([tp])
+starts = old.beginning_offsets([tp])
+old.close()
+if ends.get(tp) != RECORDS or starts.get(tp) != 0:
+    fail("ListOffsets v0: end %s, start %s" % (ends, starts))
+print("ListOffsets v0: offsets %d..%d" % (starts[tp], ends[tp]))
+for pinned, at in (((0, 8, 2), 57), ((0, 8, 1), 91)):
+    from kafka.structs import OffsetAndMetadata
+    legacy = KafkaConsumer(bootstrap_servers=BOOT, api_version=pinned,
+                           group_id="kp-legacy-%d" % pinned[2],
+                           enable_auto_commit=False)
+    legacy.assign([tp])
+    legacy.commit({tp: OffsetAndMetadata(at, "m")})
+    back = legacy.committed(tp)
+    legacy.close()
+    if back != at:
+        fail("api_version %s committed %d, read back %s" % (pinned, at, back))
+    print("api_version %s: OffsetCommit v%d and OffsetFetch v%d at %d"
+          % (pinned, 1 if pinned[2] == 2 else 0,
+             1 if pinned[2] == 2 else 0, at))
+print("OK")
