@@ -473,11 +473,11 @@ static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
     } else if (in->Timestamp == -2) {
         out->Offset = log_start_offset(p->log);
     } else {
-        int64_t off = -1;
-        int rv = log_offset_for_timestamp(p->log, in->Timestamp, &off);
+        int64_t off = -1, ts = -1;
+        int rv = log_offset_for_timestamp(p->log, in->Timestamp, &off, &ts);
         if (rv == RC_OK && off < p->hw) {
-            out->Offset = off;
-            out->Timestamp = in->Timestamp;
+            out->Offset = off; /* the first record at or after the time */
+            out->Timestamp = ts; /* and its own timestamp (Kafka's) */
         } else if (rv != RC_OK && rv != RC_NOT_FOUND) {
             out->ErrorCode = kafka_error_from_rc(rv);
         }

@@ -13,6 +13,8 @@
 
 #include "common/file.h"
 #include "common/kafka/record_batch.h"
+#include "common/kafka/record_filter.h"
+#include "common/kafka/record_inflate.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
@@ -446,13 +448,75 @@ int log_for_each_batch(struct log *l, int64_t from, log_batch_cb cb,
     return RC_OK;
 }
 
-int log_offset_for_timestamp(struct log *l, int64_t ts, int64_t *offset)
+struct time_find {
+    int64_t ts;
+    int64_t offset;   /* -1 until found */
+    int64_t found_ts;
+};
+
+static bool time_find_record(void *arg, const struct record_view *r)
+{
+    struct time_find *f = arg;
+    if (f->offset < 0 && r->timestamp >= f->ts) {
+        f->offset = r->offset;
+        f->found_ts = r->timestamp;
+    }
+    return false; /* nothing is written: only looked at */
+}
+
+/* The first record of batch h (at pos in seg) at or after f->ts. */
+static int time_find_in_batch(const struct log_segment *seg, int64_t pos,
+                              const struct record_batch_header *h,
+                              struct time_find *f)
+{
+    size_t size = (size_t)record_batch_size(h);
+    uint8_t *batch = malloc(size);
+    struct record_inflate *z = NULL;
+    int rv = batch == NULL ? RC_NOMEM : record_inflate_new(&z);
+    if (rv == RC_OK &&
+        pread(seg->fd, batch, size, (off_t)pos) != (ssize_t)size) {
+        rv = RC_IO;
+    }
+    if (rv == RC_OK) {
+        struct writer scratch;
+        writer_init(&scratch, RECORD_INFLATED_BYTES_MAX);
+        int32_t kept = 0;
+        rv = record_filter(z, &scratch, batch, size, h, time_find_record, f,
+                           false, NULL, &kept);
+        writer_free(&scratch);
+    }
+    record_inflate_free(z);
+    free(batch);
+    return rv;
+}
+
+int log_offset_for_timestamp(struct log *l, int64_t ts, int64_t *offset,
+                             int64_t *found_ts)
 {
     for (size_t i = 0; i < l->n_segs; i++) {
-        int rv = log_segment_find_time(l->segs[i], l->scan_buf, ts, offset);
-        if (rv != RC_NOT_FOUND) {
+        int64_t pos = 0;
+        struct record_batch_header h;
+        int rv = log_segment_find_time(l->segs[i], l->scan_buf, ts, &pos,
+                                       &h);
+        if (rv == RC_NOT_FOUND) {
+            continue;
+        }
+        if (rv != RC_OK) {
             return rv;
         }
+        struct time_find f = {.ts = ts, .offset = -1};
+        if ((h.attributes & RECORD_BATCH_ATTR_LOG_APPEND_TIME) == 0) {
+            rv = time_find_in_batch(l->segs[i], pos, &h, &f);
+            if (rv != RC_OK) {
+                return rv;
+            }
+        }
+        /* LogAppendTime: every record has the batch's time. (A CreateTime
+         * batch has a record at its maxTimestamp, which the append path
+         * recomputes, so f finds one.) */
+        *offset = f.offset >= 0 ? f.offset : h.base_offset;
+        *found_ts = f.offset >= 0 ? f.found_ts : h.max_timestamp;
+        return RC_OK;
     }
     return RC_NOT_FOUND;
 }

@@ -123,10 +123,14 @@ typedef void (*log_batch_cb)(void *arg, const struct record_batch_header *h);
 MUST_CHECK int log_for_each_batch(struct log *l, int64_t from,
                                   log_batch_cb cb, void *arg);
 
-/* Base offset of the first batch whose maxTimestamp >= ts; RC_NOT_FOUND
- * when every batch is older. */
+/* Kafka's lookup by time (ListOffsets): the first record whose timestamp
+ * is >= ts, its offset and timestamp. The first batch whose maxTimestamp
+ * reaches ts is read (decompressed if need be) and its records walked; a
+ * LogAppendTime batch's records all carry its maxTimestamp. RC_NOT_FOUND
+ * when every record is older; RC_IO, RC_CORRUPT, RC_NOMEM. Reads the
+ * segment file (blocking). */
 MUST_CHECK int log_offset_for_timestamp(struct log *l, int64_t ts,
-                                        int64_t *offset);
+                                        int64_t *offset, int64_t *found_ts);
 
 int64_t log_start_offset(const struct log *l);
 int64_t log_end_offset(const struct log *l);

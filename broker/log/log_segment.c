@@ -446,7 +446,8 @@ int log_segment_boundary_before(const struct log_segment *seg,
 }
 
 int log_segment_find_time(const struct log_segment *seg, uint8_t *scan_buf,
-                          int64_t ts, int64_t *offset)
+                          int64_t ts, int64_t *position,
+                          struct record_batch_header *out)
 {
     if (seg->max_timestamp < ts) {
         return RC_NOT_FOUND;
@@ -460,7 +461,8 @@ int log_segment_find_time(const struct log_segment *seg, uint8_t *scan_buf,
     log_scan_init(&s, seg, scan_buf, e.position, seg->size);
     while ((rv = log_scan_next(&s, false, &h, &pos)) == RC_OK) {
         if (h.max_timestamp >= ts) {
-            *offset = h.base_offset;
+            *position = pos;
+            *out = h;
             return RC_OK;
         }
     }

@@ -106,10 +106,12 @@ MUST_CHECK int log_segment_boundary_before(const struct log_segment *seg,
                                            int64_t limit_pos,
                                            int64_t *boundary);
 
-/* Base offset of the first batch whose maxTimestamp >= ts; RC_NOT_FOUND. */
+/* The first batch whose maxTimestamp >= ts: its position and header;
+ * RC_NOT_FOUND. */
 MUST_CHECK int log_segment_find_time(const struct log_segment *seg,
                                      uint8_t *scan_buf, int64_t ts,
-                                     int64_t *offset);
+                                     int64_t *position,
+                                     struct record_batch_header *out);
 
 /* Drops every batch whose last offset is >= offset. */
 MUST_CHECK int log_segment_truncate_to(struct log_segment *seg,

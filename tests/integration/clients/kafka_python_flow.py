@@ -14,7 +14,11 @@
 4. clients pinned to old broker versions use the old requests Kafka 3.9
    still serves: (0, 9) asks offsets with ListOffsets v0, (0, 8, 2)
    commits with OffsetCommit v1 and (0, 8, 1) with v0, each read back with
-   OffsetFetch v1 / v0, all over Metadata v0.
+   OffsetFetch v1 / v0, all over Metadata v0;
+5. lookups by time: 10 records stamped T, T+1 s, ... T+9 s in one batch;
+   every lookup at and between them answers the first record at or after
+   the time, with that record's own timestamp (Kafka's rule; the batch's
+   base offset and the asked time are wrong answers).
 Prints what it found; exits non-zero with the reason on failure."""
 
 import sys
@@ -154,4 +158,29 @@ for pinned, at in (((0, 8, 2), 57), ((0, 8, 1), 91)):
     print("api_version %s: OffsetCommit v%d and OffsetFetch v%d at %d"
           % (pinned, 1 if pinned[2] == 2 else 0,
              1 if pinned[2] == 2 else 0, at))
+
+# 5. Lookups by time.
+T = (int(time.time()) - 3600) * 1000  # an hour ago, whole seconds
+p = KafkaProducer(bootstrap_servers=BOOT, acks="all", linger_ms=2000)
+for i in range(10):
+    p.send("kp-time", key=b"t", value=b"%d" % i, timestamp_ms=T + i * 1000)
+p.flush()
+p.close()
+c = KafkaConsumer(bootstrap_servers=BOOT)
+ttp = TopicPartition("kp-time", 0)
+checked = 0
+for i in range(10):
+    for dt, want in ((0, i), (500, i + 1)):
+        got = c.offsets_for_times({ttp: T + i * 1000 + dt})[ttp]
+        if want == 10:
+            if got is not None:
+                fail("after the last record: %s" % (got,))
+        elif got is None or got.offset != want or \
+                got.timestamp != T + want * 1000:
+            fail("time T+%d ms: %s, want offset %d stamped T+%d ms"
+                 % (i * 1000 + dt, got, want, want * 1000))
+        checked += 1
+c.close()
+print("%d lookups by time: each the first record at or after it, with its "
+      "own timestamp" % checked)
 print("OK")

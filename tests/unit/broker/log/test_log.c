@@ -421,7 +421,21 @@ Test(log, read_holds_a_deleted_segment_until_released)
     log_span_release(&span);
 }
 
-Test(log, offset_for_timestamp_finds_first_batch_at_or_after)
+/* Asks the log for ts: wants the record at want_off, stamped want_ts. */
+static void expect_time(int64_t ts, int64_t want_off, int64_t want_ts)
+{
+    int64_t off = -1, got_ts = -1;
+    cr_assert_eq(log_offset_for_timestamp(f.log, ts, &off, &got_ts), RC_OK,
+                 "ts %lld", (long long)ts);
+    cr_assert_eq(off, want_off, "ts %lld: offset %lld", (long long)ts,
+                 (long long)off);
+    cr_assert_eq(got_ts, want_ts, "ts %lld: timestamp %lld", (long long)ts,
+                 (long long)got_ts);
+}
+
+/* Kafka's rule: the first record (not batch) at or after the time, with
+ * that record's timestamp. */
+Test(log, offset_for_timestamp_finds_the_first_record_at_or_after)
 {
     f.cfg.segment_bytes = 2048;
     f.cfg.index_interval_bytes = 300;
@@ -429,23 +443,21 @@ Test(log, offset_for_timestamp_finds_first_batch_at_or_after)
     for (int i = 0; i < 40; i++) {
         log_fixture_append(&f, 2, 100, 1000 + 10 * i, 1); /* ts, ts+1 */
     }
-    int64_t off = -1;
-    cr_assert_eq(log_offset_for_timestamp(f.log, 0, &off), RC_OK);
-    cr_assert_eq(off, 0);
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1001, &off), RC_OK);
-    cr_assert_eq(off, 0);
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1002, &off), RC_OK);
-    cr_assert_eq(off, 2);
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1255, &off), RC_OK);
-    cr_assert_eq(off, 52);
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1391, &off), RC_OK);
-    cr_assert_eq(off, 78);
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1392, &off), RC_NOT_FOUND);
+    expect_time(0, 0, 1000);
+    expect_time(1000, 0, 1000);
+    expect_time(1001, 1, 1001);      /* inside the first batch */
+    expect_time(1002, 2, 1010);      /* between batches: the next one */
+    expect_time(1255, 52, 1260);
+    expect_time(1261, 53, 1261);
+    expect_time(1391, 79, 1391);
+    int64_t off = -1, ts = -1;
+    cr_assert_eq(log_offset_for_timestamp(f.log, 1392, &off, &ts),
+                 RC_NOT_FOUND);
     /* Same answers after a clean reopen, from the saved time index. */
     log_fixture_close(&f);
     log_fixture_open(&f);
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1255, &off), RC_OK);
-    cr_assert_eq(off, 52);
+    expect_time(1255, 52, 1260);
+    expect_time(1001, 1, 1001);
 }
 
 Test(log, epoch_cache_tracks_leaders_and_survives_reopen)

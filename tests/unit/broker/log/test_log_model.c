@@ -168,15 +168,18 @@ static void do_truncate(void)
 static void do_timestamp(void)
 {
     int64_t ts = rand_in(0, 5000 + (int64_t)m.n + 10);
+    /* The first record at or after ts (records of a batch are stamped
+     * ts, ts+1, ...). */
     int64_t want = -1;
     for (size_t i = 0; i < m.n; i++) {
         if (m.b[i].ts + m.b[i].n - 1 >= ts) {
-            want = m.b[i].base;
+            want = ts <= m.b[i].ts ? m.b[i].base
+                                   : m.b[i].base + (ts - m.b[i].ts);
             break;
         }
     }
-    int64_t got = -1;
-    int rv = log_offset_for_timestamp(f.log, ts, &got);
+    int64_t got = -1, got_ts = -1;
+    int rv = log_offset_for_timestamp(f.log, ts, &got, &got_ts);
     if (want < 0) {
         cr_assert_eq(rv, RC_NOT_FOUND, "ts %" PRId64 " found %" PRId64, ts,
                      got);
