@@ -1028,3 +1028,112 @@ Test(kafka_raw, auto_creation_is_one_bounded_call_per_request)
     cr_assert_eq(auto_topics_existing(), RAW_AUTO_TOPICS);
     assert_broker_serves("auto-creating many topics");
 }
+
+/* --- Old offset APIs: OffsetCommit v0 and v1, OffsetFetch v0 -------------- */
+
+#define RAW_COORDINATOR_WAIT_MS 30000 /* the offsets topic made and loaded */
+
+/* OffsetCommit at version v of offset at for (topic, 0) in group: the
+ * partition's error. v0 carries no generation (a commit outside any). */
+static int16_t commit_at(int16_t v, const char *group, const char *topic,
+                         int64_t at)
+{
+    struct kafka_OffsetCommitRequestPartition p = {
+        .PartitionIndex = 0, .CommittedOffset = at,
+        .CommittedLeaderEpoch = -1, .CommitTimestamp = -1,
+        .CommittedMetadata = slice_from_str("m")};
+    struct kafka_OffsetCommitRequestTopic t = {slice_from_str(topic), &p, 1};
+    struct kafka_OffsetCommitRequest req = {
+        .GroupId = slice_from_str(group), .GenerationIdOrMemberEpoch = -1,
+        .MemberId = slice_from_str(""), .GroupInstanceId = slice_null(),
+        .RetentionTimeMs = -1, .Topics = &t, .TopicsCnt = 1};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_offset_commit_request_encode(&body, v, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_OFFSET_COMMIT, v, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_OffsetCommitResponse resp;
+    cr_assert_eq(kafka_offset_commit_response_decode(&r, v, &a, &resp),
+                 RC_OK);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    cr_assert_eq(resp.Topics[0].PartitionsCnt, 1);
+    int16_t err = resp.Topics[0].Partitions[0].ErrorCode;
+    arena_free(&a);
+    free(bytes);
+    return err;
+}
+
+/* OffsetFetch v0 of (topic, 0) in group: the committed offset. */
+static int64_t fetch_committed_v0(const char *group, const char *topic)
+{
+    static const int32_t zero[] = {0};
+    struct kafka_OffsetFetchRequestTopic t = {slice_from_str(topic), zero,
+                                              1};
+    struct kafka_OffsetFetchRequest req = {.GroupId = slice_from_str(group),
+                                           .Topics = &t, .TopicsCnt = 1};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_offset_fetch_request_encode(&body, 0, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_OFFSET_FETCH, 0, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_OffsetFetchResponse resp;
+    cr_assert_eq(kafka_offset_fetch_response_decode(&r, 0, &a, &resp),
+                 RC_OK);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    cr_assert_eq(resp.Topics[0].Partitions[0].ErrorCode, KAFKA_ERROR_NONE);
+    int64_t at = resp.Topics[0].Partitions[0].CommittedOffset;
+    arena_free(&a);
+    free(bytes);
+    return at;
+}
+
+/* The first commit waits for the offsets topic (made on first use) and
+ * its load: retriable errors until then, within a deadline. */
+static void commit_when_ready(int16_t v, const char *group,
+                              const char *topic, int64_t at)
+{
+    uint64_t deadline = cluster_now_ms() + RAW_COORDINATOR_WAIT_MS;
+    int16_t err;
+    while ((err = commit_at(v, group, topic, at)) != KAFKA_ERROR_NONE) {
+        cr_assert(err == KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE ||
+                      err == KAFKA_ERROR_COORDINATOR_LOAD_IN_PROGRESS ||
+                      err == KAFKA_ERROR_NOT_COORDINATOR,
+                  "OffsetCommit v%d: error %d", v, err);
+        cr_assert(cluster_now_ms() < deadline, "no coordinator in time");
+        struct timespec poll = {0, RAW_POLL_MS * 1000 * 1000};
+        nanosleep(&poll, NULL); /* retry interval, bounded above */
+    }
+}
+
+/* kafka-python's and Sarama's old commits: v0 (no generation) and v1
+ * (generation -1), read back with OffsetFetch v0, against one broker,
+ * which coordinates every group. */
+Test(kafka_raw, old_offset_commits_read_back_with_offset_fetch_v0)
+{
+    const char *topic = "old-commits";
+    cr_assert_eq(cluster_create_topic(&c, topic, 1, 1), KAFKA_ERROR_NONE);
+    cr_assert(metadata_until(topic, RAW_METADATA_WAIT_MS));
+    /* FindCoordinator v0 makes the offsets topic. */
+    struct kafka_FindCoordinatorRequest fc = {slice_from_str("g0"), 0};
+    struct writer body;
+    writer_init(&body, 256);
+    cr_assert_eq(kafka_find_coordinator_request_encode(&body, 0, &fc),
+                 RC_OK);
+    size_t len = 0;
+    free(roundtrip(KAFKA_API_FIND_COORDINATOR, 0, &body, &len));
+    commit_when_ready(0, "g0", topic, 17);
+    cr_assert_eq(fetch_committed_v0("g0", topic), 17);
+    commit_when_ready(1, "g1", topic, 23);
+    cr_assert_eq(fetch_committed_v0("g1", topic), 23);
+    cr_assert_eq(commit_at(0, "g0", topic, 18), KAFKA_ERROR_NONE);
+    cr_assert_eq(fetch_committed_v0("g0", topic), 18, "the latest wins");
+    assert_broker_serves("old offset commits");
+}
