@@ -114,36 +114,35 @@ static void drop_segments_from(struct log *l, size_t i)
     }
 }
 
-int log_write_recovery_point(struct log *l, int64_t offset)
+int log_write_offset_file(struct log *l, const char *name, int64_t offset)
 {
     char buf[64];
     int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
     ASSERT(n > 0 && (size_t)n < sizeof buf);
-    int rv = file_write_atomic(l->dir, LOG__RECOVERY_POINT_FILE, buf,
-                               (size_t)n);
+    int rv = file_write_atomic(l->dir, name, buf, (size_t)n);
     if (rv != RC_OK) {
-        TRACE_ERROR(l->tracer, "dir=%s write recovery point: %s", l->dir,
+        TRACE_ERROR(l->tracer, "dir=%s write %s: %s", l->dir, name,
                     rc_str(rv));
-        return rv;
     }
-    l->recovery_point = offset;
-    return RC_OK;
+    return rv;
+}
+
+int log_write_recovery_point(struct log *l, int64_t offset)
+{
+    int rv = log_write_offset_file(l, LOG__RECOVERY_POINT_FILE, offset);
+    if (rv == RC_OK) {
+        l->recovery_point = offset;
+    }
+    return rv;
 }
 
 int log_write_start_offset(struct log *l, int64_t offset)
 {
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
-    ASSERT(n > 0 && (size_t)n < sizeof buf);
-    int rv = file_write_atomic(l->dir, LOG__START_OFFSET_FILE, buf,
-                               (size_t)n);
-    if (rv != RC_OK) {
-        TRACE_ERROR(l->tracer, "dir=%s write log start offset: %s", l->dir,
-                    rc_str(rv));
-        return rv;
+    int rv = log_write_offset_file(l, LOG__START_OFFSET_FILE, offset);
+    if (rv == RC_OK) {
+        l->start_offset = offset;
     }
-    l->start_offset = offset;
-    return RC_OK;
+    return rv;
 }
 
 int64_t log_read_offset_file(struct log *l, const char *name)
@@ -162,11 +161,6 @@ int64_t log_read_offset_file(struct log *l, const char *name)
                    name);
     }
     return 0;
-}
-
-int64_t log_read_start_offset(struct log *l)
-{
-    return log_read_offset_file(l, LOG__START_OFFSET_FILE);
 }
 
 int log_save_epochs(struct log *l)

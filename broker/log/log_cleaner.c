@@ -520,10 +520,7 @@ static int swap_one(struct log *l, struct clean_seg *cs, size_t at)
 
 static int write_checkpoint(struct log *l, int64_t offset)
 {
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
-    int rv = file_write_atomic(l->dir, LOG_CLEANER_CHECKPOINT_FILE, buf,
-                               (size_t)n);
+    int rv = log_write_offset_file(l, LOG_CLEANER_CHECKPOINT_FILE, offset);
     if (rv == RC_OK) {
         l->clean_checkpoint = offset;
     }

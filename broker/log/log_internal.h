@@ -74,16 +74,18 @@ MUST_CHECK int log_new_segment(struct log *l, int64_t base_offset);
 /* Writes the leader-epoch checkpoint, logging a failure. */
 MUST_CHECK int log_save_epochs(struct log *l);
 
-/* Writes the recovery-point checkpoint durably and records it. */
-MUST_CHECK int log_write_recovery_point(struct log *l, int64_t offset);
-
-/* Writes the log-start-offset checkpoint durably and records it. */
-MUST_CHECK int log_write_start_offset(struct log *l, int64_t offset);
-/* An offset checkpoint of the partition directory ("0\n<offset>\n"); 0
- * when there is none (a bad one is logged). */
+/* An offset checkpoint of the partition directory ("0\n<offset>\n":
+ * the recovery point, the log start offset, the cleaner's): written
+ * durably (a failure logged), read back as 0 when there is none (a bad
+ * one is logged, and 0 is what it is taken for). */
+MUST_CHECK int log_write_offset_file(struct log *l, const char *name,
+                                     int64_t offset);
 int64_t log_read_offset_file(struct log *l, const char *name);
-/* The checkpointed log start offset; 0 when there is none. */
-int64_t log_read_start_offset(struct log *l);
+
+/* log_write_offset_file() of the recovery point / log start offset, and
+ * recorded in l. */
+MUST_CHECK int log_write_recovery_point(struct log *l, int64_t offset);
+MUST_CHECK int log_write_start_offset(struct log *l, int64_t offset);
 
 /* Calls back (later) every waiter above offset with rc. */
 void log_sync_fail_waiters_above(struct log *l, int64_t offset, int rc);

@@ -101,25 +101,6 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
     return RC_OK;
 }
 
-static int64_t read_recovery_point(struct log *l)
-{
-    char buf[64];
-    size_t len = 0;
-    int rv = file_read_small(l->dir, LOG__RECOVERY_POINT_FILE, buf,
-                             sizeof buf, &len);
-    long long rp = 0;
-    char tail = 0;
-    if (rv == RC_OK && sscanf(buf, "0\n%lld\n%c", &rp, &tail) == 1 &&
-        rp >= 0) {
-        return rp;
-    }
-    if (rv != RC_NOT_FOUND) {
-        TRACE_WARN(l->tracer, "dir=%s recovery point unreadable, recovering "
-                   "every segment", l->dir);
-    }
-    return 0;
-}
-
 static bool clean_marker_present(const struct log *l)
 {
     char path[LOG_PATH_BYTES_MAX];
@@ -222,7 +203,7 @@ static int plan_open(struct log *l, struct open_plan *p)
     if (rv != RC_OK) {
         return rv;
     }
-    p->rp = read_recovery_point(l);
+    p->rp = log_read_offset_file(l, LOG__RECOVERY_POINT_FILE);
     p->clean = clean_marker_present(l);
     rv = log_epoch_load(&l->epochs, l->dir);
     if (rv == RC_NOT_FOUND || rv == RC_CORRUPT) {
@@ -295,7 +276,7 @@ static int finish_open(struct log *l, struct open_plan *p)
     l->recovery_point = p->rp;
     /* Never past the end: a checkpoint newer than what recovery kept. */
     l->clean_checkpoint = log_read_offset_file(l, LOG_CLEANER_CHECKPOINT_FILE);
-    int64_t start = log_read_start_offset(l);
+    int64_t start = log_read_offset_file(l, LOG__START_OFFSET_FILE);
     l->start_offset = start < log_end_offset(l) ? start : log_end_offset(l);
     int64_t rp = l->segs[l->n_segs - 1]->base_offset;
     if (rv == RC_OK && rp != p->rp) {
