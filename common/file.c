@@ -20,7 +20,7 @@ int file_path(char *out, const char *dir, const char *name)
     return RC_OK;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int file_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len > 0) {
@@ -93,7 +93,7 @@ int file_write_atomic(const char *dir, const char *name,
     if (fd < 0) {
         return RC_IO;
     }
-    rv = write_all(fd, data, len);
+    rv = file_write_all(fd, data, len);
     if (rv == RC_OK && fdatasync(fd) != 0) {
         rv = RC_IO;
     }

@@ -10,6 +10,10 @@
 
 #include "common/assert.h"
 
+/* Writes len bytes of data to fd whole (short writes and EINTR retried):
+ * RC_OK, or RC_IO. */
+MUST_CHECK int file_write_all(int fd, const void *data, size_t len);
+
 /* Replaces dir/name with len bytes of data, durably. */
 MUST_CHECK int file_write_atomic(const char *dir, const char *name,
                                  const void *data, size_t len);

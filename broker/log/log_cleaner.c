@@ -343,19 +343,9 @@ static bool keep_record(void *arg, const struct record_view *r)
 
 static int flush_out(struct log_clean_job *job, int fd)
 {
-    size_t at = 0;
-    while (at < job->out.len) {
-        ssize_t w = write(fd, job->out.data + at, job->out.len - at);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            return RC_IO;
-        }
-        at += (size_t)w;
-    }
+    int rv = file_write_all(fd, job->out.data, job->out.len);
     writer_reset(&job->out);
-    return RC_OK;
+    return rv;
 }
 
 /* Whether h is an idempotent producer's newest batch: its last record

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
@@ -175,19 +176,7 @@ static int write_file(const char *path, const uint8_t *data, size_t len)
     if (fd < 0) {
         return RC_IO;
     }
-    size_t done = 0;
-    int rv = RC_OK;
-    while (done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            rv = RC_IO;
-            break;
-        }
-        done += (size_t)n;
-    }
+    int rv = file_write_all(fd, data, len);
     close(fd);
     return rv;
 }

@@ -77,6 +77,7 @@
 #include "broker/log/log.h"
 #include "broker/log/log_cleaner.h"
 #include "common/assert.h"
+#include "common/file.h"
 #include "common/kafka/kafka_client.h"
 #include "common/kafka/record_inflate.h"
 #include "common/limits.h"
@@ -328,9 +329,8 @@ static void clean_build(uv_loop_t *loop, struct clean_src *s, int64_t target)
 
 static void write_all(int fd, const uint8_t *p, size_t len)
 {
-    int err = bench_write_all(fd, p, len);
-    if (err != 0) {
-        clean_fail("write: %s", strerror(err));
+    if (file_write_all(fd, p, len) != RC_OK) {
+        clean_fail("write: %s", strerror(errno));
     }
 }
 

@@ -40,6 +40,7 @@
 #include <uv.h>
 
 #include "common/kafka/record_batch.h"
+#include "common/file.h"
 #include "common/bytes.h"
 #include "common/crc32c.h"
 #include "common/limits.h"
@@ -132,9 +133,8 @@ static void path_join(char *out, const char *dir, const char *name)
 
 static void write_all(int fd, const uint8_t *p, size_t len)
 {
-    int err = bench_write_all(fd, p, len);
-    if (err != 0) {
-        log_bench_fail("write: %s", strerror(err));
+    if (file_write_all(fd, p, len) != RC_OK) {
+        log_bench_fail("write: %s", strerror(errno));
     }
 }
 

@@ -49,22 +49,6 @@ void bench_fail(const char *fmt, ...)
     abort();
 }
 
-int bench_write_all(int fd, const uint8_t *p, size_t len)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, p + done, len - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return n < 0 ? errno : EIO;
-        }
-        done += (size_t)n;
-    }
-    return 0;
-}
-
 double bench_clock_ms(void)
 {
     struct timespec ts;

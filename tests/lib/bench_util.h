@@ -33,10 +33,6 @@ void bench_set_name(const char *name);
 NORETURN void bench_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
-/* Writes p[0..len) to fd whole (retrying short writes and EINTR): 0, or
- * the errno of the failure (EIO when a write made no progress). */
-int bench_write_all(int fd, const uint8_t *p, size_t len);
-
 /* Monotonic milliseconds with microsecond resolution. */
 double bench_clock_ms(void);
 
