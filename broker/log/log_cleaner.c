@@ -230,39 +230,38 @@ int64_t log_clean_checkpoint(const struct log *l)
 
 /* --- The pass (threadpool) --------------------------------------------- */
 
-/* Reads the batch at pos of seg into job->batch; *h its header. RC_OK,
- * RC_NOT_FOUND at the end, RC_CORRUPT / RC_MALFORMED / RC_IO. */
-static int read_batch(struct log_clean_job *job, const struct log_segment *seg,
-                      int64_t pos, struct record_batch_header *h)
+/* The next batch of scan s: *h, and its bytes *p, CRC checked: in the
+ * scan's buffer (read in chunks), or in job->batch for one larger than
+ * the buffer. RC_OK, RC_NOT_FOUND at the end, RC_CORRUPT / RC_MALFORMED /
+ * RC_IO. */
+static int next_batch(struct log_clean_job *job, struct log_scan *s,
+                      struct record_batch_header *h, const uint8_t **p)
 {
-    if (pos >= seg->size) {
-        return RC_NOT_FOUND;
+    int64_t pos = 0;
+    int rv = log_scan_next(s, false, h, &pos);
+    if (rv == RC_OK) {
+        rv = log_scan_bytes(s, pos, h, p);
     }
-    uint8_t head[61];
-    if (seg->size - pos < (int64_t)sizeof head ||
-        pread(seg->fd, head, sizeof head, (off_t)pos) != (ssize_t)sizeof head) {
-        return RC_IO;
-    }
-    int rv = record_batch_parse(head, sizeof head, h);
-    if (rv != RC_OK) {
-        return rv;
-    }
-    size_t size = (size_t)record_batch_size(h);
-    if ((int64_t)size > seg->size - pos) {
-        return RC_MALFORMED;
-    }
-    if (size > job->batch_cap) {
-        uint8_t *b = realloc(job->batch, size);
-        if (b == NULL) {
-            return RC_NOMEM;
+    if (rv == RC_TOO_LARGE) {
+        size_t size = (size_t)record_batch_size(h);
+        if (size > job->batch_cap) {
+            uint8_t *b = realloc(job->batch, size);
+            if (b == NULL) {
+                return RC_NOMEM;
+            }
+            job->batch = b;
+            job->batch_cap = size;
         }
-        job->batch = b;
-        job->batch_cap = size;
+        rv = pread(s->seg->fd, job->batch, size, (off_t)pos) ==
+                     (ssize_t)size
+                 ? RC_OK
+                 : RC_IO;
+        *p = job->batch;
     }
-    if (pread(seg->fd, job->batch, size, (off_t)pos) != (ssize_t)size) {
-        return RC_IO;
+    if (rv != RC_OK) {
+        return rv == RC_SHORT ? RC_MALFORMED : rv;
     }
-    return record_batch_crc_ok(job->batch, h) ? RC_OK : RC_CORRUPT;
+    return record_batch_crc_ok(*p, h) ? RC_OK : RC_CORRUPT;
 }
 
 struct map_ctx {
@@ -287,20 +286,21 @@ static int build_map(struct log_clean_job *job, size_t first_dirty)
     for (size_t i = first_dirty; i < job->n; i++) {
         const struct log_segment *seg = job->segs[i].old;
         struct map_ctx m = {&job->map, false};
-        int64_t pos = 0;
+        struct log_scan s;
+        log_scan_init(&s, seg, job->scan_buf, 0, seg->size);
         struct record_batch_header h;
+        const uint8_t *p = NULL;
         int rv;
-        while ((rv = read_batch(job, seg, pos, &h)) == RC_OK) {
+        while ((rv = next_batch(job, &s, &h, &p)) == RC_OK) {
             int32_t kept = 0;
             if ((h.attributes & RECORD_BATCH_ATTR_CONTROL) == 0) {
-                rv = record_filter(job->z, &job->scratch, job->batch,
+                rv = record_filter(job->z, &job->scratch, p,
                                    (size_t)record_batch_size(&h), &h,
                                    map_record, &m, false, NULL, &kept);
                 if (rv != RC_OK) {
                     return rv;
                 }
             }
-            pos += record_batch_size(&h);
         }
         if (rv != RC_NOT_FOUND) {
             return rv;
@@ -372,17 +372,19 @@ static int rewrite(struct log_clean_job *job, size_t i)
         return RC_IO;
     }
     struct keep_ctx k = {job, !cs->dirty, 0, 0};
-    int64_t pos = 0;
+    struct log_scan s;
+    log_scan_init(&s, seg, job->scan_buf, 0, seg->size);
     struct record_batch_header h;
+    const uint8_t *p = NULL;
     int rv;
     writer_reset(&job->out);
-    while ((rv = read_batch(job, seg, pos, &h)) == RC_OK) {
+    while ((rv = next_batch(job, &s, &h, &p)) == RC_OK) {
         size_t size = (size_t)record_batch_size(&h);
         if ((h.attributes & RECORD_BATCH_ATTR_CONTROL) != 0) {
-            writer_raw(&job->out, job->batch, size);
+            writer_raw(&job->out, p, size);
         } else {
             int32_t kept = 0;
-            rv = record_filter(job->z, &job->scratch, job->batch, size, &h,
+            rv = record_filter(job->z, &job->scratch, p, size, &h,
                                keep_record, &k, producer_newest(job, &h),
                                &job->out, &kept);
             if (rv != RC_OK) {
@@ -399,7 +401,6 @@ static int rewrite(struct log_clean_job *job, size_t i)
                 break;
             }
         }
-        pos += (int64_t)size;
     }
     if (rv == RC_NOT_FOUND) {
         rv = flush_out(job, fd);

@@ -18,12 +18,15 @@
  * did); (2) each segment from the log start to the end of the mapped
  * ones is rewritten without the records a later one with the same key
  * supersedes (common/kafka/record_filter.h: offsets never change, gaps
- * appear, batches become uncompressed), a tombstone (null value) also
+ * appear, a batch that loses records becomes uncompressed, one that
+ * loses none stays as it was), a tombstone (null value) also
  * going once it lies in an already-cleaned segment and is older than
  * delete.retention.ms; an idempotent producer's newest batch keeps its
  * last record, so its sequence survives (Kafka keeps an empty batch
- * instead: one superseded record per producer can stay here); each rewrite is written as
- * "<base>.log.cleaned", fdatasync'd and scanned back (every CRC checked).
+ * instead: one superseded record per producer can stay here); each
+ * rewrite is written as "<base>.log.cleaned", fdatasync'd and scanned back
+ * (every CRC checked). Segments are read through the log's chunked scan
+ * (broker/log/log_segment.h), not a read per batch.
  *
  * The swap, on the loop thread, once the pass is done and only if the log
  * did not change under it (no truncation, same segments): per segment the

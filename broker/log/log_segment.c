@@ -279,6 +279,20 @@ int log_scan_next(struct log_scan *s, bool verify_crc,
     return RC_OK;
 }
 
+int log_scan_bytes(struct log_scan *s, int64_t pos,
+                   const struct record_batch_header *h, const uint8_t **bytes)
+{
+    int64_t size = record_batch_size(h);
+    if (size > (int64_t)s->cap) {
+        return RC_TOO_LARGE;
+    }
+    int rv = scan_fill(s, pos, (size_t)size);
+    if (rv == RC_OK) {
+        *bytes = s->buf + (pos - s->buf_pos);
+    }
+    return rv;
+}
+
 static void reset_stats(struct log_segment *seg)
 {
     log_index_clear(&seg->index);

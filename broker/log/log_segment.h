@@ -131,6 +131,14 @@ void log_scan_init(struct log_scan *s, const struct log_segment *seg,
 MUST_CHECK int log_scan_next(struct log_scan *s, bool verify_crc,
                              struct record_batch_header *h, int64_t *pos);
 
+/* The bytes of the batch log_scan_next() just gave (at pos, header h),
+ * read into the scan's buffer if need be: *bytes points into it, valid
+ * until the next call on s. RC_TOO_LARGE for a batch larger than the
+ * buffer (the caller reads it itself); RC_SHORT, RC_IO. */
+MUST_CHECK int log_scan_bytes(struct log_scan *s, int64_t pos,
+                              const struct record_batch_header *h,
+                              const uint8_t **bytes);
+
 /* Formats "<dir>/<20-digit base>.log". */
 MUST_CHECK int log_segment_path(char *out, size_t cap, const char *dir,
                                 int64_t base_offset);

@@ -134,6 +134,11 @@ int record_filter(struct record_inflate *z, struct writer *scratch,
         out->len = head_at; /* nothing of this batch */
         return rv != RC_OK ? rv : orc;
     }
+    if (*kept == h->record_count) { /* unchanged: the batch as it was */
+        out->len = head_at;
+        writer_raw(out, p, len);
+        return out->rc;
+    }
     uint8_t *b = out->data + head_at;
     size_t size = out->len - head_at;
     bytes_put_be32(b + RECORD_BATCH_OFF_LENGTH,

@@ -8,13 +8,14 @@
  * batch (stored batches were validated on the way in, but the disk is
  * untrusted too).
  *
- * Writing (Kafka's MemoryRecords.filterTo for v2): the kept records are
- * copied byte for byte (their offset deltas keep the offsets they had:
- * gaps appear, offsets never change), uncompressed; the header keeps the
- * base offset, lastOffsetDelta (the batch still spans its offsets),
- * leader epoch, timestamps and producer id, epoch and base sequence; the
- * attributes lose their codec bits; recordCount is the kept count; the
- * CRC-32C is recomputed.
+ * Writing (Kafka's MemoryRecords.filterTo for v2): a batch that keeps
+ * every record is written back as it was, byte for byte (compressed if it
+ * was). Otherwise the kept records are copied byte for byte (their offset
+ * deltas keep the offsets they had: gaps appear, offsets never change),
+ * uncompressed; the header keeps the base offset, lastOffsetDelta (the
+ * batch still spans its offsets), leader epoch, timestamps and producer
+ * id, epoch and base sequence; the attributes lose their codec bits;
+ * recordCount is the kept count; the CRC-32C is recomputed.
  *
  * Pure codec (no I/O, no clock); one thread per struct record_inflate. */
 #ifndef CAIRN_COMMON_KAFKA_RECORD_FILTER_H
