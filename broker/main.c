@@ -173,9 +173,8 @@ static bool broker_cleaner(const struct config *cfg,
                            struct log_clean_config *out)
 {
     const char *ratio = config_string(cfg, "log.cleaner.min.cleanable.ratio");
-    char *end = NULL;
-    double r = strtod(ratio, &end);
-    if (end == ratio || *end != '\0' || !(r >= 0.0 && r <= 1.0)) {
+    double r = 0;
+    if (!log_clean_parse_ratio(ratio, &r)) {
         fprintf(stderr, PROG ": log.cleaner.min.cleanable.ratio=%s: "
                 "expected a number from 0 to 1\n", ratio);
         return false;

@@ -122,14 +122,11 @@ static int delete_records_option(struct topics_opts *o, int argc, char **argv,
         r = cli_option(argc, argv, i, "--before", &v);
     }
     if (r > 0) {
-        char *end = NULL;
-        long long x = strtoll(v, &end, 10);
-        if (end == v || *end != '\0' || x < -1) {
+        if (!cli_parse_int64(v, -1, INT64_MAX, &o->before)) {
             opts_usage_error(&topics_cmd, "--before: expected an offset "
                              "(or -1 for the high watermark), got '%s'", v);
             return -1;
         }
-        o->before = x;
         return 1;
     }
     if (r < 0) {

@@ -46,14 +46,12 @@ size_t log_retention_count(const struct log *l, const struct log_retention *r,
     unsigned reasons = 0;
     /* A segment may go only if every record of it is below hw: the next
      * segment starts at or below hw. The last (active) one never goes. */
-    size_t limit = 0;
-    while (limit + 1 < l->n_segs && l->segs[limit + 1]->base_offset <= hw) {
-        limit++;
-    }
+    size_t limit = log_segments_below(l, hw);
     /* Segments wholly below the log start offset (DeleteRecords, the
      * leader's start) go first, whatever the limits. */
-    while (n < limit && l->segs[n + 1]->base_offset <= l->start_offset) {
-        n++;
+    size_t below_start = log_segments_below(l, l->start_offset);
+    n = below_start < limit ? below_start : limit;
+    if (n > 0) {
         reasons |= LOG_RETENTION_BY_START;
     }
     if (r->retention_ms >= 0) {
@@ -64,9 +62,9 @@ size_t log_retention_count(const struct log *l, const struct log_retention *r,
         }
     }
     if (r->retention_bytes >= 0) {
-        int64_t over = -r->retention_bytes;
-        for (size_t i = n; i < l->n_segs; i++) {
-            over += l->segs[i]->size;
+        int64_t over = log_size_bytes(l) - r->retention_bytes;
+        for (size_t i = 0; i < n; i++) {
+            over -= l->segs[i]->size;
         }
         while (n < limit && over - l->segs[n]->size >= 0) {
             over -= l->segs[n]->size;

@@ -655,15 +655,22 @@ int partition_follower_truncate(struct partition *p, int64_t offset)
 
 /* --- Retention ----------------------------------------------------------- */
 
-static void delete_segments(struct partition *p, size_t n, const char *why)
+/* The event of a log start that moved from `from` (if it did). */
+static void start_moved(const struct partition *p, int64_t from,
+                        const char *why)
 {
-    int64_t from = log_start_offset(p->log);
-    int rv = log_delete_oldest(p->log, n);
     int64_t to = log_start_offset(p->log);
     if (to > from) {
         TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
                    " -> %" PRId64 " (%s)", p->topic, p->id, from, to, why);
     }
+}
+
+static void delete_segments(struct partition *p, size_t n, const char *why)
+{
+    int64_t from = log_start_offset(p->log);
+    int rv = log_delete_oldest(p->log, n);
+    start_moved(p, from, why);
     if (rv != RC_OK) {
         TRACE_ERROR(p->owner->tracer, "partition=%s-%d old segments not "
                     "deleted: %s", p->topic, p->id, rc_str(rv));
@@ -710,12 +717,10 @@ void partition_follow_log_start(struct partition *p, int64_t leader_start)
     int64_t upto = leader_start < p->hw ? leader_start : p->hw;
     int64_t from = log_start_offset(p->log);
     int rv = log_advance_start(p->log, upto);
-    if (log_start_offset(p->log) > from) {
-        TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
-                   " -> %" PRId64 " (following the leader's log start %"
-                   PRId64 ")", p->topic, p->id, from,
-                   log_start_offset(p->log), leader_start);
-    }
+    char why[64];
+    snprintf(why, sizeof why, "following the leader's log start %" PRId64,
+             leader_start);
+    start_moved(p, from, why);
     if (rv != RC_OK) {
         TRACE_ERROR(p->owner->tracer, "partition=%s-%d log start not moved "
                     "to %" PRId64 ": %s", p->topic, p->id, upto, rc_str(rv));
@@ -737,11 +742,7 @@ int partition_delete_records(struct partition *p, int64_t offset,
     int64_t from = log_start_offset(p->log);
     int rv = log_advance_start(p->log, offset);
     *low_watermark = log_start_offset(p->log);
-    if (*low_watermark > from) {
-        TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
-                   " -> %" PRId64 " (DeleteRecords)", p->topic, p->id, from,
-                   *low_watermark);
-    }
+    start_moved(p, from, "DeleteRecords");
     return rv;
 }
 

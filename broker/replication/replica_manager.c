@@ -491,11 +491,7 @@ static void follow_retention(const struct replica_manager *ps,
                                       ps->clean.max_lag_ms);
     const char *ratio = meta_topic_config(t, "min.cleanable.dirty.ratio");
     if (ratio != NULL) {
-        char *end = NULL;
-        double r = strtod(ratio, &end);
-        if (end != ratio && *end == '\0' && r >= 0.0 && r <= 1.0) {
-            p->clean.min_dirty_ratio = r;
-        }
+        (void)log_clean_parse_ratio(ratio, &p->clean.min_dirty_ratio);
     }
     if (policy != NULL && strstr(policy, "delete") == NULL) {
         p->retention = (struct log_retention){-1, -1}; /* compact only */

@@ -111,14 +111,20 @@ static void wait_done(void)
     cr_assert(done, "the pass ended");
 }
 
+/* Starts a pass (the callback sets done and result); its rc. */
+static int start_pass(int64_t now_ms, int64_t hw, struct log_clean_config c,
+                      const int64_t *producer_last, size_t n_producer_last)
+{
+    done = false;
+    return log_clean_start(f.log, &c, now_ms, hw, producer_last,
+                           n_producer_last, clean_cb, NULL);
+}
+
 /* One pass, run to its end. */
 static struct log_clean_result clean(int64_t now_ms, int64_t hw,
                                      struct log_clean_config c)
 {
-    done = false;
-    cr_assert_eq(log_clean_start(f.log, &c, now_ms, hw, NULL, 0, clean_cb,
-                                 NULL),
-                 RC_OK);
+    cr_assert_eq(start_pass(now_ms, hw, c, NULL, 0), RC_OK);
     wait_done();
     return result;
 }
@@ -203,9 +209,8 @@ Test(log_cleaner, the_latest_record_per_key_stays_with_its_offset)
     dump_log(&d);
     cr_assert_str_eq(d.text, "7:k2 8:k3 9:k4 10:k0 11:k1= 12:k2 ");
     cr_assert_eq(log_clean_checkpoint(f.log), 12);
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
-                                 clean_cb, NULL),
-                 RC_NOT_FOUND, "nothing dirty is left");
+    cr_assert_eq(start_pass(T0 + 10000, 13, c, NULL, 0), RC_NOT_FOUND,
+                 "nothing dirty is left");
 }
 
 /* An idempotent producer's newest batch keeps its last record (its
@@ -225,11 +230,7 @@ Test(log_cleaner, only_a_producers_newest_batch_keeps_a_superseded_record)
     cr_assert_eq(log_roll(f.log), RC_OK);
     append(z, 1, T0 + 3000);
     int64_t newest = 3; /* producer 7's newest batch ends at offset 3 */
-    struct log_clean_config cfg = config();
-    done = false;
-    cr_assert_eq(log_clean_start(f.log, &cfg, T0 + 10000, 7, &newest, 1,
-                                 clean_cb, NULL),
-                 RC_OK);
+    cr_assert_eq(start_pass(T0 + 10000, 7, config(), &newest, 1), RC_OK);
     wait_done();
     cr_assert_eq(result.rc, RC_OK);
     struct dump d;
@@ -348,14 +349,9 @@ Test(log_cleaner, a_crash_between_the_steps_of_the_swap_leaves_a_whole_log)
 Test(log_cleaner, a_truncation_during_a_pass_cancels_its_swap)
 {
     keyed_log();
-    struct log_clean_config c = config();
-    done = false;
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
-                                 clean_cb, NULL),
-                 RC_OK);
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
-                                 clean_cb, NULL),
-                 RC_FULL, "one pass at a time");
+    cr_assert_eq(start_pass(T0 + 10000, 13, config(), NULL, 0), RC_OK);
+    cr_assert_eq(start_pass(T0 + 10000, 13, config(), NULL, 0), RC_FULL,
+                 "one pass at a time");
     cr_assert_eq(log_truncate_to(f.log, 11), RC_OK);
     wait_done();
     cr_assert_eq(result.rc, RC_BUSY);
@@ -372,11 +368,7 @@ Test(log_cleaner, a_truncation_during_a_pass_cancels_its_swap)
 Test(log_cleaner, a_log_closed_during_a_pass_closes_cleanly)
 {
     keyed_log();
-    struct log_clean_config c = config();
-    done = false;
-    cr_assert_eq(log_clean_start(f.log, &c, T0 + 10000, 13, NULL, 0,
-                                 clean_cb, NULL),
-                 RC_OK);
+    cr_assert_eq(start_pass(T0 + 10000, 13, config(), NULL, 0), RC_OK);
     log_fixture_close(&f);
     cr_assert_not(done, "no callback once the log is closing");
     cr_assert_eq(files_ending(".cleaned"), 0);
