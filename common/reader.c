@@ -20,6 +20,7 @@ void reader_init(struct reader *r, const void *p, size_t len)
     r->len = len;
     r->pos = 0;
     r->rc = RC_OK;
+    r->compact = false;
 }
 
 size_t reader_remaining(const struct reader *r)
@@ -191,6 +192,9 @@ static struct slice reader_sized(struct reader *r, size_t start, int64_t n,
 
 struct slice reader_string(struct reader *r)
 {
+    if (r->compact) {
+        return reader_compact_string(r);
+    }
     size_t start = r->pos;
     int16_t n = reader_i16(r);
     return reader_sized(r, start, n, false, KAFKA_STRING_BYTES_MAX);
@@ -198,6 +202,9 @@ struct slice reader_string(struct reader *r)
 
 struct slice reader_nullable_string(struct reader *r)
 {
+    if (r->compact) {
+        return reader_compact_nullable_string(r);
+    }
     size_t start = r->pos;
     int16_t n = reader_i16(r);
     return reader_sized(r, start, n, true, KAFKA_STRING_BYTES_MAX);
@@ -205,6 +212,9 @@ struct slice reader_nullable_string(struct reader *r)
 
 struct slice reader_bytes(struct reader *r)
 {
+    if (r->compact) {
+        return reader_compact_bytes(r);
+    }
     size_t start = r->pos;
     int32_t n = reader_i32(r);
     return reader_sized(r, start, n, false, INT32_MAX);
@@ -212,6 +222,9 @@ struct slice reader_bytes(struct reader *r)
 
 struct slice reader_nullable_bytes(struct reader *r)
 {
+    if (r->compact) {
+        return reader_compact_nullable_bytes(r);
+    }
     size_t start = r->pos;
     int32_t n = reader_i32(r);
     return reader_sized(r, start, n, true, INT32_MAX);

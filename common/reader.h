@@ -33,6 +33,10 @@ struct reader {
     size_t len;
     size_t pos;       /* pos <= len always */
     int rc;           /* RC_OK until the first failure */
+    /* A flexible version's body (KIP-482): reader_string(), _bytes() and
+     * their nullable forms read the compact encodings instead. Off after
+     * reader_init(); the Kafka codec turns it on for flexible versions. */
+    bool compact;
 };
 
 /* Reads len bytes at p, borrowed for the reader's lifetime. p may be NULL

@@ -22,6 +22,7 @@ void writer_init(struct writer *w, size_t max_bytes)
     w->cap = 0;
     w->max = max_bytes;
     w->rc = RC_OK;
+    w->compact = false;
 }
 
 void writer_free(struct writer *w)
@@ -210,6 +211,10 @@ size_t writer_varlong_size(int64_t v)
 void writer_string(struct writer *w, const char *s, size_t len)
 {
     ASSERT(s != NULL || len == 0);
+    if (w->compact) {
+        writer_compact_string(w, s, len);
+        return;
+    }
     if (len > KAFKA_STRING_BYTES_MAX) {
         writer_fail(w, RC_TOO_LARGE);
         return;
@@ -221,6 +226,10 @@ void writer_string(struct writer *w, const char *s, size_t len)
 void writer_nullable_string(struct writer *w, const char *s, size_t len)
 {
     if (s == NULL) {
+        if (w->compact) {
+            writer_uvarint(w, 0);
+            return;
+        }
         writer_i16(w, -1);
         return;
     }
@@ -230,6 +239,10 @@ void writer_nullable_string(struct writer *w, const char *s, size_t len)
 void writer_bytes(struct writer *w, const void *p, size_t len)
 {
     ASSERT(p != NULL || len == 0);
+    if (w->compact) {
+        writer_compact_bytes(w, p, len);
+        return;
+    }
     if (len > INT32_MAX) {
         writer_fail(w, RC_TOO_LARGE);
         return;
@@ -241,6 +254,10 @@ void writer_bytes(struct writer *w, const void *p, size_t len)
 void writer_nullable_bytes(struct writer *w, const void *p, size_t len)
 {
     if (p == NULL) {
+        if (w->compact) {
+            writer_uvarint(w, 0);
+            return;
+        }
         writer_i32(w, -1);
         return;
     }

@@ -32,6 +32,10 @@ struct writer {
     size_t cap;    /* allocated bytes, cap <= max */
     size_t max;    /* len never exceeds this */
     int rc;        /* RC_OK until the first failure */
+    /* A flexible version's body (KIP-482): writer_string(), _bytes() and
+     * their nullable and slice forms write the compact encodings instead.
+     * Off after writer_init(); the Kafka codec turns it on and off. */
+    bool compact;
 };
 
 /* An empty writer that will hold at most max_bytes; allocates nothing. */

@@ -59,9 +59,10 @@
 #define KAFKA__SIZE_BYTES KAFKA_FRAME_SIZE_BYTES
 /* Request header v1 with a null or empty client id. */
 #define KAFKA__REQUEST_HEADER_MIN_BYTES KAFKA_FRAME_REQUEST_HEADER_BYTES(0)
-/* Response size field and correlation id (response header v0). */
+/* Response size field and header: the correlation id (header v0), and
+ * an empty tagged-field section for a flexible version (header v1). */
 #define KAFKA__RESPONSE_HEAD_BYTES \
-    (KAFKA_FRAME_SIZE_BYTES + KAFKA_FRAME_RESPONSE_HEADER_BYTES)
+    (KAFKA_FRAME_SIZE_BYTES + KAFKA_FRAME_RESPONSE_HEADER_V1_BYTES)
 /* Memory pieces gathered into one uv_write. */
 #define KAFKA__WRITE_BUFS 16u
 #define KAFKA__BACKLOG 128
@@ -250,12 +251,21 @@ void kafka_response_free(struct kafka_response *resp)
     resp->cap_splices = 0;
 }
 
-/* Bytes on the wire: size field, correlation id, body and spans. Returns
+/* The size field and response header of req's answer. */
+static size_t response_head_bytes(const struct kafka_request *req)
+{
+    return KAFKA_FRAME_SIZE_BYTES +
+           (kafka_frame_response_is_flexible(req->api_key, req->api_version)
+                ? KAFKA_FRAME_RESPONSE_HEADER_V1_BYTES
+                : KAFKA_FRAME_RESPONSE_HEADER_BYTES);
+}
+
+/* Bytes on the wire: size field, header, body and spans. Returns
  * false when the size field cannot hold them. */
 static bool response_wire_bytes(const struct kafka_response *resp,
-                                size_t *out)
+                                size_t head_bytes, size_t *out)
 {
-    uint64_t total = KAFKA__RESPONSE_HEAD_BYTES + (uint64_t)resp->body.len;
+    uint64_t total = head_bytes + (uint64_t)resp->body.len;
     size_t at = 0;
 
     for (size_t i = 0; i < resp->n_splices; i++) {
@@ -404,7 +414,8 @@ static int out_enqueue(struct kafka_conn *c, struct kafka__slot *slot)
     bytes_put_be32(out->head,
                    (uint32_t)(slot->wire_bytes - KAFKA__SIZE_BYTES));
     bytes_put_be32(out->head + 4, (uint32_t)slot->req.correlation_id);
-    out_add_memory(out, out->head, 0, sizeof out->head);
+    out->head[8] = 0; /* header v1: no tagged field */
+    out_add_memory(out, out->head, 0, response_head_bytes(&slot->req));
     for (size_t i = 0; i < resp->n_splices; i++) {
         struct kafka_splice *sp = &resp->splices[i];
         struct kafka__piece *p;
@@ -729,7 +740,9 @@ static bool response_check(struct kafka_conn *c, struct kafka__slot *slot)
     const struct kafka_request *req = &slot->req;
     int rc = slot->resp.body.rc;
 
-    if (rc == RC_OK && response_wire_bytes(&slot->resp, &slot->wire_bytes)) {
+    if (rc == RC_OK &&
+        response_wire_bytes(&slot->resp, response_head_bytes(req),
+                            &slot->wire_bytes)) {
         return true;
     }
     TRACE_ERROR(c->server->t,

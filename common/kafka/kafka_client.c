@@ -347,7 +347,16 @@ int kafka_client_call(struct kafka_client *kc, int16_t api_key,
         free(buf);
         return rv;
     }
+    struct reader r; /* the body starts after header v1's tagged fields */
+    reader_init(&r, buf, n);
+    rv = kafka_frame_response_tags(&r, api_key, api_version);
+    if (rv != RC_OK) {
+        free(buf);
+        return fail(kc, rv, "response header of api key %d v%d", api_key,
+                    api_version);
+    }
+    memmove(buf, buf + r.pos, n - r.pos);
     *resp = buf;
-    *resp_len = n;
+    *resp_len = n - r.pos;
     return RC_OK;
 }

@@ -8,6 +8,7 @@
 #include "common/kafka/kafka_codec_internal.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
@@ -32,8 +33,39 @@ void kafka_codec__fail(struct reader *r, int rc)
     }
 }
 
+void kafka_codec__flexible(struct reader *r, bool flexible)
+{
+    r->compact = flexible;
+}
+
+void kafka_codec__flexible_write(struct writer *w, bool flexible)
+{
+    w->compact = flexible;
+}
+
+void kafka_codec__tags(struct reader *r)
+{
+    if (r->compact) {
+        reader_skip_tagged_fields(r);
+    }
+}
+
+void kafka_codec__write_tags(struct writer *w)
+{
+    if (w->compact) {
+        writer_uvarint(w, 0);
+    }
+}
+
+int kafka_codec__end(struct writer *w)
+{
+    w->compact = false;
+    return w->rc;
+}
+
 int kafka_codec__finish(struct reader *r)
 {
+    r->compact = false;
     if (r->rc == RC_OK && reader_remaining(r) != 0) {
         return RC_MALFORMED;
     }
@@ -83,7 +115,10 @@ static void *codec_array(struct reader *r, struct arena *a, int32_t *n,
                          size_t elem_bytes, size_t wire_min_bytes,
                          int32_t n_max, bool nullable, bool compact)
 {
-    *n = kafka_codec_count(r, wire_min_bytes, n_max, nullable, compact);
+    /* A compact element may be shorter than its classic form (a string's
+     * length is one byte): count it at one byte or more. */
+    *n = kafka_codec_count(r, compact || r->compact ? 1 : wire_min_bytes,
+                           n_max, nullable, compact || r->compact);
     if (*n <= 0) {
         return NULL;
     }
@@ -154,6 +189,10 @@ void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
     ASSERT(n >= -1);
     ASSERT(n >= 0 || nullable);
     ASSERT(n <= 0 || elems != NULL);
+    if (w->compact) {
+        writer_compact_array_len(w, n);
+        return;
+    }
     writer_i32(w, n);
 }
 
@@ -172,6 +211,21 @@ void kafka_codec__write_strings(struct writer *w, const struct slice *v,
     for (int32_t i = 0; i < n; i++) {
         writer_string_slice(w, v[i]);
     }
+}
+
+struct kafka_uuid kafka_codec__read_uuid(struct reader *r)
+{
+    struct kafka_uuid u = {0};
+    struct slice s = reader_raw(r, sizeof u.bytes);
+    if (r->rc == RC_OK) {
+        memcpy(u.bytes, s.ptr, sizeof u.bytes);
+    }
+    return u;
+}
+
+void kafka_codec__write_uuid(struct writer *w, const struct kafka_uuid *u)
+{
+    writer_raw(w, u->bytes, sizeof u->bytes);
 }
 
 void kafka_codec__check_version(int16_t version, int16_t min, int16_t max)

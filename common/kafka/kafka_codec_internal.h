@@ -13,7 +13,26 @@
  * wins), so later reads are no-ops. */
 void kafka_codec__fail(struct reader *r, int rc);
 
-/* A decoder's last step: r->rc, or RC_MALFORMED if bytes are left over. */
+/* --- Flexible versions (KIP-482) ---------------------------------------
+ * A decoder or encoder of a flexible version turns its reader or writer
+ * compact first: from then on strings, bytes (reader_string(),
+ * writer_bytes() ...) and the arrays below take their compact forms, and
+ * every struct of the schema ends in a tagged-field section,
+ * kafka_codec__tags() on the way in (skipped: Cairn reads no tagged field
+ * unless an API says so) and kafka_codec__write_tags() on the way out (an
+ * empty one). Both are no-ops in a non-flexible version, so one field
+ * list serves both. kafka_codec__finish() and kafka_codec__end() turn
+ * compact off again. */
+void kafka_codec__flexible(struct reader *r, bool flexible);
+void kafka_codec__flexible_write(struct writer *w, bool flexible);
+void kafka_codec__tags(struct reader *r);
+void kafka_codec__write_tags(struct writer *w);
+
+/* An encoder's last step: turns compact off and returns w->rc. */
+MUST_CHECK int kafka_codec__end(struct writer *w);
+
+/* A decoder's last step: turns compact off; r->rc, or RC_MALFORMED if
+ * bytes are left over. */
 MUST_CHECK int kafka_codec__finish(struct reader *r);
 
 /* Reads an int32 array count and allocates that many elem_bytes elements
@@ -49,6 +68,10 @@ void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
 void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n);
 void kafka_codec__write_strings(struct writer *w, const struct slice *v,
                                 int32_t n, bool nullable);
+
+/* A UUID's 16 bytes. */
+struct kafka_uuid kafka_codec__read_uuid(struct reader *r);
+void kafka_codec__write_uuid(struct writer *w, const struct kafka_uuid *u);
 
 /* Asserts that version lies in [min, max] (encoders: programmer error). */
 void kafka_codec__check_version(int16_t version, int16_t min, int16_t max);

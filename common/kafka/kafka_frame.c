@@ -39,10 +39,21 @@ size_t kafka_frame_request_begin(struct writer *w, int16_t api_key,
     return size_at;
 }
 
-size_t kafka_frame_response_begin(struct writer *w, int32_t correlation_id)
+bool kafka_frame_response_is_flexible(int16_t api_key, int16_t api_version)
+{
+    return api_key != 18 /* ApiVersions */ &&
+           kafka_frame_is_flexible(api_key, api_version);
+}
+
+size_t kafka_frame_response_begin(struct writer *w, int16_t api_key,
+                                  int16_t api_version,
+                                  int32_t correlation_id)
 {
     size_t size_at = writer_reserve(w, KAFKA_FRAME_SIZE_BYTES);
     writer_i32(w, correlation_id);
+    if (kafka_frame_response_is_flexible(api_key, api_version)) {
+        writer_empty_tagged_fields(w); /* response header v1 */
+    }
     return size_at;
 }
 
@@ -92,6 +103,15 @@ int kafka_frame_response_read(struct reader *r,
         return RC_MALFORMED;
     }
     return RC_OK;
+}
+
+int kafka_frame_response_tags(struct reader *r, int16_t api_key,
+                              int16_t api_version)
+{
+    if (kafka_frame_response_is_flexible(api_key, api_version)) {
+        reader_skip_tagged_fields(r);
+    }
+    return r->rc;
 }
 
 int kafka_frame_request_read(struct reader *r,

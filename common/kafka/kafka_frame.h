@@ -1,12 +1,15 @@
 /* Kafka's framing around a request or response body: the size prefix and
  * the headers. A request of a non-flexible version carries header v1, of
  * a flexible one (KIP-482) header v2, which adds a tagged-field section;
- * responses carry header v0 (ApiVersions always does, even flexible):
+ * responses carry header v0, or v1 (its tagged fields) for a flexible
+ * version, but for ApiVersions, whose response header is always v0 (a
+ * client must read it before it knows the broker's versions):
  *
  *     request   int32 size | int16 api_key | int16 api_version |
  *               int32 correlation_id | int16 len, client_id |
  *               [tagged fields: v2] | body
- *     response  int32 size | int32 correlation_id | body
+ *     response  int32 size | int32 correlation_id |
+ *               [tagged fields: v1] | body
  *
  * size counts the bytes after itself. Writing a frame is begin, body,
  * end, straight-line and checked once:
@@ -40,6 +43,8 @@
 
 /* Response header v0: the correlation id. */
 #define KAFKA_FRAME_RESPONSE_HEADER_BYTES 4u
+/* Response header v1 with no tagged field: the id and a count of 0. */
+#define KAFKA_FRAME_RESPONSE_HEADER_V1_BYTES 5u
 
 /* Request header v1 with a client id of client_id_len bytes: api_key,
  * api_version, correlation_id, the id's int16 length, the id. */
@@ -60,6 +65,10 @@ struct kafka_frame_request_header {
  * 3.8 (so its request header is v2); false for keys it does not know. */
 bool kafka_frame_is_flexible(int16_t api_key, int16_t api_version);
 
+/* Whether the response to api_key at api_version carries header v1:
+ * flexible, and not ApiVersions. */
+bool kafka_frame_response_is_flexible(int16_t api_key, int16_t api_version);
+
 /* --- Writing ------------------------------------------------------------- */
 
 /* Appends a size placeholder and the request header (v2 for a flexible
@@ -71,9 +80,12 @@ size_t kafka_frame_request_begin(struct writer *w, int16_t api_key,
                                  int16_t api_version, int32_t correlation_id,
                                  const char *client_id);
 
-/* Appends a size placeholder and response header v0 to w; the position
- * for kafka_frame_end(). */
-size_t kafka_frame_response_begin(struct writer *w, int32_t correlation_id);
+/* Appends a size placeholder and the response header (v1 with no tagged
+ * field when kafka_frame_response_is_flexible(), else v0) to w; the
+ * position for kafka_frame_end(). */
+size_t kafka_frame_response_begin(struct writer *w, int16_t api_key,
+                                  int16_t api_version,
+                                  int32_t correlation_id);
 
 /* Patches the size at size_at (from a _begin on w) to what was written
  * after it. RC_TOO_LARGE, also left in w->rc, when that does not fit the
@@ -96,6 +108,12 @@ MUST_CHECK int kafka_frame_size_read(struct reader *r, size_t size_min,
 MUST_CHECK int kafka_frame_response_read(struct reader *r,
                                          int32_t expected_correlation_id,
                                          int32_t *correlation_id);
+
+/* The rest of response header v1 after the correlation id: skips its
+ * tagged fields when kafka_frame_response_is_flexible(), else reads
+ * nothing. Returns r->rc. */
+MUST_CHECK int kafka_frame_response_tags(struct reader *r, int16_t api_key,
+                                         int16_t api_version);
 
 /* Reads the request header from r, which holds a frame after its size
  * prefix: v2 when the key and version are flexible, else v1. RC_SHORT or

@@ -246,6 +246,39 @@ Test(reader, round_trips_compact_forms_and_tagged_fields)
     writer_free(&w);
 }
 
+/* In compact mode (a flexible version's body) the classic calls read and
+ * write the compact forms, byte for byte those of the compact calls. */
+Test(reader, compact_mode_switches_strings_and_bytes)
+{
+    struct writer w;
+    writer_init(&w, MAX_1M);
+    w.compact = true;
+    writer_string(&w, "topic", 5);
+    writer_nullable_string(&w, NULL, 0);
+    writer_bytes(&w, "\x01", 1);
+    writer_nullable_bytes(&w, NULL, 0);
+    writer_nullable_bytes_slice(&w, slice_from_str("xy"));
+    w.compact = false;
+    writer_string(&w, "t", 1);
+    const uint8_t want[] = {6, 't', 'o', 'p', 'i', 'c', 0, 2, 1, 0,
+                            3, 'x', 'y', 0, 1, 't'};
+    cr_assert_eq(w.len, sizeof want);
+    cr_assert(memcmp(w.data, want, sizeof want) == 0);
+
+    struct reader r;
+    reader_over(&r, &w);
+    r.compact = true;
+    cr_expect(slice_eq_str(reader_string(&r), "topic"));
+    cr_expect(slice_is_null(reader_nullable_string(&r)));
+    cr_expect(slice_eq_str(reader_bytes(&r), "\x01"));
+    cr_expect(slice_is_null(reader_nullable_bytes(&r)));
+    cr_expect(slice_eq_str(reader_nullable_bytes(&r), "xy"));
+    r.compact = false;
+    cr_expect(slice_eq_str(reader_string(&r), "t"));
+    cr_assert(reader_done(&r));
+    writer_free(&w);
+}
+
 Test(reader, reads_over_null_input_of_length_zero)
 {
     struct reader r;

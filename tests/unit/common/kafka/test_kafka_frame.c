@@ -91,7 +91,7 @@ Test(kafka_frame, response_round_trips)
 {
     struct writer w;
     writer_init(&w, MAX_1M);
-    size_t at = kafka_frame_response_begin(&w, -5);
+    size_t at = kafka_frame_response_begin(&w, 3, 8, -5); /* Metadata v8 */
     writer_i16(&w, 42);
     cr_assert_eq(kafka_frame_end(&w, at), RC_OK);
     const uint8_t want[] = {0, 0, 0, 6, 0xff, 0xff, 0xff, 0xfb, 0, 42};
@@ -111,11 +111,46 @@ Test(kafka_frame, response_round_trips)
     writer_free(&w);
 }
 
+/* A flexible version's response carries header v1 (an empty tagged-field
+ * section after the id), but ApiVersions's is always v0. */
+Test(kafka_frame, flexible_responses_carry_header_v1_but_api_versions)
+{
+    cr_assert(kafka_frame_response_is_flexible(3, 9));
+    cr_assert_not(kafka_frame_response_is_flexible(3, 8));
+    cr_assert_not(kafka_frame_response_is_flexible(18, 3));
+    struct writer w;
+    writer_init(&w, MAX_1M);
+    size_t at = kafka_frame_response_begin(&w, 3, 12, 9);
+    writer_i16(&w, 42);
+    cr_assert_eq(kafka_frame_end(&w, at), RC_OK);
+    const uint8_t want[] = {0, 0, 0, 7, 0, 0, 0, 9, 0, 0, 42};
+    cr_assert_eq(w.len, sizeof want);
+    cr_assert(memcmp(w.data, want, sizeof want) == 0);
+    at = kafka_frame_response_begin(&w, 18, 3, 10);
+    cr_assert_eq(kafka_frame_end(&w, at), RC_OK);
+    cr_assert_eq(w.len - at, 8u, "ApiVersions v3: header v0");
+
+    /* Read back, with a tagged field in the header skipped. */
+    const uint8_t tagged[] = {0, 0, 0, 9, 0, 0, 0, 9, 1, 5, 1, 0xaa, 0, 42};
+    struct reader r;
+    reader_init(&r, tagged, sizeof tagged);
+    size_t size = 0;
+    int32_t got = 0;
+    cr_assert_eq(kafka_frame_size_read(&r, KAFKA_FRAME_RESPONSE_HEADER_BYTES,
+                                       MAX_1M, &size), RC_OK);
+    cr_assert_eq(kafka_frame_response_read(&r, 9, &got), RC_OK);
+    cr_assert_eq(kafka_frame_response_tags(&r, 3, 12), RC_OK);
+    cr_assert_eq(reader_i16(&r), 42);
+    reader_init(&r, tagged + 8, 3); /* the field's byte missing */
+    cr_assert_eq(kafka_frame_response_tags(&r, 3, 12), RC_SHORT);
+    writer_free(&w);
+}
+
 Test(kafka_frame, a_frame_after_another_in_one_writer)
 {
     struct writer w;
     writer_init(&w, MAX_1M);
-    size_t first = kafka_frame_response_begin(&w, 1);
+    size_t first = kafka_frame_response_begin(&w, 0, 8, 1);
     cr_assert_eq(kafka_frame_end(&w, first), RC_OK);
     size_t second = kafka_frame_request_begin(&w, 0, 7, 2, "b");
     writer_i8(&w, 1);

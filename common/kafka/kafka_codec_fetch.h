@@ -1,0 +1,194 @@
+/* The Kafka codec's structs and functions for Fetch (1) and ListOffsets (2),
+ * implemented in common/kafka/kafka_codec_fetch.c. Include
+ * common/kafka/kafka_codec.h, which includes this and holds the
+ * conventions every API follows. */
+#ifndef CAIRN_COMMON_KAFKA_KAFKA_CODEC_FETCH_H
+#define CAIRN_COMMON_KAFKA_KAFKA_CODEC_FETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/arena.h"
+#include "common/assert.h"
+#include "common/kafka/kafka_codec_records.h"
+#include "common/kafka/kafka_error.h"
+#include "common/reader.h"
+#include "common/slice.h"
+#include "common/writer.h"
+
+/* Versions this codec parses and writes. */
+#define KAFKA_FETCH_VERSION_MIN 4
+#define KAFKA_FETCH_VERSION_MAX 11
+#define KAFKA_LIST_OFFSETS_VERSION_MIN 0
+#define KAFKA_LIST_OFFSETS_VERSION_MAX 5
+
+/* --- Fetch (1) ----------------------------------------------------------- */
+
+struct kafka_FetchPartition {
+    int32_t PartitionIndex;
+    int32_t CurrentLeaderEpoch; /* v9+; default -1 */
+    int64_t FetchOffset;
+    int64_t LogStartOffset;     /* v5+ (followers only); default -1 */
+    int32_t PartitionMaxBytes;
+};
+
+struct kafka_FetchableTopic {
+    struct slice Name;
+    const struct kafka_FetchPartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_ForgottenTopic {
+    struct slice Name;
+    const int32_t *ForgottenPartitionIndexes;
+    int32_t ForgottenPartitionIndexesCnt;
+};
+
+struct kafka_FetchRequest {
+    int32_t ReplicaId;
+    int32_t MaxWaitMs;
+    int32_t MinBytes;
+    int32_t MaxBytes;
+    int8_t IsolationLevel; /* 0 read_uncommitted, 1 read_committed */
+    int32_t SessionId;     /* v7+; default 0 */
+    int32_t SessionEpoch;  /* v7+; default -1 */
+    const struct kafka_FetchableTopic *Topics;
+    int32_t TopicsCnt;
+    const struct kafka_ForgottenTopic *ForgottenTopicsData; /* v7+ */
+    int32_t ForgottenTopicsDataCnt;
+    struct slice RackId; /* v11+; default "" */
+};
+
+struct kafka_AbortedTransaction {
+    int64_t ProducerId;
+    int64_t FirstOffset;
+};
+
+/* Records are not in memory when the broker answers: they stay in the
+ * segment file and are spliced into the response (kafka_server.h). The
+ * encoder writes the int32 length RecordsBytes (-1 null, 0 empty) and,
+ * when it is > 0, calls the records callback with the body position right
+ * after that length, where exactly RecordsBytes bytes must follow. */
+struct kafka_FetchablePartitionResponse {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    int64_t HighWatermark;
+    int64_t LastStableOffset;
+    int64_t LogStartOffset; /* v5+; default -1 */
+    /* Nullable (-1): null and empty mean the same to clients. */
+    const struct kafka_AbortedTransaction *AbortedTransactions;
+    int32_t AbortedTransactionsCnt;
+    int32_t PreferredReadReplica; /* v11+; default -1 */
+    int32_t RecordsBytes;         /* -1 null, 0 empty, > 0 via the cb */
+    void *records_arg;            /* encode: passed to the cb, e.g. a span */
+    struct slice Records;         /* decode: the inline bytes (or null) */
+};
+
+struct kafka_FetchableTopicResponse {
+    struct slice Topic;
+    const struct kafka_FetchablePartitionResponse *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_FetchResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode; /* v7+, session level; default 0 */
+    int32_t SessionId; /* v7+; 0 = no session */
+    const struct kafka_FetchableTopicResponse *Responses;
+    int32_t ResponsesCnt;
+};
+
+/* Called by kafka_fetch_response_encode() for each partition with
+ * RecordsBytes > 0, in order, right after its length is written: at ==
+ * w->len is where the partition's RecordsBytes bytes go. The callback
+ * either leaves the writer alone and arranges for the bytes to be spliced
+ * at `at` (a handler calls kafka_response_splice(), which adds a span at
+ * the body's current end, i.e. exactly there), or writes exactly
+ * RecordsBytes bytes itself (copy mode, tests); anything else is a
+ * programmer error. A non-RC_OK return stops encoding and is returned. */
+typedef int (*kafka_fetch_records_cb)(
+    void *arg, struct writer *w,
+    const struct kafka_FetchablePartitionResponse *p, size_t at);
+
+MUST_CHECK int kafka_fetch_request_decode(struct reader *r, int16_t version,
+                                          struct arena *a,
+                                          struct kafka_FetchRequest *out);
+/* records_cb may be NULL only if no partition has RecordsBytes > 0. The
+ * callback is not called once the writer has failed. */
+MUST_CHECK int
+kafka_fetch_response_encode(struct writer *w, int16_t version,
+                            const struct kafka_FetchResponse *resp,
+                            kafka_fetch_records_cb records_cb, void *cb_arg);
+MUST_CHECK int
+kafka_fetch_request_encode(struct writer *w, int16_t version,
+                           const struct kafka_FetchRequest *req);
+/* Records arrive inline: Records borrows them, RecordsBytes is their
+ * length (-1 for null), records_arg is NULL. */
+MUST_CHECK int kafka_fetch_response_decode(struct reader *r, int16_t version,
+                                           struct arena *a,
+                                           struct kafka_FetchResponse *out);
+
+/* --- ListOffsets (2) ----------------------------------------------------- */
+
+struct kafka_ListOffsetsPartition {
+    int32_t PartitionIndex;
+    int32_t CurrentLeaderEpoch; /* v4+; default -1 */
+    int64_t Timestamp;          /* -1 latest, -2 earliest, else a time */
+    int32_t MaxNumOffsets;      /* v0 only; default 1 */
+};
+
+struct kafka_ListOffsetsTopic {
+    struct slice Name;
+    const struct kafka_ListOffsetsPartition *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_ListOffsetsRequest {
+    int32_t ReplicaId;
+    int8_t IsolationLevel; /* v2+; default 0 */
+    const struct kafka_ListOffsetsTopic *Topics;
+    int32_t TopicsCnt;
+};
+
+/* v0 answers old_style_offsets, a list: Cairn's is [Offset], or empty
+ * when Offset is -1, whatever MaxNumOffsets asked (Kafka's legacy answer
+ * may add the bases of older segments); decoded, Offset is its first
+ * element (-1 when empty) and Timestamp -1. */
+struct kafka_ListOffsetsPartitionResponse {
+    int32_t PartitionIndex;
+    int16_t ErrorCode;
+    int64_t Timestamp;          /* v1+ */
+    int64_t Offset;
+    int32_t LeaderEpoch; /* v4+; default -1 */
+};
+
+struct kafka_ListOffsetsTopicResponse {
+    struct slice Name;
+    const struct kafka_ListOffsetsPartitionResponse *Partitions;
+    int32_t PartitionsCnt;
+};
+
+struct kafka_ListOffsetsResponse {
+    int32_t ThrottleTimeMs; /* v2+; default 0 */
+    const struct kafka_ListOffsetsTopicResponse *Topics;
+    int32_t TopicsCnt;
+};
+
+MUST_CHECK int
+kafka_list_offsets_request_decode(struct reader *r, int16_t version,
+                                  struct arena *a,
+                                  struct kafka_ListOffsetsRequest *out);
+MUST_CHECK int kafka_list_offsets_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_ListOffsetsResponse *resp);
+MUST_CHECK int
+kafka_list_offsets_request_encode(struct writer *w, int16_t version,
+                                  const struct kafka_ListOffsetsRequest *req);
+MUST_CHECK int
+kafka_list_offsets_response_decode(struct reader *r, int16_t version,
+                                   struct arena *a,
+                                   struct kafka_ListOffsetsResponse *out);
+
+
+#endif
