@@ -144,9 +144,19 @@ void kafka_handle_api_versions(struct broker *b, struct kafka_request *req)
 }
 
 /* Kafka's answer to an ApiVersions version it does not know: the v0 body
- * with UNSUPPORTED_VERSION and only its own range (KIP-511). */
-static void api_versions_unsupported(struct kafka_request *req)
+ * with UNSUPPORTED_VERSION and only its own range (KIP-511); logged once
+ * per connection. */
+static void api_versions_unsupported(struct broker *b,
+                                     struct kafka_request *req)
 {
+    if (kafka_conn_first_unsupported(req->conn)) {
+        TRACE_INFO(&b->tracer,
+                   "peer=%s ApiVersions v%d unsupported: answered with "
+                   "its range %d..%d (logged once per connection)",
+                   kafka_request_peer(req), req->api_version,
+                   KAFKA_API_VERSIONS_VERSION_MIN,
+                   KAFKA_API_VERSIONS_VERSION_MAX);
+    }
     struct kafka_ApiVersion self = {KAFKA_API_API_VERSIONS,
                                     KAFKA_API_VERSIONS_VERSION_MIN,
                                     KAFKA_API_VERSIONS_VERSION_MAX};
@@ -180,7 +190,7 @@ void kafka_handlers_request(void *arg, struct kafka_request *req)
         req->api_version <= api->max_version) {
         kafka_handlers[api->key](b, req);
     } else if (req->api_key == KAFKA_API_API_VERSIONS) {
-        api_versions_unsupported(req);
+        api_versions_unsupported(b, req);
     } else {
         kafka_close_conn(req, "unsupported api version");
     }

@@ -129,6 +129,7 @@ struct kafka_conn {
     uint64_t next_seq;
     char software_name[KAFKA_CONN_SOFTWARE_BYTES];    /* KIP-511 */
     char software_version[KAFKA_CONN_SOFTWARE_BYTES];
+    bool unsupported_logged;         /* kafka_conn_first_unsupported() */
     /* Requests in seq order, until they move to the output. */
     struct kafka__slot *slots_head, *slots_tail;
     size_t n_slots;
@@ -931,6 +932,13 @@ const char *kafka_conn_software_version(const struct kafka_conn *conn)
 const char *kafka_conn_peer(const struct kafka_conn *conn)
 {
     return conn_peer(conn);
+}
+
+bool kafka_conn_first_unsupported(struct kafka_conn *conn)
+{
+    bool first = !conn->unsupported_logged;
+    conn->unsupported_logged = true;
+    return first;
 }
 
 bool kafka_conn_reading(const struct kafka_conn *conn)

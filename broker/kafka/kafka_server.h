@@ -180,4 +180,9 @@ void kafka_conn_set_software(struct kafka_conn *conn, struct slice name,
 const char *kafka_conn_software_name(const struct kafka_conn *conn);
 const char *kafka_conn_software_version(const struct kafka_conn *conn);
 
+/* True the first time it is asked on a connection, then false: for a
+ * log line once per connection (an unsupported version it keeps
+ * sending). */
+bool kafka_conn_first_unsupported(struct kafka_conn *conn);
+
 #endif

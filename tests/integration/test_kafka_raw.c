@@ -456,12 +456,29 @@ Test(kafka_raw, api_versions_v4_gets_unsupported_version_in_the_v0_layout)
     int fd = raw_connect();
     int32_t id = 0;
     size_t len = 0;
-    uint8_t *bytes = send_v3_frame(fd, 4, "librdkafka", &id, &len);
-    /* Exactly: ErrorCode 35, [1] (18, 0, 3), and no throttle time. */
+    /* Exactly: ErrorCode 35, [1] (18, 0, 3), and no throttle time; twice,
+     * logged once for the connection. */
     static const uint8_t want[] = {0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3};
-    cr_assert_eq(len, sizeof want, "answer has %zu bytes", len);
-    cr_assert_arr_eq(bytes, want, sizeof want);
-    free(bytes);
+    for (int i = 0; i < 2; i++) {
+        uint8_t *bytes = send_v3_frame(fd, 4, "librdkafka", &id, &len);
+        cr_assert_eq(len, sizeof want, "answer has %zu bytes", len);
+        cr_assert_arr_eq(bytes, want, sizeof want);
+        free(bytes);
+    }
+    struct sockaddr_in self;
+    socklen_t self_len = sizeof self;
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&self, &self_len), 0);
+    char peer[64];
+    snprintf(peer, sizeof peer, "peer=127.0.0.1:%u ", ntohs(self.sin_port));
+    const char *line = "ApiVersions v4 unsupported";
+    uint64_t deadline = cluster_now_ms() + RAW_CLOSE_WAIT_MS;
+    while (cluster_log_count(&c.brokers[0], peer, line) == 0 &&
+           cluster_now_ms() < deadline) {
+        struct timespec poll = {0, RAW_POLL_MS * 1000 * 1000};
+        nanosleep(&poll, NULL); /* log poll interval, bounded above */
+    }
+    cr_assert_eq(cluster_log_count(&c.brokers[0], peer, line), 1,
+                 "one log line for %s", peer);
     /* The connection stays open: the client retries a version we list. */
     struct arena a;
     struct kafka_ApiVersionsResponse resp;

@@ -485,6 +485,22 @@ bool cluster_log_contains(const struct cluster_node *n, const char *text)
     return found;
 }
 
+int cluster_log_count(const struct cluster_node *n, const char *text,
+                      const char *also)
+{
+    FILE *f = fopen(n->log, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[4096];
+    int count = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        count += strstr(line, text) != NULL && strstr(line, also) != NULL;
+    }
+    fclose(f);
+    return count;
+}
+
 struct cluster_node *cluster_broker(struct cluster *c, int32_t id)
 {
     for (int i = 0; i < c->n_brokers; i++) {

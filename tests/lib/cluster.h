@@ -110,5 +110,8 @@ void cluster_bootstrap(const struct cluster *c, char *out, size_t cap);
 
 /* True if the node's log file contains text. */
 bool cluster_log_contains(const struct cluster_node *n, const char *text);
+/* Lines of the node's log file that contain both texts. */
+int cluster_log_count(const struct cluster_node *n, const char *text,
+                      const char *also);
 
 #endif
