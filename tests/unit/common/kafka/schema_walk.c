@@ -404,10 +404,10 @@ static void fill_one(struct fill *s, struct writer *w,
     char text[64];
     switch (f->type) {
     case KS_BOOL:
-        put_be(w, 1, 1);
+        put_be(w, x & 1, 1);
         return;
     case KS_INT8:
-        put_be(w, 1, 1);
+        put_be(w, 1 + (x & 1), 1);
         return;
     case KS_INT16:
     case KS_UINT16:
@@ -528,9 +528,11 @@ int schema_walk_fill(int16_t api_key, int16_t version, bool request,
     if (m == NULL) {
         return RC_INVALID;
     }
+    /* The two variants start apart so that booleans differ too. */
     struct fill s = {.version = version,
                      .flex = schema_walk_in(m->flexible, version),
-                     .tagged = tagged};
+                     .tagged = tagged,
+                     .seq = nulls ? 1 : 0};
     fill_fields(&s, w, m->fields, m->fields_cnt, nulls);
     return w->rc;
 }
