@@ -32,6 +32,8 @@ Regenerate (Python 3, standard library only):
     python3 tests/schema/gen_schema_table.py \\
         --dir /tmp/kafka-3.8.0/$m --dir39 /tmp/kafka-3.9/$m \\
         --tsv kafka-3.8.0-api-versions.tsv --kafka-version 3.8.0 \\
+        --kafka39-version "3.9 ($(git -C /tmp/kafka-3.9 log -1 \\
+            --format='%h, %cs'))" \\
         > tests/unit/common/kafka/kafka_schema_table.c
 
 The --tsv file is a Kafka 3.8.0 broker's ApiVersions answer, one API a
@@ -239,6 +241,8 @@ def main():
     ap.add_argument("--dir", required=True,
                     help="Kafka's common/message folder (3.8.x)")
     ap.add_argument("--dir39", help="the same folder of Kafka 3.9.x")
+    ap.add_argument("--kafka39-version", default="3.9",
+                    help="what --dir39 is, for the table's header")
     ap.add_argument("--tsv", required=True,
                     help="a Kafka 3.8 broker's ApiVersions capture")
     ap.add_argument("--kafka-version", required=True)
@@ -262,8 +266,8 @@ def main():
 
     out = sys.stdout
     out.write(HEADER % {"ver": args.kafka_version,
-                        "ver39": "3.9's files" if args.dir39 else
-                        "the same files"})
+                        "ver39": "Kafka %s's files" % args.kafka39_version
+                        if args.dir39 else "the same files"})
     out.write("\n\n".join(em.arrays))
     out.write("\n\nconst struct kafka_schema_api kafka_schema_apis[] = {\n")
     for key, name, kmin, kmax, req, resp in rows:
@@ -291,7 +295,8 @@ HEADER = """\
  * fields of a struct).
  * Per API also the newest version a Kafka 3.8 broker advertises (its
  * ApiVersions response, validVersions capped by it) and the oldest
- * version Kafka 3.9 serves (validVersions' minimum, from %(ver39)s).
+ * version Kafka 3.9 serves (validVersions' minimum), read from
+ * %(ver39)s.
  *
  * tests/unit/common/kafka/schema_walk.c walks bytes by this table and
  * fills messages from it; tests/unit/common/kafka/test_kafka_schema.c

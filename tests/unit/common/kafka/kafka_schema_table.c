@@ -11,7 +11,8 @@
  * fields of a struct).
  * Per API also the newest version a Kafka 3.8 broker advertises (its
  * ApiVersions response, validVersions capped by it) and the oldest
- * version Kafka 3.9 serves (validVersions' minimum, from 3.9's files).
+ * version Kafka 3.9 serves (validVersions' minimum), read from
+ * Kafka 3.9 (c821449fb7c, 2024-10-21)'s files.
  *
  * tests/unit/common/kafka/schema_walk.c walks bytes by this table and
  * fills messages from it; tests/unit/common/kafka/test_kafka_schema.c
