@@ -361,7 +361,22 @@ struct fill {
     bool flex;
     bool tagged;
     uint32_t seq; /* makes each value its own */
+    /* Writes null into the bad_null'th non-nullable string, bytes or
+     * array met (counting from 0 in candidates; -1: none). */
+    int32_t bad_null;
+    int32_t candidates;
+    const char *bad_name;
 };
+
+/* True if this non-nullable field is the one to write null into. */
+static bool bad_null(struct fill *s, const struct kafka_schema_field *f)
+{
+    if (s->candidates++ != s->bad_null) {
+        return false;
+    }
+    s->bad_name = f->name;
+    return true;
+}
 
 static void put_be(struct writer *w, uint64_t v, size_t n)
 {
@@ -398,8 +413,8 @@ static void fill_one(struct fill *s, struct writer *w,
                      const struct kafka_schema_field *f, bool in_array,
                      bool nulls)
 {
-    bool null = nulls && !in_array &&
-                schema_walk_in(f->nullable, s->version);
+    bool nullable = !in_array && schema_walk_in(f->nullable, s->version);
+    bool null = nulls && nullable;
     uint32_t x = ++s->seq;
     char text[64];
     switch (f->type) {
@@ -431,7 +446,7 @@ static void fill_one(struct fill *s, struct writer *w,
     case KS_STRING:
     case KS_BYTES:
     case KS_RECORDS:
-        if (null) {
+        if (null || (!nullable && bad_null(s, f))) {
             put_length(s, w, -1, f->type == KS_STRING ? 2 : 4);
             return;
         }
@@ -459,7 +474,8 @@ static void fill_value(struct fill *s, struct writer *w,
         fill_one(s, w, f, false, nulls);
         return;
     }
-    if (nulls && schema_walk_in(f->nullable, s->version)) {
+    bool nullable = schema_walk_in(f->nullable, s->version);
+    if ((nulls && nullable) || (!nullable && bad_null(s, f))) {
         put_length(s, w, -1, 4);
         return;
     }
@@ -532,7 +548,26 @@ int schema_walk_fill(int16_t api_key, int16_t version, bool request,
     struct fill s = {.version = version,
                      .flex = schema_walk_in(m->flexible, version),
                      .tagged = tagged,
-                     .seq = nulls ? 1 : 0};
+                     .seq = nulls ? 1 : 0,
+                     .bad_null = -1};
     fill_fields(&s, w, m->fields, m->fields_cnt, nulls);
     return w->rc;
+}
+
+bool schema_walk_fill_bad_null(int16_t api_key, int16_t version,
+                               bool request, int32_t index, struct writer *w,
+                               const char **field)
+{
+    const char *name = NULL;
+    const struct kafka_schema_message *m =
+        find_message(api_key, version, request, &name);
+    if (m == NULL) {
+        return false;
+    }
+    struct fill s = {.version = version,
+                     .flex = schema_walk_in(m->flexible, version),
+                     .bad_null = index};
+    fill_fields(&s, w, m->fields, m->fields_cnt, false /* nulls */);
+    *field = s.bad_name;
+    return s.bad_name != NULL;
 }

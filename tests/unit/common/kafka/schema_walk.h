@@ -113,4 +113,13 @@ bool schema_walk_check(int16_t api_key, int16_t version, bool request,
 int schema_walk_fill(int16_t api_key, int16_t version, bool request,
                      bool nulls, bool tagged, struct writer *w);
 
+/* schema_walk_fill() without tagged fields or nulls, but for one null
+ * where the schema has none: in the index'th (from 0) non-nullable
+ * string, bytes or array field met, in wire order; its name in *field.
+ * False when there are not that many (what w holds is then to be
+ * ignored). */
+bool schema_walk_fill_bad_null(int16_t api_key, int16_t version,
+                               bool request, int32_t index, struct writer *w,
+                               const char **field);
+
 #endif

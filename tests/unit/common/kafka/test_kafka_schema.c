@@ -445,6 +445,63 @@ Test(kafka_schema, response_samples_match_kafkas_schemas)
     check_samples(false);
 }
 
+/* A null where Kafka's schema has none (Kafka's readers throw on it) is
+ * refused by Cairn's decoder too, in every field that can be null on the
+ * wire (strings, bytes, arrays). */
+static int check_bad_nulls(const struct kafka_api *api,
+                           const struct codec_fns *c, int16_t v,
+                           bool request)
+{
+    int failed = 0;
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    const char *field = NULL;
+    for (int32_t k = 0; writer_reset(&w), schema_walk_fill_bad_null(
+                            api->key, v, request, k, &w, &field);
+         k++) {
+        struct reader r;
+        reader_init(&r, w.data, w.len);
+        struct any_msg m;
+        arena_reset(&a);
+        if (codec_decode(c, request, &r, v, &a, &m) == RC_OK) {
+            cr_expect_fail("%s v%d %s: null accepted in %s (#%d), which "
+                           "Kafka's schema does not make nullable",
+                           api->name, v, dir_name(request), field, k);
+            failed++;
+        }
+    }
+    arena_free(&a);
+    writer_free(&w);
+    return failed;
+}
+
+static void check_all_bad_nulls(bool request)
+{
+    int failed = 0;
+    for (size_t i = 0; i < kafka_apis_count; i++) {
+        const struct kafka_api *api = &kafka_apis[i];
+        const struct codec_fns *c = codec_of(api->key);
+        cr_assert_not_null(c, "%s", api->name);
+        for (int16_t v = api->min_version; v <= api->max_version; v++) {
+            failed += check_bad_nulls(api, c, v, request);
+        }
+    }
+    cr_assert_eq(failed, 0, "%d %s checks failed (listed above)", failed,
+                 dir_name(request));
+}
+
+Test(kafka_schema, requests_refuse_nulls_kafka_does_not_allow)
+{
+    check_all_bad_nulls(true);
+}
+
+Test(kafka_schema, responses_refuse_nulls_kafka_does_not_allow)
+{
+    check_all_bad_nulls(false);
+}
+
 /* --- The table itself ---------------------------------------------------- */
 
 Test(kafka_schema, every_api_served_has_a_schema)
