@@ -16,6 +16,7 @@
 #include "common/limits.h"
 #include "common/rc.h"
 #include "tests/unit/common/kafka/codec_expect.h"
+#include "tests/unit/common/kafka/codec_samples.h"
 
 #define MAX_16M (16u * 1024 * 1024)
 
@@ -730,4 +731,19 @@ Test(kafka_codec_all, mutated_valid_bodies_never_crash_any_decoder)
             shake_with_mutations(&apis[i].response, &apis[i], v, &seed);
         }
     }
+}
+
+/* --- The samples, for other tests (codec_samples.h) ---------------------- */
+
+bool codec_samples_encode(int16_t api_key, bool request, int16_t v,
+                          struct writer *w)
+{
+    for (size_t i = 0; i < ARRAY_LEN(apis); i++) {
+        if (apis[i].key == api_key) {
+            encode_sample(request ? &apis[i].request : &apis[i].response, v,
+                          w);
+            return true;
+        }
+    }
+    return false;
 }
