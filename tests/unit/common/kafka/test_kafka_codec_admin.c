@@ -4,8 +4,8 @@
  * built by hand from shared/reference/kafka-protocol.md sections 4.15 to
  * 4.18 and apache/kafka's schemas, and the defaults a low version's
  * decode fills in; tagged fields in the input are skipped (or, for
- * CreateTopics's TopicConfigErrorCode, read). Frames are decoded from exact heap copies so
- * that `make asan` catches reads past the end. */
+ * CreateTopics's TopicConfigErrorCode, read). Frames are decoded from
+ * exact heap copies so that `make asan` catches reads past the end. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
