@@ -89,6 +89,21 @@ void kafka_handle_describe_groups(struct broker *b,
 void kafka_handle_list_groups(struct broker *b, struct kafka_request *req);
 void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
 
+/* The configs of a topic created with t's CreateTopics configs, as
+ * CreateTopics v5+ answers them (broker/kafka/kafka_configs.c): each one
+ * set (DYNAMIC_TOPIC_CONFIG), then the broker's setting or Kafka's
+ * default for the rest, sorted by name as Kafka's controller sorts them;
+ * allocated in a. */
+struct arena;
+struct kafka_CreatableTopic;
+struct kafka_CreatableTopicConfigs;
+MUST_CHECK int
+kafka_configs_of_new_topic(const struct broker *b,
+                           const struct kafka_CreatableTopic *t,
+                           struct arena *a,
+                           const struct kafka_CreatableTopicConfigs **out,
+                           int32_t *n_out);
+
 /* The group core's deferred answers to JoinGroup, SyncGroup and
  * OffsetCommit (broker/kafka/kafka_group.c), given to the coordinator as
  * its struct coordinator_answers. */

@@ -12,6 +12,7 @@
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
+#include "common/meta/meta.h"
 #include "common/reader.h"
 #include "common/rc.h"
 #include "common/trace.h"
@@ -325,6 +326,67 @@ static int broker_lists(const char *host, int port, const char *topic)
     arena_free(&a);
     free(body);
     return rv;
+}
+
+/* Metadata v12 of every topic from host:port into resp (borrowing from
+ * *body, in a); false when no answer decodes. */
+static bool all_topics_v12(const char *host, int port, struct arena *a,
+                           uint8_t **body, struct kafka_MetadataResponse *resp)
+{
+    struct kafka_client kc;
+    if (kafka_client_open(&kc, host, port, CLI_KAFKA_CLIENT_ID,
+                          KCLIENT_BROKER_TIMEOUT_MS) != RC_OK) {
+        kafka_client_close(&kc);
+        return false;
+    }
+    struct kafka_MetadataRequest rq = {.TopicsCnt = -1};
+    struct writer w;
+    writer_init(&w, REQUEST_BYTES_MAX);
+    size_t len = 0;
+    int rv = kafka_metadata_request_encode(&w, 12, &rq);
+    if (rv == RC_OK) {
+        rv = kafka_client_call(&kc, KAFKA_API_METADATA, 12, &w, body, &len);
+    }
+    writer_free(&w);
+    kafka_client_close(&kc);
+    if (rv != RC_OK) {
+        return false;
+    }
+    struct reader r;
+    reader_init(&r, *body, len);
+    return kafka_metadata_response_decode(&r, 12, a, resp) == RC_OK;
+}
+
+void kclient_topic_ids(const rd_kafka_metadata_t *md,
+                       const char *const *names, size_t n, char (*ids)[23])
+{
+    for (size_t i = 0; i < n; i++) {
+        ids[i][0] = '\0';
+    }
+    for (int b = 0; b < md->broker_cnt; b++) {
+        struct arena a;
+        arena_init(&a, ARENA_BYTES_MAX);
+        uint8_t *body = NULL;
+        struct kafka_MetadataResponse resp;
+        bool ok = all_topics_v12(md->brokers[b].host, md->brokers[b].port,
+                                 &a, &body, &resp);
+        for (int32_t k = 0; ok && k < resp.TopicsCnt; k++) {
+            const struct kafka_MetadataResponseTopic *t = &resp.Topics[k];
+            for (size_t i = 0; i < n; i++) {
+                if (t->ErrorCode == KAFKA_ERROR_NONE &&
+                    slice_eq_str(t->Name, names[i])) {
+                    struct meta_uuid u;
+                    memcpy(u.b, t->TopicId.bytes, sizeof u.b);
+                    meta_uuid_format(&u, ids[i]);
+                }
+            }
+        }
+        arena_free(&a);
+        free(body);
+        if (ok) {
+            return;
+        }
+    }
 }
 
 /* Every broker in the cluster's metadata that answers agrees that topic

@@ -113,6 +113,13 @@ MUST_CHECK int kclient_wait_topic(rd_kafka_t *rk, const char *topic,
                                   bool exists, int timeout_ms,
                                   struct kclient_error *e);
 
+/* The ids of topics names[0..n), which librdkafka 2.0's metadata does
+ * not carry: one Metadata v12 of every topic from the first of md's
+ * brokers that answers; ids[i] is the id of names[i] as Kafka prints it
+ * (22 characters of URL-safe base64), "" when none came. */
+void kclient_topic_ids(const rd_kafka_metadata_t *md,
+                       const char *const *names, size_t n, char (*ids)[23]);
+
 /* CreateTopics for one topic through the Admin API. RC_OK; RC_EXISTS when
  * the topic exists already; RC_IO for any other failure (e says which). */
 MUST_CHECK int kclient_create_topic(rd_kafka_t *rk,

@@ -16,6 +16,7 @@ struct topic_view {
     const rd_kafka_metadata_topic_t *md;
     const rd_kafka_metadata_partition_t **parts; /* sorted by id */
     const rd_kafka_ConfigResource_t *configs;    /* NULL: none came */
+    char id[23]; /* topic id as kafka-topics prints it; "" if none came */
 };
 
 struct describe {
@@ -205,6 +206,7 @@ static void format_configs(const struct topic_view *v, char *out,
 static void topic_rows(struct table *t, const struct describe *d)
 {
     table_cell(t, "NAME");
+    table_cell(t, "TOPIC ID");
     table_cell(t, "PARTITIONS");
     table_cell(t, "REPLICATION");
     table_cell(t, "CONFIGS");
@@ -218,6 +220,7 @@ static void topic_rows(struct table *t, const struct describe *d)
         format_configs(v, configs, sizeof configs);
         view_printable(configs, shown, sizeof shown);
         table_cell(t, "%s", name);
+        table_cell(t, "%s", v->id[0] != '\0' ? v->id : "-");
         table_cell(t, "%d", v->md->partition_cnt);
         table_cell(t, "%d", v->md->partition_cnt > 0
                                 ? v->parts[0]->replica_cnt
@@ -310,6 +313,12 @@ static void topic_json(struct json *j, const struct topic_view *v)
     json_object_begin(j);
     json_key(j, "name");
     json_string(j, v->md->topic);
+    json_key(j, "topic_id");
+    if (v->id[0] != '\0') {
+        json_string(j, v->id);
+    } else {
+        json_null(j);
+    }
     json_key(j, "configs");
     configs_json(j, v);
     json_key(j, "partitions");
@@ -348,7 +357,25 @@ static void describe_json(const struct describe *d)
 
 /* --- Run ----------------------------------------------------------------- */
 
-/* Metadata, selection, partitions and configs into d. */
+/* The selected topics' ids, shown as kafka-topics shows them. */
+static void topic_ids(struct describe *d)
+{
+    const char **names = calloc(d->n + 1, sizeof *names);
+    char(*ids)[23] = calloc(d->n + 1, sizeof *ids);
+    for (size_t i = 0; names != NULL && ids != NULL && i < d->n; i++) {
+        names[i] = d->views[i].md->topic;
+    }
+    if (names != NULL && ids != NULL && d->n > 0) {
+        kclient_topic_ids(d->md, names, d->n, ids);
+        for (size_t i = 0; i < d->n; i++) {
+            memcpy(d->views[i].id, ids[i], sizeof ids[i]);
+        }
+    }
+    free(names);
+    free(ids);
+}
+
+/* Metadata, selection, partitions, ids and configs into d. */
 static int gather(rd_kafka_t *rk, const struct topics_opts *o,
                   struct describe *d, struct kclient_error *e)
 {
@@ -367,6 +394,7 @@ static int gather(rd_kafka_t *rk, const struct topics_opts *o,
         kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
         return rv;
     }
+    topic_ids(d);
     return d->n > 0 ? describe_configs(rk, d, e) : RC_OK;
 }
 

@@ -197,11 +197,14 @@ static bool run_create_topics(struct controller *c, struct ctl_op *op)
             cfgs[k].name = t->configs[j]->name;
             cfgs[k].value = t->configs[j]->value;
         }
+        /* A random (version 4) id, drawn again as Kafka's
+         * Uuid.randomUuid() does for one it would not hand out. */
         do {
             ssize_t got = getrandom(op->topic_ids[i].b,
                                     sizeof op->topic_ids[i].b, 0);
             ASSERT(got == (ssize_t)sizeof op->topic_ids[i].b);
-        } while (meta_uuid_is_zero(&op->topic_ids[i]));
+            meta_uuid_set_v4(&op->topic_ids[i]);
+        } while (!meta_uuid_ok_as_topic_id(&op->topic_ids[i]));
         reqs[i].id = op->topic_ids[i];
     }
     struct plan_topic_defaults defaults = {
@@ -366,6 +369,11 @@ static void reply_create_topics(struct controller *c, struct ctl_op *op)
             res[i].has_topic_id = true;
             res[i].topic_id.data = op->topic_ids[i].b;
             res[i].topic_id.len = sizeof op->topic_ids[i].b;
+            res[i].has_num_partitions = true;
+            res[i].num_partitions = op->topic_results[i].num_partitions;
+            res[i].has_replication_factor = true;
+            res[i].replication_factor =
+                op->topic_results[i].replication_factor;
         } else {
             res[i].error_message =
                 (char *)(uintptr_t)kafka_error_name(

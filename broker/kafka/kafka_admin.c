@@ -1,5 +1,6 @@
 /* Admin requests (broker/broker.h): CreateTopics and DeleteTopics are
- * forwarded to the active controller, InitProducerId hands out ids from
+ * forwarded to the active controller (DeleteTopics by name, a topic id
+ * resolved here), InitProducerId hands out ids from
  * controller-allocated blocks, DescribeConfigs answers from the metadata
  * image with Kafka's topic-level names and defaults, DeleteRecords moves
  * the log start offset of partitions led here. */
@@ -113,28 +114,62 @@ static int enc_create(struct writer *w, int16_t v, const void *r)
     return kafka_create_topics_response_encode(w, v, r);
 }
 
+/* The controller's bytes as a topic id (zero unless 16 bytes). */
+static struct kafka_uuid uuid_from_bytes(ProtobufCBinaryData d)
+{
+    struct kafka_uuid u = {{0}};
+    if (d.len == sizeof u.bytes) {
+        memcpy(u.bytes, d.data, sizeof u.bytes);
+    }
+    return u;
+}
+
+/* One topic's answer: the controller's result (NULL: error for all), and
+ * from v5 the new topic's settings as Kafka's controller lists them. */
+static int create_result(struct admin_ctx *ctx, int32_t i,
+                         const Cairn__CreateTopicResult *cr, int16_t error,
+                         struct kafka_CreatableTopicResult *out)
+{
+    const struct kafka_CreateTopicsRequest *rq = ctx->rq;
+    int16_t e = cr != NULL ? (int16_t)cr->error_code : error;
+    const char *msg = cr != NULL ? cr->error_message : NULL;
+    *out = (struct kafka_CreatableTopicResult){
+        .Name = rq->Topics[i].Name, .ErrorCode = e,
+        .ErrorMessage = e == KAFKA_ERROR_NONE ? slice_null()
+                                              : slice_from_str(msg),
+        .NumPartitions = -1, .ReplicationFactor = -1};
+    if (e != KAFKA_ERROR_NONE || cr == NULL) {
+        return RC_OK;
+    }
+    out->TopicId = uuid_from_bytes(cr->topic_id);
+    out->NumPartitions = cr->has_num_partitions ? cr->num_partitions : -1;
+    out->ReplicationFactor =
+        cr->has_replication_factor ? (int16_t)cr->replication_factor : -1;
+    if (ctx->req->api_version < 5) {
+        return RC_OK;
+    }
+    return kafka_configs_of_new_topic(ctx->b, &rq->Topics[i], &ctx->arena,
+                                      &out->Configs, &out->ConfigsCnt);
+}
+
 static void create_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
                           int16_t error)
 {
     const struct kafka_CreateTopicsRequest *rq = ctx->rq;
     struct kafka_CreatableTopicResult *out = NULL;
-    if (arena_alloc(&ctx->arena, (size_t)rq->TopicsCnt, sizeof *out,
-                    (void **)&out) != RC_OK) {
-        kafka_close_conn(ctx->req, "out of memory");
-        return;
-    }
-    for (int32_t i = 0; i < rq->TopicsCnt; i++) {
-        int16_t e = error;
-        const char *msg = NULL;
+    int rv = arena_alloc(&ctx->arena, (size_t)rq->TopicsCnt, sizeof *out,
+                         (void **)&out);
+    for (int32_t i = 0; rv == RC_OK && i < rq->TopicsCnt; i++) {
+        const Cairn__CreateTopicResult *cr = NULL;
         if (resp != NULL && resp->create_topics != NULL &&
             (size_t)i < resp->create_topics->n_results) {
-            e = (int16_t)resp->create_topics->results[i]->error_code;
-            msg = resp->create_topics->results[i]->error_message;
+            cr = resp->create_topics->results[i];
         }
-        out[i] = (struct kafka_CreatableTopicResult){
-            .Name = rq->Topics[i].Name, .ErrorCode = e,
-            .ErrorMessage = e == KAFKA_ERROR_NONE ? slice_null()
-                                                  : slice_from_str(msg)};
+        rv = create_result(ctx, i, cr, error, &out[i]);
+    }
+    if (rv != RC_OK) {
+        kafka_close_conn(ctx->req, "out of memory");
+        return;
     }
     struct kafka_CreateTopicsResponse r = {.Topics = out,
                                            .TopicsCnt = rq->TopicsCnt};
@@ -226,6 +261,19 @@ void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
 
 /* --- DeleteTopics -------------------------------------------------------- */
 
+/* A DeleteTopics request as the controller gets it: each entry answered
+ * here already (an unknown id, a bad entry) or sent by name; Kafka's
+ * controller resolves ids itself, here the broker's image does (a topic
+ * created a moment ago may be unknown to it: UNKNOWN_TOPIC_ID, and the
+ * client retries). */
+struct delete_plan {
+    int32_t n;
+    struct kafka_DeletableTopicResult *out;
+    int32_t *slot;    /* index in the controller's names, or -1 */
+    char **names;     /* for the controller */
+    int32_t n_names;
+};
+
 static int enc_delete(struct writer *w, int16_t v, const void *r)
 {
     return kafka_delete_topics_response_encode(w, v, r);
@@ -234,54 +282,131 @@ static int enc_delete(struct writer *w, int16_t v, const void *r)
 static void delete_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
                           int16_t error)
 {
-    const struct kafka_DeleteTopicsRequest *rq = ctx->rq;
-    struct kafka_DeletableTopicResult *out = NULL;
-    if (arena_alloc(&ctx->arena, (size_t)rq->TopicNamesCnt, sizeof *out,
-                    (void **)&out) != RC_OK) {
-        kafka_close_conn(ctx->req, "out of memory");
-        return;
-    }
-    for (int32_t i = 0; i < rq->TopicNamesCnt; i++) {
+    struct delete_plan *pl = ctx->rq;
+    for (int32_t i = 0; i < pl->n; i++) {
+        int32_t k = pl->slot[i];
+        if (k < 0) {
+            continue;
+        }
         int16_t e = error;
         if (resp != NULL && resp->delete_topics != NULL &&
-            (size_t)i < resp->delete_topics->n_results) {
-            e = (int16_t)resp->delete_topics->results[i]->error_code;
+            (size_t)k < resp->delete_topics->n_results) {
+            e = (int16_t)resp->delete_topics->results[k]->error_code;
         }
-        out[i] = (struct kafka_DeletableTopicResult){
-            .Name = rq->TopicNames[i], .ErrorCode = e};
+        pl->out[i].ErrorCode = e;
+        pl->out[i].ErrorMessage = e == KAFKA_ERROR_NONE
+                                      ? slice_null()
+                                      : slice_from_str(kafka_error_name(e));
     }
-    struct kafka_DeleteTopicsResponse r = {.Responses = out,
-                                           .ResponsesCnt = rq->TopicNamesCnt};
+    struct kafka_DeleteTopicsResponse r = {.Responses = pl->out,
+                                           .ResponsesCnt = pl->n};
     kafka_send(ctx->req, enc_delete, &r);
+}
+
+/* Answers entry i now with error (Kafka's message for it). */
+static void delete_refuse(struct delete_plan *pl, int32_t i, int16_t error,
+                          const char *msg)
+{
+    pl->out[i].ErrorCode = error;
+    pl->out[i].ErrorMessage = slice_from_str(msg);
+    pl->slot[i] = -1;
+}
+
+/* Plans entry i, named by name (null: by id) and id: Kafka's checks in
+ * ControllerApis.deleteTopics, then the name for the controller. */
+static int delete_plan_one(struct admin_ctx *ctx, struct delete_plan *pl,
+                           int32_t i, struct slice name, struct kafka_uuid id)
+{
+    const struct meta_image *img = membership_image(ctx->b->membership);
+    struct meta_uuid mid;
+    memcpy(mid.b, id.bytes, sizeof mid.b);
+    pl->out[i] = (struct kafka_DeletableTopicResult){.Name = name,
+                                                     .TopicId = id};
+    const struct meta_topic *t = NULL;
+    if (slice_is_null(name) && meta_uuid_is_zero(&mid)) {
+        delete_refuse(pl, i, KAFKA_ERROR_INVALID_REQUEST,
+                      "Neither topic name nor id were specified.");
+        return RC_OK;
+    }
+    if (!slice_is_null(name) && !meta_uuid_is_zero(&mid)) {
+        delete_refuse(pl, i, KAFKA_ERROR_INVALID_REQUEST,
+                      "You may not specify both topic name and topic id.");
+        return RC_OK;
+    }
+    if (slice_is_null(name)) {
+        t = meta_image_topic_by_id(img, &mid);
+        if (t == NULL) {
+            delete_refuse(pl, i, KAFKA_ERROR_UNKNOWN_TOPIC_ID,
+                          "This server does not host this topic ID.");
+            return RC_OK;
+        }
+        name = slice_from_str(t->name);
+        pl->out[i].Name = name;
+    } else {
+        char buf[META_TOPIC_NAME_BYTES_MAX + 1];
+        const char *c = broker_topic_name(name, buf);
+        t = c != NULL ? meta_image_topic(img, c) : NULL;
+        if (t != NULL) {
+            memcpy(pl->out[i].TopicId.bytes, t->id.b, sizeof t->id.b);
+        }
+    }
+    /* A name whose bytes break the rule goes as "" (unknown there). */
+    char *s = arena_str(&ctx->arena,
+                        meta_topic_name_bytes_valid((const char *)name.ptr,
+                                                    name.len)
+                            ? name
+                            : slice_from_str(""));
+    if (s == NULL) {
+        return RC_TOO_LARGE;
+    }
+    pl->slot[i] = pl->n_names;
+    pl->names[pl->n_names++] = s;
+    return RC_OK;
+}
+
+static int delete_plan_build(struct admin_ctx *ctx,
+                             const struct kafka_DeleteTopicsRequest *rq,
+                             struct delete_plan *pl)
+{
+    bool by_state = ctx->req->api_version >= 6;
+    pl->n = by_state ? rq->TopicsCnt : rq->TopicNamesCnt;
+    pl->n_names = 0;
+    size_t n = (size_t)pl->n;
+    int rv = arena_alloc(&ctx->arena, n, sizeof *pl->out, (void **)&pl->out);
+    if (rv == RC_OK) {
+        rv = arena_alloc(&ctx->arena, n, sizeof *pl->slot,
+                         (void **)&pl->slot);
+    }
+    if (rv == RC_OK) {
+        rv = arena_alloc(&ctx->arena, n, sizeof *pl->names,
+                         (void **)&pl->names);
+    }
+    for (int32_t i = 0; rv == RC_OK && i < pl->n; i++) {
+        struct kafka_uuid zero = {{0}};
+        rv = by_state ? delete_plan_one(ctx, pl, i, rq->Topics[i].Name,
+                                        rq->Topics[i].TopicId)
+                      : delete_plan_one(ctx, pl, i, rq->TopicNames[i], zero);
+    }
+    return rv;
 }
 
 void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
 {
     struct admin_ctx *ctx = ctx_new(b, req);
-    struct kafka_DeleteTopicsRequest *rq = NULL;
+    struct kafka_DeleteTopicsRequest rq;
+    struct delete_plan *pl = NULL;
     int rv = ctx == NULL ? RC_NOMEM
-                         : arena_alloc(&ctx->arena, 1, sizeof *rq,
-                                       (void **)&rq);
+                         : arena_alloc(&ctx->arena, 1, sizeof *pl,
+                                       (void **)&pl);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     if (rv == RC_OK) {
         rv = kafka_delete_topics_request_decode(&r, req->api_version,
-                                                &ctx->arena, rq);
-        ctx->rq = rq;
+                                                &ctx->arena, &rq);
     }
-    char **names = NULL;
     if (rv == RC_OK) {
-        rv = arena_alloc(&ctx->arena, (size_t)rq->TopicNamesCnt,
-                         sizeof *names, (void **)&names);
-    }
-    for (int32_t i = 0; rv == RC_OK && i < rq->TopicNamesCnt; i++) {
-        struct slice name = rq->TopicNames[i];
-        names[i] = arena_str(&ctx->arena,
-                             meta_topic_name_bytes_valid(
-                                 (const char *)name.ptr, name.len)
-                                 ? name
-                                 : slice_from_str("")); /* unknown there */
-        rv = names[i] == NULL ? RC_TOO_LARGE : RC_OK;
+        ctx->rq = pl;
+        rv = delete_plan_build(ctx, &rq, pl);
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed DeleteTopics request");
@@ -290,9 +415,14 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
         }
         return;
     }
+    if (pl->n_names == 0) {
+        delete_answer(ctx, NULL, KAFKA_ERROR_NONE); /* all answered here */
+        ctx_free(ctx);
+        return;
+    }
     Cairn__DeleteTopicsRequest dt = CAIRN__DELETE_TOPICS_REQUEST__INIT;
-    dt.n_names = (size_t)rq->TopicNamesCnt;
-    dt.names = names;
+    dt.n_names = (size_t)pl->n_names;
+    dt.names = pl->names;
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_DELETE_TOPICS;
     cr.delete_topics = &dt;

@@ -1,9 +1,10 @@
-/* DescribeConfigs and InitProducerId (broker/broker.h). Topic configs come
- * from the metadata image: what the topic sets, then the broker's setting
- * or Kafka's default for the rest, each marked with its source as Kafka
- * does. A broker resource (named by this broker's id) lists its
- * replication settings. Producer ids come
- * from blocks the active controller allocates. */
+/* DescribeConfigs and InitProducerId (broker/broker.h), and the configs
+ * CreateTopics v5+ lists for a new topic. Topic configs come from the
+ * metadata image (or, for a new topic, its CreateTopics configs): what
+ * the topic sets, then the broker's setting or Kafka's default for the
+ * rest, each marked with its source as Kafka does. A broker resource
+ * (named by this broker's id) lists its replication settings. Producer
+ * ids come from blocks the active controller allocates. */
 #include "broker/broker.h"
 
 #include <stdio.h>
@@ -65,6 +66,86 @@ static bool wanted(const struct kafka_DescribeConfigsResource *res,
     return false;
 }
 
+/* The value of a default, with min.insync.replicas from the broker's own
+ * setting as Kafka reports it; *source is its ConfigSource. */
+static struct slice default_value(const struct broker *b, size_t i,
+                                  char min_isr[16], int8_t *source)
+{
+    *source = CONFIG_SOURCE_DEFAULT;
+    if (strcmp(topic_defaults[i].name, "min.insync.replicas") == 0 &&
+        b->partitions.min_insync != 1) {
+        snprintf(min_isr, 16, "%d", b->partitions.min_insync);
+        *source = CONFIG_SOURCE_STATIC_BROKER;
+        return slice_from_str(min_isr);
+    }
+    return slice_from_str(topic_defaults[i].value);
+}
+
+static int created_config_cmp(const void *pa, const void *pb)
+{
+    const struct kafka_CreatableTopicConfigs *x = pa;
+    const struct kafka_CreatableTopicConfigs *y = pb;
+    size_t n = x->Name.len < y->Name.len ? x->Name.len : y->Name.len;
+    int c = n > 0 ? memcmp(x->Name.ptr, y->Name.ptr, n) : 0;
+    if (c != 0) {
+        return c;
+    }
+    return x->Name.len < y->Name.len ? -1 : x->Name.len > y->Name.len;
+}
+
+static bool created_sets(const struct kafka_CreatableTopic *t,
+                         const char *name)
+{
+    for (int32_t i = 0; i < t->ConfigsCnt; i++) {
+        if (!slice_is_null(t->Configs[i].Value) &&
+            slice_eq_str(t->Configs[i].Name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int kafka_configs_of_new_topic(const struct broker *b,
+                               const struct kafka_CreatableTopic *t,
+                               struct arena *a,
+                               const struct kafka_CreatableTopicConfigs **out,
+                               int32_t *n_out)
+{
+    size_t cap = (size_t)t->ConfigsCnt + ARRAY_LEN(topic_defaults);
+    struct kafka_CreatableTopicConfigs *cs = NULL;
+    char *min_isr = NULL;
+    int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
+    if (rv == RC_OK) {
+        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    size_t n = 0;
+    for (int32_t i = 0; i < t->ConfigsCnt; i++) {
+        if (slice_is_null(t->Configs[i].Value)) {
+            continue; /* a null value sets nothing */
+        }
+        cs[n++] = (struct kafka_CreatableTopicConfigs){
+            .Name = t->Configs[i].Name, .Value = t->Configs[i].Value,
+            .ConfigSource = CONFIG_SOURCE_DYNAMIC_TOPIC};
+    }
+    for (size_t i = 0; i < ARRAY_LEN(topic_defaults); i++) {
+        if (created_sets(t, topic_defaults[i].name)) {
+            continue;
+        }
+        int8_t source;
+        struct slice v = default_value(b, i, min_isr, &source);
+        cs[n++] = (struct kafka_CreatableTopicConfigs){
+            .Name = slice_from_str(topic_defaults[i].name), .Value = v,
+            .ConfigSource = source};
+    }
+    qsort(cs, n, sizeof *cs, created_config_cmp);
+    *out = cs;
+    *n_out = (int32_t)n;
+    return RC_OK;
+}
+
 static int topic_configs(const struct broker *b, const struct meta_topic *t,
                          const struct kafka_DescribeConfigsResource *res,
                          struct arena *a,
@@ -91,19 +172,12 @@ static int topic_configs(const struct broker *b, const struct meta_topic *t,
         if (meta_topic_config(t, name) != NULL || !wanted(res, name)) {
             continue;
         }
-        struct kafka_DescribeConfigsResourceResult c = {
-            .Name = slice_from_str(name),
-            .Value = slice_from_str(topic_defaults[i].value),
-            .IsDefault = true, .ConfigSource = CONFIG_SOURCE_DEFAULT};
-        if (strcmp(name, "min.insync.replicas") == 0 &&
-            b->partitions.min_insync != 1) {
-            /* The broker's own setting, as Kafka reports it. */
-            snprintf(min_isr, 16, "%d", b->partitions.min_insync);
-            c.Value = slice_from_str(min_isr);
-            c.IsDefault = false;
-            c.ConfigSource = CONFIG_SOURCE_STATIC_BROKER;
-        }
-        cs[n++] = c;
+        int8_t source;
+        struct slice v = default_value(b, i, min_isr, &source);
+        cs[n++] = (struct kafka_DescribeConfigsResourceResult){
+            .Name = slice_from_str(name), .Value = v,
+            .IsDefault = source == CONFIG_SOURCE_DEFAULT,
+            .ConfigSource = source};
     }
     out->Configs = cs;
     out->ConfigsCnt = n;
@@ -261,6 +335,15 @@ void kafka_handle_init_producer_id(struct broker *b, struct kafka_request *req)
     arena_free(&a);
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed InitProducerId request");
+        return;
+    }
+    /* v3+ carries the producer's id and epoch. Kafka's KafkaApis answers
+     * INVALID_REQUEST when only one of them is -1; otherwise, for a null
+     * TransactionalId (idempotence only), TransactionCoordinator.
+     * handleInitProducerId does not look at them: a new producer id is
+     * handed out whatever was sent. */
+    if ((rq.ProducerId == -1) != (rq.ProducerEpoch == -1)) {
+        answer_pid(b, req, KAFKA_ERROR_INVALID_REQUEST);
         return;
     }
     if (!slice_is_null(rq.TransactionalId)) {

@@ -356,6 +356,76 @@ static int metadata_partitions(const struct meta_image *img,
         .IsInternal = strcmp(t->name, GROUP_STORE_TOPIC) == 0,
         .Partitions = ps, .PartitionsCnt = t->n_partitions,
         .TopicAuthorizedOperations = INT32_MIN};
+    memcpy(out->TopicId.bytes, t->id.b, sizeof t->id.b);
+    return rv;
+}
+
+static bool metadata_uuid_is_zero(const struct kafka_uuid *u)
+{
+    static const struct kafka_uuid zero;
+    return memcmp(u->bytes, zero.bytes, sizeof zero.bytes) == 0;
+}
+
+/* Kafka's answer to a topic id or a null name before v12 (where it serves
+ * neither): INVALID_REQUEST for every topic asked for, a null name as "".
+ * Returns false when the request has neither. */
+static bool metadata_refuse_ids(const struct kafka_MetadataRequest *rq,
+                                int16_t version, struct arena *a,
+                                struct kafka_MetadataResponse *resp, int *rv)
+{
+    bool bad = false;
+    for (int32_t i = 0; version < 12 && i < rq->TopicsCnt; i++) {
+        bad = bad || slice_is_null(rq->Topics[i].Name) ||
+              !metadata_uuid_is_zero(&rq->Topics[i].TopicId);
+    }
+    if (!bad) {
+        return false;
+    }
+    struct kafka_MetadataResponseTopic *ts = NULL;
+    *rv = arena_alloc(a, (size_t)rq->TopicsCnt, sizeof *ts, (void **)&ts);
+    for (int32_t i = 0; *rv == RC_OK && i < rq->TopicsCnt; i++) {
+        struct slice name = rq->Topics[i].Name;
+        ts[i] = (struct kafka_MetadataResponseTopic){
+            .ErrorCode = KAFKA_ERROR_INVALID_REQUEST,
+            .Name = slice_is_null(name) ? slice_from_str("") : name,
+            .TopicAuthorizedOperations = INT32_MIN,
+            .TopicId = rq->Topics[i].TopicId};
+    }
+    resp->Topics = ts;
+    resp->TopicsCnt = rq->TopicsCnt;
+    return true;
+}
+
+/* v12 by topic id, as Kafka does once any id is given: the topics of the
+ * ids (names given alongside are not looked at, nothing is created), an
+ * unknown id answered UNKNOWN_TOPIC_ID with a null name. */
+static int metadata_topics_by_id(struct broker *b,
+                                 const struct kafka_MetadataRequest *rq,
+                                 struct arena *a,
+                                 struct kafka_MetadataResponse *resp)
+{
+    const struct meta_image *img = membership_image(b->membership);
+    struct kafka_MetadataResponseTopic *ts = NULL;
+    int rv = arena_alloc(a, (size_t)rq->TopicsCnt, sizeof *ts, (void **)&ts);
+    int32_t n = 0;
+    for (int32_t i = 0; rv == RC_OK && i < rq->TopicsCnt; i++) {
+        const struct kafka_uuid *id = &rq->Topics[i].TopicId;
+        if (metadata_uuid_is_zero(id)) {
+            continue;
+        }
+        struct meta_uuid mid;
+        memcpy(mid.b, id->bytes, sizeof mid.b);
+        const struct meta_topic *t = meta_image_topic_by_id(img, &mid);
+        if (t != NULL) {
+            rv = metadata_partitions(img, t, a, &ts[n++]);
+            continue;
+        }
+        ts[n++] = (struct kafka_MetadataResponseTopic){
+            .ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_ID, .Name = slice_null(),
+            .TopicAuthorizedOperations = INT32_MIN, .TopicId = *id};
+    }
+    resp->Topics = ts;
+    resp->TopicsCnt = n;
     return rv;
 }
 
@@ -365,6 +435,11 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
 {
     const struct meta_image *img = membership_image(b->membership);
     bool all = rq->TopicsCnt < 0;
+    for (int32_t i = 0; i < rq->TopicsCnt; i++) {
+        if (!metadata_uuid_is_zero(&rq->Topics[i].TopicId)) {
+            return metadata_topics_by_id(b, rq, a, resp);
+        }
+    }
     size_t n = all ? img->n_topics : (size_t)rq->TopicsCnt;
     struct kafka_MetadataResponseTopic *ts = NULL;
     const char **create = NULL; /* names to auto-create, one call */
@@ -432,7 +507,8 @@ void kafka_handle_metadata(struct broker *b, struct kafka_request *req)
     if (rv == RC_OK) {
         rv = metadata_brokers(b, &a, &resp);
     }
-    if (rv == RC_OK) {
+    if (rv == RC_OK &&
+        !metadata_refuse_ids(&rq, req->api_version, &a, &resp, &rv)) {
         rv = metadata_topics(b, &rq, &a, &resp);
     }
     if (rv != RC_OK) {

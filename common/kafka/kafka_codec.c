@@ -403,6 +403,9 @@ int kafka_api_versions_response_decode(struct reader *r, int16_t version,
 
 /* --- Metadata: request --------------------------------------------------- */
 
+/* v9+ is flexible (KIP-482). */
+#define METADATA_FLEXIBLE 9
+
 static bool metadata_version_ok(int16_t version)
 {
     return version >= KAFKA_METADATA_VERSION_MIN &&
@@ -416,12 +419,17 @@ int kafka_metadata_request_decode(struct reader *r, int16_t version,
     if (!metadata_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= METADATA_FLEXIBLE);
     /* v0: not nullable, and an empty list asks for every topic. */
     struct kafka_MetadataRequestTopic *topics = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*topics), 2,
         (int32_t)KAFKA_REQUEST_TOPICS_MAX, version >= 1 /* nullable */);
     for (int32_t i = 0; i < out->TopicsCnt; i++) {
-        topics[i].Name = reader_string(r);
+        topics[i].TopicId = version >= 10 ? kafka_codec__read_uuid(r)
+                                          : (struct kafka_uuid){0};
+        topics[i].Name = version >= 10 ? reader_nullable_string(r)
+                                       : reader_string(r);
+        kafka_codec__tags(r);
     }
     out->Topics = topics;
     if (version == 0 && out->TopicsCnt == 0 && r->rc == RC_OK) {
@@ -429,9 +437,10 @@ int kafka_metadata_request_decode(struct reader *r, int16_t version,
     }
     out->AllowAutoTopicCreation = version >= 4 ? reader_bool(r) : true;
     out->IncludeClusterAuthorizedOperations =
-        version >= 8 ? reader_bool(r) : false;
+        version >= 8 && version <= 10 ? reader_bool(r) : false;
     out->IncludeTopicAuthorizedOperations =
         version >= 8 ? reader_bool(r) : false;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -443,21 +452,31 @@ int kafka_metadata_request_encode(struct writer *w, int16_t version,
     /* v0 has no null list: all topics is the empty one (and no topic
      * cannot be asked for). */
     ASSERT(version >= 1 || req->TopicsCnt != 0);
+    kafka_codec__flexible_write(w, version >= METADATA_FLEXIBLE);
     kafka_codec__write_count(w, version == 0 && req->TopicsCnt < 0
                                     ? 0
                                     : req->TopicsCnt,
                              req->Topics, true);
     for (int32_t i = 0; i < req->TopicsCnt; i++) {
-        writer_string_slice(w, req->Topics[i].Name);
+        if (version >= 10) {
+            kafka_codec__write_uuid(w, &req->Topics[i].TopicId);
+            writer_nullable_string_slice(w, req->Topics[i].Name);
+        } else {
+            writer_string_slice(w, req->Topics[i].Name);
+        }
+        kafka_codec__write_tags(w);
     }
     if (version >= 4) {
         writer_bool(w, req->AllowAutoTopicCreation);
     }
-    if (version >= 8) {
+    if (version >= 8 && version <= 10) {
         writer_bool(w, req->IncludeClusterAuthorizedOperations);
+    }
+    if (version >= 8) {
         writer_bool(w, req->IncludeTopicAuthorizedOperations);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 /* --- Metadata: response -------------------------------------------------- */
@@ -477,13 +496,21 @@ metadata_partition_encode(struct writer *w, int16_t version,
     if (version >= 5) {
         kafka_codec__write_i32s(w, p->OfflineReplicas, p->OfflineReplicasCnt);
     }
+    kafka_codec__write_tags(w);
 }
 
 static void metadata_topic_encode(struct writer *w, int16_t version,
                                   const struct kafka_MetadataResponseTopic *t)
 {
     writer_i16(w, t->ErrorCode);
-    writer_string_slice(w, t->Name);
+    if (version >= 12) {
+        writer_nullable_string_slice(w, t->Name);
+    } else {
+        writer_string_slice(w, t->Name);
+    }
+    if (version >= 10) {
+        kafka_codec__write_uuid(w, &t->TopicId);
+    }
     if (version >= 1) {
         writer_bool(w, t->IsInternal);
     }
@@ -494,6 +521,7 @@ static void metadata_topic_encode(struct writer *w, int16_t version,
     if (version >= 8) {
         writer_i32(w, t->TopicAuthorizedOperations);
     }
+    kafka_codec__write_tags(w);
 }
 
 int kafka_metadata_response_encode(struct writer *w, int16_t version,
@@ -501,6 +529,7 @@ int kafka_metadata_response_encode(struct writer *w, int16_t version,
 {
     kafka_codec__check_version(version, KAFKA_METADATA_VERSION_MIN,
                                KAFKA_METADATA_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= METADATA_FLEXIBLE);
     if (version >= 3) {
         writer_i32(w, resp->ThrottleTimeMs);
     }
@@ -513,6 +542,7 @@ int kafka_metadata_response_encode(struct writer *w, int16_t version,
         if (version >= 1) {
             writer_nullable_string_slice(w, b->Rack);
         }
+        kafka_codec__write_tags(w);
     }
     if (version >= 2) {
         writer_nullable_string_slice(w, resp->ClusterId);
@@ -524,10 +554,11 @@ int kafka_metadata_response_encode(struct writer *w, int16_t version,
     for (int32_t i = 0; i < resp->TopicsCnt; i++) {
         metadata_topic_encode(w, version, &resp->Topics[i]);
     }
-    if (version >= 8) {
+    if (version >= 8 && version <= 10) {
         writer_i32(w, resp->ClusterAuthorizedOperations);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 static void metadata_partition_decode(struct reader *r, int16_t version,
@@ -546,6 +577,7 @@ static void metadata_partition_decode(struct reader *r, int16_t version,
         p->OfflineReplicas =
             kafka_codec__read_i32s(r, a, &p->OfflineReplicasCnt);
     }
+    kafka_codec__tags(r);
 }
 
 static void metadata_topic_decode(struct reader *r, int16_t version,
@@ -553,7 +585,9 @@ static void metadata_topic_decode(struct reader *r, int16_t version,
                                   struct kafka_MetadataResponseTopic *t)
 {
     t->ErrorCode = reader_i16(r);
-    t->Name = reader_string(r);
+    t->Name = version >= 12 ? reader_nullable_string(r) : reader_string(r);
+    t->TopicId = version >= 10 ? kafka_codec__read_uuid(r)
+                               : (struct kafka_uuid){0};
     t->IsInternal = version >= 1 ? reader_bool(r) : false;
     /* error_code, index, leader, two empty arrays: 18 bytes at least. */
     struct kafka_MetadataResponsePartition *parts = kafka_codec__array(
@@ -564,6 +598,7 @@ static void metadata_topic_decode(struct reader *r, int16_t version,
     }
     t->Partitions = parts;
     t->TopicAuthorizedOperations = version >= 8 ? reader_i32(r) : INT32_MIN;
+    kafka_codec__tags(r);
 }
 
 static void metadata_brokers_decode(struct reader *r, int16_t version,
@@ -580,6 +615,7 @@ static void metadata_brokers_decode(struct reader *r, int16_t version,
         brokers[i].Port = reader_i32(r);
         brokers[i].Rack = version >= 1 ? reader_nullable_string(r)
                                        : slice_null();
+        kafka_codec__tags(r);
     }
     out->Brokers = brokers;
 }
@@ -591,6 +627,7 @@ int kafka_metadata_response_decode(struct reader *r, int16_t version,
     if (!metadata_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= METADATA_FLEXIBLE);
     out->ThrottleTimeMs = version >= 3 ? reader_i32(r) : 0;
     metadata_brokers_decode(r, version, a, out);
     out->ClusterId = version >= 2 ? reader_nullable_string(r) : slice_null();
@@ -604,6 +641,7 @@ int kafka_metadata_response_decode(struct reader *r, int16_t version,
     }
     out->Topics = topics;
     out->ClusterAuthorizedOperations =
-        version >= 8 ? reader_i32(r) : INT32_MIN;
+        version >= 8 && version <= 10 ? reader_i32(r) : INT32_MIN;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }

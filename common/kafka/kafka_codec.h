@@ -157,7 +157,7 @@ enum kafka_api_key {
 #define KAFKA_API_VERSIONS_VERSION_MIN 0
 #define KAFKA_API_VERSIONS_VERSION_MAX 3
 #define KAFKA_METADATA_VERSION_MIN 0
-#define KAFKA_METADATA_VERSION_MAX 8
+#define KAFKA_METADATA_VERSION_MAX 12
 
 /* A UUID (Kafka's topic ids, KIP-516): 16 bytes on the wire, all zero
  * for none (Kafka's Uuid.ZERO_UUID). */
@@ -244,8 +244,12 @@ kafka_api_versions_response_decode(struct reader *r, int16_t version,
 
 /* --- Metadata (3) -------------------------------------------------------- */
 
+/* v9+ is flexible. v10 adds TopicId and lets Name be null; Kafka serves
+ * a request by id only from v12 (a null name or an id in v10 or v11 is
+ * INVALID_REQUEST there). */
 struct kafka_MetadataRequestTopic {
-    struct slice Name;
+    struct slice Name;          /* nullable v10+ */
+    struct kafka_uuid TopicId;  /* v10+; default zero (by name) */
 };
 
 struct kafka_MetadataRequest {
@@ -255,7 +259,7 @@ struct kafka_MetadataRequest {
     const struct kafka_MetadataRequestTopic *Topics;
     int32_t TopicsCnt;
     bool AllowAutoTopicCreation;             /* v4+; default true */
-    bool IncludeClusterAuthorizedOperations; /* v8+; default false */
+    bool IncludeClusterAuthorizedOperations; /* v8..10; default false */
     bool IncludeTopicAuthorizedOperations;   /* v8+; default false */
 };
 
@@ -286,6 +290,9 @@ struct kafka_MetadataResponseTopic {
     const struct kafka_MetadataResponsePartition *Partitions;
     int32_t PartitionsCnt;
     int32_t TopicAuthorizedOperations; /* v8+; default INT32_MIN */
+    struct kafka_uuid TopicId;         /* v10+; default zero */
+    /* Name is nullable from v12 (an unknown TopicId is answered with a
+     * null name). */
 };
 
 struct kafka_MetadataResponse {
@@ -296,7 +303,7 @@ struct kafka_MetadataResponse {
     int32_t ControllerId;   /* v1+; default -1 */
     const struct kafka_MetadataResponseTopic *Topics;
     int32_t TopicsCnt;
-    int32_t ClusterAuthorizedOperations; /* v8+; default INT32_MIN */
+    int32_t ClusterAuthorizedOperations; /* v8..10; default INT32_MIN */
 };
 
 MUST_CHECK int kafka_metadata_request_decode(struct reader *r,

@@ -1,8 +1,10 @@
-/* Kafka codec (common/kafka/kafka_codec.h): CreateTopics v0..4, DeleteTopics
- * v0..3, DescribeConfigs v0..3 and InitProducerId v0..1. Field lists
+/* Kafka codec (common/kafka/kafka_codec.h): CreateTopics v0..7, DeleteTopics
+ * v0..6, DeleteRecords v0..2, DescribeConfigs v0..4 and InitProducerId
+ * v0..5, flexible (KIP-482) from v5, v4, v2, v4 and v2. Field lists
  * follow shared/reference/kafka-protocol.md sections 4.15 to 4.18,
  * checked against apache/kafka CreateTopics{Request,Response}.json,
- * DeleteTopics{Request,Response}.json, DescribeConfigs{Request,
+ * DeleteTopics{Request,Response}.json, DeleteRecords{Request,Response}.json,
+ * DescribeConfigs{Request,
  * Response}.json and InitProducerId{Request,Response}.json. Pure: no I/O,
  * no clock, no globals; any thread. */
 #include "common/kafka/kafka_codec.h"
@@ -31,6 +33,7 @@ static void create_topic_decode(struct reader *r, struct arena *a,
     for (int32_t i = 0; i < t->AssignmentsCnt && r->rc == RC_OK; i++) {
         as[i].PartitionIndex = reader_i32(r);
         as[i].BrokerIds = kafka_codec__read_i32s(r, a, &as[i].BrokerIdsCnt);
+        kafka_codec__tags(r);
     }
     t->Assignments = as;
     /* name, value: 4 bytes at least. */
@@ -40,8 +43,10 @@ static void create_topic_decode(struct reader *r, struct arena *a,
     for (int32_t i = 0; i < t->ConfigsCnt; i++) {
         cs[i].Name = reader_string(r);
         cs[i].Value = reader_nullable_string(r);
+        kafka_codec__tags(r);
     }
     t->Configs = cs;
+    kafka_codec__tags(r);
 }
 
 int kafka_create_topics_request_decode(struct reader *r, int16_t version,
@@ -52,6 +57,7 @@ int kafka_create_topics_request_decode(struct reader *r, int16_t version,
                     KAFKA_CREATE_TOPICS_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_CREATE_TOPICS_FLEXIBLE);
     /* name, partitions, replication, two counts: 16 bytes at least. */
     struct kafka_CreatableTopic *topics = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*topics), 16,
@@ -62,6 +68,7 @@ int kafka_create_topics_request_decode(struct reader *r, int16_t version,
     out->Topics = topics;
     out->TimeoutMs = reader_i32(r);
     out->ValidateOnly = version >= 1 ? reader_bool(r) : false;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -76,12 +83,15 @@ static void create_topic_encode(struct writer *w,
         writer_i32(w, t->Assignments[i].PartitionIndex);
         kafka_codec__write_i32s(w, t->Assignments[i].BrokerIds,
                                 t->Assignments[i].BrokerIdsCnt);
+        kafka_codec__write_tags(w);
     }
     kafka_codec__write_count(w, t->ConfigsCnt, t->Configs, false);
     for (int32_t i = 0; i < t->ConfigsCnt; i++) {
         writer_string_slice(w, t->Configs[i].Name);
         writer_nullable_string_slice(w, t->Configs[i].Value);
+        kafka_codec__write_tags(w);
     }
+    kafka_codec__write_tags(w);
 }
 
 int kafka_create_topics_request_encode(
@@ -90,6 +100,7 @@ int kafka_create_topics_request_encode(
 {
     kafka_codec__check_version(version, KAFKA_CREATE_TOPICS_VERSION_MIN,
                                KAFKA_CREATE_TOPICS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_CREATE_TOPICS_FLEXIBLE);
     kafka_codec__write_count(w, req->TopicsCnt, req->Topics, false);
     for (int32_t i = 0; i < req->TopicsCnt; i++) {
         create_topic_encode(w, &req->Topics[i]);
@@ -98,10 +109,83 @@ int kafka_create_topics_request_encode(
     if (version >= 1) {
         writer_bool(w, req->ValidateOnly);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 /* --- CreateTopics: response ---------------------------------------------- */
+
+/* A result's tagged fields: TopicConfigErrorCode is tag 0, written only
+ * when not 0 (Kafka's rule for a tagged field at its default). */
+#define CREATE_TOPICS__TAG_CONFIG_ERROR 0
+
+static void create_result_write_tags(struct writer *w,
+                                     const struct kafka_CreatableTopicResult *t)
+{
+    if (!w->compact || t->TopicConfigErrorCode == 0) {
+        kafka_codec__write_tags(w);
+        return;
+    }
+    writer_uvarint(w, 1); /* one field */
+    writer_uvarint(w, CREATE_TOPICS__TAG_CONFIG_ERROR);
+    writer_uvarint(w, 2); /* its int16 */
+    writer_i16(w, t->TopicConfigErrorCode);
+}
+
+/* Reads a result's tagged fields, keeping TopicConfigErrorCode and
+ * skipping unknown tags. Each field takes two bytes at least, so the loop
+ * ends with the input. */
+static int16_t create_result_read_tags(struct reader *r)
+{
+    int16_t code = 0;
+    if (!r->compact) {
+        return 0;
+    }
+    uint32_t n = reader_uvarint(r);
+    for (uint32_t i = 0; i < n && r->rc == RC_OK; i++) {
+        uint32_t tag = reader_uvarint(r);
+        uint32_t size = reader_uvarint(r);
+        if (r->rc != RC_OK) {
+            break;
+        }
+        if (tag != CREATE_TOPICS__TAG_CONFIG_ERROR) {
+            (void)reader_raw(r, size);
+        } else if (size == 2) {
+            code = reader_i16(r);
+        } else {
+            kafka_codec__fail(r, RC_MALFORMED);
+        }
+    }
+    return code;
+}
+
+static void create_result_encode(struct writer *w, int16_t version,
+                                 const struct kafka_CreatableTopicResult *t)
+{
+    writer_string_slice(w, t->Name);
+    if (version >= 7) {
+        kafka_codec__write_uuid(w, &t->TopicId);
+    }
+    writer_i16(w, t->ErrorCode);
+    if (version >= 1) {
+        writer_nullable_string_slice(w, t->ErrorMessage);
+    }
+    if (version >= 5) {
+        writer_i32(w, t->NumPartitions);
+        writer_i16(w, t->ReplicationFactor);
+        kafka_codec__write_count(w, t->ConfigsCnt, t->Configs, true);
+        for (int32_t i = 0; i < t->ConfigsCnt; i++) {
+            const struct kafka_CreatableTopicConfigs *c = &t->Configs[i];
+            writer_string_slice(w, c->Name);
+            writer_nullable_string_slice(w, c->Value);
+            writer_bool(w, c->ReadOnly);
+            writer_i8(w, c->ConfigSource);
+            writer_bool(w, c->IsSensitive);
+            kafka_codec__write_tags(w);
+        }
+    }
+    create_result_write_tags(w, t);
+}
 
 int kafka_create_topics_response_encode(
     struct writer *w, int16_t version,
@@ -109,18 +193,47 @@ int kafka_create_topics_response_encode(
 {
     kafka_codec__check_version(version, KAFKA_CREATE_TOPICS_VERSION_MIN,
                                KAFKA_CREATE_TOPICS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_CREATE_TOPICS_FLEXIBLE);
     if (version >= 2) {
         writer_i32(w, resp->ThrottleTimeMs);
     }
     kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
     for (int32_t i = 0; i < resp->TopicsCnt; i++) {
-        writer_string_slice(w, resp->Topics[i].Name);
-        writer_i16(w, resp->Topics[i].ErrorCode);
-        if (version >= 1) {
-            writer_nullable_string_slice(w, resp->Topics[i].ErrorMessage);
-        }
+        create_result_encode(w, version, &resp->Topics[i]);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
+}
+
+static void create_result_decode(struct reader *r, int16_t version,
+                                 struct arena *a,
+                                 struct kafka_CreatableTopicResult *t)
+{
+    t->Name = reader_string(r);
+    t->TopicId = version >= 7 ? kafka_codec__read_uuid(r)
+                              : (struct kafka_uuid){0};
+    t->ErrorCode = reader_i16(r);
+    t->ErrorMessage = version >= 1 ? reader_nullable_string(r) : slice_null();
+    t->NumPartitions = version >= 5 ? reader_i32(r) : -1;
+    t->ReplicationFactor = version >= 5 ? reader_i16(r) : -1;
+    t->Configs = NULL;
+    t->ConfigsCnt = 0;
+    if (version >= 5) {
+        /* name, value, three one-byte fields, tags: 6 bytes at least. */
+        struct kafka_CreatableTopicConfigs *cs = kafka_codec__array(
+            r, a, &t->ConfigsCnt, sizeof(*cs), 6,
+            (int32_t)KAFKA_ARRAY_COUNT_MAX, true /* nullable */);
+        for (int32_t i = 0; i < t->ConfigsCnt; i++) {
+            cs[i].Name = reader_string(r);
+            cs[i].Value = reader_nullable_string(r);
+            cs[i].ReadOnly = reader_bool(r);
+            cs[i].ConfigSource = reader_i8(r);
+            cs[i].IsSensitive = reader_bool(r);
+            kafka_codec__tags(r);
+        }
+        t->Configs = cs;
+    }
+    t->TopicConfigErrorCode = create_result_read_tags(r);
 }
 
 int kafka_create_topics_response_decode(struct reader *r, int16_t version,
@@ -131,18 +244,17 @@ int kafka_create_topics_response_decode(struct reader *r, int16_t version,
                     KAFKA_CREATE_TOPICS_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_CREATE_TOPICS_FLEXIBLE);
     out->ThrottleTimeMs = version >= 2 ? reader_i32(r) : 0;
     /* name, error code: 4 bytes at least. */
     struct kafka_CreatableTopicResult *topics = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*topics), 4,
         (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
-    for (int32_t i = 0; i < out->TopicsCnt; i++) {
-        topics[i].Name = reader_string(r);
-        topics[i].ErrorCode = reader_i16(r);
-        topics[i].ErrorMessage =
-            version >= 1 ? reader_nullable_string(r) : slice_null();
+    for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
+        create_result_decode(r, version, a, &topics[i]);
     }
     out->Topics = topics;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -156,9 +268,29 @@ int kafka_delete_topics_request_decode(struct reader *r, int16_t version,
                     KAFKA_DELETE_TOPICS_VERSION_MAX)) {
         return RC_INVALID;
     }
-    out->TopicNames = kafka_codec__read_strings(
-        r, a, &out->TopicNamesCnt, (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+    kafka_codec__flexible(r, version >= KAFKA_DELETE_TOPICS_FLEXIBLE);
+    out->TopicNames = NULL;
+    out->TopicNamesCnt = 0;
+    out->Topics = NULL;
+    out->TopicsCnt = 0;
+    if (version >= 6) {
+        /* name, id, tags: 18 bytes at least. */
+        struct kafka_DeleteTopicState *ts = kafka_codec__array(
+            r, a, &out->TopicsCnt, sizeof(*ts), 18,
+            (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
+        for (int32_t i = 0; i < out->TopicsCnt; i++) {
+            ts[i].Name = reader_nullable_string(r);
+            ts[i].TopicId = kafka_codec__read_uuid(r);
+            kafka_codec__tags(r);
+        }
+        out->Topics = ts;
+    } else {
+        out->TopicNames = kafka_codec__read_strings(
+            r, a, &out->TopicNamesCnt, (int32_t)KAFKA_REQUEST_TOPICS_MAX,
+            false);
+    }
     out->TimeoutMs = reader_i32(r);
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -168,9 +300,21 @@ int kafka_delete_topics_request_encode(
 {
     kafka_codec__check_version(version, KAFKA_DELETE_TOPICS_VERSION_MIN,
                                KAFKA_DELETE_TOPICS_VERSION_MAX);
-    kafka_codec__write_strings(w, req->TopicNames, req->TopicNamesCnt, false);
+    kafka_codec__flexible_write(w, version >= KAFKA_DELETE_TOPICS_FLEXIBLE);
+    if (version >= 6) {
+        kafka_codec__write_count(w, req->TopicsCnt, req->Topics, false);
+        for (int32_t i = 0; i < req->TopicsCnt; i++) {
+            writer_nullable_string_slice(w, req->Topics[i].Name);
+            kafka_codec__write_uuid(w, &req->Topics[i].TopicId);
+            kafka_codec__write_tags(w);
+        }
+    } else {
+        kafka_codec__write_strings(w, req->TopicNames, req->TopicNamesCnt,
+                                   false);
+    }
     writer_i32(w, req->TimeoutMs);
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 int kafka_delete_topics_response_encode(
@@ -179,15 +323,27 @@ int kafka_delete_topics_response_encode(
 {
     kafka_codec__check_version(version, KAFKA_DELETE_TOPICS_VERSION_MIN,
                                KAFKA_DELETE_TOPICS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_DELETE_TOPICS_FLEXIBLE);
     if (version >= 1) {
         writer_i32(w, resp->ThrottleTimeMs);
     }
     kafka_codec__write_count(w, resp->ResponsesCnt, resp->Responses, false);
     for (int32_t i = 0; i < resp->ResponsesCnt; i++) {
-        writer_string_slice(w, resp->Responses[i].Name);
-        writer_i16(w, resp->Responses[i].ErrorCode);
+        const struct kafka_DeletableTopicResult *res = &resp->Responses[i];
+        if (version >= 6) {
+            writer_nullable_string_slice(w, res->Name);
+            kafka_codec__write_uuid(w, &res->TopicId);
+        } else {
+            writer_string_slice(w, res->Name);
+        }
+        writer_i16(w, res->ErrorCode);
+        if (version >= 5) {
+            writer_nullable_string_slice(w, res->ErrorMessage);
+        }
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 int kafka_delete_topics_response_decode(struct reader *r, int16_t version,
@@ -198,15 +354,23 @@ int kafka_delete_topics_response_decode(struct reader *r, int16_t version,
                     KAFKA_DELETE_TOPICS_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_DELETE_TOPICS_FLEXIBLE);
     out->ThrottleTimeMs = version >= 1 ? reader_i32(r) : 0;
     struct kafka_DeletableTopicResult *res = kafka_codec__array(
         r, a, &out->ResponsesCnt, sizeof(*res), 4,
         (int32_t)KAFKA_REQUEST_TOPICS_MAX, false);
     for (int32_t i = 0; i < out->ResponsesCnt; i++) {
-        res[i].Name = reader_string(r);
+        res[i].Name = version >= 6 ? reader_nullable_string(r)
+                                   : reader_string(r);
+        res[i].TopicId = version >= 6 ? kafka_codec__read_uuid(r)
+                                      : (struct kafka_uuid){0};
         res[i].ErrorCode = reader_i16(r);
+        res[i].ErrorMessage =
+            version >= 5 ? reader_nullable_string(r) : slice_null();
+        kafka_codec__tags(r);
     }
     out->Responses = res;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -220,6 +384,7 @@ int kafka_describe_configs_request_decode(
                     KAFKA_DESCRIBE_CONFIGS_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_DESCRIBE_CONFIGS_FLEXIBLE);
     /* type, name, keys count: 7 bytes at least. */
     struct kafka_DescribeConfigsResource *res = kafka_codec__array(
         r, a, &out->ResourcesCnt, sizeof(*res), 7,
@@ -230,10 +395,12 @@ int kafka_describe_configs_request_decode(
         res[i].ConfigurationKeys = kafka_codec__read_strings(
             r, a, &res[i].ConfigurationKeysCnt,
             (int32_t)KAFKA_ARRAY_COUNT_MAX, true /* nullable */);
+        kafka_codec__tags(r);
     }
     out->Resources = res;
     out->IncludeSynonyms = version >= 1 ? reader_bool(r) : false;
     out->IncludeDocumentation = version >= 3 ? reader_bool(r) : false;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -243,6 +410,7 @@ int kafka_describe_configs_request_encode(
 {
     kafka_codec__check_version(version, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
                                KAFKA_DESCRIBE_CONFIGS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_DESCRIBE_CONFIGS_FLEXIBLE);
     kafka_codec__write_count(w, req->ResourcesCnt, req->Resources, false);
     for (int32_t i = 0; i < req->ResourcesCnt; i++) {
         const struct kafka_DescribeConfigsResource *res = &req->Resources[i];
@@ -250,6 +418,7 @@ int kafka_describe_configs_request_encode(
         writer_string_slice(w, res->ResourceName);
         kafka_codec__write_strings(w, res->ConfigurationKeys,
                                    res->ConfigurationKeysCnt, true);
+        kafka_codec__write_tags(w);
     }
     if (version >= 1) {
         writer_bool(w, req->IncludeSynonyms);
@@ -257,7 +426,8 @@ int kafka_describe_configs_request_encode(
     if (version >= 3) {
         writer_bool(w, req->IncludeDocumentation);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 /* --- DescribeConfigs: response ------------------------------------------- */
@@ -281,12 +451,14 @@ describe_config_encode(struct writer *w, int16_t version,
             writer_string_slice(w, c->Synonyms[i].Name);
             writer_nullable_string_slice(w, c->Synonyms[i].Value);
             writer_i8(w, c->Synonyms[i].Source);
+            kafka_codec__write_tags(w);
         }
     }
     if (version >= 3) {
         writer_i8(w, c->ConfigType);
         writer_nullable_string_slice(w, c->Documentation);
     }
+    kafka_codec__write_tags(w);
 }
 
 int kafka_describe_configs_response_encode(
@@ -295,6 +467,7 @@ int kafka_describe_configs_response_encode(
 {
     kafka_codec__check_version(version, KAFKA_DESCRIBE_CONFIGS_VERSION_MIN,
                                KAFKA_DESCRIBE_CONFIGS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_DESCRIBE_CONFIGS_FLEXIBLE);
     writer_i32(w, resp->ThrottleTimeMs);
     kafka_codec__write_count(w, resp->ResultsCnt, resp->Results, false);
     for (int32_t i = 0; i < resp->ResultsCnt; i++) {
@@ -307,8 +480,10 @@ int kafka_describe_configs_response_encode(
         for (int32_t j = 0; j < res->ConfigsCnt; j++) {
             describe_config_encode(w, version, &res->Configs[j]);
         }
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 static void
@@ -332,11 +507,13 @@ describe_config_decode(struct reader *r, int16_t version, struct arena *a,
             syn[i].Name = reader_string(r);
             syn[i].Value = reader_nullable_string(r);
             syn[i].Source = reader_i8(r);
+            kafka_codec__tags(r);
         }
         c->Synonyms = syn;
     }
     c->ConfigType = version >= 3 ? reader_i8(r) : 0;
     c->Documentation = version >= 3 ? reader_nullable_string(r) : slice_null();
+    kafka_codec__tags(r);
 }
 
 static void describe_result_decode(struct reader *r, int16_t version,
@@ -355,6 +532,7 @@ static void describe_result_decode(struct reader *r, int16_t version,
         describe_config_decode(r, version, a, &cs[i]);
     }
     res->Configs = cs;
+    kafka_codec__tags(r);
 }
 
 int kafka_describe_configs_response_decode(
@@ -365,6 +543,7 @@ int kafka_describe_configs_response_decode(
                     KAFKA_DESCRIBE_CONFIGS_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_DESCRIBE_CONFIGS_FLEXIBLE);
     out->ThrottleTimeMs = reader_i32(r);
     /* error, message, type, name, configs count: 11 bytes at least. */
     struct kafka_DescribeConfigsResult *res = kafka_codec__array(
@@ -374,6 +553,7 @@ int kafka_describe_configs_response_decode(
         describe_result_decode(r, version, a, &res[i]);
     }
     out->Results = res;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -388,8 +568,12 @@ int kafka_init_producer_id_request_decode(
                     KAFKA_INIT_PRODUCER_ID_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_INIT_PRODUCER_ID_FLEXIBLE);
     out->TransactionalId = reader_nullable_string(r);
     out->TransactionTimeoutMs = reader_i32(r);
+    out->ProducerId = version >= 3 ? reader_i64(r) : -1;
+    out->ProducerEpoch = version >= 3 ? reader_i16(r) : -1;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -399,9 +583,15 @@ int kafka_init_producer_id_request_encode(
 {
     kafka_codec__check_version(version, KAFKA_INIT_PRODUCER_ID_VERSION_MIN,
                                KAFKA_INIT_PRODUCER_ID_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_INIT_PRODUCER_ID_FLEXIBLE);
     writer_nullable_string_slice(w, req->TransactionalId);
     writer_i32(w, req->TransactionTimeoutMs);
-    return w->rc;
+    if (version >= 3) {
+        writer_i64(w, req->ProducerId);
+        writer_i16(w, req->ProducerEpoch);
+    }
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 int kafka_init_producer_id_response_encode(
@@ -410,11 +600,13 @@ int kafka_init_producer_id_response_encode(
 {
     kafka_codec__check_version(version, KAFKA_INIT_PRODUCER_ID_VERSION_MIN,
                                KAFKA_INIT_PRODUCER_ID_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_INIT_PRODUCER_ID_FLEXIBLE);
     writer_i32(w, resp->ThrottleTimeMs);
     writer_i16(w, resp->ErrorCode);
     writer_i64(w, resp->ProducerId);
     writer_i16(w, resp->ProducerEpoch);
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 int kafka_init_producer_id_response_decode(
@@ -426,10 +618,12 @@ int kafka_init_producer_id_response_decode(
                     KAFKA_INIT_PRODUCER_ID_VERSION_MAX)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_INIT_PRODUCER_ID_FLEXIBLE);
     out->ThrottleTimeMs = reader_i32(r);
     out->ErrorCode = reader_i16(r);
     out->ProducerId = reader_i64(r);
     out->ProducerEpoch = reader_i16(r);
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -448,6 +642,7 @@ int kafka_delete_records_request_decode(struct reader *r, int16_t version,
     if (!delete_records_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_DELETE_RECORDS_FLEXIBLE);
     /* name (2) and partition count (4): 6 bytes at least a topic. */
     struct kafka_DeleteRecordsTopic *topics = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*topics), 6,
@@ -461,11 +656,14 @@ int kafka_delete_records_request_decode(struct reader *r, int16_t version,
         for (int32_t k = 0; k < topics[i].PartitionsCnt; k++) {
             parts[k].PartitionIndex = reader_i32(r);
             parts[k].Offset = reader_i64(r);
+            kafka_codec__tags(r);
         }
         topics[i].Partitions = parts;
+        kafka_codec__tags(r);
     }
     out->Topics = topics;
     out->TimeoutMs = reader_i32(r);
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -475,6 +673,7 @@ int kafka_delete_records_request_encode(
 {
     kafka_codec__check_version(version, KAFKA_DELETE_RECORDS_VERSION_MIN,
                                KAFKA_DELETE_RECORDS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_DELETE_RECORDS_FLEXIBLE);
     kafka_codec__write_count(w, req->TopicsCnt, req->Topics, false);
     for (int32_t i = 0; i < req->TopicsCnt; i++) {
         const struct kafka_DeleteRecordsTopic *t = &req->Topics[i];
@@ -483,10 +682,13 @@ int kafka_delete_records_request_encode(
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
             writer_i32(w, t->Partitions[k].PartitionIndex);
             writer_i64(w, t->Partitions[k].Offset);
+            kafka_codec__write_tags(w);
         }
+        kafka_codec__write_tags(w);
     }
     writer_i32(w, req->TimeoutMs);
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 int kafka_delete_records_response_encode(
@@ -495,6 +697,7 @@ int kafka_delete_records_response_encode(
 {
     kafka_codec__check_version(version, KAFKA_DELETE_RECORDS_VERSION_MIN,
                                KAFKA_DELETE_RECORDS_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= KAFKA_DELETE_RECORDS_FLEXIBLE);
     writer_i32(w, resp->ThrottleTimeMs);
     kafka_codec__write_count(w, resp->TopicsCnt, resp->Topics, false);
     for (int32_t i = 0; i < resp->TopicsCnt; i++) {
@@ -505,9 +708,12 @@ int kafka_delete_records_response_encode(
             writer_i32(w, t->Partitions[k].PartitionIndex);
             writer_i64(w, t->Partitions[k].LowWatermark);
             writer_i16(w, t->Partitions[k].ErrorCode);
+            kafka_codec__write_tags(w);
         }
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 int kafka_delete_records_response_decode(
@@ -517,6 +723,7 @@ int kafka_delete_records_response_decode(
     if (!delete_records_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= KAFKA_DELETE_RECORDS_FLEXIBLE);
     out->ThrottleTimeMs = reader_i32(r);
     struct kafka_DeleteRecordsTopicResult *topics = kafka_codec__array(
         r, a, &out->TopicsCnt, sizeof(*topics), 6,
@@ -531,9 +738,12 @@ int kafka_delete_records_response_decode(
             parts[k].PartitionIndex = reader_i32(r);
             parts[k].LowWatermark = reader_i64(r);
             parts[k].ErrorCode = reader_i16(r);
+            kafka_codec__tags(r);
         }
         topics[i].Partitions = parts;
+        kafka_codec__tags(r);
     }
     out->Topics = topics;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }

@@ -19,17 +19,26 @@
 
 /* Versions this codec parses and writes. */
 #define KAFKA_CREATE_TOPICS_VERSION_MIN 0
-#define KAFKA_CREATE_TOPICS_VERSION_MAX 4
+#define KAFKA_CREATE_TOPICS_VERSION_MAX 7
 #define KAFKA_DELETE_RECORDS_VERSION_MIN 0
-#define KAFKA_DELETE_RECORDS_VERSION_MAX 1
+#define KAFKA_DELETE_RECORDS_VERSION_MAX 2
 #define KAFKA_DELETE_TOPICS_VERSION_MIN 0
-#define KAFKA_DELETE_TOPICS_VERSION_MAX 3
+#define KAFKA_DELETE_TOPICS_VERSION_MAX 6
 #define KAFKA_DESCRIBE_CONFIGS_VERSION_MIN 0
-#define KAFKA_DESCRIBE_CONFIGS_VERSION_MAX 3
+#define KAFKA_DESCRIBE_CONFIGS_VERSION_MAX 4
 #define KAFKA_INIT_PRODUCER_ID_VERSION_MIN 0
-#define KAFKA_INIT_PRODUCER_ID_VERSION_MAX 1
+#define KAFKA_INIT_PRODUCER_ID_VERSION_MAX 5
 
-/* --- CreateTopics (19) --------------------------------------------------- */
+/* First flexible (KIP-482) version of each. */
+#define KAFKA_CREATE_TOPICS_FLEXIBLE 5
+#define KAFKA_DELETE_TOPICS_FLEXIBLE 4
+#define KAFKA_DELETE_RECORDS_FLEXIBLE 2
+#define KAFKA_DESCRIBE_CONFIGS_FLEXIBLE 4
+#define KAFKA_INIT_PRODUCER_ID_FLEXIBLE 2
+
+/* --- CreateTopics (19) ---------------------------------------------------
+ * v5 adds the topic's resulting settings to each result, v6 changes no
+ * field (THROTTLING_QUOTA_EXCEEDED may be answered), v7 adds TopicId. */
 
 struct kafka_CreatableReplicaAssignment {
     int32_t PartitionIndex;
@@ -61,10 +70,27 @@ struct kafka_CreateTopicsRequest {
     bool ValidateOnly; /* v1+; default false */
 };
 
+/* One config of a created topic, as DescribeConfigs would list it. */
+struct kafka_CreatableTopicConfigs {
+    struct slice Name;
+    struct slice Value; /* nullable (null for a sensitive one) */
+    bool ReadOnly;
+    int8_t ConfigSource; /* default -1 */
+    bool IsSensitive;
+};
+
 struct kafka_CreatableTopicResult {
     struct slice Name;
     int16_t ErrorCode;
     struct slice ErrorMessage; /* v1+, nullable; default null */
+    struct kafka_uuid TopicId; /* v7+; default zero */
+    /* v5+: tagged field 0, written only when not 0; default 0. */
+    int16_t TopicConfigErrorCode;
+    int32_t NumPartitions;     /* v5+; default -1 */
+    int16_t ReplicationFactor; /* v5+; default -1 */
+    /* v5+, nullable; default empty. */
+    const struct kafka_CreatableTopicConfigs *Configs;
+    int32_t ConfigsCnt;
 };
 
 struct kafka_CreateTopicsResponse {
@@ -90,15 +116,27 @@ kafka_create_topics_response_decode(struct reader *r, int16_t version,
 
 /* --- DeleteTopics (20) --------------------------------------------------- */
 
+/* v4+ is flexible; v5 adds ErrorMessage to results; v6 names topics by
+ * Topics (a name or a TopicId) instead of TopicNames, and adds TopicId
+ * to results, whose Name may then be null. */
+struct kafka_DeleteTopicState {
+    struct slice Name;         /* nullable; null: by TopicId */
+    struct kafka_uuid TopicId; /* zero: by Name */
+};
+
 struct kafka_DeleteTopicsRequest {
-    const struct slice *TopicNames;
+    const struct slice *TopicNames; /* v0..5; empty in v6 */
     int32_t TopicNamesCnt;
     int32_t TimeoutMs;
+    const struct kafka_DeleteTopicState *Topics; /* v6+; empty before */
+    int32_t TopicsCnt;
 };
 
 struct kafka_DeletableTopicResult {
-    struct slice Name;
+    struct slice Name; /* nullable v6+ */
     int16_t ErrorCode;
+    struct slice ErrorMessage; /* v5+, nullable; default null */
+    struct kafka_uuid TopicId; /* v6+; default zero */
 };
 
 struct kafka_DeleteTopicsResponse {
@@ -124,7 +162,8 @@ kafka_delete_topics_response_decode(struct reader *r, int16_t version,
 
 /* DeleteRecords (21): common/kafka/kafka_codec_records.h, included above. */
 
-/* --- DescribeConfigs (32) ------------------------------------------------ */
+/* --- DescribeConfigs (32) ------------------------------------------------
+ * v4 is flexible and changes no field. */
 
 struct kafka_DescribeConfigsResource {
     int8_t ResourceType; /* 2 topic, 4 broker */
@@ -191,9 +230,13 @@ MUST_CHECK int kafka_describe_configs_response_decode(
 
 /* --- InitProducerId (22) ------------------------------------------------- */
 
+/* v2+ is flexible; v3 adds ProducerId and ProducerEpoch (a producer
+ * resuming after INVALID_PRODUCER_EPOCH); v4 and v5 change no field. */
 struct kafka_InitProducerIdRequest {
     struct slice TransactionalId; /* nullable; null for idempotence */
     int32_t TransactionTimeoutMs;
+    int64_t ProducerId;    /* v3+; default -1 */
+    int16_t ProducerEpoch; /* v3+; default -1 */
 };
 
 struct kafka_InitProducerIdResponse {

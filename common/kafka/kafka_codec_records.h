@@ -11,7 +11,8 @@
 #include "common/slice.h"
 #include "common/writer.h"
 
-/* v0 and v1 are the same bytes (v1 only changed throttling). */
+/* v0 and v1 are the same bytes (v1 only changed throttling); v2 is the
+ * same fields, flexible (KIP-482). */
 struct kafka_DeleteRecordsPartition {
     int32_t PartitionIndex;
     int64_t Offset; /* delete below this; -1: the high watermark */

@@ -32,6 +32,14 @@ bool meta_uuid_is_zero(const struct meta_uuid *u);
 /* 22-character URL-safe base64 without padding, as Kafka prints ids;
  * out must hold 23 bytes. */
 void meta_uuid_format(const struct meta_uuid *u, char out[23]);
+/* Makes 16 random bytes a version-4 UUID, as java.util.UUID.randomUUID()
+ * does for Kafka's Uuid.randomUuid(): version nibble 4, IETF variant. */
+void meta_uuid_set_v4(struct meta_uuid *u);
+/* Whether Kafka would hand u out as a topic id: Uuid.randomUuid() draws
+ * again for its reserved ids (zero, and (0, 1) for the metadata topic)
+ * and for an id whose base64 form starts with '-', which a command line
+ * would take for an option. */
+bool meta_uuid_ok_as_topic_id(const struct meta_uuid *u);
 
 struct meta_replica_set {
     int32_t n;

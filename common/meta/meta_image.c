@@ -54,6 +54,21 @@ void meta_uuid_format(const struct meta_uuid *u, char out[23])
     out[o] = '\0';
 }
 
+void meta_uuid_set_v4(struct meta_uuid *u)
+{
+    u->b[6] = (uint8_t)((u->b[6] & 0x0f) | 0x40); /* version 4 */
+    u->b[8] = (uint8_t)((u->b[8] & 0x3f) | 0x80); /* variant 10 */
+}
+
+bool meta_uuid_ok_as_topic_id(const struct meta_uuid *u)
+{
+    struct meta_uuid metadata_topic = {{0}};
+    metadata_topic.b[15] = 1;
+    /* base64 index 62 is '-': the first six bits 111110. */
+    return !meta_uuid_is_zero(u) && !meta_uuid_eq(u, &metadata_topic) &&
+           (u->b[0] >> 2) != 62;
+}
+
 bool meta_replica_set_contains(const struct meta_replica_set *s, int32_t id)
 {
     /* A set from a record may be out of bounds; never read past ids[]. */

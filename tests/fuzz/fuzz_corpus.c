@@ -62,7 +62,16 @@ static bool fuzz_corpus_write(const char *dir, const char *name,
  * nullable fields, one versus several entries, flags off versus on). */
 static const struct kafka_MetadataRequestTopic fuzz_corpus_md_topics[] = {
     {.Name = {(const uint8_t *)"orders", 6}},
-    {.Name = {(const uint8_t *)"payments", 8}},
+    {.Name = {(const uint8_t *)"payments", 8},
+     .TopicId = {{0x41, 2, 3, 4, 5, 6, 0x47, 8, 0x89, 10, 11, 12, 13, 14, 15,
+                  16}}},
+};
+/* DeleteTopics v6: one topic by name, one by id. */
+static const struct kafka_DeleteTopicState fuzz_corpus_dt[] = {
+    {.Name = {(const uint8_t *)"orders", 6}},
+    {.Name = {NULL, 0},
+     .TopicId = {{0x41, 2, 3, 4, 5, 6, 0x47, 8, 0x89, 10, 11, 12, 13, 14, 15,
+                  16}}},
 };
 static const struct kafka_PartitionProduceData fuzz_corpus_pd[] = {
     {.PartitionIndex = 0,
@@ -141,7 +150,8 @@ static int fuzz_corpus_encode_admin(struct writer *w, int16_t api_key,
     if (api_key == KAFKA_API_DELETE_TOPICS) {
         const struct kafka_DeleteTopicsRequest m = {
             .TopicNames = fuzz_corpus_names,
-            .TopicNamesCnt = variant == 0 ? 1 : 2, .TimeoutMs = 30000};
+            .TopicNamesCnt = variant == 0 ? 1 : 2, .TimeoutMs = 30000,
+            .Topics = fuzz_corpus_dt, .TopicsCnt = variant == 0 ? 1 : 2};
         return kafka_delete_topics_request_encode(w, version, &m);
     }
     if (api_key == KAFKA_API_DESCRIBE_CONFIGS) {
@@ -153,7 +163,9 @@ static int fuzz_corpus_encode_admin(struct writer *w, int16_t api_key,
     }
     const struct kafka_InitProducerIdRequest m = {
         .TransactionalId = variant == 0 ? slice_null() : S("tx-1"),
-        .TransactionTimeoutMs = variant == 0 ? -1 : 60000};
+        .TransactionTimeoutMs = variant == 0 ? -1 : 60000,
+        .ProducerId = variant == 0 ? -1 : 4000,
+        .ProducerEpoch = variant == 0 ? -1 : 2};
     return kafka_init_producer_id_request_encode(w, version, &m);
 }
 

@@ -89,7 +89,8 @@ check "topics list (Metadata)" topics_list
 
 topics_describe_text() {
     "${CAIRN[@]}" topics describe orders > "$OUT" || return 1
-    grep -Eq "^orders +3 +1 +retention.ms=3600000$" "$OUT" &&
+    grep -Eq "^orders +[A-Za-z0-9_-]{22} +3 +1 +retention.ms=3600000$" \
+        "$OUT" &&
         [ "$(grep -Ec '^orders +[0-2] +[1-3] +[1-3] +[1-3]$' "$OUT")" = 3 ]
 }
 check "topics describe shows partitions, leaders and set configs" \
@@ -101,6 +102,7 @@ topics_describe_json() {
 import json, sys
 t = json.load(open(sys.argv[1]))["topics"]
 ok = (len(t) == 1 and t[0]["name"] == "orders"
+      and len(t[0]["topic_id"]) == 22 and t[0]["topic_id"][0] != "-"
       and t[0]["configs"] == {"retention.ms": "3600000"}
       and sorted(p["partition"] for p in t[0]["partitions"]) == [0, 1, 2]
       and all(p["leader"] in p["replicas"] for p in t[0]["partitions"]))

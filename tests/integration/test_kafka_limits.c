@@ -398,7 +398,7 @@ Test(kafka_limits, calls_to_a_dead_quorum_back_off)
     uint64_t w0 = cluster_now_ms();
     struct kafka_client kc;
     cr_assert(kafka_wire_connect(&kc, c.brokers[0].port));
-    struct kafka_MetadataRequestTopic topic = {slice_from_str("spin")};
+    struct kafka_MetadataRequestTopic topic = {.Name = slice_from_str("spin")};
     struct kafka_MetadataRequest rq = {
         .Topics = &topic, .TopicsCnt = 1, .AllowAutoTopicCreation = true};
     struct writer body;

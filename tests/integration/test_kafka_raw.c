@@ -185,7 +185,7 @@ struct raw_metadata {
  * topics if NULL); the answer must decode. */
 static struct raw_metadata metadata(const char *topic)
 {
-    struct kafka_MetadataRequestTopic t = {slice_from_str(topic)};
+    struct kafka_MetadataRequestTopic t = {.Name = slice_from_str(topic)};
     struct kafka_MetadataRequest req = {
         .Topics = topic != NULL ? &t : NULL,
         .TopicsCnt = topic != NULL ? 1 : -1,
@@ -895,7 +895,7 @@ static int16_t create_topic_named(struct slice name)
  * allowed: that topic's error. */
 static int16_t metadata_named(struct slice name)
 {
-    struct kafka_MetadataRequestTopic t = {name};
+    struct kafka_MetadataRequestTopic t = {.Name = name};
     struct kafka_MetadataRequest req = {
         .Topics = &t, .TopicsCnt = 1, .AllowAutoTopicCreation = true};
     struct writer body;
@@ -972,7 +972,8 @@ static int metadata_auto(int n)
     cr_assert_leq(n, RAW_AUTO_TOPICS);
     for (int i = 0; i < n; i++) {
         snprintf(names[i], sizeof names[i], "auto-%d", i);
-        ts[i] = (struct kafka_MetadataRequestTopic){slice_from_str(names[i])};
+        ts[i] = (struct kafka_MetadataRequestTopic){
+            .Name = slice_from_str(names[i])};
     }
     struct kafka_MetadataRequest req = {
         .Topics = ts, .TopicsCnt = n, .AllowAutoTopicCreation = true};

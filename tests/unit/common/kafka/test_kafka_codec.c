@@ -141,7 +141,7 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_assert(kafka_codec_version_range(KAFKA_API_FETCH, &min, &max));
     cr_expect(min == 4 && max == 11);
     cr_assert(kafka_codec_version_range(KAFKA_API_METADATA, &min, &max));
-    cr_expect(min == 0 && max == 8);
+    cr_expect(min == 0 && max == 12);
     cr_assert(kafka_codec_version_range(KAFKA_API_API_VERSIONS, NULL, &max));
     cr_expect_eq(max, 3);
     cr_assert(kafka_codec_version_range(9 /* OffsetFetch */, &min, &max));
@@ -151,7 +151,7 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_assert(kafka_codec_version_range(2 /* ListOffsets */, &min, &max));
     cr_expect(min == 0 && max == 5);
     cr_assert(kafka_codec_version_range(21 /* DeleteRecords */, &min, &max));
-    cr_expect(min == 0 && max == 1);
+    cr_expect(min == 0 && max == 2);
     cr_expect_not(kafka_codec_version_range(24 /* AddPartitionsToTxn */,
                                             NULL, NULL));
 }
@@ -366,7 +366,8 @@ Test(kafka_codec, metadata_v0_empty_topics_means_all)
 Test(kafka_codec, metadata_v8_request_bytes)
 {
     static const struct kafka_MetadataRequestTopic topics[] = {
-        {{(const uint8_t *)"a", 1}}, {{(const uint8_t *)"bc", 2}}};
+        {{(const uint8_t *)"a", 1}, {{0}}},
+        {{(const uint8_t *)"bc", 2}, {{0}}}};
     struct kafka_MetadataRequest req = {
         .Topics = topics, .TopicsCnt = 2, .AllowAutoTopicCreation = false,
         .IncludeClusterAuthorizedOperations = true,
@@ -408,7 +409,7 @@ static struct kafka_MetadataResponse metadata_response(void)
     parts[0] = (struct kafka_MetadataResponsePartition){
         0, 0, 1, 7, replicas, 2, replicas, 1, NULL, 0};
     topics[0] = (struct kafka_MetadataResponseTopic){
-        0, slice_from_str("t"), false, parts, 1, INT32_MIN};
+        0, slice_from_str("t"), false, parts, 1, INT32_MIN, {{0}}};
     return (struct kafka_MetadataResponse){
         .ThrottleTimeMs = 5, .Brokers = brokers, .BrokersCnt = 1,
         .ClusterId = slice_from_str("c"), .ControllerId = 1,

@@ -31,6 +31,11 @@
 
 #define S(str) slice_from_str(str)
 
+/* A topic id with every byte set, so a field list off by one shows. */
+#define SAMPLE_UUID                                                    \
+    {{0x3f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x49, 0x78, 0x87, 0x96, 0xa5,   \
+      0xb4, 0xc3, 0xd2, 0xe1, 0xf0}}
+
 union any_msg {
     struct kafka_ApiVersionsRequest api_versions_req;
     struct kafka_ApiVersionsResponse api_versions_resp;
@@ -160,7 +165,8 @@ static void sample_api_versions_resp(union any_msg *m)
 static void sample_metadata_req(union any_msg *m)
 {
     static const struct kafka_MetadataRequestTopic topics[2] = {
-        {{(const uint8_t *)"orders", 6}}, {{(const uint8_t *)"", 0}}};
+        {{(const uint8_t *)"orders", 6}, SAMPLE_UUID},
+        {{(const uint8_t *)"", 0}, {{0}}}};
     m->metadata_req = (struct kafka_MetadataRequest){
         .Topics = topics, .TopicsCnt = 2, .AllowAutoTopicCreation = true,
         .IncludeClusterAuthorizedOperations = true,
@@ -182,9 +188,9 @@ static void sample_metadata_resp(union any_msg *m)
     parts[1] = (struct kafka_MetadataResponsePartition){
         5, 1, -1, -1, replicas, 1, NULL, 0, replicas + 2, 1};
     topics[0] = (struct kafka_MetadataResponseTopic){
-        0, S("orders"), false, parts, 2, 0x0ff8};
+        0, S("orders"), false, parts, 2, 0x0ff8, SAMPLE_UUID};
     topics[1] = (struct kafka_MetadataResponseTopic){
-        3, S("missing"), true, NULL, 0, INT32_MIN};
+        3, S("missing"), true, NULL, 0, INT32_MIN, {{0}}};
     m->metadata_resp = (struct kafka_MetadataResponse){
         .ThrottleTimeMs = 1, .Brokers = brokers, .BrokersCnt = 2,
         .ClusterId = S("cluster-x"), .ControllerId = 2, .Topics = topics,
@@ -314,11 +320,17 @@ static void sample_create_topics_req(union any_msg *m)
 
 static void sample_create_topics_resp(union any_msg *m)
 {
+    static struct kafka_CreatableTopicConfigs cs[2];
     static struct kafka_CreatableTopicResult topics[2];
+    cs[0] = (struct kafka_CreatableTopicConfigs){
+        S("cleanup.policy"), S("compact"), false, 1, false};
+    cs[1] = (struct kafka_CreatableTopicConfigs){
+        S("ssl.secret"), slice_null(), true, 5, true};
     topics[0] = (struct kafka_CreatableTopicResult){
-        S("orders"), 0, slice_null()};
+        S("orders"), 0, slice_null(), SAMPLE_UUID, 29, 3, 2, cs, 2};
     topics[1] = (struct kafka_CreatableTopicResult){
-        S("manual"), 36, S("Topic 'manual' already exists.")};
+        S("manual"), 36, S("Topic 'manual' already exists."), {{0}}, 0,
+        -1, -1, NULL, -1};
     m->create_topics_resp = (struct kafka_CreateTopicsResponse){
         .ThrottleTimeMs = 0, .Topics = topics, .TopicsCnt = 2};
 }
@@ -326,17 +338,23 @@ static void sample_create_topics_resp(union any_msg *m)
 static void sample_delete_topics_req(union any_msg *m)
 {
     static struct slice names[2];
+    static struct kafka_DeleteTopicState topics[2];
     names[0] = S("orders");
     names[1] = S("old");
+    topics[0] = (struct kafka_DeleteTopicState){S("orders"), {{0}}};
+    topics[1] = (struct kafka_DeleteTopicState){slice_null(), SAMPLE_UUID};
     m->delete_topics_req = (struct kafka_DeleteTopicsRequest){
-        .TopicNames = names, .TopicNamesCnt = 2, .TimeoutMs = 30000};
+        .TopicNames = names, .TopicNamesCnt = 2, .TimeoutMs = 30000,
+        .Topics = topics, .TopicsCnt = 2};
 }
 
 static void sample_delete_topics_resp(union any_msg *m)
 {
     static struct kafka_DeletableTopicResult res[2];
-    res[0] = (struct kafka_DeletableTopicResult){S("orders"), 0};
-    res[1] = (struct kafka_DeletableTopicResult){S("old"), 3};
+    res[0] = (struct kafka_DeletableTopicResult){
+        S("orders"), 0, slice_null(), SAMPLE_UUID};
+    res[1] = (struct kafka_DeletableTopicResult){
+        S("old"), 3, S("This server does not host this topic"), {{0}}};
     m->delete_topics_resp = (struct kafka_DeleteTopicsResponse){
         .ThrottleTimeMs = 2, .Responses = res, .ResponsesCnt = 2};
 }
@@ -400,7 +418,7 @@ static void sample_describe_configs_resp(union any_msg *m)
 static void sample_init_producer_id_req(union any_msg *m)
 {
     m->init_producer_id_req = (struct kafka_InitProducerIdRequest){
-        slice_null(), 60000};
+        slice_null(), 60000, 4000, 2};
 }
 
 static void sample_init_producer_id_resp(union any_msg *m)

@@ -911,6 +911,34 @@ Test(meta_apply, uuids_print_as_kafka_does)
     cr_assert_str_eq(out, "_____________________w");
 }
 
+Test(meta_apply, topic_ids_are_version_4_and_never_start_with_dash)
+{
+    struct meta_uuid u;
+    char out[23];
+
+    memset(&u, 0xff, sizeof u);
+    meta_uuid_set_v4(&u);
+    cr_assert_eq(u.b[6], 0x4f);
+    cr_assert_eq(u.b[8], 0xbf);
+    memset(&u, 0, sizeof u);
+    meta_uuid_set_v4(&u);
+    cr_assert_eq(u.b[6], 0x40);
+    cr_assert_eq(u.b[8], 0x80);
+    cr_assert(meta_uuid_ok_as_topic_id(&u));
+
+    memset(&u, 0, sizeof u);
+    cr_assert_not(meta_uuid_ok_as_topic_id(&u), "zero is reserved");
+    u.b[15] = 1;
+    cr_assert_not(meta_uuid_ok_as_topic_id(&u), "the metadata topic's");
+    u.b[15] = 2;
+    cr_assert(meta_uuid_ok_as_topic_id(&u));
+    for (unsigned first = 0; first < 256; first++) {
+        u.b[0] = (uint8_t)first;
+        meta_uuid_format(&u, out);
+        cr_assert_eq(meta_uuid_ok_as_topic_id(&u), out[0] != '-', "%s", out);
+    }
+}
+
 Test(meta_apply, replica_set_contains_stays_in_bounds)
 {
     struct meta_replica_set s = SET(4, 5);

@@ -1,0 +1,340 @@
+/* Topic ids over the Kafka wire, with real processes (three controllers,
+ * two brokers, tests/lib/cluster.h): CreateTopics v7 answers a new
+ * topic's id (a random version-4 UUID whose base64 form does not start
+ * with '-') with its settings; Metadata v12 gives the same id on every
+ * broker, by name and by id; an unknown id is UNKNOWN_TOPIC_ID (100) with
+ * a null name; an id before v12 is INVALID_REQUEST; DeleteTopics v6
+ * deletes by id, answers an unknown id with UNKNOWN_TOPIC_ID and refuses
+ * a name and an id together, as Kafka 3.8 does.
+ *
+ * Requests are built with the codec's encoders and sent with the test
+ * client (tests/lib/kafka_wire.h), which skips response header v1's
+ * tagged fields; every wait has a deadline. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/arena.h"
+#include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/meta/meta.h"
+#include "common/rc.h"
+#include "common/writer.h"
+#include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
+
+#define ADMIN_WAIT_MS 20000 /* for a broker to see a metadata change */
+#define ADMIN_BROKERS 2
+
+static struct cluster c;
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(kafka_admin, .fini = teardown, .timeout = 180);
+
+static void start(void)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, ADMIN_BROKERS);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+}
+
+/* One answer, decoded into an arena that lives until answer_done(). */
+struct answer {
+    uint8_t *bytes;
+    struct arena a;
+};
+
+static void answer_done(struct answer *ans)
+{
+    arena_free(&ans->a);
+    free(ans->bytes);
+}
+
+typedef int (*encode_fn)(struct writer *w, int16_t v, const void *req);
+typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
+                         void *out);
+
+/* req encoded at version v, sent to broker i on a new connection; the
+ * answer decoded into out. */
+static void call(int i, int16_t key, int16_t v, encode_fn enc,
+                 const void *req, decode_fn dec, void *out,
+                 struct answer *ans)
+{
+    struct writer body;
+    writer_init(&body, 1u << 20);
+    cr_assert_eq(enc(&body, v, req), RC_OK);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[i].port));
+    size_t len = 0;
+    ans->bytes = kafka_wire_roundtrip(&kc, key, v, &body, &len);
+    writer_free(&body);
+    cr_assert_not_null(ans->bytes, "no answer to api key %d v%d: %s", key,
+                       v, kc.error);
+    kafka_client_close(&kc);
+    arena_init(&ans->a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, ans->bytes, len);
+    cr_assert_eq(dec(&r, v, &ans->a, out), RC_OK,
+                 "answer to api key %d v%d does not decode", key, v);
+}
+
+static int enc_metadata(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_metadata_request_encode(w, v, req);
+}
+
+static int dec_metadata(struct reader *r, int16_t v, struct arena *a,
+                        void *out)
+{
+    return kafka_metadata_response_decode(r, v, a, out);
+}
+
+static int enc_create(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_create_topics_request_encode(w, v, req);
+}
+
+static int dec_create(struct reader *r, int16_t v, struct arena *a,
+                      void *out)
+{
+    return kafka_create_topics_response_decode(r, v, a, out);
+}
+
+static int enc_delete(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_delete_topics_request_encode(w, v, req);
+}
+
+static int dec_delete(struct reader *r, int16_t v, struct arena *a,
+                      void *out)
+{
+    return kafka_delete_topics_response_decode(r, v, a, out);
+}
+
+static bool uuid_is_zero(const struct kafka_uuid *u)
+{
+    static const struct kafka_uuid zero;
+    return memcmp(u->bytes, zero.bytes, sizeof zero.bytes) == 0;
+}
+
+/* Metadata at v of one topic, by name (id zero) or by id (name null), on
+ * broker i: the topic's entry copied out (scalars and id only). */
+static struct kafka_MetadataResponseTopic
+metadata_one(int i, int16_t v, struct slice name, struct kafka_uuid id,
+             char name_out[256])
+{
+    struct kafka_MetadataRequestTopic t = {.Name = name, .TopicId = id};
+    struct kafka_MetadataRequest rq = {
+        .Topics = &t, .TopicsCnt = 1, .AllowAutoTopicCreation = false};
+    struct kafka_MetadataResponse resp;
+    struct answer ans;
+    call(i, KAFKA_API_METADATA, v, enc_metadata, &rq, dec_metadata, &resp,
+         &ans);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    struct kafka_MetadataResponseTopic out = resp.Topics[0];
+    name_out[0] = '\0';
+    if (!slice_is_null(out.Name)) {
+        cr_assert_lt(out.Name.len, 256);
+        memcpy(name_out, out.Name.ptr, out.Name.len);
+        name_out[out.Name.len] = '\0';
+    }
+    out.Name = slice_is_null(out.Name) ? slice_null()
+                                       : slice_from_str(name_out);
+    out.Partitions = NULL;
+    answer_done(&ans);
+    return out;
+}
+
+/* Between the polls of a wait bounded by its deadline. */
+static void poll_pause(void)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits until broker i answers Metadata v12 for name with no error; its
+ * entry then. */
+static struct kafka_MetadataResponseTopic
+wait_topic(int i, const char *name, char name_out[256])
+{
+    uint64_t deadline = cluster_now_ms() + ADMIN_WAIT_MS;
+    struct kafka_uuid zero = {{0}};
+    for (;;) {
+        struct kafka_MetadataResponseTopic t =
+            metadata_one(i, 12, slice_from_str(name), zero, name_out);
+        if (t.ErrorCode == KAFKA_ERROR_NONE && t.PartitionsCnt > 0) {
+            return t;
+        }
+        cr_assert_lt(cluster_now_ms(), deadline,
+                     "broker %d never saw topic %s (error %d)", i, name,
+                     t.ErrorCode);
+        poll_pause();
+    }
+}
+
+/* CreateTopics v7 of one topic on broker 0; its result. */
+static struct kafka_CreatableTopicResult create_v7(const char *name,
+                                                   int32_t partitions,
+                                                   int16_t rf)
+{
+    struct kafka_CreatableTopic t = {.Name = slice_from_str(name),
+                                     .NumPartitions = partitions,
+                                     .ReplicationFactor = rf};
+    struct kafka_CreateTopicsRequest rq = {.Topics = &t, .TopicsCnt = 1,
+                                           .TimeoutMs = 10000};
+    struct kafka_CreateTopicsResponse resp;
+    struct answer ans;
+    call(0, KAFKA_API_CREATE_TOPICS, 7, enc_create, &rq, dec_create, &resp,
+         &ans);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    struct kafka_CreatableTopicResult r = resp.Topics[0];
+    cr_assert_eq(r.ErrorCode, KAFKA_ERROR_NONE, "create %s: %d", name,
+                 r.ErrorCode);
+    bool has_cleanup = false;
+    for (int32_t k = 0; k < r.ConfigsCnt; k++) {
+        has_cleanup = has_cleanup ||
+                      (slice_eq_str(r.Configs[k].Name, "cleanup.policy") &&
+                       slice_eq_str(r.Configs[k].Value, "delete") &&
+                       r.Configs[k].ConfigSource == 5 /* DEFAULT_CONFIG */);
+    }
+    cr_expect(has_cleanup, "v5+ lists the topic's configs");
+    r.Name = slice_null();
+    r.Configs = NULL;
+    r.ErrorMessage = slice_null();
+    answer_done(&ans);
+    return r;
+}
+
+Test(kafka_admin, topic_ids_agree_between_create_topics_and_every_broker)
+{
+    start();
+    struct kafka_CreatableTopicResult cr = create_v7("ids", 3, 2);
+    cr_assert_not(uuid_is_zero(&cr.TopicId), "v7 answers the topic id");
+    cr_expect_eq(cr.NumPartitions, 3);
+    cr_expect_eq(cr.ReplicationFactor, 2);
+    cr_expect_eq(cr.TopicConfigErrorCode, 0);
+    cr_expect_eq(cr.TopicId.bytes[6] >> 4, 4, "a version-4 UUID");
+    cr_expect_eq(cr.TopicId.bytes[8] >> 6, 2, "IETF variant");
+    struct meta_uuid mid;
+    memcpy(mid.b, cr.TopicId.bytes, sizeof mid.b);
+    char b64[23];
+    meta_uuid_format(&mid, b64);
+    cr_expect_neq(b64[0], '-', "%s", b64);
+
+    char name[256];
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        struct kafka_MetadataResponseTopic t = wait_topic(i, "ids", name);
+        cr_expect_arr_eq(t.TopicId.bytes, cr.TopicId.bytes, 16,
+                         "broker %d: id by name", i);
+        t = metadata_one(i, 12, slice_null(), cr.TopicId, name);
+        cr_expect_eq(t.ErrorCode, KAFKA_ERROR_NONE, "broker %d", i);
+        cr_expect_str_eq(name, "ids", "broker %d: name by id", i);
+        cr_expect_eq(t.PartitionsCnt, 3);
+        cr_expect_arr_eq(t.TopicId.bytes, cr.TopicId.bytes, 16);
+    }
+
+    /* An id no topic has: UNKNOWN_TOPIC_ID, a null name, the id echoed. */
+    struct kafka_uuid unknown = cr.TopicId;
+    unknown.bytes[15] ^= 0x5a;
+    struct kafka_MetadataResponseTopic t =
+        metadata_one(1, 12, slice_null(), unknown, name);
+    cr_expect_eq(t.ErrorCode, 100);
+    cr_expect(slice_is_null(t.Name));
+    cr_expect_arr_eq(t.TopicId.bytes, unknown.bytes, 16);
+    cr_expect_eq(t.PartitionsCnt, 0);
+
+    /* Before v12 Kafka serves no id: INVALID_REQUEST, the name as "". */
+    t = metadata_one(0, 11, slice_null(), cr.TopicId, name);
+    cr_expect_eq(t.ErrorCode, KAFKA_ERROR_INVALID_REQUEST);
+    cr_expect_str_eq(name, "");
+
+    /* v10 by name still answers the id. */
+    struct kafka_uuid zero = {{0}};
+    t = metadata_one(0, 10, slice_from_str("ids"), zero, name);
+    cr_expect_eq(t.ErrorCode, KAFKA_ERROR_NONE);
+    cr_expect_arr_eq(t.TopicId.bytes, cr.TopicId.bytes, 16);
+}
+
+/* DeleteTopics v6 of the given entries on broker i; the results copied
+ * (scalars, ids, and the names into names[k]). */
+static void delete_v6(int i, const struct kafka_DeleteTopicState *ts,
+                      int32_t n, struct kafka_DeletableTopicResult *out,
+                      char names[][256])
+{
+    struct kafka_DeleteTopicsRequest rq = {.TimeoutMs = 10000, .Topics = ts,
+                                           .TopicsCnt = n};
+    struct kafka_DeleteTopicsResponse resp;
+    struct answer ans;
+    call(i, KAFKA_API_DELETE_TOPICS, 6, enc_delete, &rq, dec_delete, &resp,
+         &ans);
+    cr_assert_eq(resp.ResponsesCnt, n);
+    for (int32_t k = 0; k < n; k++) {
+        out[k] = resp.Responses[k];
+        names[k][0] = '\0';
+        if (!slice_is_null(out[k].Name)) {
+            memcpy(names[k], out[k].Name.ptr, out[k].Name.len);
+            names[k][out[k].Name.len] = '\0';
+            out[k].Name = slice_from_str(names[k]);
+        }
+        out[k].ErrorMessage = slice_null();
+    }
+    answer_done(&ans);
+}
+
+Test(kafka_admin, delete_topics_v6_by_topic_id)
+{
+    start();
+    struct kafka_CreatableTopicResult cr = create_v7("doomed", 1, 2);
+    char name[256];
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        (void)wait_topic(i, "doomed", name);
+    }
+    struct kafka_uuid unknown = cr.TopicId;
+    unknown.bytes[0] ^= 0x01;
+    struct kafka_DeleteTopicState ts[] = {
+        {.Name = slice_null(), .TopicId = cr.TopicId},
+        {.Name = slice_null(), .TopicId = unknown},
+        {.Name = slice_from_str("doomed"), .TopicId = cr.TopicId},
+        {.Name = slice_null()},
+    };
+    struct kafka_DeletableTopicResult res[4];
+    char names[4][256];
+    delete_v6(1, ts, 4, res, names);
+    cr_expect_eq(res[0].ErrorCode, KAFKA_ERROR_NONE);
+    cr_expect_str_eq(names[0], "doomed", "the id's name is answered");
+    cr_expect_arr_eq(res[0].TopicId.bytes, cr.TopicId.bytes, 16);
+    cr_expect_eq(res[1].ErrorCode, 100);
+    cr_expect(slice_is_null(res[1].Name));
+    cr_expect_arr_eq(res[1].TopicId.bytes, unknown.bytes, 16);
+    cr_expect_eq(res[2].ErrorCode, KAFKA_ERROR_INVALID_REQUEST,
+                 "a name and an id together");
+    cr_expect_eq(res[3].ErrorCode, KAFKA_ERROR_INVALID_REQUEST,
+                 "neither a name nor an id");
+
+    /* Gone on every broker: by id UNKNOWN_TOPIC_ID, by name unknown. */
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        uint64_t deadline = cluster_now_ms() + ADMIN_WAIT_MS;
+        struct kafka_MetadataResponseTopic t;
+        do {
+            t = metadata_one(i, 12, slice_null(), cr.TopicId, name);
+            cr_assert_lt(cluster_now_ms(), deadline,
+                         "broker %d still lists the topic", i);
+            if (t.ErrorCode != 100) {
+                poll_pause();
+            }
+        } while (t.ErrorCode != 100);
+        struct kafka_uuid zero = {{0}};
+        t = metadata_one(i, 12, slice_from_str("doomed"), zero, name);
+        cr_expect_eq(t.ErrorCode, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+        cr_expect(uuid_is_zero(&t.TopicId));
+    }
+}
