@@ -1129,7 +1129,7 @@ Test(kafka_raw, old_offset_commits_read_back_with_offset_fetch_v0)
     cr_assert_eq(cluster_create_topic(&c, topic, 1, 1), KAFKA_ERROR_NONE);
     cr_assert(metadata_until(topic, RAW_METADATA_WAIT_MS));
     /* FindCoordinator v0 makes the offsets topic. */
-    struct kafka_FindCoordinatorRequest fc = {slice_from_str("g0"), 0};
+    struct kafka_FindCoordinatorRequest fc = {.Key = slice_from_str("g0")};
     struct writer body;
     writer_init(&body, 256);
     cr_assert_eq(kafka_find_coordinator_request_encode(&body, 0, &fc),
