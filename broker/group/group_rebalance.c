@@ -304,13 +304,18 @@ void group__why(struct group *g, const char *what, struct slice member)
              (size_t)n < member.len ? "..." : "", what);
 }
 
+/* A client's reason cut to GROUP__REASON_SHOWN bytes: with a cut member
+ * id it still fits GROUP_WHY_BYTES. */
+#define GROUP__REASON_SHOWN 64
+
 void group__why_reason(struct group *g, struct slice reason)
 {
     if (slice_is_null(reason) || reason.len == 0) {
         return;
     }
     size_t at = strlen(g->why);
-    int n = reason.len > GROUP__ID_SHOWN ? GROUP__ID_SHOWN : (int)reason.len;
+    int n = reason.len > GROUP__REASON_SHOWN ? GROUP__REASON_SHOWN
+                                             : (int)reason.len;
     snprintf(g->why + at, sizeof g->why - at, "; client reason: %.*s%s", n,
              (const char *)reason.ptr,
              (size_t)n < reason.len ? "..." : "");
