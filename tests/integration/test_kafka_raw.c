@@ -1145,7 +1145,8 @@ Test(kafka_raw, old_offset_commits_read_back_with_offset_fetch_v0)
     assert_broker_serves("old offset commits");
 }
 
-/* --- Batched group lookups: FindCoordinator v4, OffsetFetch v8 ------------ */
+/* --- Group APIs at their newest versions: FindCoordinator v4, OffsetFetch
+ * v8 and v9 (batches), ListGroups v5 (filters), SyncGroup v5 --------------- */
 
 /* FindCoordinator v4 (KIP-699) for two group keys on one connection: the
  * answers, in request order. Every key is answered by this one broker,
@@ -1245,6 +1246,72 @@ static void fetch_two_groups(int16_t v, const char *topic)
     free(bytes);
 }
 
+/* ListGroups v5 with the given filters (NULL: none): how many groups of
+ * the two batch-* groups are listed; each must be Empty and classic. */
+static int listed_batch_groups(const char *state, const char *type)
+{
+    struct slice states[1] = {slice_from_str(state != NULL ? state : "")};
+    struct slice types[1] = {slice_from_str(type != NULL ? type : "")};
+    struct kafka_ListGroupsRequest req = {
+        .StatesFilter = states, .StatesFilterCnt = state != NULL ? 1 : 0,
+        .TypesFilter = types, .TypesFilterCnt = type != NULL ? 1 : 0};
+    struct writer body;
+    writer_init(&body, 256);
+    cr_assert_eq(kafka_list_groups_request_encode(&body, 5, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_LIST_GROUPS, 5, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ListGroupsResponse resp;
+    cr_assert_eq(kafka_list_groups_response_decode(&r, 5, &a, &resp), RC_OK);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
+    int n = 0;
+    for (int32_t i = 0; i < resp.GroupsCnt; i++) {
+        const struct kafka_ListedGroup *g = &resp.Groups[i];
+        if (!slice_eq(g->GroupId, slice_from_str("batch-a")) &&
+            !slice_eq(g->GroupId, slice_from_str("batch-b"))) {
+            continue;
+        }
+        cr_assert(slice_eq(g->GroupState, slice_from_str("Empty")));
+        cr_assert(slice_eq(g->GroupType, slice_from_str("classic")));
+        cr_assert(slice_eq(g->ProtocolType, slice_from_str("")));
+        n++;
+    }
+    arena_free(&a);
+    free(bytes);
+    return n;
+}
+
+/* SyncGroup v5 of member m-1 at generation 1 of group with the given
+ * protocol type and name (NULL: null): the answer's error. */
+static int16_t sync_v5(const char *group, const char *type, const char *name)
+{
+    struct kafka_SyncGroupRequest req = {
+        .GroupId = slice_from_str(group), .GenerationId = 1,
+        .MemberId = slice_from_str("m-1"), .GroupInstanceId = slice_null(),
+        .ProtocolType = type != NULL ? slice_from_str(type) : slice_null(),
+        .ProtocolName = name != NULL ? slice_from_str(name) : slice_null()};
+    struct writer body;
+    writer_init(&body, 256);
+    cr_assert_eq(kafka_sync_group_request_encode(&body, 5, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_SYNC_GROUP, 5, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_SyncGroupResponse resp;
+    cr_assert_eq(kafka_sync_group_response_decode(&r, 5, &a, &resp), RC_OK);
+    cr_assert(slice_is_null(resp.ProtocolType));
+    cr_assert(slice_is_null(resp.ProtocolName));
+    int16_t err = resp.ErrorCode;
+    arena_free(&a);
+    free(bytes);
+    return err;
+}
+
 Test(kafka_raw, find_coordinator_v4_and_offset_fetch_v8_batch_groups)
 {
     const char *topic = "batch-commits";
@@ -1261,5 +1328,20 @@ Test(kafka_raw, find_coordinator_v4_and_offset_fetch_v8_batch_groups)
     commit_when_ready(9, "batch-b", topic, 47);
     fetch_two_groups(8, topic);
     fetch_two_groups(9, topic);
+    /* ListGroups v5: states match in any case, types too; Cairn's groups
+     * are all classic. */
+    cr_assert_eq(listed_batch_groups(NULL, NULL), 2);
+    cr_assert_eq(listed_batch_groups("EMPTY", "Classic"), 2);
+    cr_assert_eq(listed_batch_groups("Stable", NULL), 0);
+    cr_assert_eq(listed_batch_groups(NULL, "consumer"), 0);
+    /* SyncGroup v5 must name the protocol type and name (Kafka's
+     * INCONSISTENT_GROUP_PROTOCOL otherwise); named, an unknown member of
+     * the Empty group is UNKNOWN_MEMBER_ID. */
+    cr_assert_eq(sync_v5("batch-a", NULL, "range"),
+                 KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+    cr_assert_eq(sync_v5("batch-a", "consumer", NULL),
+                 KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+    cr_assert_eq(sync_v5("batch-a", "consumer", "range"),
+                 KAFKA_ERROR_UNKNOWN_MEMBER_ID);
     assert_broker_serves("batched group lookups");
 }
