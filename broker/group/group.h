@@ -349,6 +349,7 @@ struct group_join_request {
     int32_t session_timeout_ms;
     int32_t rebalance_timeout_ms;   /* v0: pass the session timeout */
     bool require_known_member_id;   /* JoinGroup v4+ (KIP-394) */
+    struct slice reason; /* v8+ (KIP-800), null: none; for the event */
 };
 
 /* RC_OK: the request is taken and io->join_done will be called exactly
@@ -391,6 +392,7 @@ int16_t group_heartbeat(struct groups *gs, struct slice group_id,
 struct group_leave_member {
     struct slice member_id;         /* "" with an instance id: by instance */
     struct slice group_instance_id;
+    struct slice reason; /* v5+ (KIP-800), null: none; for the event */
     int16_t error_code;             /* out */
 };
 

@@ -75,6 +75,8 @@ void group__owned_free(struct slice *s);
 /* Sets the cause the group's next state-change event gives:
  * "member ID WHAT". */
 void group__why(struct group *g, const char *what, struct slice member);
+/* Appends the client's reason (KIP-800), if any, to g->why. */
+void group__why_reason(struct group *g, struct slice reason);
 void group__name_set(struct slice *dst, uint8_t *buf, struct slice src);
 int64_t group__max64(int64_t a, int64_t b);
 int group__reserve(void **v, size_t *cap, size_t want, size_t size);

@@ -304,6 +304,23 @@ void group__why(struct group *g, const char *what, struct slice member)
              (size_t)n < member.len ? "..." : "", what);
 }
 
+/* A client's reason cut to GROUP__REASON_SHOWN bytes: with a cut member
+ * id it still fits GROUP_WHY_BYTES. */
+#define GROUP__REASON_SHOWN 64
+
+void group__why_reason(struct group *g, struct slice reason)
+{
+    if (slice_is_null(reason) || reason.len == 0) {
+        return;
+    }
+    size_t at = strlen(g->why);
+    int n = reason.len > GROUP__REASON_SHOWN ? GROUP__REASON_SHOWN
+                                             : (int)reason.len;
+    snprintf(g->why + at, sizeof g->why - at, "; client reason: %.*s%s", n,
+             (const char *)reason.ptr,
+             (size_t)n < reason.len ? "..." : "");
+}
+
 /* The event of entering state to, with what caused it. */
 static void tell(struct groups *gs, const struct group *g,
                  enum group_state to)
@@ -692,6 +709,7 @@ static int add_member_and_rebalance(struct groups *gs, struct group *g,
     group__member_reschedule(g, m, now_ms,
                              gs->config.new_member_join_timeout_ms);
     group__why(g, "joined", m->member_id);
+    group__why_reason(g, r->reason);
     maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);
     return RC_OK;
 }
@@ -726,6 +744,7 @@ static int update_member_and_rebalance(struct groups *gs, struct group *g,
                             m->member_id); /* superseded */
     member_take_join(g, m, req, r, p);
     group__why(g, "rejoined", m->member_id);
+    group__why_reason(g, r->reason);
     maybe_prepare_rebalance_or_complete_join(gs, g, now_ms);
     return RC_OK;
 }
@@ -1192,6 +1211,7 @@ int16_t group_leave(struct groups *gs, struct slice group_id,
         group__why(g, n == 1 ? "left (LeaveGroup)"
                              : "and others left (LeaveGroup)",
                    members[0].member_id);
+        group__why_reason(g, members[0].reason);
     }
     for (size_t i = 0; i < n; i++) {
         any |= leave_one(gs, g, &members[i]);

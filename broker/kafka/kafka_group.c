@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "broker/group/group_store.h"
 #include "common/kafka/kafka_codec.h"
@@ -60,6 +61,40 @@ static int enc_find(struct writer *w, int16_t v, const void *r)
     return kafka_find_coordinator_response_encode(w, v, r);
 }
 
+/* The coordinator of one key: the leader of its __consumer_offsets
+ * partition, else COORDINATOR_NOT_AVAILABLE with node -1, host "", port
+ * -1 (and why, in ErrorMessage). Transactions (KeyType 1) have none. */
+static struct kafka_Coordinator find_one(struct broker *b, struct slice key,
+                                         int8_t key_type)
+{
+    struct kafka_Coordinator c = {
+        .Key = key, .NodeId = -1, .Host = slice_from_str(""), .Port = -1,
+        .ErrorCode = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE,
+        .ErrorMessage = slice_null()};
+    const struct meta_image *img = membership_image(b->membership);
+    int32_t n = coordinator_partitions(coord(b));
+    if (key_type != 0) {
+        c.ErrorMessage = slice_from_str("transactions are not supported");
+    } else if (n == 0) {
+        coordinator_ensure_topic(coord(b));
+        c.ErrorMessage = slice_from_str("creating " GROUP_STORE_TOPIC);
+    } else {
+        const struct meta_topic *t = meta_image_topic(img, GROUP_STORE_TOPIC);
+        int32_t id = group_store_partition_for(key.ptr, key.len, n);
+        const struct meta_broker *leader =
+            meta_image_broker(img, t->partitions[id].leader);
+        if (leader != NULL && !leader->fenced) {
+            c.ErrorCode = KAFKA_ERROR_NONE;
+            c.NodeId = leader->id;
+            c.Host = slice_from_str(leader->host);
+            c.Port = leader->port;
+        }
+    }
+    return c;
+}
+
+/* v0..3 answer the one Key; v4+ (KIP-699) each of CoordinatorKeys, in
+ * order, as Kafka's handleFindCoordinatorRequestV4AndAbove. */
 void kafka_handle_find_coordinator(struct broker *b, struct kafka_request *req)
 {
     struct arena a;
@@ -73,27 +108,27 @@ void kafka_handle_find_coordinator(struct broker *b, struct kafka_request *req)
         return;
     }
     struct kafka_FindCoordinatorResponse resp = {
-        .ErrorCode = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE,
-        .ErrorMessage = slice_null(), .NodeId = -1,
-        .Host = slice_from_str(""), .Port = -1};
-    const struct meta_image *img = membership_image(b->membership);
-    int32_t n = coordinator_partitions(coord(b));
-    if (rq.KeyType != 0) {
-        resp.ErrorMessage = slice_from_str("transactions are not supported");
-    } else if (n == 0) {
-        coordinator_ensure_topic(coord(b));
-        resp.ErrorMessage = slice_from_str("creating " GROUP_STORE_TOPIC);
+        .ErrorMessage = slice_null(), .Host = slice_from_str("")};
+    if (req->api_version <= 3) {
+        struct kafka_Coordinator c = find_one(b, rq.Key, rq.KeyType);
+        resp.ErrorCode = c.ErrorCode;
+        resp.ErrorMessage = c.ErrorMessage;
+        resp.NodeId = c.NodeId;
+        resp.Host = c.Host;
+        resp.Port = c.Port;
     } else {
-        const struct meta_topic *t = meta_image_topic(img, GROUP_STORE_TOPIC);
-        int32_t id = group_store_partition_for(rq.Key.ptr, rq.Key.len, n);
-        const struct meta_broker *leader =
-            meta_image_broker(img, t->partitions[id].leader);
-        if (leader != NULL && !leader->fenced) {
-            resp.ErrorCode = KAFKA_ERROR_NONE;
-            resp.NodeId = leader->id;
-            resp.Host = slice_from_str(leader->host);
-            resp.Port = leader->port;
+        struct kafka_Coordinator *cs = NULL;
+        if (arena_alloc(&a, (size_t)rq.CoordinatorKeysCnt, sizeof *cs,
+                        (void **)&cs) != RC_OK) {
+            kafka_close_conn(req, "out of memory");
+            arena_free(&a);
+            return;
         }
+        for (int32_t i = 0; i < rq.CoordinatorKeysCnt; i++) {
+            cs[i] = find_one(b, rq.CoordinatorKeys[i], rq.KeyType);
+        }
+        resp.Coordinators = cs;
+        resp.CoordinatorsCnt = rq.CoordinatorKeysCnt;
     }
     kafka_send(req, enc_find, &resp);
     arena_free(&a);
@@ -109,9 +144,11 @@ static int enc_join(struct writer *w, int16_t v, const void *r)
 static void answer_join(struct kafka_request *req, int16_t error,
                         struct slice member_id)
 {
+    /* Protocol type and name null: v0..6 write the name "". */
     struct kafka_JoinGroupResponse resp = {
         .ErrorCode = error, .GenerationId = -1,
-        .ProtocolName = slice_from_str(""), .Leader = slice_from_str(""),
+        .ProtocolType = slice_null(), .ProtocolName = slice_null(),
+        .Leader = slice_from_str(""),
         .MemberId = member_id.ptr != NULL ? member_id : slice_from_str("")};
     kafka_send(req, enc_join, &resp);
 }
@@ -136,11 +173,14 @@ void kafka_group_join_done(struct group_io *io, void *arg,
                 .Metadata = res->members[i].metadata};
         }
     }
+    /* SkipAssignment stays false in v9: a static leader that comes back
+     * to a Stable group is told the old leader id, as before v9, and
+     * syncs as a follower. */
     struct kafka_JoinGroupResponse resp = {
         .ErrorCode = res->error_code,
         .GenerationId = res->generation_id,
-        .ProtocolName = res->protocol_name.ptr != NULL
-                            ? res->protocol_name : slice_from_str(""),
+        .ProtocolType = res->protocol_type,
+        .ProtocolName = res->protocol_name,
         .Leader = res->leader.ptr != NULL ? res->leader : slice_from_str(""),
         .MemberId = res->member_id.ptr != NULL ? res->member_id
                                                : slice_from_str(""),
@@ -195,6 +235,7 @@ void kafka_handle_join_group(struct broker *b, struct kafka_request *req)
         .client_software = slice_from_str(software),
         .protocol_type = rq.ProtocolType, .protocols = ps,
         .n_protocols = (size_t)rq.ProtocolsCnt,
+        .reason = rq.Reason,
         .session_timeout_ms = rq.SessionTimeoutMs,
         .rebalance_timeout_ms = req->api_version == 0 ||
                                         rq.RebalanceTimeoutMs < 0
@@ -214,21 +255,31 @@ static int enc_sync(struct writer *w, int16_t v, const void *r)
     return kafka_sync_group_response_encode(w, v, r);
 }
 
-static void answer_sync(struct kafka_request *req, int16_t error,
-                        struct slice assignment)
+static void answer_sync(struct kafka_request *req,
+                        const struct group_sync_result *res)
 {
     struct kafka_SyncGroupResponse resp = {
-        .ErrorCode = error,
-        .Assignment = assignment.ptr != NULL ? assignment
-                                             : slice_from_str("")};
+        .ErrorCode = res->error_code,
+        .ProtocolType = res->protocol_type,
+        .ProtocolName = res->protocol_name,
+        .Assignment = res->assignment.ptr != NULL ? res->assignment
+                                                  : slice_from_str("")};
     kafka_send(req, enc_sync, &resp);
+}
+
+static void answer_sync_error(struct kafka_request *req, int16_t error)
+{
+    struct group_sync_result res = {
+        .error_code = error, .protocol_type = slice_null(),
+        .protocol_name = slice_null(), .assignment = slice_null()};
+    answer_sync(req, &res);
 }
 
 void kafka_group_sync_done(struct group_io *io, void *arg,
                            const struct group_sync_result *res)
 {
     (void)io;
-    answer_sync(arg, res->error_code, res->assignment);
+    answer_sync(arg, res);
 }
 
 void kafka_handle_sync_group(struct broker *b, struct kafka_request *req)
@@ -243,7 +294,13 @@ void kafka_handle_sync_group(struct broker *b, struct kafka_request *req)
         arena_free(&a);
         return;
     }
-    int16_t err = coordinator_route(coord(b), rq.GroupId);
+    /* v5+ must name the protocol type and name (Kafka's
+     * areMandatoryProtocolTypeAndNamePresent); the core then checks them
+     * against the group's. */
+    int16_t err = req->api_version >= 5 && (slice_is_null(rq.ProtocolType) ||
+                                            slice_is_null(rq.ProtocolName))
+                      ? KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL
+                      : coordinator_route(coord(b), rq.GroupId);
     struct group_assignment *as = NULL;
     if (err == KAFKA_ERROR_NONE && rq.AssignmentsCnt > 0 &&
         arena_alloc(&a, (size_t)rq.AssignmentsCnt, sizeof *as,
@@ -251,7 +308,7 @@ void kafka_handle_sync_group(struct broker *b, struct kafka_request *req)
         err = KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE;
     }
     if (err != KAFKA_ERROR_NONE) {
-        answer_sync(req, err, slice_null());
+        answer_sync_error(req, err);
         arena_free(&a);
         return;
     }
@@ -263,13 +320,13 @@ void kafka_handle_sync_group(struct broker *b, struct kafka_request *req)
     struct group_sync_request sr = {
         .group_id = rq.GroupId, .generation_id = rq.GenerationId,
         .member_id = rq.MemberId, .group_instance_id = rq.GroupInstanceId,
-        .protocol_type = slice_null(), .protocol_name = slice_null(),
+        .protocol_type = rq.ProtocolType, .protocol_name = rq.ProtocolName,
         .assignments = as,
         .n_assignments = rq.AssignmentsCnt > 0 ? (size_t)rq.AssignmentsCnt
                                                : 0};
     int64_t now = now_ms(b);
     if (group_sync(&coord(b)->groups, req, &sr, now) != RC_OK) {
-        answer_sync(req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE, slice_null());
+        answer_sync_error(req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
     }
     arena_free(&a);
     group_tick(&coord(b)->groups, now);
@@ -341,10 +398,12 @@ void kafka_handle_leave_group(struct broker *b, struct kafka_request *req)
             ms[i] = v3 ? (struct group_leave_member){
                              .member_id = rq.Members[i].MemberId,
                              .group_instance_id =
-                                 rq.Members[i].GroupInstanceId}
+                                 rq.Members[i].GroupInstanceId,
+                             .reason = rq.Members[i].Reason}
                        : (struct group_leave_member){
                              .member_id = rq.MemberId,
-                             .group_instance_id = slice_null()};
+                             .group_instance_id = slice_null(),
+                             .reason = slice_null()};
         }
         resp.ErrorCode = group_leave(&coord(b)->groups, rq.GroupId, ms, n,
                                      now);
@@ -533,6 +592,76 @@ static int fetch_all(const struct group *g, struct arena *a,
     return rv;
 }
 
+/* The offsets of one group for topics (null: every committed one), and
+ * the group's error: routing (NOT_COORDINATOR, ...) as each partition's
+ * error too, as Kafka's v0..1 need it. */
+static int fetch_group(struct broker *b, struct arena *a, struct slice group_id,
+                       const struct kafka_OffsetFetchRequestTopic *topics,
+                       int32_t n_topics, int16_t *error,
+                       struct kafka_OffsetFetchResponse *out)
+{
+    int16_t err = coordinator_route(coord(b), group_id);
+    *error = err;
+    out->Topics = NULL;
+    out->TopicsCnt = 0;
+    if (n_topics < 0) {
+        return err == KAFKA_ERROR_NONE
+                   ? fetch_all(group_find(&coord(b)->groups, group_id), a,
+                               out)
+                   : RC_OK;
+    }
+    struct kafka_OffsetFetchResponseTopic *ts = NULL;
+    int rv = arena_alloc(a, (size_t)n_topics, sizeof *ts, (void **)&ts);
+    for (int32_t i = 0; rv == RC_OK && i < n_topics; i++) {
+        const struct kafka_OffsetFetchRequestTopic *t = &topics[i];
+        struct kafka_OffsetFetchResponsePartition *ps = NULL;
+        rv = arena_alloc(a, (size_t)t->PartitionIndexesCnt, sizeof *ps,
+                         (void **)&ps);
+        for (int32_t k = 0; rv == RC_OK && k < t->PartitionIndexesCnt; k++) {
+            int32_t id = t->PartitionIndexes[k];
+            const struct group_offset *o =
+                err == KAFKA_ERROR_NONE
+                    ? group_offset_get(&coord(b)->groups, group_id, t->Name,
+                                       id)
+                    : NULL;
+            ps[k] = fetched(o, id, err);
+        }
+        ts[i] = (struct kafka_OffsetFetchResponseTopic){
+            .Name = t->Name, .Partitions = ps,
+            .PartitionsCnt = t->PartitionIndexesCnt};
+    }
+    out->Topics = ts;
+    out->TopicsCnt = n_topics;
+    return rv;
+}
+
+/* v8+ (KIP-709): each group in order; a group that fails routing gets
+ * its error and no topics, as Kafka. MemberId and MemberEpoch (v9) are
+ * for the new consumer protocol: a classic group ignores them. */
+static int fetch_groups(struct broker *b, struct arena *a,
+                        const struct kafka_OffsetFetchRequest *rq,
+                        struct kafka_OffsetFetchResponse *resp)
+{
+    struct kafka_OffsetFetchResponseGroup *gs = NULL;
+    int rv = arena_alloc(a, (size_t)rq->GroupsCnt, sizeof *gs, (void **)&gs);
+    for (int32_t i = 0; rv == RC_OK && i < rq->GroupsCnt; i++) {
+        const struct kafka_OffsetFetchRequestGroup *g = &rq->Groups[i];
+        struct kafka_OffsetFetchResponse one;
+        int16_t err;
+        rv = fetch_group(b, a, g->GroupId, g->Topics, g->TopicsCnt, &err,
+                         &one);
+        gs[i] = (struct kafka_OffsetFetchResponseGroup){
+            .GroupId = g->GroupId, .ErrorCode = err,
+            .Topics = err == KAFKA_ERROR_NONE ? one.Topics : NULL,
+            .TopicsCnt = err == KAFKA_ERROR_NONE ? one.TopicsCnt : 0};
+    }
+    resp->Groups = gs;
+    resp->GroupsCnt = rq->GroupsCnt;
+    return rv;
+}
+
+/* RequireStable (v7+) changes nothing: without transactions no offset
+ * is ever pending. */
 void kafka_handle_offset_fetch(struct broker *b, struct kafka_request *req)
 {
     struct arena a;
@@ -545,39 +674,15 @@ void kafka_handle_offset_fetch(struct broker *b, struct kafka_request *req)
         arena_free(&a);
         return;
     }
-    int16_t err = coordinator_route(coord(b), rq.GroupId);
-    struct kafka_OffsetFetchResponse resp = {
-        .ErrorCode = req->api_version >= 2 ? err : KAFKA_ERROR_NONE};
-    int rv = RC_OK;
-    if (rq.TopicsCnt < 0) {
-        if (err == KAFKA_ERROR_NONE) {
-            rv = fetch_all(group_find(&coord(b)->groups, rq.GroupId), &a,
-                           &resp);
-        }
+    struct kafka_OffsetFetchResponse resp = {.ErrorCode = KAFKA_ERROR_NONE};
+    int rv;
+    if (req->api_version >= 8) {
+        rv = fetch_groups(b, &a, &rq, &resp);
     } else {
-        struct kafka_OffsetFetchResponseTopic *ts = NULL;
-        rv = arena_alloc(&a, (size_t)rq.TopicsCnt, sizeof *ts, (void **)&ts);
-        for (int32_t i = 0; rv == RC_OK && i < rq.TopicsCnt; i++) {
-            const struct kafka_OffsetFetchRequestTopic *t = &rq.Topics[i];
-            struct kafka_OffsetFetchResponsePartition *ps = NULL;
-            rv = arena_alloc(&a, (size_t)t->PartitionIndexesCnt, sizeof *ps,
-                             (void **)&ps);
-            for (int32_t k = 0; rv == RC_OK && k < t->PartitionIndexesCnt;
-                 k++) {
-                int32_t id = t->PartitionIndexes[k];
-                const struct group_offset *o =
-                    err == KAFKA_ERROR_NONE
-                        ? group_offset_get(&coord(b)->groups, rq.GroupId,
-                                           t->Name, id)
-                        : NULL;
-                ps[k] = fetched(o, id, err);
-            }
-            ts[i] = (struct kafka_OffsetFetchResponseTopic){
-                .Name = t->Name, .Partitions = ps,
-                .PartitionsCnt = t->PartitionIndexesCnt};
-        }
-        resp.Topics = ts;
-        resp.TopicsCnt = rq.TopicsCnt;
+        int16_t err;
+        rv = fetch_group(b, &a, rq.GroupId, rq.Topics, rq.TopicsCnt, &err,
+                         &resp);
+        resp.ErrorCode = req->api_version >= 2 ? err : KAFKA_ERROR_NONE;
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "out of memory");
@@ -659,8 +764,27 @@ static int enc_list(struct writer *w, int16_t v, const void *r)
     return kafka_list_groups_response_encode(w, v, r);
 }
 
+/* Whether name is among filter, ignoring ASCII case (Kafka lowercases
+ * both sides); an empty filter takes everything. */
+static bool listed_by(const struct slice *filter, int32_t n, const char *name)
+{
+    if (n <= 0) {
+        return true;
+    }
+    size_t len = strlen(name);
+    for (int32_t i = 0; i < n; i++) {
+        if (filter[i].len == len &&
+            strncasecmp((const char *)filter[i].ptr, name, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Only the groups this broker coordinates, as Kafka: clients ask every
- * broker and merge. */
+ * broker and merge. StatesFilter (v4+) takes Kafka's state names in any
+ * case; TypesFilter (v5+) lists Cairn's groups, all classic (Kafka's old
+ * coordinator), for "classic" only. */
 void kafka_handle_list_groups(struct broker *b, struct kafka_request *req)
 {
     struct arena a;
@@ -676,16 +800,24 @@ void kafka_handle_list_groups(struct broker *b, struct kafka_request *req)
     const struct groups *gs = &coord(b)->groups;
     struct kafka_ListedGroup *ls = NULL;
     int rv = arena_alloc(&a, gs->n, sizeof *ls, (void **)&ls);
+    size_t n = 0;
     for (size_t i = 0; rv == RC_OK && i < gs->n; i++) {
-        ls[i] = (struct kafka_ListedGroup){
+        const char *state = group_state_name(gs->v[i]);
+        if (!listed_by(rq.StatesFilter, rq.StatesFilterCnt, state) ||
+            !listed_by(rq.TypesFilter, rq.TypesFilterCnt, "classic")) {
+            continue;
+        }
+        ls[n++] = (struct kafka_ListedGroup){
             .GroupId = gs->v[i]->id,
-            .ProtocolType = group_summary_protocol_type(gs->v[i])};
+            .ProtocolType = group_summary_protocol_type(gs->v[i]),
+            .GroupState = slice_from_str(state),
+            .GroupType = slice_from_str("classic")};
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "out of memory");
     } else {
         struct kafka_ListGroupsResponse resp = {.Groups = ls,
-                                                .GroupsCnt = (int32_t)gs->n};
+                                                .GroupsCnt = (int32_t)n};
         kafka_send(req, enc_list, &resp);
     }
     arena_free(&a);

@@ -19,21 +19,21 @@
 
 /* Versions this codec parses and writes. */
 #define KAFKA_FIND_COORDINATOR_VERSION_MIN 0
-#define KAFKA_FIND_COORDINATOR_VERSION_MAX 2
+#define KAFKA_FIND_COORDINATOR_VERSION_MAX 5
 #define KAFKA_JOIN_GROUP_VERSION_MIN 0
-#define KAFKA_JOIN_GROUP_VERSION_MAX 5
+#define KAFKA_JOIN_GROUP_VERSION_MAX 9
 #define KAFKA_HEARTBEAT_VERSION_MIN 0
-#define KAFKA_HEARTBEAT_VERSION_MAX 3
+#define KAFKA_HEARTBEAT_VERSION_MAX 4
 #define KAFKA_LEAVE_GROUP_VERSION_MIN 0
-#define KAFKA_LEAVE_GROUP_VERSION_MAX 3
+#define KAFKA_LEAVE_GROUP_VERSION_MAX 5
 #define KAFKA_SYNC_GROUP_VERSION_MIN 0
-#define KAFKA_SYNC_GROUP_VERSION_MAX 3
+#define KAFKA_SYNC_GROUP_VERSION_MAX 5
 #define KAFKA_DESCRIBE_GROUPS_VERSION_MIN 0
-#define KAFKA_DESCRIBE_GROUPS_VERSION_MAX 4
+#define KAFKA_DESCRIBE_GROUPS_VERSION_MAX 5
 #define KAFKA_LIST_GROUPS_VERSION_MIN 0
-#define KAFKA_LIST_GROUPS_VERSION_MAX 2
+#define KAFKA_LIST_GROUPS_VERSION_MAX 5
 #define KAFKA_DELETE_GROUPS_VERSION_MIN 0
-#define KAFKA_DELETE_GROUPS_VERSION_MAX 1
+#define KAFKA_DELETE_GROUPS_VERSION_MAX 2
 
 /* --- Consumer groups: common notes ---------------------------------------- */
 
@@ -47,23 +47,45 @@
  * - Arrays of groups, members, protocols and assignments are bounded by
  *   KAFKA_ARRAY_COUNT_MAX (and the arena); topics and partitions by
  *   KAFKA_REQUEST_TOPICS_MAX and KAFKA_REQUEST_PARTITIONS_MAX as
- *   elsewhere. */
+ *   elsewhere.
+ * - Flexible versions (KIP-482): FindCoordinator v3+, JoinGroup v6+,
+ *   Heartbeat, LeaveGroup and SyncGroup v4+, DescribeGroups v5+,
+ *   ListGroups v3+, DeleteGroups v2+, OffsetCommit v8+, OffsetFetch v6+.
+ *   Kafka 3.8 defines no tagged field in any of these messages: every
+ *   tagged field read is skipped, none is written. */
 
 /* --- FindCoordinator (10) ------------------------------------------------ */
 
+/* v0..3 ask for one Key; v4+ (KIP-699) for a batch of CoordinatorKeys,
+ * all of one KeyType. */
 struct kafka_FindCoordinatorRequest {
-    struct slice Key; /* a group id, or a transactional id */
+    struct slice Key; /* v0-3: a group id, or a transactional id; "" */
     int8_t KeyType;   /* v1+: 0 group, 1 transaction; default 0 */
+    const struct slice *CoordinatorKeys; /* v4+; default empty */
+    int32_t CoordinatorKeysCnt;
 };
 
-/* v0 has only ErrorCode, NodeId, Host and Port. */
-struct kafka_FindCoordinatorResponse {
-    int32_t ThrottleTimeMs; /* v1+; default 0 */
-    int16_t ErrorCode;
-    struct slice ErrorMessage; /* v1+, nullable; default null */
+/* One answer of a v4+ response. */
+struct kafka_Coordinator {
+    struct slice Key;
     int32_t NodeId;
     struct slice Host;
     int32_t Port;
+    int16_t ErrorCode;
+    struct slice ErrorMessage; /* nullable */
+};
+
+/* v0 has only ErrorCode, NodeId, Host and Port; v4+ only ThrottleTimeMs
+ * and Coordinators (the single answer's fields are v0-3 only). */
+struct kafka_FindCoordinatorResponse {
+    int32_t ThrottleTimeMs; /* v1+; default 0 */
+    int16_t ErrorCode;         /* v0-3; default 0 */
+    struct slice ErrorMessage; /* v1-3, nullable; default null */
+    int32_t NodeId;            /* v0-3; default 0 */
+    struct slice Host;         /* v0-3; default "" */
+    int32_t Port;              /* v0-3; default 0 */
+    const struct kafka_Coordinator *Coordinators; /* v4+; default empty */
+    int32_t CoordinatorsCnt;
 };
 
 MUST_CHECK int kafka_find_coordinator_request_decode(
@@ -97,6 +119,7 @@ struct kafka_JoinGroupRequest {
     struct slice ProtocolType;    /* "consumer" */
     const struct kafka_JoinGroupRequestProtocol *Protocols;
     int32_t ProtocolsCnt;
+    struct slice Reason; /* v8+ (KIP-800), nullable; default null */
 };
 
 struct kafka_JoinGroupResponseMember {
@@ -109,8 +132,11 @@ struct kafka_JoinGroupResponse {
     int32_t ThrottleTimeMs; /* v2+; default 0 */
     int16_t ErrorCode;
     int32_t GenerationId;
+    struct slice ProtocolType; /* v7+ (KIP-559), nullable; default null */
+    /* Nullable from v7; null is written "" before v7, as Kafka does. */
     struct slice ProtocolName;
     struct slice Leader;
+    bool SkipAssignment; /* v9+ (KIP-814); default false */
     struct slice MemberId;
     /* Filled only in the leader's response; empty for followers. */
     const struct kafka_JoinGroupResponseMember *Members;
@@ -164,6 +190,7 @@ MUST_CHECK int kafka_heartbeat_response_decode(
 struct kafka_MemberIdentity {
     struct slice MemberId;
     struct slice GroupInstanceId; /* nullable */
+    struct slice Reason; /* v5+ (KIP-800), nullable; default null */
 };
 
 /* v0..2 name one member in MemberId; v3 names a batch in Members. */
@@ -214,6 +241,8 @@ struct kafka_SyncGroupRequest {
     int32_t GenerationId;
     struct slice MemberId;
     struct slice GroupInstanceId; /* v3+, nullable; default null */
+    struct slice ProtocolType; /* v5+ (KIP-559), nullable; default null */
+    struct slice ProtocolName; /* v5+, nullable; default null */
     /* The leader's assignments; followers send an empty array. */
     const struct kafka_SyncGroupRequestAssignment *Assignments;
     int32_t AssignmentsCnt;
@@ -222,6 +251,8 @@ struct kafka_SyncGroupRequest {
 struct kafka_SyncGroupResponse {
     int32_t ThrottleTimeMs; /* v1+; default 0 */
     int16_t ErrorCode;
+    struct slice ProtocolType; /* v5+ (KIP-559), nullable; default null */
+    struct slice ProtocolName; /* v5+, nullable; default null */
     struct slice Assignment; /* bytes: empty, not null, if none */
 };
 
@@ -290,17 +321,20 @@ MUST_CHECK int kafka_describe_groups_response_decode(
 
 /* --- ListGroups (16) ----------------------------------------------------- */
 
-/* The body is empty in v0..2. */
+/* The body is empty in v0..2 (and only a tag section in v3). Empty
+ * filters list every group. */
 struct kafka_ListGroupsRequest {
-    const struct slice *StatesFilter; /* v4+, never parsed: empty */
+    const struct slice *StatesFilter; /* v4+ (KIP-518); default empty */
     int32_t StatesFilterCnt;
-    const struct slice *TypesFilter; /* v5+, never parsed: empty */
+    const struct slice *TypesFilter; /* v5+ (KIP-848); default empty */
     int32_t TypesFilterCnt;
 };
 
 struct kafka_ListedGroup {
     struct slice GroupId;
     struct slice ProtocolType;
+    struct slice GroupState; /* v4+; default "" */
+    struct slice GroupType;  /* v5+: "classic" or "consumer"; default "" */
 };
 
 struct kafka_ListGroupsResponse {
@@ -317,7 +351,6 @@ kafka_list_groups_request_decode(struct reader *r, int16_t version,
 MUST_CHECK int kafka_list_groups_response_encode(
     struct writer *w, int16_t version,
     const struct kafka_ListGroupsResponse *resp);
-/* Writes nothing (v0..2 bodies are empty). */
 MUST_CHECK int
 kafka_list_groups_request_encode(struct writer *w, int16_t version,
                                  const struct kafka_ListGroupsRequest *req);

@@ -19,9 +19,9 @@
 
 /* Versions this codec parses and writes. */
 #define KAFKA_OFFSET_COMMIT_VERSION_MIN 0
-#define KAFKA_OFFSET_COMMIT_VERSION_MAX 7
+#define KAFKA_OFFSET_COMMIT_VERSION_MAX 9
 #define KAFKA_OFFSET_FETCH_VERSION_MIN 0
-#define KAFKA_OFFSET_FETCH_VERSION_MAX 5
+#define KAFKA_OFFSET_FETCH_VERSION_MAX 9
 
 /* --- OffsetCommit (8) ---------------------------------------------------- */
 
@@ -93,12 +93,32 @@ struct kafka_OffsetFetchRequestTopic {
     int32_t PartitionIndexesCnt;
 };
 
-struct kafka_OffsetFetchRequest {
+/* One group of a v8+ request (KIP-709). */
+struct kafka_OffsetFetchRequestGroup {
     struct slice GroupId;
-    /* Nullable from v2: -1 (null) asks for every partition with a
+    /* v9+ (KIP-848), for the new consumer protocol only: a classic group
+     * ignores them, as Kafka does. */
+    struct slice MemberId; /* nullable; default null */
+    int32_t MemberEpoch;   /* default -1 */
+    /* Nullable: null asks for every partition with a committed offset. */
+    const struct kafka_OffsetFetchRequestTopic *Topics;
+    int32_t TopicsCnt;
+};
+
+/* v0..7 ask about one group (GroupId, Topics), v8+ about a batch
+ * (Groups); the fields of the other shape keep their defaults. */
+struct kafka_OffsetFetchRequest {
+    struct slice GroupId; /* v0-7; default "" */
+    /* v0-7; nullable from v2: -1 (null) asks for every partition with a
      * committed offset. A null array at v1 is RC_MALFORMED. */
     const struct kafka_OffsetFetchRequestTopic *Topics;
     int32_t TopicsCnt;
+    const struct kafka_OffsetFetchRequestGroup *Groups; /* v8+ */
+    int32_t GroupsCnt;
+    /* v7+: answer UNSTABLE_OFFSET_COMMIT for partitions with pending
+     * transactional offsets; Cairn has no transactions, so none are
+     * ever pending. Default false. */
+    bool RequireStable;
 };
 
 struct kafka_OffsetFetchResponsePartition {
@@ -115,12 +135,24 @@ struct kafka_OffsetFetchResponseTopic {
     int32_t PartitionsCnt;
 };
 
-/* ErrorCode (group level) comes after Topics on the wire. */
-struct kafka_OffsetFetchResponse {
-    int32_t ThrottleTimeMs; /* v3+; default 0 */
+/* One group of a v8+ response; its ErrorCode comes after Topics. */
+struct kafka_OffsetFetchResponseGroup {
+    struct slice GroupId;
     const struct kafka_OffsetFetchResponseTopic *Topics;
     int32_t TopicsCnt;
-    int16_t ErrorCode; /* v2+; default 0 */
+    int16_t ErrorCode;
+};
+
+/* v0..7 answer about one group (Topics, ErrorCode: after Topics on the
+ * wire), v8+ about each (Groups); the fields of the other shape keep
+ * their defaults. */
+struct kafka_OffsetFetchResponse {
+    int32_t ThrottleTimeMs; /* v3+; default 0 */
+    const struct kafka_OffsetFetchResponseTopic *Topics; /* v0-7 */
+    int32_t TopicsCnt;
+    int16_t ErrorCode; /* v2-7; default 0 */
+    const struct kafka_OffsetFetchResponseGroup *Groups; /* v8+ */
+    int32_t GroupsCnt;
 };
 
 MUST_CHECK int

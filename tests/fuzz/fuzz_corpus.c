@@ -221,8 +221,10 @@ static const struct kafka_SyncGroupRequestAssignment fuzz_corpus_assigns[] = {
 };
 static const struct kafka_MemberIdentity fuzz_corpus_leavers[] = {
     {.MemberId = {(const uint8_t *)"m-1", 3},
-     .GroupInstanceId = {(const uint8_t *)"inst-1", 6}},
-    {.MemberId = {(const uint8_t *)"m-2", 3}, .GroupInstanceId = {NULL, 0}},
+     .GroupInstanceId = {(const uint8_t *)"inst-1", 6},
+     .Reason = {(const uint8_t *)"shutdown", 8}},
+    {.MemberId = {(const uint8_t *)"m-2", 3}, .GroupInstanceId = {NULL, 0},
+     .Reason = {NULL, 0}},
 };
 static const struct kafka_OffsetCommitRequestPartition fuzz_corpus_commits[] = {
     {.PartitionIndex = 0, .CommittedOffset = 42, .CommittedLeaderEpoch = -1,
@@ -239,7 +241,8 @@ static int fuzz_corpus_encode_membership(struct writer *w, int16_t api_key,
     if (api_key == KAFKA_API_FIND_COORDINATOR) {
         const struct kafka_FindCoordinatorRequest m = {
             .Key = S(variant == 0 ? "cg" : "tx-1"),
-            .KeyType = (int8_t)variant};
+            .KeyType = (int8_t)variant, .CoordinatorKeys = fuzz_corpus_names,
+            .CoordinatorKeysCnt = variant == 0 ? 1 : 2};
         return kafka_find_coordinator_request_encode(w, version, &m);
     }
     if (api_key == KAFKA_API_JOIN_GROUP) {
@@ -248,7 +251,8 @@ static int fuzz_corpus_encode_membership(struct writer *w, int16_t api_key,
             .RebalanceTimeoutMs = 300000, .MemberId = member,
             .GroupInstanceId = instance, .ProtocolType = S("consumer"),
             .Protocols = fuzz_corpus_protocols,
-            .ProtocolsCnt = variant == 0 ? 1 : 2};
+            .ProtocolsCnt = variant == 0 ? 1 : 2,
+            .Reason = variant == 0 ? slice_null() : S("rebalance")};
         return kafka_join_group_request_encode(w, version, &m);
     }
     if (api_key == KAFKA_API_HEARTBEAT) {
@@ -266,7 +270,10 @@ static int fuzz_corpus_encode_membership(struct writer *w, int16_t api_key,
     }
     const struct kafka_SyncGroupRequest m = {
         .GroupId = S("cg"), .GenerationId = 1, .MemberId = S("m-1"),
-        .GroupInstanceId = instance, .Assignments = fuzz_corpus_assigns,
+        .GroupInstanceId = instance,
+        .ProtocolType = variant == 0 ? slice_null() : S("consumer"),
+        .ProtocolName = variant == 0 ? slice_null() : S("range"),
+        .Assignments = fuzz_corpus_assigns,
         .AssignmentsCnt = variant == 0 ? 0 : 2}; /* follower, leader */
     return kafka_sync_group_request_encode(w, version, &m);
 }
@@ -292,9 +299,16 @@ static int fuzz_corpus_encode_group_admin(struct writer *w, int16_t api_key,
             .PartitionIndexesCnt = 3};
         /* Null (all topics) exists from v2. */
         bool all = variant == 0 && version >= 2;
+        /* v8+: two groups, one asking for all topics. */
+        const struct kafka_OffsetFetchRequestGroup gs[2] = {
+            {.GroupId = S("cg"), .MemberId = slice_null(), .MemberEpoch = -1,
+             .Topics = &t, .TopicsCnt = 1},
+            {.GroupId = S("cg-2"), .MemberId = S("m-1"), .MemberEpoch = 4,
+             .Topics = NULL, .TopicsCnt = -1}};
         const struct kafka_OffsetFetchRequest m = {
             .GroupId = S("cg"), .Topics = all ? NULL : &t,
-            .TopicsCnt = all ? -1 : 1};
+            .TopicsCnt = all ? -1 : 1, .Groups = gs,
+            .GroupsCnt = variant == 0 ? 1 : 2, .RequireStable = variant != 0};
         return kafka_offset_fetch_request_encode(w, version, &m);
     }
     if (api_key == KAFKA_API_DESCRIBE_GROUPS) {
@@ -305,7 +319,8 @@ static int fuzz_corpus_encode_group_admin(struct writer *w, int16_t api_key,
         return kafka_describe_groups_request_encode(w, version, &m);
     }
     if (api_key == KAFKA_API_LIST_GROUPS) {
-        const struct kafka_ListGroupsRequest m = {NULL, 0, NULL, 0};
+        const struct kafka_ListGroupsRequest m = {
+            fuzz_corpus_names, variant, fuzz_corpus_names, variant};
         return kafka_list_groups_request_encode(w, version, &m);
     }
     const struct kafka_DeleteGroupsRequest m = {

@@ -1147,7 +1147,7 @@ Test(kafka_raw, old_offset_commits_read_back_with_offset_fetch_v0)
     cr_assert_eq(cluster_create_topic(&c, topic, 1, 1), KAFKA_ERROR_NONE);
     cr_assert(metadata_until(topic, RAW_METADATA_WAIT_MS));
     /* FindCoordinator v0 makes the offsets topic. */
-    struct kafka_FindCoordinatorRequest fc = {slice_from_str("g0"), 0};
+    struct kafka_FindCoordinatorRequest fc = {.Key = slice_from_str("g0")};
     struct writer body;
     writer_init(&body, 256);
     cr_assert_eq(kafka_find_coordinator_request_encode(&body, 0, &fc),
@@ -1161,4 +1161,205 @@ Test(kafka_raw, old_offset_commits_read_back_with_offset_fetch_v0)
     cr_assert_eq(commit_at(0, "g0", topic, 18), KAFKA_ERROR_NONE);
     cr_assert_eq(fetch_committed_v0("g0", topic), 18, "the latest wins");
     assert_broker_serves("old offset commits");
+}
+
+/* --- Group APIs at their newest versions: FindCoordinator v4, OffsetFetch
+ * v8 and v9 (batches), ListGroups v5 (filters), SyncGroup v5 --------------- */
+
+/* FindCoordinator v4 (KIP-699) for two group keys on one connection: the
+ * answers, in request order. Every key is answered by this one broker,
+ * which leads every __consumer_offsets partition; until the offsets topic
+ * exists a key gets COORDINATOR_NOT_AVAILABLE. Returns how many keys got
+ * NONE. */
+static int find_coordinators_v4(const char *k0, const char *k1)
+{
+    struct slice keys[2] = {slice_from_str(k0), slice_from_str(k1)};
+    struct kafka_FindCoordinatorRequest req = {
+        .KeyType = 0, .CoordinatorKeys = keys, .CoordinatorKeysCnt = 2};
+    struct writer body;
+    writer_init(&body, 256);
+    cr_assert_eq(kafka_find_coordinator_request_encode(&body, 4, &req),
+                 RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_FIND_COORDINATOR, 4, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_FindCoordinatorResponse resp;
+    cr_assert_eq(kafka_find_coordinator_response_decode(&r, 4, &a, &resp),
+                 RC_OK);
+    cr_assert_eq(resp.CoordinatorsCnt, 2);
+    int found = 0;
+    for (int32_t i = 0; i < 2; i++) {
+        const struct kafka_Coordinator *co = &resp.Coordinators[i];
+        cr_assert(slice_eq(co->Key, keys[i]), "answer %d is not for %s", i,
+                  i == 0 ? k0 : k1);
+        if (co->ErrorCode != KAFKA_ERROR_NONE) {
+            cr_assert_eq(co->ErrorCode, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
+            cr_assert_eq(co->NodeId, -1);
+            continue;
+        }
+        cr_assert_eq(co->NodeId, c.brokers[0].id);
+        cr_assert(slice_eq(co->Host, slice_from_str("127.0.0.1")),
+                  "host %.*s", (int)co->Host.len, (const char *)co->Host.ptr);
+        cr_assert_eq(co->Port, c.brokers[0].port);
+        cr_assert(slice_is_null(co->ErrorMessage));
+        found++;
+    }
+    arena_free(&a);
+    free(bytes);
+    return found;
+}
+
+/* The committed offset of partition 0 of topic in one group of an
+ * OffsetFetch v8+ answer, which must name it and carry no error. */
+static int64_t committed_in(const struct kafka_OffsetFetchResponseGroup *g,
+                            const char *group, const char *topic)
+{
+    cr_assert(slice_eq(g->GroupId, slice_from_str(group)), "not %s", group);
+    cr_assert_eq(g->ErrorCode, KAFKA_ERROR_NONE, "%s", group);
+    cr_assert_eq(g->TopicsCnt, 1, "%s", group);
+    cr_assert(slice_eq(g->Topics[0].Name, slice_from_str(topic)));
+    cr_assert_eq(g->Topics[0].PartitionsCnt, 1, "%s", group);
+    const struct kafka_OffsetFetchResponsePartition *p =
+        &g->Topics[0].Partitions[0];
+    cr_assert_eq(p->PartitionIndex, 0);
+    cr_assert_eq(p->ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert(slice_eq(p->Metadata, slice_from_str("m")));
+    return p->CommittedOffset;
+}
+
+/* Two groups in one OffsetFetch at v (8 or 9): the first names (topic, 0),
+ * the second asks for all its topics (null Topics). */
+static void fetch_two_groups(int16_t v, const char *topic)
+{
+    static const int32_t zero[] = {0};
+    struct kafka_OffsetFetchRequestTopic t = {slice_from_str(topic), zero,
+                                              1};
+    /* v9's MemberId and MemberEpoch are the new protocol's: a classic
+     * group ignores them. */
+    struct kafka_OffsetFetchRequestGroup gs[2] = {
+        {slice_from_str("batch-a"), slice_null(), -1, &t, 1},
+        {slice_from_str("batch-b"), slice_null(), -1, NULL, -1}};
+    struct kafka_OffsetFetchRequest req = {
+        .GroupId = slice_from_str(""), .Groups = gs, .GroupsCnt = 2,
+        .RequireStable = true};
+    struct writer body;
+    writer_init(&body, 4096);
+    cr_assert_eq(kafka_offset_fetch_request_encode(&body, v, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_OFFSET_FETCH, v, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_OffsetFetchResponse resp;
+    cr_assert_eq(kafka_offset_fetch_response_decode(&r, v, &a, &resp),
+                 RC_OK);
+    cr_assert_eq(resp.GroupsCnt, 2, "v%d", v);
+    cr_assert_eq(committed_in(&resp.Groups[0], "batch-a", topic), 31);
+    cr_assert_eq(committed_in(&resp.Groups[1], "batch-b", topic), 47);
+    arena_free(&a);
+    free(bytes);
+}
+
+/* ListGroups v5 with the given filters (NULL: none): how many groups of
+ * the two batch-* groups are listed; each must be Empty and classic. */
+static int listed_batch_groups(const char *state, const char *type)
+{
+    struct slice states[1] = {slice_from_str(state != NULL ? state : "")};
+    struct slice types[1] = {slice_from_str(type != NULL ? type : "")};
+    struct kafka_ListGroupsRequest req = {
+        .StatesFilter = states, .StatesFilterCnt = state != NULL ? 1 : 0,
+        .TypesFilter = types, .TypesFilterCnt = type != NULL ? 1 : 0};
+    struct writer body;
+    writer_init(&body, 256);
+    cr_assert_eq(kafka_list_groups_request_encode(&body, 5, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_LIST_GROUPS, 5, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ListGroupsResponse resp;
+    cr_assert_eq(kafka_list_groups_response_decode(&r, 5, &a, &resp), RC_OK);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
+    int n = 0;
+    for (int32_t i = 0; i < resp.GroupsCnt; i++) {
+        const struct kafka_ListedGroup *g = &resp.Groups[i];
+        if (!slice_eq(g->GroupId, slice_from_str("batch-a")) &&
+            !slice_eq(g->GroupId, slice_from_str("batch-b"))) {
+            continue;
+        }
+        cr_assert(slice_eq(g->GroupState, slice_from_str("Empty")));
+        cr_assert(slice_eq(g->GroupType, slice_from_str("classic")));
+        cr_assert(slice_eq(g->ProtocolType, slice_from_str("")));
+        n++;
+    }
+    arena_free(&a);
+    free(bytes);
+    return n;
+}
+
+/* SyncGroup v5 of member m-1 at generation 1 of group with the given
+ * protocol type and name (NULL: null): the answer's error. */
+static int16_t sync_v5(const char *group, const char *type, const char *name)
+{
+    struct kafka_SyncGroupRequest req = {
+        .GroupId = slice_from_str(group), .GenerationId = 1,
+        .MemberId = slice_from_str("m-1"), .GroupInstanceId = slice_null(),
+        .ProtocolType = type != NULL ? slice_from_str(type) : slice_null(),
+        .ProtocolName = name != NULL ? slice_from_str(name) : slice_null()};
+    struct writer body;
+    writer_init(&body, 256);
+    cr_assert_eq(kafka_sync_group_request_encode(&body, 5, &req), RC_OK);
+    size_t len = 0;
+    uint8_t *bytes = roundtrip(KAFKA_API_SYNC_GROUP, 5, &body, &len);
+    struct reader r;
+    reader_init(&r, bytes, len);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_SyncGroupResponse resp;
+    cr_assert_eq(kafka_sync_group_response_decode(&r, 5, &a, &resp), RC_OK);
+    cr_assert(slice_is_null(resp.ProtocolType));
+    cr_assert(slice_is_null(resp.ProtocolName));
+    int16_t err = resp.ErrorCode;
+    arena_free(&a);
+    free(bytes);
+    return err;
+}
+
+Test(kafka_raw, find_coordinator_v4_and_offset_fetch_v8_batch_groups)
+{
+    const char *topic = "batch-commits";
+    cr_assert_eq(cluster_create_topic(&c, topic, 1, 1), KAFKA_ERROR_NONE);
+    cr_assert(metadata_until(topic, RAW_METADATA_WAIT_MS));
+    /* The first ask makes the offsets topic; then both keys resolve. */
+    uint64_t deadline = cluster_now_ms() + RAW_COORDINATOR_WAIT_MS;
+    while (find_coordinators_v4("batch-a", "batch-b") != 2) {
+        cr_assert(cluster_now_ms() < deadline, "no coordinators in time");
+        struct timespec poll = {0, RAW_POLL_MS * 1000 * 1000};
+        nanosleep(&poll, NULL); /* retry interval, bounded above */
+    }
+    commit_when_ready(8, "batch-a", topic, 31);   /* flexible commits */
+    commit_when_ready(9, "batch-b", topic, 47);
+    fetch_two_groups(8, topic);
+    fetch_two_groups(9, topic);
+    /* ListGroups v5: states match in any case, types too; Cairn's groups
+     * are all classic. */
+    cr_assert_eq(listed_batch_groups(NULL, NULL), 2);
+    cr_assert_eq(listed_batch_groups("EMPTY", "Classic"), 2);
+    cr_assert_eq(listed_batch_groups("Stable", NULL), 0);
+    cr_assert_eq(listed_batch_groups(NULL, "consumer"), 0);
+    /* SyncGroup v5 must name the protocol type and name (Kafka's
+     * INCONSISTENT_GROUP_PROTOCOL otherwise); named, an unknown member of
+     * the Empty group is UNKNOWN_MEMBER_ID. */
+    cr_assert_eq(sync_v5("batch-a", NULL, "range"),
+                 KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+    cr_assert_eq(sync_v5("batch-a", "consumer", NULL),
+                 KAFKA_ERROR_INCONSISTENT_GROUP_PROTOCOL);
+    cr_assert_eq(sync_v5("batch-a", "consumer", "range"),
+                 KAFKA_ERROR_UNKNOWN_MEMBER_ID);
+    assert_broker_serves("batched group lookups");
 }

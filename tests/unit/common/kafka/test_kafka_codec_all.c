@@ -59,6 +59,26 @@ union any_msg {
     struct kafka_InitProducerIdResponse init_producer_id_resp;
     struct kafka_OffsetForLeaderEpochRequest offset_for_leader_epoch_req;
     struct kafka_OffsetForLeaderEpochResponse offset_for_leader_epoch_resp;
+    struct kafka_OffsetCommitRequest offset_commit_req;
+    struct kafka_OffsetCommitResponse offset_commit_resp;
+    struct kafka_OffsetFetchRequest offset_fetch_req;
+    struct kafka_OffsetFetchResponse offset_fetch_resp;
+    struct kafka_FindCoordinatorRequest find_coordinator_req;
+    struct kafka_FindCoordinatorResponse find_coordinator_resp;
+    struct kafka_JoinGroupRequest join_group_req;
+    struct kafka_JoinGroupResponse join_group_resp;
+    struct kafka_HeartbeatRequest heartbeat_req;
+    struct kafka_HeartbeatResponse heartbeat_resp;
+    struct kafka_LeaveGroupRequest leave_group_req;
+    struct kafka_LeaveGroupResponse leave_group_resp;
+    struct kafka_SyncGroupRequest sync_group_req;
+    struct kafka_SyncGroupResponse sync_group_resp;
+    struct kafka_DescribeGroupsRequest describe_groups_req;
+    struct kafka_DescribeGroupsResponse describe_groups_resp;
+    struct kafka_ListGroupsRequest list_groups_req;
+    struct kafka_ListGroupsResponse list_groups_resp;
+    struct kafka_DeleteGroupsRequest delete_groups_req;
+    struct kafka_DeleteGroupsResponse delete_groups_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -101,6 +121,26 @@ CODEC_ADAPT(init_producer_id_request, init_producer_id_req)
 CODEC_ADAPT(init_producer_id_response, init_producer_id_resp)
 CODEC_ADAPT(offset_for_leader_epoch_request, offset_for_leader_epoch_req)
 CODEC_ADAPT(offset_for_leader_epoch_response, offset_for_leader_epoch_resp)
+CODEC_ADAPT(offset_commit_request, offset_commit_req)
+CODEC_ADAPT(offset_commit_response, offset_commit_resp)
+CODEC_ADAPT(offset_fetch_request, offset_fetch_req)
+CODEC_ADAPT(offset_fetch_response, offset_fetch_resp)
+CODEC_ADAPT(find_coordinator_request, find_coordinator_req)
+CODEC_ADAPT(find_coordinator_response, find_coordinator_resp)
+CODEC_ADAPT(join_group_request, join_group_req)
+CODEC_ADAPT(join_group_response, join_group_resp)
+CODEC_ADAPT(heartbeat_request, heartbeat_req)
+CODEC_ADAPT(heartbeat_response, heartbeat_resp)
+CODEC_ADAPT(leave_group_request, leave_group_req)
+CODEC_ADAPT(leave_group_response, leave_group_resp)
+CODEC_ADAPT(sync_group_request, sync_group_req)
+CODEC_ADAPT(sync_group_response, sync_group_resp)
+CODEC_ADAPT(describe_groups_request, describe_groups_req)
+CODEC_ADAPT(describe_groups_response, describe_groups_resp)
+CODEC_ADAPT(list_groups_request, list_groups_req)
+CODEC_ADAPT(list_groups_response, list_groups_resp)
+CODEC_ADAPT(delete_groups_request, delete_groups_req)
+CODEC_ADAPT(delete_groups_response, delete_groups_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -124,6 +164,26 @@ CODEC_ADAPT_ENC(init_producer_id_response, init_producer_id_resp)
 CODEC_ADAPT_ENC(offset_for_leader_epoch_request, offset_for_leader_epoch_req)
 CODEC_ADAPT_ENC(offset_for_leader_epoch_response,
                 offset_for_leader_epoch_resp)
+CODEC_ADAPT_ENC(offset_commit_request, offset_commit_req)
+CODEC_ADAPT_ENC(offset_commit_response, offset_commit_resp)
+CODEC_ADAPT_ENC(offset_fetch_request, offset_fetch_req)
+CODEC_ADAPT_ENC(offset_fetch_response, offset_fetch_resp)
+CODEC_ADAPT_ENC(find_coordinator_request, find_coordinator_req)
+CODEC_ADAPT_ENC(find_coordinator_response, find_coordinator_resp)
+CODEC_ADAPT_ENC(join_group_request, join_group_req)
+CODEC_ADAPT_ENC(join_group_response, join_group_resp)
+CODEC_ADAPT_ENC(heartbeat_request, heartbeat_req)
+CODEC_ADAPT_ENC(heartbeat_response, heartbeat_resp)
+CODEC_ADAPT_ENC(leave_group_request, leave_group_req)
+CODEC_ADAPT_ENC(leave_group_response, leave_group_resp)
+CODEC_ADAPT_ENC(sync_group_request, sync_group_req)
+CODEC_ADAPT_ENC(sync_group_response, sync_group_resp)
+CODEC_ADAPT_ENC(describe_groups_request, describe_groups_req)
+CODEC_ADAPT_ENC(describe_groups_response, describe_groups_resp)
+CODEC_ADAPT_ENC(list_groups_request, list_groups_req)
+CODEC_ADAPT_ENC(list_groups_response, list_groups_resp)
+CODEC_ADAPT_ENC(delete_groups_request, delete_groups_req)
+CODEC_ADAPT_ENC(delete_groups_response, delete_groups_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -447,6 +507,237 @@ static void sample_offset_for_leader_epoch_resp(union any_msg *m)
         (struct kafka_OffsetForLeaderEpochResponse){0, topics, 1};
 }
 
+/* The consumer group APIs: every field of every version set, the flexible
+ * versions' new ones included (FindCoordinator's CoordinatorKeys and
+ * Coordinators, JoinGroup's Reason, ProtocolType and SkipAssignment,
+ * LeaveGroup's Reason, SyncGroup's ProtocolType and ProtocolName,
+ * ListGroups' filters, GroupState and GroupType, OffsetFetch's
+ * RequireStable and Groups with MemberId and MemberEpoch). */
+
+static const uint8_t sample_meta[] = {0, 1, 2};
+
+static void sample_offset_commit_req(union any_msg *m)
+{
+    static struct kafka_OffsetCommitRequestPartition parts[2];
+    static struct kafka_OffsetCommitRequestTopic topics[1];
+    parts[0] = (struct kafka_OffsetCommitRequestPartition){
+        0, 100, 3, 1700000000000, S("meta")};
+    parts[1] = (struct kafka_OffsetCommitRequestPartition){
+        1, 200, -1, -1, slice_null()};
+    topics[0] = (struct kafka_OffsetCommitRequestTopic){S("orders"), parts,
+                                                        2};
+    m->offset_commit_req = (struct kafka_OffsetCommitRequest){
+        .GroupId = S("cg"), .GenerationIdOrMemberEpoch = 4,
+        .MemberId = S("m-1"), .GroupInstanceId = S("inst-1"),
+        .RetentionTimeMs = 86400000, .Topics = topics, .TopicsCnt = 1};
+}
+
+static void sample_offset_commit_resp(union any_msg *m)
+{
+    static struct kafka_OffsetCommitResponsePartition parts[2];
+    static struct kafka_OffsetCommitResponseTopic topics[1];
+    parts[0] = (struct kafka_OffsetCommitResponsePartition){0, 0};
+    parts[1] = (struct kafka_OffsetCommitResponsePartition){1, 22};
+    topics[0] = (struct kafka_OffsetCommitResponseTopic){S("orders"), parts,
+                                                         2};
+    m->offset_commit_resp = (struct kafka_OffsetCommitResponse){
+        .ThrottleTimeMs = 6, .Topics = topics, .TopicsCnt = 1};
+}
+
+static void sample_offset_fetch_req(union any_msg *m)
+{
+    static const int32_t ids[] = {0, 1};
+    static struct kafka_OffsetFetchRequestTopic topics[1];
+    static struct kafka_OffsetFetchRequestGroup groups[2];
+    topics[0] = (struct kafka_OffsetFetchRequestTopic){S("orders"), ids, 2};
+    groups[0] = (struct kafka_OffsetFetchRequestGroup){
+        S("cg-1"), slice_null(), -1, topics, 1};
+    groups[1] = (struct kafka_OffsetFetchRequestGroup){
+        S("cg-2"), S("m-1"), 5, NULL, -1};
+    m->offset_fetch_req = (struct kafka_OffsetFetchRequest){
+        .GroupId = S("cg"), .Topics = topics, .TopicsCnt = 1,
+        .Groups = groups, .GroupsCnt = 2, .RequireStable = true};
+}
+
+static void sample_offset_fetch_resp(union any_msg *m)
+{
+    static struct kafka_OffsetFetchResponsePartition parts[2];
+    static struct kafka_OffsetFetchResponseTopic topics[1];
+    static struct kafka_OffsetFetchResponseGroup groups[2];
+    parts[0] = (struct kafka_OffsetFetchResponsePartition){
+        0, 100, 3, S("meta"), 0};
+    parts[1] = (struct kafka_OffsetFetchResponsePartition){
+        1, -1, -1, slice_null(), 3};
+    topics[0] = (struct kafka_OffsetFetchResponseTopic){S("orders"), parts,
+                                                        2};
+    groups[0] = (struct kafka_OffsetFetchResponseGroup){
+        S("cg-1"), topics, 1, 0};
+    groups[1] = (struct kafka_OffsetFetchResponseGroup){
+        S("cg-2"), NULL, 0, 16};
+    m->offset_fetch_resp = (struct kafka_OffsetFetchResponse){
+        .ThrottleTimeMs = 4, .Topics = topics, .TopicsCnt = 1,
+        .ErrorCode = 14, .Groups = groups, .GroupsCnt = 2};
+}
+
+static void sample_find_coordinator_req(union any_msg *m)
+{
+    static struct slice keys[2];
+    keys[0] = S("cg-1");
+    keys[1] = S("cg-2");
+    m->find_coordinator_req = (struct kafka_FindCoordinatorRequest){
+        .Key = S("cg"), .KeyType = 1, .CoordinatorKeys = keys,
+        .CoordinatorKeysCnt = 2};
+}
+
+static void sample_find_coordinator_resp(union any_msg *m)
+{
+    static struct kafka_Coordinator cs[2];
+    cs[0] = (struct kafka_Coordinator){
+        S("cg-1"), 2, S("broker-2"), 9092, 0, slice_null()};
+    cs[1] = (struct kafka_Coordinator){S("cg-2"), -1, S(""), -1, 15,
+                                       S("creating __consumer_offsets")};
+    m->find_coordinator_resp = (struct kafka_FindCoordinatorResponse){
+        .ThrottleTimeMs = 7, .ErrorCode = 15, .ErrorMessage = S("loading"),
+        .NodeId = 3, .Host = S("broker-3"), .Port = 9093, .Coordinators = cs,
+        .CoordinatorsCnt = 2};
+}
+
+static void sample_join_group_req(union any_msg *m)
+{
+    static struct kafka_JoinGroupRequestProtocol ps[2];
+    ps[0] = (struct kafka_JoinGroupRequestProtocol){
+        S("range"), {sample_meta, sizeof(sample_meta)}};
+    ps[1] = (struct kafka_JoinGroupRequestProtocol){S("roundrobin"), S("")};
+    m->join_group_req = (struct kafka_JoinGroupRequest){
+        .GroupId = S("cg"), .SessionTimeoutMs = 45000,
+        .RebalanceTimeoutMs = 300000, .MemberId = S("m-1"),
+        .GroupInstanceId = S("inst-1"), .ProtocolType = S("consumer"),
+        .Protocols = ps, .ProtocolsCnt = 2, .Reason = S("rebalance")};
+}
+
+static void sample_join_group_resp(union any_msg *m)
+{
+    static struct kafka_JoinGroupResponseMember ms[2];
+    ms[0] = (struct kafka_JoinGroupResponseMember){
+        S("m-1"), S("inst-1"), {sample_meta, sizeof(sample_meta)}};
+    ms[1] = (struct kafka_JoinGroupResponseMember){S("m-2"), slice_null(),
+                                                   S("")};
+    m->join_group_resp = (struct kafka_JoinGroupResponse){
+        .ThrottleTimeMs = 1, .ErrorCode = 0, .GenerationId = 4,
+        .ProtocolType = S("consumer"), .ProtocolName = S("range"),
+        .Leader = S("m-1"), .SkipAssignment = true, .MemberId = S("m-1"),
+        .Members = ms, .MembersCnt = 2};
+}
+
+static void sample_heartbeat_req(union any_msg *m)
+{
+    m->heartbeat_req = (struct kafka_HeartbeatRequest){
+        S("cg"), 4, S("m-1"), S("inst-1")};
+}
+
+static void sample_heartbeat_resp(union any_msg *m)
+{
+    m->heartbeat_resp = (struct kafka_HeartbeatResponse){3, 27};
+}
+
+static void sample_leave_group_req(union any_msg *m)
+{
+    static struct kafka_MemberIdentity ms[2];
+    ms[0] = (struct kafka_MemberIdentity){S("m-1"), S("inst-1"),
+                                          S("closing")};
+    ms[1] = (struct kafka_MemberIdentity){S("m-2"), slice_null(),
+                                          slice_null()};
+    m->leave_group_req = (struct kafka_LeaveGroupRequest){
+        .GroupId = S("cg"), .MemberId = S("m-1"), .Members = ms,
+        .MembersCnt = 2};
+}
+
+static void sample_leave_group_resp(union any_msg *m)
+{
+    static struct kafka_MemberResponse ms[1];
+    ms[0] = (struct kafka_MemberResponse){S("m-1"), S("inst-1"), 25};
+    m->leave_group_resp = (struct kafka_LeaveGroupResponse){1, 0, ms, 1};
+}
+
+static void sample_sync_group_req(union any_msg *m)
+{
+    static struct kafka_SyncGroupRequestAssignment as[2];
+    as[0] = (struct kafka_SyncGroupRequestAssignment){
+        S("m-1"), {sample_meta, sizeof(sample_meta)}};
+    as[1] = (struct kafka_SyncGroupRequestAssignment){S("m-2"), S("")};
+    m->sync_group_req = (struct kafka_SyncGroupRequest){
+        .GroupId = S("cg"), .GenerationId = 4, .MemberId = S("m-1"),
+        .GroupInstanceId = S("inst-1"), .ProtocolType = S("consumer"),
+        .ProtocolName = S("range"), .Assignments = as, .AssignmentsCnt = 2};
+}
+
+static void sample_sync_group_resp(union any_msg *m)
+{
+    m->sync_group_resp = (struct kafka_SyncGroupResponse){
+        2, 0, S("consumer"), S("range"), {sample_meta, sizeof(sample_meta)}};
+}
+
+static void sample_describe_groups_req(union any_msg *m)
+{
+    static struct slice ids[2];
+    ids[0] = S("cg");
+    ids[1] = S("other");
+    m->describe_groups_req = (struct kafka_DescribeGroupsRequest){
+        ids, 2, true};
+}
+
+static void sample_describe_groups_resp(union any_msg *m)
+{
+    static struct kafka_DescribedGroupMember ms[1];
+    static struct kafka_DescribedGroup gs[2];
+    ms[0] = (struct kafka_DescribedGroupMember){
+        S("m-1"), S("inst-1"), S("client-1"), S("/127.0.0.1"),
+        {sample_meta, sizeof(sample_meta)}, S("")};
+    gs[0] = (struct kafka_DescribedGroup){
+        0, S("cg"), S("Stable"), S("consumer"), S("range"), ms, 1, 0x0ff8};
+    gs[1] = (struct kafka_DescribedGroup){
+        16, S("other"), S("Dead"), S(""), S(""), NULL, 0, INT32_MIN};
+    m->describe_groups_resp = (struct kafka_DescribeGroupsResponse){5, gs,
+                                                                    2};
+}
+
+static void sample_list_groups_req(union any_msg *m)
+{
+    static struct slice states[2];
+    static struct slice types[1];
+    states[0] = S("Stable");
+    states[1] = S("empty");
+    types[0] = S("classic");
+    m->list_groups_req = (struct kafka_ListGroupsRequest){
+        states, 2, types, 1};
+}
+
+static void sample_list_groups_resp(union any_msg *m)
+{
+    static struct kafka_ListedGroup gs[2];
+    gs[0] = (struct kafka_ListedGroup){S("cg"), S("consumer"), S("Stable"),
+                                       S("classic")};
+    gs[1] = (struct kafka_ListedGroup){S("offsets-only"), S(""), S("Empty"),
+                                       S("classic")};
+    m->list_groups_resp = (struct kafka_ListGroupsResponse){9, 0, gs, 2};
+}
+
+static void sample_delete_groups_req(union any_msg *m)
+{
+    static struct slice ids[2];
+    ids[0] = S("cg");
+    ids[1] = S("other");
+    m->delete_groups_req = (struct kafka_DeleteGroupsRequest){ids, 2};
+}
+
+static void sample_delete_groups_resp(union any_msg *m)
+{
+    static struct kafka_DeletableGroupResult rs[2];
+    rs[0] = (struct kafka_DeletableGroupResult){S("cg"), 0};
+    rs[1] = (struct kafka_DeletableGroupResult){S("other"), 69};
+    m->delete_groups_resp = (struct kafka_DeleteGroupsResponse){1, rs, 2};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -480,6 +771,16 @@ static const struct codec_api apis[] = {
     API(describe_configs, KAFKA_API_DESCRIBE_CONFIGS),
     API(init_producer_id, KAFKA_API_INIT_PRODUCER_ID),
     API(offset_for_leader_epoch, KAFKA_API_OFFSET_FOR_LEADER_EPOCH),
+    API(offset_commit, KAFKA_API_OFFSET_COMMIT),
+    API(offset_fetch, KAFKA_API_OFFSET_FETCH),
+    API(find_coordinator, KAFKA_API_FIND_COORDINATOR),
+    API(join_group, KAFKA_API_JOIN_GROUP),
+    API(heartbeat, KAFKA_API_HEARTBEAT),
+    API(leave_group, KAFKA_API_LEAVE_GROUP),
+    API(sync_group, KAFKA_API_SYNC_GROUP),
+    API(describe_groups, KAFKA_API_DESCRIBE_GROUPS),
+    API(list_groups, KAFKA_API_LIST_GROUPS),
+    API(delete_groups, KAFKA_API_DELETE_GROUPS),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

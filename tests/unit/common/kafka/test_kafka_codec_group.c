@@ -39,8 +39,9 @@ static const void *fc_req_sample(int variant)
 {
     static struct kafka_FindCoordinatorRequest m;
     m = variant == 0
-            ? (struct kafka_FindCoordinatorRequest){S("cg-orders"), 1}
-            : (struct kafka_FindCoordinatorRequest){S(""), 0};
+            ? (struct kafka_FindCoordinatorRequest){S("cg-orders"), 1, NULL,
+                                                    0}
+            : (struct kafka_FindCoordinatorRequest){S(""), 0, NULL, 0};
     return &m;
 }
 
@@ -290,15 +291,18 @@ static const void *lg_req_sample(int variant)
     static struct kafka_MemberIdentity ms[MANY];
     static struct kafka_LeaveGroupRequest m;
     if (variant == 0) {
-        ms[0] = (struct kafka_MemberIdentity){S("m-1"), S("inst-1")};
-        ms[1] = (struct kafka_MemberIdentity){S("m-2"), slice_null()};
+        ms[0] = (struct kafka_MemberIdentity){S("m-1"), S("inst-1"),
+                                              slice_null()};
+        ms[1] = (struct kafka_MemberIdentity){S("m-2"), slice_null(),
+                                              slice_null()};
         m = (struct kafka_LeaveGroupRequest){
             .GroupId = S("cg"), .MemberId = S("m-1"), .Members = ms,
             .MembersCnt = 2};
         return &m;
     }
     for (int i = 0; i < MANY; i++) {
-        ms[i] = (struct kafka_MemberIdentity){S(""), slice_null()};
+        ms[i] = (struct kafka_MemberIdentity){S(""), slice_null(),
+                                              slice_null()};
     }
     m = (struct kafka_LeaveGroupRequest){
         .GroupId = S(""), .MemberId = S(""), .Members = ms,
@@ -444,8 +448,10 @@ static const void *sg_resp_sample(int variant)
 {
     static struct kafka_SyncGroupResponse m;
     m = variant == 0
-            ? (struct kafka_SyncGroupResponse){1, 0, B(assign_0100)}
-            : (struct kafka_SyncGroupResponse){0, 0, S("")};
+            ? (struct kafka_SyncGroupResponse){1, 0, slice_null(),
+                                               slice_null(), B(assign_0100)}
+            : (struct kafka_SyncGroupResponse){0, 0, slice_null(),
+                                               slice_null(), S("")};
     return &m;
 }
 
@@ -631,13 +637,15 @@ static const void *lsg_resp_sample(int variant)
     static struct kafka_ListedGroup gs[MANY];
     static struct kafka_ListGroupsResponse m;
     if (variant == 0) {
-        gs[0] = (struct kafka_ListedGroup){S("cg"), S("consumer")};
-        gs[1] = (struct kafka_ListedGroup){S("connect-x"), S("connect")};
+        gs[0] = (struct kafka_ListedGroup){S("cg"), S("consumer"), S(""),
+                                           S("")};
+        gs[1] = (struct kafka_ListedGroup){S("connect-x"), S("connect"),
+                                           S(""), S("")};
         m = (struct kafka_ListGroupsResponse){9, 0, gs, 2};
         return &m;
     }
     for (int i = 0; i < MANY; i++) {
-        gs[i] = (struct kafka_ListedGroup){S(""), S("")};
+        gs[i] = (struct kafka_ListedGroup){S(""), S(""), S(""), S("")};
     }
     m = (struct kafka_ListGroupsResponse){0, 0, gs, MANY};
     return &m;
@@ -746,14 +754,14 @@ static void dlg_resp_check(const void *want_, const void *got_, int16_t v)
 enum { FC, JG, HB, LG, SG, DG, LSG, DLG, N_CASES };
 
 static const struct api_case cases[N_CASES] = {
-    [FC] = CASE(FindCoordinator, FIND_COORDINATOR, find_coordinator, fc),
-    [JG] = CASE(JoinGroup, JOIN_GROUP, join_group, jg),
-    [HB] = CASE(Heartbeat, HEARTBEAT, heartbeat, hb),
-    [LG] = CASE(LeaveGroup, LEAVE_GROUP, leave_group, lg),
-    [SG] = CASE(SyncGroup, SYNC_GROUP, sync_group, sg),
-    [DG] = CASE(DescribeGroups, DESCRIBE_GROUPS, describe_groups, dg),
-    [LSG] = CASE(ListGroups, LIST_GROUPS, list_groups, lsg),
-    [DLG] = CASE(DeleteGroups, DELETE_GROUPS, delete_groups, dlg),
+    [FC] = CASE(FindCoordinator, FIND_COORDINATOR, find_coordinator, fc, 2),
+    [JG] = CASE(JoinGroup, JOIN_GROUP, join_group, jg, 5),
+    [HB] = CASE(Heartbeat, HEARTBEAT, heartbeat, hb, 3),
+    [LG] = CASE(LeaveGroup, LEAVE_GROUP, leave_group, lg, 3),
+    [SG] = CASE(SyncGroup, SYNC_GROUP, sync_group, sg, 3),
+    [DG] = CASE(DescribeGroups, DESCRIBE_GROUPS, describe_groups, dg, 4),
+    [LSG] = CASE(ListGroups, LIST_GROUPS, list_groups, lsg, 2),
+    [DLG] = CASE(DeleteGroups, DELETE_GROUPS, delete_groups, dlg, 1),
 };
 
 /* --- Table-driven tests -------------------------------------------------- */
