@@ -101,9 +101,9 @@ int kafka_list_offsets_request_encode(
 
 /* --- Response ------------------------------------------------------------ */
 
-static void
-list_offsets_partition_encode(struct writer *w, int16_t version,
-                              const struct kafka_ListOffsetsPartitionResponse *p)
+static void list_offsets_partition_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_ListOffsetsPartitionResponse *p)
 {
     writer_i32(w, p->PartitionIndex);
     writer_i16(w, p->ErrorCode);
