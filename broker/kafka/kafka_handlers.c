@@ -530,43 +530,118 @@ static int enc_list_offsets(struct writer *w, int16_t v, const void *r)
  * "latest" is that replica's log end offset (`cairn status` asks every
  * replica this way). */
 #define LIST_OFFSETS__DEBUG_REPLICA (-2)
+/* Kafka's ReplicaId for a consumer: the only caller held to the high
+ * watermark (a follower, ReplicaId >= 0, sees up to the log end). */
+#define LIST_OFFSETS__CONSUMER_REPLICA (-1)
+
+/* Whether version may ask for timestamp: any time, LATEST and EARLIEST;
+ * MAX_TIMESTAMP from v7, EARLIEST_LOCAL from v8; no other negative value.
+ * Kafka 3.8's broker does not check (its client never builds such a
+ * request: ListOffsetsRequest.Builder's oldest version for them is 7 or
+ * 8); from 3.9 on (KAFKA-17331, ReplicaManager's
+ * isListOffsetsTimestampUnsupported) it answers the partition
+ * UNSUPPORTED_VERSION, as Cairn does. */
+static bool list_offsets_timestamp_ok(int64_t timestamp, int16_t version)
+{
+    switch (timestamp) {
+    case KAFKA_LIST_OFFSETS_LATEST:
+    case KAFKA_LIST_OFFSETS_EARLIEST:
+        return true;
+    case KAFKA_LIST_OFFSETS_MAX_TIMESTAMP:
+        return version >= 7;
+    case KAFKA_LIST_OFFSETS_EARLIEST_LOCAL:
+        return version >= 8;
+    default:
+        return timestamp >= 0;
+    }
+}
+
+/* Kafka's leader epoch for EARLIEST: the first cached epoch if it starts
+ * at or below the log start offset, else none. */
+static int32_t earliest_epoch(const struct log *l)
+{
+    const struct log_epoch_cache *c = log_epochs(l);
+    if (c->n > 0 && c->entries[0].start_offset <= log_start_offset(l)) {
+        return c->entries[0].epoch;
+    }
+    return -1;
+}
+
+/* A lookup by time or MAX_TIMESTAMP, as Kafka's Partition answers it:
+ * the record found, if it is below the last offset the caller may fetch;
+ * none otherwise, or lag_error when the high watermark lags. */
+static void list_by_time(struct partition *p, int64_t timestamp,
+                         int64_t fetchable, int16_t lag_error,
+                         struct kafka_ListOffsetsPartitionResponse *out)
+{
+    struct log_time_offset found;
+    int rv = timestamp == KAFKA_LIST_OFFSETS_MAX_TIMESTAMP
+                 ? log_offset_of_max_timestamp(p->log, &found)
+                 : log_offset_for_timestamp(p->log, timestamp, &found);
+    if (rv == RC_OK && found.offset < fetchable) {
+        out->Offset = found.offset;     /* the record's own offset */
+        out->Timestamp = found.timestamp; /* and its own timestamp */
+        out->LeaderEpoch = found.leader_epoch;
+    } else if (rv == RC_OK || rv == RC_NOT_FOUND) {
+        out->ErrorCode = lag_error; /* none found: -1, -1 */
+    } else {
+        out->ErrorCode = kafka_error_from_rc(rv);
+    }
+}
 
 static void list_one(struct broker *b, struct slice topic, int32_t replica_id,
+                     int16_t version,
                      const struct kafka_ListOffsetsPartition *in,
                      struct kafka_ListOffsetsPartitionResponse *out)
 {
     *out = (struct kafka_ListOffsetsPartitionResponse){
         .PartitionIndex = in->PartitionIndex, .Timestamp = -1, .Offset = -1,
         .LeaderEpoch = -1};
+    if (!list_offsets_timestamp_ok(in->Timestamp, version)) {
+        out->ErrorCode = KAFKA_ERROR_UNSUPPORTED_VERSION;
+        return;
+    }
     struct partition *p = broker_partition(b, topic, in->PartitionIndex);
     bool debug = replica_id == LIST_OFFSETS__DEBUG_REPLICA;
     if (p == NULL || (!partition_is_leader(p) && !debug)) {
         out->ErrorCode = broker_not_leader_error(b, topic, in->PartitionIndex);
         return;
     }
-    out->LeaderEpoch = p->leader_epoch;
-    if (!debug && p->repl.epoch_start_offset > p->hw) {
-        /* KIP-207: a new leader's HW may still be below where its epoch
-         * began (below what the old leader had exposed); offsets answered
-         * now could go backwards, so the client retries. */
-        out->ErrorCode = KAFKA_ERROR_OFFSET_NOT_AVAILABLE;
+    if (in->CurrentLeaderEpoch >= 0 &&
+        in->CurrentLeaderEpoch != p->leader_epoch) {
+        out->ErrorCode = in->CurrentLeaderEpoch < p->leader_epoch
+                             ? KAFKA_ERROR_FENCED_LEADER_EPOCH
+                             : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
         return;
     }
-    if (in->Timestamp == -1 && debug) {
-        out->Offset = log_end_offset(p->log);
-    } else if (in->Timestamp == -1) {
-        out->Offset = p->hw; /* no transactions: the LSO is the HW */
-    } else if (in->Timestamp == -2) {
-        out->Offset = log_start_offset(p->log);
-    } else {
-        int64_t off = -1, ts = -1;
-        int rv = log_offset_for_timestamp(p->log, in->Timestamp, &off, &ts);
-        if (rv == RC_OK && off < p->hw) {
-            out->Offset = off; /* the first record at or after the time */
-            out->Timestamp = ts; /* and its own timestamp (Kafka's) */
-        } else if (rv != RC_OK && rv != RC_NOT_FOUND) {
-            out->ErrorCode = kafka_error_from_rc(rv);
+    /* No transactions: the last stable offset is the high watermark. */
+    bool consumer = replica_id == LIST_OFFSETS__CONSUMER_REPLICA;
+    int64_t fetchable = consumer ? p->hw : log_end_offset(p->log);
+    /* KIP-207: a new leader's HW may still be below where its epoch began
+     * (below what the old leader had exposed); offsets answered now could
+     * go backwards, so a consumer retries. Before v5 Kafka says
+     * LEADER_NOT_AVAILABLE. */
+    int16_t lag_error = 0;
+    if (consumer && p->repl.epoch_start_offset > p->hw) {
+        lag_error = version >= 5 ? KAFKA_ERROR_OFFSET_NOT_AVAILABLE
+                                 : KAFKA_ERROR_LEADER_NOT_AVAILABLE;
+    }
+    switch (in->Timestamp) {
+    case KAFKA_LIST_OFFSETS_LATEST:
+        out->ErrorCode = lag_error;
+        if (lag_error == 0) {
+            out->Offset = fetchable;
+            out->LeaderEpoch = p->leader_epoch;
         }
+        break;
+    case KAFKA_LIST_OFFSETS_EARLIEST:
+    case KAFKA_LIST_OFFSETS_EARLIEST_LOCAL: /* no tiered storage: the same */
+        out->Offset = log_start_offset(p->log);
+        out->LeaderEpoch = earliest_epoch(p->log);
+        break;
+    default:
+        list_by_time(p, in->Timestamp, fetchable, lag_error, out);
+        break;
     }
     if (in->MaxNumOffsets < 1) {
         out->Offset = -1; /* v0 asked for no offset: an empty list */
@@ -591,7 +666,8 @@ void kafka_handle_list_offsets(struct broker *b, struct kafka_request *req)
         rv = arena_alloc(&a, (size_t)t->PartitionsCnt, sizeof *ps,
                          (void **)&ps);
         for (int32_t k = 0; rv == RC_OK && k < t->PartitionsCnt; k++) {
-            list_one(b, t->Name, rq.ReplicaId, &t->Partitions[k], &ps[k]);
+            list_one(b, t->Name, rq.ReplicaId, req->api_version,
+                     &t->Partitions[k], &ps[k]);
         }
         ts[i] = (struct kafka_ListOffsetsTopicResponse){
             .Name = t->Name, .Partitions = ps,

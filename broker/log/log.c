@@ -442,77 +442,169 @@ int log_for_each_batch(struct log *l, int64_t from, log_batch_cb cb,
     return RC_OK;
 }
 
+/* The record a batch's walk is after (record_filter() calls
+ * time_find_record() with each record, which keeps nothing). */
 struct time_find {
-    int64_t ts;
-    int64_t offset;   /* -1 until found */
+    int64_t ts;        /* the first record with an effective timestamp */
+    bool exact;        /* == ts (MAX_TIMESTAMP), else >= ts */
+    int64_t min_offset; /* and an offset at or above this */
+    int64_t batch_ts;  /* a LogAppendTime batch's maxTimestamp, else -1 */
+    int64_t offset;    /* -1 until found */
     int64_t found_ts;
 };
 
 static bool time_find_record(void *arg, const struct record_view *r)
 {
     struct time_find *f = arg;
-    if (f->offset < 0 && r->timestamp >= f->ts) {
+    /* Kafka's records of a LogAppendTime batch all carry its time. */
+    int64_t ts = f->batch_ts >= 0 ? f->batch_ts : r->timestamp;
+    bool hit = f->exact ? ts == f->ts : ts >= f->ts;
+    if (f->offset < 0 && hit && r->offset >= f->min_offset) {
         f->offset = r->offset;
-        f->found_ts = r->timestamp;
+        f->found_ts = ts;
     }
     return false; /* nothing is written: only looked at */
 }
 
-/* The first record of batch h (at pos in seg) at or after f->ts. */
-static int time_find_in_batch(const struct log_segment *seg, int64_t pos,
+/* Walks the records of batch h at pos in seg (read through the scan's
+ * buffer, or on its own when larger, and decompressed if need be). */
+static int time_find_in_batch(struct log_scan *s, int64_t pos,
                               const struct record_batch_header *h,
                               struct time_find *f)
 {
+    f->batch_ts = (h->attributes & RECORD_BATCH_ATTR_LOG_APPEND_TIME) != 0
+                      ? h->max_timestamp
+                      : -1;
     size_t size = (size_t)record_batch_size(h);
-    uint8_t *batch = malloc(size);
+    const uint8_t *bytes = NULL;
+    uint8_t *own = NULL;
+    int rv = log_scan_bytes(s, pos, h, &bytes);
+    if (rv == RC_TOO_LARGE) {
+        own = malloc(size);
+        rv = own == NULL ? RC_NOMEM : RC_OK;
+        if (rv == RC_OK &&
+            pread(s->seg->fd, own, size, (off_t)pos) != (ssize_t)size) {
+            rv = RC_IO;
+        }
+        bytes = own;
+    }
     struct record_inflate *z = NULL;
-    int rv = batch == NULL ? RC_NOMEM : record_inflate_new(&z);
-    if (rv == RC_OK &&
-        pread(seg->fd, batch, size, (off_t)pos) != (ssize_t)size) {
-        rv = RC_IO;
+    if (rv == RC_OK) {
+        rv = record_inflate_new(&z);
     }
     if (rv == RC_OK) {
         struct writer scratch;
         writer_init(&scratch, RECORD_INFLATED_BYTES_MAX);
         int32_t kept = 0;
-        rv = record_filter(z, &scratch, batch, size, h, time_find_record, f,
+        rv = record_filter(z, &scratch, bytes, size, h, time_find_record, f,
                            false, NULL, &kept);
         writer_free(&scratch);
     }
     record_inflate_free(z);
-    free(batch);
-    return rv;
+    free(own);
+    return rv == RC_SHORT ? RC_CORRUPT : rv;
 }
 
-int log_offset_for_timestamp(struct log *l, int64_t ts, int64_t *offset,
-                             int64_t *found_ts)
+static void time_found(const struct time_find *f,
+                       const struct record_batch_header *h,
+                       struct log_time_offset *out)
 {
-    for (size_t i = 0; i < l->n_segs; i++) {
-        int64_t pos = 0;
-        struct record_batch_header h;
-        int rv = log_segment_find_time(l->segs[i], l->scan_buf, ts, &pos,
-                                       &h);
-        if (rv == RC_NOT_FOUND) {
+    *out = (struct log_time_offset){
+        .timestamp = f->found_ts, .offset = f->offset,
+        .leader_epoch = h->partition_leader_epoch >= 0
+                            ? h->partition_leader_epoch
+                            : -1};
+}
+
+/* Kafka's LogSegment.findOffsetByTimestamp: from the time index's entry
+ * below ts (and not before min_offset), each batch whose maxTimestamp
+ * reaches ts is walked for its first record at or after ts and at or
+ * above min_offset; RC_NOT_FOUND at the segment's end. */
+static int segment_offset_for_timestamp(struct log *l,
+                                        const struct log_segment *seg,
+                                        int64_t ts, int64_t min_offset,
+                                        struct log_time_offset *out)
+{
+    int64_t rel = log_index_time_floor(&seg->index, ts);
+    if (min_offset - seg->base_offset > rel) {
+        rel = min_offset - seg->base_offset;
+    }
+    if (rel > INT32_MAX) {
+        rel = INT32_MAX;
+    }
+    struct log_index_entry e = log_index_floor(&seg->index, (int32_t)rel);
+    struct log_scan s;
+    struct record_batch_header h;
+    int64_t pos = 0;
+    int rv;
+    log_scan_init(&s, seg, l->scan_buf, e.position, seg->size);
+    while ((rv = log_scan_next(&s, false, &h, &pos)) == RC_OK) {
+        if (h.max_timestamp < ts || record_batch_last_offset(&h) < min_offset) {
             continue;
         }
+        struct time_find f = {.ts = ts, .min_offset = min_offset,
+                              .offset = -1};
+        rv = time_find_in_batch(&s, pos, &h, &f);
         if (rv != RC_OK) {
             return rv;
         }
-        struct time_find f = {.ts = ts, .offset = -1};
-        if ((h.attributes & RECORD_BATCH_ATTR_LOG_APPEND_TIME) == 0) {
-            rv = time_find_in_batch(l->segs[i], pos, &h, &f);
-            if (rv != RC_OK) {
-                return rv;
-            }
+        if (f.offset >= 0) {
+            time_found(&f, &h, out);
+            return RC_OK;
         }
-        /* LogAppendTime: every record has the batch's time. (A CreateTime
-         * batch has a record at its maxTimestamp, which the append path
-         * recomputes, so f finds one.) */
-        *offset = f.offset >= 0 ? f.offset : h.base_offset;
-        *found_ts = f.offset >= 0 ? f.found_ts : h.max_timestamp;
-        return RC_OK;
+    }
+    return rv == RC_NOT_FOUND ? RC_NOT_FOUND
+                              : (rv == RC_IO ? RC_IO : RC_CORRUPT);
+}
+
+int log_offset_for_timestamp(struct log *l, int64_t ts,
+                             struct log_time_offset *out)
+{
+    /* Only the first segment whose largest timestamp reaches ts is
+     * searched, as Kafka's UnifiedLog.searchOffsetInLocalLog does: its
+     * largest timestamp may be a record below the log start offset (still
+     * in the file), and then the answer is "none" even if a later segment
+     * has a record at or after ts. */
+    for (size_t i = 0; i < l->n_segs; i++) {
+        if (l->segs[i]->max_timestamp >= ts) {
+            return segment_offset_for_timestamp(l, l->segs[i], ts,
+                                                log_start_offset(l), out);
+        }
     }
     return RC_NOT_FOUND;
+}
+
+int log_offset_of_max_timestamp(struct log *l, struct log_time_offset *out)
+{
+    /* Kafka's UnifiedLog (MAX_TIMESTAMP): the segment with the largest
+     * maxTimestamp (the first of equals), the first batch in it to reach
+     * that time, the first record in that batch that has it. The log
+     * start offset is not looked at (Kafka's is not either). */
+    struct log_segment *seg = l->segs[0];
+    for (size_t i = 1; i < l->n_segs; i++) {
+        if (l->segs[i]->max_timestamp > seg->max_timestamp) {
+            seg = l->segs[i];
+        }
+    }
+    int64_t pos = 0;
+    struct record_batch_header h;
+    int rv = log_segment_max_timestamp_batch(seg, l->scan_buf, &pos, &h);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    struct log_scan s;
+    log_scan_init(&s, seg, l->scan_buf, pos, seg->size);
+    struct time_find f = {.ts = h.max_timestamp, .exact = true,
+                          .min_offset = INT64_MIN, .offset = -1};
+    rv = time_find_in_batch(&s, pos, &h, &f);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (f.offset < 0) {
+        return RC_NOT_FOUND; /* no record has it: Kafka answers none too */
+    }
+    time_found(&f, &h, out);
+    return RC_OK;
 }
 
 /* After any cut: the durable end and recovery point cannot stay above the

@@ -123,14 +123,34 @@ typedef void (*log_batch_cb)(void *arg, const struct record_batch_header *h);
 MUST_CHECK int log_for_each_batch(struct log *l, int64_t from,
                                   log_batch_cb cb, void *arg);
 
-/* Kafka's lookup by time (ListOffsets): the first record whose timestamp
- * is >= ts, its offset and timestamp. The first batch whose maxTimestamp
- * reaches ts is read (decompressed if need be) and its records walked; a
- * LogAppendTime batch's records all carry its maxTimestamp. RC_NOT_FOUND
- * when every record is older; RC_IO, RC_CORRUPT, RC_NOMEM. Reads the
- * segment file (blocking). */
+/* A record found by time (ListOffsets): its timestamp (a LogAppendTime
+ * batch's records all carry the batch's maxTimestamp), its offset and its
+ * batch's partitionLeaderEpoch (-1 if the batch has none). */
+struct log_time_offset {
+    int64_t timestamp;
+    int64_t offset;
+    int32_t leader_epoch;
+};
+
+/* Kafka's lookup by time (UnifiedLog.fetchOffsetByTimestamp): the first
+ * record whose timestamp is >= ts and whose offset is at or above the log
+ * start offset, searched in the first segment whose largest timestamp
+ * reaches ts only (a batch whose maxTimestamp reaches ts is read,
+ * decompressed if need be, and its records walked). RC_NOT_FOUND when
+ * every record is older (or the searched segment has none at or above
+ * the log start); RC_IO, RC_CORRUPT, RC_NOMEM. Reads the segment file
+ * (blocking). */
 MUST_CHECK int log_offset_for_timestamp(struct log *l, int64_t ts,
-                                        int64_t *offset, int64_t *found_ts);
+                                        struct log_time_offset *out);
+
+/* ListOffsets' MAX_TIMESTAMP (KIP-734, as Kafka 3.8 answers it after
+ * KAFKA-16310): the record with the largest timestamp, the first of them
+ * if several share it. O(segments), plus the one batch read: each segment
+ * keeps its largest timestamp and the batch that first reached it
+ * (broker/log/log_segment.h). RC_NOT_FOUND for an empty log; RC_IO,
+ * RC_CORRUPT, RC_NOMEM. */
+MUST_CHECK int log_offset_of_max_timestamp(struct log *l,
+                                           struct log_time_offset *out);
 
 int64_t log_start_offset(const struct log *l);
 int64_t log_end_offset(const struct log *l);

@@ -72,6 +72,7 @@ int log_segment_adopt(struct log_segment **out, const char *dir,
     seg->size = st.st_size;
     seg->next_offset = base_offset;
     seg->max_timestamp = -1;
+    seg->max_timestamp_batch = -1;
     seg->first_timestamp = -1;
     seg->refs = 1;
     log_index_init(&seg->index, index_max);
@@ -131,6 +132,7 @@ static void account_batch(struct log_segment *seg,
     }
     if (h->max_timestamp > seg->max_timestamp) {
         seg->max_timestamp = h->max_timestamp;
+        seg->max_timestamp_batch = h->base_offset;
     }
     seg->next_offset = record_batch_last_offset(h) + 1;
     seg->size = pos + len;
@@ -299,6 +301,7 @@ static void reset_stats(struct log_segment *seg)
     seg->bytes_since_index = 0;
     seg->next_offset = seg->base_offset;
     seg->max_timestamp = -1;
+    seg->max_timestamp_batch = -1;
     seg->first_timestamp = -1;
 }
 
@@ -354,6 +357,7 @@ static int scan_tail(struct log_segment *seg, uint8_t *scan_buf)
     }
     seg->next_offset = seg->base_offset + e.rel_offset;
     seg->max_timestamp = log_index_last_time(&seg->index);
+    seg->max_timestamp_batch = -1; /* before the tail: found when asked */
     seg->first_timestamp = -1;
     seg->bytes_since_index = seg->size - e.position;
     struct log_scan s;
@@ -376,6 +380,7 @@ static int scan_tail(struct log_segment *seg, uint8_t *scan_buf)
         seg->next_offset = record_batch_last_offset(&h) + 1;
         if (h.max_timestamp > seg->max_timestamp) {
             seg->max_timestamp = h.max_timestamp;
+            seg->max_timestamp_batch = h.base_offset;
         }
     }
     if (rv != RC_NOT_FOUND) {
@@ -482,6 +487,31 @@ int log_segment_find_time(const struct log_segment *seg, uint8_t *scan_buf,
     }
     return rv == RC_NOT_FOUND ? RC_NOT_FOUND
                               : (rv == RC_IO ? RC_IO : RC_CORRUPT);
+}
+
+int log_segment_max_timestamp_batch(struct log_segment *seg,
+                                    uint8_t *scan_buf, int64_t *position,
+                                    struct record_batch_header *h)
+{
+    int rv;
+    if (seg->max_timestamp_batch >= 0) {
+        rv = log_segment_find(seg, scan_buf, seg->max_timestamp_batch,
+                              position, h);
+    } else {
+        /* The time index starts the scan at the batch after the last
+         * entry below max_timestamp: the first batch to reach it is no
+         * earlier. (With max_timestamp -1, the first batch.) */
+        rv = log_segment_find_time(seg, scan_buf, seg->max_timestamp,
+                                   position, h);
+    }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (h->max_timestamp != seg->max_timestamp) {
+        return RC_CORRUPT; /* the batch the segment's bookkeeping names */
+    }
+    seg->max_timestamp_batch = h->base_offset;
+    return RC_OK;
 }
 
 int log_segment_truncate_to(struct log_segment *seg, uint8_t *scan_buf,

@@ -23,6 +23,13 @@ struct log_segment {
     int64_t size;            /* bytes of whole batches */
     int64_t next_offset;     /* offset after the last batch */
     int64_t max_timestamp;   /* largest batch maxTimestamp, or -1 */
+    /* Base offset of the first batch whose maxTimestamp is max_timestamp
+     * (Kafka's LogSegment.maxTimestampAndOffsetSoFar, which keeps that
+     * batch's offset too): set by appends and recovery; -1 when no batch
+     * has a timestamp above -1, or after a load from the index files or
+     * a truncation left it somewhere before the last index entry, until
+     * log_segment_max_timestamp_batch() locates it. */
+    int64_t max_timestamp_batch;
     int64_t first_timestamp; /* first batch's maxTimestamp (segment.ms) */
     int64_t bytes_since_index;
     struct log_index index;
@@ -112,6 +119,16 @@ MUST_CHECK int log_segment_find_time(const struct log_segment *seg,
                                      uint8_t *scan_buf, int64_t ts,
                                      int64_t *position,
                                      struct record_batch_header *out);
+
+/* Position and header of the first batch whose maxTimestamp is the
+ * segment's max_timestamp (ListOffsets' MAX_TIMESTAMP), located through
+ * max_timestamp_batch, or through the time index the first time after a
+ * load (then remembered). RC_NOT_FOUND for an empty segment; RC_IO,
+ * RC_CORRUPT. */
+MUST_CHECK int log_segment_max_timestamp_batch(struct log_segment *seg,
+                                               uint8_t *scan_buf,
+                                               int64_t *position,
+                                               struct record_batch_header *h);
 
 /* Drops every batch whose last offset is >= offset. */
 MUST_CHECK int log_segment_truncate_to(struct log_segment *seg,

@@ -325,6 +325,7 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 /* The APIs' own structs and functions, one header per codec file. */
 #include "common/kafka/kafka_codec_produce.h"
 #include "common/kafka/kafka_codec_fetch.h"
+#include "common/kafka/kafka_codec_list_offsets.h"
 #include "common/kafka/kafka_codec_admin.h"
 #include "common/kafka/kafka_codec_epoch.h"
 #include "common/kafka/kafka_codec_group.h"

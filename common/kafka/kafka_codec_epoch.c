@@ -1,16 +1,19 @@
-/* Kafka codec (common/kafka/kafka_codec.h): OffsetForLeaderEpoch v0..3. Field
+/* Kafka codec (common/kafka/kafka_codec.h): OffsetForLeaderEpoch v0..4. Field
  * lists follow shared/reference/kafka-protocol.md section 4.19, checked
  * against apache/kafka OffsetForLeaderEpochRequest.json and
  * OffsetForLeaderEpochResponse.json: v1 adds LeaderEpoch to the response
  * partitions, v2 CurrentLeaderEpoch to the request partitions and
- * ThrottleTimeMs to the response, v3 ReplicaId to the request. v4 is
- * flexible and not handled. Pure: no I/O, no clock, no globals; any
- * thread. */
+ * ThrottleTimeMs to the response, v3 ReplicaId to the request; v4 is v3
+ * made flexible (KIP-482), with no tagged field defined. Pure: no I/O, no
+ * clock, no globals; any thread. */
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_codec_internal.h"
 
 #include "common/limits.h"
 #include "common/rc.h"
+
+/* The first flexible version. */
+#define EPOCH__FLEXIBLE 4
 
 static bool epoch_version_ok(int16_t version)
 {
@@ -34,8 +37,10 @@ static void epoch_topic_decode(struct reader *r, int16_t version,
         parts[i].Partition = reader_i32(r);
         parts[i].CurrentLeaderEpoch = version >= 2 ? reader_i32(r) : -1;
         parts[i].LeaderEpoch = reader_i32(r);
+        kafka_codec__tags(r);
     }
     t->Partitions = parts;
+    kafka_codec__tags(r);
 }
 
 int kafka_offset_for_leader_epoch_request_decode(
@@ -45,6 +50,7 @@ int kafka_offset_for_leader_epoch_request_decode(
     if (!epoch_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= EPOCH__FLEXIBLE);
     out->ReplicaId = version >= 3 ? reader_i32(r) : -2;
     /* topic, partitions count: 6 bytes at least. */
     struct kafka_OffsetForLeaderTopic *topics = kafka_codec__array(
@@ -54,6 +60,7 @@ int kafka_offset_for_leader_epoch_request_decode(
         epoch_topic_decode(r, version, a, &topics[i]);
     }
     out->Topics = topics;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -64,6 +71,7 @@ int kafka_offset_for_leader_epoch_request_encode(
     kafka_codec__check_version(version,
                                KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN,
                                KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= EPOCH__FLEXIBLE);
     if (version >= 3) {
         writer_i32(w, req->ReplicaId);
     }
@@ -80,9 +88,12 @@ int kafka_offset_for_leader_epoch_request_encode(
                 writer_i32(w, p->CurrentLeaderEpoch);
             }
             writer_i32(w, p->LeaderEpoch);
+            kafka_codec__write_tags(w);
         }
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 /* --- Response ------------------------------------------------------------ */
@@ -94,6 +105,7 @@ int kafka_offset_for_leader_epoch_response_encode(
     kafka_codec__check_version(version,
                                KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN,
                                KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= EPOCH__FLEXIBLE);
     if (version >= 2) {
         writer_i32(w, resp->ThrottleTimeMs);
     }
@@ -110,9 +122,12 @@ int kafka_offset_for_leader_epoch_response_encode(
                 writer_i32(w, p->LeaderEpoch);
             }
             writer_i64(w, p->EndOffset);
+            kafka_codec__write_tags(w);
         }
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 static void
@@ -130,8 +145,10 @@ epoch_topic_result_decode(struct reader *r, int16_t version, struct arena *a,
         parts[i].Partition = reader_i32(r);
         parts[i].LeaderEpoch = version >= 1 ? reader_i32(r) : -1;
         parts[i].EndOffset = reader_i64(r);
+        kafka_codec__tags(r);
     }
     t->Partitions = parts;
+    kafka_codec__tags(r);
 }
 
 int kafka_offset_for_leader_epoch_response_decode(
@@ -141,6 +158,7 @@ int kafka_offset_for_leader_epoch_response_decode(
     if (!epoch_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= EPOCH__FLEXIBLE);
     out->ThrottleTimeMs = version >= 2 ? reader_i32(r) : 0;
     /* topic, partitions count: 6 bytes at least. */
     struct kafka_OffsetForLeaderTopicResult *topics = kafka_codec__array(
@@ -150,5 +168,6 @@ int kafka_offset_for_leader_epoch_response_decode(
         epoch_topic_result_decode(r, version, a, &topics[i]);
     }
     out->Topics = topics;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }

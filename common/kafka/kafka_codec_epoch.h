@@ -19,7 +19,8 @@
 
 /* Versions this codec parses and writes. */
 #define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MIN 0
-#define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX 3 /* v4+ is flexible */
+/* v4+ is flexible (KIP-482); Kafka defines no tagged field for it. */
+#define KAFKA_OFFSET_FOR_LEADER_EPOCH_VERSION_MAX 4
 
 /* --- OffsetForLeaderEpoch (23) ------------------------------------------- */
 

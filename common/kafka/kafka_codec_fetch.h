@@ -1,5 +1,6 @@
-/* The Kafka codec's structs and functions for Fetch (1) and ListOffsets (2),
- * implemented in common/kafka/kafka_codec_fetch.c. Include
+/* The Kafka codec's structs and functions for Fetch (1), implemented in
+ * common/kafka/kafka_codec_fetch.c (ListOffsets (2) is
+ * kafka_codec_list_offsets.h). Include
  * common/kafka/kafka_codec.h, which includes this and holds the
  * conventions every API follows. */
 #ifndef CAIRN_COMMON_KAFKA_KAFKA_CODEC_FETCH_H
@@ -20,8 +21,6 @@
 /* Versions this codec parses and writes. */
 #define KAFKA_FETCH_VERSION_MIN 4
 #define KAFKA_FETCH_VERSION_MAX 11
-#define KAFKA_LIST_OFFSETS_VERSION_MIN 0
-#define KAFKA_LIST_OFFSETS_VERSION_MAX 5
 
 /* --- Fetch (1) ----------------------------------------------------------- */
 
@@ -128,67 +127,5 @@ kafka_fetch_request_encode(struct writer *w, int16_t version,
 MUST_CHECK int kafka_fetch_response_decode(struct reader *r, int16_t version,
                                            struct arena *a,
                                            struct kafka_FetchResponse *out);
-
-/* --- ListOffsets (2) ----------------------------------------------------- */
-
-struct kafka_ListOffsetsPartition {
-    int32_t PartitionIndex;
-    int32_t CurrentLeaderEpoch; /* v4+; default -1 */
-    int64_t Timestamp;          /* -1 latest, -2 earliest, else a time */
-    int32_t MaxNumOffsets;      /* v0 only; default 1 */
-};
-
-struct kafka_ListOffsetsTopic {
-    struct slice Name;
-    const struct kafka_ListOffsetsPartition *Partitions;
-    int32_t PartitionsCnt;
-};
-
-struct kafka_ListOffsetsRequest {
-    int32_t ReplicaId;
-    int8_t IsolationLevel; /* v2+; default 0 */
-    const struct kafka_ListOffsetsTopic *Topics;
-    int32_t TopicsCnt;
-};
-
-/* v0 answers old_style_offsets, a list: Cairn's is [Offset], or empty
- * when Offset is -1, whatever MaxNumOffsets asked (Kafka's legacy answer
- * may add the bases of older segments); decoded, Offset is its first
- * element (-1 when empty) and Timestamp -1. */
-struct kafka_ListOffsetsPartitionResponse {
-    int32_t PartitionIndex;
-    int16_t ErrorCode;
-    int64_t Timestamp;          /* v1+ */
-    int64_t Offset;
-    int32_t LeaderEpoch; /* v4+; default -1 */
-};
-
-struct kafka_ListOffsetsTopicResponse {
-    struct slice Name;
-    const struct kafka_ListOffsetsPartitionResponse *Partitions;
-    int32_t PartitionsCnt;
-};
-
-struct kafka_ListOffsetsResponse {
-    int32_t ThrottleTimeMs; /* v2+; default 0 */
-    const struct kafka_ListOffsetsTopicResponse *Topics;
-    int32_t TopicsCnt;
-};
-
-MUST_CHECK int
-kafka_list_offsets_request_decode(struct reader *r, int16_t version,
-                                  struct arena *a,
-                                  struct kafka_ListOffsetsRequest *out);
-MUST_CHECK int kafka_list_offsets_response_encode(
-    struct writer *w, int16_t version,
-    const struct kafka_ListOffsetsResponse *resp);
-MUST_CHECK int
-kafka_list_offsets_request_encode(struct writer *w, int16_t version,
-                                  const struct kafka_ListOffsetsRequest *req);
-MUST_CHECK int
-kafka_list_offsets_response_decode(struct reader *r, int16_t version,
-                                   struct arena *a,
-                                   struct kafka_ListOffsetsResponse *out);
-
 
 #endif

@@ -108,6 +108,7 @@ int record_filter(struct record_inflate *z, struct writer *scratch,
     }
     struct reader r;
     reader_init(&r, recs, recs_len);
+    int64_t kept_max_ts = -1; /* Kafka's NO_TIMESTAMP when none is above */
     for (int32_t i = 0; i < h->record_count; i++) {
         struct record_view v;
         size_t start = 0;
@@ -118,6 +119,9 @@ int record_filter(struct record_inflate *z, struct writer *scratch,
         bool last = i == h->record_count - 1;
         if (keep(arg, &v) || (keep_last && last)) {
             (*kept)++;
+            if (v.timestamp > kept_max_ts) {
+                kept_max_ts = v.timestamp;
+            }
             if (out != NULL) {
                 writer_raw(out, recs + start, r.pos - start);
             }
@@ -146,6 +150,12 @@ int record_filter(struct record_inflate *z, struct writer *scratch,
     int16_t attrs = (int16_t)(h->attributes & ~RECORD_BATCH_ATTR_CODEC_MASK);
     bytes_put_be16(b + RECORD_BATCH_OFF_ATTRIBUTES, (uint16_t)attrs);
     bytes_put_be32(b + RECORD_BATCH_OFF_RECORD_COUNT, (uint32_t)*kept);
+    if ((h->attributes & RECORD_BATCH_ATTR_LOG_APPEND_TIME) == 0) {
+        /* Kafka's rebuilt batch has its kept records' largest time, so
+         * ListOffsets' MAX_TIMESTAMP finds a record that has it. */
+        bytes_put_be64(b + RECORD_BATCH_OFF_MAX_TIMESTAMP,
+                       (uint64_t)kept_max_ts);
+    }
     uint32_t crc = crc32c(b + RECORD_BATCH_OFF_ATTRIBUTES,
                           size - RECORD_BATCH_OFF_ATTRIBUTES);
     bytes_put_be32(b + RECORD_BATCH_OFF_CRC, crc);

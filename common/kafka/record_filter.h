@@ -13,8 +13,10 @@
  * was). Otherwise the kept records are copied byte for byte (their offset
  * deltas keep the offsets they had: gaps appear, offsets never change),
  * uncompressed; the header keeps the base offset, lastOffsetDelta (the
- * batch still spans its offsets), leader epoch, timestamps and producer
- * id, epoch and base sequence; the attributes lose their codec bits;
+ * batch still spans its offsets), leader epoch, base timestamp and
+ * producer id, epoch and base sequence; maxTimestamp becomes the kept
+ * records' largest (CreateTime; a LogAppendTime batch keeps its time), as
+ * Kafka's rebuilt batch has it; the attributes lose their codec bits;
  * recordCount is the kept count; the CRC-32C is recomputed.
  *
  * Pure codec (no I/O, no clock); one thread per struct record_inflate. */

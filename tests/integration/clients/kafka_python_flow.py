@@ -18,7 +18,10 @@
 5. lookups by time: 10 records stamped T, T+1 s, ... T+9 s in one batch;
    every lookup at and between them answers the first record at or after
    the time, with that record's own timestamp (Kafka's rule; the batch's
-   base offset and the asked time are wrong answers).
+   base offset and the asked time are wrong answers);
+6. lookups by time at every millisecond over batches whose records are
+   out of time order, on an empty partition (none), and on a
+   LogAppendTime topic (records stamped at their append, not as sent).
 Prints what it found; exits non-zero with the reason on failure."""
 
 import sys
@@ -185,4 +188,73 @@ for i in range(10):
 c.close()
 print("%d lookups by time: each the first record at or after it, with its "
       "own timestamp" % checked)
+
+# 6. Lookups by time across batches whose records are out of time order,
+# every millisecond from before the first to past the last; a
+# LogAppendTime topic (every record stamped with its batch's append
+# time); an empty partition (no record for any time).
+admin = KafkaAdminClient(bootstrap_servers=BOOT)
+admin.create_topics([
+    NewTopic("kp-times", num_partitions=2, replication_factor=3),
+    NewTopic("kp-append", num_partitions=1, replication_factor=3,
+             topic_configs={"message.timestamp.type": "LogAppendTime"})])
+admin.close()
+BATCHES = ((100, 105, 103), (110, 110, 120), (115, 300, 130), (300, 160))
+log = []  # (offset, timestamp) in log order
+p = KafkaProducer(bootstrap_servers=BOOT, acks="all", linger_ms=2000)
+for batch in BATCHES:
+    for dt in batch:
+        p.send("kp-times", partition=0, value=b"x", timestamp_ms=T + dt)
+        log.append((len(log), T + dt))
+    p.flush()  # one batch each
+p.close()
+c = KafkaConsumer(bootstrap_servers=BOOT)
+ttp = TopicPartition("kp-times", 0)
+checked = 0
+for t in range(T + 98, T + 303):
+    want = next((r for r in log if r[1] >= t), None)
+    got = c.offsets_for_times({ttp: t})[ttp]
+    if want is None:
+        if got is not None:
+            fail("kp-times after the last record: %s" % (got,))
+    elif got is None or (got.offset, got.timestamp) != want:
+        fail("kp-times T+%d ms: %s, want offset %d stamped T+%d ms"
+             % (t - T, got, want[0], want[1] - T))
+    checked += 1
+empty = TopicPartition("kp-times", 1)
+for t in (0, T, T + 300):
+    got = c.offsets_for_times({empty: t})[empty]
+    if got is not None:
+        fail("empty partition at %d: %s" % (t, got))
+print("%d lookups by time across %d batches out of time order, and an "
+      "empty partition" % (checked, len(BATCHES)))
+
+before = int(time.time() * 1000)
+p = KafkaProducer(bootstrap_servers=BOOT, acks="all", linger_ms=2000)
+for batch in range(3):
+    for i in range(3):
+        p.send("kp-append", value=b"x", timestamp_ms=T + i)  # overridden
+    p.flush()
+p.close()
+atp = TopicPartition("kp-append", 0)
+r = KafkaConsumer(bootstrap_servers=BOOT, auto_offset_reset="earliest",
+                  consumer_timeout_ms=10000)
+r.assign([atp])
+stamped = [(m.offset, m.timestamp, m.timestamp_type) for m in r][:9]
+r.close()
+if len(stamped) != 9 or any(m[2] != 1 or m[1] < before for m in stamped):
+    fail("LogAppendTime: records read back %s, appended after %d"
+         % (stamped, before))
+appended = [(m[0], m[1]) for m in stamped]
+for t in sorted({m[1] for m in appended} | {m[1] + 1 for m in appended}):
+    want = next((m for m in appended if m[1] >= t), None)
+    got = c.offsets_for_times({atp: t})[atp]
+    if want is None:
+        if got is not None:
+            fail("LogAppendTime after the last record: %s" % (got,))
+    elif got is None or (got.offset, got.timestamp) != want:
+        fail("LogAppendTime at %d: %s, want %s" % (t, got, want))
+c.close()
+print("LogAppendTime: records stamped at their append (%s), found by it"
+      % sorted({m[1] - before for m in appended}))
 print("OK")

@@ -424,9 +424,10 @@ Test(log, read_holds_a_deleted_segment_until_released)
 /* Asks the log for ts: wants the record at want_off, stamped want_ts. */
 static void expect_time(int64_t ts, int64_t want_off, int64_t want_ts)
 {
-    int64_t off = -1, got_ts = -1;
-    cr_assert_eq(log_offset_for_timestamp(f.log, ts, &off, &got_ts), RC_OK,
+    struct log_time_offset got;
+    cr_assert_eq(log_offset_for_timestamp(f.log, ts, &got), RC_OK,
                  "ts %lld", (long long)ts);
+    int64_t off = got.offset, got_ts = got.timestamp;
     cr_assert_eq(off, want_off, "ts %lld: offset %lld", (long long)ts,
                  (long long)off);
     cr_assert_eq(got_ts, want_ts, "ts %lld: timestamp %lld", (long long)ts,
@@ -450,9 +451,8 @@ Test(log, offset_for_timestamp_finds_the_first_record_at_or_after)
     expect_time(1255, 52, 1260);
     expect_time(1261, 53, 1261);
     expect_time(1391, 79, 1391);
-    int64_t off = -1, ts = -1;
-    cr_assert_eq(log_offset_for_timestamp(f.log, 1392, &off, &ts),
-                 RC_NOT_FOUND);
+    struct log_time_offset none;
+    cr_assert_eq(log_offset_for_timestamp(f.log, 1392, &none), RC_NOT_FOUND);
     /* Same answers after a clean reopen, from the saved time index. */
     log_fixture_close(&f);
     log_fixture_open(&f);

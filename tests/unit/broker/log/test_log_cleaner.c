@@ -376,3 +376,40 @@ Test(log_cleaner, a_log_closed_during_a_pass_closes_cleanly)
     cr_assert(f.opened_clean);
     cr_assert_eq(log_end_offset(f.log), 13);
 }
+
+/* A batch that loses its record with the largest time (a later value of
+ * its key) is rewritten with its kept records' largest time, as Kafka's
+ * is, so the segment's largest time and MAX_TIMESTAMP (ListOffsets -3)
+ * name a record that is still there; lookups by time skip the removed
+ * one. */
+Test(log_cleaner, max_timestamp_follows_the_kept_records)
+{
+    log_fixture_open(&f);
+    const char *a[] = {"x=a", "y=a", "k0=a"}; /* T0+5000..5002 */
+    const char *b[] = {"k0=b"};
+    append(a, 3, T0 + 5000);
+    cr_assert_eq(log_roll(f.log), RC_OK);
+    append(b, 1, T0 + 1000);
+    cr_assert_eq(log_roll(f.log), RC_OK);
+    struct log_time_offset got;
+    cr_assert_eq(log_offset_of_max_timestamp(f.log, &got), RC_OK);
+    cr_assert_eq(got.offset, 2);
+    cr_assert_eq(got.timestamp, T0 + 5002);
+    struct log_clean_result r = clean(T0 + 10000, log_end_offset(f.log),
+                                      config());
+    cr_assert_eq(r.rc, RC_OK);
+    struct dump d;
+    dump_log(&d);
+    cr_assert_str_eq(d.text, "0:x 1:y 3:k0 ");
+    cr_assert_eq(log_offset_of_max_timestamp(f.log, &got), RC_OK);
+    cr_assert_eq(got.offset, 1);
+    cr_assert_eq(got.timestamp, T0 + 5001);
+    cr_assert_eq(log_offset_for_timestamp(f.log, T0 + 5002, &got),
+                 RC_NOT_FOUND);
+    cr_assert_eq(log_offset_for_timestamp(f.log, T0 + 1001, &got), RC_OK);
+    cr_assert_eq(got.offset, 0);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert_eq(log_offset_of_max_timestamp(f.log, &got), RC_OK);
+    cr_assert_eq(got.offset, 1);
+}

@@ -178,8 +178,9 @@ static void do_timestamp(void)
             break;
         }
     }
-    int64_t got = -1, got_ts = -1;
-    int rv = log_offset_for_timestamp(f.log, ts, &got, &got_ts);
+    struct log_time_offset found = {.offset = -1};
+    int rv = log_offset_for_timestamp(f.log, ts, &found);
+    int64_t got = found.offset;
     if (want < 0) {
         cr_assert_eq(rv, RC_NOT_FOUND, "ts %" PRId64 " found %" PRId64, ts,
                      got);

@@ -149,7 +149,7 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_assert(kafka_codec_version_range(8 /* OffsetCommit */, &min, &max));
     cr_expect(min == 0 && max == 9);
     cr_assert(kafka_codec_version_range(2 /* ListOffsets */, &min, &max));
-    cr_expect(min == 0 && max == 5);
+    cr_expect(min == 0 && max == 8);
     cr_assert(kafka_codec_version_range(21 /* DeleteRecords */, &min, &max));
     cr_expect(min == 0 && max == 2);
     cr_expect_not(kafka_codec_version_range(24 /* AddPartitionsToTxn */,

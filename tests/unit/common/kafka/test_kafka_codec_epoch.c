@@ -1,6 +1,7 @@
-/* Tests for common/kafka/kafka_codec_epoch.c (OffsetForLeaderEpoch v0..3):
+/* Tests for common/kafka/kafka_codec_epoch.c (OffsetForLeaderEpoch v0..4):
  * round trips at every version with the defaults of absent fields, the
- * exact bytes of a v3 request and a v3 response built by hand, what v0
+ * exact bytes of every version's request and response built by hand (v4
+ * in the flexible forms), those of v3 and v4 spelled out, what v0
  * and v1 leave out, truncation at every length, trailing bytes, bad
  * counts, and a count larger than the input refused before allocating.
  * Frames are decoded from exact heap copies so that `make asan` catches
@@ -84,29 +85,71 @@ static struct kafka_OffsetForLeaderEpochResponse sample_response(void)
 
 /* --- Expected bytes, built without the writer ---------------------------- */
 
+/* An array count, a string and a tagged-field section (empty), in the
+ * classic or the flexible form (v4+). */
+static void bb_count(struct bb *x, int16_t v, int32_t n)
+{
+    if (v >= 4) {
+        bb_u8(x, (uint8_t)(n + 1));
+    } else {
+        bb_i32(x, n);
+    }
+}
+
+static void bb_name(struct bb *x, int16_t v, const char *s)
+{
+    if (v >= 4) {
+        bb_u8(x, (uint8_t)(strlen(s) + 1));
+        bb_raw(x, (const uint8_t *)s, strlen(s));
+    } else {
+        bb_str(x, s);
+    }
+}
+
+static void bb_tags(struct bb *x, int16_t v)
+{
+    if (v >= 4) {
+        bb_u8(x, 0);
+    }
+}
+
+static void bb_request_partition(struct bb *x, int16_t v, int32_t partition,
+                                 int32_t current, int32_t epoch)
+{
+    bb_i32(x, partition);
+    if (v >= 2) {
+        bb_i32(x, current);                 /* current leader epoch */
+    }
+    bb_i32(x, epoch);
+    bb_tags(x, v);
+}
+
 static void bb_request(struct bb *x, int16_t v)
 {
     if (v >= 3) {
         bb_i32(x, 2);                       /* replica id */
     }
-    bb_i32(x, 2);                           /* topics */
-    bb_str(x, "orders"), bb_i32(x, 2);
-    bb_i32(x, 0);
-    if (v >= 2) {
-        bb_i32(x, 7);                       /* current leader epoch */
+    bb_count(x, v, 2);                      /* topics */
+    bb_name(x, v, "orders"), bb_count(x, v, 2);
+    bb_request_partition(x, v, 0, 7, 5);
+    bb_request_partition(x, v, 2, 7, 6);
+    bb_tags(x, v);
+    bb_name(x, v, "t"), bb_count(x, v, 1);
+    bb_request_partition(x, v, 1, 3, 3);
+    bb_tags(x, v);
+    bb_tags(x, v);
+}
+
+static void bb_response_partition(struct bb *x, int16_t v, int16_t error,
+                                  int32_t partition, int32_t epoch,
+                                  int64_t end_offset)
+{
+    bb_i16(x, error), bb_i32(x, partition);
+    if (v >= 1) {
+        bb_i32(x, epoch);                   /* leader epoch */
     }
-    bb_i32(x, 5);
-    bb_i32(x, 2);
-    if (v >= 2) {
-        bb_i32(x, 7);
-    }
-    bb_i32(x, 6);
-    bb_str(x, "t"), bb_i32(x, 1);
-    bb_i32(x, 1);
-    if (v >= 2) {
-        bb_i32(x, 3);
-    }
-    bb_i32(x, 3);
+    bb_i64(x, end_offset);
+    bb_tags(x, v);
 }
 
 static void bb_response(struct bb *x, int16_t v)
@@ -114,24 +157,15 @@ static void bb_response(struct bb *x, int16_t v)
     if (v >= 2) {
         bb_i32(x, 9);                       /* throttle */
     }
-    bb_i32(x, 2);                           /* topics */
-    bb_str(x, "orders"), bb_i32(x, 2);
-    bb_i16(x, 0), bb_i32(x, 0);
-    if (v >= 1) {
-        bb_i32(x, 5);                       /* leader epoch */
-    }
-    bb_i64(x, 1234);
-    bb_i16(x, 74), bb_i32(x, 2);
-    if (v >= 1) {
-        bb_i32(x, -1);
-    }
-    bb_i64(x, -1);
-    bb_str(x, "t"), bb_i32(x, 1);
-    bb_i16(x, 0), bb_i32(x, 1);
-    if (v >= 1) {
-        bb_i32(x, 3);
-    }
-    bb_i64(x, 0x100000000);
+    bb_count(x, v, 2);                      /* topics */
+    bb_name(x, v, "orders"), bb_count(x, v, 2);
+    bb_response_partition(x, v, 0, 0, 5, 1234);
+    bb_response_partition(x, v, 74, 2, -1, -1);
+    bb_tags(x, v);
+    bb_name(x, v, "t"), bb_count(x, v, 1);
+    bb_response_partition(x, v, 0, 1, 3, 0x100000000);
+    bb_tags(x, v);
+    bb_tags(x, v);
 }
 
 /* --- Exact bytes at v3 --------------------------------------------------- */
@@ -173,6 +207,56 @@ Test(kafka_codec_epoch, v3_response_bytes)
     bb_i16(&x, 0), bb_i32(&x, 1), bb_i32(&x, 3), bb_i64(&x, 0x100000000);
     expect_bytes(&w, &x);
     cr_expect_eq(x.n, 4 + 4 + 8 + 4 + 36 + 3 + 4 + 18);
+    writer_free(&w);
+}
+
+/* v4: v3 in KIP-482's compact forms, a tag section ending each struct. */
+Test(kafka_codec_epoch, v4_request_bytes)
+{
+    struct kafka_OffsetForLeaderEpochRequest req = sample_request();
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(kafka_offset_for_leader_epoch_request_encode(&w, 4, &req),
+                 RC_OK);
+    static const uint8_t want[] = {
+        0, 0, 0, 2,                               /* replica id */
+        3,                                        /* 2 topics */
+        7, 'o', 'r', 'd', 'e', 'r', 's', 3,       /* "orders", 2 parts */
+        0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 5, 0,    /* p0 cur 7 ask 5, tags */
+        0, 0, 0, 2, 0, 0, 0, 7, 0, 0, 0, 6, 0,
+        0,                                        /* topic's tags */
+        2, 't', 2,
+        0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 3, 0,
+        0,
+        0};                                       /* request's tags */
+    cr_assert_eq(w.len, sizeof want);
+    cr_expect_arr_eq(w.data, want, sizeof want);
+    writer_free(&w);
+}
+
+Test(kafka_codec_epoch, v4_response_bytes)
+{
+    struct kafka_OffsetForLeaderEpochResponse resp = sample_response();
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(
+        kafka_offset_for_leader_epoch_response_encode(&w, 4, &resp), RC_OK);
+    static const uint8_t want[] = {
+        0, 0, 0, 9,                               /* throttle */
+        3,
+        7, 'o', 'r', 'd', 'e', 'r', 's', 3,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 5,             /* error, p0, epoch 5 */
+        0, 0, 0, 0, 0, 0, 4, 0xd2, 0,             /* end 1234, tags */
+        0, 74, 0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0,
+        0,
+        2, 't', 2,
+        0, 0, 0, 0, 0, 1, 0, 0, 0, 3,
+        0, 0, 0, 1, 0, 0, 0, 0, 0,
+        0,
+        0};
+    cr_assert_eq(w.len, sizeof want);
+    cr_expect_arr_eq(w.data, want, sizeof want);
     writer_free(&w);
 }
 
@@ -481,8 +565,8 @@ Test(kafka_codec_epoch, versions_outside_the_range_are_invalid)
     struct bb x = {.n = 0};
     bb_i32(&x, 0);
     cr_expect_eq(decode_request(&x, -1, x.n, NULL), RC_INVALID);
-    cr_expect_eq(decode_request(&x, 4, x.n, NULL), RC_INVALID);
-    cr_expect_eq(decode_response(&x, 4, x.n), RC_INVALID);
+    cr_expect_eq(decode_request(&x, 5, x.n, NULL), RC_INVALID);
+    cr_expect_eq(decode_response(&x, 5, x.n), RC_INVALID);
     cr_expect_eq(decode_request(&x, 0, x.n, NULL), RC_OK, "no topics");
 }
 
