@@ -270,9 +270,10 @@ static int send_request(struct kafka_client *kc, int16_t api_key,
                     "brokers' limit", body->len);
     }
     struct writer w;
+    /* + 1: request header v2's (empty) tagged-field section. */
     writer_init(&w, KAFKA_FRAME_SIZE_BYTES +
                         KAFKA_FRAME_REQUEST_HEADER_BYTES(
-                            strlen(kc->client_id)) + body->len);
+                            strlen(kc->client_id)) + 1u + body->len);
     size_t size_at = kafka_frame_request_begin(&w, api_key, api_version,
                                                correlation_id,
                                                kc->client_id);

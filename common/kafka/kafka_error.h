@@ -66,6 +66,7 @@
     X(INVALID_RECORD, 87)                                              \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
     X(INVALID_UPDATE_VERSION, 95)                                      \
+    X(UNKNOWN_TOPIC_ID, 100)                                           \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                              \
     X(BROKER_ID_NOT_REGISTERED, 102)                                   \
     X(INELIGIBLE_REPLICA, 107)

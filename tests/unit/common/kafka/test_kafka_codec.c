@@ -139,7 +139,7 @@ Test(kafka_codec, version_ranges_match_the_reference)
     cr_assert(kafka_codec_version_range(KAFKA_API_PRODUCE, &min, &max));
     cr_expect(min == 3 && max == 11);
     cr_assert(kafka_codec_version_range(KAFKA_API_FETCH, &min, &max));
-    cr_expect(min == 4 && max == 11);
+    cr_expect(min == 4 && max == 16);
     cr_assert(kafka_codec_version_range(KAFKA_API_METADATA, &min, &max));
     cr_expect(min == 0 && max == 8);
     cr_assert(kafka_codec_version_range(KAFKA_API_API_VERSIONS, NULL, &max));
