@@ -308,7 +308,7 @@ static int topic_name(struct fetch_wait *w,
                       const struct kafka_FetchableTopic *t,
                       struct slice *out)
 {
-    if (w->req->api_version < 13) {
+    if (w->req->api_version < 13) { /* topic ids from v13 (KIP-516) */
         *out = t->Name; /* borrowed from the frame, kept till the answer */
         return RC_OK;
     }
