@@ -4,7 +4,12 @@
  * records for the high watermark and the ISR), record bytes spliced in from
  * the segment files (sent with sendfile(2) by the listener). A fetch that finds
  * fewer than MinBytes is parked until a high watermark it reads moves or
- * MaxWaitMs passes, so caught-up consumers do not spin. */
+ * MaxWaitMs passes, so caught-up consumers do not spin. From v13 topics
+ * come as ids, mapped to names through the metadata image once, when the
+ * request arrives; an id the image does not hold is answered with
+ * UNKNOWN_TOPIC_ID per partition, as Kafka does. Cairn keeps no fetch
+ * sessions (KIP-227): every answer has SessionId 0, which tells a client
+ * to send full requests, so forgotten topics never matter. */
 #include "broker/broker.h"
 
 #include <stdlib.h>
@@ -25,6 +30,10 @@ struct fetch_wait {
     struct kafka_request *req;
     struct arena arena;
     struct kafka_FetchRequest rq;
+    /* Per request topic, the name partitions are looked up by: the one
+     * sent (v12-) or the id's (v13+, copied: the image changes while a
+     * fetch is parked); null for an unknown id. */
+    struct slice *names;
     struct kafka_FetchableTopicResponse *topics;
     struct log_span *spans;   /* one per partition, in request order */
     uv_timer_t timer;
@@ -87,6 +96,10 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
         .AbortedTransactionsCnt = -1, .PreferredReadReplica = -1,
         .RecordsBytes = 0}; /* errors carry an empty record set, as
                              * Kafka's do: librdkafka refuses null */
+    if (slice_is_null(topic)) {
+        out->ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_ID;
+        return;
+    }
     struct partition *p = broker_partition(w->b, topic, in->PartitionIndex);
     if (p == NULL || !partition_is_leader(p)) {
         out->ErrorCode = broker_not_leader_error(w->b, topic,
@@ -145,7 +158,7 @@ static int64_t evaluate(struct fetch_wait *w, bool *error)
                 (struct kafka_FetchablePartitionResponse *)&tr->Partitions[k];
             struct log_span *span = &w->spans[flat];
             log_span_release(span);
-            fetch_one(w, t->Name, &t->Partitions[k], budget - total,
+            fetch_one(w, w->names[i], &t->Partitions[k], budget - total,
                       total == 0, out, span);
             if (out->RecordsBytes > 0) {
                 out->records_arg = span;
@@ -219,8 +232,9 @@ static bool reads(const struct fetch_wait *w, const struct partition *p)
 {
     for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
-        if (t->Name.len != strlen(p->topic) ||
-            memcmp(t->Name.ptr, p->topic, t->Name.len) != 0) {
+        struct slice name = w->names[i];
+        if (slice_is_null(name) || name.len != strlen(p->topic) ||
+            memcmp(name.ptr, p->topic, name.len) != 0) {
             continue;
         }
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
@@ -270,8 +284,11 @@ static void record_replica(struct fetch_wait *w)
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
             const struct kafka_FetchPartition *in = &t->Partitions[k];
-            struct partition *p = broker_partition(w->b, t->Name,
-                                                   in->PartitionIndex);
+            struct partition *p =
+                slice_is_null(w->names[i])
+                    ? NULL
+                    : broker_partition(w->b, w->names[i],
+                                       in->PartitionIndex);
             if (p == NULL || (in->CurrentLeaderEpoch >= 0 &&
                               in->CurrentLeaderEpoch != p->leader_epoch)) {
                 continue; /* answered with an error by fetch_one() */
@@ -286,6 +303,35 @@ static void record_replica(struct fetch_wait *w)
     }
 }
 
+/* The name a request topic's partitions are found by (w->names). */
+static int topic_name(struct fetch_wait *w,
+                      const struct kafka_FetchableTopic *t,
+                      struct slice *out)
+{
+    if (w->req->api_version < 13) { /* topic ids from v13 (KIP-516) */
+        *out = t->Name; /* borrowed from the frame, kept till the answer */
+        return RC_OK;
+    }
+    struct meta_uuid id;
+    _Static_assert(sizeof id.b == sizeof t->TopicId.bytes, "a UUID");
+    memcpy(id.b, t->TopicId.bytes, sizeof id.b);
+    const struct meta_topic *mt =
+        meta_image_topic_by_id(membership_image(w->b->membership), &id);
+    if (mt == NULL) {
+        *out = slice_null(); /* UNKNOWN_TOPIC_ID */
+        return RC_OK;
+    }
+    size_t len = strlen(mt->name);
+    uint8_t *copy = NULL;
+    int rv = arena_alloc(&w->arena, len > 0 ? len : 1, 1, (void **)&copy);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    memcpy(copy, mt->name, len);
+    *out = (struct slice){copy, len};
+    return RC_OK;
+}
+
 static int prepare(struct fetch_wait *w)
 {
     size_t n = n_partitions(w);
@@ -298,6 +344,13 @@ static int prepare(struct fetch_wait *w)
         rv = arena_alloc(&w->arena, (size_t)w->rq.TopicsCnt,
                          sizeof *w->topics, (void **)&w->topics);
     }
+    if (rv == RC_OK) {
+        rv = arena_alloc(&w->arena, (size_t)w->rq.TopicsCnt,
+                         sizeof *w->names, (void **)&w->names);
+    }
+    for (int32_t i = 0; rv == RC_OK && i < w->rq.TopicsCnt; i++) {
+        rv = topic_name(w, &w->rq.Topics[i], &w->names[i]);
+    }
     for (int32_t i = 0; rv == RC_OK && i < w->rq.TopicsCnt; i++) {
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
         struct kafka_FetchablePartitionResponse *ps = NULL;
@@ -307,7 +360,7 @@ static int prepare(struct fetch_wait *w)
             memset(ps, 0, (size_t)t->PartitionsCnt * sizeof *ps);
         }
         w->topics[i] = (struct kafka_FetchableTopicResponse){
-            .Topic = t->Name, .Partitions = ps,
+            .Topic = t->Name, .TopicId = t->TopicId, .Partitions = ps,
             .PartitionsCnt = t->PartitionsCnt};
     }
     return rv;

@@ -538,6 +538,7 @@ static int build_fetch(struct fetcher *f, struct arena *a,
             .PartitionIndex = s->id,
             .CurrentLeaderEpoch = s->leader_epoch,
             .FetchOffset = s->fetch_offset,
+            .LastFetchedEpoch = -1, /* v12+ only */
             .LogStartOffset = log_start_offset(p->log),
             .PartitionMaxBytes = f->session.partition_max_bytes};
     }
@@ -557,7 +558,8 @@ static int build_fetch(struct fetcher *f, struct arena *a,
         .SessionEpoch = -1,
         .Topics = topics,
         .TopicsCnt = (int32_t)g->n_topics,
-        .RackId = slice_from_str("")};
+        .RackId = slice_from_str(""),
+        .ReplicaEpoch = -1}; /* v15+ only */
     return kafka_fetch_request_encode(w, FETCHER__VERSION_FETCH, &rq);
 }
 

@@ -1,9 +1,11 @@
-/* Kafka codec (common/kafka/kafka_codec.h): Produce v3..8. Field lists follow
- * shared/reference/kafka-protocol.md section 4.3, checked against apache/
- * kafka ProduceRequest.json and ProduceResponse.json (v8 adds RecordErrors
- * and ErrorMessage per partition; ThrottleTimeMs is the response's last
- * field). Record bytes are carried as they are, never parsed here. Pure:
- * no I/O, no clock, no globals; any thread. */
+/* Kafka codec (common/kafka/kafka_codec.h): Produce v3..11. Field lists
+ * follow shared/reference/kafka-protocol.md section 4.3, checked against
+ * apache/kafka 3.8 ProduceRequest.json and ProduceResponse.json (v8 adds
+ * RecordErrors and ErrorMessage per partition; ThrottleTimeMs is the
+ * response's last field; v9 is flexible, its Records COMPACT_RECORDS; v10
+ * adds only tagged fields to the response and v11 none). Record bytes are
+ * carried as they are, never parsed here. Pure: no I/O, no clock, no
+ * globals; any thread. */
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_codec_internal.h"
 
@@ -15,6 +17,9 @@ static bool produce_version_ok(int16_t version)
     return version >= KAFKA_PRODUCE_VERSION_MIN &&
            version <= KAFKA_PRODUCE_VERSION_MAX;
 }
+
+/* The first flexible version (KIP-482) of request and response. */
+#define PRODUCE__FLEX_VERSION 9
 
 /* --- Request ------------------------------------------------------------- */
 
@@ -29,8 +34,10 @@ static void produce_topic_decode(struct reader *r, struct arena *a,
     for (int32_t i = 0; i < t->PartitionsCnt; i++) {
         parts[i].PartitionIndex = reader_i32(r);
         parts[i].Records = reader_nullable_bytes(r);
+        kafka_codec__tags(r);
     }
     t->Partitions = parts;
+    kafka_codec__tags(r);
 }
 
 int kafka_produce_request_decode(struct reader *r, int16_t version,
@@ -40,6 +47,7 @@ int kafka_produce_request_decode(struct reader *r, int16_t version,
     if (!produce_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= PRODUCE__FLEX_VERSION);
     out->TransactionalId = reader_nullable_string(r);
     out->Acks = reader_i16(r);
     out->TimeoutMs = reader_i32(r);
@@ -51,6 +59,7 @@ int kafka_produce_request_decode(struct reader *r, int16_t version,
         produce_topic_decode(r, a, &topics[i]);
     }
     out->Topics = topics;
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 
@@ -59,6 +68,7 @@ int kafka_produce_request_encode(struct writer *w, int16_t version,
 {
     kafka_codec__check_version(version, KAFKA_PRODUCE_VERSION_MIN,
                                KAFKA_PRODUCE_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= PRODUCE__FLEX_VERSION);
     writer_nullable_string_slice(w, req->TransactionalId);
     writer_i16(w, req->Acks);
     writer_i32(w, req->TimeoutMs);
@@ -70,9 +80,12 @@ int kafka_produce_request_encode(struct writer *w, int16_t version,
         for (int32_t j = 0; j < t->PartitionsCnt; j++) {
             writer_i32(w, t->Partitions[j].PartitionIndex);
             writer_nullable_bytes_slice(w, t->Partitions[j].Records);
+            kafka_codec__write_tags(w);
         }
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 /* --- Response ------------------------------------------------------------ */
@@ -96,9 +109,12 @@ produce_partition_encode(struct writer *w, int16_t version,
                 &p->RecordErrors[i];
             writer_i32(w, e->BatchIndex);
             writer_nullable_string_slice(w, e->BatchIndexErrorMessage);
+            kafka_codec__write_tags(w);
         }
         writer_nullable_string_slice(w, p->ErrorMessage);
     }
+    /* v10+ CurrentLeader (tag 0) is left out: see the header. */
+    kafka_codec__write_tags(w);
 }
 
 int kafka_produce_response_encode(struct writer *w, int16_t version,
@@ -106,6 +122,7 @@ int kafka_produce_response_encode(struct writer *w, int16_t version,
 {
     kafka_codec__check_version(version, KAFKA_PRODUCE_VERSION_MIN,
                                KAFKA_PRODUCE_VERSION_MAX);
+    kafka_codec__flexible_write(w, version >= PRODUCE__FLEX_VERSION);
     kafka_codec__write_count(w, resp->ResponsesCnt, resp->Responses, false);
     for (int32_t i = 0; i < resp->ResponsesCnt; i++) {
         const struct kafka_TopicProduceResponse *t = &resp->Responses[i];
@@ -114,9 +131,12 @@ int kafka_produce_response_encode(struct writer *w, int16_t version,
         for (int32_t j = 0; j < t->PartitionsCnt; j++) {
             produce_partition_encode(w, version, &t->Partitions[j]);
         }
+        kafka_codec__write_tags(w);
     }
     writer_i32(w, resp->ThrottleTimeMs);
-    return w->rc;
+    /* v10+ NodeEndpoints (tag 0) is left out: see the header. */
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
 }
 
 static void produce_partition_decode(struct reader *r, int16_t version,
@@ -139,10 +159,12 @@ static void produce_partition_decode(struct reader *r, int16_t version,
         for (int32_t i = 0; i < p->RecordErrorsCnt; i++) {
             errs[i].BatchIndex = reader_i32(r);
             errs[i].BatchIndexErrorMessage = reader_nullable_string(r);
+            kafka_codec__tags(r);
         }
         p->RecordErrors = errs;
         p->ErrorMessage = reader_nullable_string(r);
     }
+    kafka_codec__tags(r);
 }
 
 static void produce_topic_response_decode(struct reader *r, int16_t version,
@@ -158,6 +180,7 @@ static void produce_topic_response_decode(struct reader *r, int16_t version,
         produce_partition_decode(r, version, a, &parts[i]);
     }
     t->Partitions = parts;
+    kafka_codec__tags(r);
 }
 
 int kafka_produce_response_decode(struct reader *r, int16_t version,
@@ -167,6 +190,7 @@ int kafka_produce_response_decode(struct reader *r, int16_t version,
     if (!produce_version_ok(version)) {
         return RC_INVALID;
     }
+    kafka_codec__flexible(r, version >= PRODUCE__FLEX_VERSION);
     /* name, partitions count: 6 bytes at least. */
     struct kafka_TopicProduceResponse *topics = kafka_codec__array(
         r, a, &out->ResponsesCnt, sizeof(*topics), 6,
@@ -176,5 +200,6 @@ int kafka_produce_response_decode(struct reader *r, int16_t version,
     }
     out->Responses = topics;
     out->ThrottleTimeMs = reader_i32(r);
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }

@@ -17,16 +17,23 @@
 #include "common/slice.h"
 #include "common/writer.h"
 
-/* Versions this codec parses and writes. */
+/* Versions this codec parses and writes; v9+ are flexible (KIP-482).
+ * v10 adds to the response only tagged fields Cairn leaves out (read:
+ * skipped), per partition CurrentLeader (tag 0) and NodeEndpoints (tag 0
+ * of the response), with which Kafka points a client at the new leader
+ * on NOT_LEADER_OR_FOLLOWER (KIP-951): Cairn's clients refresh their
+ * metadata instead, as they do below v10. v11 changes nothing on the wire
+ * (a client sending it can take KIP-951's hints). */
 #define KAFKA_PRODUCE_VERSION_MIN 3
-#define KAFKA_PRODUCE_VERSION_MAX 8
+#define KAFKA_PRODUCE_VERSION_MAX 11
 
 /* --- Produce (0) --------------------------------------------------------- */
 
 struct kafka_PartitionProduceData {
     int32_t PartitionIndex;
     /* Nullable: the RecordBatch bytes exactly as sent, not parsed here
-     * (common/kafka/record_batch.h validates them). */
+     * (common/kafka/record_batch.h validates them); COMPACT_RECORDS (a
+     * uvarint length + 1) in v9+. */
     struct slice Records;
 };
 

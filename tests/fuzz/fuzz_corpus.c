@@ -80,9 +80,10 @@ static const struct kafka_PartitionProduceData fuzz_corpus_pd[] = {
 };
 static const struct kafka_FetchPartition fuzz_corpus_fp[] = {
     {.PartitionIndex = 0, .CurrentLeaderEpoch = -1, .FetchOffset = 0,
-     .LogStartOffset = -1, .PartitionMaxBytes = 1048576},
+     .LastFetchedEpoch = -1, .LogStartOffset = -1,
+     .PartitionMaxBytes = 1048576},
     {.PartitionIndex = 1, .CurrentLeaderEpoch = 5, .FetchOffset = 42,
-     .LogStartOffset = 0, .PartitionMaxBytes = 65536},
+     .LastFetchedEpoch = 4, .LogStartOffset = 0, .PartitionMaxBytes = 65536},
 };
 static const int32_t fuzz_corpus_ids[] = {1, 2, 3};
 static const struct kafka_ListOffsetsPartition fuzz_corpus_lp[] = {
@@ -110,13 +111,16 @@ static int fuzz_corpus_encode_fetch(struct writer *w, int16_t version,
                                     int variant)
 {
     const struct kafka_FetchableTopic ft = {
-        .Name = S("orders"), .Partitions = fuzz_corpus_fp,
-        .PartitionsCnt = 2};
+        .Name = S("orders"), .TopicId = {{0x5e, [15] = 0x01}},
+        .Partitions = fuzz_corpus_fp, .PartitionsCnt = 2};
     const struct kafka_ForgottenTopic fg = {
-        .Name = S("old"), .ForgottenPartitionIndexes = fuzz_corpus_ids,
+        .Name = S("old"), .TopicId = {{0x07, [15] = 0x02}},
+        .ForgottenPartitionIndexes = fuzz_corpus_ids,
         .ForgottenPartitionIndexesCnt = 2};
+    /* variant 1 is a follower's (v15+: the tagged ReplicaState). */
     const struct kafka_FetchRequest m = {
-        .ReplicaId = -1, .MaxWaitMs = 500, .MinBytes = 1,
+        .ReplicaId = variant == 0 ? -1 : 2, .ReplicaEpoch = -1,
+        .MaxWaitMs = 500, .MinBytes = 1,
         .MaxBytes = 52428800, .IsolationLevel = 1,
         .SessionId = variant, .SessionEpoch = variant == 0 ? -1 : 3,
         .Topics = &ft, .TopicsCnt = 1,

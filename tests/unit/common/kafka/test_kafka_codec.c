@@ -137,9 +137,9 @@ Test(kafka_codec, version_ranges_match_the_reference)
 {
     int16_t min = -5, max = -5;
     cr_assert(kafka_codec_version_range(KAFKA_API_PRODUCE, &min, &max));
-    cr_expect(min == 3 && max == 8);
+    cr_expect(min == 3 && max == 11);
     cr_assert(kafka_codec_version_range(KAFKA_API_FETCH, &min, &max));
-    cr_expect(min == 4 && max == 11);
+    cr_expect(min == 4 && max == 16);
     cr_assert(kafka_codec_version_range(KAFKA_API_METADATA, &min, &max));
     cr_expect(min == 0 && max == 12);
     cr_assert(kafka_codec_version_range(KAFKA_API_API_VERSIONS, NULL, &max));

@@ -292,18 +292,22 @@ static void sample_fetch_req(union any_msg *m)
     static struct kafka_FetchPartition parts[2];
     static struct kafka_FetchableTopic topics[2];
     static struct kafka_ForgottenTopic forgotten[1];
-    parts[0] = (struct kafka_FetchPartition){0, 3, 42, -1, 1 << 20};
-    parts[1] = (struct kafka_FetchPartition){1, -1, 0, 7, 1024};
-    topics[0] = (struct kafka_FetchableTopic){S("orders"), parts, 2};
-    topics[1] = (struct kafka_FetchableTopic){S("empty"), NULL, 0};
+    parts[0] = (struct kafka_FetchPartition){0, 3, 42, 2, -1, 1 << 20};
+    parts[1] = (struct kafka_FetchPartition){1, -1, 0, -1, 7, 1024};
+    /* Names up to v12, ids from v13: the decoder leaves the other out. */
+    topics[0] = (struct kafka_FetchableTopic){
+        S("orders"), {{0x5e, [7] = 0x41, [15] = 0x01}}, parts, 2};
+    topics[1] = (struct kafka_FetchableTopic){
+        S("empty"), {{[0] = 0x80, [15] = 0xff}}, NULL, 0};
     forgotten[0] = (struct kafka_ForgottenTopic){
-        S("old"), forgotten_parts, 2};
+        S("old"), {{[3] = 0x07}}, forgotten_parts, 2};
+    /* A follower's: from v15 in the tagged ReplicaState. */
     m->fetch_req = (struct kafka_FetchRequest){
-        .ReplicaId = -1, .MaxWaitMs = 500, .MinBytes = 1,
+        .ReplicaId = 2, .MaxWaitMs = 500, .MinBytes = 1,
         .MaxBytes = 52428800, .IsolationLevel = 1, .SessionId = 0,
         .SessionEpoch = -1, .Topics = topics, .TopicsCnt = 2,
         .ForgottenTopicsData = forgotten, .ForgottenTopicsDataCnt = 1,
-        .RackId = S("rack-a")};
+        .RackId = S("rack-a"), .ReplicaEpoch = 9};
 }
 
 static void sample_fetch_resp(union any_msg *m)
@@ -328,7 +332,7 @@ static void sample_fetch_resp(union any_msg *m)
         .PreferredReadReplica = -1, .RecordsBytes = 0,
         .Records = {sample_batch, 0}};
     topics[0] = (struct kafka_FetchableTopicResponse){
-        S("orders"), parts, 3};
+        S("orders"), {{0x5e, [7] = 0x41, [15] = 0x01}}, parts, 3};
     m->fetch_resp = (struct kafka_FetchResponse){
         .ThrottleTimeMs = 0, .ErrorCode = 0, .SessionId = 0,
         .Responses = topics, .ResponsesCnt = 1};

@@ -70,7 +70,8 @@ static struct kafka_FetchResponse fetch_response(void)
         .PreferredReadReplica = -1, .RecordsBytes = 61,
         .records_arg = &span_b};
     topics[0] = (struct kafka_FetchableTopicResponse){
-        slice_from_str("orders"), parts, 3};
+        .Topic = slice_from_str("orders"), .Partitions = parts,
+        .PartitionsCnt = 3};
     return (struct kafka_FetchResponse){
         .ThrottleTimeMs = 0, .ErrorCode = 0, .SessionId = 0,
         .Responses = topics, .ResponsesCnt = 1};
@@ -244,7 +245,8 @@ static struct kafka_FetchRequest fetch_request(void)
         .PartitionIndex = 3, .CurrentLeaderEpoch = 5, .FetchOffset = 42,
         .LogStartOffset = -1, .PartitionMaxBytes = 1048576};
     topics[0] = (struct kafka_FetchableTopic){
-        slice_from_str("orders"), parts, 1};
+        .Name = slice_from_str("orders"), .Partitions = parts,
+        .PartitionsCnt = 1};
     return (struct kafka_FetchRequest){
         .ReplicaId = -1, .MaxWaitMs = 500, .MinBytes = 1,
         .MaxBytes = 52428800, .IsolationLevel = 1, .SessionId = 0,

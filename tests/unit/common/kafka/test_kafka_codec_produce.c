@@ -1,6 +1,8 @@
 /* Tests for common/kafka/kafka_codec_produce.c: exact bytes of a Produce v3
  * request carrying a real record batch (tests/lib/batch_builder.h), of
- * v3 and v8 responses (ThrottleTimeMs last; v8's RecordErrors), and what
+ * v3 and v8 responses (ThrottleTimeMs last; v8's RecordErrors), of the
+ * flexible v9 request and response (compact forms, COMPACT_RECORDS,
+ * tagged-field sections, a tagged field sent to us skipped), and what
  * the decoder hands a handler: record bytes borrowed from the frame,
  * untouched and valid as a batch. Frames are decoded from exact heap
  * copies so that `make asan` catches reads past the end. */
@@ -21,6 +23,27 @@
 #define MAX_16M (16u * 1024 * 1024)
 
 /* --- Expected bytes, built without the writer ---------------------------- */
+
+/* A uvarint (KIP-482 lengths, counts, tags). */
+static void bb_uvarint(struct bb *x, uint32_t v)
+{
+    while (v >= 0x80) {
+        bb_u8(x, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    bb_u8(x, (uint8_t)v);
+}
+
+/* COMPACT_STRING: uvarint length + 1 (0 for NULL), then the bytes. */
+static void bb_cstr(struct bb *x, const char *s)
+{
+    if (s == NULL) {
+        bb_u8(x, 0);
+        return;
+    }
+    bb_uvarint(x, (uint32_t)strlen(s) + 1);
+    bb_raw(x, (const uint8_t *)s, strlen(s));
+}
 
 /* --- Requests ------------------------------------------------------------ */
 
@@ -74,6 +97,82 @@ Test(kafka_codec_produce, v3_request_with_a_real_batch_has_exact_bytes)
     struct record_batch_header h;
     cr_expect_eq(record_batch_validate(rec.ptr, rec.len, true, &h), RC_OK);
     cr_expect_eq(h.record_count, 3);
+    arena_free(&a);
+    free(frame);
+    writer_free(&w);
+    built_batch_free(&batch);
+}
+
+Test(kafka_codec_produce, v9_request_is_compact_with_tag_sections)
+{
+    struct built_batch batch = batch_build(2, 200, 1700000000000, 7);
+    cr_assert_gt(batch.len, 127, "a two-byte uvarint length");
+    struct kafka_PartitionProduceData part = {
+        .PartitionIndex = 2, .Records = {batch.bytes, batch.len}};
+    struct kafka_TopicProduceData topic = {
+        .Name = slice_from_str("orders"), .Partitions = &part,
+        .PartitionsCnt = 1};
+    struct kafka_ProduceRequest req = {
+        .TransactionalId = slice_null(), .Acks = -1, .TimeoutMs = 30000,
+        .Topics = &topic, .TopicsCnt = 1};
+    struct writer w;
+    writer_init(&w, MAX_16M);
+    cr_assert_eq(kafka_produce_request_encode(&w, 9, &req), RC_OK);
+    cr_expect_not(w.compact, "the encoder turns compact off");
+
+    struct bb x = {.n = 0};
+    bb_cstr(&x, NULL);       /* transactional_id */
+    bb_i16(&x, -1);          /* acks */
+    bb_i32(&x, 30000);       /* timeout_ms */
+    bb_uvarint(&x, 2);       /* topics: 1 */
+    bb_cstr(&x, "orders");
+    bb_uvarint(&x, 2);       /* partitions: 1 */
+    bb_i32(&x, 2);           /* index */
+    bb_uvarint(&x, (uint32_t)batch.len + 1); /* COMPACT_RECORDS */
+    bb_raw(&x, batch.bytes, batch.len);
+    bb_u8(&x, 0);            /* partition tags */
+    bb_u8(&x, 0);            /* topic tags */
+    bb_u8(&x, 0);            /* request tags */
+    expect_bytes(&w, &x);
+
+    /* A client's tagged field (an unknown tag 7 of 2 bytes, in the topic)
+     * is skipped; the records still borrow from the frame. */
+    struct bb y = {.n = 0};
+    bb_cstr(&y, "txn");
+    bb_i16(&y, 1);
+    bb_i32(&y, 1000);
+    bb_uvarint(&y, 2);
+    bb_cstr(&y, "t");
+    bb_uvarint(&y, 3);       /* partitions: 2 */
+    bb_i32(&y, 0);
+    bb_uvarint(&y, (uint32_t)batch.len + 1);
+    bb_raw(&y, batch.bytes, batch.len);
+    bb_u8(&y, 0);
+    bb_i32(&y, 1);
+    bb_u8(&y, 0);            /* null records */
+    bb_u8(&y, 0);
+    bb_uvarint(&y, 1), bb_uvarint(&y, 7), bb_uvarint(&y, 2);
+    bb_i16(&y, 0x1234);      /* topic tags: tag 7, 2 bytes */
+    bb_u8(&y, 0);
+    uint8_t *frame = exact_copy(y.b, y.n);
+    struct reader r;
+    reader_init(&r, frame, y.n);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ProduceRequest got;
+    cr_assert_eq(kafka_produce_request_decode(&r, 9, &a, &got), RC_OK);
+    cr_expect_not(r.compact, "the decoder turns compact off");
+    cr_expect(slice_eq_str(got.TransactionalId, "txn"));
+    cr_expect_eq(got.Acks, 1);
+    cr_assert_eq(got.TopicsCnt, 1);
+    cr_expect(slice_eq_str(got.Topics[0].Name, "t"));
+    cr_assert_eq(got.Topics[0].PartitionsCnt, 2);
+    struct slice rec = got.Topics[0].Partitions[0].Records;
+    cr_assert_eq(rec.len, batch.len);
+    cr_expect_eq(memcmp(rec.ptr, batch.bytes, batch.len), 0);
+    cr_expect(rec.ptr > frame && rec.ptr < frame + y.n, "borrowed");
+    cr_expect_eq(got.Topics[0].Partitions[1].PartitionIndex, 1);
+    cr_expect(slice_is_null(got.Topics[0].Partitions[1].Records));
     arena_free(&a);
     free(frame);
     writer_free(&w);
@@ -229,4 +328,71 @@ Test(kafka_codec_produce, v3_response_decodes_with_kafka_defaults)
     cr_expect(slice_is_null(p->ErrorMessage));
     arena_free(&a);
     writer_free(&w);
+}
+
+Test(kafka_codec_produce, v9_to_v11_responses_are_compact_with_tag_sections)
+{
+    struct kafka_ProduceResponse resp = produce_response();
+    for (int16_t v = 9; v <= 11; v++) {
+        struct writer w;
+        writer_init(&w, MAX_16M);
+        cr_assert_eq(kafka_produce_response_encode(&w, v, &resp), RC_OK);
+        struct bb x = {.n = 0};
+        bb_uvarint(&x, 2);        /* topics: 1 */
+        bb_cstr(&x, "orders");
+        bb_uvarint(&x, 2);        /* partitions: 1 */
+        bb_i32(&x, 2);            /* index */
+        bb_i16(&x, 0);            /* error */
+        bb_i64(&x, 41);           /* base offset */
+        bb_i64(&x, -1);           /* log append time */
+        bb_i64(&x, 5);            /* log start offset */
+        bb_uvarint(&x, 2);        /* record errors: 1 */
+        bb_i32(&x, 3);
+        bb_cstr(&x, "bad");
+        bb_u8(&x, 0);             /* record error tags */
+        bb_cstr(&x, NULL);        /* error message */
+        bb_u8(&x, 0);             /* partition tags (no CurrentLeader) */
+        bb_u8(&x, 0);             /* topic tags */
+        bb_i32(&x, 77);           /* throttle */
+        bb_u8(&x, 0);             /* response tags (no NodeEndpoints) */
+        expect_bytes(&w, &x);
+        writer_free(&w);
+    }
+
+    /* Kafka's v10 CurrentLeader (tag 0, partition) and NodeEndpoints (tag
+     * 0, response) are skipped when read. */
+    struct bb y = {.n = 0};
+    bb_uvarint(&y, 2);
+    bb_cstr(&y, "orders");
+    bb_uvarint(&y, 2);
+    bb_i32(&y, 2);
+    bb_i16(&y, 6);                /* NOT_LEADER_OR_FOLLOWER */
+    bb_i64(&y, -1);
+    bb_i64(&y, -1);
+    bb_i64(&y, -1);
+    bb_uvarint(&y, 1);            /* no record errors */
+    bb_cstr(&y, NULL);
+    bb_uvarint(&y, 1), bb_uvarint(&y, 0), bb_uvarint(&y, 9);
+    bb_i32(&y, 3), bb_i32(&y, 12), bb_u8(&y, 0); /* CurrentLeader 3, 12 */
+    bb_u8(&y, 0);
+    bb_i32(&y, 0);
+    bb_uvarint(&y, 1), bb_uvarint(&y, 0), bb_uvarint(&y, 16);
+    bb_uvarint(&y, 2);            /* NodeEndpoints: 1 */
+    bb_i32(&y, 3), bb_cstr(&y, "h3"), bb_i32(&y, 9092), bb_cstr(&y, "r1");
+    bb_u8(&y, 0);
+    uint8_t *frame = exact_copy(y.b, y.n);
+    struct reader r;
+    reader_init(&r, frame, y.n);
+    struct arena a;
+    arena_init(&a, ARENA_BYTES_MAX);
+    struct kafka_ProduceResponse got;
+    cr_assert_eq(kafka_produce_response_decode(&r, 10, &a, &got), RC_OK);
+    const struct kafka_PartitionProduceResponse *p =
+        &got.Responses[0].Partitions[0];
+    cr_expect_eq(p->ErrorCode, 6);
+    cr_expect_eq(p->RecordErrorsCnt, 0);
+    cr_expect(slice_is_null(p->ErrorMessage));
+    cr_expect_eq(got.ThrottleTimeMs, 0);
+    arena_free(&a);
+    free(frame);
 }
