@@ -66,9 +66,6 @@ int kafka_codec__end(struct writer *w)
 int kafka_codec__finish(struct reader *r)
 {
     r->compact = false;
-    if (r->rc == RC_OK && reader_remaining(r) != 0) {
-        return RC_MALFORMED;
-    }
     return r->rc;
 }
 

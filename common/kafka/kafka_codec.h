@@ -79,11 +79,13 @@
  *   anything is allocated), so truncating a valid body anywhere gives
  *   RC_SHORT.
  * - RC_MALFORMED: a negative length or count (other than -1 where
- *   nullable), and bytes left over after the last field. Kafka's own
- *   generated readers stop at the last field and ignore what follows; we
- *   reject it because none of the target clients sends trailing bytes,
- *   and a field list that is off for some version then shows up as an
- *   error instead of silently wrong values.
+ *   nullable).
+ * - Bytes left over after the last field are ignored, as Kafka's own
+ *   generated readers ignore them: librdkafka 2.0.2 ends its ListGroups
+ *   v4 request with a second empty tagged-field section. The reader's pos
+ *   shows where decoding stopped; the tests check it, and the field
+ *   lists are checked against Kafka's schemas
+ *   (tests/unit/common/kafka/test_kafka_schema.c).
  * - RC_TOO_LARGE: more topics than KAFKA_REQUEST_TOPICS_MAX, more
  *   partitions in one topic than KAFKA_REQUEST_PARTITIONS_MAX, or the
  *   arena's bound (ARENA_BYTES_MAX) reached. RC_NOMEM: malloc failed.

@@ -85,7 +85,7 @@ static void fetch_replica_state_decode(struct reader *r, struct slice body,
     out->ReplicaId = reader_i32(&sub);
     out->ReplicaEpoch = reader_i64(&sub);
     kafka_codec__tags(&sub);
-    if (kafka_codec__finish(&sub) != RC_OK) {
+    if (kafka_codec__finish(&sub) != RC_OK || reader_remaining(&sub) != 0) {
         kafka_codec__fail(r, RC_MALFORMED); /* its size says otherwise */
     }
 }

@@ -31,8 +31,9 @@ void kafka_codec__write_tags(struct writer *w);
 /* An encoder's last step: turns compact off and returns w->rc. */
 MUST_CHECK int kafka_codec__end(struct writer *w);
 
-/* A decoder's last step: turns compact off; r->rc, or RC_MALFORMED if
- * bytes are left over. */
+/* A decoder's last step: turns compact off and returns r->rc. Bytes left
+ * over after the last field are not an error (r->pos shows them), as
+ * Kafka's generated readers ignore them (kafka_codec.h). */
 MUST_CHECK int kafka_codec__finish(struct reader *r);
 
 /* Reads an int32 array count and allocates that many elem_bytes elements

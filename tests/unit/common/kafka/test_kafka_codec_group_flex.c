@@ -1108,3 +1108,20 @@ Test(kafka_codec_group_flex, offset_fetch_v8_null_groups_are_malformed)
                  RC_MALFORMED);
     fixture_done(&f);
 }
+
+/* librdkafka 2.0.2's ListGroups v4 request, byte for byte: an empty
+ * StatesFilter, its own tagged-field section and the one its request
+ * builder adds to every flexible request. Kafka reads the first two and
+ * ignores the third; so does Cairn (it used to close the connection). */
+Test(kafka_codec_group_flex, librdkafka_list_groups_v4_extra_tags_byte)
+{
+    static const uint8_t body[] = {0x01, 0x00, 0x00};
+    struct fixture f;
+    fixture_start(&f, body, sizeof body);
+    struct kafka_ListGroupsRequest got;
+    cr_expect_eq(kafka_list_groups_request_decode(&f.r, 4, &f.a, &got),
+                 RC_OK);
+    cr_expect_eq(got.StatesFilterCnt, 0);
+    cr_expect_eq(f.r.pos, 2u, "the extra byte is left unread");
+    fixture_done(&f);
+}
