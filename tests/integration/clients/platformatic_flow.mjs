@@ -89,7 +89,15 @@ async function admin () {
       created.length === 2 && mine && mine.partitions === PARTITIONS &&
         mine.replicas === 3, show(created))
 
-    const topics = await within(10000, 'listTopics', a.listTopics())
+    // A broker's metadata follows the controller's: the new topics show
+    // in listTopics (Metadata for all topics) within a moment, as in Kafka.
+    let topics
+    const listed = Date.now() + 15000
+    do {
+      topics = await within(10000, 'listTopics', a.listTopics())
+      if (topics.includes(TOPIC) && topics.includes(SCRATCH)) break
+      await sleep(200)
+    } while (Date.now() < listed)
     check('Admin.listTopics lists both',
       topics.includes(TOPIC) && topics.includes(SCRATCH), show(topics))
 
