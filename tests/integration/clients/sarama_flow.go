@@ -230,8 +230,16 @@ func runGroup(boot []string, topic string, markBelow int64, n int) (
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		for ctx.Err() == nil {
-			if err := cg.Consume(ctx, []string{topic}, h); err != nil {
+		// Consume returns at each rebalance, and with the coordinator's
+		// retriable errors (the offsets partition still loading after its
+		// creation, or moving): called again, as applications do.
+		for retries := 0; ctx.Err() == nil; {
+			err := cg.Consume(ctx, []string{topic}, h)
+			if err != nil && retriable(err) && retries < 40 {
+				retries++
+				fmt.Printf("ConsumerGroup.Consume: %v (retrying)\n", err)
+				time.Sleep(250 * time.Millisecond)
+			} else if err != nil {
 				done <- err
 				return
 			}
@@ -263,6 +271,15 @@ func runGroup(boot []string, topic string, markBelow int64, n int) (
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return got, h.initial, failure
+}
+
+func retriable(err error) bool {
+	switch err {
+	case sarama.ErrOffsetsLoadInProgress, sarama.ErrConsumerCoordinatorNotAvailable,
+		sarama.ErrNotCoordinatorForConsumer:
+		return true
+	}
+	return false
 }
 
 func committed(admin sarama.ClusterAdmin, topic string) (map[int32]int64, error) {
