@@ -11,6 +11,7 @@ PACKAGES=(
     libcriterion-dev librdkafka-dev liblz4-dev libzstd-dev libsnappy-dev
     zlib1g-dev libisal-dev libssl-dev
     kcat python3 python3-confluent-kafka python3-kafka nodejs nftables
+    golang-go golang-github-shopify-sarama-dev burrow zookeeper
     iproute2 chromium
     clang libclang-rt-dev
 )

@@ -68,23 +68,41 @@ cluster_start_or_give_up() {
     give_up "cluster did not start"
 }
 
-# kafkajs_ready: the pinned kafkajs (tests/integration/clients/
-# package-lock.json) under $CLIENTS, installed with `npm ci` when missing;
-# gives up without node, npm or the right version.
-KAFKAJS_VERSION=2.2.4
-kafkajs_ready() {
+# node_client_ready PACKAGE VERSION: the pinned Node client (tests/
+# integration/clients/package-lock.json: kafkajs, @platformatic/kafka)
+# under $CLIENTS, all of them installed with `npm ci` when this one is
+# missing; gives up without node, npm or the right version.
+node_client_ready() {
     CLIENTS=$ROOT/tests/integration/clients
     command -v node >/dev/null 2>&1 || give_up "node not found (install Node.js 20)"
     command -v npm >/dev/null 2>&1 || give_up "npm not found (install npm)"
-    if [ ! -f "$CLIENTS/node_modules/kafkajs/package.json" ]; then
-        echo "$TEST_NAME: installing kafkajs from $CLIENTS/package-lock.json"
-        timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund >/dev/null ||
+    local pkg=$CLIENTS/node_modules/$1/package.json
+    if [ ! -f "$pkg" ]; then
+        echo "$TEST_NAME: installing $1 from $CLIENTS/package-lock.json"
+        local out # (npm warns that two of @platformatic/kafka's own
+        # dependencies name Node >= 22.19.0 in their engines; they run on 20)
+        out=$(timeout 300 npm ci --prefix "$CLIENTS" --no-audit --no-fund 2>&1) || {
+            echo "$out" | tail -n 20
             give_up "npm ci --prefix $CLIENTS failed"
+        }
     fi
     local have
-    have=$(node -p "require('$CLIENTS/node_modules/kafkajs/package.json').version")
-    [ "$have" = "$KAFKAJS_VERSION" ] ||
-        give_up "kafkajs $have installed, want $KAFKAJS_VERSION (rm -rf $CLIENTS/node_modules)"
+    have=$(node -p "require('$pkg').version") ||
+        give_up "$1 is not installed under $CLIENTS/node_modules"
+    [ "$have" = "$2" ] ||
+        give_up "$1 $have installed, want $2 (rm -rf $CLIENTS/node_modules)"
+}
+
+KAFKAJS_VERSION=2.2.4
+kafkajs_ready() { node_client_ready kafkajs "$KAFKAJS_VERSION"; }
+
+# @platformatic/kafka needs Node >= 20.19.4 (its engines field).
+PLATFORMATIC_VERSION=1.35.0
+platformatic_ready() {
+    node_client_ready @platformatic/kafka "$PLATFORMATIC_VERSION"
+    node -e 'const [a, b, c] = process.versions.node.split(".").map(Number);
+        process.exit(a > 20 || (a === 20 && (b > 19 || (b === 19 && c >= 4))) ? 0 : 1)' ||
+        give_up "node $(node --version) is older than 20.19.4 (@platformatic/kafka)"
 }
 
 # wait_leader TOPIC: every broker in $BOOT names a leader for the topic's
