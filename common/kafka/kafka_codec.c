@@ -108,14 +108,14 @@ static int32_t kafka_codec_count(struct reader *r, size_t wire_min_bytes,
     return n;
 }
 
-static void *codec_array(struct reader *r, struct arena *a, int32_t *n,
+void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
                          size_t elem_bytes, size_t wire_min_bytes,
-                         int32_t n_max, bool nullable, bool compact)
+                         int32_t n_max, bool nullable)
 {
     /* A compact element may be shorter than its classic form (a string's
      * length is one byte): count it at one byte or more. */
-    *n = kafka_codec_count(r, compact || r->compact ? 1 : wire_min_bytes,
-                           n_max, nullable, compact || r->compact);
+    *n = kafka_codec_count(r, r->compact ? 1 : wire_min_bytes, n_max,
+                           nullable, r->compact);
     if (*n <= 0) {
         return NULL;
     }
@@ -127,23 +127,6 @@ static void *codec_array(struct reader *r, struct arena *a, int32_t *n,
         return NULL;
     }
     return elems;
-}
-
-void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
-                         size_t elem_bytes, size_t wire_min_bytes,
-                         int32_t n_max, bool nullable)
-{
-    return codec_array(r, a, n, elem_bytes, wire_min_bytes, n_max, nullable,
-                       false);
-}
-
-void *kafka_codec__compact_array(struct reader *r, struct arena *a,
-                                 int32_t *n, size_t elem_bytes,
-                                 size_t wire_min_bytes, int32_t n_max,
-                                 bool nullable)
-{
-    return codec_array(r, a, n, elem_bytes, wire_min_bytes, n_max, nullable,
-                       true);
 }
 
 const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
@@ -314,9 +297,10 @@ int kafka_api_versions_request_decode(struct reader *r, int16_t version,
         return RC_OK; /* not parsed: answered with the v0 layout */
     }
     if (version >= API_VERSIONS_FLEXIBLE) {
-        out->ClientSoftwareName = reader_compact_string(r);
-        out->ClientSoftwareVersion = reader_compact_string(r);
-        reader_skip_tagged_fields(r);
+        kafka_codec__flexible(r, true);
+        out->ClientSoftwareName = reader_string(r);
+        out->ClientSoftwareVersion = reader_string(r);
+        kafka_codec__tags(r);
     }
     return kafka_codec__finish(r); /* v0..2: an empty body */
 }
@@ -328,13 +312,14 @@ int kafka_api_versions_request_encode(
     kafka_codec__check_version(version, KAFKA_API_VERSIONS_VERSION_MIN,
                                KAFKA_API_VERSIONS_VERSION_MAX);
     if (version >= API_VERSIONS_FLEXIBLE) {
-        struct slice n = req->ClientSoftwareName;
+        struct slice n = req->ClientSoftwareName; /* null: written "" */
         struct slice v = req->ClientSoftwareVersion;
-        writer_compact_string(w, (const char *)n.ptr, n.len);
-        writer_compact_string(w, (const char *)v.ptr, v.len);
-        writer_empty_tagged_fields(w);
+        kafka_codec__flexible_write(w, true);
+        writer_string(w, (const char *)n.ptr, n.len);
+        writer_string(w, (const char *)v.ptr, v.len);
+        kafka_codec__write_tags(w);
     }
-    return w->rc;
+    return kafka_codec__end(w);
 }
 
 int kafka_api_versions_response_encode(
@@ -342,28 +327,20 @@ int kafka_api_versions_response_encode(
     const struct kafka_ApiVersionsResponse *resp)
 {
     int16_t layout = api_versions_layout(version);
-    bool flexible = layout >= API_VERSIONS_FLEXIBLE;
+    kafka_codec__flexible_write(w, layout >= API_VERSIONS_FLEXIBLE);
     writer_i16(w, resp->ErrorCode);
-    if (flexible) {
-        writer_compact_array_len(w, resp->ApiKeysCnt);
-    } else {
-        kafka_codec__write_count(w, resp->ApiKeysCnt, resp->ApiKeys, false);
-    }
+    kafka_codec__write_count(w, resp->ApiKeysCnt, resp->ApiKeys, false);
     for (int32_t i = 0; i < resp->ApiKeysCnt; i++) {
         writer_i16(w, resp->ApiKeys[i].ApiKey);
         writer_i16(w, resp->ApiKeys[i].MinVersion);
         writer_i16(w, resp->ApiKeys[i].MaxVersion);
-        if (flexible) {
-            writer_empty_tagged_fields(w);
-        }
+        kafka_codec__write_tags(w);
     }
     if (layout >= 1) {
         writer_i32(w, resp->ThrottleTimeMs);
     }
-    if (flexible) {
-        writer_empty_tagged_fields(w); /* no features: none are kept */
-    }
-    return w->rc;
+    kafka_codec__write_tags(w); /* no features: none are kept */
+    return kafka_codec__end(w);
 }
 
 int kafka_api_versions_response_decode(struct reader *r, int16_t version,
@@ -374,27 +351,19 @@ int kafka_api_versions_response_decode(struct reader *r, int16_t version,
         return RC_INVALID;
     }
     int16_t layout = api_versions_layout(version);
-    bool flexible = layout >= API_VERSIONS_FLEXIBLE;
+    kafka_codec__flexible(r, layout >= API_VERSIONS_FLEXIBLE);
     out->ErrorCode = reader_i16(r);
-    struct kafka_ApiVersion *keys =
-        flexible ? kafka_codec__compact_array(r, a, &out->ApiKeysCnt,
-                                              sizeof(*keys), 7, INT16_MAX + 1,
-                                              false)
-                 : kafka_codec__array(r, a, &out->ApiKeysCnt, sizeof(*keys),
-                                      6, INT16_MAX + 1, false);
+    struct kafka_ApiVersion *keys = kafka_codec__array(
+        r, a, &out->ApiKeysCnt, sizeof(*keys), 6, INT16_MAX + 1, false);
     for (int32_t i = 0; i < out->ApiKeysCnt; i++) {
         keys[i].ApiKey = reader_i16(r);
         keys[i].MinVersion = reader_i16(r);
         keys[i].MaxVersion = reader_i16(r);
-        if (flexible) {
-            reader_skip_tagged_fields(r);
-        }
+        kafka_codec__tags(r);
     }
     out->ApiKeys = keys;
     out->ThrottleTimeMs = layout >= 1 ? reader_i32(r) : 0;
-    if (flexible) {
-        reader_skip_tagged_fields(r);
-    }
+    kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }
 

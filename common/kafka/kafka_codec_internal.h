@@ -47,12 +47,6 @@ void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
                          size_t elem_bytes, size_t wire_min_bytes,
                          int32_t n_max, bool nullable);
 
-/* kafka_codec__array() for a COMPACT_ARRAY (uvarint count + 1, 0 null). */
-void *kafka_codec__compact_array(struct reader *r, struct arena *a,
-                                 int32_t *n, size_t elem_bytes,
-                                 size_t wire_min_bytes, int32_t n_max,
-                                 bool nullable);
-
 /* [int32], [int64] and [string] arrays (the latter nullable if asked). */
 const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
                                       int32_t *n);
