@@ -5,6 +5,7 @@
 #ifndef CAIRN_TESTS_UNIT_COMMON_KAFKA_CODEC_COMPACT_BB_H
 #define CAIRN_TESTS_UNIT_COMMON_KAFKA_CODEC_COMPACT_BB_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,6 +29,13 @@ static inline void cbb_str(struct bb *x, const char *s)
     }
     cbb_uvarint(x, (uint32_t)strlen(s) + 1);
     bb_raw(x, (const uint8_t *)s, strlen(s));
+}
+
+/* COMPACT_BYTES: length + 1, then the bytes. */
+static inline void cbb_bytes(struct bb *x, const uint8_t *p, size_t n)
+{
+    cbb_uvarint(x, (uint32_t)n + 1);
+    bb_raw(x, p, n);
 }
 
 /* COMPACT_ARRAY count: -1 is the null array. */

@@ -131,6 +131,31 @@ typedef int (*encode_fn)(struct writer *w, int16_t v, const void *m);
         return kafka_##fn##_encode(w, v, (const struct Type *)m);         \
     }
 
+/* The typed codec functions of the group and of the offset APIs, each
+ * behind the signatures of struct side. */
+#define WRAP_GROUP_APIS()                                             \
+    WRAP(find_coordinator_request, kafka_FindCoordinatorRequest)      \
+    WRAP(find_coordinator_response, kafka_FindCoordinatorResponse)    \
+    WRAP(join_group_request, kafka_JoinGroupRequest)                  \
+    WRAP(join_group_response, kafka_JoinGroupResponse)                \
+    WRAP(heartbeat_request, kafka_HeartbeatRequest)                   \
+    WRAP(heartbeat_response, kafka_HeartbeatResponse)                 \
+    WRAP(leave_group_request, kafka_LeaveGroupRequest)                \
+    WRAP(leave_group_response, kafka_LeaveGroupResponse)              \
+    WRAP(sync_group_request, kafka_SyncGroupRequest)                  \
+    WRAP(sync_group_response, kafka_SyncGroupResponse)                \
+    WRAP(describe_groups_request, kafka_DescribeGroupsRequest)        \
+    WRAP(describe_groups_response, kafka_DescribeGroupsResponse)      \
+    WRAP(list_groups_request, kafka_ListGroupsRequest)                \
+    WRAP(list_groups_response, kafka_ListGroupsResponse)              \
+    WRAP(delete_groups_request, kafka_DeleteGroupsRequest)            \
+    WRAP(delete_groups_response, kafka_DeleteGroupsResponse)
+#define WRAP_OFFSET_APIS()                                            \
+    WRAP(offset_commit_request, kafka_OffsetCommitRequest)            \
+    WRAP(offset_commit_response, kafka_OffsetCommitResponse)          \
+    WRAP(offset_fetch_request, kafka_OffsetFetchRequest)              \
+    WRAP(offset_fetch_response, kafka_OffsetFetchResponse)
+
 struct side {
     decode_fn decode;
     encode_fn encode;

@@ -17,28 +17,12 @@
 #include "common/limits.h"
 #include "common/rc.h"
 #include "tests/lib/byte_builder.h"
+#include "tests/unit/common/kafka/codec_compact_bb.h"
 #include "tests/unit/common/kafka/codec_expect.h"
 
 #define MAX_16M (16u * 1024 * 1024)
 
 /* --- Expected bytes, built without the writer ---------------------------- */
-
-/* A uvarint (KIP-482 lengths, counts, tags). */
-static void bb_uvarint(struct bb *x, uint32_t v)
-{
-    while (v >= 0x80) {
-        bb_u8(x, (uint8_t)(v | 0x80));
-        v >>= 7;
-    }
-    bb_u8(x, (uint8_t)v);
-}
-
-/* COMPACT_STRING: uvarint length + 1, then the bytes. */
-static void bb_cstr(struct bb *x, const char *s)
-{
-    bb_uvarint(x, (uint32_t)strlen(s) + 1);
-    bb_raw(x, (const uint8_t *)s, strlen(s));
-}
 
 static const struct kafka_uuid orders_id = {
     {0x5e, 0x1d, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
@@ -109,25 +93,25 @@ static struct kafka_FetchResponse flex_response(void)
 static void bb_flex_response(struct bb *x, int16_t v, size_t want_at[])
 {
     bb_i32(x, 0), bb_i16(x, 0), bb_i32(x, 0); /* throttle, error, session */
-    bb_uvarint(x, 2);                         /* topics: 1 */
+    cbb_uvarint(x, 2);                         /* topics: 1 */
     if (v >= 13) {
         bb_uuid(x, &orders_id);
     } else {
-        bb_cstr(x, "orders");
+        cbb_str(x, "orders");
     }
-    bb_uvarint(x, (uint32_t)N_LENS + 2);
+    cbb_uvarint(x, (uint32_t)N_LENS + 2);
     for (int32_t i = 0; i < N_LENS; i++) {
         bb_i32(x, i), bb_i16(x, 0), bb_i64(x, 100), bb_i64(x, 100);
         bb_i64(x, 0);
         bb_u8(x, 0);                          /* aborted: null */
         bb_i32(x, -1);                        /* preferred read replica */
-        bb_uvarint(x, (uint32_t)lens[i] + 1); /* COMPACT_RECORDS */
+        cbb_uvarint(x, (uint32_t)lens[i] + 1); /* COMPACT_RECORDS */
         want_at[i] = x->n;
         bb_u8(x, 0);                          /* partition tags */
     }
     bb_i32(x, N_LENS), bb_i16(x, 100), bb_i64(x, -1), bb_i64(x, -1);
     bb_i64(x, -1);
-    bb_uvarint(x, 2), bb_i64(x, 9), bb_i64(x, 30), bb_u8(x, 0);
+    cbb_uvarint(x, 2), bb_i64(x, 9), bb_i64(x, 30), bb_u8(x, 0);
     bb_i32(x, -1);
     bb_u8(x, 0);                              /* records: null */
     bb_u8(x, 0);                              /* partition tags */
@@ -235,24 +219,24 @@ Test(kafka_codec_fetch_flex, v16_response_tagged_fields_are_skipped)
 {
     struct bb x = {.n = 0};
     bb_i32(&x, 0), bb_i16(&x, 0), bb_i32(&x, 0);
-    bb_uvarint(&x, 2);
+    cbb_uvarint(&x, 2);
     bb_uuid(&x, &orders_id);
-    bb_uvarint(&x, 2);
+    cbb_uvarint(&x, 2);
     bb_i32(&x, 4), bb_i16(&x, 6), bb_i64(&x, -1), bb_i64(&x, -1);
     bb_i64(&x, -1);
     bb_u8(&x, 1);                    /* aborted: empty */
     bb_i32(&x, -1);
-    bb_uvarint(&x, 4);               /* records: 3 bytes */
+    cbb_uvarint(&x, 4);               /* records: 3 bytes */
     bb_u8(&x, 0xaa), bb_u8(&x, 0xbb), bb_u8(&x, 0xcc);
-    bb_uvarint(&x, 2);               /* partition tags: 2 */
-    bb_uvarint(&x, 0), bb_uvarint(&x, 13);
+    cbb_uvarint(&x, 2);               /* partition tags: 2 */
+    cbb_uvarint(&x, 0), cbb_uvarint(&x, 13);
     bb_i32(&x, 3), bb_i64(&x, 40), bb_u8(&x, 0);
-    bb_uvarint(&x, 1), bb_uvarint(&x, 9);
+    cbb_uvarint(&x, 1), cbb_uvarint(&x, 9);
     bb_i32(&x, 2), bb_i32(&x, 8), bb_u8(&x, 0);
     bb_u8(&x, 0);                    /* topic tags */
-    bb_uvarint(&x, 1), bb_uvarint(&x, 0), bb_uvarint(&x, 13);
-    bb_uvarint(&x, 2);               /* NodeEndpoints: 1 */
-    bb_i32(&x, 2), bb_cstr(&x, "b2"), bb_i32(&x, 9092);
+    cbb_uvarint(&x, 1), cbb_uvarint(&x, 0), cbb_uvarint(&x, 13);
+    cbb_uvarint(&x, 2);               /* NodeEndpoints: 1 */
+    bb_i32(&x, 2), cbb_str(&x, "b2"), bb_i32(&x, 9092);
     bb_u8(&x, 0);                    /* the endpoint's tags */
     uint8_t *frame = exact_copy(x.b, x.n);
     struct reader r;
@@ -304,27 +288,27 @@ static void bb_flex_request_body(struct bb *x, int16_t v)
 {
     bb_i32(x, 500), bb_i32(x, 1), bb_i32(x, 52428800), bb_i8(x, 1);
     bb_i32(x, 0), bb_i32(x, -1);           /* session id, epoch */
-    bb_uvarint(x, 2);                      /* topics: 1 */
+    cbb_uvarint(x, 2);                      /* topics: 1 */
     if (v >= 13) {
         bb_uuid(x, &orders_id);
     } else {
-        bb_cstr(x, "orders");
+        cbb_str(x, "orders");
     }
-    bb_uvarint(x, 2);                      /* partitions: 1 */
+    cbb_uvarint(x, 2);                      /* partitions: 1 */
     bb_i32(x, 3), bb_i32(x, 5);            /* index, leader epoch */
     bb_i64(x, 42), bb_i32(x, 4);           /* offset, last fetched epoch */
     bb_i64(x, -1), bb_i32(x, 1048576);     /* log start, max bytes */
     bb_u8(x, 0);                           /* partition tags */
     bb_u8(x, 0);                           /* topic tags */
-    bb_uvarint(x, 2);                      /* forgotten: 1 */
+    cbb_uvarint(x, 2);                      /* forgotten: 1 */
     if (v >= 13) {
         bb_uuid(x, &old_id);
     } else {
-        bb_cstr(x, "old");
+        cbb_str(x, "old");
     }
-    bb_uvarint(x, 2), bb_i32(x, 7);        /* partitions: [7] */
+    cbb_uvarint(x, 2), bb_i32(x, 7);        /* partitions: [7] */
     bb_u8(x, 0);                           /* forgotten topic tags */
-    bb_cstr(x, "r1");                      /* rack */
+    cbb_str(x, "r1");                      /* rack */
 }
 
 static void decode_request(const struct bb *x, int16_t v, struct arena *a,
@@ -353,8 +337,8 @@ Test(kafka_codec_fetch_flex, v12_request_bytes_and_a_cluster_id_skipped)
 
     /* The same with a ClusterId (tag 0) sent: skipped. */
     x.n -= 1;
-    bb_uvarint(&x, 1), bb_uvarint(&x, 0), bb_uvarint(&x, 4);
-    bb_cstr(&x, "c-1");
+    cbb_uvarint(&x, 1), cbb_uvarint(&x, 0), cbb_uvarint(&x, 4);
+    cbb_str(&x, "c-1");
     struct arena a;
     arena_init(&a, ARENA_BYTES_MAX);
     struct kafka_FetchRequest got;
@@ -440,8 +424,8 @@ Test(kafka_codec_fetch_flex, v15_follower_request_has_a_tagged_replica_state)
     cr_assert_eq(kafka_fetch_request_encode(&w, 15, &req), RC_OK);
     struct bb x = {.n = 0};
     bb_flex_request_body(&x, 15);
-    bb_uvarint(&x, 1);                     /* request tags: 1 */
-    bb_uvarint(&x, 1), bb_uvarint(&x, 13); /* ReplicaState, 13 bytes */
+    cbb_uvarint(&x, 1);                     /* request tags: 1 */
+    cbb_uvarint(&x, 1), cbb_uvarint(&x, 13); /* ReplicaState, 13 bytes */
     bb_i32(&x, 2), bb_i64(&x, 77), bb_u8(&x, 0);
     expect_bytes(&w, &x);
     writer_free(&w);
@@ -450,11 +434,11 @@ Test(kafka_codec_fetch_flex, v15_follower_request_has_a_tagged_replica_state)
      * peer may add tags: both skipped, ReplicaState read. */
     struct bb y = {.n = 0};
     bb_flex_request_body(&y, 16);
-    bb_uvarint(&y, 3);
-    bb_uvarint(&y, 0), bb_uvarint(&y, 4), bb_cstr(&y, "c-1");
-    bb_uvarint(&y, 1), bb_uvarint(&y, 13);
+    cbb_uvarint(&y, 3);
+    cbb_uvarint(&y, 0), cbb_uvarint(&y, 4), cbb_str(&y, "c-1");
+    cbb_uvarint(&y, 1), cbb_uvarint(&y, 13);
     bb_i32(&y, 5), bb_i64(&y, 1234), bb_u8(&y, 0);
-    bb_uvarint(&y, 30), bb_uvarint(&y, 2), bb_i16(&y, -1);
+    cbb_uvarint(&y, 30), cbb_uvarint(&y, 2), bb_i16(&y, -1);
     struct arena a;
     arena_init(&a, ARENA_BYTES_MAX);
     struct kafka_FetchRequest got;
@@ -471,8 +455,8 @@ Test(kafka_codec_fetch_flex, replica_state_of_the_wrong_size_is_malformed)
 {
     struct bb x = {.n = 0};
     bb_flex_request_body(&x, 15);
-    bb_uvarint(&x, 1);
-    bb_uvarint(&x, 1), bb_uvarint(&x, 14); /* one byte too many */
+    cbb_uvarint(&x, 1);
+    cbb_uvarint(&x, 1), cbb_uvarint(&x, 14); /* one byte too many */
     bb_i32(&x, 2), bb_i64(&x, 77), bb_u8(&x, 0), bb_u8(&x, 0);
     uint8_t *frame = exact_copy(x.b, x.n);
     struct reader r;

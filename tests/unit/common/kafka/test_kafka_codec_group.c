@@ -16,22 +16,7 @@ static const uint8_t assign_0100[] = {0, 1, 0, 0};
 static const uint8_t md_12[] = {1, 2};
 static const uint8_t as_3[] = {3};
 
-WRAP(find_coordinator_request, kafka_FindCoordinatorRequest)
-WRAP(find_coordinator_response, kafka_FindCoordinatorResponse)
-WRAP(join_group_request, kafka_JoinGroupRequest)
-WRAP(join_group_response, kafka_JoinGroupResponse)
-WRAP(heartbeat_request, kafka_HeartbeatRequest)
-WRAP(heartbeat_response, kafka_HeartbeatResponse)
-WRAP(leave_group_request, kafka_LeaveGroupRequest)
-WRAP(leave_group_response, kafka_LeaveGroupResponse)
-WRAP(sync_group_request, kafka_SyncGroupRequest)
-WRAP(sync_group_response, kafka_SyncGroupResponse)
-WRAP(describe_groups_request, kafka_DescribeGroupsRequest)
-WRAP(describe_groups_response, kafka_DescribeGroupsResponse)
-WRAP(list_groups_request, kafka_ListGroupsRequest)
-WRAP(list_groups_response, kafka_ListGroupsResponse)
-WRAP(delete_groups_request, kafka_DeleteGroupsRequest)
-WRAP(delete_groups_response, kafka_DeleteGroupsResponse)
+WRAP_GROUP_APIS()
 
 /* --- FindCoordinator ----------------------------------------------------- */
 

@@ -8,54 +8,13 @@
  * skipped; the decoded message re-encodes to the untagged bytes; every
  * shorter prefix is RC_SHORT. The non-flexible versions are in
  * test_kafka_codec_group.c and test_kafka_codec_offsets.c. */
+#include "tests/unit/common/kafka/codec_compact_bb.h"
 #include "tests/unit/common/kafka/codec_group_cases.h"
 
-WRAP(find_coordinator_request, kafka_FindCoordinatorRequest)
-WRAP(find_coordinator_response, kafka_FindCoordinatorResponse)
-WRAP(join_group_request, kafka_JoinGroupRequest)
-WRAP(join_group_response, kafka_JoinGroupResponse)
-WRAP(heartbeat_request, kafka_HeartbeatRequest)
-WRAP(heartbeat_response, kafka_HeartbeatResponse)
-WRAP(leave_group_request, kafka_LeaveGroupRequest)
-WRAP(leave_group_response, kafka_LeaveGroupResponse)
-WRAP(sync_group_request, kafka_SyncGroupRequest)
-WRAP(sync_group_response, kafka_SyncGroupResponse)
-WRAP(describe_groups_request, kafka_DescribeGroupsRequest)
-WRAP(describe_groups_response, kafka_DescribeGroupsResponse)
-WRAP(list_groups_request, kafka_ListGroupsRequest)
-WRAP(list_groups_response, kafka_ListGroupsResponse)
-WRAP(delete_groups_request, kafka_DeleteGroupsRequest)
-WRAP(delete_groups_response, kafka_DeleteGroupsResponse)
-WRAP(offset_commit_request, kafka_OffsetCommitRequest)
-WRAP(offset_commit_response, kafka_OffsetCommitResponse)
-WRAP(offset_fetch_request, kafka_OffsetFetchRequest)
-WRAP(offset_fetch_response, kafka_OffsetFetchResponse)
+WRAP_GROUP_APIS()
+WRAP_OFFSET_APIS()
 
 /* --- Compact forms, by hand (every length here is below 127) ------------ */
-
-/* COMPACT_STRING / COMPACT_NULLABLE_STRING: length + 1 (0: null). */
-static void cstr(struct bb *x, const char *s)
-{
-    if (s == NULL) {
-        bb_u8(x, 0);
-        return;
-    }
-    size_t n = strlen(s);
-    bb_u8(x, (uint8_t)(n + 1));
-    bb_raw(x, (const uint8_t *)s, n);
-}
-
-static void cbytes(struct bb *x, const uint8_t *p, size_t n)
-{
-    bb_u8(x, (uint8_t)(n + 1));
-    bb_raw(x, p, n);
-}
-
-/* COMPACT_ARRAY count: n + 1 (0: null). */
-static void carr(struct bb *x, int n)
-{
-    bb_u8(x, (uint8_t)(n + 1));
-}
 
 /* A struct's tag section: empty, or (tagged) one field Cairn does not
  * know, tag 9 with two bytes, which a decoder must skip. */
@@ -144,11 +103,11 @@ static const struct kafka_FindCoordinatorRequest *fc_req(void)
 static void fc_req_build(struct bb *x, int16_t v, bool tagged)
 {
     if (v <= 3) {
-        cstr(x, "cg-orders");
+        cbb_str(x, "cg-orders");
     }
     bb_i8(x, 0);                                    /* key type: group */
     if (v >= 4) {
-        carr(x, 2), cstr(x, "cg-1"), cstr(x, "cg-2");
+        cbb_count(x, 2), cbb_str(x, "cg-1"), cbb_str(x, "cg-2");
     }
     tags(x, tagged);
 }
@@ -184,14 +143,14 @@ static void fc_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     bb_i32(x, 7);
     if (v <= 3) {
-        bb_i16(x, 15), cstr(x, "loading");
-        bb_i32(x, 3), cstr(x, "broker-3"), bb_i32(x, 9093);
+        bb_i16(x, 15), cbb_str(x, "loading");
+        bb_i32(x, 3), cbb_str(x, "broker-3"), bb_i32(x, 9093);
     } else {
-        carr(x, 2);
-        cstr(x, "cg-1"), bb_i32(x, 2), cstr(x, "broker-2"), bb_i32(x, 9092);
-        bb_i16(x, 0), cstr(x, NULL), tags(x, tagged);
-        cstr(x, "tx-1"), bb_i32(x, -1), cstr(x, ""), bb_i32(x, -1);
-        bb_i16(x, 15), cstr(x, "transactions are not supported");
+        cbb_count(x, 2);
+        cbb_str(x, "cg-1"), bb_i32(x, 2), cbb_str(x, "broker-2"), bb_i32(x, 9092);
+        bb_i16(x, 0), cbb_str(x, NULL), tags(x, tagged);
+        cbb_str(x, "tx-1"), bb_i32(x, -1), cbb_str(x, ""), bb_i32(x, -1);
+        bb_i16(x, 15), cbb_str(x, "transactions are not supported");
         tags(x, tagged);
     }
     tags(x, tagged);
@@ -251,13 +210,13 @@ static const struct kafka_JoinGroupRequest *jg_req(void)
 
 static void jg_req_build(struct bb *x, int16_t v, bool tagged)
 {
-    cstr(x, "cg"), bb_i32(x, 45000), bb_i32(x, 300000), cstr(x, "m-1");
-    cstr(x, NULL), cstr(x, "consumer");             /* no instance id */
-    carr(x, 2);
-    cstr(x, "range"), cbytes(x, meta_012, 3), tags(x, tagged);
-    cstr(x, "roundrobin"), cbytes(x, NULL, 0), tags(x, tagged);
+    cbb_str(x, "cg"), bb_i32(x, 45000), bb_i32(x, 300000), cbb_str(x, "m-1");
+    cbb_str(x, NULL), cbb_str(x, "consumer");             /* no instance id */
+    cbb_count(x, 2);
+    cbb_str(x, "range"), cbb_bytes(x, meta_012, 3), tags(x, tagged);
+    cbb_str(x, "roundrobin"), cbb_bytes(x, NULL, 0), tags(x, tagged);
     if (v >= 8) {
-        cstr(x, "rebalance failed");
+        cbb_str(x, "rebalance failed");
     }
     tags(x, tagged);
 }
@@ -300,17 +259,17 @@ static void jg_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     bb_i32(x, 1), bb_i16(x, 0), bb_i32(x, 4);
     if (v >= 7) {
-        cstr(x, "consumer");                        /* protocol type */
+        cbb_str(x, "consumer");                        /* protocol type */
     }
-    cstr(x, "range"), cstr(x, "m-1");
+    cbb_str(x, "range"), cbb_str(x, "m-1");
     if (v >= 9) {
         bb_u8(x, 1);                                /* skip assignment */
     }
-    cstr(x, "m-1");
-    carr(x, 2);
-    cstr(x, "m-1"), cstr(x, "inst-1"), cbytes(x, meta_012, 3);
+    cbb_str(x, "m-1");
+    cbb_count(x, 2);
+    cbb_str(x, "m-1"), cbb_str(x, "inst-1"), cbb_bytes(x, meta_012, 3);
     tags(x, tagged);
-    cstr(x, "m-2"), cstr(x, NULL), cbytes(x, NULL, 0), tags(x, tagged);
+    cbb_str(x, "m-2"), cbb_str(x, NULL), cbb_bytes(x, NULL, 0), tags(x, tagged);
     tags(x, tagged);
 }
 
@@ -355,15 +314,15 @@ Test(kafka_codec_group_flex, join_group_null_protocol_name_is_empty_before_v7)
     cr_assert_eq(kafka_join_group_response_encode(&w, 6, &m), RC_OK);
     struct bb x = {.n = 0};
     bb_i32(&x, 1), bb_i16(&x, 25), bb_i32(&x, 4);
-    cstr(&x, ""), cstr(&x, "m-1"), cstr(&x, "m-1"), carr(&x, 0);
+    cbb_str(&x, ""), cbb_str(&x, "m-1"), cbb_str(&x, "m-1"), cbb_count(&x, 0);
     tags(&x, false);
     expect_bytes(&w, &x);
     writer_reset(&w);
     cr_assert_eq(kafka_join_group_response_encode(&w, 7, &m), RC_OK);
     struct bb y = {.n = 0};
     bb_i32(&y, 1), bb_i16(&y, 25), bb_i32(&y, 4);
-    cstr(&y, NULL), cstr(&y, NULL), cstr(&y, "m-1"), cstr(&y, "m-1");
-    carr(&y, 0), tags(&y, false);
+    cbb_str(&y, NULL), cbb_str(&y, NULL), cbb_str(&y, "m-1"), cbb_str(&y, "m-1");
+    cbb_count(&y, 0), tags(&y, false);
     expect_bytes(&w, &y);
     writer_free(&w);
 }
@@ -380,7 +339,7 @@ static const struct kafka_HeartbeatRequest *hb_req(void)
 static void hb_req_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    cstr(x, "cg"), bb_i32(x, 4), cstr(x, "m-1"), cstr(x, "inst-1");
+    cbb_str(x, "cg"), bb_i32(x, 4), cbb_str(x, "m-1"), cbb_str(x, "inst-1");
     tags(x, tagged);
 }
 
@@ -431,15 +390,15 @@ static const struct kafka_LeaveGroupRequest *lg_req(void)
 
 static void lg_req_build(struct bb *x, int16_t v, bool tagged)
 {
-    cstr(x, "cg"), carr(x, 2);
-    cstr(x, "m-1"), cstr(x, "inst-1");
+    cbb_str(x, "cg"), cbb_count(x, 2);
+    cbb_str(x, "m-1"), cbb_str(x, "inst-1");
     if (v >= 5) {
-        cstr(x, "the consumer is being closed");
+        cbb_str(x, "the consumer is being closed");
     }
     tags(x, tagged);
-    cstr(x, "m-2"), cstr(x, NULL);
+    cbb_str(x, "m-2"), cbb_str(x, NULL);
     if (v >= 5) {
-        cstr(x, NULL);
+        cbb_str(x, NULL);
     }
     tags(x, tagged);
     tags(x, tagged);
@@ -474,8 +433,8 @@ static const struct kafka_LeaveGroupResponse *lg_resp(void)
 static void lg_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    bb_i32(x, 0), bb_i16(x, 0), carr(x, 1);
-    cstr(x, "m-1"), cstr(x, "inst-1"), bb_i16(x, 25), tags(x, tagged);
+    bb_i32(x, 0), bb_i16(x, 0), cbb_count(x, 1);
+    cbb_str(x, "m-1"), cbb_str(x, "inst-1"), bb_i16(x, 25), tags(x, tagged);
     tags(x, tagged);
 }
 
@@ -525,13 +484,13 @@ static const struct kafka_SyncGroupRequest *sg_req(void)
 
 static void sg_req_build(struct bb *x, int16_t v, bool tagged)
 {
-    cstr(x, "cg"), bb_i32(x, 4), cstr(x, "m-1"), cstr(x, NULL);
+    cbb_str(x, "cg"), bb_i32(x, 4), cbb_str(x, "m-1"), cbb_str(x, NULL);
     if (v >= 5) {
-        cstr(x, "consumer"), cstr(x, "range");
+        cbb_str(x, "consumer"), cbb_str(x, "range");
     }
-    carr(x, 2);
-    cstr(x, "m-1"), cbytes(x, assign_01, 2), tags(x, tagged);
-    cstr(x, "m-2"), cbytes(x, NULL, 0), tags(x, tagged);
+    cbb_count(x, 2);
+    cbb_str(x, "m-1"), cbb_bytes(x, assign_01, 2), tags(x, tagged);
+    cbb_str(x, "m-2"), cbb_bytes(x, NULL, 0), tags(x, tagged);
     tags(x, tagged);
 }
 
@@ -563,9 +522,9 @@ static void sg_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     bb_i32(x, 2), bb_i16(x, 0);
     if (v >= 5) {
-        cstr(x, "consumer"), cstr(x, NULL);
+        cbb_str(x, "consumer"), cbb_str(x, NULL);
     }
-    cbytes(x, assign_01, 2), tags(x, tagged);
+    cbb_bytes(x, assign_01, 2), tags(x, tagged);
 }
 
 static void sg_resp_check(const void *got_, int16_t v)
@@ -603,7 +562,7 @@ static const struct kafka_DescribeGroupsRequest *dg_req(void)
 static void dg_req_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    carr(x, 2), cstr(x, "cg"), cstr(x, "other"), bb_u8(x, 1);
+    cbb_count(x, 2), cbb_str(x, "cg"), cbb_str(x, "other"), bb_u8(x, 1);
     tags(x, tagged);
 }
 
@@ -637,15 +596,15 @@ static const struct kafka_DescribeGroupsResponse *dg_resp(void)
 static void dg_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    bb_i32(x, 5), carr(x, 2);
-    bb_i16(x, 0), cstr(x, "cg"), cstr(x, "Stable"), cstr(x, "consumer");
-    cstr(x, "range"), carr(x, 1);
-    cstr(x, "m-1"), cstr(x, "inst-1"), cstr(x, "client-1");
-    cstr(x, "/127.0.0.1"), cbytes(x, meta_012, 3), cbytes(x, assign_01, 2);
+    bb_i32(x, 5), cbb_count(x, 2);
+    bb_i16(x, 0), cbb_str(x, "cg"), cbb_str(x, "Stable"), cbb_str(x, "consumer");
+    cbb_str(x, "range"), cbb_count(x, 1);
+    cbb_str(x, "m-1"), cbb_str(x, "inst-1"), cbb_str(x, "client-1");
+    cbb_str(x, "/127.0.0.1"), cbb_bytes(x, meta_012, 3), cbb_bytes(x, assign_01, 2);
     tags(x, tagged);
     bb_i32(x, INT32_MIN), tags(x, tagged);
-    bb_i16(x, 16), cstr(x, "other"), cstr(x, "Dead"), cstr(x, "");
-    cstr(x, ""), carr(x, 0), bb_i32(x, INT32_MIN), tags(x, tagged);
+    bb_i16(x, 16), cbb_str(x, "other"), cbb_str(x, "Dead"), cbb_str(x, "");
+    cbb_str(x, ""), cbb_count(x, 0), bb_i32(x, INT32_MIN), tags(x, tagged);
     tags(x, tagged);
 }
 
@@ -680,7 +639,7 @@ static const struct kafka_DeleteGroupsRequest *dlg_req(void)
 static void dlg_req_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    carr(x, 2), cstr(x, "cg"), cstr(x, "other"), tags(x, tagged);
+    cbb_count(x, 2), cbb_str(x, "cg"), cbb_str(x, "other"), tags(x, tagged);
 }
 
 static void dlg_req_check(const void *got_, int16_t v)
@@ -705,9 +664,9 @@ static const struct kafka_DeleteGroupsResponse *dlg_resp(void)
 static void dlg_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    bb_i32(x, 0), carr(x, 2);
-    cstr(x, "cg"), bb_i16(x, 0), tags(x, tagged);
-    cstr(x, "other"), bb_i16(x, 69), tags(x, tagged);
+    bb_i32(x, 0), cbb_count(x, 2);
+    cbb_str(x, "cg"), bb_i16(x, 0), tags(x, tagged);
+    cbb_str(x, "other"), bb_i16(x, 69), tags(x, tagged);
     tags(x, tagged);
 }
 
@@ -753,10 +712,10 @@ static const struct kafka_ListGroupsRequest *lsg_req(void)
 static void lsg_req_build(struct bb *x, int16_t v, bool tagged)
 {
     if (v >= 4) {
-        carr(x, 2), cstr(x, "Stable"), cstr(x, "empty");
+        cbb_count(x, 2), cbb_str(x, "Stable"), cbb_str(x, "empty");
     }
     if (v >= 5) {
-        carr(x, 1), cstr(x, "classic");
+        cbb_count(x, 1), cbb_str(x, "classic");
     }
     tags(x, tagged);
 }
@@ -789,15 +748,15 @@ static const struct kafka_ListGroupsResponse *lsg_resp(void)
 
 static void lsg_resp_build(struct bb *x, int16_t v, bool tagged)
 {
-    bb_i32(x, 9), bb_i16(x, 0), carr(x, 2);
+    bb_i32(x, 9), bb_i16(x, 0), cbb_count(x, 2);
     for (int i = 0; i < 2; i++) {
-        cstr(x, i == 0 ? "cg" : "offsets-only");
-        cstr(x, i == 0 ? "consumer" : "");
+        cbb_str(x, i == 0 ? "cg" : "offsets-only");
+        cbb_str(x, i == 0 ? "consumer" : "");
         if (v >= 4) {
-            cstr(x, i == 0 ? "Stable" : "Empty");
+            cbb_str(x, i == 0 ? "Stable" : "Empty");
         }
         if (v >= 5) {
-            cstr(x, "classic");
+            cbb_str(x, "classic");
         }
         tags(x, tagged);
     }
@@ -852,11 +811,11 @@ static const struct kafka_OffsetCommitRequest *oc_req(void)
 static void oc_req_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;                                        /* v9 is v8 */
-    cstr(x, "cg"), bb_i32(x, 4), cstr(x, "m-1"), cstr(x, NULL);
-    carr(x, 1), cstr(x, "orders"), carr(x, 2);
-    bb_i32(x, 0), bb_i64(x, 100), bb_i32(x, 3), cstr(x, "meta");
+    cbb_str(x, "cg"), bb_i32(x, 4), cbb_str(x, "m-1"), cbb_str(x, NULL);
+    cbb_count(x, 1), cbb_str(x, "orders"), cbb_count(x, 2);
+    bb_i32(x, 0), bb_i64(x, 100), bb_i32(x, 3), cbb_str(x, "meta");
     tags(x, tagged);
-    bb_i32(x, 1), bb_i64(x, 200), bb_i32(x, -1), cstr(x, NULL);
+    bb_i32(x, 1), bb_i64(x, 200), bb_i32(x, -1), cbb_str(x, NULL);
     tags(x, tagged);
     tags(x, tagged);                                /* topic */
     tags(x, tagged);
@@ -902,7 +861,7 @@ static const struct kafka_OffsetCommitResponse *oc_resp(void)
 static void oc_resp_build(struct bb *x, int16_t v, bool tagged)
 {
     (void)v;
-    bb_i32(x, 6), carr(x, 1), cstr(x, "orders"), carr(x, 2);
+    bb_i32(x, 6), cbb_count(x, 1), cbb_str(x, "orders"), cbb_count(x, 2);
     bb_i32(x, 0), bb_i16(x, 0), tags(x, tagged);
     bb_i32(x, 1), bb_i16(x, 22), tags(x, tagged);
     tags(x, tagged);
@@ -951,26 +910,26 @@ static const struct kafka_OffsetFetchRequest *of_req(void)
 
 static void of_topics_build(struct bb *x, bool tagged)
 {
-    carr(x, 1), cstr(x, "orders"), carr(x, 2), bb_i32(x, 0), bb_i32(x, 1);
+    cbb_count(x, 1), cbb_str(x, "orders"), cbb_count(x, 2), bb_i32(x, 0), bb_i32(x, 1);
     tags(x, tagged);
 }
 
 static void of_req_build(struct bb *x, int16_t v, bool tagged)
 {
     if (v <= 7) {
-        cstr(x, "cg"), of_topics_build(x, tagged);
+        cbb_str(x, "cg"), of_topics_build(x, tagged);
     } else {
-        carr(x, 2);
-        cstr(x, "cg-1");
+        cbb_count(x, 2);
+        cbb_str(x, "cg-1");
         if (v >= 9) {
-            cstr(x, NULL), bb_i32(x, -1);
+            cbb_str(x, NULL), bb_i32(x, -1);
         }
         of_topics_build(x, tagged), tags(x, tagged);
-        cstr(x, "cg-2");
+        cbb_str(x, "cg-2");
         if (v >= 9) {
-            cstr(x, "m-1"), bb_i32(x, 5);
+            cbb_str(x, "m-1"), bb_i32(x, 5);
         }
-        carr(x, -1), tags(x, tagged);               /* null: all topics */
+        cbb_count(x, -1), tags(x, tagged);               /* null: all topics */
     }
     if (v >= 7) {
         bb_u8(x, 1);                                /* require stable */
@@ -1034,10 +993,10 @@ static const struct kafka_OffsetFetchResponse *of_resp(void)
 
 static void of_results_build(struct bb *x, bool tagged)
 {
-    carr(x, 1), cstr(x, "orders"), carr(x, 2);
-    bb_i32(x, 0), bb_i64(x, 100), bb_i32(x, 3), cstr(x, "meta");
+    cbb_count(x, 1), cbb_str(x, "orders"), cbb_count(x, 2);
+    bb_i32(x, 0), bb_i64(x, 100), bb_i32(x, 3), cbb_str(x, "meta");
     bb_i16(x, 0), tags(x, tagged);
-    bb_i32(x, 1), bb_i64(x, -1), bb_i32(x, -1), cstr(x, NULL);
+    bb_i32(x, 1), bb_i64(x, -1), bb_i32(x, -1), cbb_str(x, NULL);
     bb_i16(x, 0), tags(x, tagged);
     tags(x, tagged);
 }
@@ -1048,10 +1007,10 @@ static void of_resp_build(struct bb *x, int16_t v, bool tagged)
     if (v <= 7) {
         of_results_build(x, tagged), bb_i16(x, 14);
     } else {
-        carr(x, 2);
-        cstr(x, "cg-1"), of_results_build(x, tagged), bb_i16(x, 0);
+        cbb_count(x, 2);
+        cbb_str(x, "cg-1"), of_results_build(x, tagged), bb_i16(x, 0);
         tags(x, tagged);
-        cstr(x, "cg-2"), carr(x, 0), bb_i16(x, 16), tags(x, tagged);
+        cbb_str(x, "cg-2"), cbb_count(x, 0), bb_i16(x, 16), tags(x, tagged);
     }
     tags(x, tagged);
 }
@@ -1100,7 +1059,7 @@ Test(kafka_codec_group_flex, offset_fetch_v6_to_v9)
 Test(kafka_codec_group_flex, offset_fetch_v8_null_groups_are_malformed)
 {
     struct bb x = {.n = 0};
-    carr(&x, -1), bb_u8(&x, 0), tags(&x, false);
+    cbb_count(&x, -1), bb_u8(&x, 0), tags(&x, false);
     struct fixture f;
     fixture_start(&f, x.b, x.n);
     struct kafka_OffsetFetchRequest got;

@@ -9,10 +9,7 @@
  * APIs. */
 #include "tests/unit/common/kafka/codec_group_cases.h"
 
-WRAP(offset_commit_request, kafka_OffsetCommitRequest)
-WRAP(offset_commit_response, kafka_OffsetCommitResponse)
-WRAP(offset_fetch_request, kafka_OffsetFetchRequest)
-WRAP(offset_fetch_response, kafka_OffsetFetchResponse)
+WRAP_OFFSET_APIS()
 
 /* --- OffsetCommit -------------------------------------------------------- */
 

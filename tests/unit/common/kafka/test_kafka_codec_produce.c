@@ -18,32 +18,12 @@
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/byte_builder.h"
+#include "tests/unit/common/kafka/codec_compact_bb.h"
 #include "tests/unit/common/kafka/codec_expect.h"
 
 #define MAX_16M (16u * 1024 * 1024)
 
 /* --- Expected bytes, built without the writer ---------------------------- */
-
-/* A uvarint (KIP-482 lengths, counts, tags). */
-static void bb_uvarint(struct bb *x, uint32_t v)
-{
-    while (v >= 0x80) {
-        bb_u8(x, (uint8_t)(v | 0x80));
-        v >>= 7;
-    }
-    bb_u8(x, (uint8_t)v);
-}
-
-/* COMPACT_STRING: uvarint length + 1 (0 for NULL), then the bytes. */
-static void bb_cstr(struct bb *x, const char *s)
-{
-    if (s == NULL) {
-        bb_u8(x, 0);
-        return;
-    }
-    bb_uvarint(x, (uint32_t)strlen(s) + 1);
-    bb_raw(x, (const uint8_t *)s, strlen(s));
-}
 
 /* --- Requests ------------------------------------------------------------ */
 
@@ -121,14 +101,14 @@ Test(kafka_codec_produce, v9_request_is_compact_with_tag_sections)
     cr_expect_not(w.compact, "the encoder turns compact off");
 
     struct bb x = {.n = 0};
-    bb_cstr(&x, NULL);       /* transactional_id */
+    cbb_str(&x, NULL);       /* transactional_id */
     bb_i16(&x, -1);          /* acks */
     bb_i32(&x, 30000);       /* timeout_ms */
-    bb_uvarint(&x, 2);       /* topics: 1 */
-    bb_cstr(&x, "orders");
-    bb_uvarint(&x, 2);       /* partitions: 1 */
+    cbb_uvarint(&x, 2);       /* topics: 1 */
+    cbb_str(&x, "orders");
+    cbb_uvarint(&x, 2);       /* partitions: 1 */
     bb_i32(&x, 2);           /* index */
-    bb_uvarint(&x, (uint32_t)batch.len + 1); /* COMPACT_RECORDS */
+    cbb_uvarint(&x, (uint32_t)batch.len + 1); /* COMPACT_RECORDS */
     bb_raw(&x, batch.bytes, batch.len);
     bb_u8(&x, 0);            /* partition tags */
     bb_u8(&x, 0);            /* topic tags */
@@ -138,20 +118,20 @@ Test(kafka_codec_produce, v9_request_is_compact_with_tag_sections)
     /* A client's tagged field (an unknown tag 7 of 2 bytes, in the topic)
      * is skipped; the records still borrow from the frame. */
     struct bb y = {.n = 0};
-    bb_cstr(&y, "txn");
+    cbb_str(&y, "txn");
     bb_i16(&y, 1);
     bb_i32(&y, 1000);
-    bb_uvarint(&y, 2);
-    bb_cstr(&y, "t");
-    bb_uvarint(&y, 3);       /* partitions: 2 */
+    cbb_uvarint(&y, 2);
+    cbb_str(&y, "t");
+    cbb_uvarint(&y, 3);       /* partitions: 2 */
     bb_i32(&y, 0);
-    bb_uvarint(&y, (uint32_t)batch.len + 1);
+    cbb_uvarint(&y, (uint32_t)batch.len + 1);
     bb_raw(&y, batch.bytes, batch.len);
     bb_u8(&y, 0);
     bb_i32(&y, 1);
     bb_u8(&y, 0);            /* null records */
     bb_u8(&y, 0);
-    bb_uvarint(&y, 1), bb_uvarint(&y, 7), bb_uvarint(&y, 2);
+    cbb_uvarint(&y, 1), cbb_uvarint(&y, 7), cbb_uvarint(&y, 2);
     bb_i16(&y, 0x1234);      /* topic tags: tag 7, 2 bytes */
     bb_u8(&y, 0);
     uint8_t *frame = exact_copy(y.b, y.n);
@@ -338,19 +318,19 @@ Test(kafka_codec_produce, v9_to_v11_responses_are_compact_with_tag_sections)
         writer_init(&w, MAX_16M);
         cr_assert_eq(kafka_produce_response_encode(&w, v, &resp), RC_OK);
         struct bb x = {.n = 0};
-        bb_uvarint(&x, 2);        /* topics: 1 */
-        bb_cstr(&x, "orders");
-        bb_uvarint(&x, 2);        /* partitions: 1 */
+        cbb_uvarint(&x, 2);        /* topics: 1 */
+        cbb_str(&x, "orders");
+        cbb_uvarint(&x, 2);        /* partitions: 1 */
         bb_i32(&x, 2);            /* index */
         bb_i16(&x, 0);            /* error */
         bb_i64(&x, 41);           /* base offset */
         bb_i64(&x, -1);           /* log append time */
         bb_i64(&x, 5);            /* log start offset */
-        bb_uvarint(&x, 2);        /* record errors: 1 */
+        cbb_uvarint(&x, 2);        /* record errors: 1 */
         bb_i32(&x, 3);
-        bb_cstr(&x, "bad");
+        cbb_str(&x, "bad");
         bb_u8(&x, 0);             /* record error tags */
-        bb_cstr(&x, NULL);        /* error message */
+        cbb_str(&x, NULL);        /* error message */
         bb_u8(&x, 0);             /* partition tags (no CurrentLeader) */
         bb_u8(&x, 0);             /* topic tags */
         bb_i32(&x, 77);           /* throttle */
@@ -362,23 +342,23 @@ Test(kafka_codec_produce, v9_to_v11_responses_are_compact_with_tag_sections)
     /* Kafka's v10 CurrentLeader (tag 0, partition) and NodeEndpoints (tag
      * 0, response) are skipped when read. */
     struct bb y = {.n = 0};
-    bb_uvarint(&y, 2);
-    bb_cstr(&y, "orders");
-    bb_uvarint(&y, 2);
+    cbb_uvarint(&y, 2);
+    cbb_str(&y, "orders");
+    cbb_uvarint(&y, 2);
     bb_i32(&y, 2);
     bb_i16(&y, 6);                /* NOT_LEADER_OR_FOLLOWER */
     bb_i64(&y, -1);
     bb_i64(&y, -1);
     bb_i64(&y, -1);
-    bb_uvarint(&y, 1);            /* no record errors */
-    bb_cstr(&y, NULL);
-    bb_uvarint(&y, 1), bb_uvarint(&y, 0), bb_uvarint(&y, 9);
+    cbb_uvarint(&y, 1);            /* no record errors */
+    cbb_str(&y, NULL);
+    cbb_uvarint(&y, 1), cbb_uvarint(&y, 0), cbb_uvarint(&y, 9);
     bb_i32(&y, 3), bb_i32(&y, 12), bb_u8(&y, 0); /* CurrentLeader 3, 12 */
     bb_u8(&y, 0);
     bb_i32(&y, 0);
-    bb_uvarint(&y, 1), bb_uvarint(&y, 0), bb_uvarint(&y, 16);
-    bb_uvarint(&y, 2);            /* NodeEndpoints: 1 */
-    bb_i32(&y, 3), bb_cstr(&y, "h3"), bb_i32(&y, 9092), bb_cstr(&y, "r1");
+    cbb_uvarint(&y, 1), cbb_uvarint(&y, 0), cbb_uvarint(&y, 16);
+    cbb_uvarint(&y, 2);            /* NodeEndpoints: 1 */
+    bb_i32(&y, 3), cbb_str(&y, "h3"), bb_i32(&y, 9092), cbb_str(&y, "r1");
     bb_u8(&y, 0);
     uint8_t *frame = exact_copy(y.b, y.n);
     struct reader r;
