@@ -21,20 +21,8 @@ cluster_start_or_give_up
 # The flow prints its own [PASS]/[FAIL] lines; they count here. Its
 # stderr (kafkajs's log) is shown only when something failed.
 EXPECT=$DATA/kafkajs-expected.txt
-timeout 180 env BOOTSTRAP="$BOOT" EXPECT="$EXPECT" \
-    node "$CLIENTS/kafkajs_flow.js" >"$DATA/flow.out" 2>"$DATA/flow.err"
-flow_rc=$?
-cat "$DATA/flow.out"
-n_pass=$(grep -c '^\[PASS\]' "$DATA/flow.out")
-n_fail=$(grep -c '^\[FAIL\]' "$DATA/flow.out")
-passed=$((passed + n_pass))
-failed=$((failed + n_fail))
-if [ $flow_rc != 0 ] && [ "$n_fail" = 0 ]; then
-    failed=$((failed + 1)); echo "[FAIL] kafkajs_flow.js exited $flow_rc"
-fi
-if [ $flow_rc != 0 ]; then
-    echo "--- kafkajs log (stderr):"; tail -n 40 "$DATA/flow.err"
-fi
+run_flow kafkajs_flow 180 env BOOTSTRAP="$BOOT" EXPECT="$EXPECT" \
+    node "$CLIENTS/kafkajs_flow.js"
 
 # kcat reads what kafkajs wrote, partition by partition, exactly as the
 # flow says it produced it (null key prints empty, headers as k=v,k=v).

@@ -16,6 +16,28 @@ check() {
     fi
 }
 
+# run_flow NAME SECONDS COMMAND...: runs a client program that prints
+# its own [PASS]/[FAIL] lines, which count here; its output is kept in
+# $DATA/NAME.out and its stderr in $DATA/NAME.err, shown when it failed.
+# An exit other than 0 without a [FAIL] line is one failure more.
+run_flow() {
+    local name=$1 secs=$2 rc n_pass n_fail
+    shift 2
+    timeout "$secs" "$@" >"$DATA/$name.out" 2>"$DATA/$name.err"
+    rc=$?
+    cat "$DATA/$name.out"
+    n_pass=$(grep -c '^\[PASS\]' "$DATA/$name.out")
+    n_fail=$(grep -c '^\[FAIL\]' "$DATA/$name.out")
+    passed=$((passed + n_pass))
+    failed=$((failed + n_fail))
+    if [ $rc != 0 ] && [ "$n_fail" = 0 ]; then
+        failed=$((failed + 1)); echo "[FAIL] $name exited $rc"
+    fi
+    if [ $rc != 0 ]; then
+        echo "--- $name stderr:"; tail -n 40 "$DATA/$name.err"
+    fi
+}
+
 summary() {
     echo "$TEST_NAME: $passed passed, $failed failed"
     [ "$failed" = 0 ]

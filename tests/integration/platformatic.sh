@@ -18,20 +18,8 @@ cluster_start_or_give_up
 
 # The flow prints its own [PASS]/[FAIL] lines; they count here. Its
 # stderr (the client's errors) is shown only when something failed.
-timeout 180 env BOOTSTRAP="$BOOT" \
-    node "$CLIENTS/platformatic_flow.mjs" >"$DATA/flow.out" 2>"$DATA/flow.err"
-flow_rc=$?
-cat "$DATA/flow.out"
-n_pass=$(grep -c '^\[PASS\]' "$DATA/flow.out")
-n_fail=$(grep -c '^\[FAIL\]' "$DATA/flow.out")
-passed=$((passed + n_pass))
-failed=$((failed + n_fail))
-if [ $flow_rc != 0 ] && [ "$n_fail" = 0 ]; then
-    failed=$((failed + 1)); echo "[FAIL] platformatic_flow.mjs exited $flow_rc"
-fi
-if [ $flow_rc != 0 ]; then
-    echo "--- client errors (stderr):"; tail -n 40 "$DATA/flow.err"
-fi
+run_flow platformatic_flow 180 env BOOTSTRAP="$BOOT" \
+    node "$CLIENTS/platformatic_flow.mjs"
 
 # The client asks only versions Cairn advertises: no connection closed.
 closings() {

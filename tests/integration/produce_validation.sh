@@ -29,21 +29,9 @@ TOPIC=pv-hostile
 wait_leader "$TOPIC" || give_up "$TOPIC has no leader"
 
 # The script prints its own [PASS]/[FAIL] lines; they count here.
-timeout 900 env BOOTSTRAP="$BOOT" TOPIC="$TOPIC" \
+run_flow bad_batches 900 env BOOTSTRAP="$BOOT" TOPIC="$TOPIC" \
     KAFKAJS_READ="$CLIENTS/kafkajs_read.js" NODE_PATH="$CLIENTS/node_modules" \
-    /usr/bin/python3 "$CLIENTS/bad_batches.py" >"$DATA/bad.out" 2>"$DATA/bad.err"
-rc=$?
-cat "$DATA/bad.out"
-n_pass=$(grep -c '^\[PASS\]' "$DATA/bad.out")
-n_fail=$(grep -c '^\[FAIL\]' "$DATA/bad.out")
-passed=$((passed + n_pass))
-failed=$((failed + n_fail))
-if [ $rc != 0 ] && [ "$n_fail" = 0 ]; then
-    failed=$((failed + 1)); echo "[FAIL] bad_batches.py exited $rc"
-fi
-if [ $rc != 0 ]; then
-    echo "--- bad_batches.py stderr:"; tail -n 40 "$DATA/bad.err"
-fi
+    /usr/bin/python3 "$CLIENTS/bad_batches.py"
 
 # The brokers logged each refusal, and none of them crashed.
 refusals_logged() {

@@ -32,19 +32,7 @@ fi
 cluster_start_or_give_up
 
 # The flow prints its own [PASS]/[FAIL] lines; they count here.
-timeout 180 "$FLOW" "$BOOT" sarama-topic >"$DATA/flow.out" 2>"$DATA/flow.err"
-flow_rc=$?
-cat "$DATA/flow.out"
-n_pass=$(grep -c '^\[PASS\]' "$DATA/flow.out")
-n_fail=$(grep -c '^\[FAIL\]' "$DATA/flow.out")
-passed=$((passed + n_pass))
-failed=$((failed + n_fail))
-if [ $flow_rc != 0 ] && [ "$n_fail" = 0 ]; then
-    failed=$((failed + 1)); echo "[FAIL] sarama_flow exited $flow_rc"
-fi
-if [ $flow_rc != 0 ]; then
-    echo "--- sarama_flow stderr:"; tail -n 40 "$DATA/flow.err"
-fi
+run_flow sarama_flow 180 "$FLOW" "$BOOT" sarama-topic
 
 # The refusals are the broker closing the connection on a version it does
 # not serve, as Kafka does: Produce v0 (api_key 0), and Fetch v0 (1) or,
