@@ -312,6 +312,13 @@ group_two_members() {
         "${CAIRN[@]}" groups delete g2 2> "$ERR"
         [ $? = 1 ] && grep -q "NON_EMPTY_GROUP" "$ERR" || ok=0
     fi
+    # Both have read their partitions to the end before they are told to
+    # stop (30 s at most), so what they commit is everything.
+    local i
+    for i in $(seq 1 60); do
+        [ "$(cat "$a" "$b" | wc -l)" -ge 110 ] && break
+        sleep 0.5
+    done
     kill -INT "$pa" "$pb" 2>/dev/null
     wait "$pa" || ok=0
     wait "$pb" || ok=0
