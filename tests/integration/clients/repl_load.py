@@ -26,7 +26,8 @@ import os
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import (Consumer, KafkaError, KafkaException, Producer,
+                             TopicPartition)
 
 KEYS = 16
 RUN_S_MAX = 300.0
@@ -115,6 +116,28 @@ def read_acked(out_path):
     return acked, failed
 
 
+def watermarks(c, topic, part):
+    """(low, high) of a partition. Right after a whole-cluster restart
+    the client's own metadata cache may not hold the partition yet (a
+    local _UNKNOWN_PARTITION or _LEADER_NOT_AVAILABLE): asked again until
+    it does, for 30 s at most."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return c.get_watermark_offsets(TopicPartition(topic, part),
+                                           timeout=30)
+        except KafkaException as e:
+            code = e.args[0].code()
+            if (code not in (KafkaError._UNKNOWN_PARTITION,
+                             KafkaError.LEADER_NOT_AVAILABLE,
+                             KafkaError.NOT_LEADER_FOR_PARTITION) or
+                    time.monotonic() > deadline):
+                raise
+            print("verify: partition %d watermarks: %s, asking again"
+                  % (part, e), file=sys.stderr)
+            time.sleep(0.2)
+
+
 def read_topic(boot, topic):
     """{partition: {offset: (key, value)}}, {partition: high}, foreign."""
     c = Consumer({
@@ -131,9 +154,7 @@ def read_topic(boot, topic):
     parts = sorted(md.topics[topic].partitions)
     ends = {}
     for part in parts:
-        low, high = c.get_watermark_offsets(TopicPartition(topic, part),
-                                            timeout=30)
-        ends[part] = (low, high)
+        ends[part] = watermarks(c, topic, part)
     c.assign([TopicPartition(topic, part, ends[part][0]) for part in parts])
     records = {part: {} for part in parts}
     pending = {part for part in parts if ends[part][1] > ends[part][0]}
