@@ -889,6 +889,38 @@ static const struct kafka_schema_field s112[] = {
     {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s111)},
 };
 
+/* CreatePartitionsRequest.Topics.Assignments */
+static const struct kafka_schema_field s113[] = {
+    {"BrokerIds", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* CreatePartitionsRequest.Topics */
+static const struct kafka_schema_field s114[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Count", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Assignments", KS_STRUCT, true, R(0, MAX), R(0, MAX), N, -1, SUB(s113)},
+};
+
+/* CreatePartitionsRequest */
+static const struct kafka_schema_field s115[] = {
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s114)},
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ValidateOnly", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* CreatePartitionsResponse.Results */
+static const struct kafka_schema_field s116[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* CreatePartitionsResponse */
+static const struct kafka_schema_field s117[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s116)},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -973,6 +1005,10 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {42, "DeleteGroups", 0, 2,
      {R(0, 2), R(2, MAX), SUB(s110)},
      {R(0, 2), R(2, MAX), SUB(s112)},
+    },
+    {37, "CreatePartitions", 0, 3,
+     {R(0, 3), R(2, MAX), SUB(s115)},
+     {R(0, 3), R(2, MAX), SUB(s117)},
     },
 };
 
