@@ -87,6 +87,11 @@ void kafka_handle_offset_fetch(struct broker *b, struct kafka_request *req);
 void kafka_handle_describe_groups(struct broker *b,
                                   struct kafka_request *req);
 void kafka_handle_list_groups(struct broker *b, struct kafka_request *req);
+/* broker/kafka/kafka_cluster.c */
+void kafka_handle_describe_cluster(struct broker *b,
+                                   struct kafka_request *req);
+void kafka_handle_describe_log_dirs(struct broker *b,
+                                    struct kafka_request *req);
 /* broker/kafka/kafka_partitions.c */
 void kafka_handle_create_partitions(struct broker *b,
                                     struct kafka_request *req);

@@ -36,6 +36,8 @@
  *     8     OffsetCommit         0..9     8+        kafka_codec_offsets.c
  *     9     OffsetFetch          0..9     6+        kafka_codec_offsets.c
  *    37     CreatePartitions     0..3     2+        kafka_codec_partitions.c
+ *    35     DescribeLogDirs      0..4     2+        kafka_codec_cluster.c
+ *    60     DescribeCluster      0..1     0+        kafka_codec_cluster.c
  *
  * Every maximum is Apache Kafka 3.8's, every minimum the oldest Kafka 3.9
  * serves, but for Produce and Fetch: their versions below 3 and 4 carry
@@ -157,7 +159,11 @@
     X(DELETE_GROUPS, 42, "DeleteGroups", delete_groups,                \
       DeleteGroupsRequest)                                             \
     X(CREATE_PARTITIONS, 37, "CreatePartitions", create_partitions,    \
-      CreatePartitionsRequest)
+      CreatePartitionsRequest)                                         \
+    X(DESCRIBE_LOG_DIRS, 35, "DescribeLogDirs", describe_log_dirs,     \
+      DescribeLogDirsRequest)                                          \
+    X(DESCRIBE_CLUSTER, 60, "DescribeCluster", describe_cluster,       \
+      DescribeClusterRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -344,5 +350,6 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_group.h"
 #include "common/kafka/kafka_codec_offsets.h"
 #include "common/kafka/kafka_codec_partitions.h"
+#include "common/kafka/kafka_codec_cluster.h"
 
 #endif
