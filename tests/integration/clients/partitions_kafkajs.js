@@ -2,7 +2,8 @@
 // running Cairn cluster: a topic grown from 2 to 4 partitions, keyed
 // records from kafkajs's default partitioner landing on the new
 // partitions, their high watermarks, and Kafka's errors as kafkajs
-// reports them.
+// reports them; also admin.describeCluster (which kafkajs answers from
+// Metadata).
 //
 // Prints one "[PASS] name" or "[FAIL] name: why" line per check and exits
 // non-zero if any check failed.
@@ -89,6 +90,11 @@ async function main () {
   const p4 = md.topics[0].partitions.find(p => p.partitionId === 4)
   check('an assignment is honoured (partition 4 on 2,3,1, led by 2)',
     m5 === 5 && p4 && JSON.stringify(p4.replicas) === '[2,3,1]' && p4.leader === 2, p4)
+  // kafkajs's describeCluster reads Metadata (not DescribeCluster).
+  const cluster = await admin.describeCluster()
+  const ids = cluster.brokers.map(b => b.nodeId).sort()
+  check('admin.describeCluster: three brokers, a live one as controller',
+    ids.join() === '1,2,3' && ids.includes(cluster.controller) && cluster.clusterId === 'cairn', cluster)
   await admin.disconnect()
 }
 
