@@ -93,9 +93,8 @@ void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
 
 /* handlers_partitions.c: CreatePartitions, planned and answered. */
-bool handlers_create_partitions_run(struct controller *c, struct ctl_op *op);
-void handlers_create_partitions_reply(struct controller *c,
-                                      struct ctl_op *op);
+bool handlers_partitions_run(struct controller *c, struct ctl_op *op);
+void handlers_partitions_reply(struct controller *c, struct ctl_op *op);
 
 void ctl_op_free(struct ctl_op *op);
 

@@ -322,7 +322,7 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         return run_producer_ids(c, op);
     case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
-        return handlers_create_partitions_run(c, op);
+        return handlers_partitions_run(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -492,7 +492,7 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         reply_producer_ids(c, op);
         break;
     case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
-        handlers_create_partitions_reply(c, op);
+        handlers_partitions_reply(c, op);
         break;
     default:
         ASSERT(false);

@@ -45,7 +45,7 @@ static int partitions_reqs(const Cairn__CreatePartitionsRequest *r,
     return RC_OK;
 }
 
-bool handlers_create_partitions_run(struct controller *c, struct ctl_op *op)
+bool handlers_partitions_run(struct controller *c, struct ctl_op *op)
 {
     const Cairn__CreatePartitionsRequest *r = op->req->create_partitions;
     struct plan_partitions_req *reqs = NULL;
@@ -71,7 +71,7 @@ bool handlers_create_partitions_run(struct controller *c, struct ctl_op *op)
             controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_SERVER_ERROR,
                                    rc_str(rv));
         } else {
-            handlers_create_partitions_reply(c, op);
+            handlers_partitions_reply(c, op);
         }
         return false;
     }
@@ -85,8 +85,7 @@ bool handlers_create_partitions_run(struct controller *c, struct ctl_op *op)
     return true;
 }
 
-void handlers_create_partitions_reply(struct controller *c,
-                                      struct ctl_op *op)
+void handlers_partitions_reply(struct controller *c, struct ctl_op *op)
 {
     const Cairn__CreatePartitionsRequest *r = op->req->create_partitions;
     size_t n = r->n_topics;
