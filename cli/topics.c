@@ -206,7 +206,7 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     o->before = INT64_MIN;
     if (argc < 2) {
         return opts_usage_error(&topics_cmd, "missing subcommand (%s)",
-                                "create, delete, list, describe");
+                                "create, delete, list, describe, alter");
     }
     if (opts_is_help(argv[1])) {
         return opts_help(&topics_cmd);
