@@ -311,6 +311,11 @@ static int log_dirs_build(struct broker *b, struct log_dirs_ctx *ctx)
         .UsableBytes = -1};
     ctx->resp = (struct kafka_DescribeLogDirsResponse){.Results = &ctx->dir,
                                                        .ResultsCnt = 1};
+    if (b->partitions.dir_failed) {
+        /* Kafka's answer for an offline dir: the error, nothing else. */
+        ctx->dir.ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+        return RC_OK;
+    }
     return log_dirs_topics(&ctx->arena, sorted, n, picked, &ctx->dir);
 }
 
@@ -327,7 +332,7 @@ void kafka_handle_describe_log_dirs(struct broker *b,
     int rv = log_dirs_build(b, ctx);
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed DescribeLogDirs request");
-    } else if (req->api_version >= 4) {
+    } else if (req->api_version >= 4 && ctx->dir.ErrorCode == 0) {
         ctx->fs.data = ctx;
         if (uv_fs_statfs(b->loop, &ctx->fs, ctx->path,
                          log_dirs_statfs_cb) == 0) {
