@@ -229,3 +229,21 @@ Test(plan_create_partitions, duplicates_fail_each_and_others_go_on)
     cr_assert_eq(res[2].error, KAFKA_ERROR_INVALID_REQUEST);
     cr_assert_eq(out.n, 0);
 }
+
+Test(plan_create_partitions, what_does_not_fit_the_batch_is_retried)
+{
+    create_topic("other", 1, 1);
+    struct plan_partitions_req ts[] = {
+        {.name = "grow", .count = META_PARTITIONS_MAX},
+        {.name = "other", .count = META_PARTITIONS_MAX}};
+    struct plan_partitions_result res[2];
+    cr_assert_eq(plan_create_partitions(&img, ts, 2, false, &out, res),
+                 RC_OK);
+    cr_assert_eq(res[0].error, KAFKA_ERROR_NONE);
+    cr_assert_eq(res[1].error, KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED);
+    cr_assert_eq(out.n, (size_t)META_PARTITIONS_MAX - 2);
+    apply_out();
+    cr_assert_eq(meta_image_topic(&img, "grow")->n_partitions,
+                 META_PARTITIONS_MAX);
+    cr_assert_eq(meta_image_topic(&img, "other")->n_partitions, 1);
+}
