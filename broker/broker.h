@@ -87,6 +87,14 @@ void kafka_handle_offset_fetch(struct broker *b, struct kafka_request *req);
 void kafka_handle_describe_groups(struct broker *b,
                                   struct kafka_request *req);
 void kafka_handle_list_groups(struct broker *b, struct kafka_request *req);
+/* broker/kafka/kafka_cluster.c */
+void kafka_handle_describe_cluster(struct broker *b,
+                                   struct kafka_request *req);
+void kafka_handle_describe_log_dirs(struct broker *b,
+                                    struct kafka_request *req);
+/* broker/kafka/kafka_partitions.c */
+void kafka_handle_create_partitions(struct broker *b,
+                                    struct kafka_request *req);
 void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
 
 /* The configs of a topic created with t's CreateTopics configs, as

@@ -460,7 +460,8 @@ static rd_kafka_AdminOptions_t *admin_options(rd_kafka_t *rk,
         opts, KCLIENT_TIMEOUT_MS, why, sizeof why);
     ASSERT(err == RD_KAFKA_RESP_ERR_NO_ERROR); /* a valid constant */
     if (op == RD_KAFKA_ADMIN_OP_CREATETOPICS ||
-        op == RD_KAFKA_ADMIN_OP_DELETETOPICS) {
+        op == RD_KAFKA_ADMIN_OP_DELETETOPICS ||
+        op == RD_KAFKA_ADMIN_OP_CREATEPARTITIONS) {
         err = rd_kafka_AdminOptions_set_operation_timeout(
             opts, KCLIENT_TIMEOUT_MS, why, sizeof why);
         ASSERT(err == RD_KAFKA_RESP_ERR_NO_ERROR);

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/topics_alter.h"
 #include "cli/topics_describe.h"
 #include "cli/view.h"
 #include "common/rc.h"
@@ -17,6 +18,9 @@ void topics_usage(FILE *out)
           "                [--config KEY=VALUE]...\n"
           "      Creates a topic; N and R default to the cluster's\n"
           "      num.partitions and default.replication.factor.\n"
+          "  topics alter NAME --partitions N\n"
+          "      Grows the topic to N partitions (CreatePartitions); keyed\n"
+          "      records then hash over N, so a key may change partition.\n"
           "  topics delete NAME...\n"
           "  topics list\n"
           "      Topic names, one a line, sorted.\n"
@@ -90,10 +94,12 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
 static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
 {
     static const char *const subs[] = {"create", "delete", "list",
-                                       "describe", "delete-records"};
+                                       "describe", "delete-records",
+                                       "alter"};
     static const enum topics_cmd cmds[] = {TOPICS_CREATE, TOPICS_DELETE,
                                            TOPICS_LIST, TOPICS_DESCRIBE,
-                                           TOPICS_DELETE_RECORDS};
+                                           TOPICS_DELETE_RECORDS,
+                                           TOPICS_ALTER};
     for (size_t k = 0; k < ARRAY_LEN(subs); k++) {
         if (strcmp(sub, subs[k]) == 0) {
             *cmd = cmds[k];
@@ -101,7 +107,7 @@ static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
         }
     }
     return opts_usage_error(&topics_cmd, "unknown subcommand '%s' (create, "
-                            "delete, list, describe, delete-records)", sub);
+                            "delete, list, describe, delete-records, alter)", sub);
 }
 
 /* Options of delete-records, as create_option(). */
@@ -136,6 +142,18 @@ static int delete_records_option(struct topics_opts *o, int argc, char **argv,
     return 0;
 }
 
+/* Options of alter, as create_option(). */
+static int alter_option(struct topics_opts *o, int argc, char **argv, int *i)
+{
+    const char *v = NULL;
+    int r = cli_option(argc, argv, i, "--partitions", &v);
+    if (r < 0) {
+        opts_usage_error(&topics_cmd, "%s needs a value", "--partitions");
+        return -1;
+    }
+    return r == 0 ? 0 : int_option("--partitions", v, &o->partitions);
+}
+
 /* Options and names after the subcommand; names move to argv[2..]. */
 static int parse_rest(int argc, char **argv, struct topics_opts *o)
 {
@@ -156,7 +174,9 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
             o->json = true;
             continue;
         }
-        int r = option && o->cmd == TOPICS_CREATE
+        int r = option && o->cmd == TOPICS_ALTER
+                    ? alter_option(o, argc, argv, &i)
+                : option && o->cmd == TOPICS_CREATE
                     ? create_option(o, argc, argv, &i)
                 : option && o->cmd == TOPICS_DELETE_RECORDS
                     ? delete_records_option(o, argc, argv, &i)
@@ -186,7 +206,7 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     o->before = INT64_MIN;
     if (argc < 2) {
         return opts_usage_error(&topics_cmd, "missing subcommand (%s)",
-                                "create, delete, list, describe");
+                                "create, delete, list, describe, alter");
     }
     if (opts_is_help(argv[1])) {
         return opts_help(&topics_cmd);
@@ -201,6 +221,10 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     if (o->cmd == TOPICS_CREATE && o->n_names != 1) {
         return opts_usage_error(&topics_cmd, "create: expected one topic "
                                 "name, got %zu", o->n_names);
+    }
+    if (o->cmd == TOPICS_ALTER && (o->n_names != 1 || o->partitions < 0)) {
+        return opts_usage_error(&topics_cmd, "%s", "alter: expected one "
+                                "topic name and --partitions N");
     }
     if (o->cmd == TOPICS_DELETE && o->n_names == 0) {
         return opts_usage_error(&topics_cmd, "%s",
@@ -430,6 +454,9 @@ int topics_run(const struct kclient_opts *k, const struct topics_opts *o)
         break;
     case TOPICS_DELETE_RECORDS:
         rc = run_delete_records(rk, o);
+        break;
+    case TOPICS_ALTER:
+        rc = topics_alter_run(rk, o);
         break;
     }
     rd_kafka_destroy(rk);

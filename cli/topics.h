@@ -1,4 +1,4 @@
-/* `cairn topics create|delete|list|describe|delete-records` through
+/* `cairn topics create|delete|list|describe|delete-records|alter` through
  * Kafka's Admin API on the brokers, with librdkafka: CreateTopics and
  * DeleteTopics (which the brokers forward to the active controller),
  * Metadata for listings, DescribeConfigs for the topics' own configs
@@ -24,6 +24,7 @@ enum topics_cmd {
     TOPICS_LIST,
     TOPICS_DESCRIBE,
     TOPICS_DELETE_RECORDS,
+    TOPICS_ALTER,
 };
 
 struct topics_opts {
@@ -31,7 +32,8 @@ struct topics_opts {
     char **names;       /* positional arguments, moved to the front of the
                            parsed argv (borrowed from it) */
     size_t n_names;
-    int32_t partitions; /* -1: the cluster's num.partitions */
+    int32_t partitions; /* -1: the cluster's num.partitions; alter: the
+                           new count (-1: not given) */
     int32_t replication_factor; /* -1: default.replication.factor */
     const char *configs[TOPICS_CONFIGS_MAX]; /* "key=value", borrowed */
     size_t n_configs;

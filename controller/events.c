@@ -55,6 +55,9 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
     case CAIRN__REQUEST__BODY_DELETE_TOPICS:
         snprintf(out, cap, "DeleteTopics");
         break;
+    case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
+        snprintf(out, cap, "CreatePartitions");
+        break;
     case CAIRN__REQUEST__BODY_ALTER_PARTITION:
         snprintf(out, cap, "AlterPartition from leader %d",
                  (int)op->req->alter_partition->broker_id);

@@ -348,11 +348,7 @@ static int plan_name_ref_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-typedef const char *(*plan_name_at_cb)(const void *arg, size_t i);
-
-/* *dup_out (n bools, the caller frees it; NULL when n is 0): whether
- * name_at(arg, i) occurs more than once. NULL names count as "". */
-static int plan_mark_duplicates(size_t n, const void *arg,
+int plan_mark_duplicates(size_t n, const void *arg,
                                 plan_name_at_cb name_at, bool **dup_out)
 {
     *dup_out = NULL;
@@ -464,9 +460,7 @@ static int16_t plan_check_topic(const struct meta_image *img,
     return KAFKA_ERROR_NONE;
 }
 
-/* Brokers that may receive new replicas: unfenced, not shutting down, in
- * id order (the image keeps brokers sorted by id). */
-static size_t plan_eligible_brokers(const struct meta_image *img,
+size_t plan_eligible_brokers(const struct meta_image *img,
                                     int32_t ids[META_BROKERS_MAX])
 {
     size_t n = 0;

@@ -1,6 +1,7 @@
 /* Helpers shared by the planner's two files, controller/plan.c (record
- * list, heartbeats, registration, topics, AlterPartition, producer ids)
- * and controller/plan_election.c (leader election and fencing). Not for
+ * list, heartbeats, registration, topics, AlterPartition, producer ids),
+ * controller/plan_election.c (leader election and fencing) and
+ * controller/plan_create_partitions.c. Not for
  * use elsewhere. Pure; loop thread of the active controller. */
 #ifndef CAIRN_CONTROLLER_PLAN_INTERNAL_H
 #define CAIRN_CONTROLLER_PLAN_INTERNAL_H
@@ -19,6 +20,18 @@ size_t plan_room(const struct plan_records *r);
  * was before the call (n0 and more0 as they were then); returns rv. */
 int plan_undo_on_error(struct plan_records *r, int rv, size_t n0,
                        bool more0);
+
+typedef const char *(*plan_name_at_cb)(const void *arg, size_t i);
+
+/* *dup_out (n bools, the caller frees it; NULL when n is 0): whether
+ * name_at(arg, i) occurs more than once. NULL names count as "". */
+MUST_CHECK int plan_mark_duplicates(size_t n, const void *arg,
+                                    plan_name_at_cb name_at, bool **dup_out);
+
+/* Brokers that may receive new replicas: unfenced, not shutting down, in
+ * id order (the image keeps brokers sorted by id). Returns their count. */
+size_t plan_eligible_brokers(const struct meta_image *img,
+                             int32_t ids[META_BROKERS_MAX]);
 
 /* Replica sets: same members in any order; s without id; {id}. */
 bool plan_set_same_members(const struct meta_replica_set *a,

@@ -35,6 +35,9 @@
  *    42     DeleteGroups         0..2     2+        kafka_codec_group.c
  *     8     OffsetCommit         0..9     8+        kafka_codec_offsets.c
  *     9     OffsetFetch          0..9     6+        kafka_codec_offsets.c
+ *    37     CreatePartitions     0..3     2+        kafka_codec_partitions.c
+ *    35     DescribeLogDirs      0..4     2+        kafka_codec_cluster.c
+ *    60     DescribeCluster      0..1     0+        kafka_codec_cluster.c
  *
  * Every maximum is Apache Kafka 3.8's, every minimum the oldest Kafka 3.9
  * serves, but for Produce and Fetch: their versions below 3 and 4 carry
@@ -154,7 +157,13 @@
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", describe_configs,       \
       DescribeConfigsRequest)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", delete_groups,                \
-      DeleteGroupsRequest)
+      DeleteGroupsRequest)                                             \
+    X(CREATE_PARTITIONS, 37, "CreatePartitions", create_partitions,    \
+      CreatePartitionsRequest)                                         \
+    X(DESCRIBE_LOG_DIRS, 35, "DescribeLogDirs", describe_log_dirs,     \
+      DescribeLogDirsRequest)                                          \
+    X(DESCRIBE_CLUSTER, 60, "DescribeCluster", describe_cluster,       \
+      DescribeClusterRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -340,5 +349,7 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_epoch.h"
 #include "common/kafka/kafka_codec_group.h"
 #include "common/kafka/kafka_codec_offsets.h"
+#include "common/kafka/kafka_codec_partitions.h"
+#include "common/kafka/kafka_codec_cluster.h"
 
 #endif

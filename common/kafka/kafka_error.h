@@ -69,7 +69,9 @@
     X(UNKNOWN_TOPIC_ID, 100)                                           \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                              \
     X(BROKER_ID_NOT_REGISTERED, 102)                                   \
-    X(INELIGIBLE_REPLICA, 107)
+    X(INELIGIBLE_REPLICA, 107)                                         \
+    X(MISMATCHED_ENDPOINT_TYPE, 114)                                   \
+    X(UNSUPPORTED_ENDPOINT_TYPE, 115)
 
 /* Enumerators are ints; every value fits an int16_t, and assigning a
  * constant to an int16_t is silent under -Wconversion. */

@@ -553,6 +553,23 @@ static bool broker_event(struct image_out *o, const struct meta_image *img,
     return true;
 }
 
+/* A partition added to a topic that exists (CreatePartitions); those of
+ * a topic being created are told by its "created" line. */
+static bool partition_added_event(struct image_out *o,
+                                  const struct meta_image *img,
+                                  const struct meta_rec_partition *r)
+{
+    const struct meta_topic *t = meta_image_topic_by_id(img, &r->topic_id);
+    if (t == NULL || r->partition < t->n_partitions) {
+        return false;
+    }
+    char replicas[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&r->replicas, replicas, sizeof replicas);
+    image_outf(o, "%s-%" PRId32 " added, replicas %s, leader %" PRId32,
+               t->name, r->partition, replicas, r->leader);
+    return true;
+}
+
 bool meta_record_event(const struct meta_image *img,
                        const struct meta_record *rec, char *out, size_t cap)
 {
@@ -581,6 +598,9 @@ bool meta_record_event(const struct meta_image *img,
         image_outf(&o, "topic %.*s created", (int)sizeof rec->u.topic.name,
                    rec->u.topic.name);
         event = true;
+        break;
+    case META_REC_PARTITION:
+        event = partition_added_event(&o, img, &rec->u.partition);
         break;
     case META_REC_REMOVE_TOPIC: {
         const struct meta_topic *t =

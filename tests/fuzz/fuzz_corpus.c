@@ -333,6 +333,41 @@ static int fuzz_corpus_encode_group_admin(struct writer *w, int16_t api_key,
     return kafka_delete_groups_request_encode(w, version, &m);
 }
 
+/* CreatePartitions: placed by the controller (variant 0) or assigned. */
+static int fuzz_corpus_encode_create_partitions(struct writer *w,
+                                                int16_t version, int variant)
+{
+    static const int32_t ids[] = {1, 2, 3};
+    const struct kafka_CreatePartitionsAssignment as[] = {{ids, 3},
+                                                          {ids, 2}};
+    const struct kafka_CreatePartitionsTopic t = {
+        .Name = S("orders"), .Count = 5,
+        .Assignments = variant == 0 ? NULL : as,
+        .AssignmentsCnt = variant == 0 ? -1 : 2};
+    const struct kafka_CreatePartitionsRequest m = {
+        .Topics = &t, .TopicsCnt = 1, .TimeoutMs = 30000,
+        .ValidateOnly = variant != 0};
+    return kafka_create_partitions_request_encode(w, version, &m);
+}
+
+/* DescribeLogDirs (every partition, or two named) and DescribeCluster. */
+static int fuzz_corpus_encode_cluster(struct writer *w, int16_t api_key,
+                                      int16_t version, int variant)
+{
+    if (api_key == KAFKA_API_DESCRIBE_CLUSTER) {
+        const struct kafka_DescribeClusterRequest m = {
+            .IncludeClusterAuthorizedOperations = variant != 0,
+            .EndpointType = (int8_t)(variant == 0 ? 1 : 2)};
+        return kafka_describe_cluster_request_encode(w, version, &m);
+    }
+    static const int32_t ps[] = {0, 1};
+    const struct kafka_DescribableLogDirTopic t = {S("orders"), ps, 2};
+    const struct kafka_DescribeLogDirsRequest m = {
+        .Topics = variant == 0 ? NULL : &t,
+        .TopicsCnt = variant == 0 ? -1 : 1};
+    return kafka_describe_log_dirs_request_encode(w, version, &m);
+}
+
 /* Encodes sample `variant` of api_key's request at version into w. */
 static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
                               int16_t version, int variant)
@@ -394,6 +429,11 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
     case KAFKA_API_LIST_GROUPS:
     case KAFKA_API_DELETE_GROUPS:
         return fuzz_corpus_encode_group_admin(w, api_key, version, variant);
+    case KAFKA_API_CREATE_PARTITIONS:
+        return fuzz_corpus_encode_create_partitions(w, version, variant);
+    case KAFKA_API_DESCRIBE_LOG_DIRS:
+    case KAFKA_API_DESCRIBE_CLUSTER:
+        return fuzz_corpus_encode_cluster(w, api_key, version, variant);
     default:
         return RC_INVALID;
     }
@@ -433,7 +473,9 @@ int main(int argc, char **argv)
         KAFKA_API_HEARTBEAT,       KAFKA_API_LEAVE_GROUP,
         KAFKA_API_SYNC_GROUP,      KAFKA_API_OFFSET_COMMIT,
         KAFKA_API_OFFSET_FETCH,    KAFKA_API_DESCRIBE_GROUPS,
-        KAFKA_API_LIST_GROUPS,     KAFKA_API_DELETE_GROUPS};
+        KAFKA_API_LIST_GROUPS,     KAFKA_API_DELETE_GROUPS,
+        KAFKA_API_CREATE_PARTITIONS, KAFKA_API_DESCRIBE_LOG_DIRS,
+        KAFKA_API_DESCRIBE_CLUSTER};
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;

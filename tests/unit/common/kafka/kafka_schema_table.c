@@ -889,6 +889,106 @@ static const struct kafka_schema_field s112[] = {
     {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s111)},
 };
 
+/* CreatePartitionsRequest.Topics.Assignments */
+static const struct kafka_schema_field s113[] = {
+    {"BrokerIds", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* CreatePartitionsRequest.Topics */
+static const struct kafka_schema_field s114[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Count", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Assignments", KS_STRUCT, true, R(0, MAX), R(0, MAX), N, -1, SUB(s113)},
+};
+
+/* CreatePartitionsRequest */
+static const struct kafka_schema_field s115[] = {
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s114)},
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ValidateOnly", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* CreatePartitionsResponse.Results */
+static const struct kafka_schema_field s116[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* CreatePartitionsResponse */
+static const struct kafka_schema_field s117[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s116)},
+};
+
+/* DescribeLogDirsRequest.Topics */
+static const struct kafka_schema_field s118[] = {
+    {"Topic", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* DescribeLogDirsRequest */
+static const struct kafka_schema_field s119[] = {
+    {"Topics", KS_STRUCT, true, R(0, MAX), R(0, MAX), N, -1, SUB(s118)},
+};
+
+/* DescribeLogDirsResponse.Results.Topics.Partitions */
+static const struct kafka_schema_field s120[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"PartitionSize", KS_INT64, false, R(0, MAX), N, N, -1, NONE},
+    {"OffsetLag", KS_INT64, false, R(0, MAX), N, N, -1, NONE},
+    {"IsFutureKey", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* DescribeLogDirsResponse.Results.Topics */
+static const struct kafka_schema_field s121[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s120)},
+};
+
+/* DescribeLogDirsResponse.Results */
+static const struct kafka_schema_field s122[] = {
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"LogDir", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s121)},
+    {"TotalBytes", KS_INT64, false, R(4, MAX), N, N, -1, NONE},
+    {"UsableBytes", KS_INT64, false, R(4, MAX), N, N, -1, NONE},
+};
+
+/* DescribeLogDirsResponse */
+static const struct kafka_schema_field s123[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(3, MAX), N, N, -1, NONE},
+    {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s122)},
+};
+
+/* DescribeClusterRequest */
+static const struct kafka_schema_field s124[] = {
+    {"IncludeClusterAuthorizedOperations", KS_BOOL, false,
+     R(0, MAX), N, N, -1, NONE},
+    {"EndpointType", KS_INT8, false, R(1, MAX), N, N, -1, NONE},
+};
+
+/* DescribeClusterResponse.Brokers */
+static const struct kafka_schema_field s125[] = {
+    {"BrokerId", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Host", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Port", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Rack", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* DescribeClusterResponse */
+static const struct kafka_schema_field s126[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"EndpointType", KS_INT8, false, R(1, MAX), N, N, -1, NONE},
+    {"ClusterId", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"ControllerId", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Brokers", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s125)},
+    {"ClusterAuthorizedOperations", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -973,6 +1073,18 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {42, "DeleteGroups", 0, 2,
      {R(0, 2), R(2, MAX), SUB(s110)},
      {R(0, 2), R(2, MAX), SUB(s112)},
+    },
+    {37, "CreatePartitions", 0, 3,
+     {R(0, 3), R(2, MAX), SUB(s115)},
+     {R(0, 3), R(2, MAX), SUB(s117)},
+    },
+    {35, "DescribeLogDirs", 0, 4,
+     {R(0, 4), R(2, MAX), SUB(s119)},
+     {R(0, 4), R(2, MAX), SUB(s123)},
+    },
+    {60, "DescribeCluster", 0, 1,
+     {R(0, 1), R(0, MAX), SUB(s124)},
+     {R(0, 1), R(0, MAX), SUB(s126)},
     },
 };
 

@@ -80,6 +80,12 @@ union any_msg {
     struct kafka_ListGroupsResponse list_groups_resp;
     struct kafka_DeleteGroupsRequest delete_groups_req;
     struct kafka_DeleteGroupsResponse delete_groups_resp;
+    struct kafka_CreatePartitionsRequest create_partitions_req;
+    struct kafka_CreatePartitionsResponse create_partitions_resp;
+    struct kafka_DescribeLogDirsRequest describe_log_dirs_req;
+    struct kafka_DescribeLogDirsResponse describe_log_dirs_resp;
+    struct kafka_DescribeClusterRequest describe_cluster_req;
+    struct kafka_DescribeClusterResponse describe_cluster_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -142,6 +148,12 @@ CODEC_ADAPT(list_groups_request, list_groups_req)
 CODEC_ADAPT(list_groups_response, list_groups_resp)
 CODEC_ADAPT(delete_groups_request, delete_groups_req)
 CODEC_ADAPT(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT(create_partitions_request, create_partitions_req)
+CODEC_ADAPT(create_partitions_response, create_partitions_resp)
+CODEC_ADAPT(describe_log_dirs_request, describe_log_dirs_req)
+CODEC_ADAPT(describe_log_dirs_response, describe_log_dirs_resp)
+CODEC_ADAPT(describe_cluster_request, describe_cluster_req)
+CODEC_ADAPT(describe_cluster_response, describe_cluster_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -185,6 +197,12 @@ CODEC_ADAPT_ENC(list_groups_request, list_groups_req)
 CODEC_ADAPT_ENC(list_groups_response, list_groups_resp)
 CODEC_ADAPT_ENC(delete_groups_request, delete_groups_req)
 CODEC_ADAPT_ENC(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT_ENC(create_partitions_request, create_partitions_req)
+CODEC_ADAPT_ENC(create_partitions_response, create_partitions_resp)
+CODEC_ADAPT_ENC(describe_log_dirs_request, describe_log_dirs_req)
+CODEC_ADAPT_ENC(describe_log_dirs_response, describe_log_dirs_resp)
+CODEC_ADAPT_ENC(describe_cluster_request, describe_cluster_req)
+CODEC_ADAPT_ENC(describe_cluster_response, describe_cluster_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -743,6 +761,70 @@ static void sample_delete_groups_resp(union any_msg *m)
     m->delete_groups_resp = (struct kafka_DeleteGroupsResponse){1, rs, 2};
 }
 
+/* One topic placed by the controller (null Assignments), one with two
+ * new partitions assigned. */
+static void sample_create_partitions_req(union any_msg *m)
+{
+    static const int32_t a0[] = {1, 2, 3};
+    static const int32_t a1[] = {3, 1, 2};
+    static struct kafka_CreatePartitionsAssignment as[2];
+    static struct kafka_CreatePartitionsTopic ts[2];
+    as[0] = (struct kafka_CreatePartitionsAssignment){a0, 3};
+    as[1] = (struct kafka_CreatePartitionsAssignment){a1, 3};
+    ts[0] = (struct kafka_CreatePartitionsTopic){S("grow"), 4, NULL, -1};
+    ts[1] = (struct kafka_CreatePartitionsTopic){S("two"), 5, as, 2};
+    m->create_partitions_req =
+        (struct kafka_CreatePartitionsRequest){ts, 2, 30000, true};
+}
+
+static void sample_create_partitions_resp(union any_msg *m)
+{
+    static struct kafka_CreatePartitionsTopicResult rs[2];
+    rs[0] = (struct kafka_CreatePartitionsTopicResult){S("grow"), 0,
+                                                       slice_null()};
+    rs[1] = (struct kafka_CreatePartitionsTopicResult){
+        S("two"), 37, S("Topic already has 5 partition(s).")};
+    m->create_partitions_resp =
+        (struct kafka_CreatePartitionsResponse){7, rs, 2};
+}
+
+static void sample_describe_log_dirs_req(union any_msg *m)
+{
+    static const int32_t ps[] = {0, 2};
+    static struct kafka_DescribableLogDirTopic ts[1];
+    ts[0] = (struct kafka_DescribableLogDirTopic){S("orders"), ps, 2};
+    m->describe_log_dirs_req = (struct kafka_DescribeLogDirsRequest){ts, 1};
+}
+
+static void sample_describe_log_dirs_resp(union any_msg *m)
+{
+    static struct kafka_DescribeLogDirsPartition ps[2];
+    static struct kafka_DescribeLogDirsTopic ts[1];
+    static struct kafka_DescribeLogDirsResult ds[1];
+    ps[0] = (struct kafka_DescribeLogDirsPartition){0, 4096, 0, false};
+    ps[1] = (struct kafka_DescribeLogDirsPartition){2, 1LL << 33, 17, true};
+    ts[0] = (struct kafka_DescribeLogDirsTopic){S("orders"), ps, 2};
+    ds[0] = (struct kafka_DescribeLogDirsResult){
+        0, S("/var/lib/cairn/logs"), ts, 1, 1LL << 40, 1LL << 39};
+    m->describe_log_dirs_resp =
+        (struct kafka_DescribeLogDirsResponse){3, 0, ds, 1};
+}
+
+static void sample_describe_cluster_req(union any_msg *m)
+{
+    m->describe_cluster_req = (struct kafka_DescribeClusterRequest){true, 1};
+}
+
+static void sample_describe_cluster_resp(union any_msg *m)
+{
+    static struct kafka_DescribeClusterBroker bs[2];
+    bs[0] = (struct kafka_DescribeClusterBroker){1, S("h1"), 9092,
+                                                 slice_null()};
+    bs[1] = (struct kafka_DescribeClusterBroker){2, S("h2"), 9093, S("r2")};
+    m->describe_cluster_resp = (struct kafka_DescribeClusterResponse){
+        4, 0, slice_null(), 1, S("cairn"), 1, bs, 2, 8096};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -786,6 +868,9 @@ static const struct codec_api apis[] = {
     API(describe_groups, KAFKA_API_DESCRIBE_GROUPS),
     API(list_groups, KAFKA_API_LIST_GROUPS),
     API(delete_groups, KAFKA_API_DELETE_GROUPS),
+    API(create_partitions, KAFKA_API_CREATE_PARTITIONS),
+    API(describe_log_dirs, KAFKA_API_DESCRIBE_LOG_DIRS),
+    API(describe_cluster, KAFKA_API_DESCRIBE_CLUSTER),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

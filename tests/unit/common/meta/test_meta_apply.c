@@ -1107,6 +1107,15 @@ Test(meta_event, brokers_and_topics)
     cr_assert_str_eq(out, "topic orders deleted");
     r = r_config(META_RESOURCE_TOPIC, "orders", "retention.ms", NULL);
     cr_assert_not(meta_record_event(&img, &r, out, sizeof out));
+    r = r_partition(1, 0, SET(1, 2, 3), SET(1, 2, 3), 1, 0, 0);
+    cr_assert_not(meta_record_event(&img, &r, out, sizeof out),
+                  "a partition the topic has is no addition");
+    r = r_partition(1, 1, SET(2, 3, 1), SET(2, 3, 1), 2, 0, 0);
+    cr_assert(meta_record_event(&img, &r, out, sizeof out));
+    cr_assert_str_eq(out, "orders-1 added, replicas 2,3,1, leader 2");
+    r = r_partition(9, 0, SET(1), SET(1), 1, 0, 0);
+    cr_assert_not(meta_record_event(&img, &r, out, sizeof out),
+                  "a new topic's partitions are told by its creation");
     char small[8];
     r = r_change(1, 1, 1, 0);
     cr_assert(meta_record_event(&img, &r, small, sizeof small));

@@ -1,0 +1,108 @@
+// kafkajs 2.2.4's admin.createPartitions (CreatePartitions v1) against a
+// running Cairn cluster: a topic grown from 2 to 4 partitions, keyed
+// records from kafkajs's default partitioner landing on the new
+// partitions, their high watermarks, and Kafka's errors as kafkajs
+// reports them; also admin.describeCluster (which kafkajs answers from
+// Metadata).
+//
+// Prints one "[PASS] name" or "[FAIL] name: why" line per check and exits
+// non-zero if any check failed.
+//
+//   BOOTSTRAP=host:port,... node partitions_kafkajs.js
+'use strict'
+
+const { Kafka, Partitioners, logLevel } = require('kafkajs')
+
+const brokers = (process.env.BOOTSTRAP || '').split(',').filter(Boolean)
+const TOPIC = 'js-grow'
+let failures = 0
+
+function check (name, ok, detail) {
+  if (ok) {
+    console.log(`[PASS] ${name}`)
+  } else {
+    failures++
+    console.log(`[FAIL] ${name}${detail === undefined ? '' : ': ' + JSON.stringify(detail)}`)
+  }
+}
+
+async function partitionCount (admin) {
+  const md = await admin.fetchTopicMetadata({ topics: [TOPIC] })
+  return md.topics[0].partitions.filter(p => p.leader >= 0).length
+}
+
+async function waitCount (admin, n) {
+  const deadline = Date.now() + 30000
+  let have = -1
+  while (Date.now() < deadline) {
+    have = await partitionCount(admin)
+    if (have === n) return have
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  return have
+}
+
+async function errorOf (admin, topicPartitions) {
+  try {
+    await admin.createPartitions({ topicPartitions })
+    return 'none'
+  } catch (e) {
+    return e.type || e.message
+  }
+}
+
+async function main () {
+  const kafka = new Kafka({ clientId: 'partitions-kafkajs', brokers, logLevel: logLevel.NOTHING })
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 2, replicationFactor: 3 }], waitForLeaders: true })
+  check('the topic starts with 2 partitions', await waitCount(admin, 2) === 2)
+
+  await admin.createPartitions({ topicPartitions: [{ topic: TOPIC, count: 4 }] })
+  const n = await waitCount(admin, 4)
+  check('admin.createPartitions grows it to 4', n === 4, n)
+
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+  await producer.connect()
+  const messages = []
+  for (let i = 0; i < 100; i++) messages.push({ key: `key-${i}`, value: `value-${i}` })
+  const res = await producer.send({ topic: TOPIC, acks: -1, messages })
+  await producer.disconnect()
+  const used = new Set(res.map(r => r.partition))
+  check('keyed records land on the new partitions too', used.has(2) && used.has(3), [...used])
+  const offsets = await admin.fetchTopicOffsets(TOPIC)
+  const total = offsets.reduce((s, o) => s + Number(o.high), 0)
+  check('the four high watermarks add up to the 100 records', total === 100, offsets)
+
+  const cases = [
+    ['same count: INVALID_PARTITIONS', [{ topic: TOPIC, count: 4 }], 'INVALID_PARTITIONS'],
+    ['fewer: INVALID_PARTITIONS', [{ topic: TOPIC, count: 1 }], 'INVALID_PARTITIONS'],
+    ['unknown topic: UNKNOWN_TOPIC_OR_PARTITION', [{ topic: 'js-nope', count: 3 }], 'UNKNOWN_TOPIC_OR_PARTITION'],
+    ['assignments short: INVALID_REPLICA_ASSIGNMENT', [{ topic: TOPIC, count: 6, assignments: [[1, 2, 3]] }], 'INVALID_REPLICA_ASSIGNMENT']
+  ]
+  for (const [name, tps, want] of cases) {
+    const got = await errorOf(admin, tps)
+    check(name, got === want, got)
+  }
+  await admin.createPartitions({ topicPartitions: [{ topic: TOPIC, count: 5, assignments: [[2, 3, 1]] }] })
+  const m5 = await waitCount(admin, 5)
+  const md = await admin.fetchTopicMetadata({ topics: [TOPIC] })
+  const p4 = md.topics[0].partitions.find(p => p.partitionId === 4)
+  check('an assignment is honoured (partition 4 on 2,3,1, led by 2)',
+    m5 === 5 && p4 && JSON.stringify(p4.replicas) === '[2,3,1]' && p4.leader === 2, p4)
+  // kafkajs's describeCluster reads Metadata (not DescribeCluster).
+  const cluster = await admin.describeCluster()
+  const ids = cluster.brokers.map(b => b.nodeId).sort()
+  check('admin.describeCluster: three brokers, a live one as controller',
+    ids.join() === '1,2,3' && ids.includes(cluster.controller) && cluster.clusterId === 'cairn', cluster)
+  await admin.disconnect()
+}
+
+const watchdog = setTimeout(() => { console.log('[FAIL] watchdog'); process.exit(1) }, 120000)
+main().then(() => {
+  clearTimeout(watchdog)
+  process.exit(failures === 0 ? 0 : 1)
+}, e => {
+  console.log(`[FAIL] ${e.stack}`)
+  process.exit(1)
+})
