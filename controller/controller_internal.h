@@ -24,6 +24,7 @@ struct ctl_op {
     bool fence;                  /* internal: fence fence_broker */
     int32_t fence_broker;
     bool elect_leaderless;       /* internal: retry offline partitions */
+    bool rebalance;              /* internal: restore preferred leaders */
     /* What the plan decided, for the answer after commit. */
     int16_t error;
     int64_t value;               /* epoch / first producer id */
@@ -33,6 +34,7 @@ struct ctl_op {
     int16_t *errors;
     char *events; /* controller_events() of the proposal, logged once
                    * it commits */
+    struct elect_answer *elect;  /* ElectLeaders' results (handlers_elect.c) */
 };
 
 struct controller {
@@ -58,6 +60,7 @@ struct controller {
     struct raft_apply apply_req;
     bool fence_queued;           /* a duty is queued or in flight */
     uint64_t next_election_ms;   /* periodic retry of offline partitions */
+    uint64_t next_rebalance_ms;  /* leader.imbalance.check.interval */
     bool stopping;
     int handles_open;
     void (*stop_cb)(void *arg);
@@ -91,6 +94,15 @@ void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
 
 void ctl_op_free(struct ctl_op *op);
+
+/* handlers_elect.c: ElectLeaders (plans every partition's election and
+ * keeps the results in op->elect for the answer), its answer after
+ * commit, the periodic preferred-leader rebalance duty, and freeing
+ * op->elect. */
+bool handlers_elect_leaders(struct controller *c, struct ctl_op *op);
+void handlers_elect_leaders_reply(struct controller *c, struct ctl_op *op);
+bool handlers_rebalance(struct controller *c, struct ctl_op *op);
+void handlers_elect_free(struct elect_answer *a);
 
 /* controller/events.c: the lines (malloc'd, "\n"-ended; NULL if none)
  * describing what recs change in the committed image, each with the
