@@ -889,6 +889,40 @@ static const struct kafka_schema_field s112[] = {
     {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s111)},
 };
 
+/* ElectLeadersRequest.TopicPartitions */
+static const struct kafka_schema_field s113[] = {
+    {"Topic", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ElectLeadersRequest */
+static const struct kafka_schema_field s114[] = {
+    {"ElectionType", KS_INT8, false, R(1, MAX), N, N, -1, NONE},
+    {"TopicPartitions", KS_STRUCT, true,
+     R(0, MAX), R(0, MAX), N, -1, SUB(s113)},
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ElectLeadersResponse.ReplicaElectionResults.PartitionResult */
+static const struct kafka_schema_field s115[] = {
+    {"PartitionId", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* ElectLeadersResponse.ReplicaElectionResults */
+static const struct kafka_schema_field s116[] = {
+    {"Topic", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"PartitionResult", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s115)},
+};
+
+/* ElectLeadersResponse */
+static const struct kafka_schema_field s117[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(1, MAX), N, N, -1, NONE},
+    {"ReplicaElectionResults", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s116)},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -973,6 +1007,10 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {42, "DeleteGroups", 0, 2,
      {R(0, 2), R(2, MAX), SUB(s110)},
      {R(0, 2), R(2, MAX), SUB(s112)},
+    },
+    {43, "ElectLeaders", 0, 2,
+     {R(0, 2), R(2, MAX), SUB(s114)},
+     {R(0, 2), R(2, MAX), SUB(s117)},
     },
 };
 

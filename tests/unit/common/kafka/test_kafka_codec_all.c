@@ -80,6 +80,8 @@ union any_msg {
     struct kafka_ListGroupsResponse list_groups_resp;
     struct kafka_DeleteGroupsRequest delete_groups_req;
     struct kafka_DeleteGroupsResponse delete_groups_resp;
+    struct kafka_ElectLeadersRequest elect_leaders_req;
+    struct kafka_ElectLeadersResponse elect_leaders_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -142,6 +144,8 @@ CODEC_ADAPT(list_groups_request, list_groups_req)
 CODEC_ADAPT(list_groups_response, list_groups_resp)
 CODEC_ADAPT(delete_groups_request, delete_groups_req)
 CODEC_ADAPT(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT(elect_leaders_request, elect_leaders_req)
+CODEC_ADAPT(elect_leaders_response, elect_leaders_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -185,6 +189,8 @@ CODEC_ADAPT_ENC(list_groups_request, list_groups_req)
 CODEC_ADAPT_ENC(list_groups_response, list_groups_resp)
 CODEC_ADAPT_ENC(delete_groups_request, delete_groups_req)
 CODEC_ADAPT_ENC(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT_ENC(elect_leaders_request, elect_leaders_req)
+CODEC_ADAPT_ENC(elect_leaders_response, elect_leaders_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -743,6 +749,30 @@ static void sample_delete_groups_resp(union any_msg *m)
     m->delete_groups_resp = (struct kafka_DeleteGroupsResponse){1, rs, 2};
 }
 
+static void sample_elect_leaders_req(union any_msg *m)
+{
+    static const int32_t ids[2] = {0, 5};
+    static struct kafka_ElectLeadersTopicPartitions tps[2];
+    tps[0] = (struct kafka_ElectLeadersTopicPartitions){S("orders"), ids, 2};
+    tps[1] = (struct kafka_ElectLeadersTopicPartitions){S("empty"), NULL, 0};
+    m->elect_leaders_req = (struct kafka_ElectLeadersRequest){
+        .ElectionType = 1, .TopicPartitions = tps, .TopicPartitionsCnt = 2,
+        .TimeoutMs = 60000};
+}
+
+static void sample_elect_leaders_resp(union any_msg *m)
+{
+    static struct kafka_ElectLeadersPartitionResult ps[2];
+    static struct kafka_ReplicaElectionResult ts[1];
+    ps[0] = (struct kafka_ElectLeadersPartitionResult){0, 0, slice_null()};
+    ps[1] = (struct kafka_ElectLeadersPartitionResult){
+        5, 84, S("Leader election not needed for topic partition.")};
+    ts[0] = (struct kafka_ReplicaElectionResult){S("orders"), ps, 2};
+    m->elect_leaders_resp = (struct kafka_ElectLeadersResponse){
+        .ThrottleTimeMs = 1, .ErrorCode = 0, .ReplicaElectionResults = ts,
+        .ReplicaElectionResultsCnt = 1};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -786,6 +816,7 @@ static const struct codec_api apis[] = {
     API(describe_groups, KAFKA_API_DESCRIBE_GROUPS),
     API(list_groups, KAFKA_API_LIST_GROUPS),
     API(delete_groups, KAFKA_API_DELETE_GROUPS),
+    API(elect_leaders, KAFKA_API_ELECT_LEADERS),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

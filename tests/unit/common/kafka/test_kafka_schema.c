@@ -105,6 +105,7 @@ ADAPT(init_producer_id, InitProducerId)
 ADAPT(offset_for_leader_epoch, OffsetForLeaderEpoch)
 ADAPT(describe_configs, DescribeConfigs)
 ADAPT(delete_groups, DeleteGroups)
+ADAPT(elect_leaders, ElectLeaders)
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -126,6 +127,7 @@ ADAPT_RESP_ENC(init_producer_id)
 ADAPT_RESP_ENC(offset_for_leader_epoch)
 ADAPT_RESP_ENC(describe_configs)
 ADAPT_RESP_ENC(delete_groups)
+ADAPT_RESP_ENC(elect_leaders)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -165,6 +167,7 @@ static const struct codec_fns codecs[] = {
     FNS(offset_for_leader_epoch, OFFSET_FOR_LEADER_EPOCH),
     FNS(describe_configs, DESCRIBE_CONFIGS),
     FNS(delete_groups, DELETE_GROUPS),
+    FNS(elect_leaders, ELECT_LEADERS),
 };
 
 static const struct codec_fns *codec_of(int16_t key)
