@@ -107,6 +107,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/retention.sh $(BUILD)
 	tests/integration/compaction.sh $(BUILD)
 	tests/integration/group_handover.sh $(BUILD)
+	tests/integration/elect.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke
