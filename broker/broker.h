@@ -96,6 +96,7 @@ void kafka_handle_describe_log_dirs(struct broker *b,
 void kafka_handle_create_partitions(struct broker *b,
                                     struct kafka_request *req);
 void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
+void kafka_handle_elect_leaders(struct broker *b, struct kafka_request *req);
 
 /* The configs of a topic created with t's CreateTopics configs, as
  * CreateTopics v5+ answers them (broker/kafka/kafka_configs.c): each one

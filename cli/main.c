@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/consume.h"
 #include "cli/ctl_client.h"
+#include "cli/elect.h"
 #include "cli/events.h"
 #include "cli/groups.h"
 #include "cli/kclient.h"
@@ -80,6 +81,7 @@ static void commands_usage(FILE *out)
     consume_usage(out);
     bench_usage(out);
     size_usage(out);
+    elect_usage(out);
     events_usage(out);
     web_usage(out);
     fputs("  help [COMMAND]\n"
@@ -143,6 +145,7 @@ static int help_for(const char *cmd)
                 {"groups", groups_usage},   {"produce", produce_usage},
                 {"consume", consume_usage}, {"bench", bench_usage},
                 {"size", size_usage},       {"events", events_usage},
+                {"elect", elect_usage},
                 {"web", web_usage}};
     for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
         if (strcmp(cmd, cmds[k].name) == 0) {
@@ -255,7 +258,15 @@ static int run_kafka(int argc, char **argv, struct globals *g)
     struct groups_opts groups;
     struct produce_opts produce;
     struct consume_opts consume;
+    struct elect_opts elect;
     const char *cmd = argv[0];
+    if (strcmp(cmd, "elect") == 0) {
+        int erc = elect_parse(argc, argv, &elect);
+        if (erc < 0) {
+            erc = resolve_bootstrap(g);
+        }
+        return erc >= 0 ? erc : elect_run(&g->kafka, &elect);
+    }
     bool is_topics = strcmp(cmd, "topics") == 0;
     bool is_groups = strcmp(cmd, "groups") == 0;
     bool is_produce = strcmp(cmd, "produce") == 0;
@@ -283,7 +294,7 @@ static int run_kafka(int argc, char **argv, struct globals *g)
 static bool is_kafka_command(const char *cmd)
 {
     static const char *const cmds[] = {"topics", "groups", "produce",
-                                       "consume", "bench"};
+                                       "consume", "bench", "elect"};
     for (size_t i = 0; i < ARRAY_LEN(cmds); i++) {
         if (strcmp(cmd, cmds[i]) == 0) {
             return true;

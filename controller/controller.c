@@ -33,6 +33,7 @@ void ctl_op_free(struct ctl_op *op)
     free(op->errors);
     free(op->partitions_results);
     free(op->events);
+    handlers_elect_free(op->elect);
     free(op);
 }
 
@@ -102,7 +103,7 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
         controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
                                "leadership lost; retry");
     }
-    if (op->fence || op->elect_leaderless) {
+    if (op->fence || op->elect_leaderless || op->rebalance) {
         c->fence_queued = false;
     }
     ctl_op_free(op);
@@ -161,7 +162,7 @@ static void run_queue(struct controller *c)
             continue;
         }
         if (!handlers_run(c, op)) {
-            if (op->fence || op->elect_leaderless) {
+            if (op->fence || op->elect_leaderless || op->rebalance) {
                 c->fence_queued = false;
             }
             ctl_op_free(op);
@@ -260,6 +261,8 @@ static void barrier_cb(struct raft_barrier *req, int status)
     }
     c->active = true;
     sessions_reset(&c->sessions, &c->fsm.image, controller_now_ms(c));
+    c->next_rebalance_ms = controller_now_ms(c) +
+                           (uint64_t)c->cfg.leader_imbalance_check_interval_ms;
     TRACE_INFO(c->tracer, "node=%d is the active controller at term=%llu "
                "metadata offset=%" PRId64, c->cfg.node_id,
                (unsigned long long)c->raft.current_term,
@@ -299,6 +302,26 @@ static void check_sessions(struct controller *c)
     }
 }
 
+/* auto.leader.rebalance.enable: every leader.imbalance.check.interval,
+ * the preferred-leader check (controller/plan_elect.h), as a duty. */
+static void check_imbalance(struct controller *c)
+{
+    uint64_t now = controller_now_ms(c);
+    if (!c->cfg.auto_leader_rebalance || c->fence_queued ||
+        now < c->next_rebalance_ms) {
+        return;
+    }
+    c->next_rebalance_ms =
+        now + (uint64_t)c->cfg.leader_imbalance_check_interval_ms;
+    struct ctl_op *op = calloc(1, sizeof *op);
+    if (op == NULL) {
+        return; /* the next interval tries again */
+    }
+    op->rebalance = true;
+    c->fence_queued = true;
+    enqueue(c, op);
+}
+
 static void tick_cb(uv_timer_t *handle)
 {
     struct controller *c = handle->data;
@@ -321,6 +344,7 @@ static void tick_cb(uv_timer_t *handle)
     }
     if (c->active) {
         check_sessions(c);
+        check_imbalance(c);
     }
 }
 

@@ -37,6 +37,9 @@ struct controller_config {
     int32_t num_partitions;          /* num.partitions */
     int32_t default_replication_factor; /* default.replication.factor */
     bool unclean_leader_election;    /* unclean.leader.election.enable */
+    bool auto_leader_rebalance;      /* auto.leader.rebalance.enable */
+    int64_t leader_imbalance_check_interval_ms; /* ...check.interval.seconds */
+    int32_t leader_imbalance_percentage; /* ...per.broker.percentage */
 };
 
 struct controller;

@@ -25,6 +25,7 @@ struct ctl_op {
     bool fence;                  /* internal: fence fence_broker */
     int32_t fence_broker;
     bool elect_leaderless;       /* internal: retry offline partitions */
+    bool rebalance;              /* internal: restore preferred leaders */
     /* What the plan decided, for the answer after commit. */
     int16_t error;
     int64_t value;               /* epoch / first producer id */
@@ -35,6 +36,7 @@ struct ctl_op {
     struct plan_partitions_result *partitions_results; /* CreatePartitions */
     char *events; /* controller_events() of the proposal, logged once
                    * it commits */
+    struct elect_answer *elect;  /* ElectLeaders' results (handlers_elect.c) */
 };
 
 struct controller {
@@ -60,6 +62,7 @@ struct controller {
     struct raft_apply apply_req;
     bool fence_queued;           /* a duty is queued or in flight */
     uint64_t next_election_ms;   /* periodic retry of offline partitions */
+    uint64_t next_rebalance_ms;  /* leader.imbalance.check.interval */
     bool stopping;
     int handles_open;
     void (*stop_cb)(void *arg);
@@ -97,6 +100,15 @@ bool handlers_partitions_run(struct controller *c, struct ctl_op *op);
 void handlers_partitions_reply(struct controller *c, struct ctl_op *op);
 
 void ctl_op_free(struct ctl_op *op);
+
+/* handlers_elect.c: ElectLeaders (plans every partition's election and
+ * keeps the results in op->elect for the answer), its answer after
+ * commit, the periodic preferred-leader rebalance duty, and freeing
+ * op->elect. */
+bool handlers_elect_leaders(struct controller *c, struct ctl_op *op);
+void handlers_elect_leaders_reply(struct controller *c, struct ctl_op *op);
+bool handlers_rebalance(struct controller *c, struct ctl_op *op);
+void handlers_elect_free(struct elect_answer *a);
 
 /* controller/events.c: the lines (malloc'd, "\n"-ended; NULL if none)
  * describing what recs change in the committed image, each with the

@@ -14,6 +14,7 @@
 #include "common/meta/meta.h"
 #include "common/trace.h"
 #include "controller/controller_internal.h"
+#include "controller/plan_elect.h"
 
 #define EVENT_LINE_MAX 400
 
@@ -24,6 +25,12 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
         snprintf(out, cap, "broker %d fenced: session expired after %lld "
                  "ms", (int)op->fence_broker,
                  (long long)c->cfg.session_timeout_ms);
+        return;
+    }
+    if (op->rebalance) {
+        snprintf(out, cap, "preferred leader restored: leader imbalance "
+                 "above leader.imbalance.per.broker.percentage=%d",
+                 (int)c->cfg.leader_imbalance_percentage);
         return;
     }
     if (op->elect_leaderless || op->req == NULL) {
@@ -61,6 +68,12 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
     case CAIRN__REQUEST__BODY_ALTER_PARTITION:
         snprintf(out, cap, "AlterPartition from leader %d",
                  (int)op->req->alter_partition->broker_id);
+        break;
+    case CAIRN__REQUEST__BODY_ELECT_LEADERS:
+        snprintf(out, cap, op->req->elect_leaders->election_type ==
+                                   PLAN_ELECTION_UNCLEAN
+                               ? "unclean leader election: ElectLeaders"
+                               : "preferred leader restored: ElectLeaders");
         break;
     default:
         snprintf(out, cap, "request %d", (int)op->req->body_case);

@@ -55,6 +55,9 @@ static void touch(struct controller *c, int32_t id)
 
 static bool run_duty(struct controller *c, struct ctl_op *op)
 {
+    if (op->rebalance) {
+        return handlers_rebalance(c, op);
+    }
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = op->fence
@@ -323,6 +326,8 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return run_producer_ids(c, op);
     case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
         return handlers_partitions_run(c, op);
+    case CAIRN__REQUEST__BODY_ELECT_LEADERS:
+        return handlers_elect_leaders(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -493,6 +498,9 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
         handlers_partitions_reply(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_ELECT_LEADERS:
+        handlers_elect_leaders_reply(c, op);
         break;
     default:
         ASSERT(false);

@@ -36,6 +36,13 @@ static const struct config_def controller_defs[] = {
      "replicas of a topic created without a factor"},
     {"unclean.leader.election.enable", CONFIG_BOOL, "false", 0, 0,
      "let an out-of-sync replica lead when no ISR member is alive"},
+    {"auto.leader.rebalance.enable", CONFIG_BOOL, "true", 0, 0,
+     "give leadership back to preferred replicas when a broker's leader "
+     "imbalance passes leader.imbalance.per.broker.percentage"},
+    {"leader.imbalance.check.interval.seconds", CONFIG_LONG, "300", 1,
+     86400, "how often the active controller checks leader imbalance"},
+    {"leader.imbalance.per.broker.percentage", CONFIG_INT, "10", 0, 100,
+     "share of a broker's preferred partitions led elsewhere it tolerates"},
     DAEMON_CONFIG_SHARED_DEFS,
 };
 
@@ -89,6 +96,12 @@ static int build_config(const struct config *cfg,
         config_int(cfg, "default.replication.factor");
     out->unclean_leader_election =
         config_bool(cfg, "unclean.leader.election.enable");
+    out->auto_leader_rebalance =
+        config_bool(cfg, "auto.leader.rebalance.enable");
+    out->leader_imbalance_check_interval_ms =
+        config_long(cfg, "leader.imbalance.check.interval.seconds") * 1000;
+    out->leader_imbalance_percentage =
+        config_int(cfg, "leader.imbalance.per.broker.percentage");
     return RC_OK;
 }
 

@@ -8,7 +8,8 @@
  * same records. The glue proposes the records as one Raft entry, applies
  * them with meta_apply() (common/meta/meta.h) once committed, and answers.
  * Leader election and fencing live in controller/plan_election.c, the
- * rest in controller/plan.c.
+ * rest in controller/plan.c; elections on request (ElectLeaders) and the
+ * preferred-leader rebalance in controller/plan_elect.h.
  *
  * Contract with the glue:
  *   - Plan against an image that already holds every record proposed

@@ -38,6 +38,7 @@
  *    37     CreatePartitions     0..3     2+        kafka_codec_partitions.c
  *    35     DescribeLogDirs      0..4     2+        kafka_codec_cluster.c
  *    60     DescribeCluster      0..1     0+        kafka_codec_cluster.c
+ *    43     ElectLeaders         0..2     2+        kafka_codec_elect.c
  *
  * Every maximum is Apache Kafka 3.8's, every minimum the oldest Kafka 3.9
  * serves, but for Produce and Fetch: their versions below 3 and 4 carry
@@ -163,7 +164,9 @@
     X(DESCRIBE_LOG_DIRS, 35, "DescribeLogDirs", describe_log_dirs,     \
       DescribeLogDirsRequest)                                          \
     X(DESCRIBE_CLUSTER, 60, "DescribeCluster", describe_cluster,       \
-      DescribeClusterRequest)
+      DescribeClusterRequest)                                          \
+    X(ELECT_LEADERS, 43, "ElectLeaders", elect_leaders,                \
+      ElectLeadersRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -351,5 +354,6 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_offsets.h"
 #include "common/kafka/kafka_codec_partitions.h"
 #include "common/kafka/kafka_codec_cluster.h"
+#include "common/kafka/kafka_codec_elect.h"
 
 #endif

@@ -61,8 +61,11 @@
     X(STALE_BROKER_EPOCH, 77)                                          \
     X(OFFSET_NOT_AVAILABLE, 78)                                        \
     X(MEMBER_ID_REQUIRED, 79)                                          \
+    X(PREFERRED_LEADER_NOT_AVAILABLE, 80)                              \
     X(GROUP_MAX_SIZE_REACHED, 81)                                      \
     X(FENCED_INSTANCE_ID, 82)                                          \
+    X(ELIGIBLE_LEADERS_NOT_AVAILABLE, 83)                              \
+    X(ELECTION_NOT_NEEDED, 84)                                         \
     X(INVALID_RECORD, 87)                                              \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
     X(INVALID_UPDATE_VERSION, 95)                                      \

@@ -191,6 +191,20 @@ static int fuzz_corpus_encode_delete_records(struct writer *w,
     return kafka_delete_records_request_encode(w, version, &m);
 }
 
+/* ElectLeaders: variant 0 every partition (null list), 1 two named. */
+static int fuzz_corpus_encode_elect(struct writer *w, int16_t version,
+                                    int variant)
+{
+    static const int32_t ids[] = {0, 2};
+    const struct kafka_ElectLeadersTopicPartitions t = {
+        .Topic = S("orders"), .Partitions = ids, .PartitionsCnt = 2};
+    const struct kafka_ElectLeadersRequest m = {
+        .ElectionType = (int8_t)(version >= 1 ? variant : 0),
+        .TopicPartitions = variant == 0 ? NULL : &t,
+        .TopicPartitionsCnt = variant == 0 ? -1 : 1, .TimeoutMs = 60000};
+    return kafka_elect_leaders_request_encode(w, version, &m);
+}
+
 static int fuzz_corpus_encode_epoch(struct writer *w, int16_t version,
                                     int variant)
 {
@@ -417,6 +431,8 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
         return fuzz_corpus_encode_epoch(w, version, variant);
     case KAFKA_API_DELETE_RECORDS:
         return fuzz_corpus_encode_delete_records(w, version, variant);
+    case KAFKA_API_ELECT_LEADERS:
+        return fuzz_corpus_encode_elect(w, version, variant);
     case KAFKA_API_FIND_COORDINATOR:
     case KAFKA_API_JOIN_GROUP:
     case KAFKA_API_HEARTBEAT:
@@ -475,7 +491,7 @@ int main(int argc, char **argv)
         KAFKA_API_OFFSET_FETCH,    KAFKA_API_DESCRIBE_GROUPS,
         KAFKA_API_LIST_GROUPS,     KAFKA_API_DELETE_GROUPS,
         KAFKA_API_CREATE_PARTITIONS, KAFKA_API_DESCRIBE_LOG_DIRS,
-        KAFKA_API_DESCRIBE_CLUSTER};
+        KAFKA_API_DESCRIBE_CLUSTER, KAFKA_API_ELECT_LEADERS};
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;

@@ -989,6 +989,40 @@ static const struct kafka_schema_field s126[] = {
     {"ClusterAuthorizedOperations", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
 };
 
+/* ElectLeadersRequest.TopicPartitions */
+static const struct kafka_schema_field s127[] = {
+    {"Topic", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ElectLeadersRequest */
+static const struct kafka_schema_field s128[] = {
+    {"ElectionType", KS_INT8, false, R(1, MAX), N, N, -1, NONE},
+    {"TopicPartitions", KS_STRUCT, true,
+     R(0, MAX), R(0, MAX), N, -1, SUB(s127)},
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ElectLeadersResponse.ReplicaElectionResults.PartitionResult */
+static const struct kafka_schema_field s129[] = {
+    {"PartitionId", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* ElectLeadersResponse.ReplicaElectionResults */
+static const struct kafka_schema_field s130[] = {
+    {"Topic", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"PartitionResult", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s129)},
+};
+
+/* ElectLeadersResponse */
+static const struct kafka_schema_field s131[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(1, MAX), N, N, -1, NONE},
+    {"ReplicaElectionResults", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s130)},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -1085,6 +1119,10 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {60, "DescribeCluster", 0, 1,
      {R(0, 1), R(0, MAX), SUB(s124)},
      {R(0, 1), R(0, MAX), SUB(s126)},
+    },
+    {43, "ElectLeaders", 0, 2,
+     {R(0, 2), R(2, MAX), SUB(s128)},
+     {R(0, 2), R(2, MAX), SUB(s131)},
     },
 };
 

@@ -86,6 +86,8 @@ union any_msg {
     struct kafka_DescribeLogDirsResponse describe_log_dirs_resp;
     struct kafka_DescribeClusterRequest describe_cluster_req;
     struct kafka_DescribeClusterResponse describe_cluster_resp;
+    struct kafka_ElectLeadersRequest elect_leaders_req;
+    struct kafka_ElectLeadersResponse elect_leaders_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -154,6 +156,8 @@ CODEC_ADAPT(describe_log_dirs_request, describe_log_dirs_req)
 CODEC_ADAPT(describe_log_dirs_response, describe_log_dirs_resp)
 CODEC_ADAPT(describe_cluster_request, describe_cluster_req)
 CODEC_ADAPT(describe_cluster_response, describe_cluster_resp)
+CODEC_ADAPT(elect_leaders_request, elect_leaders_req)
+CODEC_ADAPT(elect_leaders_response, elect_leaders_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -203,6 +207,8 @@ CODEC_ADAPT_ENC(describe_log_dirs_request, describe_log_dirs_req)
 CODEC_ADAPT_ENC(describe_log_dirs_response, describe_log_dirs_resp)
 CODEC_ADAPT_ENC(describe_cluster_request, describe_cluster_req)
 CODEC_ADAPT_ENC(describe_cluster_response, describe_cluster_resp)
+CODEC_ADAPT_ENC(elect_leaders_request, elect_leaders_req)
+CODEC_ADAPT_ENC(elect_leaders_response, elect_leaders_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -825,6 +831,30 @@ static void sample_describe_cluster_resp(union any_msg *m)
         4, 0, slice_null(), 1, S("cairn"), 1, bs, 2, 8096};
 }
 
+static void sample_elect_leaders_req(union any_msg *m)
+{
+    static const int32_t ids[2] = {0, 5};
+    static struct kafka_ElectLeadersTopicPartitions tps[2];
+    tps[0] = (struct kafka_ElectLeadersTopicPartitions){S("orders"), ids, 2};
+    tps[1] = (struct kafka_ElectLeadersTopicPartitions){S("empty"), NULL, 0};
+    m->elect_leaders_req = (struct kafka_ElectLeadersRequest){
+        .ElectionType = 1, .TopicPartitions = tps, .TopicPartitionsCnt = 2,
+        .TimeoutMs = 60000};
+}
+
+static void sample_elect_leaders_resp(union any_msg *m)
+{
+    static struct kafka_ElectLeadersPartitionResult ps[2];
+    static struct kafka_ReplicaElectionResult ts[1];
+    ps[0] = (struct kafka_ElectLeadersPartitionResult){0, 0, slice_null()};
+    ps[1] = (struct kafka_ElectLeadersPartitionResult){
+        5, 84, S("Leader election not needed for topic partition.")};
+    ts[0] = (struct kafka_ReplicaElectionResult){S("orders"), ps, 2};
+    m->elect_leaders_resp = (struct kafka_ElectLeadersResponse){
+        .ThrottleTimeMs = 1, .ErrorCode = 0, .ReplicaElectionResults = ts,
+        .ReplicaElectionResultsCnt = 1};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -871,6 +901,7 @@ static const struct codec_api apis[] = {
     API(create_partitions, KAFKA_API_CREATE_PARTITIONS),
     API(describe_log_dirs, KAFKA_API_DESCRIBE_LOG_DIRS),
     API(describe_cluster, KAFKA_API_DESCRIBE_CLUSTER),
+    API(elect_leaders, KAFKA_API_ELECT_LEADERS),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

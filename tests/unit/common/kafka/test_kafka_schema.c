@@ -108,6 +108,7 @@ ADAPT(delete_groups, DeleteGroups)
 ADAPT(create_partitions, CreatePartitions)
 ADAPT(describe_log_dirs, DescribeLogDirs)
 ADAPT(describe_cluster, DescribeCluster)
+ADAPT(elect_leaders, ElectLeaders)
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -132,6 +133,7 @@ ADAPT_RESP_ENC(delete_groups)
 ADAPT_RESP_ENC(create_partitions)
 ADAPT_RESP_ENC(describe_log_dirs)
 ADAPT_RESP_ENC(describe_cluster)
+ADAPT_RESP_ENC(elect_leaders)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -174,6 +176,7 @@ static const struct codec_fns codecs[] = {
     FNS(create_partitions, CREATE_PARTITIONS),
     FNS(describe_log_dirs, DESCRIBE_LOG_DIRS),
     FNS(describe_cluster, DESCRIBE_CLUSTER),
+    FNS(elect_leaders, ELECT_LEADERS),
 };
 
 static const struct codec_fns *codec_of(int16_t key)

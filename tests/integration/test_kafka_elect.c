@@ -1,0 +1,252 @@
+/* ElectLeaders (API 43) over the Kafka wire with real processes (three
+ * controllers, three brokers, tests/lib/cluster.h): every version (v0,
+ * v1 with ElectionType, v2 flexible) answers a partition led by its
+ * preferred replica with ELECTION_NOT_NEEDED and Kafka's message; an
+ * unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION, a partition
+ * named twice INVALID_REQUEST, an unknown ElectionType INVALID_REQUEST
+ * (top level and every partition), a null list answers only partitions
+ * that needed an election; and after the preferred replica of a
+ * partition was killed and restarted (so another broker leads), a
+ * preferred election makes it leader again at once, with a new leader
+ * epoch, while an unclean election of a led partition is not needed.
+ * A truncated request closes the connection. Every wait has a deadline. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/arena.h"
+#include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
+#include "common/limits.h"
+#include "common/meta/meta.h"
+#include "common/rc.h"
+#include "common/writer.h"
+#include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
+
+#define ELECT_WAIT_MS 30000
+#define TOPIC "elt"
+
+static struct cluster c;
+
+static void teardown(void)
+{
+    cluster_destroy(&c);
+}
+
+TestSuite(kafka_elect, .fini = teardown, .timeout = 180);
+
+static void start(void)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, 3);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+    cr_assert_eq(cluster_create_topic(&c, TOPIC, 3, 3), KAFKA_ERROR_NONE);
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* The image's partition p of TOPIC, copied; false when not there yet. */
+static bool partition_now(int32_t p, struct meta_partition *out)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    bool ok = false;
+    if (cluster_image(&c, &img)) {
+        const struct meta_topic *t = meta_image_topic(&img, TOPIC);
+        if (t != NULL && p < t->n_partitions) {
+            *out = t->partitions[p];
+            ok = true;
+        }
+    }
+    meta_image_free(&img);
+    return ok;
+}
+
+typedef bool (*partition_cond)(const struct meta_partition *mp);
+
+static bool wait_partition(int32_t p, partition_cond cond,
+                           struct meta_partition *out)
+{
+    uint64_t deadline = cluster_now_ms() + ELECT_WAIT_MS;
+    while (cluster_now_ms() < deadline) {
+        if (partition_now(p, out) && cond(out)) {
+            return true;
+        }
+        pause_ms(50);
+    }
+    return false;
+}
+
+static bool led_by_preferred_full_isr(const struct meta_partition *mp)
+{
+    return mp->leader == mp->replicas.ids[0] &&
+           mp->isr.n == mp->replicas.n;
+}
+
+static bool led_elsewhere_full_isr(const struct meta_partition *mp)
+{
+    return mp->leader >= 0 && mp->leader != mp->replicas.ids[0] &&
+           mp->isr.n == mp->replicas.n;
+}
+
+/* One ElectLeaders at v to broker index i; the answer decoded into resp,
+ * its bytes in *bytes and arrays in a (the caller frees both). */
+static void elect(int i, int16_t v, const struct kafka_ElectLeadersRequest *rq,
+                  struct kafka_ElectLeadersResponse *resp, uint8_t **bytes,
+                  struct arena *a)
+{
+    struct writer body;
+    writer_init(&body, 1u << 20);
+    cr_assert_eq(kafka_elect_leaders_request_encode(&body, v, rq), RC_OK);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[i].port));
+    size_t len = 0;
+    *bytes = kafka_wire_roundtrip(&kc, KAFKA_API_ELECT_LEADERS, v, &body,
+                                  &len);
+    writer_free(&body);
+    cr_assert_not_null(*bytes, "no answer to ElectLeaders v%d: %s", v,
+                       kc.error);
+    kafka_client_close(&kc);
+    arena_init(a, ARENA_BYTES_MAX);
+    struct reader r;
+    reader_init(&r, *bytes, len);
+    cr_assert_eq(kafka_elect_leaders_response_decode(&r, v, a, resp), RC_OK);
+}
+
+/* Elections of the given partitions of topic at v; the errors in order. */
+static void elect_errors(int16_t v, int8_t type, const char *topic,
+                         const int32_t *ids, int32_t n, int16_t *errors,
+                         int16_t *top)
+{
+    struct kafka_ElectLeadersTopicPartitions t = {
+        .Topic = slice_from_str(topic), .Partitions = ids,
+        .PartitionsCnt = n};
+    struct kafka_ElectLeadersRequest rq = {.ElectionType = type,
+                                           .TopicPartitions = &t,
+                                           .TopicPartitionsCnt = 1,
+                                           .TimeoutMs = 30000};
+    struct kafka_ElectLeadersResponse resp;
+    uint8_t *bytes = NULL;
+    struct arena a;
+    elect(0, v, &rq, &resp, &bytes, &a);
+    cr_assert_eq(resp.ReplicaElectionResultsCnt, 1);
+    const struct kafka_ReplicaElectionResult *r =
+        &resp.ReplicaElectionResults[0];
+    cr_assert_eq(r->Topic.len, strlen(topic));
+    cr_assert_eq(memcmp(r->Topic.ptr, topic, r->Topic.len), 0);
+    cr_assert_eq(r->PartitionResultCnt, n);
+    for (int32_t k = 0; k < n; k++) {
+        cr_assert_eq(r->PartitionResult[k].PartitionId, ids[k]);
+        errors[k] = r->PartitionResult[k].ErrorCode;
+        if (errors[k] == KAFKA_ERROR_NONE) {
+            cr_assert(slice_is_null(r->PartitionResult[k].ErrorMessage));
+        } else {
+            cr_assert_gt(r->PartitionResult[k].ErrorMessage.len, 0);
+        }
+    }
+    *top = resp.ErrorCode;
+    arena_free(&a);
+    free(bytes);
+}
+
+Test(kafka_elect, every_version_answers_per_partition_as_kafka)
+{
+    start();
+    struct meta_partition mp;
+    for (int32_t p = 0; p < 3; p++) {
+        cr_assert(wait_partition(p, led_by_preferred_full_isr, &mp),
+                  "p%d not led by its preferred replica", p);
+    }
+    int16_t e[3];
+    int16_t top = -1;
+    const int32_t two[] = {0, 2};
+    for (int16_t v = 0; v <= 2; v++) {
+        elect_errors(v, KAFKA_ELECTION_PREFERRED, TOPIC, two, 2, e, &top);
+        cr_assert_eq(e[0], KAFKA_ERROR_ELECTION_NOT_NEEDED, "v%d", v);
+        cr_assert_eq(e[1], KAFKA_ERROR_ELECTION_NOT_NEEDED, "v%d", v);
+        cr_assert_eq(top, KAFKA_ERROR_NONE);
+    }
+    const int32_t bad[] = {1, 9, 1};
+    elect_errors(2, KAFKA_ELECTION_PREFERRED, TOPIC, bad, 3, e, &top);
+    cr_assert_eq(e[0], KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(e[1], KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    cr_assert_eq(e[2], KAFKA_ERROR_INVALID_REQUEST);
+    elect_errors(1, KAFKA_ELECTION_PREFERRED, "no-such-topic", two, 1, e,
+                 &top);
+    cr_assert_eq(e[0], KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    elect_errors(1, KAFKA_ELECTION_UNCLEAN, TOPIC, two, 2, e, &top);
+    cr_assert_eq(e[0], KAFKA_ERROR_ELECTION_NOT_NEEDED);
+    cr_assert_eq(e[1], KAFKA_ERROR_ELECTION_NOT_NEEDED);
+    elect_errors(2, 7, TOPIC, two, 2, e, &top);
+    cr_assert_eq(top, KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(e[0], KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(e[1], KAFKA_ERROR_INVALID_REQUEST);
+
+    /* A null list: no partition needs an election. */
+    struct kafka_ElectLeadersRequest all = {.TopicPartitionsCnt = -1,
+                                            .TimeoutMs = 30000};
+    struct kafka_ElectLeadersResponse resp;
+    uint8_t *bytes = NULL;
+    struct arena a;
+    elect(1, 2, &all, &resp, &bytes, &a);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
+    for (int32_t i = 0; i < resp.ReplicaElectionResultsCnt; i++) {
+        cr_assert_eq(resp.ReplicaElectionResults[i].PartitionResultCnt, 0);
+    }
+    arena_free(&a);
+    free(bytes);
+}
+
+Test(kafka_elect, preferred_election_moves_leadership_back_at_once)
+{
+    start();
+    struct meta_partition mp;
+    cr_assert(wait_partition(0, led_by_preferred_full_isr, &mp));
+    struct cluster_node *pref = cluster_broker(&c, mp.replicas.ids[0]);
+    cr_assert_not_null(pref);
+    cluster_node_signal(&c, pref, SIGKILL, true);
+    cluster_node_start(&c, pref);
+    cr_assert(wait_partition(0, led_elsewhere_full_isr, &mp),
+              "p0 not led elsewhere with a full ISR after the restart");
+    int32_t epoch = mp.leader_epoch;
+    int16_t e[1];
+    int16_t top = -1;
+    const int32_t p0[] = {0};
+    elect_errors(2, KAFKA_ELECTION_UNCLEAN, TOPIC, p0, 1, e, &top);
+    cr_assert_eq(e[0], KAFKA_ERROR_ELECTION_NOT_NEEDED);
+    elect_errors(2, KAFKA_ELECTION_PREFERRED, TOPIC, p0, 1, e, &top);
+    cr_assert_eq(e[0], KAFKA_ERROR_NONE);
+    /* Committed before the answer: the image shows it now. */
+    cr_assert(partition_now(0, &mp));
+    cr_assert_eq(mp.leader, mp.replicas.ids[0]);
+    cr_assert_eq(mp.leader_epoch, epoch + 1);
+    elect_errors(0, KAFKA_ELECTION_PREFERRED, TOPIC, p0, 1, e, &top);
+    cr_assert_eq(e[0], KAFKA_ERROR_ELECTION_NOT_NEEDED);
+}
+
+Test(kafka_elect, truncated_request_closes_the_connection)
+{
+    start();
+    struct writer body;
+    writer_init(&body, 64);
+    writer_i8(&body, 0);
+    writer_i32(&body, 1); /* one topic, then nothing */
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[0].port));
+    size_t len = 0;
+    uint8_t *bytes = kafka_wire_roundtrip(&kc, KAFKA_API_ELECT_LEADERS, 1,
+                                          &body, &len);
+    writer_free(&body);
+    cr_assert_null(bytes, "a truncated request was answered");
+    kafka_client_close(&kc);
+}
