@@ -31,6 +31,7 @@ void ctl_op_free(struct ctl_op *op)
     free(op->topic_results);
     free(op->topic_ids);
     free(op->errors);
+    free(op->config_results);
     free(op->events);
     free(op);
 }

@@ -12,6 +12,7 @@
 #include "controller/controller.h"
 #include "controller/fsm.h"
 #include "controller/plan.h"
+#include "controller/plan_configs.h"
 #include "controller/sessions.h"
 #include "rpc.pb-c.h"
 
@@ -31,6 +32,7 @@ struct ctl_op {
     struct plan_topic_result *topic_results;
     struct meta_uuid *topic_ids;
     int16_t *errors;
+    struct plan_config_result *config_results; /* AlterConfigs */
     char *events; /* controller_events() of the proposal, logged once
                    * it commits */
 };
@@ -89,6 +91,10 @@ void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
                              const Cairn__MetadataFetchRequest *req);
 void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
+
+/* handlers_configs.c: AlterConfigs (legacy and incremental). */
+bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op);
+void handlers_reply_alter_configs(struct controller *c, struct ctl_op *op);
 
 void ctl_op_free(struct ctl_op *op);
 

@@ -321,6 +321,8 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return run_alter_partition(c, op);
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         return run_producer_ids(c, op);
+    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
+        return handlers_run_alter_configs(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -488,6 +490,9 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         reply_producer_ids(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
+        handlers_reply_alter_configs(c, op);
         break;
     default:
         ASSERT(false);

@@ -511,6 +511,9 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     bool changed = mp->leader != p->leader ||
                    mp->leader_epoch != p->leader_epoch;
     p->max_message_bytes = topic_max_message_bytes(ps, t);
+    struct log_config cfg;
+    topic_log_config(ps, t, &cfg);
+    log_set_config(p->log, &cfg);
     follow_timestamp_configs(ps, p, t);
     follow_retention(ps, p, t);
     partition_apply_metadata(p, ps->broker_id, mp, ps->img,

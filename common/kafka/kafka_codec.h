@@ -35,6 +35,8 @@
  *    42     DeleteGroups         0..2     2+        kafka_codec_group.c
  *     8     OffsetCommit         0..9     8+        kafka_codec_offsets.c
  *     9     OffsetFetch          0..9     6+        kafka_codec_offsets.c
+ *    33     AlterConfigs         0..2     2+        kafka_codec_configs.c
+ *    44     IncrementalAlterConfigs 0..1  1+        kafka_codec_configs.c
  *
  * Every maximum is Apache Kafka 3.8's, every minimum the oldest Kafka 3.9
  * serves, but for Produce and Fetch: their versions below 3 and 4 carry
@@ -154,7 +156,11 @@
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", describe_configs,       \
       DescribeConfigsRequest)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", delete_groups,                \
-      DeleteGroupsRequest)
+      DeleteGroupsRequest)                                             \
+    X(ALTER_CONFIGS, 33, "AlterConfigs", alter_configs,                \
+      AlterConfigsRequest)                                             \
+    X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs",        \
+      incremental_alter_configs, IncrementalAlterConfigsRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -340,5 +346,6 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_epoch.h"
 #include "common/kafka/kafka_codec_group.h"
 #include "common/kafka/kafka_codec_offsets.h"
+#include "common/kafka/kafka_codec_configs.h"
 
 #endif

@@ -889,6 +889,73 @@ static const struct kafka_schema_field s112[] = {
     {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s111)},
 };
 
+/* AlterConfigsRequest.Resources.Configs */
+static const struct kafka_schema_field s113[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Value", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* AlterConfigsRequest.Resources */
+static const struct kafka_schema_field s114[] = {
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Configs", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s113)},
+};
+
+/* AlterConfigsRequest */
+static const struct kafka_schema_field s115[] = {
+    {"Resources", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s114)},
+    {"ValidateOnly", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* AlterConfigsResponse.Responses */
+static const struct kafka_schema_field s116[] = {
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* AlterConfigsResponse */
+static const struct kafka_schema_field s117[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s116)},
+};
+
+/* IncrementalAlterConfigsRequest.Resources.Configs */
+static const struct kafka_schema_field s118[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"ConfigOperation", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"Value", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* IncrementalAlterConfigsRequest.Resources */
+static const struct kafka_schema_field s119[] = {
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Configs", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s118)},
+};
+
+/* IncrementalAlterConfigsRequest */
+static const struct kafka_schema_field s120[] = {
+    {"Resources", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s119)},
+    {"ValidateOnly", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* IncrementalAlterConfigsResponse.Responses */
+static const struct kafka_schema_field s121[] = {
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* IncrementalAlterConfigsResponse */
+static const struct kafka_schema_field s122[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s121)},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -973,6 +1040,14 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {42, "DeleteGroups", 0, 2,
      {R(0, 2), R(2, MAX), SUB(s110)},
      {R(0, 2), R(2, MAX), SUB(s112)},
+    },
+    {33, "AlterConfigs", 0, 2,
+     {R(0, 2), R(2, MAX), SUB(s115)},
+     {R(0, 2), R(2, MAX), SUB(s117)},
+    },
+    {44, "IncrementalAlterConfigs", 0, 1,
+     {R(0, 1), R(1, MAX), SUB(s120)},
+     {R(0, 1), R(1, MAX), SUB(s122)},
     },
 };
 

@@ -80,6 +80,10 @@ union any_msg {
     struct kafka_ListGroupsResponse list_groups_resp;
     struct kafka_DeleteGroupsRequest delete_groups_req;
     struct kafka_DeleteGroupsResponse delete_groups_resp;
+    struct kafka_AlterConfigsRequest alter_configs_req;
+    struct kafka_AlterConfigsResponse alter_configs_resp;
+    struct kafka_IncrementalAlterConfigsRequest incremental_alter_configs_req;
+    struct kafka_AlterConfigsResponse incremental_alter_configs_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -142,6 +146,11 @@ CODEC_ADAPT(list_groups_request, list_groups_req)
 CODEC_ADAPT(list_groups_response, list_groups_resp)
 CODEC_ADAPT(delete_groups_request, delete_groups_req)
 CODEC_ADAPT(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT(alter_configs_request, alter_configs_req)
+CODEC_ADAPT(alter_configs_response, alter_configs_resp)
+CODEC_ADAPT(incremental_alter_configs_request, incremental_alter_configs_req)
+CODEC_ADAPT(incremental_alter_configs_response,
+            incremental_alter_configs_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -185,6 +194,12 @@ CODEC_ADAPT_ENC(list_groups_request, list_groups_req)
 CODEC_ADAPT_ENC(list_groups_response, list_groups_resp)
 CODEC_ADAPT_ENC(delete_groups_request, delete_groups_req)
 CODEC_ADAPT_ENC(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT_ENC(alter_configs_request, alter_configs_req)
+CODEC_ADAPT_ENC(alter_configs_response, alter_configs_resp)
+CODEC_ADAPT_ENC(incremental_alter_configs_request,
+                incremental_alter_configs_req)
+CODEC_ADAPT_ENC(incremental_alter_configs_response,
+                incremental_alter_configs_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -743,6 +758,47 @@ static void sample_delete_groups_resp(union any_msg *m)
     m->delete_groups_resp = (struct kafka_DeleteGroupsResponse){1, rs, 2};
 }
 
+static void sample_alter_configs_req(union any_msg *m)
+{
+    static struct kafka_AlterableConfig cs[2];
+    static struct kafka_AlterConfigsResource res[2];
+    cs[0] = (struct kafka_AlterableConfig){S("retention.ms"), 0, S("1000")};
+    cs[1] = (struct kafka_AlterableConfig){S("cleanup.policy"), 0,
+                                           slice_null()};
+    res[0] = (struct kafka_AlterConfigsResource){2, S("orders"), cs, 2};
+    res[1] = (struct kafka_AlterConfigsResource){4, S(""), NULL, 0};
+    m->alter_configs_req = (struct kafka_AlterConfigsRequest){res, 2, true};
+}
+
+static void sample_alter_configs_resp(union any_msg *m)
+{
+    static struct kafka_AlterConfigsResourceResponse rs[2];
+    rs[0] = (struct kafka_AlterConfigsResourceResponse){0, slice_null(), 2,
+                                                        S("orders")};
+    rs[1] = (struct kafka_AlterConfigsResourceResponse){
+        40, S("Unknown topic config name: x"), 2, S("other")};
+    m->alter_configs_resp = (struct kafka_AlterConfigsResponse){7, rs, 2};
+}
+
+static void sample_incremental_alter_configs_req(union any_msg *m)
+{
+    static struct kafka_AlterableConfig cs[3];
+    static struct kafka_AlterConfigsResource res[1];
+    cs[0] = (struct kafka_AlterableConfig){S("retention.ms"), 0, S("1000")};
+    cs[1] = (struct kafka_AlterableConfig){S("segment.ms"), 1, slice_null()};
+    cs[2] = (struct kafka_AlterableConfig){S("cleanup.policy"), 2,
+                                           S("compact")};
+    res[0] = (struct kafka_AlterConfigsResource){2, S("orders"), cs, 3};
+    m->incremental_alter_configs_req =
+        (struct kafka_IncrementalAlterConfigsRequest){res, 1, false};
+}
+
+static void sample_incremental_alter_configs_resp(union any_msg *m)
+{
+    sample_alter_configs_resp(m);
+    m->incremental_alter_configs_resp = m->alter_configs_resp;
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -786,6 +842,8 @@ static const struct codec_api apis[] = {
     API(describe_groups, KAFKA_API_DESCRIBE_GROUPS),
     API(list_groups, KAFKA_API_LIST_GROUPS),
     API(delete_groups, KAFKA_API_DELETE_GROUPS),
+    API(alter_configs, KAFKA_API_ALTER_CONFIGS),
+    API(incremental_alter_configs, KAFKA_API_INCREMENTAL_ALTER_CONFIGS),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

@@ -105,6 +105,23 @@ ADAPT(init_producer_id, InitProducerId)
 ADAPT(offset_for_leader_epoch, OffsetForLeaderEpoch)
 ADAPT(describe_configs, DescribeConfigs)
 ADAPT(delete_groups, DeleteGroups)
+ADAPT(alter_configs, AlterConfigs)
+/* IncrementalAlterConfigs answers with AlterConfigs' response struct. */
+static int incremental_alter_configs_req_dec(struct reader *r, int16_t v,
+                                             struct arena *a, void *m)
+{
+    return kafka_incremental_alter_configs_request_decode(r, v, a, m);
+}
+static int incremental_alter_configs_req_enc(struct writer *w, int16_t v,
+                                             const void *m)
+{
+    return kafka_incremental_alter_configs_request_encode(w, v, m);
+}
+static int incremental_alter_configs_resp_dec(struct reader *r, int16_t v,
+                                              struct arena *a, void *m)
+{
+    return kafka_incremental_alter_configs_response_decode(r, v, a, m);
+}
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -126,6 +143,8 @@ ADAPT_RESP_ENC(init_producer_id)
 ADAPT_RESP_ENC(offset_for_leader_epoch)
 ADAPT_RESP_ENC(describe_configs)
 ADAPT_RESP_ENC(delete_groups)
+ADAPT_RESP_ENC(alter_configs)
+ADAPT_RESP_ENC(incremental_alter_configs)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -165,6 +184,8 @@ static const struct codec_fns codecs[] = {
     FNS(offset_for_leader_epoch, OFFSET_FOR_LEADER_EPOCH),
     FNS(describe_configs, DESCRIBE_CONFIGS),
     FNS(delete_groups, DELETE_GROUPS),
+    FNS(alter_configs, ALTER_CONFIGS),
+    FNS(incremental_alter_configs, INCREMENTAL_ALTER_CONFIGS),
 };
 
 static const struct codec_fns *codec_of(int16_t key)
