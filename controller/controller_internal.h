@@ -92,6 +92,11 @@ void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
 void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
 
+/* handlers_configs.c: unclean.leader.election.enable for topics that do
+ * not set it: the cluster-wide dynamic default when set, else the
+ * controller's own config. */
+bool handlers_unclean_default(const struct controller *c);
+
 /* handlers_configs.c: AlterConfigs (legacy and incremental). */
 bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op);
 void handlers_reply_alter_configs(struct controller *c, struct ctl_op *op);

@@ -59,9 +59,9 @@ static bool run_duty(struct controller *c, struct ctl_op *op)
     plan_records_init(&recs);
     int rv = op->fence
                  ? plan_fence_broker(&c->fsm.image, op->fence_broker,
-                                     c->cfg.unclean_leader_election, &recs)
+                                     handlers_unclean_default(c), &recs)
                  : plan_elect_leaderless(&c->fsm.image,
-                                         c->cfg.unclean_leader_election,
+                                         handlers_unclean_default(c),
                                          &recs);
     if (rv != RC_OK || recs.n == 0) {
         plan_records_free(&recs);
@@ -142,7 +142,7 @@ static bool run_heartbeat(struct controller *c, struct ctl_op *op)
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = plan_heartbeat(&c->fsm.image, &hr,
-                            c->cfg.unclean_leader_election, &recs,
+                            handlers_unclean_default(c), &recs,
                             &op->heartbeat);
     if (rv != RC_OK || op->heartbeat.error != KAFKA_ERROR_NONE) {
         plan_records_free(&recs);

@@ -6,9 +6,20 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
+
+bool handlers_unclean_default(const struct controller *c)
+{
+    const char *v = meta_broker_config(&c->fsm.image, META_BROKER_DEFAULT,
+                                       "unclean.leader.election.enable");
+    if (v == NULL) {
+        return c->cfg.unclean_leader_election;
+    }
+    return strcasecmp(v, "true") == 0;
+}
 
 bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op)
 {

@@ -68,14 +68,64 @@ static const struct plan_config_def plan_topic_defs[] = {
     {"unclean.leader.election.enable", PLAN_T_BOOL, 0, NULL, NULL},
 };
 
-static const struct plan_config_def *plan_topic_def(const char *name)
+/* The broker configs Kafka changes without a restart
+ * (DynamicBrokerConfig, DynamicLogConfig, DynamicReplicationConfig) that
+ * Cairn knows: the brokers' defaults of the topic configs, and the
+ * replication throttles. */
+static const struct plan_config_def plan_broker_defs[] = {
+    {"compression.type", PLAN_T_ENUM, 0,
+     "uncompressed, zstd, lz4, snappy, gzip, producer", "producer"},
+    {"follower.replication.throttled.rate", PLAN_T_LONG, 0, NULL, NULL},
+    {"leader.replication.throttled.rate", PLAN_T_LONG, 0, NULL, NULL},
+    {"log.cleaner.delete.retention.ms", PLAN_T_LONG, 0, NULL, NULL},
+    {"log.cleaner.max.compaction.lag.ms", PLAN_T_LONG, 1, NULL, NULL},
+    {"log.cleaner.min.cleanable.ratio", PLAN_T_DOUBLE, 0, NULL, NULL},
+    {"log.cleaner.min.compaction.lag.ms", PLAN_T_LONG, 0, NULL, NULL},
+    {"log.cleanup.policy", PLAN_T_LIST, 0, "compact, delete", "delete"},
+    {"log.flush.interval.messages", PLAN_T_LONG, 1, NULL, NULL},
+    {"log.flush.interval.ms", PLAN_T_LONG, NOMIN, NULL, NULL},
+    {"log.index.interval.bytes", PLAN_T_INT, 0, NULL, NULL},
+    {"log.index.size.max.bytes", PLAN_T_INT, 4, NULL, NULL},
+    {"log.message.timestamp.after.max.ms", PLAN_T_LONG, 0, NULL, NULL},
+    {"log.message.timestamp.before.max.ms", PLAN_T_LONG, 0, NULL, NULL},
+    {"log.message.timestamp.type", PLAN_T_ENUM, 0,
+     "CreateTime, LogAppendTime", NULL},
+    {"log.preallocate", PLAN_T_BOOL, 0, NULL, NULL},
+    {"log.retention.bytes", PLAN_T_LONG, NOMIN, NULL, NULL},
+    {"log.retention.ms", PLAN_T_LONG, NOMIN, NULL, NULL},
+    {"log.roll.ms", PLAN_T_LONG, 1, NULL, NULL},
+    {"log.segment.bytes", PLAN_T_INT, 14, NULL, NULL},
+    {"log.segment.delete.delay.ms", PLAN_T_LONG, 0, NULL, NULL},
+    {"message.max.bytes", PLAN_T_INT, 0, NULL, NULL},
+    {"min.insync.replicas", PLAN_T_INT, 1, NULL, NULL},
+    {"unclean.leader.election.enable", PLAN_T_BOOL, 0, NULL, NULL},
+};
+
+/* Broker configs Kafka knows but changes only with a restart. */
+static const char *const plan_broker_static[] = {
+    "auto.create.topics.enable", "broker.id", "controller.quorum.voters",
+    "default.replication.factor", "listeners", "log.dir", "log.dirs",
+    "log.retention.check.interval.ms", "log.retention.hours",
+    "log.roll.hours", "node.id", "num.partitions",
+    "offsets.retention.minutes", "offsets.topic.num.partitions",
+    "offsets.topic.replication.factor", "process.roles",
+    "replica.lag.time.max.ms",
+};
+
+static const struct plan_config_def *
+plan_def_in(const struct plan_config_def *defs, size_t n, const char *name)
 {
-    for (size_t i = 0; i < ARRAY_LEN(plan_topic_defs); i++) {
-        if (strcmp(plan_topic_defs[i].name, name) == 0) {
-            return &plan_topic_defs[i];
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(defs[i].name, name) == 0) {
+            return &defs[i];
         }
     }
     return NULL;
+}
+
+static const struct plan_config_def *plan_topic_def(const char *name)
+{
+    return plan_def_in(plan_topic_defs, ARRAY_LEN(plan_topic_defs), name);
 }
 
 /* Whether item (n bytes) is one of "a, b, c". */
@@ -182,16 +232,12 @@ static int16_t plan_check_value(const struct plan_config_def *d,
     return KAFKA_ERROR_INVALID_CONFIG;
 }
 
-int16_t plan_topic_config_check(const char *name, const char *value,
-                                char msg[PLAN_CONFIG_MESSAGE_BYTES])
+static int16_t plan_config_check(const struct plan_config_def *d,
+                                 const char *value,
+                                 char msg[PLAN_CONFIG_MESSAGE_BYTES])
 {
-    const struct plan_config_def *d = plan_topic_def(name);
+    const char *name = d->name;
     msg[0] = '\0';
-    if (d == NULL) {
-        snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
-                 "Unknown topic config name: %.128s", name);
-        return KAFKA_ERROR_INVALID_CONFIG;
-    }
     if (strlen(value) > META_CONFIG_VALUE_BYTES_MAX) {
         snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
                  "Invalid value for configuration %s: longer than %u bytes",
@@ -201,15 +247,48 @@ int16_t plan_topic_config_check(const char *name, const char *value,
     return plan_check_value(d, value, msg);
 }
 
+int16_t plan_topic_config_check(const char *name, const char *value,
+                                char msg[PLAN_CONFIG_MESSAGE_BYTES])
+{
+    const struct plan_config_def *d = plan_topic_def(name);
+    if (d == NULL) {
+        snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
+                 "Unknown topic config name: %.128s", name);
+        return KAFKA_ERROR_INVALID_CONFIG;
+    }
+    return plan_config_check(d, value, msg);
+}
+
 /* --- Planning ------------------------------------------------------------ */
 
-#define PLAN_N_DEFS ARRAY_LEN(plan_topic_defs)
+#define PLAN_DEFS_MAX 32
+_Static_assert(ARRAY_LEN(plan_topic_defs) <= PLAN_DEFS_MAX, "topic defs");
+_Static_assert(ARRAY_LEN(plan_broker_defs) <= PLAN_DEFS_MAX, "broker defs");
+
+/* The resource being altered: a topic, or a broker config set. */
+struct plan_target {
+    const struct meta_image *img;
+    const struct meta_topic *t;     /* NULL for a broker resource */
+    int32_t broker;                 /* or META_BROKER_DEFAULT */
+    const char *name;               /* resource name, for records */
+    const struct plan_config_def *defs;
+    size_t n_defs;
+    const struct meta_config_entry *entries; /* what it sets now */
+    size_t n_entries;
+};
 
 /* A resource's configs after the request, one slot per definition. */
 struct plan_config_state {
-    const char *want[PLAN_N_DEFS]; /* NULL: not set */
-    char lists[PLAN_N_DEFS][META_CONFIG_VALUE_BYTES_MAX + 1];
+    const char *want[PLAN_DEFS_MAX]; /* NULL: not set */
+    char lists[PLAN_DEFS_MAX][META_CONFIG_VALUE_BYTES_MAX + 1];
 };
+
+static const char *plan_current(const struct plan_target *x,
+                                const char *name)
+{
+    return x->t != NULL ? meta_topic_config(x->t, name)
+                        : meta_broker_config(x->img, x->broker, name);
+}
 
 __attribute__((format(printf, 3, 4)))
 static int16_t plan_fail(struct plan_config_result *r, int16_t error,
@@ -269,12 +348,12 @@ static bool plan_list_edit(const char *base, const char *value, bool append,
     return true;
 }
 
-static int16_t plan_apply_op(const struct meta_topic *t,
+static int16_t plan_apply_op(const struct plan_target *x,
                              const struct plan_config_op *op, size_t d,
                              struct plan_config_state *st,
                              struct plan_config_result *r)
 {
-    const struct plan_config_def *def = &plan_topic_defs[d];
+    const struct plan_config_def *def = &x->defs[d];
     if (op->op == PLAN_CONFIG_DELETE) {
         st->want[d] = NULL;
         return KAFKA_ERROR_NONE;
@@ -285,7 +364,7 @@ static int16_t plan_apply_op(const struct meta_topic *t,
     }
     if (op->op == PLAN_CONFIG_SET) {
         st->want[d] = op->value;
-        r->error = plan_topic_config_check(def->name, op->value, r->message);
+        r->error = plan_config_check(def, op->value, r->message);
         return r->error;
     }
     if (def->type != PLAN_T_LIST) {
@@ -294,7 +373,7 @@ static int16_t plan_apply_op(const struct meta_topic *t,
                          op->op == PLAN_CONFIG_APPEND ? "APPEND" : "SUBTRACT",
                          def->name);
     }
-    const char *cur = meta_topic_config(t, def->name);
+    const char *cur = plan_current(x, def->name);
     const char *base = cur != NULL ? cur : def->fallback;
     if (!plan_list_edit(base, op->value, op->op == PLAN_CONFIG_APPEND,
                         st->lists[d])) {
@@ -303,7 +382,7 @@ static int16_t plan_apply_op(const struct meta_topic *t,
                          def->name);
     }
     st->want[d] = st->lists[d];
-    r->error = plan_topic_config_check(def->name, st->want[d], r->message);
+    r->error = plan_config_check(def, st->want[d], r->message);
     return r->error;
 }
 
@@ -321,19 +400,48 @@ static bool plan_ops_repeat(const struct plan_config_resource *res)
     return false;
 }
 
-/* Fills st from the request; the error (and message) in r. */
-static int16_t plan_topic_state(const struct meta_topic *t,
-                                const struct plan_config_resource *res,
-                                bool replace, struct plan_config_state *st,
+static bool plan_broker_static_name(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_LEN(plan_broker_static); i++) {
+        if (strcmp(plan_broker_static[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Kafka checks a broker resource's keys before anything else: one it
+ * cannot change at runtime refuses the whole resource. */
+static int16_t plan_broker_keys(const struct plan_config_resource *res,
                                 struct plan_config_result *r)
 {
-    for (size_t d = 0; d < PLAN_N_DEFS; d++) {
-        st->want[d] = replace ? NULL
-                              : meta_topic_config(t, plan_topic_defs[d].name);
+    for (size_t i = 0; i < res->n_ops; i++) {
+        const char *name = res->ops[i].name ? res->ops[i].name : "";
+        if (plan_broker_static_name(name)) {
+            return plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
+                             "Cannot update these configs dynamically: "
+                             "Set(%.128s)",
+                             name);
+        }
+    }
+    return KAFKA_ERROR_NONE;
+}
+
+/* Fills st from the request; the error (and message) in r. */
+static int16_t plan_state(const struct plan_target *x,
+                          const struct plan_config_resource *res,
+                          bool replace, struct plan_config_state *st,
+                          struct plan_config_result *r)
+{
+    for (size_t d = 0; d < x->n_defs; d++) {
+        st->want[d] = replace ? NULL : plan_current(x, x->defs[d].name);
     }
     if (plan_ops_repeat(res)) {
         return plan_fail(r, KAFKA_ERROR_INVALID_REQUEST, "%s",
                          "Error due to duplicate config keys");
+    }
+    if (x->t == NULL && plan_broker_keys(res, r) != KAFKA_ERROR_NONE) {
+        return r->error;
     }
     for (size_t i = 0; i < res->n_ops; i++) {
         const struct plan_config_op *op = &res->ops[i];
@@ -343,12 +451,14 @@ static int16_t plan_topic_state(const struct meta_topic *t,
             return plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
                              "Unknown operation for config %.128s", name);
         }
-        const struct plan_config_def *def = plan_topic_def(name);
+        const struct plan_config_def *def =
+            plan_def_in(x->defs, x->n_defs, name);
         if (def == NULL) {
             return plan_fail(r, KAFKA_ERROR_INVALID_CONFIG,
-                             "Unknown topic config name: %.128s", name);
+                             "Unknown %s config name: %.128s",
+                             x->t != NULL ? "topic" : "broker", name);
         }
-        if (plan_apply_op(t, op, (size_t)(def - plan_topic_defs), st, r) !=
+        if (plan_apply_op(x, op, (size_t)(def - x->defs), st, r) !=
             KAFKA_ERROR_NONE) {
             return r->error;
         }
@@ -356,15 +466,17 @@ static int16_t plan_topic_state(const struct meta_topic *t,
     return KAFKA_ERROR_NONE;
 }
 
-static int plan_push_config(struct plan_records *out, const char *topic,
-                            const char *name, const char *value)
+static int plan_push_config(struct plan_records *out,
+                            const struct plan_target *x, const char *name,
+                            const char *value)
 {
     struct meta_record rec;
     memset(&rec, 0, sizeof rec);
     rec.type = META_REC_CONFIG;
-    rec.u.config.resource_type = META_RESOURCE_TOPIC;
+    rec.u.config.resource_type =
+        x->t != NULL ? META_RESOURCE_TOPIC : META_RESOURCE_BROKER;
     snprintf(rec.u.config.resource_name, sizeof rec.u.config.resource_name,
-             "%s", topic);
+             "%s", x->name);
     snprintf(rec.u.config.name, sizeof rec.u.config.name, "%s", name);
     rec.u.config.has_value = value != NULL;
     if (value != NULL) {
@@ -378,20 +490,19 @@ static bool plan_same(const char *a, const char *b)
     return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
-/* The records taking t to st: one per changed key, and in replace mode a
+/* The records taking x to st: one per changed key, and in replace mode a
  * delete of any key outside the definitions. */
-static int plan_topic_records(const struct meta_topic *t,
-                              const struct plan_config_state *st,
-                              bool replace, struct plan_records *out,
-                              struct plan_config_result *r)
+static int plan_records_of(const struct plan_target *x,
+                           const struct plan_config_state *st, bool replace,
+                           struct plan_records *out,
+                           struct plan_config_result *r)
 {
     size_t need = 0;
-    for (size_t d = 0; d < PLAN_N_DEFS; d++) {
-        need += !plan_same(st->want[d],
-                           meta_topic_config(t, plan_topic_defs[d].name));
+    for (size_t d = 0; d < x->n_defs; d++) {
+        need += !plan_same(st->want[d], plan_current(x, x->defs[d].name));
     }
-    for (size_t i = 0; replace && i < t->n_configs; i++) {
-        need += plan_topic_def(t->configs[i].name) == NULL;
+    for (size_t i = 0; replace && i < x->n_entries; i++) {
+        need += plan_def_in(x->defs, x->n_defs, x->entries[i].name) == NULL;
     }
     if (need > plan_room(out)) {
         plan_fail(r, KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED, "%s",
@@ -399,18 +510,60 @@ static int plan_topic_records(const struct meta_topic *t,
         return RC_OK;
     }
     int rv = RC_OK;
-    for (size_t d = 0; rv == RC_OK && d < PLAN_N_DEFS; d++) {
-        const char *name = plan_topic_defs[d].name;
-        if (!plan_same(st->want[d], meta_topic_config(t, name))) {
-            rv = plan_push_config(out, t->name, name, st->want[d]);
+    for (size_t d = 0; rv == RC_OK && d < x->n_defs; d++) {
+        const char *name = x->defs[d].name;
+        if (!plan_same(st->want[d], plan_current(x, name))) {
+            rv = plan_push_config(out, x, name, st->want[d]);
         }
     }
-    for (size_t i = 0; rv == RC_OK && replace && i < t->n_configs; i++) {
-        if (plan_topic_def(t->configs[i].name) == NULL) {
-            rv = plan_push_config(out, t->name, t->configs[i].name, NULL);
+    for (size_t i = 0; rv == RC_OK && replace && i < x->n_entries; i++) {
+        if (plan_def_in(x->defs, x->n_defs, x->entries[i].name) == NULL) {
+            rv = plan_push_config(out, x, x->entries[i].name, NULL);
         }
     }
     return rv;
+}
+
+/* Resolves res[i] into x; false (r says why) when it names nothing. */
+static bool plan_target_of(const struct meta_image *img,
+                           const struct plan_config_resource *res,
+                           struct plan_target *x,
+                           struct plan_config_result *r)
+{
+    const char *name = res->name != NULL ? res->name : "";
+    *x = (struct plan_target){.img = img, .name = name};
+    if (res->type == META_RESOURCE_TOPIC) {
+        x->t = meta_image_topic(img, name);
+        if (x->t == NULL) {
+            plan_fail(r, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+                      "The topic '%.128s' does not exist.", name);
+            return false;
+        }
+        x->defs = plan_topic_defs;
+        x->n_defs = ARRAY_LEN(plan_topic_defs);
+        x->entries = x->t->configs;
+        x->n_entries = x->t->n_configs;
+        return true;
+    }
+    if (res->type != META_RESOURCE_BROKER) {
+        plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
+                  "Unexpected resource type for %.128s", name);
+        return false;
+    }
+    if (!meta_broker_resource(name, &x->broker)) {
+        plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
+                  "Invalid broker name '%.128s'", name);
+        return false;
+    }
+    x->defs = plan_broker_defs;
+    x->n_defs = ARRAY_LEN(plan_broker_defs);
+    for (size_t i = 0; i < img->n_broker_configs; i++) {
+        if (img->broker_configs[i].broker == x->broker) {
+            x->entries = img->broker_configs[i].configs;
+            x->n_entries = img->broker_configs[i].n_configs;
+        }
+    }
+    return true;
 }
 
 int plan_alter_configs(const struct meta_image *img,
@@ -429,24 +582,13 @@ int plan_alter_configs(const struct meta_image *img,
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         struct plan_config_result *r = &results[i];
         memset(r, 0, sizeof *r);
-        const char *name = res[i].name != NULL ? res[i].name : "";
-        if (res[i].type != META_RESOURCE_TOPIC) {
-            plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
-                      "Unexpected resource type for %.128s", name);
-            continue;
-        }
-        const struct meta_topic *t = meta_image_topic(img, name);
-        if (t == NULL) {
-            plan_fail(r, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
-                      "The topic '%.128s' does not exist.", name);
-            continue;
-        }
-        if (plan_topic_state(t, &res[i], replace, st, r) !=
-                KAFKA_ERROR_NONE ||
+        struct plan_target x;
+        if (!plan_target_of(img, &res[i], &x, r) ||
+            plan_state(&x, &res[i], replace, st, r) != KAFKA_ERROR_NONE ||
             validate_only) {
             continue;
         }
-        rv = plan_topic_records(t, st, replace, out, r);
+        rv = plan_records_of(&x, st, replace, out, r);
     }
     free(st);
     return plan_undo_on_error(out, rv, n0, more0);

@@ -1,8 +1,10 @@
 /* The planner of IncrementalAlterConfigs and AlterConfigs
  * (controller/plan_configs.c): Kafka's validation of topic configs
- * (LogConfig's definitions: names, types, bounds) and the ConfigRecords
- * that take a topic's dynamic configs from what they are to what the
- * request asks. Pure, like the rest of controller/plan.h; loop thread of
+ * (LogConfig's definitions: names, types, bounds) and of the broker
+ * configs Kafka changes at runtime (KIP-226; resource "" is the
+ * cluster-wide default, "N" broker N), and the ConfigRecords that take a
+ * resource's dynamic configs from what they are to what the request
+ * asks. Pure, like the rest of controller/plan.h; loop thread of
  * the active controller. */
 #ifndef CAIRN_CONTROLLER_PLAN_CONFIGS_H
 #define CAIRN_CONTROLLER_PLAN_CONFIGS_H
@@ -51,9 +53,13 @@ int16_t plan_topic_config_check(const char *name, const char *value,
  * resource without an error are appended (none with validate_only).
  * replace (AlterConfigs): the SETs given become the whole set of the
  * resource's dynamic configs. Errors, per resource, first match wins:
- *   INVALID_REQUEST   a resource type other than topic, an unknown
- *                     operation, a key given twice, a null value to
- *                     SET, APPEND or SUBTRACT, a DELETE in replace mode;
+ *   INVALID_REQUEST   a resource type other than topic and broker, a
+ *                     broker name neither "" nor an id, a key given
+ *                     twice, a broker config Kafka changes only with a
+ *                     restart ("Cannot update these configs
+ *                     dynamically: Set(x)"), an unknown operation, a
+ *                     null value to SET, APPEND or SUBTRACT, a DELETE in
+ *                     replace mode;
  *   UNKNOWN_TOPIC_OR_PARTITION  no such topic;
  *   INVALID_CONFIG    an unknown name or bad value (the message says
  *                     which), APPEND or SUBTRACT on a key that is not a

@@ -222,3 +222,71 @@ Test(plan_configs, validate_only_checks_and_proposes_nothing)
     cr_assert_eq(results[0].error, KAFKA_ERROR_NONE);
     cr_assert_eq(results[1].error, KAFKA_ERROR_INVALID_CONFIG);
 }
+
+/* --- Broker resources ---------------------------------------------------- */
+
+static int16_t alter_broker(const char *name,
+                            const struct plan_config_op *ops, size_t n)
+{
+    const struct plan_config_resource res = {META_RESOURCE_BROKER, name,
+                                             ops, n};
+    cr_assert_eq(plan_alter_configs(&img, &res, 1, false, false, &out,
+                                    results),
+                 RC_OK);
+    apply_out();
+    return results[0].error;
+}
+
+Test(plan_configs, broker_default_and_one_broker_are_separate_resources)
+{
+    const struct plan_config_op set[] = {{"log.retention.ms", 0, "5000"},
+                                         {"min.insync.replicas", 0, "2"}};
+    cr_assert_eq(alter_broker("", set, 2), KAFKA_ERROR_NONE);
+    const struct plan_config_op one[] = {{"log.retention.ms", 0, "9000"}};
+    cr_assert_eq(alter_broker("2", one, 1), KAFKA_ERROR_NONE);
+    cr_assert_str_eq(meta_broker_config(&img, META_BROKER_DEFAULT,
+                                        "log.retention.ms"),
+                     "5000");
+    cr_assert_str_eq(meta_broker_config(&img, 2, "log.retention.ms"),
+                     "9000");
+    const struct plan_config_op del[] = {{"log.retention.ms", 1, NULL}};
+    cr_assert_eq(alter_broker("2", del, 1), KAFKA_ERROR_NONE);
+    cr_assert_null(meta_broker_config(&img, 2, "log.retention.ms"));
+    cr_assert_str_eq(meta_broker_config(&img, META_BROKER_DEFAULT,
+                                        "min.insync.replicas"),
+                     "2");
+}
+
+Test(plan_configs, static_broker_configs_refuse_the_whole_resource)
+{
+    const struct plan_config_op ops[] = {{"log.retention.ms", 0, "5000"},
+                                         {"log.dirs", 0, "/tmp/x"}};
+    cr_assert_eq(alter_broker("1", ops, 2), KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_str_eq(results[0].message,
+                     "Cannot update these configs dynamically: "
+                     "Set(log.dirs)");
+    cr_assert_null(meta_broker_config(&img, 1, "log.retention.ms"));
+}
+
+Test(plan_configs, broker_names_and_values_are_checked)
+{
+    const struct plan_config_op ok[] = {{"log.retention.ms", 0, "5000"}};
+    cr_assert_eq(alter_broker("-1", ok, 1), KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(alter_broker("b1", ok, 1), KAFKA_ERROR_INVALID_REQUEST);
+    const struct plan_config_op bad[] = {
+        {"leader.replication.throttled.rate", 0, "-5"}};
+    cr_assert_eq(alter_broker("1", bad, 1), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Invalid value -5 for configuration leader.replication."
+                     "throttled.rate: Value must be at least 0");
+    const struct plan_config_op unknown[] = {{"retention.ms", 0, "1"}};
+    cr_assert_eq(alter_broker("1", unknown, 1), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Unknown broker config name: retention.ms");
+    const struct plan_config_op rate[] = {
+        {"follower.replication.throttled.rate", 0, "1048576"}};
+    cr_assert_eq(alter_broker("1", rate, 1), KAFKA_ERROR_NONE);
+    cr_assert_str_eq(meta_broker_config(&img, 1,
+                                        "follower.replication.throttled.rate"),
+                     "1048576");
+}
