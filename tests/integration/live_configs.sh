@@ -122,4 +122,86 @@ kafkajs_ready
 run_flow kafkajs_configs 120 node "$ROOT/tests/integration/clients/kafkajs_configs.js" "$BOOT" flow
 platformatic_ready
 run_flow platformatic_configs 120 node "$ROOT/tests/integration/clients/platformatic_configs.mjs" "$BOOT" flow
+
+# `cairn configs`: a topic's dynamic configs set, shown and deleted.
+check "cairn configs set topic strict retention.ms=86400000 --delete min.insync.replicas" \
+    "$BIN/cairn" configs set topic strict retention.ms=86400000 \
+    --delete min.insync.replicas
+got() { "$BIN/cairn" configs get topic strict 2>&1; }
+deadline=$((SECONDS + 15))
+until [ "$(got)" = "retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)" ]; do
+    [ $SECONDS -ge $deadline ] && break
+    sleep 0.2
+done
+check "cairn configs get topic strict shows just that: '$(got)'" \
+    test "$(got)" = "retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)"
+check "cairn configs get --all lists the rest with their sources" bash -c '
+    "$1" configs get topic strict --all | grep -qx "segment.ms=604800000 (DEFAULT_CONFIG)"' \
+    _ "$BIN/cairn"
+out=$("$BIN/cairn" configs set topic strict retention.ms=never 2>&1)
+check "a bad value is refused with Kafka's message: $out" bash -c '
+    [[ "$1" == *"INVALID_CONFIG: Invalid value never for configuration retention.ms"* ]]' _ "$out"
+out=$("$BIN/cairn" configs set broker 1 log.dirs=/tmp/elsewhere 2>&1)
+check "a static broker config is refused: $out" bash -c '
+    [[ "$1" == *"INVALID_REQUEST: Cannot update these configs dynamically: Set(log.dirs)"* ]]' _ "$out"
+
+# A broker-level dynamic default: topic "bdef" sets no retention.ms, so
+# the cluster-wide log.retention.ms applies to it at once.
+check "topic bdef: segment.ms=200, no retention.ms" "$BIN/cairn" topics \
+    create bdef --partitions 1 --replication-factor 3 --config segment.ms=200
+n_bdef() { find "$DATA/broker-1" -path "*/bdef-0/*.log" | wc -l; }
+deadline=$((SECONDS + 20))
+until [ "$(n_bdef)" -ge 3 ] || [ $SECONDS -ge $deadline ]; do
+    seq 1 20 | "$BIN/cairn" produce bdef --acks all >/dev/null 2>&1
+    sleep 0.2
+done
+check "bdef keeps offset 0 everywhere ($(first_bases bdef))" \
+    test "$(first_bases bdef)" = "0 0 0 "
+check "cairn configs set broker default log.retention.ms=1000" \
+    "$BIN/cairn" configs set broker default log.retention.ms=1000
+bdef_gone() {
+    seq 1 5 | "$BIN/cairn" produce bdef --acks all >/dev/null 2>&1
+    local b
+    for b in $(first_bases bdef); do
+        [ "$b" != - ] && [ "$b" -gt 0 ] || return 1
+    done
+}
+deadline=$((SECONDS + 30))
+until bdef_gone; do
+    [ $SECONDS -ge $deadline ] && break
+    sleep 0.3
+done
+check "the broker default deletes bdef's old segments ($(first_bases bdef))" bdef_gone
+check "describe: bdef's retention.ms is 1000 from DYNAMIC_DEFAULT_BROKER_CONFIG (3)" \
+    test "$(describe bdef retention.ms)" = "1000 3"
+check "cairn configs get broker default: '$("$BIN/cairn" configs get broker default 2>&1)'" \
+    test "$("$BIN/cairn" configs get broker default 2>&1)" = \
+    "log.retention.ms=1000 (DYNAMIC_DEFAULT_BROKER_CONFIG)"
+# kafkajs asks with IncludeSynonyms: the chain of sources, strongest first.
+synonyms() {
+    CLIENTS=$CLIENTS node - "$BOOT" <<'JS'
+const { Kafka, ConfigResourceTypes, logLevel } = require(process.env.CLIENTS + '/node_modules/kafkajs')
+const admin = new Kafka({ brokers: process.argv[2].split(','), logLevel: logLevel.NOTHING }).admin()
+admin.connect().then(() => admin.describeConfigs({
+  includeSynonyms: true,
+  resources: [{ type: ConfigResourceTypes.TOPIC, name: 'bdef', configNames: ['retention.ms'] }]
+})).then((d) => {
+  const e = d.resources[0].configEntries[0]
+  console.log([e.configValue, ...e.configSynonyms.map((s) => `${s.configName}=${s.configValue}/${s.configSource}`)].join(' '))
+  return admin.disconnect()
+}).catch((e) => { console.error(e); process.exit(1) })
+JS
+}
+check "kafkajs: bdef's retention.ms synonyms: '$(synonyms)'" test "$(synonyms)" = \
+    "1000 log.retention.ms=1000/3 log.retention.ms=604800000/5"
+check "broker 2 overrides it for itself (DYNAMIC_BROKER_CONFIG)" bash -c '
+    "$1" configs set broker 2 log.retention.ms=2000 >/dev/null &&
+    for i in $(seq 1 50); do
+        "$1" configs get broker 2 | grep -qx "log.retention.ms=2000 (DYNAMIC_BROKER_CONFIG)" && exit 0
+        sleep 0.2
+    done; exit 1' _ "$BIN/cairn"
+check "deleting the broker configs" bash -c '
+    "$1" configs set broker 2 --delete log.retention.ms >/dev/null &&
+    "$1" configs set broker default --delete log.retention.ms >/dev/null' \
+    _ "$BIN/cairn"
 summary
