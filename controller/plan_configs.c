@@ -566,6 +566,20 @@ static bool plan_target_of(const struct meta_image *img,
     return true;
 }
 
+/* Does the resource of res[i] appear elsewhere in res[0..n)? */
+static bool plan_resource_repeats(const struct plan_config_resource *res,
+                                  size_t n, size_t i)
+{
+    const char *a = res[i].name != NULL ? res[i].name : "";
+    for (size_t j = 0; j < n; j++) {
+        const char *b = res[j].name != NULL ? res[j].name : "";
+        if (j != i && res[j].type == res[i].type && strcmp(a, b) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int plan_alter_configs(const struct meta_image *img,
                        const struct plan_config_resource *res, size_t n,
                        bool replace, bool validate_only,
@@ -583,6 +597,11 @@ int plan_alter_configs(const struct meta_image *img,
         struct plan_config_result *r = &results[i];
         memset(r, 0, sizeof *r);
         struct plan_target x;
+        if (plan_resource_repeats(res, n, i)) {
+            plan_fail(r, KAFKA_ERROR_INVALID_REQUEST, "%s",
+                      "Each resource must appear at most once.");
+            continue;
+        }
         if (!plan_target_of(img, &res[i], &x, r) ||
             plan_state(&x, &res[i], replace, st, r) != KAFKA_ERROR_NONE ||
             validate_only) {

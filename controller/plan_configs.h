@@ -53,7 +53,8 @@ int16_t plan_topic_config_check(const char *name, const char *value,
  * resource without an error are appended (none with validate_only).
  * replace (AlterConfigs): the SETs given become the whole set of the
  * resource's dynamic configs. Errors, per resource, first match wins:
- *   INVALID_REQUEST   a resource type other than topic and broker, a
+ *   INVALID_REQUEST   a resource given more than once (each time), a
+ *                     resource type other than topic and broker, a
  *                     broker name neither "" nor an id, a key given
  *                     twice, a broker config Kafka changes only with a
  *                     restart ("Cannot update these configs

@@ -214,13 +214,31 @@ Test(plan_configs, validate_only_checks_and_proposes_nothing)
     const struct plan_config_op bad[] = {{"retention.ms", 0, "x"}};
     const struct plan_config_resource res[] = {
         {META_RESOURCE_TOPIC, "orders", ok, 1},
-        {META_RESOURCE_TOPIC, "orders", bad, 1}};
+        {META_RESOURCE_BROKER, "", bad, 1}};
     cr_assert_eq(plan_alter_configs(&img, res, 2, false, true, &out,
                                     results),
                  RC_OK);
     cr_assert_eq(out.n, 0u);
     cr_assert_eq(results[0].error, KAFKA_ERROR_NONE);
     cr_assert_eq(results[1].error, KAFKA_ERROR_INVALID_CONFIG);
+}
+
+Test(plan_configs, a_resource_given_twice_is_refused_both_times)
+{
+    const struct plan_config_op ok[] = {{"retention.ms", 0, "1000"}};
+    const struct plan_config_resource res[] = {
+        {META_RESOURCE_TOPIC, "orders", ok, 1},
+        {META_RESOURCE_BROKER, "orders", ok, 1},
+        {META_RESOURCE_TOPIC, "orders", ok, 1}};
+    cr_assert_eq(plan_alter_configs(&img, res, 3, false, false, &out,
+                                    results),
+                 RC_OK);
+    cr_assert_eq(results[0].error, KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_str_eq(results[0].message,
+                     "Each resource must appear at most once.");
+    cr_assert_eq(results[1].error, KAFKA_ERROR_INVALID_REQUEST); /* name */
+    cr_assert_eq(results[2].error, KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(out.n, 0u);
 }
 
 /* --- Broker resources ---------------------------------------------------- */
