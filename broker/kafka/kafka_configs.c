@@ -80,17 +80,56 @@ static bool wanted(const struct kafka_DescribeConfigsResource *res,
 
 /* The value of a default, with min.insync.replicas from the broker's own
  * setting as Kafka reports it; *source is its ConfigSource. */
+/* The broker's own setting of topic config name from its config file,
+ * where Cairn keeps one; false for the others. */
+static bool static_value(const struct broker *b, const char *name,
+                         int64_t *v)
+{
+    const struct replica_manager *ps = &b->partitions;
+    const struct {
+        const char *name;
+        int64_t value;
+    } known[] = {
+        {"min.insync.replicas", ps->min_insync},
+        {"retention.ms", ps->retention.retention_ms},
+        {"retention.bytes", ps->retention.retention_bytes},
+        {"segment.bytes", ps->log_cfg.segment_bytes},
+        {"segment.ms", ps->log_cfg.segment_ms},
+        {"index.interval.bytes", ps->log_cfg.index_interval_bytes},
+        {"max.message.bytes", ps->max_message_bytes},
+        {"delete.retention.ms", ps->clean.delete_retention_ms},
+        {"min.compaction.lag.ms", ps->clean.min_lag_ms},
+        {"max.compaction.lag.ms", ps->clean.max_lag_ms},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(known); k++) {
+        if (strcmp(known[k].name, name) == 0) {
+            *v = known[k].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Topic config i where neither the topic nor a dynamic broker config
+ * sets it: the broker's config-file setting when it differs from Kafka's
+ * default (STATIC_BROKER_CONFIG, its text in a), else Kafka's default;
+ * *source is its ConfigSource. */
 static struct slice default_value(const struct broker *b, size_t i,
-                                  char min_isr[16], int8_t *source)
+                                  struct arena *a, int8_t *source)
 {
     *source = CONFIG_SOURCE_DEFAULT;
-    if (strcmp(topic_defaults[i].name, "min.insync.replicas") == 0 &&
-        b->partitions.min_insync != 1) {
-        snprintf(min_isr, 16, "%d", b->partitions.min_insync);
-        *source = CONFIG_SOURCE_STATIC_BROKER;
-        return slice_from_str(min_isr);
+    int64_t v;
+    char *text = NULL;
+    if (!static_value(b, topic_defaults[i].name, &v) ||
+        arena_alloc(a, 24, 1, (void **)&text) != RC_OK) {
+        return slice_from_str(topic_defaults[i].value);
     }
-    return slice_from_str(topic_defaults[i].value);
+    snprintf(text, 24, "%lld", (long long)v);
+    if (strcmp(text, topic_defaults[i].value) == 0) {
+        return slice_from_str(topic_defaults[i].value);
+    }
+    *source = CONFIG_SOURCE_STATIC_BROKER;
+    return slice_from_str(text);
 }
 
 static int created_config_cmp(const void *pa, const void *pb)
@@ -125,11 +164,7 @@ int kafka_configs_of_new_topic(const struct broker *b,
 {
     size_t cap = (size_t)t->ConfigsCnt + ARRAY_LEN(topic_defaults);
     struct kafka_CreatableTopicConfigs *cs = NULL;
-    char *min_isr = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
-    }
     if (rv != RC_OK) {
         return rv;
     }
@@ -147,7 +182,7 @@ int kafka_configs_of_new_topic(const struct broker *b,
             continue;
         }
         int8_t source;
-        struct slice v = default_value(b, i, min_isr, &source);
+        struct slice v = default_value(b, i, a, &source);
         cs[n++] = (struct kafka_CreatableTopicConfigs){
             .Name = slice_from_str(topic_defaults[i].name), .Value = v,
             .ConfigSource = source};
@@ -176,7 +211,7 @@ static void chain_add(struct chain *c, const char *name, const char *value,
 
 static void chain_of(const struct broker *b, const struct meta_image *img,
                      const struct meta_topic *t, size_t i, bool with_own,
-                     char min_isr[16], struct chain *c)
+                     struct arena *a, struct chain *c)
 {
     const char *bname = topic_defaults[i].bname;
     c->n = 0;
@@ -192,7 +227,7 @@ static void chain_of(const struct broker *b, const struct meta_image *img,
     chain_add(c, bname, meta_broker_config(img, META_BROKER_DEFAULT, bname),
               CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER);
     int8_t source;
-    struct slice v = default_value(b, i, min_isr, &source);
+    struct slice v = default_value(b, i, a, &source);
     c->links[c->n++] = (struct kafka_DescribeConfigsSynonym){
         slice_from_str(bname), v, source};
 }
@@ -225,13 +260,9 @@ static int topic_configs(const struct broker *b, const struct meta_image *img,
                          bool synonyms, struct arena *a,
                          struct kafka_DescribeConfigsResult *out)
 {
-    char *min_isr = NULL;
     size_t cap = t->n_configs + ARRAY_LEN(topic_defaults);
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
-    }
     int32_t n = 0;
     /* Keys the topic sets outside the table (none Cairn writes today). */
     for (size_t i = 0; rv == RC_OK && i < t->n_configs; i++) {
@@ -253,7 +284,7 @@ static int topic_configs(const struct broker *b, const struct meta_image *img,
             continue;
         }
         struct chain c;
-        chain_of(b, img, t, i, true /* own */, min_isr, &c);
+        chain_of(b, img, t, i, true /* own */, a, &c);
         rv = describe_entry(a, name, &c, synonyms, &cs[n++]);
     }
     out->Configs = cs;
@@ -279,20 +310,16 @@ static int broker_configs(const struct broker *b, const struct meta_image *img,
     }
     size_t cap = ARRAY_LEN(topic_defaults) + 3;
     char *vals = NULL;
-    char *min_isr = NULL;
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, 3, 32, (void **)&vals);
     if (rv == RC_OK) {
         rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     }
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
-    }
     int32_t n = 0;
     for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
         const char *bname = topic_defaults[i].bname;
         struct chain c;
-        chain_of(b, img, NULL, i, own, min_isr, &c);
+        chain_of(b, img, NULL, i, own, a, &c);
         bool dynamic = c.links[0].Source != CONFIG_SOURCE_STATIC_BROKER &&
                        c.links[0].Source != CONFIG_SOURCE_DEFAULT;
         bool listed = own ? strcmp(bname, "min.insync.replicas") == 0
