@@ -97,6 +97,9 @@ void kafka_handle_create_partitions(struct broker *b,
                                     struct kafka_request *req);
 void kafka_handle_delete_groups(struct broker *b, struct kafka_request *req);
 void kafka_handle_elect_leaders(struct broker *b, struct kafka_request *req);
+void kafka_handle_alter_configs(struct broker *b, struct kafka_request *req);
+void kafka_handle_incremental_alter_configs(struct broker *b,
+                                            struct kafka_request *req);
 
 /* The configs of a topic created with t's CreateTopics configs, as
  * CreateTopics v5+ answers them (broker/kafka/kafka_configs.c): each one

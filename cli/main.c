@@ -29,6 +29,7 @@
 #include "cli/produce.h"
 #include "cli/status.h"
 #include "cli/topics.h"
+#include "cli/configs.h"
 #include "cli/web.h"
 #include "common/rc.h"
 #include "common/trace.h"
@@ -76,6 +77,7 @@ static void commands_usage(FILE *out)
           out);
     status_usage(out);
     topics_usage(out);
+    configs_usage(out);
     groups_usage(out);
     produce_usage(out);
     consume_usage(out);
@@ -142,6 +144,7 @@ static int help_for(const char *cmd)
         const char *name;
         void (*usage)(FILE *out);
     } cmds[] = {{"status", status_usage},   {"topics", topics_usage},
+                {"configs", configs_usage},
                 {"groups", groups_usage},   {"produce", produce_usage},
                 {"consume", consume_usage}, {"bench", bench_usage},
                 {"size", size_usage},       {"events", events_usage},
@@ -259,6 +262,7 @@ static int run_kafka(int argc, char **argv, struct globals *g)
     struct produce_opts produce;
     struct consume_opts consume;
     struct elect_opts elect;
+    static struct configs_opts configs;
     const char *cmd = argv[0];
     if (strcmp(cmd, "elect") == 0) {
         int erc = elect_parse(argc, argv, &elect);
@@ -271,20 +275,23 @@ static int run_kafka(int argc, char **argv, struct globals *g)
     bool is_groups = strcmp(cmd, "groups") == 0;
     bool is_produce = strcmp(cmd, "produce") == 0;
     bool is_consume = strcmp(cmd, "consume") == 0;
-    int rc = is_topics    ? topics_parse(argc, argv, &topics)
+    bool is_configs = strcmp(cmd, "configs") == 0;
+    int rc = is_configs   ? configs_parse(argc, argv, &configs)
+             : is_topics  ? topics_parse(argc, argv, &topics)
              : is_groups  ? groups_parse(argc, argv, &groups)
              : is_produce ? produce_parse(argc, argv, &produce)
              : is_consume ? consume_parse(argc, argv, &consume)
                           : bench_parse(argc, argv, &bench);
     bool needs_brokers = is_topics || is_groups || is_produce ||
-                         is_consume || !bench.mock;
+                         is_consume || is_configs || !bench.mock;
     if (rc < 0 && needs_brokers) {
         rc = resolve_bootstrap(g);
     }
     if (rc >= 0) {
         return rc;
     }
-    return is_topics    ? topics_run(&g->kafka, &topics)
+    return is_configs   ? configs_run(&g->kafka, &configs)
+           : is_topics  ? topics_run(&g->kafka, &topics)
            : is_groups  ? groups_run(&g->kafka, &groups)
            : is_produce ? produce_run(&g->kafka, &produce)
            : is_consume ? consume_run(&g->kafka, &consume)
@@ -294,7 +301,8 @@ static int run_kafka(int argc, char **argv, struct globals *g)
 static bool is_kafka_command(const char *cmd)
 {
     static const char *const cmds[] = {"topics", "groups", "produce",
-                                       "consume", "bench", "elect"};
+                                       "consume", "bench", "elect",
+                                       "configs"};
     for (size_t i = 0; i < ARRAY_LEN(cmds); i++) {
         if (strcmp(cmd, cmds[i]) == 0) {
             return true;

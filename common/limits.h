@@ -145,6 +145,11 @@ _Static_assert(PRODUCER_SNAPSHOT_BYTES_MAX <= 64u * 1024 * 1024,
  * limit. */
 #define META_TOPIC_CONFIGS_MAX 1024u
 
+/* Broker config resources with dynamic configs (the cluster-wide
+ * default and one per broker id), and keys each may set. */
+#define META_BROKER_CONFIG_SETS_MAX 1025u
+#define META_BROKER_CONFIGS_MAX 256u
+
 /* Records in one Raft entry (a topic creation writes one per partition). */
 #define META_BATCH_RECORDS_MAX (META_PARTITIONS_MAX + 1024)
 

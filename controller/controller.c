@@ -32,6 +32,7 @@ void ctl_op_free(struct ctl_op *op)
     free(op->topic_ids);
     free(op->errors);
     free(op->partitions_results);
+    free(op->config_results);
     free(op->events);
     handlers_elect_free(op->elect);
     free(op);

@@ -13,6 +13,7 @@
 #include "controller/fsm.h"
 #include "controller/plan.h"
 #include "controller/plan_create_partitions.h"
+#include "controller/plan_configs.h"
 #include "controller/sessions.h"
 #include "rpc.pb-c.h"
 
@@ -34,6 +35,7 @@ struct ctl_op {
     struct meta_uuid *topic_ids;
     int16_t *errors;
     struct plan_partitions_result *partitions_results; /* CreatePartitions */
+    struct plan_config_result *config_results; /* AlterConfigs */
     char *events; /* controller_events() of the proposal, logged once
                    * it commits */
     struct elect_answer *elect;  /* ElectLeaders' results (handlers_elect.c) */
@@ -98,6 +100,14 @@ void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
 /* handlers_partitions.c: CreatePartitions, planned and answered. */
 bool handlers_partitions_run(struct controller *c, struct ctl_op *op);
 void handlers_partitions_reply(struct controller *c, struct ctl_op *op);
+/* handlers_configs.c: unclean.leader.election.enable for topics that do
+ * not set it: the cluster-wide dynamic default when set, else the
+ * controller's own config. */
+bool handlers_unclean_default(const struct controller *c);
+
+/* handlers_configs.c: AlterConfigs (legacy and incremental). */
+bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op);
+void handlers_reply_alter_configs(struct controller *c, struct ctl_op *op);
 
 void ctl_op_free(struct ctl_op *op);
 

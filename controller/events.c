@@ -75,6 +75,9 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
                                ? "unclean leader election: ElectLeaders"
                                : "preferred leader restored: ElectLeaders");
         break;
+    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
+        snprintf(out, cap, "AlterConfigs");
+        break;
     default:
         snprintf(out, cap, "request %d", (int)op->req->body_case);
         break;

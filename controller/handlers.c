@@ -62,9 +62,9 @@ static bool run_duty(struct controller *c, struct ctl_op *op)
     plan_records_init(&recs);
     int rv = op->fence
                  ? plan_fence_broker(&c->fsm.image, op->fence_broker,
-                                     c->cfg.unclean_leader_election, &recs)
+                                     handlers_unclean_default(c), &recs)
                  : plan_elect_leaderless(&c->fsm.image,
-                                         c->cfg.unclean_leader_election,
+                                         handlers_unclean_default(c),
                                          &recs);
     if (rv != RC_OK || recs.n == 0) {
         plan_records_free(&recs);
@@ -145,7 +145,7 @@ static bool run_heartbeat(struct controller *c, struct ctl_op *op)
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = plan_heartbeat(&c->fsm.image, &hr,
-                            c->cfg.unclean_leader_election, &recs,
+                            handlers_unclean_default(c), &recs,
                             &op->heartbeat);
     if (rv != RC_OK || op->heartbeat.error != KAFKA_ERROR_NONE) {
         plan_records_free(&recs);
@@ -328,6 +328,8 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return handlers_partitions_run(c, op);
     case CAIRN__REQUEST__BODY_ELECT_LEADERS:
         return handlers_elect_leaders(c, op);
+    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
+        return handlers_run_alter_configs(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -501,6 +503,9 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_ELECT_LEADERS:
         handlers_elect_leaders_reply(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
+        handlers_reply_alter_configs(c, op);
         break;
     default:
         ASSERT(false);

@@ -1,10 +1,15 @@
 /* DescribeConfigs and InitProducerId (broker/broker.h), and the configs
  * CreateTopics v5+ lists for a new topic. Topic configs come from the
- * metadata image (or, for a new topic, its CreateTopics configs): what
- * the topic sets, then the broker's setting or Kafka's default for the
- * rest, each marked with its source as Kafka does. A broker resource
- * (named by this broker's id) lists its replication settings. Producer
- * ids come from blocks the active controller allocates. */
+ * metadata image (or, for a new topic, its CreateTopics configs) with
+ * Kafka's precedence: what the topic sets (DYNAMIC_TOPIC_CONFIG), this
+ * broker's dynamic broker config (DYNAMIC_BROKER_CONFIG), the
+ * cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG), the
+ * broker's config file (STATIC_BROKER_CONFIG), Kafka's default
+ * (DEFAULT_CONFIG); with IncludeSynonyms (v1+) each config lists that
+ * chain as Kafka does. A broker resource (this broker's id, or "" for
+ * the cluster-wide default) lists its replication settings and dynamic
+ * configs. Producer ids come from blocks the active controller
+ * allocates. */
 #include "broker/broker.h"
 
 #include <stdio.h>
@@ -19,32 +24,39 @@
 
 /* Kafka's ConfigSource values. */
 #define CONFIG_SOURCE_DYNAMIC_TOPIC 1
+#define CONFIG_SOURCE_DYNAMIC_BROKER 2
+#define CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER 3
 #define CONFIG_SOURCE_STATIC_BROKER 4
 #define CONFIG_SOURCE_DEFAULT 5
 
+/* Each topic config, its broker synonym (LogConfig's
+ * TopicConfigSynonyms) and Kafka's default. */
 static const struct {
     const char *name;
     const char *value;
+    const char *bname;
 } topic_defaults[] = {
-    {"cleanup.policy", "delete"},
-    {"compression.type", "producer"},
-    {"delete.retention.ms", "86400000"},
-    {"file.delete.delay.ms", "60000"},
-    {"flush.messages", "9223372036854775807"},
-    {"flush.ms", "9223372036854775807"},
-    {"index.interval.bytes", "4096"},
-    {"max.compaction.lag.ms", "9223372036854775807"},
-    {"max.message.bytes", "1048588"},
-    {"message.timestamp.type", "CreateTime"},
-    {"min.cleanable.dirty.ratio", "0.5"},
-    {"min.compaction.lag.ms", "0"},
-    {"min.insync.replicas", "1"},
-    {"retention.bytes", "-1"},
-    {"retention.ms", "604800000"},
-    {"segment.bytes", "1073741824"},
-    {"segment.index.bytes", "10485760"},
-    {"segment.ms", "604800000"},
-    {"unclean.leader.election.enable", "false"},
+    {"cleanup.policy", "delete", "log.cleanup.policy"},
+    {"compression.type", "producer", "compression.type"},
+    {"delete.retention.ms", "86400000", "log.cleaner.delete.retention.ms"},
+    {"file.delete.delay.ms", "60000", "log.segment.delete.delay.ms"},
+    {"flush.messages", "9223372036854775807", "log.flush.interval.messages"},
+    {"flush.ms", "9223372036854775807", "log.flush.interval.ms"},
+    {"index.interval.bytes", "4096", "log.index.interval.bytes"},
+    {"max.compaction.lag.ms", "9223372036854775807",
+     "log.cleaner.max.compaction.lag.ms"},
+    {"max.message.bytes", "1048588", "message.max.bytes"},
+    {"message.timestamp.type", "CreateTime", "log.message.timestamp.type"},
+    {"min.cleanable.dirty.ratio", "0.5", "log.cleaner.min.cleanable.ratio"},
+    {"min.compaction.lag.ms", "0", "log.cleaner.min.compaction.lag.ms"},
+    {"min.insync.replicas", "1", "min.insync.replicas"},
+    {"retention.bytes", "-1", "log.retention.bytes"},
+    {"retention.ms", "604800000", "log.retention.ms"},
+    {"segment.bytes", "1073741824", "log.segment.bytes"},
+    {"segment.index.bytes", "10485760", "log.index.size.max.bytes"},
+    {"segment.ms", "604800000", "log.roll.ms"},
+    {"unclean.leader.election.enable", "false",
+     "unclean.leader.election.enable"},
 };
 
 static int enc_describe(struct writer *w, int16_t v, const void *r)
@@ -68,17 +80,56 @@ static bool wanted(const struct kafka_DescribeConfigsResource *res,
 
 /* The value of a default, with min.insync.replicas from the broker's own
  * setting as Kafka reports it; *source is its ConfigSource. */
+/* The broker's own setting of topic config name from its config file,
+ * where Cairn keeps one; false for the others. */
+static bool static_value(const struct broker *b, const char *name,
+                         int64_t *v)
+{
+    const struct replica_manager *ps = &b->partitions;
+    const struct {
+        const char *name;
+        int64_t value;
+    } known[] = {
+        {"min.insync.replicas", ps->min_insync},
+        {"retention.ms", ps->retention.retention_ms},
+        {"retention.bytes", ps->retention.retention_bytes},
+        {"segment.bytes", ps->log_cfg.segment_bytes},
+        {"segment.ms", ps->log_cfg.segment_ms},
+        {"index.interval.bytes", ps->log_cfg.index_interval_bytes},
+        {"max.message.bytes", ps->max_message_bytes},
+        {"delete.retention.ms", ps->clean.delete_retention_ms},
+        {"min.compaction.lag.ms", ps->clean.min_lag_ms},
+        {"max.compaction.lag.ms", ps->clean.max_lag_ms},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(known); k++) {
+        if (strcmp(known[k].name, name) == 0) {
+            *v = known[k].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Topic config i where neither the topic nor a dynamic broker config
+ * sets it: the broker's config-file setting when it differs from Kafka's
+ * default (STATIC_BROKER_CONFIG, its text in a), else Kafka's default;
+ * *source is its ConfigSource. */
 static struct slice default_value(const struct broker *b, size_t i,
-                                  char min_isr[16], int8_t *source)
+                                  struct arena *a, int8_t *source)
 {
     *source = CONFIG_SOURCE_DEFAULT;
-    if (strcmp(topic_defaults[i].name, "min.insync.replicas") == 0 &&
-        b->partitions.min_insync != 1) {
-        snprintf(min_isr, 16, "%d", b->partitions.min_insync);
-        *source = CONFIG_SOURCE_STATIC_BROKER;
-        return slice_from_str(min_isr);
+    int64_t v;
+    char *text = NULL;
+    if (!static_value(b, topic_defaults[i].name, &v) ||
+        arena_alloc(a, 24, 1, (void **)&text) != RC_OK) {
+        return slice_from_str(topic_defaults[i].value);
     }
-    return slice_from_str(topic_defaults[i].value);
+    snprintf(text, 24, "%lld", (long long)v);
+    if (strcmp(text, topic_defaults[i].value) == 0) {
+        return slice_from_str(topic_defaults[i].value);
+    }
+    *source = CONFIG_SOURCE_STATIC_BROKER;
+    return slice_from_str(text);
 }
 
 static int created_config_cmp(const void *pa, const void *pb)
@@ -113,11 +164,7 @@ int kafka_configs_of_new_topic(const struct broker *b,
 {
     size_t cap = (size_t)t->ConfigsCnt + ARRAY_LEN(topic_defaults);
     struct kafka_CreatableTopicConfigs *cs = NULL;
-    char *min_isr = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
-    }
     if (rv != RC_OK) {
         return rv;
     }
@@ -135,7 +182,7 @@ int kafka_configs_of_new_topic(const struct broker *b,
             continue;
         }
         int8_t source;
-        struct slice v = default_value(b, i, min_isr, &source);
+        struct slice v = default_value(b, i, a, &source);
         cs[n++] = (struct kafka_CreatableTopicConfigs){
             .Name = slice_from_str(topic_defaults[i].name), .Value = v,
             .ConfigSource = source};
@@ -146,78 +193,157 @@ int kafka_configs_of_new_topic(const struct broker *b,
     return RC_OK;
 }
 
-static int topic_configs(const struct broker *b, const struct meta_topic *t,
+/* The chain of sources of topic config i (or of broker config bname
+ * alone when t is NULL): at most five links, strongest first. */
+struct chain {
+    int32_t n;
+    struct kafka_DescribeConfigsSynonym links[5];
+};
+
+static void chain_add(struct chain *c, const char *name, const char *value,
+                      int8_t source)
+{
+    if (value != NULL) {
+        c->links[c->n++] = (struct kafka_DescribeConfigsSynonym){
+            slice_from_str(name), slice_from_str(value), source};
+    }
+}
+
+static void chain_of(const struct broker *b, const struct meta_image *img,
+                     const struct meta_topic *t, size_t i, bool with_own,
+                     struct arena *a, struct chain *c)
+{
+    const char *bname = topic_defaults[i].bname;
+    c->n = 0;
+    if (t != NULL) {
+        chain_add(c, topic_defaults[i].name,
+                  meta_topic_config(t, topic_defaults[i].name),
+                  CONFIG_SOURCE_DYNAMIC_TOPIC);
+    }
+    if (with_own) {
+        chain_add(c, bname, meta_broker_config(img, b->id, bname),
+                  CONFIG_SOURCE_DYNAMIC_BROKER);
+    }
+    chain_add(c, bname, meta_broker_config(img, META_BROKER_DEFAULT, bname),
+              CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER);
+    int8_t source;
+    struct slice v = default_value(b, i, a, &source);
+    c->links[c->n++] = (struct kafka_DescribeConfigsSynonym){
+        slice_from_str(bname), v, source};
+}
+
+/* One described config from its chain (copied into the arena). */
+static int describe_entry(struct arena *a, const char *name,
+                          const struct chain *c, bool synonyms,
+                          struct kafka_DescribeConfigsResourceResult *out)
+{
+    *out = (struct kafka_DescribeConfigsResourceResult){
+        .Name = slice_from_str(name), .Value = c->links[0].Value,
+        .ConfigSource = c->links[0].Source,
+        .IsDefault = c->links[0].Source == CONFIG_SOURCE_DEFAULT};
+    if (!synonyms) {
+        return RC_OK;
+    }
+    struct kafka_DescribeConfigsSynonym *syn = NULL;
+    int rv = arena_alloc(a, (size_t)c->n, sizeof *syn, (void **)&syn);
+    if (rv == RC_OK) {
+        memcpy(syn, c->links, (size_t)c->n * sizeof *syn);
+        out->Synonyms = syn;
+        out->SynonymsCnt = c->n;
+    }
+    return rv;
+}
+
+static int topic_configs(const struct broker *b, const struct meta_image *img,
+                         const struct meta_topic *t,
                          const struct kafka_DescribeConfigsResource *res,
-                         struct arena *a,
+                         bool synonyms, struct arena *a,
                          struct kafka_DescribeConfigsResult *out)
 {
-    char *min_isr = NULL;
     size_t cap = t->n_configs + ARRAY_LEN(topic_defaults);
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     int32_t n = 0;
+    /* Keys the topic sets outside the table (none Cairn writes today). */
     for (size_t i = 0; rv == RC_OK && i < t->n_configs; i++) {
-        if (wanted(res, t->configs[i].name)) {
-            cs[n++] = (struct kafka_DescribeConfigsResourceResult){
-                .Name = slice_from_str(t->configs[i].name),
-                .Value = slice_from_str(t->configs[i].value),
-                .ConfigSource = CONFIG_SOURCE_DYNAMIC_TOPIC};
+        bool known = false;
+        for (size_t k = 0; k < ARRAY_LEN(topic_defaults); k++) {
+            known |= strcmp(topic_defaults[k].name, t->configs[i].name) == 0;
         }
-    }
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, 16, 1, (void **)&min_isr);
+        if (!known && wanted(res, t->configs[i].name)) {
+            struct chain c = {0};
+            chain_add(&c, t->configs[i].name, t->configs[i].value,
+                      CONFIG_SOURCE_DYNAMIC_TOPIC);
+            rv = describe_entry(a, t->configs[i].name, &c, synonyms,
+                                &cs[n++]);
+        }
     }
     for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
         const char *name = topic_defaults[i].name;
-        if (meta_topic_config(t, name) != NULL || !wanted(res, name)) {
+        if (!wanted(res, name)) {
             continue;
         }
-        int8_t source;
-        struct slice v = default_value(b, i, min_isr, &source);
-        cs[n++] = (struct kafka_DescribeConfigsResourceResult){
-            .Name = slice_from_str(name), .Value = v,
-            .IsDefault = source == CONFIG_SOURCE_DEFAULT,
-            .ConfigSource = source};
+        struct chain c;
+        chain_of(b, img, t, i, true /* own */, a, &c);
+        rv = describe_entry(a, name, &c, synonyms, &cs[n++]);
     }
     out->Configs = cs;
     out->ConfigsCnt = n;
     return rv;
 }
 
-/* This broker's replication settings (resource name: its id). */
-static int broker_configs(const struct broker *b,
+/* A broker resource: this broker's id, or "" for the cluster-wide
+ * default (its dynamic configs only, as Kafka lists them). Each broker
+ * synonym of a topic config with its chain, then the replication
+ * settings of the config file. */
+static int broker_configs(const struct broker *b, const struct meta_image *img,
                           const struct kafka_DescribeConfigsResource *res,
-                          struct arena *a,
+                          bool synonyms, struct arena *a,
                           struct kafka_DescribeConfigsResult *out)
 {
     char id[16];
     snprintf(id, sizeof id, "%d", b->id);
-    if (!slice_eq_str(res->ResourceName, id)) {
+    bool own = slice_eq_str(res->ResourceName, id);
+    if (!own && res->ResourceName.len != 0) {
         out->ErrorCode = KAFKA_ERROR_INVALID_REQUEST;
         return RC_OK;
     }
+    size_t cap = ARRAY_LEN(topic_defaults) + 3;
     char *vals = NULL;
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, 3, 32, (void **)&vals);
     if (rv == RC_OK) {
-        rv = arena_alloc(a, 3, sizeof *cs, (void **)&cs);
+        rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     }
-    if (rv != RC_OK) {
+    int32_t n = 0;
+    for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
+        const char *bname = topic_defaults[i].bname;
+        struct chain c;
+        chain_of(b, img, NULL, i, own, a, &c);
+        bool dynamic = c.links[0].Source != CONFIG_SOURCE_STATIC_BROKER &&
+                       c.links[0].Source != CONFIG_SOURCE_DEFAULT;
+        bool listed = own ? strcmp(bname, "min.insync.replicas") == 0
+                          : false;
+        if ((dynamic || listed) && wanted(res, bname)) {
+            rv = describe_entry(a, bname, &c, synonyms, &cs[n++]);
+        }
+    }
+    if (rv != RC_OK || !own) {
+        out->Configs = cs;
+        out->ConfigsCnt = n;
         return rv;
     }
-    snprintf(vals, 32, "%d", b->partitions.min_insync);
-    snprintf(vals + 32, 32, "%lld", (long long)b->partitions.lag_max_ms);
-    snprintf(vals + 64, 32, "%s",
+    snprintf(vals, 32, "%lld", (long long)b->partitions.lag_max_ms);
+    snprintf(vals + 32, 32, "%s",
              b->partitions.sync_before_ack ? "true" : "false");
-    static const char *const names[] = {"min.insync.replicas",
-                                        "replica.lag.time.max.ms",
+    static const char *const names[] = {"replica.lag.time.max.ms",
                                         "log.sync.before.ack"};
-    int32_t n = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 2; i++) {
         if (wanted(res, names[i])) {
             cs[n++] = (struct kafka_DescribeConfigsResourceResult){
                 .Name = slice_from_str(names[i]),
                 .Value = slice_from_str(vals + 32 * i),
+                .ReadOnly = true,
                 .ConfigSource = CONFIG_SOURCE_STATIC_BROKER};
         }
     }
@@ -247,7 +373,8 @@ void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
             .ResourceType = res->ResourceType,
             .ResourceName = res->ResourceName};
         if (res->ResourceType == META_RESOURCE_BROKER) {
-            rv = broker_configs(b, res, &a, &out[i]);
+            rv = broker_configs(b, img, res, rq.IncludeSynonyms, &a,
+                                &out[i]);
             continue;
         }
         if (res->ResourceType != META_RESOURCE_TOPIC) {
@@ -261,7 +388,7 @@ void kafka_handle_describe_configs(struct broker *b, struct kafka_request *req)
             out[i].ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
-        rv = topic_configs(b, t, res, &a, &out[i]);
+        rv = topic_configs(b, img, t, res, rq.IncludeSynonyms, &a, &out[i]);
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed DescribeConfigs request");

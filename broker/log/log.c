@@ -728,3 +728,8 @@ void log_end_offset_for_epoch(const struct log *l, int32_t epoch,
     log_epoch_end_offset_for(&l->epochs, epoch, log_end_offset(l),
                              epoch_out, end_offset_out);
 }
+
+void log_set_config(struct log *l, const struct log_config *cfg)
+{
+    l->cfg = *cfg;
+}

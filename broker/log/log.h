@@ -74,6 +74,11 @@ MUST_CHECK int log_open(struct log **out, const char *dir,
                         const struct log_config *cfg, uv_loop_t *loop,
                         struct tracer *tracer);
 
+/* Takes new settings (a topic's configs changed in the metadata): the
+ * next append rolls by the new segment.bytes and segment.ms; the index
+ * sizes apply to segments created from now on. */
+void log_set_config(struct log *l, const struct log_config *cfg);
+
 /* Clean shutdown: waits for an in-flight sync, syncs the rest, saves the
  * indexes, checkpoints and leaves the clean-shutdown marker; pending
  * durability waiters are called. The memory is freed once the loop has run

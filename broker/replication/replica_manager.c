@@ -336,23 +336,41 @@ static int claim_dir(struct replica_manager *ps, const char *dir,
     return rv;
 }
 
+/* A topic setting with Kafka's precedence: the topic's own config, else
+ * this broker's dynamic broker config (its KIP-226 synonym bname), else
+ * the cluster-wide dynamic default; NULL leaves the broker's static
+ * setting (its config file or Kafka's default). */
+static const char *topic_value(const struct replica_manager *ps,
+                               const struct meta_topic *t, const char *name,
+                               const char *bname)
+{
+    const char *v = meta_topic_config(t, name);
+    if (v == NULL && ps->img != NULL && bname != NULL) {
+        v = meta_broker_config(ps->img, ps->broker_id, bname);
+        if (v == NULL) {
+            v = meta_broker_config(ps->img, META_BROKER_DEFAULT, bname);
+        }
+    }
+    return v;
+}
+
 static void topic_log_config(const struct replica_manager *ps,
                              const struct meta_topic *t,
                              struct log_config *cfg)
 {
     *cfg = ps->log_cfg;
-    const char *v = meta_topic_config(t, "segment.bytes");
+    const char *v = topic_value(ps, t, "segment.bytes", "log.segment.bytes");
     long long x = v != NULL ? atoll(v) : 0;
     if (x >= (long long)LOG_SEGMENT_BYTES_MIN &&
         x <= (long long)LOG_SEGMENT_BYTES_MAX) {
         cfg->segment_bytes = x;
     }
-    v = meta_topic_config(t, "segment.ms");
+    v = topic_value(ps, t, "segment.ms", "log.roll.ms");
     x = v != NULL ? atoll(v) : 0;
     if (x > 0) {
         cfg->segment_ms = x;
     }
-    v = meta_topic_config(t, "index.interval.bytes");
+    v = topic_value(ps, t, "index.interval.bytes", "log.index.interval.bytes");
     x = v != NULL ? atoll(v) : -1;
     if (x >= 0) {
         cfg->index_interval_bytes = x;
@@ -414,7 +432,8 @@ static struct partition *add(struct replica_manager *ps,
 static int32_t topic_min_insync(const struct replica_manager *ps,
                                 const struct meta_topic *t)
 {
-    const char *v = meta_topic_config(t, "min.insync.replicas");
+    const char *v = topic_value(ps, t, "min.insync.replicas",
+                                "min.insync.replicas");
     long long x = v != NULL ? atoll(v) : 0;
     return x >= 1 && x <= META_REPLICAS_MAX ? (int32_t)x : ps->min_insync;
 }
@@ -424,18 +443,22 @@ static int32_t topic_min_insync(const struct replica_manager *ps,
 static int32_t topic_max_message_bytes(const struct replica_manager *ps,
                                        const struct meta_topic *t)
 {
-    const char *v = meta_topic_config(t, "max.message.bytes");
+    const char *v = topic_value(ps, t, "max.message.bytes",
+                                "message.max.bytes");
     long long x = v != NULL ? atoll(v) : 0;
     int32_t max = x >= 1 && x <= INT32_MAX ? (int32_t)x
                                            : ps->max_message_bytes;
     return max < (int32_t)BATCH_BYTES_MAX ? max : (int32_t)BATCH_BYTES_MAX;
 }
 
-/* A topic's number config (a decimal >= min), else the broker's. */
-static int64_t topic_number(const struct meta_topic *t, const char *name,
-                            int64_t min, int64_t broker_default)
+/* A topic's number config (a decimal >= min) by topic_value(), else the
+ * broker's static setting. */
+static int64_t topic_number(const struct replica_manager *ps,
+                            const struct meta_topic *t, const char *name,
+                            const char *bname, int64_t min,
+                            int64_t broker_default)
 {
-    const char *v = meta_topic_config(t, name);
+    const char *v = topic_value(ps, t, name, bname);
     if (v == NULL) {
         return broker_default;
     }
@@ -449,10 +472,11 @@ static int64_t topic_number(const struct meta_topic *t, const char *name,
 }
 
 /* A topic's millisecond bound (a decimal >= 0), else the broker's. */
-static int64_t topic_ms(const struct meta_topic *t, const char *name,
-                        int64_t broker_default)
+static int64_t topic_ms(const struct replica_manager *ps,
+                        const struct meta_topic *t, const char *name,
+                        const char *bname, int64_t broker_default)
 {
-    return topic_number(t, name, 0, broker_default);
+    return topic_number(ps, t, name, bname, 0, broker_default);
 }
 
 /* The topic's settings for Kafka's LogValidator (KIP-937 bounds). */
@@ -460,36 +484,47 @@ static void follow_timestamp_configs(const struct replica_manager *ps,
                                      struct partition *p,
                                      const struct meta_topic *t)
 {
-    const char *type = meta_topic_config(t, "message.timestamp.type");
+    const char *type = topic_value(ps, t, "message.timestamp.type",
+                                   "log.message.timestamp.type");
     p->log_append_time = type != NULL && strcmp(type, "LogAppendTime") == 0;
-    p->timestamp_before_max_ms = topic_ms(t,
-                                          "message.timestamp.before.max.ms",
-                                          ps->timestamp_before_max_ms);
-    p->timestamp_after_max_ms = topic_ms(t, "message.timestamp.after.max.ms",
-                                         ps->timestamp_after_max_ms);
+    p->timestamp_before_max_ms =
+        topic_ms(ps, t, "message.timestamp.before.max.ms",
+                 "log.message.timestamp.before.max.ms",
+                 ps->timestamp_before_max_ms);
+    p->timestamp_after_max_ms =
+        topic_ms(ps, t, "message.timestamp.after.max.ms",
+                 "log.message.timestamp.after.max.ms",
+                 ps->timestamp_after_max_ms);
 }
 
 /* A topic's retention.ms / retention.bytes and the like (a decimal >= -1,
  * -1 for none), else the broker's. */
-static int64_t topic_limit(const struct meta_topic *t, const char *name,
-                           int64_t broker_default)
+static int64_t topic_limit(const struct replica_manager *ps,
+                           const struct meta_topic *t, const char *name,
+                           const char *bname, int64_t broker_default)
 {
-    return topic_number(t, name, -1, broker_default);
+    return topic_number(ps, t, name, bname, -1, broker_default);
 }
 
 static void follow_retention(const struct replica_manager *ps,
                              struct partition *p, const struct meta_topic *t)
 {
-    const char *policy = meta_topic_config(t, "cleanup.policy");
+    const char *policy = topic_value(ps, t, "cleanup.policy",
+                                     "log.cleanup.policy");
     p->compacted = policy != NULL && strstr(policy, "compact") != NULL;
     p->clean = ps->clean;
-    p->clean.delete_retention_ms = topic_limit(t, "delete.retention.ms",
-                                               ps->clean.delete_retention_ms);
-    p->clean.min_lag_ms = topic_limit(t, "min.compaction.lag.ms",
-                                      ps->clean.min_lag_ms);
-    p->clean.max_lag_ms = topic_limit(t, "max.compaction.lag.ms",
-                                      ps->clean.max_lag_ms);
-    const char *ratio = meta_topic_config(t, "min.cleanable.dirty.ratio");
+    p->clean.delete_retention_ms =
+        topic_limit(ps, t, "delete.retention.ms",
+                    "log.cleaner.delete.retention.ms",
+                    ps->clean.delete_retention_ms);
+    p->clean.min_lag_ms =
+        topic_limit(ps, t, "min.compaction.lag.ms",
+                    "log.cleaner.min.compaction.lag.ms", ps->clean.min_lag_ms);
+    p->clean.max_lag_ms =
+        topic_limit(ps, t, "max.compaction.lag.ms",
+                    "log.cleaner.max.compaction.lag.ms", ps->clean.max_lag_ms);
+    const char *ratio = topic_value(ps, t, "min.cleanable.dirty.ratio",
+                                    "log.cleaner.min.cleanable.ratio");
     if (ratio != NULL) {
         (void)log_clean_parse_ratio(ratio, &p->clean.min_dirty_ratio);
     }
@@ -497,10 +532,12 @@ static void follow_retention(const struct replica_manager *ps,
         p->retention = (struct log_retention){-1, -1}; /* compact only */
         return;
     }
-    p->retention.retention_ms = topic_limit(t, "retention.ms",
-                                            ps->retention.retention_ms);
+    p->retention.retention_ms =
+        topic_limit(ps, t, "retention.ms", "log.retention.ms",
+                    ps->retention.retention_ms);
     p->retention.retention_bytes =
-        topic_limit(t, "retention.bytes", ps->retention.retention_bytes);
+        topic_limit(ps, t, "retention.bytes", "log.retention.bytes",
+                    ps->retention.retention_bytes);
 }
 
 /* Returns true when leadership changed. */
@@ -511,6 +548,9 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     bool changed = mp->leader != p->leader ||
                    mp->leader_epoch != p->leader_epoch;
     p->max_message_bytes = topic_max_message_bytes(ps, t);
+    struct log_config cfg;
+    topic_log_config(ps, t, &cfg);
+    log_set_config(p->log, &cfg);
     follow_timestamp_configs(ps, p, t);
     follow_retention(ps, p, t);
     partition_apply_metadata(p, ps->broker_id, mp, ps->img,

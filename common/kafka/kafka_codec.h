@@ -39,6 +39,8 @@
  *    35     DescribeLogDirs      0..4     2+        kafka_codec_cluster.c
  *    60     DescribeCluster      0..1     0+        kafka_codec_cluster.c
  *    43     ElectLeaders         0..2     2+        kafka_codec_elect.c
+ *    33     AlterConfigs         0..2     2+        kafka_codec_configs.c
+ *    44     IncrementalAlterConfigs 0..1  1+        kafka_codec_configs.c
  *
  * Every maximum is Apache Kafka 3.8's, every minimum the oldest Kafka 3.9
  * serves, but for Produce and Fetch: their versions below 3 and 4 carry
@@ -166,7 +168,11 @@
     X(DESCRIBE_CLUSTER, 60, "DescribeCluster", describe_cluster,       \
       DescribeClusterRequest)                                          \
     X(ELECT_LEADERS, 43, "ElectLeaders", elect_leaders,                \
-      ElectLeadersRequest)
+      ElectLeadersRequest)                                              \
+    X(ALTER_CONFIGS, 33, "AlterConfigs", alter_configs,                \
+      AlterConfigsRequest)                                             \
+    X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs",        \
+      incremental_alter_configs, IncrementalAlterConfigsRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -355,5 +361,6 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_partitions.h"
 #include "common/kafka/kafka_codec_cluster.h"
 #include "common/kafka/kafka_codec_elect.h"
+#include "common/kafka/kafka_codec_configs.h"
 
 #endif

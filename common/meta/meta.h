@@ -170,6 +170,15 @@ struct meta_topic {
     struct meta_config_entry *configs; /* sorted by name (strcmp) */
 };
 
+/* The dynamic configs of one broker resource (KIP-226): broker id, or
+ * META_BROKER_DEFAULT for the cluster-wide default (resource name ""). */
+#define META_BROKER_DEFAULT (-1)
+struct meta_broker_configs {
+    int32_t broker;
+    size_t n_configs;
+    struct meta_config_entry *configs; /* sorted by name (strcmp) */
+};
+
 struct meta_image {
     int64_t offset;           /* records applied; the next gets offset + 1 */
     struct meta_broker *brokers; /* sorted by id */
@@ -179,6 +188,8 @@ struct meta_image {
     size_t n_topics;
     size_t cap_topics;
     int64_t next_producer_id;
+    struct meta_broker_configs *broker_configs; /* sorted by broker */
+    size_t n_broker_configs;
 };
 
 void meta_image_init(struct meta_image *img);
@@ -203,6 +214,16 @@ void meta_topic_free(struct meta_topic *t);
 
 /* A topic config value, or NULL when the topic does not set it. */
 const char *meta_topic_config(const struct meta_topic *t, const char *name);
+
+/* A dynamic broker config: of broker (META_BROKER_DEFAULT for the
+ * cluster-wide default), or NULL when it is not set there. */
+const char *meta_broker_config(const struct meta_image *img, int32_t broker,
+                               const char *name);
+
+/* A broker resource name: "" is META_BROKER_DEFAULT, a decimal id in
+ * 0..INT32_MAX (no sign, no leading zero) is that broker; false for
+ * anything else. */
+bool meta_broker_resource(const char *name, int32_t *broker);
 
 /* Kafka's topic-name rule (Topic.validate): 1..META_TOPIC_NAME_BYTES_MAX
  * bytes of [a-zA-Z0-9._-], not "." or "..". The controller checks

@@ -14,9 +14,9 @@
  * Decisions:
  *   - RC_NOMEM leaves the image, offset included, unchanged: every apply
  *     allocates before it mutates. The FSM aborts on it anyway.
- *   - Broker configs (resource type 4) are checked and then ignored with
- *     RC_OK: the image has nowhere to keep them and no broker reads them
- *     yet. Other resource types are RC_INVALID.
+ *   - Broker configs (resource type 4) are kept per resource: "" the
+ *     cluster-wide default, "N" broker N (meta_broker_resource()); a set
+ *     left empty is removed. Other resource types are RC_INVALID.
  *   - Topic names must be legal Kafka names ([a-zA-Z0-9._-]{1,249}, not
  *     "." or ".."): brokers build directory names from them.
  *   - Replica sets hold 0..META_REPLICAS_MAX distinct ids >= 0; leaders are
@@ -147,22 +147,29 @@ static struct meta_topic *apply_topic_by_name(struct meta_image *img,
     return NULL;
 }
 
-/* Index of config name in t, or where it would be inserted. */
-static size_t apply_config_index(const struct meta_topic *t, const char *name,
-                                 bool *found)
+/* A sorted array of config entries: a topic's or a broker resource's. */
+struct apply_configs {
+    struct meta_config_entry **configs;
+    size_t *n;
+    size_t max;
+};
+
+/* Index of config name in c, or where it would be inserted. */
+static size_t apply_config_index(const struct apply_configs *c,
+                                 const char *name, bool *found)
 {
     size_t lo = 0;
-    size_t hi = t->n_configs;
+    size_t hi = *c->n;
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(t->configs[mid].name, name) < 0) {
+        if (strcmp((*c->configs)[mid].name, name) < 0) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    *found = lo < t->n_configs && strcmp(t->configs[lo].name, name) == 0;
+    *found = lo < *c->n && strcmp((*c->configs)[lo].name, name) == 0;
     return lo;
 }
 
@@ -405,30 +412,30 @@ static int apply_remove_topic(struct meta_image *img,
 
 /* --- Configs and producer ids -------------------------------------------- */
 
-static void apply_config_delete(struct meta_topic *t, size_t i)
+static void apply_config_delete(const struct apply_configs *c, size_t i)
 {
-    free(t->configs[i].name);
-    free(t->configs[i].value);
-    memmove(&t->configs[i], &t->configs[i + 1],
-            (t->n_configs - i - 1) * sizeof *t->configs);
-    t->n_configs--;
-    if (t->n_configs == 0) {
-        free(t->configs);
-        t->configs = NULL;
+    struct meta_config_entry *arr = *c->configs;
+    free(arr[i].name);
+    free(arr[i].value);
+    memmove(&arr[i], &arr[i + 1], (*c->n - i - 1) * sizeof *arr);
+    (*c->n)--;
+    if (*c->n == 0) {
+        free(arr);
+        *c->configs = NULL;
     }
 }
 
-/* Sets name=value on t; allocates everything before changing anything. */
-static int apply_config_set(struct meta_topic *t, const char *name,
+/* Sets name=value in c; allocates everything before changing anything. */
+static int apply_config_set(const struct apply_configs *c, const char *name,
                             const char *value)
 {
     struct meta_config_entry *arr;
     char *v;
     char *k;
     bool found;
-    size_t i = apply_config_index(t, name, &found);
+    size_t i = apply_config_index(c, name, &found);
 
-    if (!found && t->n_configs >= META_TOPIC_CONFIGS_MAX) {
+    if (!found && *c->n >= c->max) {
         return RC_INVALID;
     }
     v = strdup(value);
@@ -436,34 +443,115 @@ static int apply_config_set(struct meta_topic *t, const char *name,
         return RC_NOMEM;
     }
     if (found) {
-        free(t->configs[i].value);
-        t->configs[i].value = v;
+        free((*c->configs)[i].value);
+        (*c->configs)[i].value = v;
         return RC_OK;
     }
     /* A successful realloc only adds room: the image is unchanged. */
-    arr = realloc(t->configs, (t->n_configs + 1) * sizeof *arr);
+    arr = realloc(*c->configs, (*c->n + 1) * sizeof *arr);
     if (arr == NULL) {
         free(v);
         return RC_NOMEM;
     }
-    t->configs = arr;
+    *c->configs = arr;
     k = strdup(name);
     if (k == NULL) {
         free(v);
         return RC_NOMEM;
     }
-    memmove(&arr[i + 1], &arr[i], (t->n_configs - i) * sizeof *arr);
+    memmove(&arr[i + 1], &arr[i], (*c->n - i) * sizeof *arr);
     arr[i].name = k;
     arr[i].value = v;
-    t->n_configs++;
+    (*c->n)++;
     return RC_OK;
+}
+
+static int apply_config_change(const struct apply_configs *c,
+                               const struct meta_rec_config *r)
+{
+    bool found;
+    size_t i;
+
+    if (r->has_value) {
+        return apply_config_set(c, r->name, r->value);
+    }
+    i = apply_config_index(c, r->name, &found);
+    if (found) {
+        apply_config_delete(c, i);
+    }
+    return RC_OK;
+}
+
+/* The set of broker (created empty if need be; NULL: no memory or no
+ * room, *rv says which). */
+static struct meta_broker_configs *
+apply_broker_set(struct meta_image *img, int32_t broker, bool create,
+                 int *rv)
+{
+    size_t lo = 0;
+    size_t hi = img->n_broker_configs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->broker_configs[mid].broker < broker) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo < img->n_broker_configs &&
+        img->broker_configs[lo].broker == broker) {
+        return &img->broker_configs[lo];
+    }
+    if (!create) {
+        return NULL;
+    }
+    if (img->n_broker_configs >= META_BROKER_CONFIG_SETS_MAX) {
+        *rv = RC_INVALID;
+        return NULL;
+    }
+    struct meta_broker_configs *arr = realloc(
+        img->broker_configs, (img->n_broker_configs + 1) * sizeof *arr);
+    if (arr == NULL) {
+        *rv = RC_NOMEM;
+        return NULL;
+    }
+    img->broker_configs = arr;
+    memmove(&arr[lo + 1], &arr[lo],
+            (img->n_broker_configs - lo) * sizeof *arr);
+    arr[lo] = (struct meta_broker_configs){.broker = broker};
+    img->n_broker_configs++;
+    return &arr[lo];
+}
+
+static int apply_broker_config(struct meta_image *img,
+                               const struct meta_rec_config *c)
+{
+    int32_t broker;
+    int rv = RC_OK;
+
+    if (!meta_broker_resource(c->resource_name, &broker)) {
+        return RC_INVALID;
+    }
+    struct meta_broker_configs *set =
+        apply_broker_set(img, broker, c->has_value, &rv);
+    if (set == NULL) {
+        return rv; /* RC_OK: deleting from a set that has nothing */
+    }
+    struct apply_configs ac = {&set->configs, &set->n_configs,
+                               META_BROKER_CONFIGS_MAX};
+    rv = apply_config_change(&ac, c);
+    if (set->n_configs == 0) { /* also after a failed first set */
+        size_t i = (size_t)(set - img->broker_configs);
+        memmove(set, set + 1,
+                (img->n_broker_configs - i - 1) * sizeof *set);
+        img->n_broker_configs--;
+    }
+    return rv;
 }
 
 static int apply_config(struct meta_image *img, const struct meta_rec_config *c)
 {
     struct meta_topic *t;
-    bool found;
-    size_t i;
 
     if (!apply_str_ok(c->resource_name, sizeof c->resource_name) ||
         !apply_str_ok(c->name, sizeof c->name) || c->name[0] == '\0' ||
@@ -471,7 +559,7 @@ static int apply_config(struct meta_image *img, const struct meta_rec_config *c)
         return RC_INVALID;
     }
     if (c->resource_type == META_RESOURCE_BROKER) {
-        return RC_OK; /* not kept; see the file comment */
+        return apply_broker_config(img, c);
     }
     if (c->resource_type != META_RESOURCE_TOPIC) {
         return RC_INVALID;
@@ -480,14 +568,9 @@ static int apply_config(struct meta_image *img, const struct meta_rec_config *c)
     if (t == NULL) {
         return RC_INVALID;
     }
-    if (c->has_value) {
-        return apply_config_set(t, c->name, c->value);
-    }
-    i = apply_config_index(t, c->name, &found);
-    if (found) {
-        apply_config_delete(t, i);
-    }
-    return RC_OK;
+    struct apply_configs ac = {&t->configs, &t->n_configs,
+                               META_TOPIC_CONFIGS_MAX};
+    return apply_config_change(&ac, c);
 }
 
 static int apply_producer_ids(struct meta_image *img,

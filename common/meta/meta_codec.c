@@ -17,6 +17,7 @@
 
 #include "metadata.pb-c.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -697,6 +698,9 @@ struct codec__image_view {
     Cairn__PartitionRecord **part_ptrs;
     Cairn__ConfigRecord *configs;
     Cairn__ConfigRecord **config_ptrs;
+    Cairn__ConfigRecord *bconfigs; /* broker configs */
+    Cairn__ConfigRecord **bconfig_ptrs;
+    char (*bnames)[16];            /* their resource names */
 };
 
 static void codec_image_view_free(struct codec__image_view *iv)
@@ -710,6 +714,9 @@ static void codec_image_view_free(struct codec__image_view *iv)
     free(iv->part_ptrs);
     free(iv->configs);
     free(iv->config_ptrs);
+    free(iv->bconfigs);
+    free(iv->bconfig_ptrs);
+    free(iv->bnames);
 }
 
 /* calloc of at least one element, so that NULL only means no memory. */
@@ -739,6 +746,18 @@ static int codec_image_view_alloc(struct codec__image_view *iv,
     iv->part_ptrs = codec_calloc(n_parts, sizeof *iv->part_ptrs);
     iv->configs = codec_calloc(n_configs, sizeof *iv->configs);
     iv->config_ptrs = codec_calloc(n_configs, sizeof *iv->config_ptrs);
+    size_t n_bconfigs = 0;
+    for (size_t i = 0; i < img->n_broker_configs; i++) {
+        n_bconfigs += img->broker_configs[i].n_configs;
+    }
+    iv->bconfigs = codec_calloc(n_bconfigs, sizeof *iv->bconfigs);
+    iv->bconfig_ptrs = codec_calloc(n_bconfigs, sizeof *iv->bconfig_ptrs);
+    iv->bnames = codec_calloc(img->n_broker_configs, sizeof *iv->bnames);
+    if (iv->bconfigs == NULL || iv->bconfig_ptrs == NULL ||
+        iv->bnames == NULL) {
+        codec_image_view_free(iv);
+        return RC_NOMEM;
+    }
     if (iv->brokers == NULL || iv->broker_ptrs == NULL ||
         iv->endpoints == NULL || iv->topics == NULL ||
         iv->topic_ptrs == NULL || iv->parts == NULL ||
@@ -804,6 +823,33 @@ static void codec_view_topic_state(Cairn__TopicState *m,
     }
 }
 
+/* Every broker config set, as ConfigRecords of resource type 4. */
+static void codec_view_broker_configs(Cairn__MetaImage *mi,
+                                      struct codec__image_view *iv,
+                                      const struct meta_image *img)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < img->n_broker_configs; i++) {
+        const struct meta_broker_configs *s = &img->broker_configs[i];
+        if (s->broker != META_BROKER_DEFAULT) {
+            snprintf(iv->bnames[i], sizeof iv->bnames[i], "%d",
+                     (int)s->broker);
+        }
+        for (size_t j = 0; j < s->n_configs; j++, k++) {
+            Cairn__ConfigRecord *cm = &iv->bconfigs[k];
+            cairn__config_record__init(cm);
+            cm->has_resource_type = true;
+            cm->resource_type = META_RESOURCE_BROKER;
+            cm->resource_name = iv->bnames[i];
+            cm->name = s->configs[j].name;
+            cm->value = s->configs[j].value;
+            iv->bconfig_ptrs[k] = cm;
+        }
+    }
+    mi->n_broker_configs = k;
+    mi->broker_configs = iv->bconfig_ptrs;
+}
+
 int meta_codec_encode_image(const struct meta_image *img,
                             void *(*alloc)(size_t), uint8_t **out,
                             size_t *len)
@@ -841,6 +887,7 @@ int meta_codec_encode_image(const struct meta_image *img,
     }
     mi.n_topics = img->n_topics;
     mi.topics = iv.topic_ptrs;
+    codec_view_broker_configs(&mi, &iv, img);
     rv = codec_pack(&mi.base, META_IMAGE_BYTES_MAX, alloc, out, len);
     codec_image_view_free(&iv);
     return rv;
@@ -1043,6 +1090,41 @@ static int codec_check_topics_unique(const struct meta_image *img)
     return rv;
 }
 
+/* Broker configs: applied as records to the image being built, which
+ * checks each one and keeps them sorted; a repeated key is malformed. */
+static int codec_get_broker_configs(const Cairn__MetaImage *mi,
+                                    struct meta_image *img)
+{
+    if (mi->n_broker_configs >
+        (size_t)META_BROKER_CONFIG_SETS_MAX * META_BROKER_CONFIGS_MAX) {
+        return RC_MALFORMED;
+    }
+    int64_t offset = img->offset;
+    int rv = RC_OK;
+    for (size_t i = 0; rv == RC_OK && i < mi->n_broker_configs; i++) {
+        const Cairn__ConfigRecord *c = mi->broker_configs[i];
+        struct meta_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.type = META_REC_CONFIG;
+        int32_t broker;
+        if (!codec_known(&c->base) || !c->has_resource_type ||
+            c->resource_type != META_RESOURCE_BROKER ||
+            c->resource_name == NULL || c->value == NULL ||
+            !codec_get_config(c, &rec.u.config) ||
+            !meta_broker_resource(rec.u.config.resource_name, &broker) ||
+            meta_broker_config(img, broker, rec.u.config.name) != NULL) {
+            rv = RC_MALFORMED;
+            break;
+        }
+        rv = meta_apply(img, &rec);
+        if (rv == RC_INVALID) {
+            rv = RC_MALFORMED;
+        }
+    }
+    img->offset = offset; /* the records were not the log's */
+    return rv;
+}
+
 static int codec_get_image(const Cairn__MetaImage *mi, struct meta_image *img)
 {
     int rv;
@@ -1071,6 +1153,10 @@ static int codec_get_image(const Cairn__MetaImage *mi, struct meta_image *img)
         if (rv != RC_OK) {
             return rv;
         }
+    }
+    rv = codec_get_broker_configs(mi, img);
+    if (rv != RC_OK) {
+        return rv;
     }
     return codec_check_topics_unique(img);
 }

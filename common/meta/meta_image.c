@@ -102,11 +102,25 @@ void meta_topic_free(struct meta_topic *t)
     t->cap_partitions = 0;
 }
 
+static void image_entries_free(struct meta_config_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(e[i].name);
+        free(e[i].value);
+    }
+    free(e);
+}
+
 void meta_image_free(struct meta_image *img)
 {
     for (size_t i = 0; i < img->n_topics; i++) {
         meta_topic_free(&img->topics[i]);
     }
+    for (size_t i = 0; i < img->n_broker_configs; i++) {
+        image_entries_free(img->broker_configs[i].configs,
+                           img->broker_configs[i].n_configs);
+    }
+    free(img->broker_configs);
     free(img->topics);
     free(img->brokers);
     meta_image_init(img);
@@ -151,6 +165,55 @@ static int image_topic_copy(struct meta_topic *dst,
     return RC_OK;
 }
 
+/* Deep copy of n entries at src into *dst (NULL for none). */
+static int image_entries_copy(struct meta_config_entry **dst,
+                              const struct meta_config_entry *src, size_t n)
+{
+    *dst = NULL;
+    if (n == 0) {
+        return RC_OK;
+    }
+    struct meta_config_entry *e = calloc(n, sizeof *e);
+    if (e == NULL) {
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        e[i].name = strdup(src[i].name);
+        e[i].value = strdup(src[i].value);
+        if (e[i].name == NULL || e[i].value == NULL) {
+            image_entries_free(e, i + 1);
+            return RC_NOMEM;
+        }
+    }
+    *dst = e;
+    return RC_OK;
+}
+
+static int image_broker_configs_copy(struct meta_image *dst,
+                                     const struct meta_image *src)
+{
+    if (src->n_broker_configs == 0) {
+        return RC_OK;
+    }
+    dst->broker_configs =
+        calloc(src->n_broker_configs, sizeof *dst->broker_configs);
+    if (dst->broker_configs == NULL) {
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < src->n_broker_configs; i++) {
+        const struct meta_broker_configs *s = &src->broker_configs[i];
+        struct meta_broker_configs *d = &dst->broker_configs[i];
+        d->broker = s->broker;
+        if (image_entries_copy(&d->configs, s->configs, s->n_configs) !=
+            RC_OK) {
+            return RC_NOMEM;
+        }
+        d->n_configs = s->n_configs;
+        dst->n_broker_configs = i + 1;
+    }
+    return RC_OK;
+}
+
 int meta_image_copy(struct meta_image *dst, const struct meta_image *src)
 {
     int rv = RC_NOMEM;
@@ -184,6 +247,9 @@ int meta_image_copy(struct meta_image *dst, const struct meta_image *src)
                 goto err;
             }
         }
+    }
+    if (image_broker_configs_copy(dst, src) != RC_OK) {
+        goto err;
     }
     return RC_OK;
 err:
@@ -246,6 +312,59 @@ meta_image_partition(const struct meta_image *img,
         return NULL;
     }
     return &t->partitions[partition];
+}
+
+static const char *image_entry(const struct meta_config_entry *e, size_t n,
+                               const char *name)
+{
+    size_t lo = 0;
+    size_t hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(e[mid].name, name);
+        if (c < 0) {
+            lo = mid + 1;
+        } else if (c > 0) {
+            hi = mid;
+        } else {
+            return e[mid].value;
+        }
+    }
+    return NULL;
+}
+
+const char *meta_broker_config(const struct meta_image *img, int32_t broker,
+                               const char *name)
+{
+    for (size_t i = 0; i < img->n_broker_configs; i++) {
+        const struct meta_broker_configs *s = &img->broker_configs[i];
+        if (s->broker == broker) {
+            return image_entry(s->configs, s->n_configs, name);
+        }
+    }
+    return NULL;
+}
+
+bool meta_broker_resource(const char *name, int32_t *broker)
+{
+    if (name[0] == '\0') {
+        *broker = META_BROKER_DEFAULT;
+        return true;
+    }
+    int64_t v = 0;
+    for (size_t i = 0; name[i] != '\0'; i++) {
+        if (name[i] < '0' || name[i] > '9' || i >= 10 ||
+            (i == 0 && name[i] == '0' && name[1] != '\0')) {
+            return false;
+        }
+        v = v * 10 + (name[i] - '0');
+    }
+    if (v > INT32_MAX) {
+        return false;
+    }
+    *broker = (int32_t)v;
+    return true;
 }
 
 const char *meta_topic_config(const struct meta_topic *t, const char *name)

@@ -382,6 +382,28 @@ static int fuzz_corpus_encode_cluster(struct writer *w, int16_t api_key,
     return kafka_describe_log_dirs_request_encode(w, version, &m);
 }
 
+/* AlterConfigs and IncrementalAlterConfigs: a topic's SET and DELETE
+ * (variant 1 adds an APPEND and a broker resource). */
+static int fuzz_corpus_encode_alter_configs(struct writer *w,
+                                            int16_t api_key,
+                                            int16_t version, int variant)
+{
+    const struct kafka_AlterableConfig cs[3] = {
+        {S("retention.ms"), 0, S("1000")},
+        {S("segment.ms"), 1, slice_null()},
+        {S("cleanup.policy"), 2, S("compact")}};
+    const struct kafka_AlterConfigsResource res[2] = {
+        {2, S("orders"), cs, variant == 0 ? 2 : 3}, {4, S("1"), cs, 1}};
+    if (api_key == KAFKA_API_ALTER_CONFIGS) {
+        const struct kafka_AlterConfigsRequest m = {res, 1 + variant,
+                                                    variant != 0};
+        return kafka_alter_configs_request_encode(w, version, &m);
+    }
+    const struct kafka_IncrementalAlterConfigsRequest m = {
+        res, 1 + variant, variant != 0};
+    return kafka_incremental_alter_configs_request_encode(w, version, &m);
+}
+
 /* Encodes sample `variant` of api_key's request at version into w. */
 static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
                               int16_t version, int variant)
@@ -450,6 +472,9 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
     case KAFKA_API_DESCRIBE_LOG_DIRS:
     case KAFKA_API_DESCRIBE_CLUSTER:
         return fuzz_corpus_encode_cluster(w, api_key, version, variant);
+    case KAFKA_API_ALTER_CONFIGS:
+    case KAFKA_API_INCREMENTAL_ALTER_CONFIGS:
+        return fuzz_corpus_encode_alter_configs(w, api_key, version, variant);
     default:
         return RC_INVALID;
     }
@@ -491,7 +516,8 @@ int main(int argc, char **argv)
         KAFKA_API_OFFSET_FETCH,    KAFKA_API_DESCRIBE_GROUPS,
         KAFKA_API_LIST_GROUPS,     KAFKA_API_DELETE_GROUPS,
         KAFKA_API_CREATE_PARTITIONS, KAFKA_API_DESCRIBE_LOG_DIRS,
-        KAFKA_API_DESCRIBE_CLUSTER, KAFKA_API_ELECT_LEADERS};
+        KAFKA_API_DESCRIBE_CLUSTER, KAFKA_API_ELECT_LEADERS,
+        KAFKA_API_ALTER_CONFIGS, KAFKA_API_INCREMENTAL_ALTER_CONFIGS};
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;

@@ -53,6 +53,8 @@ union fuzz_request {
     struct kafka_DescribeGroupsRequest describe_groups;
     struct kafka_ListGroupsRequest list_groups;
     struct kafka_DeleteGroupsRequest delete_groups;
+    struct kafka_AlterConfigsRequest alter_configs;
+    struct kafka_IncrementalAlterConfigsRequest incremental_alter_configs;
 };
 
 /* Decodes with the codec's decoder for api_key (kafka_apis[]);

@@ -1023,6 +1023,73 @@ static const struct kafka_schema_field s131[] = {
     {"ReplicaElectionResults", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s130)},
 };
 
+/* AlterConfigsRequest.Resources.Configs */
+static const struct kafka_schema_field s132[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Value", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* AlterConfigsRequest.Resources */
+static const struct kafka_schema_field s133[] = {
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Configs", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s132)},
+};
+
+/* AlterConfigsRequest */
+static const struct kafka_schema_field s134[] = {
+    {"Resources", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s133)},
+    {"ValidateOnly", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* AlterConfigsResponse.Responses */
+static const struct kafka_schema_field s135[] = {
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* AlterConfigsResponse */
+static const struct kafka_schema_field s136[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s135)},
+};
+
+/* IncrementalAlterConfigsRequest.Resources.Configs */
+static const struct kafka_schema_field s137[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"ConfigOperation", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"Value", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* IncrementalAlterConfigsRequest.Resources */
+static const struct kafka_schema_field s138[] = {
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Configs", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s137)},
+};
+
+/* IncrementalAlterConfigsRequest */
+static const struct kafka_schema_field s139[] = {
+    {"Resources", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s138)},
+    {"ValidateOnly", KS_BOOL, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* IncrementalAlterConfigsResponse.Responses */
+static const struct kafka_schema_field s140[] = {
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"ResourceType", KS_INT8, false, R(0, MAX), N, N, -1, NONE},
+    {"ResourceName", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* IncrementalAlterConfigsResponse */
+static const struct kafka_schema_field s141[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s140)},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -1123,6 +1190,14 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {43, "ElectLeaders", 0, 2,
      {R(0, 2), R(2, MAX), SUB(s128)},
      {R(0, 2), R(2, MAX), SUB(s131)},
+    },
+    {33, "AlterConfigs", 0, 2,
+     {R(0, 2), R(2, MAX), SUB(s134)},
+     {R(0, 2), R(2, MAX), SUB(s136)},
+    },
+    {44, "IncrementalAlterConfigs", 0, 1,
+     {R(0, 1), R(1, MAX), SUB(s139)},
+     {R(0, 1), R(1, MAX), SUB(s141)},
     },
 };
 

@@ -88,6 +88,10 @@ union any_msg {
     struct kafka_DescribeClusterResponse describe_cluster_resp;
     struct kafka_ElectLeadersRequest elect_leaders_req;
     struct kafka_ElectLeadersResponse elect_leaders_resp;
+    struct kafka_AlterConfigsRequest alter_configs_req;
+    struct kafka_AlterConfigsResponse alter_configs_resp;
+    struct kafka_IncrementalAlterConfigsRequest incremental_alter_configs_req;
+    struct kafka_AlterConfigsResponse incremental_alter_configs_resp;
 };
 
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
@@ -158,6 +162,11 @@ CODEC_ADAPT(describe_cluster_request, describe_cluster_req)
 CODEC_ADAPT(describe_cluster_response, describe_cluster_resp)
 CODEC_ADAPT(elect_leaders_request, elect_leaders_req)
 CODEC_ADAPT(elect_leaders_response, elect_leaders_resp)
+CODEC_ADAPT(alter_configs_request, alter_configs_req)
+CODEC_ADAPT(alter_configs_response, alter_configs_resp)
+CODEC_ADAPT(incremental_alter_configs_request, incremental_alter_configs_req)
+CODEC_ADAPT(incremental_alter_configs_response,
+            incremental_alter_configs_resp)
 
 CODEC_ADAPT_ENC(api_versions_request, api_versions_req)
 CODEC_ADAPT_ENC(api_versions_response, api_versions_resp)
@@ -209,6 +218,12 @@ CODEC_ADAPT_ENC(describe_cluster_request, describe_cluster_req)
 CODEC_ADAPT_ENC(describe_cluster_response, describe_cluster_resp)
 CODEC_ADAPT_ENC(elect_leaders_request, elect_leaders_req)
 CODEC_ADAPT_ENC(elect_leaders_response, elect_leaders_resp)
+CODEC_ADAPT_ENC(alter_configs_request, alter_configs_req)
+CODEC_ADAPT_ENC(alter_configs_response, alter_configs_resp)
+CODEC_ADAPT_ENC(incremental_alter_configs_request,
+                incremental_alter_configs_req)
+CODEC_ADAPT_ENC(incremental_alter_configs_response,
+                incremental_alter_configs_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -855,6 +870,47 @@ static void sample_elect_leaders_resp(union any_msg *m)
         .ReplicaElectionResultsCnt = 1};
 }
 
+static void sample_alter_configs_req(union any_msg *m)
+{
+    static struct kafka_AlterableConfig cs[2];
+    static struct kafka_AlterConfigsResource res[2];
+    cs[0] = (struct kafka_AlterableConfig){S("retention.ms"), 0, S("1000")};
+    cs[1] = (struct kafka_AlterableConfig){S("cleanup.policy"), 0,
+                                           slice_null()};
+    res[0] = (struct kafka_AlterConfigsResource){2, S("orders"), cs, 2};
+    res[1] = (struct kafka_AlterConfigsResource){4, S(""), NULL, 0};
+    m->alter_configs_req = (struct kafka_AlterConfigsRequest){res, 2, true};
+}
+
+static void sample_alter_configs_resp(union any_msg *m)
+{
+    static struct kafka_AlterConfigsResourceResponse rs[2];
+    rs[0] = (struct kafka_AlterConfigsResourceResponse){0, slice_null(), 2,
+                                                        S("orders")};
+    rs[1] = (struct kafka_AlterConfigsResourceResponse){
+        40, S("Unknown topic config name: x"), 2, S("other")};
+    m->alter_configs_resp = (struct kafka_AlterConfigsResponse){7, rs, 2};
+}
+
+static void sample_incremental_alter_configs_req(union any_msg *m)
+{
+    static struct kafka_AlterableConfig cs[3];
+    static struct kafka_AlterConfigsResource res[1];
+    cs[0] = (struct kafka_AlterableConfig){S("retention.ms"), 0, S("1000")};
+    cs[1] = (struct kafka_AlterableConfig){S("segment.ms"), 1, slice_null()};
+    cs[2] = (struct kafka_AlterableConfig){S("cleanup.policy"), 2,
+                                           S("compact")};
+    res[0] = (struct kafka_AlterConfigsResource){2, S("orders"), cs, 3};
+    m->incremental_alter_configs_req =
+        (struct kafka_IncrementalAlterConfigsRequest){res, 1, false};
+}
+
+static void sample_incremental_alter_configs_resp(union any_msg *m)
+{
+    sample_alter_configs_resp(m);
+    m->incremental_alter_configs_resp = m->alter_configs_resp;
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -902,6 +958,8 @@ static const struct codec_api apis[] = {
     API(describe_log_dirs, KAFKA_API_DESCRIBE_LOG_DIRS),
     API(describe_cluster, KAFKA_API_DESCRIBE_CLUSTER),
     API(elect_leaders, KAFKA_API_ELECT_LEADERS),
+    API(alter_configs, KAFKA_API_ALTER_CONFIGS),
+    API(incremental_alter_configs, KAFKA_API_INCREMENTAL_ALTER_CONFIGS),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

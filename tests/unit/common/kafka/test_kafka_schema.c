@@ -109,6 +109,23 @@ ADAPT(create_partitions, CreatePartitions)
 ADAPT(describe_log_dirs, DescribeLogDirs)
 ADAPT(describe_cluster, DescribeCluster)
 ADAPT(elect_leaders, ElectLeaders)
+ADAPT(alter_configs, AlterConfigs)
+/* IncrementalAlterConfigs answers with AlterConfigs' response struct. */
+static int incremental_alter_configs_req_dec(struct reader *r, int16_t v,
+                                             struct arena *a, void *m)
+{
+    return kafka_incremental_alter_configs_request_decode(r, v, a, m);
+}
+static int incremental_alter_configs_req_enc(struct writer *w, int16_t v,
+                                             const void *m)
+{
+    return kafka_incremental_alter_configs_request_encode(w, v, m);
+}
+static int incremental_alter_configs_resp_dec(struct reader *r, int16_t v,
+                                              struct arena *a, void *m)
+{
+    return kafka_incremental_alter_configs_response_decode(r, v, a, m);
+}
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -134,6 +151,8 @@ ADAPT_RESP_ENC(create_partitions)
 ADAPT_RESP_ENC(describe_log_dirs)
 ADAPT_RESP_ENC(describe_cluster)
 ADAPT_RESP_ENC(elect_leaders)
+ADAPT_RESP_ENC(alter_configs)
+ADAPT_RESP_ENC(incremental_alter_configs)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -177,6 +196,8 @@ static const struct codec_fns codecs[] = {
     FNS(describe_log_dirs, DESCRIBE_LOG_DIRS),
     FNS(describe_cluster, DESCRIBE_CLUSTER),
     FNS(elect_leaders, ELECT_LEADERS),
+    FNS(alter_configs, ALTER_CONFIGS),
+    FNS(incremental_alter_configs, INCREMENTAL_ALTER_CONFIGS),
 };
 
 static const struct codec_fns *codec_of(int16_t key)

@@ -692,7 +692,7 @@ Test(meta_apply, topic_configs_are_set_replaced_and_deleted)
     meta_image_free(&img);
 }
 
-Test(meta_apply, other_config_resources_are_ignored_or_rejected)
+Test(meta_apply, other_config_resources_are_rejected)
 {
     struct meta_image img;
     struct meta_image before;
@@ -701,8 +701,7 @@ Test(meta_apply, other_config_resources_are_ignored_or_rejected)
     build_orders(&img);
     meta_image_init(&before);
     cr_assert_eq(meta_image_copy(&before, &img), RC_OK);
-    APPLY_OK(&img, r_config(META_RESOURCE_BROKER, "1", "log.retention.ms",
-                            "5"));
+    APPLY_INVALID(&img, r_config(META_RESOURCE_BROKER, "x", "a", "b"));
     assert_only_offset_moved(&before, &img);
     APPLY_INVALID(&img, r_config(META_RESOURCE_TOPIC, "nope", "a", "b"));
     APPLY_INVALID(&img, r_config(3, "orders", "a", "b"));

@@ -1,0 +1,76 @@
+/* The planner of IncrementalAlterConfigs and AlterConfigs
+ * (controller/plan_configs.c): Kafka's validation of topic configs
+ * (LogConfig's definitions: names, types, bounds) and of the broker
+ * configs Kafka changes at runtime (KIP-226; resource "" is the
+ * cluster-wide default, "N" broker N), and the ConfigRecords that take a
+ * resource's dynamic configs from what they are to what the request
+ * asks. Pure, like the rest of controller/plan.h; loop thread of
+ * the active controller. */
+#ifndef CAIRN_CONTROLLER_PLAN_CONFIGS_H
+#define CAIRN_CONTROLLER_PLAN_CONFIGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/meta/meta.h"
+#include "controller/plan.h"
+
+/* Kafka's AlterConfigOp types. */
+#define PLAN_CONFIG_SET 0
+#define PLAN_CONFIG_DELETE 1
+#define PLAN_CONFIG_APPEND 2
+#define PLAN_CONFIG_SUBTRACT 3
+
+#define PLAN_CONFIG_MESSAGE_BYTES 256
+
+struct plan_config_op {
+    const char *name;  /* NULL counts as "" */
+    int32_t op;        /* PLAN_CONFIG_* */
+    const char *value; /* NULL: null */
+};
+
+struct plan_config_resource {
+    int32_t type;      /* META_RESOURCE_* */
+    const char *name;
+    const struct plan_config_op *ops;
+    size_t n_ops;
+};
+
+struct plan_config_result {
+    int16_t error;
+    char message[PLAN_CONFIG_MESSAGE_BYTES]; /* "" with no error */
+};
+
+/* Checks value against the definition of topic config name: NONE, or
+ * INVALID_CONFIG with Kafka's message ("Unknown topic config name: x",
+ * "Invalid value x for configuration retention.ms: Not a number of type
+ * LONG", ...) in msg. */
+int16_t plan_topic_config_check(const char *name, const char *value,
+                                char msg[PLAN_CONFIG_MESSAGE_BYTES]);
+
+/* Plans res[0..n): results[i] answers res[i]; the records of every
+ * resource without an error are appended (none with validate_only).
+ * replace (AlterConfigs): the SETs given become the whole set of the
+ * resource's dynamic configs. Errors, per resource, first match wins:
+ *   INVALID_REQUEST   a resource given more than once (each time), a
+ *                     resource type other than topic and broker, a
+ *                     broker name neither "" nor an id, a key given
+ *                     twice, a broker config Kafka changes only with a
+ *                     restart ("Cannot update these configs
+ *                     dynamically: Set(x)"), an unknown operation, a
+ *                     null value to SET, APPEND or SUBTRACT, a DELETE in
+ *                     replace mode;
+ *   UNKNOWN_TOPIC_OR_PARTITION  no such topic;
+ *   INVALID_CONFIG    an unknown name or bad value (the message says
+ *                     which), APPEND or SUBTRACT on a key that is not a
+ *                     list;
+ *   THROTTLING_QUOTA_EXCEEDED   the records do not fit in this batch.
+ * RC_NOMEM leaves out as it was. */
+MUST_CHECK int plan_alter_configs(const struct meta_image *img,
+                                  const struct plan_config_resource *res,
+                                  size_t n, bool replace, bool validate_only,
+                                  struct plan_records *out,
+                                  struct plan_config_result *results);
+
+#endif
