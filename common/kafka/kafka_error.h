@@ -63,13 +63,16 @@
     X(MEMBER_ID_REQUIRED, 79)                                          \
     X(GROUP_MAX_SIZE_REACHED, 81)                                      \
     X(FENCED_INSTANCE_ID, 82)                                          \
+    X(ELIGIBLE_LEADERS_NOT_AVAILABLE, 83)                              \
+    X(NO_REASSIGNMENT_IN_PROGRESS, 85)                                 \
     X(INVALID_RECORD, 87)                                              \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
     X(INVALID_UPDATE_VERSION, 95)                                      \
     X(UNKNOWN_TOPIC_ID, 100)                                           \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                              \
     X(BROKER_ID_NOT_REGISTERED, 102)                                   \
-    X(INELIGIBLE_REPLICA, 107)
+    X(INELIGIBLE_REPLICA, 107)                                         \
+    X(NEW_LEADER_ELECTED, 108)
 
 /* Enumerators are ints; every value fits an int16_t, and assigning a
  * constant to an int16_t is silent under -Wconversion. */

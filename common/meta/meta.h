@@ -89,6 +89,8 @@ struct meta_rec_partition {
     int32_t leader;                   /* META_NO_LEADER = offline */
     int32_t leader_epoch;
     int32_t partition_epoch;
+    struct meta_replica_set adding;   /* reassignment: joining replicas */
+    struct meta_replica_set removing; /* reassignment: leaving replicas */
 };
 
 /* Setting leader (anything but META_LEADER_UNCHANGED, even the same
@@ -99,6 +101,12 @@ struct meta_rec_partition_change {
     bool isr_changed;
     struct meta_replica_set isr;
     int32_t leader;
+    /* Replaces replicas, adding and removing together: a reassignment
+     * starting, completing or being cancelled (KIP-455). */
+    bool replicas_changed;
+    struct meta_replica_set replicas;
+    struct meta_replica_set adding;
+    struct meta_replica_set removing;
 };
 
 struct meta_rec_remove_topic {
@@ -153,6 +161,12 @@ struct meta_partition {
     int32_t leader;
     int32_t leader_epoch;
     int32_t partition_epoch;
+    /* Non-empty while a reassignment runs (KIP-455): replicas is then the
+     * target set followed by the replicas leaving; adding are the target
+     * replicas not yet in the original set, removing the original ones not
+     * in the target. */
+    struct meta_replica_set adding;
+    struct meta_replica_set removing;
 };
 
 struct meta_config_entry {

@@ -318,6 +318,29 @@ static int apply_partition_reserve(struct meta_topic *t)
     return RC_OK;
 }
 
+/* A reassignment's adding and removing sets: valid sets, disjoint, both
+ * within replicas. */
+static bool apply_reassignment_ok(const struct meta_replica_set *replicas,
+                                  const struct meta_replica_set *adding,
+                                  const struct meta_replica_set *removing)
+{
+    if (!apply_set_ok(adding) || !apply_set_ok(removing)) {
+        return false;
+    }
+    for (int32_t i = 0; i < adding->n; i++) {
+        if (!meta_replica_set_contains(replicas, adding->ids[i]) ||
+            meta_replica_set_contains(removing, adding->ids[i])) {
+            return false;
+        }
+    }
+    for (int32_t i = 0; i < removing->n; i++) {
+        if (!meta_replica_set_contains(replicas, removing->ids[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int apply_partition(struct meta_image *img,
                            const struct meta_rec_partition *r)
 {
@@ -328,6 +351,7 @@ static int apply_partition(struct meta_image *img,
         return RC_INVALID;
     }
     if (!apply_set_ok(&r->replicas) || !apply_set_ok(&r->isr) ||
+        !apply_reassignment_ok(&r->replicas, &r->adding, &r->removing) ||
         r->leader < META_NO_LEADER || r->leader_epoch < 0 ||
         r->partition_epoch < 0) {
         return RC_INVALID;
@@ -348,6 +372,8 @@ static int apply_partition(struct meta_image *img,
     p->id = r->partition;
     apply_set_copy(&p->replicas, &r->replicas);
     apply_set_copy(&p->isr, &r->isr);
+    apply_set_copy(&p->adding, &r->adding);
+    apply_set_copy(&p->removing, &r->removing);
     p->leader = r->leader;
     p->leader_epoch = r->leader_epoch;
     p->partition_epoch = r->partition_epoch;
@@ -368,6 +394,11 @@ static int apply_partition_change(struct meta_image *img,
     if (c->isr_changed && !apply_set_ok(&c->isr)) {
         return RC_INVALID;
     }
+    if (c->replicas_changed &&
+        (!apply_set_ok(&c->replicas) || c->replicas.n == 0 ||
+         !apply_reassignment_ok(&c->replicas, &c->adding, &c->removing))) {
+        return RC_INVALID;
+    }
     if (set_leader &&
         (c->leader < META_NO_LEADER || p->leader_epoch == INT32_MAX)) {
         return RC_INVALID;
@@ -377,6 +408,11 @@ static int apply_partition_change(struct meta_image *img,
     }
     if (c->isr_changed) {
         apply_set_copy(&p->isr, &c->isr);
+    }
+    if (c->replicas_changed) {
+        apply_set_copy(&p->replicas, &c->replicas);
+        apply_set_copy(&p->adding, &c->adding);
+        apply_set_copy(&p->removing, &c->removing);
     }
     if (set_leader) {
         p->leader = c->leader;

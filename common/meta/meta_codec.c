@@ -197,7 +197,11 @@ static bool codec_get_partition(const Cairn__PartitionRecord *m,
     r->partition_epoch = m->partition_epoch;
     return codec_get_uuid(m->has_topic_id, &m->topic_id, &r->topic_id) &&
            codec_get_set(m->n_replicas, m->replicas, &r->replicas) &&
-           codec_get_set(m->n_isr, m->isr, &r->isr);
+           codec_get_set(m->n_isr, m->isr, &r->isr) &&
+           codec_get_set(m->n_adding_replicas, m->adding_replicas,
+                         &r->adding) &&
+           codec_get_set(m->n_removing_replicas, m->removing_replicas,
+                         &r->removing);
 }
 
 static bool codec_get_partition_change(const Cairn__PartitionChangeRecord *m,
@@ -212,8 +216,20 @@ static bool codec_get_partition_change(const Cairn__PartitionChangeRecord *m,
         return false; /* an ISR that is not a change */
     }
     r->leader = m->has_leader ? m->leader : META_LEADER_UNCHANGED;
+    r->replicas_changed = m->has_has_replicas_change &&
+                          m->has_replicas_change;
+    if (!r->replicas_changed &&
+        (m->n_replicas > 0 || m->n_adding_replicas > 0 ||
+         m->n_removing_replicas > 0)) {
+        return false; /* replicas that are not a change */
+    }
     return codec_get_uuid(m->has_topic_id, &m->topic_id, &r->topic_id) &&
-           codec_get_set(m->n_isr, m->isr, &r->isr);
+           codec_get_set(m->n_isr, m->isr, &r->isr) &&
+           codec_get_set(m->n_replicas, m->replicas, &r->replicas) &&
+           codec_get_set(m->n_adding_replicas, m->adding_replicas,
+                         &r->adding) &&
+           codec_get_set(m->n_removing_replicas, m->removing_replicas,
+                         &r->removing);
 }
 
 static bool codec_get_config(const Cairn__ConfigRecord *m,
@@ -316,10 +332,15 @@ static int codec_check_record(const struct meta_record *rec)
         break;
     case META_REC_PARTITION:
         ok = codec_set_ok(&rec->u.partition.replicas) &&
-             codec_set_ok(&rec->u.partition.isr);
+             codec_set_ok(&rec->u.partition.isr) &&
+             codec_set_ok(&rec->u.partition.adding) &&
+             codec_set_ok(&rec->u.partition.removing);
         break;
     case META_REC_PARTITION_CHANGE:
-        ok = !pc->isr_changed || codec_set_ok(&pc->isr);
+        ok = (!pc->isr_changed || codec_set_ok(&pc->isr)) &&
+             (!pc->replicas_changed ||
+              (codec_set_ok(&pc->replicas) && codec_set_ok(&pc->adding) &&
+               codec_set_ok(&pc->removing)));
         break;
     case META_REC_CONFIG:
         ok = codec_str_ok(c->resource_name, sizeof c->resource_name) &&
@@ -407,8 +428,14 @@ static void codec_view_partition_fields(Cairn__PartitionRecord *m,
                                         const struct meta_replica_set *replicas,
                                         const struct meta_replica_set *isr,
                                         int32_t leader, int32_t leader_epoch,
-                                        int32_t partition_epoch)
+                                        int32_t partition_epoch,
+                                        const struct meta_replica_set *adding,
+                                        const struct meta_replica_set *removing)
 {
+    m->n_adding_replicas = (size_t)adding->n;
+    m->adding_replicas = (int32_t *)adding->ids;
+    m->n_removing_replicas = (size_t)removing->n;
+    m->removing_replicas = (int32_t *)removing->ids;
     m->has_partition_id = true;
     m->partition_id = partition;
     m->n_replicas = (size_t)replicas->n;
@@ -433,7 +460,8 @@ static void codec_view_partition(struct codec__view *v,
     m->topic_id = codec_uuid_view(&r->topic_id);
     codec_view_partition_fields(m, r->partition, &r->replicas, &r->isr,
                                 r->leader, r->leader_epoch,
-                                r->partition_epoch);
+                                r->partition_epoch, &r->adding,
+                                &r->removing);
     v->mr.record_case = CAIRN__META_RECORD__RECORD_PARTITION;
     v->mr.partition = m;
 }
@@ -457,6 +485,16 @@ static void codec_view_partition_change(
     if (r->leader != META_LEADER_UNCHANGED) {
         m->has_leader = true; /* absent means unchanged */
         m->leader = r->leader;
+    }
+    if (r->replicas_changed) {
+        m->has_has_replicas_change = true;
+        m->has_replicas_change = true;
+        m->n_replicas = (size_t)r->replicas.n;
+        m->replicas = (int32_t *)r->replicas.ids;
+        m->n_adding_replicas = (size_t)r->adding.n;
+        m->adding_replicas = (int32_t *)r->adding.ids;
+        m->n_removing_replicas = (size_t)r->removing.n;
+        m->removing_replicas = (int32_t *)r->removing.ids;
     }
     v->mr.record_case = CAIRN__META_RECORD__RECORD_PARTITION_CHANGE;
     v->mr.partition_change = m;
@@ -790,7 +828,8 @@ static void codec_view_topic_state(Cairn__TopicState *m,
         cairn__partition_record__init(pm);
         codec_view_partition_fields(pm, p->id, &p->replicas, &p->isr,
                                     p->leader, p->leader_epoch,
-                                    p->partition_epoch);
+                                    p->partition_epoch, &p->adding,
+                                    &p->removing);
         iv->part_ptrs[(*pi)++] = pm;
     }
     m->n_configs = t->n_configs;
@@ -906,7 +945,11 @@ static bool codec_get_partition_state(const Cairn__PartitionRecord *m,
     p->leader_epoch = m->leader_epoch;
     p->partition_epoch = m->partition_epoch;
     return codec_get_set(m->n_replicas, m->replicas, &p->replicas) &&
-           codec_get_set(m->n_isr, m->isr, &p->isr);
+           codec_get_set(m->n_isr, m->isr, &p->isr) &&
+           codec_get_set(m->n_adding_replicas, m->adding_replicas,
+                         &p->adding) &&
+           codec_get_set(m->n_removing_replicas, m->removing_replicas,
+                         &p->removing);
 }
 
 /* A heap copy of unpacked string s (present, at most max bytes, no NUL);
