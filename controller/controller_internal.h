@@ -90,6 +90,16 @@ void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
 void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
 
+/* handlers_reassign.c: AlterReassignments planned and proposed (true) or
+ * answered now (false); its answer; ListReassignments answered at once. */
+bool handlers_run_alter_reassignments(struct controller *c,
+                                      struct ctl_op *op);
+void handlers_reply_alter_reassignments(struct controller *c,
+                                        struct ctl_op *op);
+void handlers_list_reassignments(struct controller *c, struct rpc_conn *conn,
+                                 uint64_t correlation_id,
+                                 const Cairn__ListReassignmentsRequest *req);
+
 void ctl_op_free(struct ctl_op *op);
 
 /* controller/events.c: the lines (malloc'd, "\n"-ended; NULL if none)

@@ -59,6 +59,9 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
         snprintf(out, cap, "AlterPartition from leader %d",
                  (int)op->req->alter_partition->broker_id);
         break;
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        snprintf(out, cap, "AlterPartitionReassignments");
+        break;
     default:
         snprintf(out, cap, "request %d", (int)op->req->body_case);
         break;

@@ -321,6 +321,8 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return run_alter_partition(c, op);
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         return run_producer_ids(c, op);
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        return handlers_run_alter_reassignments(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -433,6 +435,12 @@ static void reply_alter_partition(struct controller *c, struct ctl_op *op)
                                "partition gone");
         return;
     }
+    if (p->leader != r->broker_id) {
+        /* The change completed a reassignment that moved the leader. */
+        controller_reply_error(c, op, KAFKA_ERROR_NEW_LEADER_ELECTED,
+                               "reassignment completed; leader moved");
+        return;
+    }
     Cairn__AlterPartitionResponse ap = CAIRN__ALTER_PARTITION_RESPONSE__INIT;
     ap.has_leader = ap.has_leader_epoch = ap.has_partition_epoch = true;
     ap.leader = p->leader;
@@ -488,6 +496,9 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         reply_producer_ids(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        handlers_reply_alter_reassignments(c, op);
         break;
     default:
         ASSERT(false);

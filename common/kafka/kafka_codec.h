@@ -154,7 +154,12 @@
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", describe_configs,       \
       DescribeConfigsRequest)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", delete_groups,                \
-      DeleteGroupsRequest)
+      DeleteGroupsRequest)                                             \
+    X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", \
+      alter_partition_reassignments,                                   \
+      AlterPartitionReassignmentsRequest)                              \
+    X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments",  \
+      list_partition_reassignments, ListPartitionReassignmentsRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -340,5 +345,6 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_epoch.h"
 #include "common/kafka/kafka_codec_group.h"
 #include "common/kafka/kafka_codec_offsets.h"
+#include "common/kafka/kafka_codec_reassign.h"
 
 #endif

@@ -889,6 +889,79 @@ static const struct kafka_schema_field s112[] = {
     {"Results", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s111)},
 };
 
+/* AlterPartitionReassignmentsRequest.Topics.Partitions */
+static const struct kafka_schema_field s113[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Replicas", KS_INT32, true, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* AlterPartitionReassignmentsRequest.Topics */
+static const struct kafka_schema_field s114[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s113)},
+};
+
+/* AlterPartitionReassignmentsRequest */
+static const struct kafka_schema_field s115[] = {
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s114)},
+};
+
+/* AlterPartitionReassignmentsResponse.Responses.Partitions */
+static const struct kafka_schema_field s116[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* AlterPartitionReassignmentsResponse.Responses */
+static const struct kafka_schema_field s117[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s116)},
+};
+
+/* AlterPartitionReassignmentsResponse */
+static const struct kafka_schema_field s118[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s117)},
+};
+
+/* ListPartitionReassignmentsRequest.Topics */
+static const struct kafka_schema_field s119[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"PartitionIndexes", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ListPartitionReassignmentsRequest */
+static const struct kafka_schema_field s120[] = {
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), R(0, MAX), N, -1, SUB(s119)},
+};
+
+/* ListPartitionReassignmentsResponse.Topics.Partitions */
+static const struct kafka_schema_field s121[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Replicas", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+    {"AddingReplicas", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+    {"RemovingReplicas", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ListPartitionReassignmentsResponse.Topics */
+static const struct kafka_schema_field s122[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s121)},
+};
+
+/* ListPartitionReassignmentsResponse */
+static const struct kafka_schema_field s123[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s122)},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -973,6 +1046,14 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {42, "DeleteGroups", 0, 2,
      {R(0, 2), R(2, MAX), SUB(s110)},
      {R(0, 2), R(2, MAX), SUB(s112)},
+    },
+    {45, "AlterPartitionReassignments", 0, 0,
+     {R(0, 0), R(0, MAX), SUB(s115)},
+     {R(0, 0), R(0, MAX), SUB(s118)},
+    },
+    {46, "ListPartitionReassignments", 0, 0,
+     {R(0, 0), R(0, MAX), SUB(s120)},
+     {R(0, 0), R(0, MAX), SUB(s123)},
     },
 };
 

@@ -78,6 +78,10 @@ union any_msg {
     struct kafka_DescribeGroupsResponse describe_groups_resp;
     struct kafka_ListGroupsRequest list_groups_req;
     struct kafka_ListGroupsResponse list_groups_resp;
+    struct kafka_AlterPartitionReassignmentsRequest apr_req;
+    struct kafka_AlterPartitionReassignmentsResponse apr_resp;
+    struct kafka_ListPartitionReassignmentsRequest lpr_req;
+    struct kafka_ListPartitionReassignmentsResponse lpr_resp;
     struct kafka_DeleteGroupsRequest delete_groups_req;
     struct kafka_DeleteGroupsResponse delete_groups_resp;
 };
@@ -128,6 +132,10 @@ CODEC_ADAPT(offset_fetch_request, offset_fetch_req)
 CODEC_ADAPT(offset_fetch_response, offset_fetch_resp)
 CODEC_ADAPT(find_coordinator_request, find_coordinator_req)
 CODEC_ADAPT(find_coordinator_response, find_coordinator_resp)
+CODEC_ADAPT(alter_partition_reassignments_request, apr_req)
+CODEC_ADAPT(alter_partition_reassignments_response, apr_resp)
+CODEC_ADAPT(list_partition_reassignments_request, lpr_req)
+CODEC_ADAPT(list_partition_reassignments_response, lpr_resp)
 CODEC_ADAPT(join_group_request, join_group_req)
 CODEC_ADAPT(join_group_response, join_group_resp)
 CODEC_ADAPT(heartbeat_request, heartbeat_req)
@@ -185,6 +193,10 @@ CODEC_ADAPT_ENC(list_groups_request, list_groups_req)
 CODEC_ADAPT_ENC(list_groups_response, list_groups_resp)
 CODEC_ADAPT_ENC(delete_groups_request, delete_groups_req)
 CODEC_ADAPT_ENC(delete_groups_response, delete_groups_resp)
+CODEC_ADAPT_ENC(alter_partition_reassignments_request, apr_req)
+CODEC_ADAPT_ENC(alter_partition_reassignments_response, apr_resp)
+CODEC_ADAPT_ENC(list_partition_reassignments_request, lpr_req)
+CODEC_ADAPT_ENC(list_partition_reassignments_response, lpr_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -743,6 +755,54 @@ static void sample_delete_groups_resp(union any_msg *m)
     m->delete_groups_resp = (struct kafka_DeleteGroupsResponse){1, rs, 2};
 }
 
+static void sample_alter_partition_reassignments_req(union any_msg *m)
+{
+    static const int32_t target[3] = {4, 2, 3};
+    static struct kafka_ReassignablePartition ps[2];
+    static struct kafka_ReassignableTopic ts[1];
+    ps[0] = (struct kafka_ReassignablePartition){0, target, 3};
+    ps[1] = (struct kafka_ReassignablePartition){5, NULL, -1}; /* cancel */
+    ts[0] = (struct kafka_ReassignableTopic){S("moves"), ps, 2};
+    m->apr_req = (struct kafka_AlterPartitionReassignmentsRequest){
+        60000, ts, 1};
+}
+
+static void sample_alter_partition_reassignments_resp(union any_msg *m)
+{
+    static struct kafka_ReassignablePartitionResponse ps[2];
+    static struct kafka_ReassignableTopicResponse ts[1];
+    ps[0] = (struct kafka_ReassignablePartitionResponse){0, 0, {NULL, 0}};
+    ps[1] = (struct kafka_ReassignablePartitionResponse){
+        5, 85, S("no reassignment")};
+    ts[0] = (struct kafka_ReassignableTopicResponse){S("moves"), ps, 2};
+    m->apr_resp = (struct kafka_AlterPartitionReassignmentsResponse){
+        0, 0, {NULL, 0}, ts, 1};
+}
+
+static void sample_list_partition_reassignments_req(union any_msg *m)
+{
+    static const int32_t parts[2] = {0, 5};
+    static struct kafka_ListPartitionReassignmentsTopics ts[1];
+    ts[0] = (struct kafka_ListPartitionReassignmentsTopics){S("moves"),
+                                                           parts, 2};
+    m->lpr_req = (struct kafka_ListPartitionReassignmentsRequest){30000, ts,
+                                                                  1};
+}
+
+static void sample_list_partition_reassignments_resp(union any_msg *m)
+{
+    static const int32_t replicas[4] = {4, 2, 3, 1};
+    static const int32_t adding[1] = {4};
+    static const int32_t removing[1] = {1};
+    static struct kafka_OngoingPartitionReassignment ps[1];
+    static struct kafka_OngoingTopicReassignment ts[1];
+    ps[0] = (struct kafka_OngoingPartitionReassignment){
+        0, replicas, 4, adding, 1, removing, 1};
+    ts[0] = (struct kafka_OngoingTopicReassignment){S("moves"), ps, 1};
+    m->lpr_resp = (struct kafka_ListPartitionReassignmentsResponse){
+        0, 0, {NULL, 0}, ts, 1};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -786,6 +846,9 @@ static const struct codec_api apis[] = {
     API(describe_groups, KAFKA_API_DESCRIBE_GROUPS),
     API(list_groups, KAFKA_API_LIST_GROUPS),
     API(delete_groups, KAFKA_API_DELETE_GROUPS),
+    API(alter_partition_reassignments,
+        KAFKA_API_ALTER_PARTITION_REASSIGNMENTS),
+    API(list_partition_reassignments, KAFKA_API_LIST_PARTITION_REASSIGNMENTS),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

@@ -105,6 +105,8 @@ ADAPT(init_producer_id, InitProducerId)
 ADAPT(offset_for_leader_epoch, OffsetForLeaderEpoch)
 ADAPT(describe_configs, DescribeConfigs)
 ADAPT(delete_groups, DeleteGroups)
+ADAPT(alter_partition_reassignments, AlterPartitionReassignments)
+ADAPT(list_partition_reassignments, ListPartitionReassignments)
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -126,6 +128,8 @@ ADAPT_RESP_ENC(init_producer_id)
 ADAPT_RESP_ENC(offset_for_leader_epoch)
 ADAPT_RESP_ENC(describe_configs)
 ADAPT_RESP_ENC(delete_groups)
+ADAPT_RESP_ENC(alter_partition_reassignments)
+ADAPT_RESP_ENC(list_partition_reassignments)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -165,6 +169,8 @@ static const struct codec_fns codecs[] = {
     FNS(offset_for_leader_epoch, OFFSET_FOR_LEADER_EPOCH),
     FNS(describe_configs, DESCRIBE_CONFIGS),
     FNS(delete_groups, DELETE_GROUPS),
+    FNS(alter_partition_reassignments, ALTER_PARTITION_REASSIGNMENTS),
+    FNS(list_partition_reassignments, LIST_PARTITION_REASSIGNMENTS),
 };
 
 static const struct codec_fns *codec_of(int16_t key)
