@@ -93,6 +93,8 @@ void kafka_handle_alter_partition_reassignments(struct broker *b,
                                                 struct kafka_request *req);
 void kafka_handle_list_partition_reassignments(struct broker *b,
                                                struct kafka_request *req);
+void kafka_handle_unregister_broker(struct broker *b,
+                                    struct kafka_request *req);
 
 /* The configs of a topic created with t's CreateTopics configs, as
  * CreateTopics v5+ answers them (broker/kafka/kafka_configs.c): each one

@@ -96,6 +96,9 @@ bool handlers_run_alter_reassignments(struct controller *c,
                                       struct ctl_op *op);
 void handlers_reply_alter_reassignments(struct controller *c,
                                         struct ctl_op *op);
+bool handlers_run_unregister_broker(struct controller *c, struct ctl_op *op);
+void handlers_reply_unregister_broker(struct controller *c,
+                                      struct ctl_op *op);
 void handlers_list_reassignments(struct controller *c, struct rpc_conn *conn,
                                  uint64_t correlation_id,
                                  const Cairn__ListReassignmentsRequest *req);

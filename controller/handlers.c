@@ -55,6 +55,10 @@ static void touch(struct controller *c, int32_t id)
 
 static bool run_duty(struct controller *c, struct ctl_op *op)
 {
+    if (op->fence && meta_image_broker(&c->fsm.image, op->fence_broker) ==
+                         NULL) {
+        return false; /* unregistered since the duty was queued */
+    }
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = op->fence
@@ -323,6 +327,8 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return run_producer_ids(c, op);
     case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
         return handlers_run_alter_reassignments(c, op);
+    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
+        return handlers_run_unregister_broker(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -499,6 +505,9 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
         handlers_reply_alter_reassignments(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
+        handlers_reply_unregister_broker(c, op);
         break;
     default:
         ASSERT(false);

@@ -52,6 +52,43 @@ bool handlers_run_alter_reassignments(struct controller *c, struct ctl_op *op)
     return true;
 }
 
+bool handlers_run_unregister_broker(struct controller *c, struct ctl_op *op)
+{
+    int32_t id = op->req->unregister_broker->has_broker_id
+                     ? op->req->unregister_broker->broker_id
+                     : -1;
+    struct plan_records recs;
+    plan_records_init(&recs);
+    int rv = plan_unregister_broker(&c->fsm.image, id, &recs, &op->error);
+    if (rv != RC_OK || op->error != KAFKA_ERROR_NONE) {
+        plan_records_free(&recs);
+        controller_reply_error(
+            c, op, op->error,
+            op->error == KAFKA_ERROR_INVALID_REQUEST
+                ? "the broker still hosts replicas; move them first"
+                : "no such broker is registered");
+        return false;
+    }
+    rv = controller_propose(c, op, recs.recs, recs.n);
+    plan_records_free(&recs);
+    if (rv != RC_OK) {
+        controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
+                               "could not propose; retry");
+        return false;
+    }
+    return true;
+}
+
+void handlers_reply_unregister_broker(struct controller *c, struct ctl_op *op)
+{
+    Cairn__UnregisterBrokerResponse ur =
+        CAIRN__UNREGISTER_BROKER_RESPONSE__INIT;
+    Cairn__Response resp = CAIRN__RESPONSE__INIT;
+    resp.body_case = CAIRN__RESPONSE__BODY_UNREGISTER_BROKER;
+    resp.unregister_broker = &ur;
+    controller_reply(c, op, &resp);
+}
+
 static const char *reassign_message(int16_t error)
 {
     switch (error) {

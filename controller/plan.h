@@ -314,6 +314,16 @@ MUST_CHECK int plan_alter_reassignments(const struct meta_image *img,
                                         size_t n, struct plan_records *out,
                                         int16_t *errors);
 
+/* UnregisterBroker (KIP-500's decommission): one UnregisterBroker record
+ * for a registered broker that no partition names as a replica (adding
+ * ones included). BROKER_ID_NOT_REGISTERED for an unknown id;
+ * INVALID_REQUEST while it still hosts replicas (move them first). A
+ * broker process still running registers again, as in Kafka. */
+MUST_CHECK int plan_unregister_broker(const struct meta_image *img,
+                                      int32_t broker_id,
+                                      struct plan_records *out,
+                                      int16_t *error_out);
+
 /* --- Producer ids ------------------------------------------------------- */
 
 /* AllocateProducerIds: STALE_BROKER_EPOCH for an unknown broker or another

@@ -279,3 +279,32 @@ int plan_alter_reassignments(const struct meta_image *img,
     }
     return plan_undo_on_error(out, rv, n0, more0);
 }
+
+int plan_unregister_broker(const struct meta_image *img, int32_t broker_id,
+                           struct plan_records *out, int16_t *error_out)
+{
+    const struct meta_broker *b = meta_image_broker(img, broker_id);
+    if (b == NULL) {
+        *error_out = KAFKA_ERROR_BROKER_ID_NOT_REGISTERED;
+        return RC_OK;
+    }
+    for (size_t t = 0; t < img->n_topics; t++) {
+        const struct meta_topic *topic = &img->topics[t];
+        for (int32_t p = 0; p < topic->n_partitions; p++) {
+            if (meta_replica_set_contains(&topic->partitions[p].replicas,
+                                          broker_id)) {
+                *error_out = KAFKA_ERROR_INVALID_REQUEST;
+                return RC_OK;
+            }
+        }
+    }
+    struct meta_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.type = META_REC_UNREGISTER_BROKER;
+    rec.u.unregister_broker.broker_id = broker_id;
+    rec.u.unregister_broker.broker_epoch = b->epoch;
+    int rv = plan_records_push(out, &rec);
+    *error_out = rv == RC_OK ? KAFKA_ERROR_NONE
+                             : KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    return rv;
+}

@@ -1,8 +1,9 @@
 /* Partition reassignment requests (broker/broker.h):
- * AlterPartitionReassignments and ListPartitionReassignments are
- * forwarded to the active controller (controller/handlers_reassign.c),
- * which plans and lists moves from the committed metadata, and its answer
- * is turned back into Kafka's per-topic layout. */
+ * AlterPartitionReassignments, ListPartitionReassignments and
+ * UnregisterBroker are forwarded to the active controller
+ * (controller/handlers_reassign.c), which plans and lists moves from the
+ * committed metadata and retires brokers, and its answer is turned back
+ * into Kafka's layout. */
 #include "broker/broker.h"
 
 #include <stdlib.h>
@@ -372,5 +373,52 @@ void kafka_handle_list_partition_reassignments(struct broker *b,
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_LIST_REASSIGNMENTS;
     cr.list_reassignments = &lq;
+    call_controller(ctx, &cr);
+}
+
+/* --- UnregisterBroker ------------------------------------------------------ */
+
+static int enc_unregister(struct writer *w, int16_t v, const void *r)
+{
+    return kafka_unregister_broker_response_encode(w, v, r);
+}
+
+static void unregister_answer(struct reassign_ctx *ctx,
+                              const Cairn__Response *resp, int16_t error)
+{
+    const char *msg = resp != NULL && resp->error_message != NULL
+                          ? resp->error_message
+                          : kafka_error_name(error);
+    struct kafka_UnregisterBrokerResponse r = {
+        .ErrorCode = error,
+        .ErrorMessage = error == KAFKA_ERROR_NONE ? slice_null()
+                                                  : slice_from_str(msg)};
+    kafka_send(ctx->req, enc_unregister, &r);
+}
+
+void kafka_handle_unregister_broker(struct broker *b,
+                                    struct kafka_request *req)
+{
+    struct reassign_ctx *ctx = ctx_new(b, req);
+    struct kafka_UnregisterBrokerRequest rq;
+    struct reader r;
+    reader_init(&r, req->body, req->body_len);
+    int rv = ctx == NULL ? RC_NOMEM
+                         : kafka_unregister_broker_request_decode(
+                               &r, req->api_version, &ctx->arena, &rq);
+    if (rv != RC_OK) {
+        kafka_close_conn(req, "malformed UnregisterBroker request");
+        if (ctx != NULL) {
+            ctx_free(ctx);
+        }
+        return;
+    }
+    ctx->answer = unregister_answer;
+    Cairn__UnregisterBrokerRequest ur = CAIRN__UNREGISTER_BROKER_REQUEST__INIT;
+    ur.has_broker_id = true;
+    ur.broker_id = rq.BrokerId;
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_UNREGISTER_BROKER;
+    cr.unregister_broker = &ur;
     call_controller(ctx, &cr);
 }

@@ -159,7 +159,9 @@
       alter_partition_reassignments,                                   \
       AlterPartitionReassignmentsRequest)                              \
     X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments",  \
-      list_partition_reassignments, ListPartitionReassignmentsRequest)
+      list_partition_reassignments, ListPartitionReassignmentsRequest) \
+    X(UNREGISTER_BROKER, 64, "UnregisterBroker", unregister_broker,    \
+      UnregisterBrokerRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {

@@ -1,7 +1,8 @@
 /* Kafka codec (common/kafka/kafka_codec.h): AlterPartitionReassignments
- * v0 and ListPartitionReassignments v0, checked against apache/kafka
- * AlterPartitionReassignments{Request,Response}.json and
- * ListPartitionReassignments{Request,Response}.json: both flexible from
+ * v0, ListPartitionReassignments v0 and UnregisterBroker v0, checked
+ * against apache/kafka AlterPartitionReassignments{Request,Response}.json,
+ * ListPartitionReassignments{Request,Response}.json and
+ * UnregisterBroker{Request,Response}.json: all flexible from
  * v0 (KIP-482) with no tagged field defined; Replicas in an Alter request
  * and Topics in a List request are nullable. Pure: no I/O, no clock, no
  * globals; any thread. */
@@ -284,6 +285,62 @@ int kafka_list_partition_reassignments_response_decode(
         ongoing_topic_decode(r, a, &topics[i]);
     }
     out->Topics = topics;
+    kafka_codec__tags(r);
+    return kafka_codec__finish(r);
+}
+
+/* --- UnregisterBroker ------------------------------------------------------ */
+
+int kafka_unregister_broker_request_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_UnregisterBrokerRequest *out)
+{
+    (void)a;
+    if (version != 0) {
+        return RC_INVALID;
+    }
+    kafka_codec__flexible(r, true);
+    out->BrokerId = reader_i32(r);
+    kafka_codec__tags(r);
+    return kafka_codec__finish(r);
+}
+
+int kafka_unregister_broker_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_UnregisterBrokerRequest *req)
+{
+    kafka_codec__check_version(version, 0, 0);
+    kafka_codec__flexible_write(w, true);
+    writer_i32(w, req->BrokerId);
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
+}
+
+int kafka_unregister_broker_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_UnregisterBrokerResponse *resp)
+{
+    kafka_codec__check_version(version, 0, 0);
+    kafka_codec__flexible_write(w, true);
+    writer_i32(w, resp->ThrottleTimeMs);
+    writer_i16(w, resp->ErrorCode);
+    writer_nullable_string_slice(w, resp->ErrorMessage);
+    kafka_codec__write_tags(w);
+    return kafka_codec__end(w);
+}
+
+int kafka_unregister_broker_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_UnregisterBrokerResponse *out)
+{
+    (void)a;
+    if (version != 0) {
+        return RC_INVALID;
+    }
+    kafka_codec__flexible(r, true);
+    out->ThrottleTimeMs = reader_i32(r);
+    out->ErrorCode = reader_i16(r);
+    out->ErrorMessage = reader_nullable_string(r);
     kafka_codec__tags(r);
     return kafka_codec__finish(r);
 }

@@ -1,5 +1,6 @@
 /* The Kafka codec's structs and functions for AlterPartitionReassignments
- * (45) and ListPartitionReassignments (46), implemented in
+ * (45), ListPartitionReassignments (46) and UnregisterBroker (64), the
+ * APIs that move replicas and retire brokers, implemented in
  * common/kafka/kafka_codec_reassign.c. Include common/kafka/kafka_codec.h,
  * which includes this and holds the conventions every API follows. */
 #ifndef CAIRN_COMMON_KAFKA_KAFKA_CODEC_REASSIGN_H
@@ -20,6 +21,8 @@
 #define KAFKA_ALTER_PARTITION_REASSIGNMENTS_VERSION_MAX 0
 #define KAFKA_LIST_PARTITION_REASSIGNMENTS_VERSION_MIN 0
 #define KAFKA_LIST_PARTITION_REASSIGNMENTS_VERSION_MAX 0
+#define KAFKA_UNREGISTER_BROKER_VERSION_MIN 0
+#define KAFKA_UNREGISTER_BROKER_VERSION_MAX 0
 
 /* --- AlterPartitionReassignments (45) ------------------------------------ */
 
@@ -125,5 +128,30 @@ MUST_CHECK int kafka_list_partition_reassignments_response_encode(
 MUST_CHECK int kafka_list_partition_reassignments_response_decode(
     struct reader *r, int16_t version, struct arena *a,
     struct kafka_ListPartitionReassignmentsResponse *out);
+
+/* --- UnregisterBroker (64) ------------------------------------------------ */
+
+struct kafka_UnregisterBrokerRequest {
+    int32_t BrokerId;
+};
+
+struct kafka_UnregisterBrokerResponse {
+    int32_t ThrottleTimeMs;
+    int16_t ErrorCode;
+    struct slice ErrorMessage; /* nullable */
+};
+
+MUST_CHECK int kafka_unregister_broker_request_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_UnregisterBrokerRequest *out);
+MUST_CHECK int kafka_unregister_broker_request_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_UnregisterBrokerRequest *req);
+MUST_CHECK int kafka_unregister_broker_response_encode(
+    struct writer *w, int16_t version,
+    const struct kafka_UnregisterBrokerResponse *resp);
+MUST_CHECK int kafka_unregister_broker_response_decode(
+    struct reader *r, int16_t version, struct arena *a,
+    struct kafka_UnregisterBrokerResponse *out);
 
 #endif

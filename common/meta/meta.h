@@ -59,6 +59,7 @@ enum meta_record_type {
     META_REC_REMOVE_TOPIC = 6,
     META_REC_CONFIG = 7,
     META_REC_PRODUCER_IDS = 8,
+    META_REC_UNREGISTER_BROKER = 22,
 };
 
 struct meta_rec_register_broker {
@@ -127,6 +128,13 @@ struct meta_rec_producer_ids {
     int64_t next_producer_id;
 };
 
+/* The broker's registration goes (epoch must match); it hosts no
+ * replica. */
+struct meta_rec_unregister_broker {
+    int32_t broker_id;
+    int64_t broker_epoch;
+};
+
 struct meta_record {
     enum meta_record_type type;
     union {
@@ -138,6 +146,7 @@ struct meta_record {
         struct meta_rec_remove_topic remove_topic;
         struct meta_rec_config config;
         struct meta_rec_producer_ids producer_ids;
+        struct meta_rec_unregister_broker unregister_broker;
     } u;
 };
 

@@ -240,6 +240,36 @@ static bool apply_tristate_ok(int8_t v)
     return v >= -1 && v <= 1;
 }
 
+/* Whether any partition names broker id among its replicas. */
+static bool apply_broker_hosts(const struct meta_image *img, int32_t id)
+{
+    for (size_t t = 0; t < img->n_topics; t++) {
+        const struct meta_topic *topic = &img->topics[t];
+        for (int32_t p = 0; p < topic->n_partitions; p++) {
+            if (meta_replica_set_contains(&topic->partitions[p].replicas,
+                                          id)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static int apply_unregister_broker(struct meta_image *img,
+                                   const struct meta_rec_unregister_broker *r)
+{
+    bool found;
+    size_t i = apply_broker_index(img, r->broker_id, &found);
+    if (!found || img->brokers[i].epoch != r->broker_epoch ||
+        apply_broker_hosts(img, r->broker_id)) {
+        return RC_INVALID;
+    }
+    memmove(&img->brokers[i], &img->brokers[i + 1],
+            (img->n_brokers - i - 1) * sizeof *img->brokers);
+    img->n_brokers--;
+    return RC_OK;
+}
+
 static int apply_broker_change(struct meta_image *img,
                                const struct meta_rec_broker_change *c)
 {
@@ -582,6 +612,9 @@ int meta_apply(struct meta_image *img, const struct meta_record *rec)
         break;
     case META_REC_PRODUCER_IDS:
         rv = apply_producer_ids(img, &rec->u.producer_ids);
+        break;
+    case META_REC_UNREGISTER_BROKER:
+        rv = apply_unregister_broker(img, &rec->u.unregister_broker);
         break;
     default:
         rv = RC_INVALID; /* a type this build does not know */

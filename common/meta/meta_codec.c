@@ -297,6 +297,14 @@ static bool codec_get_record(const Cairn__MetaRecord *m,
     case CAIRN__META_RECORD__RECORD_PRODUCER_IDS:
         rec->type = META_REC_PRODUCER_IDS;
         return codec_get_producer_ids(m->producer_ids, &rec->u.producer_ids);
+    case CAIRN__META_RECORD__RECORD_UNREGISTER_BROKER:
+        rec->type = META_REC_UNREGISTER_BROKER;
+        rec->u.unregister_broker.broker_id = m->unregister_broker->broker_id;
+        rec->u.unregister_broker.broker_epoch =
+            m->unregister_broker->broker_epoch;
+        return codec_known(&m->unregister_broker->base) &&
+               m->unregister_broker->has_broker_id &&
+               m->unregister_broker->has_broker_epoch;
     default:
         return false; /* no record set */
     }
@@ -350,6 +358,7 @@ static int codec_check_record(const struct meta_record *rec)
     case META_REC_BROKER_CHANGE:
     case META_REC_REMOVE_TOPIC:
     case META_REC_PRODUCER_IDS:
+    case META_REC_UNREGISTER_BROKER:
         ok = true;
         break;
     default:
@@ -381,6 +390,7 @@ struct codec__view {
         Cairn__RemoveTopicRecord remove_topic;
         Cairn__ConfigRecord config;
         Cairn__ProducerIdsRecord producer_ids;
+        Cairn__UnregisterBrokerRecord unregister_broker;
     } u;
 };
 
@@ -536,6 +546,15 @@ static void codec_view_small(struct codec__view *v,
             codec_uuid_view(&rec->u.remove_topic.topic_id);
         v->mr.record_case = CAIRN__META_RECORD__RECORD_REMOVE_TOPIC;
         v->mr.remove_topic = &v->u.remove_topic;
+    } else if (rec->type == META_REC_UNREGISTER_BROKER) {
+        cairn__unregister_broker_record__init(&v->u.unregister_broker);
+        v->u.unregister_broker.has_broker_id = true;
+        v->u.unregister_broker.broker_id = rec->u.unregister_broker.broker_id;
+        v->u.unregister_broker.has_broker_epoch = true;
+        v->u.unregister_broker.broker_epoch =
+            rec->u.unregister_broker.broker_epoch;
+        v->mr.record_case = CAIRN__META_RECORD__RECORD_UNREGISTER_BROKER;
+        v->mr.unregister_broker = &v->u.unregister_broker;
     } else {
         ASSERT(rec->type == META_REC_PRODUCER_IDS);
         cairn__producer_ids_record__init(&v->u.producer_ids);
@@ -574,6 +593,7 @@ static void codec_view_record(struct codec__view *v,
     case META_REC_TOPIC:
     case META_REC_REMOVE_TOPIC:
     case META_REC_PRODUCER_IDS:
+    case META_REC_UNREGISTER_BROKER:
         codec_view_small(v, rec);
         break;
     default:

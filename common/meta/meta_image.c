@@ -457,6 +457,11 @@ void meta_record_describe(const struct meta_image *img,
                    " next=%" PRId64, pid->broker_id, pid->broker_epoch,
                    pid->next_producer_id);
         break;
+    case META_REC_UNREGISTER_BROKER:
+        image_outf(&o, "unregister-broker id=%" PRId32 " epoch=%" PRId64,
+                   rec->u.unregister_broker.broker_id,
+                   rec->u.unregister_broker.broker_epoch);
+        break;
     default:
         image_outf(&o, "unknown-record type=%d", (int)rec->type);
         break;
@@ -612,6 +617,11 @@ bool meta_record_event(const struct meta_image *img,
     case META_REC_TOPIC:
         image_outf(&o, "topic %.*s created", (int)sizeof rec->u.topic.name,
                    rec->u.topic.name);
+        event = true;
+        break;
+    case META_REC_UNREGISTER_BROKER:
+        image_outf(&o, "broker %" PRId32 " unregistered (decommissioned)",
+                   rec->u.unregister_broker.broker_id);
         event = true;
         break;
     case META_REC_REMOVE_TOPIC: {

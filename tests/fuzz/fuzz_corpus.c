@@ -349,6 +349,10 @@ static int fuzz_corpus_encode_reassign(struct writer *w, int16_t api_key,
         return kafka_alter_partition_reassignments_request_encode(w, version,
                                                                   &m);
     }
+    if (api_key == KAFKA_API_UNREGISTER_BROKER) {
+        const struct kafka_UnregisterBrokerRequest m = {variant == 0 ? 4 : -1};
+        return kafka_unregister_broker_request_encode(w, version, &m);
+    }
     const struct kafka_ListPartitionReassignmentsTopics t = {S("orders"),
                                                              parts, 2};
     const struct kafka_ListPartitionReassignmentsRequest m = {
@@ -419,6 +423,7 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
         return fuzz_corpus_encode_group_admin(w, api_key, version, variant);
     case KAFKA_API_ALTER_PARTITION_REASSIGNMENTS:
     case KAFKA_API_LIST_PARTITION_REASSIGNMENTS:
+    case KAFKA_API_UNREGISTER_BROKER:
         return fuzz_corpus_encode_reassign(w, api_key, version, variant);
     default:
         return RC_INVALID;
@@ -461,7 +466,8 @@ int main(int argc, char **argv)
         KAFKA_API_OFFSET_FETCH,    KAFKA_API_DESCRIBE_GROUPS,
         KAFKA_API_LIST_GROUPS,     KAFKA_API_DELETE_GROUPS,
         KAFKA_API_ALTER_PARTITION_REASSIGNMENTS,
-        KAFKA_API_LIST_PARTITION_REASSIGNMENTS};
+        KAFKA_API_LIST_PARTITION_REASSIGNMENTS,
+        KAFKA_API_UNREGISTER_BROKER};
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;

@@ -300,3 +300,28 @@ Test(plan_reassign, cancel_needs_an_original_replica_in_sync, .init = setup,
     assert_set(&part()->isr, SET(1), "isr");
     cr_assert_eq(part()->leader, 1);
 }
+
+Test(plan_reassign, unregister_only_a_broker_without_replicas,
+     .init = setup, .fini = teardown)
+{
+    int16_t err = -1;
+    cr_assert_eq(plan_unregister_broker(&img, 9, &out, &err), RC_OK);
+    cr_assert_eq(err, KAFKA_ERROR_BROKER_ID_NOT_REGISTERED);
+    cr_assert_eq(plan_unregister_broker(&img, 1, &out, &err), RC_OK);
+    cr_assert_eq(err, KAFKA_ERROR_INVALID_REQUEST, "1 hosts t-0");
+    cr_assert_eq(out.n, 0);
+    /* A broker being added counts as hosting the partition. */
+    cr_assert_eq(reassign("t", 0, SET(2, 3, 4), false), KAFKA_ERROR_NONE);
+    apply_out();
+    cr_assert_eq(plan_unregister_broker(&img, 4, &out, &err), RC_OK);
+    cr_assert_eq(err, KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(alter_isr(SET(1, 2, 3, 4)), KAFKA_ERROR_NONE);
+    apply_out();
+    cr_assert_eq(plan_unregister_broker(&img, 1, &out, &err), RC_OK);
+    cr_assert_eq(err, KAFKA_ERROR_NONE);
+    cr_assert_eq(out.n, 1);
+    apply_out();
+    cr_assert_null(meta_image_broker(&img, 1));
+    cr_assert_not_null(meta_image_broker(&img, 2));
+    cr_assert_eq(img.n_brokers, 3);
+}

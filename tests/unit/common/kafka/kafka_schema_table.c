@@ -962,6 +962,18 @@ static const struct kafka_schema_field s123[] = {
     {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s122)},
 };
 
+/* UnregisterBrokerRequest */
+static const struct kafka_schema_field s124[] = {
+    {"BrokerId", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* UnregisterBrokerResponse */
+static const struct kafka_schema_field s125[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -1054,6 +1066,10 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {46, "ListPartitionReassignments", 0, 0,
      {R(0, 0), R(0, MAX), SUB(s120)},
      {R(0, 0), R(0, MAX), SUB(s123)},
+    },
+    {64, "UnregisterBroker", 0, 0,
+     {R(0, 0), R(0, MAX), SUB(s124)},
+     {R(0, 0), R(0, MAX), SUB(s125)},
     },
 };
 

@@ -82,6 +82,8 @@ union any_msg {
     struct kafka_AlterPartitionReassignmentsResponse apr_resp;
     struct kafka_ListPartitionReassignmentsRequest lpr_req;
     struct kafka_ListPartitionReassignmentsResponse lpr_resp;
+    struct kafka_UnregisterBrokerRequest unregister_broker_req;
+    struct kafka_UnregisterBrokerResponse unregister_broker_resp;
     struct kafka_DeleteGroupsRequest delete_groups_req;
     struct kafka_DeleteGroupsResponse delete_groups_resp;
 };
@@ -136,6 +138,8 @@ CODEC_ADAPT(alter_partition_reassignments_request, apr_req)
 CODEC_ADAPT(alter_partition_reassignments_response, apr_resp)
 CODEC_ADAPT(list_partition_reassignments_request, lpr_req)
 CODEC_ADAPT(list_partition_reassignments_response, lpr_resp)
+CODEC_ADAPT(unregister_broker_request, unregister_broker_req)
+CODEC_ADAPT(unregister_broker_response, unregister_broker_resp)
 CODEC_ADAPT(join_group_request, join_group_req)
 CODEC_ADAPT(join_group_response, join_group_resp)
 CODEC_ADAPT(heartbeat_request, heartbeat_req)
@@ -197,6 +201,8 @@ CODEC_ADAPT_ENC(alter_partition_reassignments_request, apr_req)
 CODEC_ADAPT_ENC(alter_partition_reassignments_response, apr_resp)
 CODEC_ADAPT_ENC(list_partition_reassignments_request, lpr_req)
 CODEC_ADAPT_ENC(list_partition_reassignments_response, lpr_resp)
+CODEC_ADAPT_ENC(unregister_broker_request, unregister_broker_req)
+CODEC_ADAPT_ENC(unregister_broker_response, unregister_broker_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -803,6 +809,17 @@ static void sample_list_partition_reassignments_resp(union any_msg *m)
         0, 0, {NULL, 0}, ts, 1};
 }
 
+static void sample_unregister_broker_req(union any_msg *m)
+{
+    m->unregister_broker_req = (struct kafka_UnregisterBrokerRequest){4};
+}
+
+static void sample_unregister_broker_resp(union any_msg *m)
+{
+    m->unregister_broker_resp = (struct kafka_UnregisterBrokerResponse){
+        0, 4, S("the broker still hosts replicas")};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -849,6 +866,7 @@ static const struct codec_api apis[] = {
     API(alter_partition_reassignments,
         KAFKA_API_ALTER_PARTITION_REASSIGNMENTS),
     API(list_partition_reassignments, KAFKA_API_LIST_PARTITION_REASSIGNMENTS),
+    API(unregister_broker, KAFKA_API_UNREGISTER_BROKER),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

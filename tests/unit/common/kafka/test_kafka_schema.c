@@ -107,6 +107,7 @@ ADAPT(describe_configs, DescribeConfigs)
 ADAPT(delete_groups, DeleteGroups)
 ADAPT(alter_partition_reassignments, AlterPartitionReassignments)
 ADAPT(list_partition_reassignments, ListPartitionReassignments)
+ADAPT(unregister_broker, UnregisterBroker)
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -130,6 +131,7 @@ ADAPT_RESP_ENC(describe_configs)
 ADAPT_RESP_ENC(delete_groups)
 ADAPT_RESP_ENC(alter_partition_reassignments)
 ADAPT_RESP_ENC(list_partition_reassignments)
+ADAPT_RESP_ENC(unregister_broker)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -171,6 +173,7 @@ static const struct codec_fns codecs[] = {
     FNS(delete_groups, DELETE_GROUPS),
     FNS(alter_partition_reassignments, ALTER_PARTITION_REASSIGNMENTS),
     FNS(list_partition_reassignments, LIST_PARTITION_REASSIGNMENTS),
+    FNS(unregister_broker, UNREGISTER_BROKER),
 };
 
 static const struct codec_fns *codec_of(int16_t key)
