@@ -108,6 +108,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/web_page.sh $(BUILD)
 	tests/integration/retention.sh $(BUILD)
 	tests/integration/compaction.sh $(BUILD)
+	tests/integration/reassign.sh $(BUILD)
 	tests/integration/group_handover.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 	$(MAKE) --no-print-directory scenarios

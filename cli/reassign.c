@@ -42,9 +42,9 @@ void brokers_usage(FILE *out)
 {
     fputs("  brokers decommission N [--timeout DURATION]\n"
           "      Moves every replica off broker N, waits for the moves\n"
-          "      (progress printed; default timeout 10m), then unregisters\n"
-          "      N once it holds no replica. Stop N's process first or\n"
-          "      after: a running broker registers again.\n",
+          "      (progress printed; default timeout 10m), waits for N's\n"
+          "      process to be stopped (a running broker would register\n"
+          "      again), then unregisters N.\n",
           out);
 }
 
@@ -581,6 +581,40 @@ static int wait_moved_off(struct ctl_client *cc, int32_t id,
     }
 }
 
+/* A running broker registers again after UnregisterBroker (as in Kafka):
+ * waits until broker id is fenced (its process stopped), saying so once. */
+static int wait_stopped(struct ctl_client *cc, int32_t id,
+                        uint64_t timeout_ms)
+{
+    int64_t start = cli_mono_ms();
+    bool told = false;
+    for (;;) {
+        struct cluster_view v;
+        int rv = cluster_describe(cc, &v);
+        const struct meta_broker *b =
+            rv == RC_OK ? meta_image_broker(&v.image, id) : NULL;
+        bool fenced = rv == RC_OK && (b == NULL || b->fenced);
+        cluster_view_free(&v);
+        if (fenced) {
+            return CLI_EXIT_OK;
+        }
+        if (!told) {
+            printf("broker %d is still running: stop its process (e.g. "
+                   "deploy/cluster.sh stop broker-%d) to unregister it; "
+                   "waiting\n", (int)id, (int)id);
+            fflush(stdout);
+            told = true;
+        }
+        if ((uint64_t)(cli_mono_ms() - start) >= timeout_ms) {
+            cli_error("brokers decommission: broker %d still runs after %"
+                      PRIu64 " ms; unregister it once stopped by running "
+                      "this again", (int)id, timeout_ms);
+            return CLI_EXIT_FAILED;
+        }
+        pause_ms(REASSIGN__POLL_MS);
+    }
+}
+
 int brokers_main(int argc, char **argv, const char *controllers)
 {
     const char *timeout = NULL;
@@ -623,6 +657,9 @@ int brokers_main(int argc, char **argv, const char *controllers)
     reassign_plan_free(&plan);
     if (rc == CLI_EXIT_OK) {
         rc = wait_moved_off(&cc, id, timeout_ms);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = wait_stopped(&cc, id, timeout_ms);
     }
     if (rc == CLI_EXIT_OK) {
         rc = unregister(&cc, id);
