@@ -18,6 +18,7 @@
 #include "broker/membership.h"
 #include "broker/replication/replica_manager.h"
 #include "broker/replication/follower.h"
+#include "broker/replication/throttle.h"
 #include "common/trace.h"
 
 struct fetch_wait;
@@ -46,6 +47,9 @@ struct broker {
     uint64_t isr_expands;
     uint64_t bytes_in;             /* record bytes produced by clients */
     uint64_t messages_in;          /* and their records */
+    /* leader.replication.throttled.rate: what this broker, as leader,
+     * sends to followers of partitions being reassigned. */
+    struct throttle leader_throttle;
 };
 
 /* The broker's Prometheus text (broker/metrics.c). */

@@ -9,6 +9,10 @@
  * order, the moved partitions have their target replicas as a full ISR,
  * and the replicas that left have their logs deleted.
  *
+ * A second test sets leader.replication.throttled.rate and checks that a
+ * move of 3 MiB takes as long as the rate says while acks=all writes to
+ * the same partition stay quick.
+ *
  * Broker 4 is paused (SIGSTOP) while the moves start, so that the moves
  * are seen in progress and can be cancelled before it catches up, without
  * depending on how fast catch-up is. Every wait polls a condition until a
@@ -29,6 +33,7 @@
 #include "common/kafka/kafka_error.h"
 #include "common/meta/meta.h"
 #include "common/rc.h"
+#include "tests/lib/batch_builder.h"
 #include "tests/lib/child.h"
 #include "tests/lib/cluster.h"
 #include "tests/lib/kafka_wire.h"
@@ -370,9 +375,9 @@ static void load_finish(void)
 /* --- The test -------------------------------------------------------------- */
 
 /* Three brokers and the topic, every partition in sync. */
-static void start_cluster(void)
+static void start_cluster(const char *broker_config)
 {
-    c.broker_extra_config = extra_config;
+    c.broker_extra_config = broker_config;
     cluster_start(&c, 3, 3);
     started = true;
     cr_assert(cluster_wait_ready(&c, deadline_after(30000)),
@@ -388,7 +393,7 @@ static void start_cluster(void)
 
 Test(reassign, moves_onto_an_added_broker_under_load_and_cancels)
 {
-    start_cluster();
+    start_cluster(extra_config);
     load_start();
     cr_assert(wait_acked_above(WARMUP_ACKED, 30000),
               "no load before the moves; see %s", load_log);
@@ -481,4 +486,90 @@ Test(reassign, moves_onto_an_added_broker_under_load_and_cancels)
               before[1].replicas.ids[2]);
     cr_assert(wait_no_dir(4, 2, 15000), "broker 4 kept partition 2's log");
     cr_assert(has_dir(4, 0) && has_dir(4, 1), "broker 4 hosts the moves");
+}
+
+/* --- Throttle -------------------------------------------------------------- */
+
+#define THROTTLE_RATE 400000 /* bytes/s, leader.replication.throttled.rate */
+#define THROTTLE_BATCHES 48  /* of 64 KiB: 3 MiB to copy */
+
+/* Produces one 64 KiB batch to partition 0 through its leader's port;
+ * the Kafka error, -1 without an answer. */
+static int big_produce(int port, uint32_t seed)
+{
+    struct kafka_client kc;
+    if (!kafka_wire_connect(&kc, port)) {
+        kafka_client_close(&kc);
+        return -1;
+    }
+    struct built_batch b = batch_build(16, 4096, 1000, seed);
+    struct kafka_PartitionProduceResponse out;
+    bool answered = kafka_wire_produce_answer(&kc, TOPIC, 0, b.bytes, b.len,
+                                              -1, 10000, &out);
+    built_batch_free(&b);
+    kafka_client_close(&kc);
+    return answered ? out.ErrorCode : -1;
+}
+
+Test(reassign, leader_throttle_slows_a_move_not_producers)
+{
+    static const char throttled_config[] =
+        "min.insync.replicas=2\n"
+        "replica.lag.time.max.ms=3000\n"
+        "leader.replication.throttled.rate=400000\n";
+    start_cluster(throttled_config);
+    struct meta_partition before;
+    cr_assert(part_read(0, &before));
+    struct cluster_node *leader = cluster_broker(&c, before.leader);
+    /* The leader may not have applied the topic yet: the first write is
+     * tried until it lands. */
+    uint64_t ready_by = deadline_after(15000);
+    while (big_produce(leader->port, 0) != KAFKA_ERROR_NONE &&
+           cluster_now_ms() < ready_by) {
+        pause_ms(200);
+    }
+    for (uint32_t i = 1; i < THROTTLE_BATCHES; i++) {
+        int e = big_produce(leader->port, i);
+        cr_assert_eq(e, KAFKA_ERROR_NONE, "batch %u: error %d", i, e);
+    }
+    struct cluster_node *b4 = cluster_add_broker(&c);
+    uint64_t deadline = deadline_after(20000);
+    while (!broker_unfenced(4) && cluster_now_ms() < deadline) {
+        pause_ms(100);
+    }
+    cr_assert(broker_unfenced(4), "broker 4 never joined; see %s", b4->log);
+    /* Keep the leader: replace the last replica with 4. */
+    int32_t t[3];
+    memcpy(t, before.replicas.ids, sizeof t);
+    t[2] = 4;
+    struct move m = {0, t, 3};
+    int16_t err;
+    uint64_t move_start = cluster_now_ms();
+    alter(TOPIC, &m, 1, &err);
+    cr_assert_eq(err, KAFKA_ERROR_NONE);
+    /* Producers are not throttled: acks=all writes go on meanwhile. */
+    for (uint32_t i = 0; i < 5; i++) {
+        uint64_t t0 = cluster_now_ms();
+        cr_assert_eq(big_produce(leader->port, 1000 + i), KAFKA_ERROR_NONE);
+        cr_assert_lt(cluster_now_ms() - t0, 3000,
+                     "an acks=all write took %llu ms during the move",
+                     (unsigned long long)(cluster_now_ms() - t0));
+    }
+    struct meta_replica_set target = {0};
+    for (int32_t k = 0; k < 3; k++) {
+        target.ids[target.n++] = t[k];
+    }
+    struct meta_partition mp;
+    cr_assert(wait_moved(0, &target, 60000, &mp),
+              "the throttled move never completed; see %s", b4->log);
+    uint64_t took = cluster_now_ms() - move_start;
+    /* 53 batches of ~64 KiB at 400 kB/s, less the bucket's first second:
+     * at least 6 s; unthrottled it takes well under one. */
+    uint64_t bytes = (THROTTLE_BATCHES + 5) * 65536ull;
+    uint64_t floor_ms = (bytes * 1000 / THROTTLE_RATE) - 1000 - 1500;
+    fprintf(stderr, "reassign: throttled move of %llu bytes took %llu ms "
+            "(at least %llu expected)\n", (unsigned long long)bytes,
+            (unsigned long long)took, (unsigned long long)floor_ms);
+    cr_assert_geq(took, floor_ms, "the move was not throttled: %llu ms",
+                  (unsigned long long)took);
 }
