@@ -105,7 +105,10 @@ static size_t split_topics(char *list, const char **names, size_t cap)
     return n;
 }
 
-/* Computes the plan for adding `add` or removing `remove` (-1: not). */
+/* Computes the plan for adding `add` or removing `remove` (-1: not) over
+ * every registered broker, fenced ones included (a broker that is down
+ * for a while keeps its replicas, as kafka-reassign-partitions' broker
+ * list would). */
 static int compute(const char *controllers, int32_t add, int32_t remove,
                    char *topics, struct reassign_plan *plan)
 {
@@ -125,11 +128,9 @@ static int compute(const char *controllers, int32_t add, int32_t remove,
     }
     int32_t brokers[REASSIGN_PLAN_BROKERS_MAX];
     size_t n = 0;
-    bool known = add < 0;
     for (size_t i = 0; i < v.image.n_brokers; i++) {
         const struct meta_broker *b = &v.image.brokers[i];
-        known |= b->id == add || b->id == remove;
-        if (b->id != remove && (!b->fenced || b->id == add) &&
+        if (b->id != remove &&
             n < REASSIGN_PLAN_BROKERS_MAX) {
             brokers[n++] = b->id;
         }
@@ -143,7 +144,6 @@ static int compute(const char *controllers, int32_t add, int32_t remove,
         cluster_view_free(&v);
         return CLI_EXIT_FAILED;
     }
-    (void)known;
     const char *names[256];
     size_t n_names = topics != NULL ? split_topics(topics, names, 256) : 0;
     char err[256];
