@@ -92,7 +92,7 @@ static void print_set(FILE *out, const int32_t *ids, size_t n)
     }
 }
 
-/* --- Plans ----------------------------------------------------------------- */
+/* --- Plans ---------------------------------------------------------------- */
 
 /* Splits "a,b,c" in place into names (at most cap). */
 static size_t split_topics(char *list, const char **names, size_t cap)
@@ -244,7 +244,7 @@ static int execute(struct ctl_client *cc, const struct reassign_plan *plan,
     return rc;
 }
 
-/* --- Status and cancel ----------------------------------------------------- */
+/* --- Status and cancel ---------------------------------------------------- */
 
 static Cairn__Response *list(struct ctl_client *cc)
 {
@@ -361,7 +361,7 @@ static int cancel(struct ctl_client *cc, const char *topic, int32_t partition)
     return rc;
 }
 
-/* --- Commands -------------------------------------------------------------- */
+/* --- Commands ------------------------------------------------------------- */
 
 struct reassign_args {
     int32_t add;
@@ -504,7 +504,7 @@ int reassign_main(int argc, char **argv, const char *controllers)
     return rc;
 }
 
-/* --- Decommission ---------------------------------------------------------- */
+/* --- Decommission --------------------------------------------------------- */
 
 static void pause_ms(int64_t ms)
 {

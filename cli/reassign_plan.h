@@ -35,8 +35,9 @@ struct reassign_plan {
 void reassign_plan_free(struct reassign_plan *p);
 
 /* A balanced plan over the topics named (every topic, internal ones
- * included, when n_topics is 0) of img: brokers[0..n_brokers) are the brokers to use
- * (the registered ones plus an added one, or without a removed one).
+ * included, when n_topics is 0) of img: brokers[0..n_brokers) are the
+ * brokers to use (the registered ones plus an added one, or without a
+ * removed one).
  * Replicas on brokers outside that set move to the least-loaded broker of
  * the set the partition does not use yet, in the same position (so the
  * preferred order stays); then, while the most-loaded broker holds more

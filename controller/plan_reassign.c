@@ -7,6 +7,8 @@
  * AlterPartition once caught up; the change that puts the last of them
  * into the ISR also completes the move (plan_reassign_complete()). Pure;
  * loop thread of the active controller. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/rc.h"
@@ -217,17 +219,54 @@ static int16_t reassign_start(const struct meta_image *img,
     return KAFKA_ERROR_NONE;
 }
 
-/* Whether reqs[i] names the same partition as an earlier entry. */
-static bool reassign_repeated(const struct plan_reassignment *reqs, size_t i)
+/* Entries one request may plan: a batch's records at most. Later ones
+ * are answered THROTTLING_QUOTA_EXCEEDED without being looked at, so a
+ * huge request costs the controller little. */
+#define REASSIGN__ENTRIES_MAX META_BATCH_RECORDS_MAX
+
+/* Orders entry indexes by topic, partition, then position (qsort_r's
+ * argument is the request). */
+static int reassign_cmp(const void *a, const void *b, void *arg)
 {
-    for (size_t k = 0; k < i; k++) {
-        if (reqs[k].partition == reqs[i].partition &&
-            strcmp(reqs[k].topic == NULL ? "" : reqs[k].topic,
-                   reqs[i].topic == NULL ? "" : reqs[i].topic) == 0) {
-            return true;
+    const struct plan_reassignment *reqs = arg;
+    size_t ia = *(const size_t *)a;
+    size_t ib = *(const size_t *)b;
+    const struct plan_reassignment *x = &reqs[ia];
+    const struct plan_reassignment *y = &reqs[ib];
+    int c = strcmp(x->topic == NULL ? "" : x->topic,
+                   y->topic == NULL ? "" : y->topic);
+    if (c == 0) {
+        c = (x->partition > y->partition) - (x->partition < y->partition);
+    }
+    return c != 0 ? c : (ia > ib) - (ia < ib);
+}
+
+/* repeated[i]: entry i names the same partition as an earlier one
+ * (sorting, so n log n). */
+static int reassign_mark_repeated(const struct plan_reassignment *reqs,
+                                  size_t n, bool *repeated)
+{
+    size_t *order = calloc(n + 1, sizeof *order);
+    if (order == NULL) {
+        return RC_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        order[i] = i;
+        repeated[i] = false;
+    }
+    qsort_r(order, n, sizeof *order, reassign_cmp,
+            (void *)(uintptr_t)reqs);
+    for (size_t k = 1; k < n; k++) {
+        const struct plan_reassignment *a = &reqs[order[k - 1]];
+        const struct plan_reassignment *b = &reqs[order[k]];
+        if (a->partition == b->partition &&
+            strcmp(a->topic == NULL ? "" : a->topic,
+                   b->topic == NULL ? "" : b->topic) == 0) {
+            repeated[order[k]] = true;
         }
     }
-    return false;
+    free(order);
+    return RC_OK;
 }
 
 int plan_alter_reassignments(const struct meta_image *img,
@@ -236,8 +275,15 @@ int plan_alter_reassignments(const struct meta_image *img,
 {
     size_t n0 = out->n;
     bool more0 = out->more;
-    int rv = RC_OK;
-    for (size_t i = 0; i < n && rv == RC_OK; i++) {
+    size_t n_plan = n < REASSIGN__ENTRIES_MAX ? n : REASSIGN__ENTRIES_MAX;
+    bool *repeated = calloc(n_plan + 1, sizeof *repeated);
+    int rv = repeated == NULL ? RC_NOMEM
+                              : reassign_mark_repeated(reqs, n_plan,
+                                                       repeated);
+    for (size_t i = n_plan; i < n; i++) {
+        errors[i] = KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED;
+    }
+    for (size_t i = 0; i < n_plan && rv == RC_OK; i++) {
         const struct plan_reassignment *r = &reqs[i];
         const struct meta_topic *t =
             meta_image_topic(img, r->topic == NULL ? "" : r->topic);
@@ -246,7 +292,7 @@ int plan_alter_reassignments(const struct meta_image *img,
             errors[i] = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
-        if (reassign_repeated(reqs, i)) {
+        if (repeated[i]) {
             errors[i] = KAFKA_ERROR_INVALID_REQUEST;
             continue;
         }
@@ -272,6 +318,7 @@ int plan_alter_reassignments(const struct meta_image *img,
         }
         rv = plan_records_push(out, &rec);
     }
+    free(repeated);
     if (rv != RC_OK) {
         for (size_t i = 0; i < n; i++) {
             errors[i] = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;

@@ -246,7 +246,8 @@ static int enc_list(struct writer *w, int16_t v, const void *r)
 
 /* Groups the controller's flat list (topic by topic, as it walks the
  * image) into Kafka's topics. */
-static int list_group(struct arena *a, const Cairn__ListReassignmentsResponse *lr,
+static int list_group(struct arena *a,
+                      const Cairn__ListReassignmentsResponse *lr,
                       struct kafka_OngoingTopicReassignment **out,
                       int32_t *n_out)
 {
@@ -348,7 +349,8 @@ void kafka_handle_list_partition_reassignments(struct broker *b,
             &r, req->api_version, &ctx->arena, rq);
         ctx->rq = rq;
     }
-    Cairn__ListReassignmentsRequest lq = CAIRN__LIST_REASSIGNMENTS_REQUEST__INIT;
+    Cairn__ListReassignmentsRequest lq =
+        CAIRN__LIST_REASSIGNMENTS_REQUEST__INIT;
     if (rv == RC_OK) {
         rv = build_list(ctx, &lq);
     }
@@ -376,7 +378,7 @@ void kafka_handle_list_partition_reassignments(struct broker *b,
     call_controller(ctx, &cr);
 }
 
-/* --- UnregisterBroker ------------------------------------------------------ */
+/* --- UnregisterBroker ----------------------------------------------------- */
 
 static int enc_unregister(struct writer *w, int16_t v, const void *r)
 {

@@ -289,7 +289,7 @@ int kafka_list_partition_reassignments_response_decode(
     return kafka_codec__finish(r);
 }
 
-/* --- UnregisterBroker ------------------------------------------------------ */
+/* --- UnregisterBroker ----------------------------------------------------- */
 
 int kafka_unregister_broker_request_decode(
     struct reader *r, int16_t version, struct arena *a,

@@ -193,7 +193,7 @@ static bool wait_no_dir(int32_t id, int32_t p, uint64_t budget_ms)
     return false;
 }
 
-/* --- Kafka requests -------------------------------------------------------- */
+/* --- Kafka requests ------------------------------------------------------- */
 
 struct move {
     int32_t partition;
@@ -296,7 +296,7 @@ static int32_t list_moves(struct meta_replica_set adding[PARTITIONS])
     return listed;
 }
 
-/* --- Load ------------------------------------------------------------------ */
+/* --- Load ----------------------------------------------------------------- */
 
 static long acked_lines(void)
 {
@@ -372,7 +372,7 @@ static void load_finish(void)
               "verify failed (status 0x%x):\n%s", (unsigned)status, text);
 }
 
-/* --- The test -------------------------------------------------------------- */
+/* --- The test ------------------------------------------------------------- */
 
 /* Three brokers and the topic, every partition in sync. */
 static void start_cluster(const char *broker_config)
@@ -488,7 +488,7 @@ Test(reassign, moves_onto_an_added_broker_under_load_and_cancels)
     cr_assert(has_dir(4, 0) && has_dir(4, 1), "broker 4 hosts the moves");
 }
 
-/* --- Throttle -------------------------------------------------------------- */
+/* --- Throttle ------------------------------------------------------------- */
 
 #define THROTTLE_RATE 400000 /* bytes/s, leader.replication.throttled.rate */
 #define THROTTLE_BATCHES 48  /* of 64 KiB: 3 MiB to copy */

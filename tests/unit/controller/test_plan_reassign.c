@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct meta_image img;
@@ -324,4 +325,30 @@ Test(plan_reassign, unregister_only_a_broker_without_replicas,
     cr_assert_null(meta_image_broker(&img, 1));
     cr_assert_not_null(meta_image_broker(&img, 2));
     cr_assert_eq(img.n_brokers, 3);
+}
+
+Test(plan_reassign, a_huge_request_is_bounded, .init = setup,
+     .fini = teardown)
+{
+    size_t n = META_BATCH_RECORDS_MAX + 2;
+    struct plan_reassignment *reqs = calloc(n, sizeof *reqs);
+    int16_t *errs = calloc(n, sizeof *errs);
+    cr_assert(reqs != NULL && errs != NULL);
+    static const int32_t target[3] = {2, 3, 4};
+    for (size_t i = 0; i < n; i++) {
+        reqs[i] = (struct plan_reassignment){.topic = "t", .partition = 0,
+                                             .replicas = target,
+                                             .n_replicas = 3};
+    }
+    cr_assert_eq(plan_alter_reassignments(&img, reqs, n, &out, errs), RC_OK);
+    cr_assert_eq(errs[0], KAFKA_ERROR_NONE);
+    cr_assert_eq(errs[1], KAFKA_ERROR_INVALID_REQUEST, "the same partition");
+    cr_assert_eq(errs[META_BATCH_RECORDS_MAX - 1],
+                 KAFKA_ERROR_INVALID_REQUEST);
+    cr_assert_eq(errs[META_BATCH_RECORDS_MAX],
+                 KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED);
+    cr_assert_eq(errs[n - 1], KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED);
+    cr_assert_eq(out.n, 1);
+    free(reqs);
+    free(errs);
 }
