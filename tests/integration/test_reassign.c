@@ -7,7 +7,8 @@
  * through the codec), watched with ListPartitionReassignments, one move is
  * cancelled; at the end every acknowledged record reads back once and in
  * order, the moved partitions have their target replicas as a full ISR,
- * and the replicas that left have their logs deleted.
+ * and the replicas that left have their logs deleted; UnregisterBroker
+ * refuses an unknown broker and one that still hosts replicas.
  *
  * A second test sets leader.replication.throttled.rate and checks that a
  * move of 3 MiB takes as long as the rate says while acks=all writes to
@@ -296,6 +297,33 @@ static int32_t list_moves(struct meta_replica_set adding[PARTITIONS])
     return listed;
 }
 
+/* UnregisterBroker v0 of broker id through broker 2; its error. */
+static int16_t unregister_broker(int32_t id)
+{
+    struct kafka_UnregisterBrokerRequest rq = {id};
+    struct writer w;
+    writer_init(&w, 256);
+    cr_assert_eq(kafka_unregister_broker_request_encode(&w, 0, &rq), RC_OK);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[1].port));
+    size_t len = 0;
+    uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_UNREGISTER_BROKER, 0,
+                                         &w, &len);
+    kafka_client_close(&kc);
+    writer_free(&w);
+    cr_assert_not_null(resp, "no answer to UnregisterBroker");
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1u << 16);
+    struct kafka_UnregisterBrokerResponse ur;
+    cr_assert_eq(kafka_unregister_broker_response_decode(&r, 0, &a, &ur),
+                 RC_OK);
+    arena_free(&a);
+    free(resp);
+    return ur.ErrorCode;
+}
+
 /* --- Load ----------------------------------------------------------------- */
 
 static long acked_lines(void)
@@ -486,6 +514,10 @@ Test(reassign, moves_onto_an_added_broker_under_load_and_cancels)
               before[1].replicas.ids[2]);
     cr_assert(wait_no_dir(4, 2, 15000), "broker 4 kept partition 2's log");
     cr_assert(has_dir(4, 0) && has_dir(4, 1), "broker 4 hosts the moves");
+    /* UnregisterBroker over the wire: an unknown id, and a broker that
+     * still hosts replicas, are refused. */
+    cr_assert_eq(unregister_broker(9), KAFKA_ERROR_BROKER_ID_NOT_REGISTERED);
+    cr_assert_eq(unregister_broker(4), KAFKA_ERROR_INVALID_REQUEST);
 }
 
 /* --- Throttle ------------------------------------------------------------- */
