@@ -40,7 +40,9 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC)) $(PROTO_OBJ)
 LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
-UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC)
+# The CLI's pure modules that have unit tests of their own.
+CLI_UNIT_SRC := cli/reassign_plan.c
+UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC) $(CLI_UNIT_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
 
@@ -107,6 +109,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/retention.sh $(BUILD)
 	tests/integration/live_configs.sh $(BUILD)
 	tests/integration/compaction.sh $(BUILD)
+	tests/integration/reassign.sh $(BUILD)
 	tests/integration/group_handover.sh $(BUILD)
 	tests/integration/create_partitions.sh $(BUILD)
 	tests/integration/describe_cluster.sh $(BUILD)

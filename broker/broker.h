@@ -18,6 +18,7 @@
 #include "broker/membership.h"
 #include "broker/replication/replica_manager.h"
 #include "broker/replication/follower.h"
+#include "broker/replication/throttle.h"
 #include "common/trace.h"
 
 struct fetch_wait;
@@ -46,6 +47,9 @@ struct broker {
     uint64_t isr_expands;
     uint64_t bytes_in;             /* record bytes produced by clients */
     uint64_t messages_in;          /* and their records */
+    /* leader.replication.throttled.rate: what this broker, as leader,
+     * sends to followers of partitions being reassigned. */
+    struct throttle leader_throttle;
 };
 
 /* The broker's Prometheus text (broker/metrics.c). */
@@ -100,6 +104,13 @@ void kafka_handle_elect_leaders(struct broker *b, struct kafka_request *req);
 void kafka_handle_alter_configs(struct broker *b, struct kafka_request *req);
 void kafka_handle_incremental_alter_configs(struct broker *b,
                                             struct kafka_request *req);
+/* broker/kafka/kafka_reassign.c */
+void kafka_handle_alter_partition_reassignments(struct broker *b,
+                                                struct kafka_request *req);
+void kafka_handle_list_partition_reassignments(struct broker *b,
+                                               struct kafka_request *req);
+void kafka_handle_unregister_broker(struct broker *b,
+                                    struct kafka_request *req);
 
 /* The configs of a topic created with t's CreateTopics configs, as
  * CreateTopics v5+ answers them (broker/kafka/kafka_configs.c): each one

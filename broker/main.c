@@ -83,6 +83,11 @@ static const struct config_def broker_defs[] = {
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
      "a follower not caught up for this long leaves the ISR"},
+    /* Static for now; KIP-73's names, Kafka's default (no limit). */
+    {"leader.replication.throttled.rate", CONFIG_LONG,
+     "9223372036854775807", 1, INT64_MAX,
+     "bytes/s a leader sends to the followers of partitions being "
+     "reassigned, all of them together"},
     {"replica.fetch.wait.max.ms", CONFIG_INT, "500", 0, 60000,
      "a follower's long-poll wait"},
     {"replica.fetch.max.bytes", CONFIG_INT, "1048576", 1024, 104857600,
@@ -317,6 +322,9 @@ static int start(struct broker *b, const struct config *cfg)
         .alter_isr = broker_alter_isr,
         .followers_changed = followers_changed,
         .log_dir_failed = log_dir_failed};
+    throttle_init(&b->leader_throttle,
+                  config_long(cfg, "leader.replication.throttled.rate"),
+                  uv_now(b->loop));
     int rv = replica_manager_init(&b->partitions, b->loop, &rc, &hooks,
                                   &b->tracer);
     if (rv != RC_OK) {

@@ -27,6 +27,7 @@
 #include "cli/opts.h"
 #include "cli/size.h"
 #include "cli/produce.h"
+#include "cli/reassign.h"
 #include "cli/status.h"
 #include "cli/topics.h"
 #include "cli/configs.h"
@@ -86,6 +87,8 @@ static void commands_usage(FILE *out)
     elect_usage(out);
     events_usage(out);
     web_usage(out);
+    reassign_usage(out);
+    brokers_usage(out);
     fputs("  help [COMMAND]\n"
           "      This text, or only COMMAND's.\n"
           "\n"
@@ -149,7 +152,8 @@ static int help_for(const char *cmd)
                 {"consume", consume_usage}, {"bench", bench_usage},
                 {"size", size_usage},       {"events", events_usage},
                 {"elect", elect_usage},
-                {"web", web_usage}};
+                {"web", web_usage},         {"reassign", reassign_usage},
+                {"brokers", brokers_usage}};
     for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
         if (strcmp(cmd, cmds[k].name) == 0) {
             struct opts_cmd one = {cmds[k].name, cmds[k].usage};
@@ -380,6 +384,14 @@ int main(int argc, char **argv)
     if (strcmp(argv[i], "web") == 0) {
         return cli_finish_output(web_main(argc - i, argv + i, g.controllers,
                                           g.local_http, g.local_web_port));
+    }
+    if (strcmp(argv[i], "reassign") == 0) {
+        return cli_finish_output(reassign_main(argc - i, argv + i,
+                                               g.controllers));
+    }
+    if (strcmp(argv[i], "brokers") == 0) {
+        return cli_finish_output(brokers_main(argc - i, argv + i,
+                                              g.controllers));
     }
     if (strcmp(argv[i], "events") == 0) {
         return cli_finish_output(events_main(argc - i, argv + i,

@@ -217,6 +217,46 @@ static void partition_rows(struct table *t,
     }
 }
 
+/* Partitions being moved (KIP-455), each with how many of its new
+ * replicas have caught up into the ISR; nothing when none moves. */
+static void reassignments_text(FILE *out, const struct meta_topic *const *ts,
+                               size_t n)
+{
+    bool header = false;
+    for (size_t i = 0; i < n; i++) {
+        char name[META_TOPIC_NAME_BYTES_MAX + 1];
+        view_printable(ts[i]->name, name, sizeof name);
+        for (int32_t p = 0; p < ts[i]->n_partitions; p++) {
+            const struct meta_partition *mp = &ts[i]->partitions[p];
+            if (mp->adding.n == 0 && mp->removing.n == 0) {
+                continue;
+            }
+            if (!header) {
+                fputs("\nREASSIGNING\n", out);
+                header = true;
+            }
+            char replicas[VIEW_IDS_BYTES], adding[VIEW_IDS_BYTES];
+            char removing[VIEW_IDS_BYTES];
+            view_format_ids(mp->replicas.ids, mp->replicas.n, replicas,
+                            sizeof replicas);
+            view_format_ids(mp->adding.ids, mp->adding.n, adding,
+                            sizeof adding);
+            view_format_ids(mp->removing.ids, mp->removing.n, removing,
+                            sizeof removing);
+            int32_t in_sync = 0;
+            for (int32_t k = 0; k < mp->adding.n; k++) {
+                in_sync += meta_replica_set_contains(&mp->isr,
+                                                     mp->adding.ids[k]);
+            }
+            fprintf(out, "%s-%" PRId32 " replicas %s adding %s removing %s "
+                    "(%" PRId32 " of %" PRId32 " new replicas in sync)\n",
+                    name, p, replicas, adding[0] != '\0' ? adding : "-",
+                    removing[0] != '\0' ? removing : "-", in_sync,
+                    mp->adding.n);
+        }
+    }
+}
+
 void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
                           size_t n, const struct health *h)
 {
@@ -234,6 +274,7 @@ void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
     partition_rows(&t, topics, n, h);
     table_start_printing(&t);
     partition_rows(&t, topics, n, h);
+    reassignments_text(out, topics, n);
 }
 
 /* --- JSON ---------------------------------------------------------------- */
@@ -325,6 +366,12 @@ static void partition_json(struct json *j, const struct meta_partition *p,
     view_ids_json(j, p->replicas.ids, p->replicas.n);
     json_key(j, "isr");
     view_ids_json(j, p->isr.ids, p->isr.n);
+    if (p->adding.n > 0 || p->removing.n > 0) {
+        json_key(j, "adding_replicas");
+        view_ids_json(j, p->adding.ids, p->adding.n);
+        json_key(j, "removing_replicas");
+        view_ids_json(j, p->removing.ids, p->removing.n);
+    }
     if (hp != NULL) {
         partition_health_json(j, p, hp);
     }

@@ -230,6 +230,11 @@ static void request_cb(void *arg, struct rpc_conn *conn,
         handlers_describe_cluster(c, conn, correlation_id);
         cairn__request__free_unpacked(req, NULL);
         return;
+    case CAIRN__REQUEST__BODY_LIST_REASSIGNMENTS:
+        handlers_list_reassignments(c, conn, correlation_id,
+                                    req->list_reassignments);
+        cairn__request__free_unpacked(req, NULL);
+        return;
     default:
         break;
     }

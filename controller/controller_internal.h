@@ -108,6 +108,18 @@ bool handlers_unclean_default(const struct controller *c);
 /* handlers_configs.c: AlterConfigs (legacy and incremental). */
 bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op);
 void handlers_reply_alter_configs(struct controller *c, struct ctl_op *op);
+/* handlers_reassign.c: AlterReassignments planned and proposed (true) or
+ * answered now (false); its answer; ListReassignments answered at once. */
+bool handlers_run_alter_reassignments(struct controller *c,
+                                      struct ctl_op *op);
+void handlers_reply_alter_reassignments(struct controller *c,
+                                        struct ctl_op *op);
+bool handlers_run_unregister_broker(struct controller *c, struct ctl_op *op);
+void handlers_reply_unregister_broker(struct controller *c,
+                                      struct ctl_op *op);
+void handlers_list_reassignments(struct controller *c, struct rpc_conn *conn,
+                                 uint64_t correlation_id,
+                                 const Cairn__ListReassignmentsRequest *req);
 
 void ctl_op_free(struct ctl_op *op);
 

@@ -78,6 +78,12 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
     case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
         snprintf(out, cap, "AlterConfigs");
         break;
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        snprintf(out, cap, "AlterPartitionReassignments");
+        break;
+    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
+        snprintf(out, cap, "UnregisterBroker");
+        break;
     default:
         snprintf(out, cap, "request %d", (int)op->req->body_case);
         break;

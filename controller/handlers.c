@@ -58,6 +58,10 @@ static bool run_duty(struct controller *c, struct ctl_op *op)
     if (op->rebalance) {
         return handlers_rebalance(c, op);
     }
+    if (op->fence && meta_image_broker(&c->fsm.image, op->fence_broker) ==
+                         NULL) {
+        return false; /* unregistered since the duty was queued */
+    }
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = op->fence
@@ -330,6 +334,10 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return handlers_elect_leaders(c, op);
     case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
         return handlers_run_alter_configs(c, op);
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        return handlers_run_alter_reassignments(c, op);
+    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
+        return handlers_run_unregister_broker(c, op);
     default:
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
@@ -442,6 +450,12 @@ static void reply_alter_partition(struct controller *c, struct ctl_op *op)
                                "partition gone");
         return;
     }
+    if (p->leader != r->broker_id) {
+        /* The change completed a reassignment that moved the leader. */
+        controller_reply_error(c, op, KAFKA_ERROR_NEW_LEADER_ELECTED,
+                               "reassignment completed; leader moved");
+        return;
+    }
     Cairn__AlterPartitionResponse ap = CAIRN__ALTER_PARTITION_RESPONSE__INIT;
     ap.has_leader = ap.has_leader_epoch = ap.has_partition_epoch = true;
     ap.leader = p->leader;
@@ -506,6 +520,12 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
         handlers_reply_alter_configs(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        handlers_reply_alter_reassignments(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
+        handlers_reply_unregister_broker(c, op);
         break;
     default:
         ASSERT(false);

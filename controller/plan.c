@@ -712,7 +712,9 @@ int plan_alter_partition(const struct meta_image *img,
         return RC_OK;
     }
     struct meta_record rec;
-    plan_partition_change(&rec, t, p, &isr, META_LEADER_UNCHANGED);
+    if (!plan_reassign_complete(img, t, p, &isr, &rec)) {
+        plan_partition_change(&rec, t, p, &isr, META_LEADER_UNCHANGED);
+    }
     int rv = plan_records_push(out, &rec);
     if (rv != RC_OK) {
         *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;

@@ -272,12 +272,58 @@ struct plan_alter_partition_req {
  * of the replicas, or without the leader), INELIGIBLE_REPLICA (an added
  * member is not registered, fenced or shutting down). On success, one
  * PartitionChange with the new ISR and the leader unchanged; none when the
- * new ISR has the same members as the current one. Answer from the image
- * once applied. */
+ * new ISR has the same members as the current one. When the new ISR holds
+ * every adding replica of a reassignment, the same change completes it
+ * (plan_reassign_complete()), which may move the leader: the answer is
+ * then NEW_LEADER_ELECTED. Answer from the image once applied. */
 MUST_CHECK int plan_alter_partition(const struct meta_image *img,
                                     const struct plan_alter_partition_req *req,
                                     struct plan_records *out,
                                     int16_t *error_out);
+
+/* --- Partition reassignment (KIP-455) ------------------------------------ */
+
+struct plan_reassignment {
+    const char *topic;        /* NUL-terminated; NULL counts as "" */
+    int32_t partition;
+    bool cancel;              /* Replicas null in the request */
+    const int32_t *replicas;  /* the target, in preferred order; borrowed */
+    size_t n_replicas;
+};
+
+/* AlterPartitionReassignments: errors[i] answers reqs[i]. Errors:
+ *   UNKNOWN_TOPIC_OR_PARTITION   no such topic or partition;
+ *   INVALID_REQUEST              the partition appears twice (the later);
+ *   INVALID_REPLICA_ASSIGNMENT   an empty target, duplicates, a broker that
+ *                                is not registered, or more than
+ *                                META_REPLICAS_MAX replicas during the move;
+ *   NO_REASSIGNMENT_IN_PROGRESS  cancel of a partition not being moved;
+ *   ELIGIBLE_LEADERS_NOT_AVAILABLE  the change would leave no ISR member
+ *                                (a cancel whose only in-sync replicas
+ *                                are the adding ones: Kafka would need an
+ *                                unclean election);
+ *   THROTTLING_QUOTA_EXCEEDED    no room left in this batch (retry).
+ * A target is measured from the partition's original replicas (replicas
+ * without adding): one PartitionChange with replicas = target + the
+ * original ones leaving, adding, removing; when every adding replica is
+ * already in the ISR (a reorder or a pure removal) it completes at once
+ * (plan_reassign_complete()). The current assignment as target changes
+ * nothing. Cancel returns to the original replicas; adding replicas leave
+ * the ISR and the leader moves if it was one of them. */
+MUST_CHECK int plan_alter_reassignments(const struct meta_image *img,
+                                        const struct plan_reassignment *reqs,
+                                        size_t n, struct plan_records *out,
+                                        int16_t *errors);
+
+/* UnregisterBroker (KIP-500's decommission): one UnregisterBroker record
+ * for a registered broker that no partition names as a replica (adding
+ * ones included). BROKER_ID_NOT_REGISTERED for an unknown id;
+ * INVALID_REQUEST while it still hosts replicas (move them first). A
+ * broker process still running registers again, as in Kafka. */
+MUST_CHECK int plan_unregister_broker(const struct meta_image *img,
+                                      int32_t broker_id,
+                                      struct plan_records *out,
+                                      int16_t *error_out);
 
 /* --- Producer ids ------------------------------------------------------- */
 

@@ -78,4 +78,17 @@ MUST_CHECK int plan_unfence(const struct meta_image *img,
                             bool unclean_default, struct plan_records *out,
                             bool *unfenced_out);
 
+/* Reassignment completion (Kafka's completeReassignmentIfNeeded): when
+ * isr, the ISR p is about to get, holds every adding replica of p's
+ * reassignment, fills rec with the change that ends it: replicas = the
+ * target (replicas without removing), ISR = isr without removing, adding
+ * and removing empty, and the leader re-elected if it leaves or is not
+ * acceptable. False (rec untouched) when there is no reassignment, an
+ * adding replica is not in isr yet, or no target replica could lead. */
+bool plan_reassign_complete(const struct meta_image *img,
+                            const struct meta_topic *t,
+                            const struct meta_partition *p,
+                            const struct meta_replica_set *isr,
+                            struct meta_record *rec);
+
 #endif

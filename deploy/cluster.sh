@@ -20,6 +20,10 @@
 #   deploy/cluster.sh resume NODE     SIGCONT
 #   deploy/cluster.sh pid NODE        print its pid
 #   deploy/cluster.sh logs NODE       print its log file
+#   deploy/cluster.sh add broker-N    configure and start one more broker
+#                                     (N 4..9), wait until it is registered
+#                                     and unfenced; `up` and `down` then
+#                                     include it
 #   deploy/cluster.sh events [SINCE]  every node's "event:" lines as one
 #                                     timeline (SINCE: an ISO time prefix,
 #                                     e.g. 2026-12-01T10:15)
@@ -27,6 +31,8 @@
 # Ports: CAIRN_BASE_PORT (default 19000) + 90 + broker id for the Kafka
 # listeners, + 100 + n for controller RPC, + 200 + n for controller Raft;
 # metrics (Prometheus text at /metrics) on + 93 + broker id and + 103 + n.
+# Brokers added with `add` (ids 4..9) listen on + 300 + id, metrics on
+# + 310 + id, clear of the first three's ports.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +41,13 @@ BIN=${CAIRN_BIN:-$ROOT/build/debug}
 BASE=${CAIRN_BASE_PORT:-19000}
 CONTROLLERS=(101 102 103)
 BROKERS=(1 2 3)
+# Brokers added with `add`, one id a line.
+EXTRA_BROKERS_FILE=$DATA/brokers.added
+if [ -f "$EXTRA_BROKERS_FILE" ]; then
+    while read -r extra_id; do
+        [ -n "$extra_id" ] && BROKERS+=("$extra_id")
+    done < "$EXTRA_BROKERS_FILE"
+fi
 WAIT_S=${CAIRN_WAIT_S:-60}
 
 die() { echo "cluster: $*" >&2; exit 1; }
@@ -57,10 +70,14 @@ node_host() {
 ctl_rpc_port() { echo $((BASE + 100 + $1 - 100)); }
 # Prometheus text at http://host:port/metrics: brokers on +94..+96,
 # controllers on +104..+106.
-broker_metrics_port() { echo $((BASE + 93 + $1)); }
+broker_metrics_port() {
+    if [ "$1" -le 3 ]; then echo $((BASE + 93 + $1)); else echo $((BASE + 310 + $1)); fi
+}
 ctl_metrics_port() { echo $((BASE + 103 + $1 - 100)); }
 ctl_raft_port() { echo $((BASE + 200 + $1 - 100)); }
-broker_port() { echo $((BASE + 90 + $1)); }
+broker_port() {
+    if [ "$1" -le 3 ]; then echo $((BASE + 90 + $1)); else echo $((BASE + 300 + $1)); fi
+}
 
 voters() {
     local out="" id
@@ -93,8 +110,8 @@ log_file() { echo "$DATA/$1/$1.log"; }
 node_kind() {
     case "$1" in
         controller-10[1-3]) echo controller ;;
-        broker-[1-3]) echo broker ;;
-        *) die "unknown node '$1' (controller-101..103, broker-1..3)" ;;
+        broker-[1-9]) echo broker ;;
+        *) die "unknown node '$1' (controller-101..103, broker-1..9)" ;;
     esac
 }
 
@@ -296,8 +313,36 @@ cmd_down() {
     for id in "${CONTROLLERS[@]}"; do stop_node "controller-$id"; done
 }
 
+cmd_add() {
+    local node=$1 id
+    [[ "$node" =~ ^broker-[4-9]$ ]] || die "add: expected broker-4 .. broker-9"
+    id=${node#broker-}
+    mkdir -p "$DATA"
+    if ! grep -qx "$id" "$EXTRA_BROKERS_FILE" 2>/dev/null; then
+        port_free_or_die "$(broker_port "$id")"
+        port_free_or_die "$(broker_metrics_port "$id")"
+        echo "$id" >> "$EXTRA_BROKERS_FILE"
+        BROKERS+=("$id")
+    fi
+    start_node "$node"
+    local deadline=$((SECONDS + WAIT_S))
+    until cluster_ready; do
+        if [ $SECONDS -ge $deadline ]; then
+            echo "cluster: $node not registered after ${WAIT_S}s; see $(log_file "$node")" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+    echo "added $node (pid $(cat "$(pid_file "$node")")) on $(node_host "$id"):$(broker_port "$id")"
+}
+
+port_free_or_die() {
+    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null || die "port $1 is in use"
+}
+
 case "${1:-}" in
     up) cmd_up ;;
+    add) cmd_add "${2:?NODE}" ;;
     down) cmd_down ;;
     status) shift; cairn_status "$@" ;;
     events)

@@ -82,6 +82,18 @@ static void release_spans(struct fetch_wait *w)
     }
 }
 
+/* Whether a follower's fetch of p counts against
+ * leader.replication.throttled.rate: p is being reassigned. */
+static bool fetch_throttled(struct broker *b, const struct partition *p)
+{
+    if (!throttle_on(&b->leader_throttle)) {
+        return false;
+    }
+    const struct meta_partition *mp = meta_image_partition(
+        membership_image(b->membership), &p->topic_id, p->id);
+    return mp != NULL && (mp->adding.n > 0 || mp->removing.n > 0);
+}
+
 /* One partition's answer; the span it reads goes in out->records_arg.
  * Only the first partition with data (first) may exceed the budget. */
 static void fetch_one(struct fetch_wait *w, struct slice topic,
@@ -129,12 +141,25 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     if (max <= 0) {
         max = 1; /* the first batch still goes whole (KIP-74) */
     }
+    bool throttled = replica && fetch_throttled(w->b, p);
+    if (throttled &&
+        !throttle_allows(&w->b->leader_throttle, uv_now(w->b->loop))) {
+        out->RecordsBytes = 0; /* over the rate: nothing this round */
+        return;
+    }
+    if (throttled && throttle_available(&w->b->leader_throttle) < max) {
+        max = throttle_available(&w->b->leader_throttle);
+    }
     /* Followers read up to the log end; consumers below the HW. */
     int rv = log_read(p->log, in->FetchOffset, max,
                       replica ? INT64_MAX : p->hw, span);
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);
         return;
+    }
+    if (throttled) {
+        throttle_record(&w->b->leader_throttle,
+                        span->bytes > 0 ? (uint64_t)span->bytes : 0);
     }
     out->RecordsBytes = (int32_t)span->bytes;
     if (span->bytes == 0) {

@@ -172,7 +172,14 @@
     X(ALTER_CONFIGS, 33, "AlterConfigs", alter_configs,                \
       AlterConfigsRequest)                                             \
     X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs",        \
-      incremental_alter_configs, IncrementalAlterConfigsRequest)
+      incremental_alter_configs, IncrementalAlterConfigsRequest) \
+    X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", \
+      alter_partition_reassignments,                                   \
+      AlterPartitionReassignmentsRequest)                              \
+    X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments",  \
+      list_partition_reassignments, ListPartitionReassignmentsRequest) \
+    X(UNREGISTER_BROKER, 64, "UnregisterBroker", unregister_broker,    \
+      UnregisterBrokerRequest)
 
 /* ApiKeys, with the names of Kafka's ApiKeys enum. */
 enum kafka_api_key {
@@ -362,5 +369,6 @@ kafka_metadata_response_decode(struct reader *r, int16_t version,
 #include "common/kafka/kafka_codec_cluster.h"
 #include "common/kafka/kafka_codec_elect.h"
 #include "common/kafka/kafka_codec_configs.h"
+#include "common/kafka/kafka_codec_reassign.h"
 
 #endif

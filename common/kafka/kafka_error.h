@@ -66,6 +66,7 @@
     X(FENCED_INSTANCE_ID, 82)                                          \
     X(ELIGIBLE_LEADERS_NOT_AVAILABLE, 83)                              \
     X(ELECTION_NOT_NEEDED, 84)                                         \
+    X(NO_REASSIGNMENT_IN_PROGRESS, 85)                                 \
     X(INVALID_RECORD, 87)                                              \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                   \
     X(INVALID_UPDATE_VERSION, 95)                                      \
@@ -73,6 +74,7 @@
     X(DUPLICATE_BROKER_REGISTRATION, 101)                              \
     X(BROKER_ID_NOT_REGISTERED, 102)                                   \
     X(INELIGIBLE_REPLICA, 107)                                         \
+    X(NEW_LEADER_ELECTED, 108)                                         \
     X(MISMATCHED_ENDPOINT_TYPE, 114)                                   \
     X(UNSUPPORTED_ENDPOINT_TYPE, 115)
 

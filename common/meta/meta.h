@@ -59,6 +59,7 @@ enum meta_record_type {
     META_REC_REMOVE_TOPIC = 6,
     META_REC_CONFIG = 7,
     META_REC_PRODUCER_IDS = 8,
+    META_REC_UNREGISTER_BROKER = 22,
 };
 
 struct meta_rec_register_broker {
@@ -89,6 +90,8 @@ struct meta_rec_partition {
     int32_t leader;                   /* META_NO_LEADER = offline */
     int32_t leader_epoch;
     int32_t partition_epoch;
+    struct meta_replica_set adding;   /* reassignment: joining replicas */
+    struct meta_replica_set removing; /* reassignment: leaving replicas */
 };
 
 /* Setting leader (anything but META_LEADER_UNCHANGED, even the same
@@ -99,6 +102,12 @@ struct meta_rec_partition_change {
     bool isr_changed;
     struct meta_replica_set isr;
     int32_t leader;
+    /* Replaces replicas, adding and removing together: a reassignment
+     * starting, completing or being cancelled (KIP-455). */
+    bool replicas_changed;
+    struct meta_replica_set replicas;
+    struct meta_replica_set adding;
+    struct meta_replica_set removing;
 };
 
 struct meta_rec_remove_topic {
@@ -119,6 +128,13 @@ struct meta_rec_producer_ids {
     int64_t next_producer_id;
 };
 
+/* The broker's registration goes (epoch must match); it hosts no
+ * replica. */
+struct meta_rec_unregister_broker {
+    int32_t broker_id;
+    int64_t broker_epoch;
+};
+
 struct meta_record {
     enum meta_record_type type;
     union {
@@ -130,6 +146,7 @@ struct meta_record {
         struct meta_rec_remove_topic remove_topic;
         struct meta_rec_config config;
         struct meta_rec_producer_ids producer_ids;
+        struct meta_rec_unregister_broker unregister_broker;
     } u;
 };
 
@@ -153,6 +170,12 @@ struct meta_partition {
     int32_t leader;
     int32_t leader_epoch;
     int32_t partition_epoch;
+    /* Non-empty while a reassignment runs (KIP-455): replicas is then the
+     * target set followed by the replicas leaving; adding are the target
+     * replicas not yet in the original set, removing the original ones not
+     * in the target. */
+    struct meta_replica_set adding;
+    struct meta_replica_set removing;
 };
 
 struct meta_config_entry {

@@ -247,6 +247,36 @@ static bool apply_tristate_ok(int8_t v)
     return v >= -1 && v <= 1;
 }
 
+/* Whether any partition names broker id among its replicas. */
+static bool apply_broker_hosts(const struct meta_image *img, int32_t id)
+{
+    for (size_t t = 0; t < img->n_topics; t++) {
+        const struct meta_topic *topic = &img->topics[t];
+        for (int32_t p = 0; p < topic->n_partitions; p++) {
+            if (meta_replica_set_contains(&topic->partitions[p].replicas,
+                                          id)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static int apply_unregister_broker(struct meta_image *img,
+                                   const struct meta_rec_unregister_broker *r)
+{
+    bool found;
+    size_t i = apply_broker_index(img, r->broker_id, &found);
+    if (!found || img->brokers[i].epoch != r->broker_epoch ||
+        apply_broker_hosts(img, r->broker_id)) {
+        return RC_INVALID;
+    }
+    memmove(&img->brokers[i], &img->brokers[i + 1],
+            (img->n_brokers - i - 1) * sizeof *img->brokers);
+    img->n_brokers--;
+    return RC_OK;
+}
+
 static int apply_broker_change(struct meta_image *img,
                                const struct meta_rec_broker_change *c)
 {
@@ -325,6 +355,29 @@ static int apply_partition_reserve(struct meta_topic *t)
     return RC_OK;
 }
 
+/* A reassignment's adding and removing sets: valid sets, disjoint, both
+ * within replicas. */
+static bool apply_reassignment_ok(const struct meta_replica_set *replicas,
+                                  const struct meta_replica_set *adding,
+                                  const struct meta_replica_set *removing)
+{
+    if (!apply_set_ok(adding) || !apply_set_ok(removing)) {
+        return false;
+    }
+    for (int32_t i = 0; i < adding->n; i++) {
+        if (!meta_replica_set_contains(replicas, adding->ids[i]) ||
+            meta_replica_set_contains(removing, adding->ids[i])) {
+            return false;
+        }
+    }
+    for (int32_t i = 0; i < removing->n; i++) {
+        if (!meta_replica_set_contains(replicas, removing->ids[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int apply_partition(struct meta_image *img,
                            const struct meta_rec_partition *r)
 {
@@ -335,6 +388,7 @@ static int apply_partition(struct meta_image *img,
         return RC_INVALID;
     }
     if (!apply_set_ok(&r->replicas) || !apply_set_ok(&r->isr) ||
+        !apply_reassignment_ok(&r->replicas, &r->adding, &r->removing) ||
         r->leader < META_NO_LEADER || r->leader_epoch < 0 ||
         r->partition_epoch < 0) {
         return RC_INVALID;
@@ -355,6 +409,8 @@ static int apply_partition(struct meta_image *img,
     p->id = r->partition;
     apply_set_copy(&p->replicas, &r->replicas);
     apply_set_copy(&p->isr, &r->isr);
+    apply_set_copy(&p->adding, &r->adding);
+    apply_set_copy(&p->removing, &r->removing);
     p->leader = r->leader;
     p->leader_epoch = r->leader_epoch;
     p->partition_epoch = r->partition_epoch;
@@ -375,6 +431,11 @@ static int apply_partition_change(struct meta_image *img,
     if (c->isr_changed && !apply_set_ok(&c->isr)) {
         return RC_INVALID;
     }
+    if (c->replicas_changed &&
+        (!apply_set_ok(&c->replicas) || c->replicas.n == 0 ||
+         !apply_reassignment_ok(&c->replicas, &c->adding, &c->removing))) {
+        return RC_INVALID;
+    }
     if (set_leader &&
         (c->leader < META_NO_LEADER || p->leader_epoch == INT32_MAX)) {
         return RC_INVALID;
@@ -384,6 +445,11 @@ static int apply_partition_change(struct meta_image *img,
     }
     if (c->isr_changed) {
         apply_set_copy(&p->isr, &c->isr);
+    }
+    if (c->replicas_changed) {
+        apply_set_copy(&p->replicas, &c->replicas);
+        apply_set_copy(&p->adding, &c->adding);
+        apply_set_copy(&p->removing, &c->removing);
     }
     if (set_leader) {
         p->leader = c->leader;
@@ -629,6 +695,9 @@ int meta_apply(struct meta_image *img, const struct meta_record *rec)
         break;
     case META_REC_PRODUCER_IDS:
         rv = apply_producer_ids(img, &rec->u.producer_ids);
+        break;
+    case META_REC_UNREGISTER_BROKER:
+        rv = apply_unregister_broker(img, &rec->u.unregister_broker);
         break;
     default:
         rv = RC_INVALID; /* a type this build does not know */

@@ -198,7 +198,11 @@ static bool codec_get_partition(const Cairn__PartitionRecord *m,
     r->partition_epoch = m->partition_epoch;
     return codec_get_uuid(m->has_topic_id, &m->topic_id, &r->topic_id) &&
            codec_get_set(m->n_replicas, m->replicas, &r->replicas) &&
-           codec_get_set(m->n_isr, m->isr, &r->isr);
+           codec_get_set(m->n_isr, m->isr, &r->isr) &&
+           codec_get_set(m->n_adding_replicas, m->adding_replicas,
+                         &r->adding) &&
+           codec_get_set(m->n_removing_replicas, m->removing_replicas,
+                         &r->removing);
 }
 
 static bool codec_get_partition_change(const Cairn__PartitionChangeRecord *m,
@@ -213,8 +217,20 @@ static bool codec_get_partition_change(const Cairn__PartitionChangeRecord *m,
         return false; /* an ISR that is not a change */
     }
     r->leader = m->has_leader ? m->leader : META_LEADER_UNCHANGED;
+    r->replicas_changed = m->has_has_replicas_change &&
+                          m->has_replicas_change;
+    if (!r->replicas_changed &&
+        (m->n_replicas > 0 || m->n_adding_replicas > 0 ||
+         m->n_removing_replicas > 0)) {
+        return false; /* replicas that are not a change */
+    }
     return codec_get_uuid(m->has_topic_id, &m->topic_id, &r->topic_id) &&
-           codec_get_set(m->n_isr, m->isr, &r->isr);
+           codec_get_set(m->n_isr, m->isr, &r->isr) &&
+           codec_get_set(m->n_replicas, m->replicas, &r->replicas) &&
+           codec_get_set(m->n_adding_replicas, m->adding_replicas,
+                         &r->adding) &&
+           codec_get_set(m->n_removing_replicas, m->removing_replicas,
+                         &r->removing);
 }
 
 static bool codec_get_config(const Cairn__ConfigRecord *m,
@@ -282,6 +298,14 @@ static bool codec_get_record(const Cairn__MetaRecord *m,
     case CAIRN__META_RECORD__RECORD_PRODUCER_IDS:
         rec->type = META_REC_PRODUCER_IDS;
         return codec_get_producer_ids(m->producer_ids, &rec->u.producer_ids);
+    case CAIRN__META_RECORD__RECORD_UNREGISTER_BROKER:
+        rec->type = META_REC_UNREGISTER_BROKER;
+        rec->u.unregister_broker.broker_id = m->unregister_broker->broker_id;
+        rec->u.unregister_broker.broker_epoch =
+            m->unregister_broker->broker_epoch;
+        return codec_known(&m->unregister_broker->base) &&
+               m->unregister_broker->has_broker_id &&
+               m->unregister_broker->has_broker_epoch;
     default:
         return false; /* no record set */
     }
@@ -317,10 +341,15 @@ static int codec_check_record(const struct meta_record *rec)
         break;
     case META_REC_PARTITION:
         ok = codec_set_ok(&rec->u.partition.replicas) &&
-             codec_set_ok(&rec->u.partition.isr);
+             codec_set_ok(&rec->u.partition.isr) &&
+             codec_set_ok(&rec->u.partition.adding) &&
+             codec_set_ok(&rec->u.partition.removing);
         break;
     case META_REC_PARTITION_CHANGE:
-        ok = !pc->isr_changed || codec_set_ok(&pc->isr);
+        ok = (!pc->isr_changed || codec_set_ok(&pc->isr)) &&
+             (!pc->replicas_changed ||
+              (codec_set_ok(&pc->replicas) && codec_set_ok(&pc->adding) &&
+               codec_set_ok(&pc->removing)));
         break;
     case META_REC_CONFIG:
         ok = codec_str_ok(c->resource_name, sizeof c->resource_name) &&
@@ -330,6 +359,7 @@ static int codec_check_record(const struct meta_record *rec)
     case META_REC_BROKER_CHANGE:
     case META_REC_REMOVE_TOPIC:
     case META_REC_PRODUCER_IDS:
+    case META_REC_UNREGISTER_BROKER:
         ok = true;
         break;
     default:
@@ -361,6 +391,7 @@ struct codec__view {
         Cairn__RemoveTopicRecord remove_topic;
         Cairn__ConfigRecord config;
         Cairn__ProducerIdsRecord producer_ids;
+        Cairn__UnregisterBrokerRecord unregister_broker;
     } u;
 };
 
@@ -408,8 +439,14 @@ static void codec_view_partition_fields(Cairn__PartitionRecord *m,
                                         const struct meta_replica_set *replicas,
                                         const struct meta_replica_set *isr,
                                         int32_t leader, int32_t leader_epoch,
-                                        int32_t partition_epoch)
+                                        int32_t partition_epoch,
+                                        const struct meta_replica_set *adding,
+                                        const struct meta_replica_set *removing)
 {
+    m->n_adding_replicas = (size_t)adding->n;
+    m->adding_replicas = (int32_t *)adding->ids;
+    m->n_removing_replicas = (size_t)removing->n;
+    m->removing_replicas = (int32_t *)removing->ids;
     m->has_partition_id = true;
     m->partition_id = partition;
     m->n_replicas = (size_t)replicas->n;
@@ -434,7 +471,8 @@ static void codec_view_partition(struct codec__view *v,
     m->topic_id = codec_uuid_view(&r->topic_id);
     codec_view_partition_fields(m, r->partition, &r->replicas, &r->isr,
                                 r->leader, r->leader_epoch,
-                                r->partition_epoch);
+                                r->partition_epoch, &r->adding,
+                                &r->removing);
     v->mr.record_case = CAIRN__META_RECORD__RECORD_PARTITION;
     v->mr.partition = m;
 }
@@ -458,6 +496,16 @@ static void codec_view_partition_change(
     if (r->leader != META_LEADER_UNCHANGED) {
         m->has_leader = true; /* absent means unchanged */
         m->leader = r->leader;
+    }
+    if (r->replicas_changed) {
+        m->has_has_replicas_change = true;
+        m->has_replicas_change = true;
+        m->n_replicas = (size_t)r->replicas.n;
+        m->replicas = (int32_t *)r->replicas.ids;
+        m->n_adding_replicas = (size_t)r->adding.n;
+        m->adding_replicas = (int32_t *)r->adding.ids;
+        m->n_removing_replicas = (size_t)r->removing.n;
+        m->removing_replicas = (int32_t *)r->removing.ids;
     }
     v->mr.record_case = CAIRN__META_RECORD__RECORD_PARTITION_CHANGE;
     v->mr.partition_change = m;
@@ -499,6 +547,15 @@ static void codec_view_small(struct codec__view *v,
             codec_uuid_view(&rec->u.remove_topic.topic_id);
         v->mr.record_case = CAIRN__META_RECORD__RECORD_REMOVE_TOPIC;
         v->mr.remove_topic = &v->u.remove_topic;
+    } else if (rec->type == META_REC_UNREGISTER_BROKER) {
+        cairn__unregister_broker_record__init(&v->u.unregister_broker);
+        v->u.unregister_broker.has_broker_id = true;
+        v->u.unregister_broker.broker_id = rec->u.unregister_broker.broker_id;
+        v->u.unregister_broker.has_broker_epoch = true;
+        v->u.unregister_broker.broker_epoch =
+            rec->u.unregister_broker.broker_epoch;
+        v->mr.record_case = CAIRN__META_RECORD__RECORD_UNREGISTER_BROKER;
+        v->mr.unregister_broker = &v->u.unregister_broker;
     } else {
         ASSERT(rec->type == META_REC_PRODUCER_IDS);
         cairn__producer_ids_record__init(&v->u.producer_ids);
@@ -537,6 +594,7 @@ static void codec_view_record(struct codec__view *v,
     case META_REC_TOPIC:
     case META_REC_REMOVE_TOPIC:
     case META_REC_PRODUCER_IDS:
+    case META_REC_UNREGISTER_BROKER:
         codec_view_small(v, rec);
         break;
     default:
@@ -809,7 +867,8 @@ static void codec_view_topic_state(Cairn__TopicState *m,
         cairn__partition_record__init(pm);
         codec_view_partition_fields(pm, p->id, &p->replicas, &p->isr,
                                     p->leader, p->leader_epoch,
-                                    p->partition_epoch);
+                                    p->partition_epoch, &p->adding,
+                                    &p->removing);
         iv->part_ptrs[(*pi)++] = pm;
     }
     m->n_configs = t->n_configs;
@@ -953,7 +1012,11 @@ static bool codec_get_partition_state(const Cairn__PartitionRecord *m,
     p->leader_epoch = m->leader_epoch;
     p->partition_epoch = m->partition_epoch;
     return codec_get_set(m->n_replicas, m->replicas, &p->replicas) &&
-           codec_get_set(m->n_isr, m->isr, &p->isr);
+           codec_get_set(m->n_isr, m->isr, &p->isr) &&
+           codec_get_set(m->n_adding_replicas, m->adding_replicas,
+                         &p->adding) &&
+           codec_get_set(m->n_removing_replicas, m->removing_replicas,
+                         &p->removing);
 }
 
 /* A heap copy of unpacked string s (present, at most max bytes, no NUL);

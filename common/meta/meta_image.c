@@ -576,6 +576,11 @@ void meta_record_describe(const struct meta_image *img,
                    " next=%" PRId64, pid->broker_id, pid->broker_epoch,
                    pid->next_producer_id);
         break;
+    case META_REC_UNREGISTER_BROKER:
+        image_outf(&o, "unregister-broker id=%" PRId32 " epoch=%" PRId64,
+                   rec->u.unregister_broker.broker_id,
+                   rec->u.unregister_broker.broker_epoch);
+        break;
     default:
         image_outf(&o, "unknown-record type=%d", (int)rec->type);
         break;
@@ -607,6 +612,32 @@ void meta_leader_format(int32_t leader, char out[16])
     }
 }
 
+/* A reassignment starting, completing or cancelled (KIP-455). */
+static void reassign_event(struct image_out *o, const struct meta_partition *p,
+                           const struct meta_rec_partition_change *c)
+{
+    char from[META_REPLICAS_MAX * 12], to[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->replicas, from, sizeof from);
+    meta_replica_set_format(&c->replicas, to, sizeof to);
+    if (c->adding.n > 0 || c->removing.n > 0) {
+        char add[META_REPLICAS_MAX * 12], rm[META_REPLICAS_MAX * 12];
+        meta_replica_set_format(&c->adding, add, sizeof add);
+        meta_replica_set_format(&c->removing, rm, sizeof rm);
+        image_outf(o, " reassignment started: replicas %s -> %s (adding %s, "
+                   "removing %s)", from, to, add, rm);
+    } else if (p->adding.n > 0 || p->removing.n > 0) {
+        bool back = c->replicas.n == p->replicas.n - p->adding.n;
+        for (int32_t i = 0; back && i < p->adding.n; i++) {
+            back = !meta_replica_set_contains(&c->replicas, p->adding.ids[i]);
+        }
+        image_outf(o, " reassignment %s: replicas %s -> %s",
+                   back && p->adding.n > 0 ? "cancelled" : "completed", from,
+                   to);
+    } else {
+        image_outf(o, " replicas %s -> %s", from, to);
+    }
+}
+
 static bool partition_event(struct image_out *o, const struct meta_image *img,
                             const struct meta_rec_partition_change *c)
 {
@@ -621,10 +652,16 @@ static bool partition_event(struct image_out *o, const struct meta_image *img,
                 memcmp(c->isr.ids, p->isr.ids,
                        (size_t)(c->isr.n < 0 ? 0 : c->isr.n) *
                            sizeof c->isr.ids[0]) != 0);
-    if (!leader && !isr) {
+    if (!leader && !isr && !c->replicas_changed) {
         return false;
     }
     image_outf(o, "%s-%" PRId32, t->name, c->partition);
+    if (c->replicas_changed) {
+        reassign_event(o, p, c);
+        if (leader || isr) {
+            image_outf(o, ",");
+        }
+    }
     if (leader) {
         char from[16], to[16];
         meta_leader_format(p->leader, from);
@@ -720,6 +757,11 @@ bool meta_record_event(const struct meta_image *img,
         break;
     case META_REC_PARTITION:
         event = partition_added_event(&o, img, &rec->u.partition);
+        break;
+    case META_REC_UNREGISTER_BROKER:
+        image_outf(&o, "broker %" PRId32 " unregistered (decommissioned)",
+                   rec->u.unregister_broker.broker_id);
+        event = true;
         break;
     case META_REC_REMOVE_TOPIC: {
         const struct meta_topic *t =

@@ -404,6 +404,33 @@ static int fuzz_corpus_encode_alter_configs(struct writer *w,
     return kafka_incremental_alter_configs_request_encode(w, version, &m);
 }
 
+/* Reassignment requests: variant 0 a move and a cancel, 1 a list of all. */
+static int fuzz_corpus_encode_reassign(struct writer *w, int16_t api_key,
+                                       int16_t version, int variant)
+{
+    static const int32_t target[3] = {4, 2, 3};
+    static const int32_t parts[2] = {0, 1};
+    if (api_key == KAFKA_API_ALTER_PARTITION_REASSIGNMENTS) {
+        const struct kafka_ReassignablePartition ps[2] = {
+            {0, target, 3}, {1, NULL, -1}};
+        const struct kafka_ReassignableTopic t = {S("orders"), ps,
+                                                  variant == 0 ? 2 : 1};
+        const struct kafka_AlterPartitionReassignmentsRequest m = {60000, &t,
+                                                                   1};
+        return kafka_alter_partition_reassignments_request_encode(w, version,
+                                                                  &m);
+    }
+    if (api_key == KAFKA_API_UNREGISTER_BROKER) {
+        const struct kafka_UnregisterBrokerRequest m = {variant == 0 ? 4 : -1};
+        return kafka_unregister_broker_request_encode(w, version, &m);
+    }
+    const struct kafka_ListPartitionReassignmentsTopics t = {S("orders"),
+                                                             parts, 2};
+    const struct kafka_ListPartitionReassignmentsRequest m = {
+        60000, variant == 0 ? &t : NULL, variant == 0 ? 1 : -1};
+    return kafka_list_partition_reassignments_request_encode(w, version, &m);
+}
+
 /* Encodes sample `variant` of api_key's request at version into w. */
 static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
                               int16_t version, int variant)
@@ -475,6 +502,10 @@ static int fuzz_corpus_encode(struct writer *w, int16_t api_key,
     case KAFKA_API_ALTER_CONFIGS:
     case KAFKA_API_INCREMENTAL_ALTER_CONFIGS:
         return fuzz_corpus_encode_alter_configs(w, api_key, version, variant);
+    case KAFKA_API_ALTER_PARTITION_REASSIGNMENTS:
+    case KAFKA_API_LIST_PARTITION_REASSIGNMENTS:
+    case KAFKA_API_UNREGISTER_BROKER:
+        return fuzz_corpus_encode_reassign(w, api_key, version, variant);
     default:
         return RC_INVALID;
     }
@@ -517,7 +548,11 @@ int main(int argc, char **argv)
         KAFKA_API_LIST_GROUPS,     KAFKA_API_DELETE_GROUPS,
         KAFKA_API_CREATE_PARTITIONS, KAFKA_API_DESCRIBE_LOG_DIRS,
         KAFKA_API_DESCRIBE_CLUSTER, KAFKA_API_ELECT_LEADERS,
-        KAFKA_API_ALTER_CONFIGS, KAFKA_API_INCREMENTAL_ALTER_CONFIGS};
+        KAFKA_API_ALTER_CONFIGS, KAFKA_API_INCREMENTAL_ALTER_CONFIGS,
+        KAFKA_API_ALTER_PARTITION_REASSIGNMENTS,
+        KAFKA_API_LIST_PARTITION_REASSIGNMENTS,
+        KAFKA_API_UNREGISTER_BROKER};
+
     if (argc != 2) {
         fprintf(stderr, "usage: %s DIR\n", argv[0]);
         return 2;

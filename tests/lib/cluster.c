@@ -511,6 +511,19 @@ struct cluster_node *cluster_broker(struct cluster *c, int32_t id)
     return NULL;
 }
 
+struct cluster_node *cluster_add_broker(struct cluster *c)
+{
+    ASSERT(c->n_brokers > 0);
+    ASSERT(c->n_brokers < CLUSTER_BROKERS_MAX);
+    struct cluster_node *n = &c->brokers[c->n_brokers];
+    *n = (struct cluster_node){.id = c->brokers[c->n_brokers - 1].id + 1,
+                               .port = free_port()};
+    c->n_brokers++;
+    broker_config(c, n);
+    cluster_node_start(c, n);
+    return n;
+}
+
 void cluster_bootstrap(const struct cluster *c, char *out, size_t cap)
 {
     size_t len = 0;

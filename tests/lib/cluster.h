@@ -105,6 +105,9 @@ void cluster_broker_log_dir(const struct cluster *c,
                             const struct cluster_node *n, char *out,
                             size_t cap);
 
+/* Configures and starts one more broker (the next node id, a free port):
+ * a broker added to a running cluster. */
+struct cluster_node *cluster_add_broker(struct cluster *c);
 /* bootstrap.servers for Kafka clients: every broker's listener. */
 void cluster_bootstrap(const struct cluster *c, char *out, size_t cap);
 

@@ -1090,6 +1090,91 @@ static const struct kafka_schema_field s141[] = {
     {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s140)},
 };
 
+/* AlterPartitionReassignmentsRequest.Topics.Partitions */
+static const struct kafka_schema_field s142[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Replicas", KS_INT32, true, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* AlterPartitionReassignmentsRequest.Topics */
+static const struct kafka_schema_field s143[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s142)},
+};
+
+/* AlterPartitionReassignmentsRequest */
+static const struct kafka_schema_field s144[] = {
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s143)},
+};
+
+/* AlterPartitionReassignmentsResponse.Responses.Partitions */
+static const struct kafka_schema_field s145[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
+/* AlterPartitionReassignmentsResponse.Responses */
+static const struct kafka_schema_field s146[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s145)},
+};
+
+/* AlterPartitionReassignmentsResponse */
+static const struct kafka_schema_field s147[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"Responses", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s146)},
+};
+
+/* ListPartitionReassignmentsRequest.Topics */
+static const struct kafka_schema_field s148[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"PartitionIndexes", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ListPartitionReassignmentsRequest */
+static const struct kafka_schema_field s149[] = {
+    {"TimeoutMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), R(0, MAX), N, -1, SUB(s148)},
+};
+
+/* ListPartitionReassignmentsResponse.Topics.Partitions */
+static const struct kafka_schema_field s150[] = {
+    {"PartitionIndex", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"Replicas", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+    {"AddingReplicas", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+    {"RemovingReplicas", KS_INT32, true, R(0, MAX), N, N, -1, NONE},
+};
+
+/* ListPartitionReassignmentsResponse.Topics */
+static const struct kafka_schema_field s151[] = {
+    {"Name", KS_STRING, false, R(0, MAX), N, N, -1, NONE},
+    {"Partitions", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s150)},
+};
+
+/* ListPartitionReassignmentsResponse */
+static const struct kafka_schema_field s152[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+    {"Topics", KS_STRUCT, true, R(0, MAX), N, N, -1, SUB(s151)},
+};
+
+/* UnregisterBrokerRequest */
+static const struct kafka_schema_field s153[] = {
+    {"BrokerId", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+};
+
+/* UnregisterBrokerResponse */
+static const struct kafka_schema_field s154[] = {
+    {"ThrottleTimeMs", KS_INT32, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorCode", KS_INT16, false, R(0, MAX), N, N, -1, NONE},
+    {"ErrorMessage", KS_STRING, false, R(0, MAX), R(0, MAX), N, -1, NONE},
+};
+
 const struct kafka_schema_api kafka_schema_apis[] = {
     {0, "Produce", 0, 11,
      {R(0, 11), R(9, MAX), SUB(s3)},
@@ -1198,6 +1283,18 @@ const struct kafka_schema_api kafka_schema_apis[] = {
     {44, "IncrementalAlterConfigs", 0, 1,
      {R(0, 1), R(1, MAX), SUB(s139)},
      {R(0, 1), R(1, MAX), SUB(s141)},
+    },
+    {45, "AlterPartitionReassignments", 0, 0,
+     {R(0, 0), R(0, MAX), SUB(s144)},
+     {R(0, 0), R(0, MAX), SUB(s147)},
+    },
+    {46, "ListPartitionReassignments", 0, 0,
+     {R(0, 0), R(0, MAX), SUB(s149)},
+     {R(0, 0), R(0, MAX), SUB(s152)},
+    },
+    {64, "UnregisterBroker", 0, 0,
+     {R(0, 0), R(0, MAX), SUB(s153)},
+     {R(0, 0), R(0, MAX), SUB(s154)},
     },
 };
 

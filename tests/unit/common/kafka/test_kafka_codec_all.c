@@ -78,6 +78,12 @@ union any_msg {
     struct kafka_DescribeGroupsResponse describe_groups_resp;
     struct kafka_ListGroupsRequest list_groups_req;
     struct kafka_ListGroupsResponse list_groups_resp;
+    struct kafka_AlterPartitionReassignmentsRequest apr_req;
+    struct kafka_AlterPartitionReassignmentsResponse apr_resp;
+    struct kafka_ListPartitionReassignmentsRequest lpr_req;
+    struct kafka_ListPartitionReassignmentsResponse lpr_resp;
+    struct kafka_UnregisterBrokerRequest unregister_broker_req;
+    struct kafka_UnregisterBrokerResponse unregister_broker_resp;
     struct kafka_DeleteGroupsRequest delete_groups_req;
     struct kafka_DeleteGroupsResponse delete_groups_resp;
     struct kafka_CreatePartitionsRequest create_partitions_req;
@@ -140,6 +146,12 @@ CODEC_ADAPT(offset_fetch_request, offset_fetch_req)
 CODEC_ADAPT(offset_fetch_response, offset_fetch_resp)
 CODEC_ADAPT(find_coordinator_request, find_coordinator_req)
 CODEC_ADAPT(find_coordinator_response, find_coordinator_resp)
+CODEC_ADAPT(alter_partition_reassignments_request, apr_req)
+CODEC_ADAPT(alter_partition_reassignments_response, apr_resp)
+CODEC_ADAPT(list_partition_reassignments_request, lpr_req)
+CODEC_ADAPT(list_partition_reassignments_response, lpr_resp)
+CODEC_ADAPT(unregister_broker_request, unregister_broker_req)
+CODEC_ADAPT(unregister_broker_response, unregister_broker_resp)
 CODEC_ADAPT(join_group_request, join_group_req)
 CODEC_ADAPT(join_group_response, join_group_resp)
 CODEC_ADAPT(heartbeat_request, heartbeat_req)
@@ -224,6 +236,12 @@ CODEC_ADAPT_ENC(incremental_alter_configs_request,
                 incremental_alter_configs_req)
 CODEC_ADAPT_ENC(incremental_alter_configs_response,
                 incremental_alter_configs_resp)
+CODEC_ADAPT_ENC(alter_partition_reassignments_request, apr_req)
+CODEC_ADAPT_ENC(alter_partition_reassignments_response, apr_resp)
+CODEC_ADAPT_ENC(list_partition_reassignments_request, lpr_req)
+CODEC_ADAPT_ENC(list_partition_reassignments_response, lpr_resp)
+CODEC_ADAPT_ENC(unregister_broker_request, unregister_broker_req)
+CODEC_ADAPT_ENC(unregister_broker_response, unregister_broker_resp)
 
 /* Copy mode: the records go inline, as a decoded response carries them. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -911,6 +929,65 @@ static void sample_incremental_alter_configs_resp(union any_msg *m)
     m->incremental_alter_configs_resp = m->alter_configs_resp;
 }
 
+static void sample_alter_partition_reassignments_req(union any_msg *m)
+{
+    static const int32_t target[3] = {4, 2, 3};
+    static struct kafka_ReassignablePartition ps[2];
+    static struct kafka_ReassignableTopic ts[1];
+    ps[0] = (struct kafka_ReassignablePartition){0, target, 3};
+    ps[1] = (struct kafka_ReassignablePartition){5, NULL, -1}; /* cancel */
+    ts[0] = (struct kafka_ReassignableTopic){S("moves"), ps, 2};
+    m->apr_req = (struct kafka_AlterPartitionReassignmentsRequest){
+        60000, ts, 1};
+}
+
+static void sample_alter_partition_reassignments_resp(union any_msg *m)
+{
+    static struct kafka_ReassignablePartitionResponse ps[2];
+    static struct kafka_ReassignableTopicResponse ts[1];
+    ps[0] = (struct kafka_ReassignablePartitionResponse){0, 0, {NULL, 0}};
+    ps[1] = (struct kafka_ReassignablePartitionResponse){
+        5, 85, S("no reassignment")};
+    ts[0] = (struct kafka_ReassignableTopicResponse){S("moves"), ps, 2};
+    m->apr_resp = (struct kafka_AlterPartitionReassignmentsResponse){
+        0, 0, {NULL, 0}, ts, 1};
+}
+
+static void sample_list_partition_reassignments_req(union any_msg *m)
+{
+    static const int32_t parts[2] = {0, 5};
+    static struct kafka_ListPartitionReassignmentsTopics ts[1];
+    ts[0] = (struct kafka_ListPartitionReassignmentsTopics){S("moves"),
+                                                           parts, 2};
+    m->lpr_req = (struct kafka_ListPartitionReassignmentsRequest){30000, ts,
+                                                                  1};
+}
+
+static void sample_list_partition_reassignments_resp(union any_msg *m)
+{
+    static const int32_t replicas[4] = {4, 2, 3, 1};
+    static const int32_t adding[1] = {4};
+    static const int32_t removing[1] = {1};
+    static struct kafka_OngoingPartitionReassignment ps[1];
+    static struct kafka_OngoingTopicReassignment ts[1];
+    ps[0] = (struct kafka_OngoingPartitionReassignment){
+        0, replicas, 4, adding, 1, removing, 1};
+    ts[0] = (struct kafka_OngoingTopicReassignment){S("moves"), ps, 1};
+    m->lpr_resp = (struct kafka_ListPartitionReassignmentsResponse){
+        0, 0, {NULL, 0}, ts, 1};
+}
+
+static void sample_unregister_broker_req(union any_msg *m)
+{
+    m->unregister_broker_req = (struct kafka_UnregisterBrokerRequest){4};
+}
+
+static void sample_unregister_broker_resp(union any_msg *m)
+{
+    m->unregister_broker_resp = (struct kafka_UnregisterBrokerResponse){
+        0, 4, S("the broker still hosts replicas")};
+}
+
 /* --- The table ----------------------------------------------------------- */
 
 struct codec_dir {
@@ -960,6 +1037,10 @@ static const struct codec_api apis[] = {
     API(elect_leaders, KAFKA_API_ELECT_LEADERS),
     API(alter_configs, KAFKA_API_ALTER_CONFIGS),
     API(incremental_alter_configs, KAFKA_API_INCREMENTAL_ALTER_CONFIGS),
+    API(alter_partition_reassignments,
+        KAFKA_API_ALTER_PARTITION_REASSIGNMENTS),
+    API(list_partition_reassignments, KAFKA_API_LIST_PARTITION_REASSIGNMENTS),
+    API(unregister_broker, KAFKA_API_UNREGISTER_BROKER),
 };
 
 static void version_range(const struct codec_api *api, int16_t *min,

@@ -126,6 +126,9 @@ static int incremental_alter_configs_resp_dec(struct reader *r, int16_t v,
 {
     return kafka_incremental_alter_configs_response_decode(r, v, a, m);
 }
+ADAPT(alter_partition_reassignments, AlterPartitionReassignments)
+ADAPT(list_partition_reassignments, ListPartitionReassignments)
+ADAPT(unregister_broker, UnregisterBroker)
 
 ADAPT_RESP_ENC(produce)
 ADAPT_RESP_ENC(list_offsets)
@@ -153,6 +156,9 @@ ADAPT_RESP_ENC(describe_cluster)
 ADAPT_RESP_ENC(elect_leaders)
 ADAPT_RESP_ENC(alter_configs)
 ADAPT_RESP_ENC(incremental_alter_configs)
+ADAPT_RESP_ENC(alter_partition_reassignments)
+ADAPT_RESP_ENC(list_partition_reassignments)
+ADAPT_RESP_ENC(unregister_broker)
 
 /* Copy mode: the decoded records go inline, as the codec tests do. */
 static int inline_records_cb(void *arg, struct writer *w,
@@ -198,6 +204,9 @@ static const struct codec_fns codecs[] = {
     FNS(elect_leaders, ELECT_LEADERS),
     FNS(alter_configs, ALTER_CONFIGS),
     FNS(incremental_alter_configs, INCREMENTAL_ALTER_CONFIGS),
+    FNS(alter_partition_reassignments, ALTER_PARTITION_REASSIGNMENTS),
+    FNS(list_partition_reassignments, LIST_PARTITION_REASSIGNMENTS),
+    FNS(unregister_broker, UNREGISTER_BROKER),
 };
 
 static const struct codec_fns *codec_of(int16_t key)

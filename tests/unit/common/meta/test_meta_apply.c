@@ -1134,3 +1134,64 @@ Test(meta_event, replica_sets_format_and_fit)
     meta_replica_set_format(&bad, out, sizeof out);
     cr_assert_str_eq(out, "-");
 }
+
+/* --- Reassignment and unregistration ------------------------------------- */
+
+static struct meta_record r_replicas(struct meta_replica_set replicas,
+                                     struct meta_replica_set adding,
+                                     struct meta_replica_set removing)
+{
+    struct meta_record r = r_pchange(1, 0, NULL, META_LEADER_UNCHANGED);
+    r.u.partition_change.replicas_changed = true;
+    r.u.partition_change.replicas = replicas;
+    r.u.partition_change.adding = adding;
+    r.u.partition_change.removing = removing;
+    return r;
+}
+
+Test(meta_apply, replica_changes_need_consistent_sets)
+{
+    struct meta_image img;
+    struct meta_replica_set none = {0};
+    struct meta_replica_set want;
+
+    build_orders(&img);
+    APPLY_OK(&img, r_register(4, "h4", 9094, 4));
+    /* adding outside replicas, adding and removing overlapping, removing
+     * outside replicas, empty replicas, duplicates: refused. */
+    APPLY_INVALID(&img, r_replicas(SET(1, 2, 3), SET(4), none));
+    APPLY_INVALID(&img, r_replicas(SET(4, 2, 3, 1), SET(4), SET(4)));
+    APPLY_INVALID(&img, r_replicas(SET(4, 2, 3), SET(4), SET(1)));
+    APPLY_INVALID(&img, r_replicas(none, none, none));
+    APPLY_INVALID(&img, r_replicas(SET(4, 4, 3, 1), SET(4), SET(1)));
+    int32_t epoch = part(&img, 1, 0)->partition_epoch;
+    APPLY_OK(&img, r_replicas(SET(4, 2, 3, 1), SET(4), SET(1)));
+    const struct meta_partition *p = part(&img, 1, 0);
+    want = SET(4, 2, 3, 1);
+    assert_sets_eq(&p->replicas, &want);
+    want = SET(4);
+    assert_sets_eq(&p->adding, &want);
+    want = SET(1);
+    assert_sets_eq(&p->removing, &want);
+    want = SET(1, 2, 3);
+    assert_sets_eq(&p->isr, &want);
+    cr_assert_eq(p->partition_epoch, epoch + 1);
+    cr_assert_eq(p->leader_epoch, 0, "no leader change, same epoch");
+    /* The unregistration of a broker a partition still names fails. */
+    struct meta_record u = rec_new(META_REC_UNREGISTER_BROKER);
+    u.u.unregister_broker.broker_id = 4;
+    u.u.unregister_broker.broker_epoch = meta_image_broker(&img, 4)->epoch;
+    APPLY_INVALID(&img, u);
+    APPLY_OK(&img, r_replicas(SET(4, 2, 3), none, none));
+    assert_sets_eq(&part(&img, 1, 0)->adding, &none);
+    u.u.unregister_broker.broker_id = 1;
+    u.u.unregister_broker.broker_epoch = meta_image_broker(&img, 1)->epoch +
+                                         1;
+    APPLY_INVALID(&img, u); /* stale epoch */
+    u.u.unregister_broker.broker_epoch--;
+    APPLY_OK(&img, u);
+    cr_assert_null(meta_image_broker(&img, 1));
+    cr_assert_eq(img.n_brokers, 3);
+    APPLY_INVALID(&img, u); /* gone already */
+    meta_image_free(&img);
+}

@@ -160,6 +160,34 @@ static void edge_partition_records(struct meta_record *out, size_t cap,
     r.u.partition_change.isr_changed = true;
     r.u.partition_change.leader = INT32_MAX;
     PUSH(r);
+    r = rec_new(META_REC_PARTITION_CHANGE); /* a reassignment starts */
+    r.u.partition_change.topic_id = uuid_n(3);
+    r.u.partition_change.leader = META_LEADER_UNCHANGED;
+    r.u.partition_change.replicas_changed = true;
+    r.u.partition_change.replicas.n = 4;
+    r.u.partition_change.replicas.ids[0] = 4;
+    r.u.partition_change.replicas.ids[1] = 2;
+    r.u.partition_change.replicas.ids[2] = 3;
+    r.u.partition_change.replicas.ids[3] = 1;
+    r.u.partition_change.adding.n = 1;
+    r.u.partition_change.adding.ids[0] = 4;
+    r.u.partition_change.removing.n = 1;
+    r.u.partition_change.removing.ids[0] = 1;
+    PUSH(r);
+    r = rec_new(META_REC_PARTITION); /* a partition being moved */
+    r.u.partition.topic_id = uuid_n(3);
+    r.u.partition.replicas.n = 2;
+    r.u.partition.replicas.ids[0] = 2;
+    r.u.partition.replicas.ids[1] = 1;
+    r.u.partition.adding.n = 1;
+    r.u.partition.adding.ids[0] = 2;
+    r.u.partition.removing.n = 1;
+    r.u.partition.removing.ids[0] = 1;
+    PUSH(r);
+    r = rec_new(META_REC_UNREGISTER_BROKER);
+    r.u.unregister_broker.broker_id = INT32_MAX;
+    r.u.unregister_broker.broker_epoch = INT64_MAX;
+    PUSH(r);
 }
 
 /* Config records with edge values, appended at out[*n]. */
