@@ -196,7 +196,7 @@ bench-run: $(BENCH_BIN) $(BINS)
 # build/fuzz/artifacts. Any crash, sanitizer report or assertion fails.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-TEST_FUZZ_SECONDS ?= 30   # each target's share of `make test`
+TEST_FUZZ_SECONDS ?= 10   # each target's share of `make test`
 FUZZ_DIR := build/fuzz
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
@@ -344,4 +344,6 @@ clean:
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
     $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d $(FUZZ_RECORD_OBJ:.o=.d) \
-    $(FUZZ_DIR)/tests/fuzz/fuzz_record_validate.d
+    $(FUZZ_DIR)/tests/fuzz/fuzz_record_validate.d \
+    $(FUZZ_RAFT_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_raft_guard.d \
+    $(FUZZ_META_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_metadata.d
