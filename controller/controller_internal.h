@@ -97,6 +97,20 @@ void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
 void handlers_describe_cluster(struct controller *c, struct rpc_conn *conn,
                                uint64_t correlation_id);
 
+/* handlers.c: proposes recs (freed) for op; false, with op answered
+ * NOT_CONTROLLER, when they cannot be proposed. */
+bool handlers_propose(struct controller *c, struct ctl_op *op,
+                      struct plan_records *recs);
+
+/* handlers.c: a request's plan, rv and recs (freed), carried out: recs
+ * proposed (true: the answer comes after commit); a failed plan answered
+ * UNKNOWN_SERVER_ERROR; a plan that writes nothing (validate only, or
+ * nothing to change) answered at once by reply. */
+bool handlers_propose_plan(struct controller *c, struct ctl_op *op, int rv,
+                           struct plan_records *recs,
+                           void (*reply)(struct controller *c,
+                                         struct ctl_op *op));
+
 /* handlers_partitions.c: CreatePartitions, planned and answered. */
 bool handlers_partitions_run(struct controller *c, struct ctl_op *op);
 void handlers_partitions_reply(struct controller *c, struct ctl_op *op);

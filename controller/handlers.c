@@ -12,8 +12,8 @@
 #include "common/meta/meta_codec.h"
 #include "common/rc.h"
 
-static bool propose_or_fail(struct controller *c, struct ctl_op *op,
-                            struct plan_records *recs)
+bool handlers_propose(struct controller *c, struct ctl_op *op,
+                      struct plan_records *recs)
 {
     int rv = controller_propose(c, op, recs->recs, recs->n);
     plan_records_free(recs);
@@ -23,6 +23,24 @@ static bool propose_or_fail(struct controller *c, struct ctl_op *op,
         return false;
     }
     return true;
+}
+
+bool handlers_propose_plan(struct controller *c, struct ctl_op *op, int rv,
+                           struct plan_records *recs,
+                           void (*reply)(struct controller *c,
+                                         struct ctl_op *op))
+{
+    if (rv == RC_OK && recs->n > 0) {
+        return handlers_propose(c, op, recs);
+    }
+    plan_records_free(recs);
+    if (rv != RC_OK) {
+        controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_SERVER_ERROR,
+                               rc_str(rv));
+    } else {
+        reply(c, op);
+    }
+    return false;
 }
 
 static bool bytes_to_uuid(ProtobufCBinaryData b, struct meta_uuid *u)
@@ -74,7 +92,7 @@ static bool run_duty(struct controller *c, struct ctl_op *op)
         plan_records_free(&recs);
         return false;
     }
-    return propose_or_fail(c, op, &recs);
+    return handlers_propose(c, op, &recs);
 }
 
 /* --- Registration and heartbeats ----------------------------------------- */
@@ -115,7 +133,7 @@ static bool run_register(struct controller *c, struct ctl_op *op)
         }
         return false;
     }
-    return propose_or_fail(c, op, &recs);
+    return handlers_propose(c, op, &recs);
 }
 
 static void reply_heartbeat(struct controller *c, struct ctl_op *op)
@@ -164,7 +182,7 @@ static bool run_heartbeat(struct controller *c, struct ctl_op *op)
         reply_heartbeat(c, op);
         return false;
     }
-    return propose_or_fail(c, op, &recs); /* the event says what changed */
+    return handlers_propose(c, op, &recs); /* the event says what changed */
 }
 
 /* --- Topics -------------------------------------------------------------- */
@@ -234,7 +252,7 @@ static bool run_create_topics(struct controller *c, struct ctl_op *op)
         }
         return false;
     }
-    return propose_or_fail(c, op, &recs);
+    return handlers_propose(c, op, &recs);
 }
 
 static bool run_delete_topics(struct controller *c, struct ctl_op *op)
@@ -256,7 +274,7 @@ static bool run_delete_topics(struct controller *c, struct ctl_op *op)
         handlers_committed(c, op, NULL);
         return false;
     }
-    return propose_or_fail(c, op, &recs);
+    return handlers_propose(c, op, &recs);
 }
 
 /* --- AlterPartition and producer ids ------------------------------------- */
@@ -290,7 +308,7 @@ static bool run_alter_partition(struct controller *c, struct ctl_op *op)
         }
         return false;
     }
-    return propose_or_fail(c, op, &recs);
+    return handlers_propose(c, op, &recs);
 }
 
 static bool run_producer_ids(struct controller *c, struct ctl_op *op)
@@ -307,7 +325,7 @@ static bool run_producer_ids(struct controller *c, struct ctl_op *op)
         controller_reply_error(c, op, op->error, "producer ids refused");
         return false;
     }
-    return propose_or_fail(c, op, &recs);
+    return handlers_propose(c, op, &recs);
 }
 
 bool handlers_run(struct controller *c, struct ctl_op *op)

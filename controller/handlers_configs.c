@@ -58,24 +58,7 @@ bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op)
                                 op->config_results);
     free(res);
     free(ops);
-    if (rv != RC_OK || recs.n == 0) {
-        plan_records_free(&recs);
-        if (rv != RC_OK) {
-            controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_SERVER_ERROR,
-                                   rc_str(rv));
-        } else {
-            handlers_reply_alter_configs(c, op);
-        }
-        return false;
-    }
-    int prv = controller_propose(c, op, recs.recs, recs.n);
-    plan_records_free(&recs);
-    if (prv != RC_OK) {
-        controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
-                               "could not propose; retry");
-        return false;
-    }
-    return true;
+    return handlers_propose_plan(c, op, rv, &recs, handlers_reply_alter_configs);
 }
 
 void handlers_reply_alter_configs(struct controller *c, struct ctl_op *op)

@@ -211,24 +211,7 @@ bool handlers_elect_leaders(struct controller *c, struct ctl_op *op)
                  ? plan_all(c, (int8_t)type, op->elect, &recs)
                  : plan_listed(c, r, (int8_t)type, op->elect, &recs, dup);
     free(dup);
-    if (rv != RC_OK || recs.n == 0) {
-        plan_records_free(&recs);
-        if (rv != RC_OK) {
-            controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_SERVER_ERROR,
-                                   rc_str(rv));
-        } else {
-            handlers_elect_leaders_reply(c, op);
-        }
-        return false;
-    }
-    int prv = controller_propose(c, op, recs.recs, recs.n);
-    plan_records_free(&recs);
-    if (prv != RC_OK) {
-        controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
-                               "could not propose; retry");
-        return false;
-    }
-    return true;
+    return handlers_propose_plan(c, op, rv, &recs, handlers_elect_leaders_reply);
 }
 
 void handlers_elect_leaders_reply(struct controller *c, struct ctl_op *op)

@@ -42,14 +42,7 @@ bool handlers_run_alter_reassignments(struct controller *c, struct ctl_op *op)
         handlers_reply_alter_reassignments(c, op);
         return false;
     }
-    rv = controller_propose(c, op, recs.recs, recs.n);
-    plan_records_free(&recs);
-    if (rv != RC_OK) {
-        controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
-                               "could not propose; retry");
-        return false;
-    }
-    return true;
+    return handlers_propose(c, op, &recs);
 }
 
 bool handlers_run_unregister_broker(struct controller *c, struct ctl_op *op)
@@ -69,14 +62,7 @@ bool handlers_run_unregister_broker(struct controller *c, struct ctl_op *op)
                 : "no such broker is registered");
         return false;
     }
-    rv = controller_propose(c, op, recs.recs, recs.n);
-    plan_records_free(&recs);
-    if (rv != RC_OK) {
-        controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
-                               "could not propose; retry");
-        return false;
-    }
-    return true;
+    return handlers_propose(c, op, &recs);
 }
 
 void handlers_reply_unregister_broker(struct controller *c, struct ctl_op *op)
