@@ -62,7 +62,14 @@ async function main () {
   const n = await waitCount(admin, 4)
   check('admin.createPartitions grows it to 4', n === 4, n)
 
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+  // Idempotent: kafkajs retries a whole request when one of its partitions
+  // fails (a new partition's leader not serving yet), and without
+  // idempotence the partitions already written would be written twice.
+  const producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    idempotent: true,
+    maxInFlightRequests: 1
+  })
   await producer.connect()
   const messages = []
   for (let i = 0; i < 100; i++) messages.push({ key: `key-${i}`, value: `value-${i}` })
