@@ -59,8 +59,6 @@ sys.exit(0 if p['version']==1 and any(4 in m['replicas'] for m in p['partitions'
 "$CLUSTER" pause broker-4
 run_flow reassign_flow 120 env BOOTSTRAP="$BOOT" TOPIC=$TOPIC PART=0 NEW=4 \
     node "$CLIENTS/reassign_flow.mjs"
-run_flow kafkajs_reassign 120 env BOOTSTRAP="$BOOT" TOPIC=$TOPIC PART=1 NEW=4 \
-    node "$CLIENTS/kafkajs_reassign.js"
 "$CAIRN" reassign status > "$DATA/status1.out" 2>&1
 check "cairn reassign status shows $TOPIC-0 adding 4" \
     grep -q "^$TOPIC-0 replicas .* adding 4 " "$DATA/status1.out"
