@@ -5,6 +5,7 @@
  * image with Kafka's topic-level names and defaults, DeleteRecords moves
  * the log start offset of partitions led here. */
 #include "broker/broker.h"
+#include "broker/kafka/kafka_forward.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,95 +18,11 @@
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 
-#define ADMIN__CONTROLLER_TIMEOUT_MS 30000
-
-/* A request waiting for the controller: its decoded form stays in arena. */
-struct admin_ctx;
-typedef void (*admin_answer_fn)(struct admin_ctx *ctx,
-                                const Cairn__Response *resp, int16_t error);
-
+/* A CreateTopics or DeleteTopics request waiting for the controller. */
 struct admin_ctx {
-    struct broker *b;
-    struct kafka_request *req;
-    struct arena arena;
+    struct kafka_forward fw;
     void *rq;
-    admin_answer_fn answer; /* builds the Kafka answer from the controller's */
 };
-
-static struct admin_ctx *ctx_new(struct broker *b, struct kafka_request *req)
-{
-    struct admin_ctx *ctx = calloc(1, sizeof *ctx);
-    if (ctx != NULL) {
-        ctx->b = b;
-        ctx->req = req;
-        arena_init(&ctx->arena, ARENA_BYTES_MAX);
-    }
-    return ctx;
-}
-
-static void ctx_free(struct admin_ctx *ctx)
-{
-    arena_free(&ctx->arena);
-    free(ctx);
-}
-
-/* NUL-terminated copy of a wire string in the arena ("" when null). */
-static char *arena_str(struct arena *a, struct slice s)
-{
-    char *out = NULL;
-    if (arena_alloc(a, s.len + 1, 1, (void **)&out) != RC_OK) {
-        return NULL;
-    }
-    if (s.len > 0) {
-        memcpy(out, s.ptr, s.len);
-    }
-    out[s.len] = '\0';
-    return out;
-}
-
-/* The controller answered (or the call failed): answer the client with
- * the controller's results, or REQUEST_TIMED_OUT for every topic. The
- * broker then fetches the metadata change at once. */
-static void controller_cb(void *arg, int rc, const uint8_t *payload,
-                          size_t len)
-{
-    struct admin_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (resp != NULL && resp->error_code != 0) {
-        error = (int16_t)resp->error_code;
-    }
-    ctx->answer(ctx, resp, error);
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    ctx_free(ctx);
-}
-
-/* Packs req and sends it to the active controller; if that cannot even
- * start, answers with REQUEST_TIMED_OUT now. Either way ctx is consumed. */
-static void call_controller(struct admin_ctx *ctx, const Cairn__Request *req,
-                            admin_answer_fn answer)
-{
-    ctx->answer = answer;
-    size_t len = cairn__request__get_packed_size(req);
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
-    int rv = RC_NOMEM;
-    if (buf != NULL) {
-        cairn__request__pack(req, buf);
-        rv = membership_call_active(ctx->b->membership, buf, len,
-                                    ADMIN__CONTROLLER_TIMEOUT_MS,
-                                    controller_cb, ctx);
-        free(buf);
-    }
-    if (rv != RC_OK) {
-        answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
-        ctx_free(ctx);
-    }
-}
 
 /* --- CreateTopics -------------------------------------------------------- */
 
@@ -145,19 +62,21 @@ static int create_result(struct admin_ctx *ctx, int32_t i,
     out->NumPartitions = cr->has_num_partitions ? cr->num_partitions : -1;
     out->ReplicationFactor =
         cr->has_replication_factor ? (int16_t)cr->replication_factor : -1;
-    if (ctx->req->api_version < 5) {
+    if (ctx->fw.req->api_version < 5) {
         return RC_OK;
     }
-    return kafka_configs_of_new_topic(ctx->b, &rq->Topics[i], &ctx->arena,
-                                      &out->Configs, &out->ConfigsCnt);
+    return kafka_configs_of_new_topic(ctx->fw.b, &rq->Topics[i],
+                                      &ctx->fw.arena, &out->Configs,
+                                      &out->ConfigsCnt);
 }
 
-static void create_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
-                          int16_t error)
+static void create_answer(struct kafka_forward *fw,
+                          const Cairn__Response *resp, int16_t error)
 {
+    struct admin_ctx *ctx = (struct admin_ctx *)fw;
     const struct kafka_CreateTopicsRequest *rq = ctx->rq;
     struct kafka_CreatableTopicResult *out = NULL;
-    int rv = arena_alloc(&ctx->arena, (size_t)rq->TopicsCnt, sizeof *out,
+    int rv = arena_alloc(&ctx->fw.arena, (size_t)rq->TopicsCnt, sizeof *out,
                          (void **)&out);
     for (int32_t i = 0; rv == RC_OK && i < rq->TopicsCnt; i++) {
         const Cairn__CreateTopicResult *cr = NULL;
@@ -165,21 +84,21 @@ static void create_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
             (size_t)i < resp->create_topics->n_results) {
             cr = resp->create_topics->results[i];
         }
-        rv = create_result(ctx, i, cr, error, &out[i]);
+        rv = create_result(ctx, i, cr, kafka_forward_missing(error), &out[i]);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(ctx->req, "out of memory");
+        kafka_close_conn(ctx->fw.req, "out of memory");
         return;
     }
     struct kafka_CreateTopicsResponse r = {.Topics = out,
                                            .TopicsCnt = rq->TopicsCnt};
-    kafka_send(ctx->req, enc_create, &r);
+    kafka_send(ctx->fw.req, enc_create, &r);
 }
 
 static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
 {
     const struct kafka_CreateTopicsRequest *rq = ctx->rq;
-    struct arena *a = &ctx->arena;
+    struct arena *a = &ctx->fw.arena;
     Cairn__CreatableTopic *ts = NULL;
     Cairn__CreatableTopic **ptrs = NULL;
     size_t n = (size_t)rq->TopicsCnt;
@@ -192,10 +111,7 @@ static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
         cairn__creatable_topic__init(&ts[i]);
         /* A name whose bytes break the rule goes to the controller as ""
          * (INVALID_TOPIC_EXCEPTION), never cut at a NUL into another. */
-        ts[i].name = meta_topic_name_bytes_valid((const char *)kt->Name.ptr,
-                                                 kt->Name.len)
-                         ? arena_str(a, kt->Name)
-                         : arena_str(a, slice_from_str(""));
+        ts[i].name = kafka_forward_str(a, kt->Name, true);
         ts[i].has_num_partitions = ts[i].has_replication_factor = true;
         ts[i].num_partitions = kt->NumPartitions;
         ts[i].replication_factor = kt->ReplicationFactor;
@@ -208,10 +124,10 @@ static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
         }
         for (size_t k = 0; rv == RC_OK && k < nc; k++) {
             cairn__config_record__init(&cs[k]);
-            cs[k].name = arena_str(a, kt->Configs[k].Name);
-            cs[k].value = slice_is_null(kt->Configs[k].Value)
-                              ? NULL
-                              : arena_str(a, kt->Configs[k].Value);
+            cs[k].name = kafka_forward_str(a, kt->Configs[k].Name, false);
+            struct slice v = kt->Configs[k].Value;
+            cs[k].value =
+                slice_is_null(v) ? NULL : kafka_forward_str(a, v, false);
             cp[k] = &cs[k];
         }
         ts[i].n_configs = nc;
@@ -230,16 +146,16 @@ static int build_create(struct admin_ctx *ctx, Cairn__CreateTopicsRequest *ct)
 
 void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
 {
-    struct admin_ctx *ctx = ctx_new(b, req);
+    struct admin_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     struct kafka_CreateTopicsRequest *rq = NULL;
     int rv = ctx == NULL ? RC_NOMEM
-                         : arena_alloc(&ctx->arena, 1, sizeof *rq,
+                         : arena_alloc(&ctx->fw.arena, 1, sizeof *rq,
                                        (void **)&rq);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     if (rv == RC_OK) {
         rv = kafka_create_topics_request_decode(&r, req->api_version,
-                                                &ctx->arena, rq);
+                                                &ctx->fw.arena, rq);
         ctx->rq = rq;
     }
     Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
@@ -249,14 +165,14 @@ void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed CreateTopics request");
         if (ctx != NULL) {
-            ctx_free(ctx);
+            kafka_forward_free(&ctx->fw);
         }
         return;
     }
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
     cr.create_topics = &ct;
-    call_controller(ctx, &cr, create_answer);
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS, create_answer);
 }
 
 /* --- DeleteTopics -------------------------------------------------------- */
@@ -279,16 +195,17 @@ static int enc_delete(struct writer *w, int16_t v, const void *r)
     return kafka_delete_topics_response_encode(w, v, r);
 }
 
-static void delete_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
-                          int16_t error)
+static void delete_answer(struct kafka_forward *fw,
+                          const Cairn__Response *resp, int16_t error)
 {
+    struct admin_ctx *ctx = (struct admin_ctx *)fw;
     struct delete_plan *pl = ctx->rq;
     for (int32_t i = 0; i < pl->n; i++) {
         int32_t k = pl->slot[i];
         if (k < 0) {
             continue;
         }
-        int16_t e = error;
+        int16_t e = kafka_forward_missing(error);
         if (resp != NULL && resp->delete_topics != NULL &&
             (size_t)k < resp->delete_topics->n_results) {
             e = (int16_t)resp->delete_topics->results[k]->error_code;
@@ -300,7 +217,7 @@ static void delete_answer(struct admin_ctx *ctx, const Cairn__Response *resp,
     }
     struct kafka_DeleteTopicsResponse r = {.Responses = pl->out,
                                            .ResponsesCnt = pl->n};
-    kafka_send(ctx->req, enc_delete, &r);
+    kafka_send(ctx->fw.req, enc_delete, &r);
 }
 
 /* Answers entry i now with error (Kafka's message for it). */
@@ -317,7 +234,7 @@ static void delete_refuse(struct delete_plan *pl, int32_t i, int16_t error,
 static int delete_plan_one(struct admin_ctx *ctx, struct delete_plan *pl,
                            int32_t i, struct slice name, struct kafka_uuid id)
 {
-    const struct meta_image *img = membership_image(ctx->b->membership);
+    const struct meta_image *img = membership_image(ctx->fw.b->membership);
     struct meta_uuid mid;
     memcpy(mid.b, id.bytes, sizeof mid.b);
     pl->out[i] = (struct kafka_DeletableTopicResult){.Name = name,
@@ -351,11 +268,7 @@ static int delete_plan_one(struct admin_ctx *ctx, struct delete_plan *pl,
         }
     }
     /* A name whose bytes break the rule goes as "" (unknown there). */
-    char *s = arena_str(&ctx->arena,
-                        meta_topic_name_bytes_valid((const char *)name.ptr,
-                                                    name.len)
-                            ? name
-                            : slice_from_str(""));
+    char *s = kafka_forward_str(&ctx->fw.arena, name, true);
     if (s == NULL) {
         return RC_TOO_LARGE;
     }
@@ -368,17 +281,18 @@ static int delete_plan_build(struct admin_ctx *ctx,
                              const struct kafka_DeleteTopicsRequest *rq,
                              struct delete_plan *pl)
 {
-    bool by_state = ctx->req->api_version >= 6;
+    bool by_state = ctx->fw.req->api_version >= 6;
     pl->n = by_state ? rq->TopicsCnt : rq->TopicNamesCnt;
     pl->n_names = 0;
     size_t n = (size_t)pl->n;
-    int rv = arena_alloc(&ctx->arena, n, sizeof *pl->out, (void **)&pl->out);
+    int rv = arena_alloc(&ctx->fw.arena, n, sizeof *pl->out,
+                         (void **)&pl->out);
     if (rv == RC_OK) {
-        rv = arena_alloc(&ctx->arena, n, sizeof *pl->slot,
+        rv = arena_alloc(&ctx->fw.arena, n, sizeof *pl->slot,
                          (void **)&pl->slot);
     }
     if (rv == RC_OK) {
-        rv = arena_alloc(&ctx->arena, n, sizeof *pl->names,
+        rv = arena_alloc(&ctx->fw.arena, n, sizeof *pl->names,
                          (void **)&pl->names);
     }
     for (int32_t i = 0; rv == RC_OK && i < pl->n; i++) {
@@ -392,17 +306,17 @@ static int delete_plan_build(struct admin_ctx *ctx,
 
 void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
 {
-    struct admin_ctx *ctx = ctx_new(b, req);
+    struct admin_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     struct kafka_DeleteTopicsRequest rq;
     struct delete_plan *pl = NULL;
     int rv = ctx == NULL ? RC_NOMEM
-                         : arena_alloc(&ctx->arena, 1, sizeof *pl,
+                         : arena_alloc(&ctx->fw.arena, 1, sizeof *pl,
                                        (void **)&pl);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     if (rv == RC_OK) {
         rv = kafka_delete_topics_request_decode(&r, req->api_version,
-                                                &ctx->arena, &rq);
+                                                &ctx->fw.arena, &rq);
     }
     if (rv == RC_OK) {
         ctx->rq = pl;
@@ -411,13 +325,14 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed DeleteTopics request");
         if (ctx != NULL) {
-            ctx_free(ctx);
+            kafka_forward_free(&ctx->fw);
         }
         return;
     }
     if (pl->n_names == 0) {
-        delete_answer(ctx, NULL, KAFKA_ERROR_NONE); /* all answered here */
-        ctx_free(ctx);
+        /* All answered here. */
+        delete_answer(&ctx->fw, NULL, KAFKA_ERROR_NONE);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     Cairn__DeleteTopicsRequest dt = CAIRN__DELETE_TOPICS_REQUEST__INIT;
@@ -426,7 +341,7 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_DELETE_TOPICS;
     cr.delete_topics = &dt;
-    call_controller(ctx, &cr, delete_answer);
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS, delete_answer);
 }
 
 /* --- DeleteRecords ------------------------------------------------------- */

@@ -4,6 +4,7 @@
  * fetches the change at once, so what it applies (retention, segments,
  * min.insync.replicas, timestamps) follows without a restart. */
 #include "broker/broker.h"
+#include "broker/kafka/kafka_forward.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,10 @@
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 
-#define ALTER_CONFIGS__CONTROLLER_TIMEOUT_MS 30000
-
+/* An AlterConfigs or IncrementalAlterConfigs request waiting for the
+ * controller. */
 struct alter_ctx {
-    struct broker *b;
-    struct kafka_request *req;
-    struct arena arena;
+    struct kafka_forward fw;
     const struct kafka_AlterConfigsResource *res;
     int32_t n;
     bool incremental;
@@ -36,15 +35,18 @@ static int enc_incremental(struct writer *w, int16_t v, const void *r)
 }
 
 /* Answers every resource: the controller's result i, else error. */
-static void answer(struct alter_ctx *ctx, const Cairn__Response *resp,
+static void answer(struct kafka_forward *fw, const Cairn__Response *resp,
                    int16_t error)
 {
+    struct alter_ctx *ctx = (struct alter_ctx *)fw;
     const Cairn__AlterConfigsResponse *ac =
-        resp != NULL ? resp->alter_configs : NULL;
+        resp != NULL && error == KAFKA_ERROR_NONE ? resp->alter_configs
+                                                  : NULL;
+    error = kafka_forward_missing(error);
     struct kafka_AlterConfigsResourceResponse *out = NULL;
-    if (arena_alloc(&ctx->arena, (size_t)ctx->n, sizeof *out,
+    if (arena_alloc(&ctx->fw.arena, (size_t)ctx->n, sizeof *out,
                     (void **)&out) != RC_OK) {
-        kafka_close_conn(ctx->req, "out of memory");
+        kafka_close_conn(ctx->fw.req, "out of memory");
         return;
     }
     for (int32_t i = 0; i < ctx->n; i++) {
@@ -64,48 +66,19 @@ static void answer(struct alter_ctx *ctx, const Cairn__Response *resp,
     }
     struct kafka_AlterConfigsResponse r = {.Responses = out,
                                            .ResponsesCnt = ctx->n};
-    kafka_send(ctx->req, ctx->incremental ? enc_incremental : enc_alter, &r);
+    kafka_send(ctx->fw.req, ctx->incremental ? enc_incremental : enc_alter,
+               &r);
 }
 
-static void controller_cb(void *arg, int rc, const uint8_t *payload,
-                          size_t len)
-{
-    struct alter_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (resp != NULL && resp->error_code != 0) {
-        error = (int16_t)resp->error_code; /* e.g. NOT_CONTROLLER */
-    } else if (resp != NULL && resp->alter_configs == NULL) {
-        error = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
-    } else if (resp != NULL) {
-        error = KAFKA_ERROR_NONE;
-    }
-    answer(ctx, error == KAFKA_ERROR_NONE ? resp : NULL, error);
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    arena_free(&ctx->arena);
-    free(ctx);
-}
-
-/* NUL-terminated copy of a wire string in the arena; NULL for null. */
+/* A wire string for the controller: NULL for null (a config's deleted
+ * value), else a NUL-terminated copy in the arena. */
 static char *arena_str(struct arena *a, struct slice s, bool *fail)
 {
     if (slice_is_null(s)) {
         return NULL;
     }
-    char *out = NULL;
-    if (arena_alloc(a, s.len + 1, 1, (void **)&out) != RC_OK) {
-        *fail = true;
-        return NULL;
-    }
-    if (s.len > 0) {
-        memcpy(out, s.ptr, s.len);
-    }
-    out[s.len] = '\0';
+    char *out = kafka_forward_str(a, s, false);
+    *fail |= out == NULL;
     return out;
 }
 
@@ -113,7 +86,7 @@ static char *arena_str(struct arena *a, struct slice s, bool *fail)
  * sent as "" (no such topic, no such config) rather than cut short. */
 static int build(struct alter_ctx *ctx, Cairn__AlterConfigsRequest *ac)
 {
-    struct arena *a = &ctx->arena;
+    struct arena *a = &ctx->fw.arena;
     size_t n = (size_t)ctx->n;
     Cairn__AlterConfigsResource *rs = NULL;
     Cairn__AlterConfigsResource **rp = NULL;
@@ -163,14 +136,12 @@ static int build(struct alter_ctx *ctx, Cairn__AlterConfigsRequest *ac)
 static void handle(struct broker *b, struct kafka_request *req,
                    bool incremental)
 {
-    struct alter_ctx *ctx = calloc(1, sizeof *ctx);
+    struct alter_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     if (ctx == NULL) {
         kafka_close_conn(req, "out of memory");
         return;
     }
-    *ctx = (struct alter_ctx){.b = b, .req = req,
-                              .incremental = incremental};
-    arena_init(&ctx->arena, ARENA_BYTES_MAX);
+    ctx->incremental = incremental;
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     bool validate_only = false;
@@ -178,14 +149,14 @@ static void handle(struct broker *b, struct kafka_request *req,
     if (incremental) {
         struct kafka_IncrementalAlterConfigsRequest rq;
         rv = kafka_incremental_alter_configs_request_decode(
-            &r, req->api_version, &ctx->arena, &rq);
+            &r, req->api_version, &ctx->fw.arena, &rq);
         ctx->res = rq.Resources;
         ctx->n = rq.ResourcesCnt;
         validate_only = rq.ValidateOnly;
     } else {
         struct kafka_AlterConfigsRequest rq;
         rv = kafka_alter_configs_request_decode(&r, req->api_version,
-                                                &ctx->arena, &rq);
+                                                &ctx->fw.arena, &rq);
         ctx->res = rq.Resources;
         ctx->n = rq.ResourcesCnt;
         validate_only = rq.ValidateOnly;
@@ -199,8 +170,7 @@ static void handle(struct broker *b, struct kafka_request *req,
                                   ? "malformed IncrementalAlterConfigs "
                                     "request"
                                   : "malformed AlterConfigs request");
-        arena_free(&ctx->arena);
-        free(ctx);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     ac.has_validate_only = ac.has_replace = true;
@@ -209,21 +179,7 @@ static void handle(struct broker *b, struct kafka_request *req,
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_ALTER_CONFIGS;
     cr.alter_configs = &ac;
-    size_t len = cairn__request__get_packed_size(&cr);
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
-    rv = RC_NOMEM;
-    if (buf != NULL) {
-        cairn__request__pack(&cr, buf);
-        rv = membership_call_active(b->membership, buf, len,
-                                    ALTER_CONFIGS__CONTROLLER_TIMEOUT_MS,
-                                    controller_cb, ctx);
-        free(buf);
-    }
-    if (rv != RC_OK) {
-        answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
-        arena_free(&ctx->arena);
-        free(ctx);
-    }
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS, answer);
 }
 
 void kafka_handle_alter_configs(struct broker *b, struct kafka_request *req)

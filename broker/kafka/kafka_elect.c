@@ -5,6 +5,7 @@
  * "every partition" and comes back with only the partitions that needed
  * an election, as Kafka answers it. Loop thread. */
 #include "broker/broker.h"
+#include "broker/kafka/kafka_forward.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +16,11 @@
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 
-#define ELECT__CONTROLLER_TIMEOUT_MS 30000
-
+/* An ElectLeaders request waiting for the controller. */
 struct elect_ctx {
-    struct broker *b;
-    struct kafka_request *req;
-    struct arena arena;
+    struct kafka_forward fw;
     struct kafka_ElectLeadersRequest rq;
 };
-
-static void ctx_free(struct elect_ctx *ctx)
-{
-    arena_free(&ctx->arena);
-    free(ctx);
-}
 
 static int enc_elect(struct writer *w, int16_t v, const void *r)
 {
@@ -70,12 +62,12 @@ static void answer_all_with(struct elect_ctx *ctx, int16_t error)
     const struct kafka_ElectLeadersRequest *rq = &ctx->rq;
     int32_t n = rq->TopicPartitionsCnt > 0 ? rq->TopicPartitionsCnt : 0;
     struct kafka_ReplicaElectionResult *ts = NULL;
-    int rv = arena_alloc(&ctx->arena, (size_t)n, sizeof *ts, (void **)&ts);
+    int rv = arena_alloc(&ctx->fw.arena, (size_t)n, sizeof *ts, (void **)&ts);
     for (int32_t i = 0; rv == RC_OK && i < n; i++) {
         const struct kafka_ElectLeadersTopicPartitions *t =
             &rq->TopicPartitions[i];
         struct kafka_ElectLeadersPartitionResult *ps = NULL;
-        rv = arena_alloc(&ctx->arena, (size_t)t->PartitionsCnt, sizeof *ps,
+        rv = arena_alloc(&ctx->fw.arena, (size_t)t->PartitionsCnt, sizeof *ps,
                          (void **)&ps);
         for (int32_t k = 0; rv == RC_OK && k < t->PartitionsCnt; k++) {
             ps[k] = (struct kafka_ElectLeadersPartitionResult){
@@ -85,42 +77,36 @@ static void answer_all_with(struct elect_ctx *ctx, int16_t error)
                                                      t->PartitionsCnt};
     }
     if (rv != RC_OK) {
-        kafka_close_conn(ctx->req, "out of memory");
+        kafka_close_conn(ctx->fw.req, "out of memory");
         return;
     }
     struct kafka_ElectLeadersResponse r = {.ErrorCode = error,
                                            .ReplicaElectionResults = ts,
                                            .ReplicaElectionResultsCnt = n};
-    kafka_send(ctx->req, enc_elect, &r);
+    kafka_send(ctx->fw.req, enc_elect, &r);
 }
 
-static void controller_cb(void *arg, int rc, const uint8_t *payload,
-                          size_t len)
+static void elect_answer(struct kafka_forward *fw,
+                         const Cairn__Response *resp, int16_t error)
 {
-    struct elect_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
+    struct elect_ctx *ctx = (struct elect_ctx *)fw;
     const Cairn__ElectLeadersResponse *er =
-        resp != NULL && resp->error_code == 0 &&
+        resp != NULL && error == KAFKA_ERROR_NONE &&
                 resp->body_case == CAIRN__RESPONSE__BODY_ELECT_LEADERS
             ? resp->elect_leaders
             : NULL;
     bool listed = ctx->rq.TopicPartitionsCnt >= 0;
     if (er == NULL || (listed && er->n_topics !=
                                      (size_t)ctx->rq.TopicPartitionsCnt)) {
-        int16_t e = resp != NULL && resp->error_code != 0
-                        ? (int16_t)resp->error_code
-                        : KAFKA_ERROR_REQUEST_TIMED_OUT;
-        answer_all_with(ctx, e);
+        answer_all_with(ctx, kafka_forward_missing(error));
     } else {
         size_t n = er->n_topics;
         struct kafka_ReplicaElectionResult *ts = NULL;
-        int rv = arena_alloc(&ctx->arena, n, sizeof *ts, (void **)&ts);
+        int rv = arena_alloc(&ctx->fw.arena, n, sizeof *ts, (void **)&ts);
         for (size_t i = 0; rv == RC_OK && i < n; i++) {
             const Cairn__ElectLeadersTopicResult *t = er->topics[i];
             struct kafka_ElectLeadersPartitionResult *ps = NULL;
-            rv = arena_alloc(&ctx->arena, t->n_partitions, sizeof *ps,
+            rv = arena_alloc(&ctx->fw.arena, t->n_partitions, sizeof *ps,
                              (void **)&ps);
             for (size_t k = 0; rv == RC_OK && k < t->n_partitions; k++) {
                 int16_t e = (int16_t)t->partitions[k]->error_code;
@@ -133,37 +119,14 @@ static void controller_cb(void *arg, int rc, const uint8_t *payload,
                 ps, (int32_t)t->n_partitions};
         }
         if (rv != RC_OK) {
-            kafka_close_conn(ctx->req, "out of memory");
+            kafka_close_conn(ctx->fw.req, "out of memory");
         } else {
             struct kafka_ElectLeadersResponse r = {
                 .ReplicaElectionResults = ts,
                 .ReplicaElectionResultsCnt = (int32_t)n};
-            kafka_send(ctx->req, enc_elect, &r);
+            kafka_send(ctx->fw.req, enc_elect, &r);
         }
     }
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    ctx_free(ctx);
-}
-
-/* NUL-terminated copy in the arena; a name whose bytes break the topic
- * rule becomes "" (unknown to the controller), never cut at a NUL. */
-static char *topic_str(struct arena *a, struct slice s)
-{
-    if (!meta_topic_name_bytes_valid((const char *)s.ptr, s.len)) {
-        s = slice_from_str("");
-    }
-    char *out = NULL;
-    if (arena_alloc(a, s.len + 1, 1, (void **)&out) != RC_OK) {
-        return NULL;
-    }
-    if (s.len > 0) {
-        memcpy(out, s.ptr, s.len);
-    }
-    out[s.len] = '\0';
-    return out;
 }
 
 static int build(struct elect_ctx *ctx, Cairn__ElectLeadersRequest *el)
@@ -178,13 +141,14 @@ static int build(struct elect_ctx *ctx, Cairn__ElectLeadersRequest *el)
     size_t n = (size_t)rq->TopicPartitionsCnt;
     Cairn__ElectLeadersTopic *ts = NULL;
     Cairn__ElectLeadersTopic **ptrs = NULL;
-    int rv = arena_alloc(&ctx->arena, n, sizeof *ts, (void **)&ts);
+    int rv = arena_alloc(&ctx->fw.arena, n, sizeof *ts, (void **)&ts);
     if (rv == RC_OK) {
-        rv = arena_alloc(&ctx->arena, n, sizeof *ptrs, (void **)&ptrs);
+        rv = arena_alloc(&ctx->fw.arena, n, sizeof *ptrs, (void **)&ptrs);
     }
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         cairn__elect_leaders_topic__init(&ts[i]);
-        ts[i].topic = topic_str(&ctx->arena, rq->TopicPartitions[i].Topic);
+        ts[i].topic = kafka_forward_str(&ctx->fw.arena,
+                                        rq->TopicPartitions[i].Topic, true);
         ts[i].n_partitions = (size_t)rq->TopicPartitions[i].PartitionsCnt;
         ts[i].partitions =
             (int32_t *)(uintptr_t)rq->TopicPartitions[i].Partitions;
@@ -200,48 +164,33 @@ static int build(struct elect_ctx *ctx, Cairn__ElectLeadersRequest *el)
 
 void kafka_handle_elect_leaders(struct broker *b, struct kafka_request *req)
 {
-    struct elect_ctx *ctx = calloc(1, sizeof *ctx);
+    struct elect_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     if (ctx == NULL) {
         kafka_close_conn(req, "out of memory");
         return;
     }
-    ctx->b = b;
-    ctx->req = req;
-    arena_init(&ctx->arena, ARENA_BYTES_MAX);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     int rv = kafka_elect_leaders_request_decode(&r, req->api_version,
-                                                &ctx->arena, &ctx->rq);
+                                                &ctx->fw.arena, &ctx->rq);
     Cairn__ElectLeadersRequest el = CAIRN__ELECT_LEADERS_REQUEST__INIT;
     if (rv == RC_OK) {
         rv = build(ctx, &el);
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed ElectLeaders request");
-        ctx_free(ctx);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     if (ctx->rq.ElectionType != KAFKA_ELECTION_PREFERRED &&
         ctx->rq.ElectionType != KAFKA_ELECTION_UNCLEAN) {
         answer_all_with(ctx, KAFKA_ERROR_INVALID_REQUEST);
-        ctx_free(ctx);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_ELECT_LEADERS;
     cr.elect_leaders = &el;
-    size_t len = cairn__request__get_packed_size(&cr);
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
-    rv = RC_NOMEM;
-    if (buf != NULL) {
-        cairn__request__pack(&cr, buf);
-        rv = membership_call_active(b->membership, buf, len,
-                                    ELECT__CONTROLLER_TIMEOUT_MS,
-                                    controller_cb, ctx);
-        free(buf);
-    }
-    if (rv != RC_OK) {
-        answer_all_with(ctx, KAFKA_ERROR_REQUEST_TIMED_OUT);
-        ctx_free(ctx);
-    }
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS,
+                       elect_answer);
 }

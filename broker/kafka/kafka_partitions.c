@@ -4,6 +4,7 @@
  * (controller/plan_create_partitions.h). The broker picks them up from
  * the metadata like any partition. */
 #include "broker/broker.h"
+#include "broker/kafka/kafka_forward.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +15,10 @@
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 
-/* The controller call's bound when the request's TimeoutMs is not a
- * shorter positive one (Kafka's request.timeout.ms default). */
-#define PARTITIONS__CONTROLLER_TIMEOUT_MS 30000
 
 /* A request waiting for the controller; everything lives in arena. */
 struct partitions_ctx {
-    struct broker *b;
-    struct kafka_request *req;
-    struct arena arena;
+    struct kafka_forward fw;
     struct kafka_CreatePartitionsRequest rq;
     /* Per request topic: the index of its entry in the controller's
      * request, -1 when answered here, -2 when a later copy of a name
@@ -36,12 +32,6 @@ static int enc_partitions(struct writer *w, int16_t v, const void *r)
     return kafka_create_partitions_response_encode(w, v, r);
 }
 
-static void ctx_free(struct partitions_ctx *ctx)
-{
-    arena_free(&ctx->arena);
-    free(ctx);
-}
-
 /* Sends the answer: one result per distinct name, in request order. */
 static void answer(struct partitions_ctx *ctx)
 {
@@ -53,22 +43,16 @@ static void answer(struct partitions_ctx *ctx)
     }
     struct kafka_CreatePartitionsResponse r = {.Results = ctx->out,
                                                .ResultsCnt = n};
-    kafka_send(ctx->req, enc_partitions, &r);
+    kafka_send(ctx->fw.req, enc_partitions, &r);
 }
 
-static void controller_cb(void *arg, int rc, const uint8_t *payload,
-                          size_t len)
+static void controller_answer(struct kafka_forward *fw,
+                              const Cairn__Response *resp, int16_t error)
 {
-    struct partitions_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (resp != NULL && resp->error_code != 0) {
-        error = (int16_t)resp->error_code;
-    }
+    struct partitions_ctx *ctx = (struct partitions_ctx *)fw;
     const Cairn__CreatePartitionsResponse *cp =
         resp != NULL ? resp->create_partitions : NULL;
+    error = kafka_forward_missing(error);
     for (int32_t i = 0; i < ctx->rq.TopicsCnt; i++) {
         int32_t k = ctx->slot[i];
         if (k < 0) {
@@ -78,17 +62,16 @@ static void controller_cb(void *arg, int rc, const uint8_t *payload,
         if (cp != NULL && (size_t)k < cp->n_results) {
             const Cairn__CreatePartitionsResult *cr = cp->results[k];
             o->ErrorCode = (int16_t)cr->error_code;
-            if (o->ErrorCode != KAFKA_ERROR_NONE) {
-                struct slice m = slice_from_str(cr->error_message != NULL
-                                                    ? cr->error_message
-                                                    : "");
-                char *copy = NULL;
-                if (arena_alloc(&ctx->arena, m.len + 1, 1,
-                                (void **)&copy) == RC_OK) {
-                    memcpy(copy, m.ptr, m.len);
-                    copy[m.len] = '\0';
-                    o->ErrorMessage = slice_from_str(copy);
-                }
+            char *copy = o->ErrorCode == KAFKA_ERROR_NONE
+                             ? NULL
+                             : kafka_forward_str(
+                                   &ctx->fw.arena,
+                                   slice_from_str(cr->error_message != NULL
+                                                      ? cr->error_message
+                                                      : ""),
+                                   false);
+            if (copy != NULL) {
+                o->ErrorMessage = slice_from_str(copy);
             }
         } else {
             o->ErrorCode = error;
@@ -96,11 +79,6 @@ static void controller_cb(void *arg, int rc, const uint8_t *payload,
         }
     }
     answer(ctx);
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    ctx_free(ctx);
 }
 
 struct name_ref {
@@ -131,7 +109,7 @@ static int answer_locally(struct partitions_ctx *ctx)
 {
     int32_t n = ctx->rq.TopicsCnt;
     struct name_ref *refs = NULL;
-    int rv = arena_alloc(&ctx->arena, (size_t)n, sizeof *refs,
+    int rv = arena_alloc(&ctx->fw.arena, (size_t)n, sizeof *refs,
                          (void **)&refs);
     if (rv != RC_OK) {
         return rv;
@@ -175,7 +153,7 @@ static int answer_locally(struct partitions_ctx *ctx)
 static int build_request(struct partitions_ctx *ctx,
                          Cairn__CreatePartitionsRequest *cp)
 {
-    struct arena *a = &ctx->arena;
+    struct arena *a = &ctx->fw.arena;
     size_t n = (size_t)ctx->rq.TopicsCnt;
     Cairn__CreatePartitionsTopic *ts = NULL;
     Cairn__CreatePartitionsTopic **ptrs = NULL;
@@ -191,12 +169,11 @@ static int build_request(struct partitions_ctx *ctx,
         }
         Cairn__CreatePartitionsTopic *t = &ts[k];
         cairn__create_partitions_topic__init(t);
-        rv = arena_alloc(a, kt->Name.len + 1, 1, (void **)&t->name);
-        if (rv != RC_OK) {
+        t->name = kafka_forward_str(a, kt->Name, false);
+        if (t->name == NULL) {
+            rv = RC_TOO_LARGE;
             break;
         }
-        memcpy(t->name, kt->Name.ptr, kt->Name.len);
-        t->name[kt->Name.len] = '\0';
         t->has_count = true;
         t->count = kt->Count;
         t->has_has_assignments = true;
@@ -231,46 +208,32 @@ static int build_request(struct partitions_ctx *ctx,
 static void call_controller(struct partitions_ctx *ctx,
                             const Cairn__Request *req)
 {
-    uint64_t timeout_ms = PARTITIONS__CONTROLLER_TIMEOUT_MS;
+    uint64_t timeout_ms = KAFKA_FORWARD_TIMEOUT_MS;
     if (ctx->rq.TimeoutMs > 0 && ctx->rq.TimeoutMs < (int32_t)timeout_ms) {
         timeout_ms = (uint64_t)ctx->rq.TimeoutMs;
     }
-    size_t len = cairn__request__get_packed_size(req);
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
-    int rv = RC_NOMEM;
-    if (buf != NULL) {
-        cairn__request__pack(req, buf);
-        rv = membership_call_active(ctx->b->membership, buf, len, timeout_ms,
-                                    controller_cb, ctx);
-        free(buf);
-    }
-    if (rv != RC_OK) {
-        controller_cb(ctx, rv, NULL, 0);
-    }
+    kafka_forward_call(&ctx->fw, req, timeout_ms, controller_answer);
 }
 
 void kafka_handle_create_partitions(struct broker *b,
                                     struct kafka_request *req)
 {
-    struct partitions_ctx *ctx = calloc(1, sizeof *ctx);
+    struct partitions_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     if (ctx == NULL) {
         kafka_close_conn(req, "out of memory");
         return;
     }
-    ctx->b = b;
-    ctx->req = req;
-    arena_init(&ctx->arena, ARENA_BYTES_MAX);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     int rv = kafka_create_partitions_request_decode(&r, req->api_version,
-                                                    &ctx->arena, &ctx->rq);
+                                                    &ctx->fw.arena, &ctx->rq);
     size_t n = rv == RC_OK ? (size_t)ctx->rq.TopicsCnt : 0;
     if (rv == RC_OK) {
-        rv = arena_alloc(&ctx->arena, n, sizeof *ctx->slot,
+        rv = arena_alloc(&ctx->fw.arena, n, sizeof *ctx->slot,
                          (void **)&ctx->slot);
     }
     if (rv == RC_OK) {
-        rv = arena_alloc(&ctx->arena, n, sizeof *ctx->out,
+        rv = arena_alloc(&ctx->fw.arena, n, sizeof *ctx->out,
                          (void **)&ctx->out);
     }
     if (rv == RC_OK) {
@@ -283,12 +246,12 @@ void kafka_handle_create_partitions(struct broker *b,
     }
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed CreatePartitions request");
-        ctx_free(ctx);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     if (cp.n_topics == 0) {
         answer(ctx);
-        ctx_free(ctx);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     Cairn__Request cr = CAIRN__REQUEST__INIT;

@@ -5,6 +5,7 @@
  * committed metadata and retires brokers, and its answer is turned back
  * into Kafka's layout. */
 #include "broker/broker.h"
+#include "broker/kafka/kafka_forward.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,90 +16,11 @@
 #include "common/rc.h"
 #include "rpc.pb-c.h"
 
-#define REASSIGN__CONTROLLER_TIMEOUT_MS 30000
-
+/* A request waiting for the controller. */
 struct reassign_ctx {
-    struct broker *b;
-    struct kafka_request *req;
-    struct arena arena;
-    void *rq; /* the decoded Kafka request, in arena */
-    void (*answer)(struct reassign_ctx *ctx, const Cairn__Response *resp,
-                   int16_t error);
+    struct kafka_forward fw;
+    void *rq; /* the decoded Kafka request, in the arena */
 };
-
-static struct reassign_ctx *ctx_new(struct broker *b,
-                                    struct kafka_request *req)
-{
-    struct reassign_ctx *ctx = calloc(1, sizeof *ctx);
-    if (ctx != NULL) {
-        ctx->b = b;
-        ctx->req = req;
-        arena_init(&ctx->arena, ARENA_BYTES_MAX);
-    }
-    return ctx;
-}
-
-static void ctx_free(struct reassign_ctx *ctx)
-{
-    arena_free(&ctx->arena);
-    free(ctx);
-}
-
-/* A wire topic name as a C string in the arena: "" when its bytes break
- * the topic-name rule, so a NUL never cuts it into another name. */
-static char *name_str(struct arena *a, struct slice s)
-{
-    bool ok = meta_topic_name_bytes_valid((const char *)s.ptr, s.len);
-    size_t n = ok ? s.len : 0;
-    char *out = NULL;
-    if (arena_alloc(a, n + 1, 1, (void **)&out) != RC_OK) {
-        return NULL;
-    }
-    if (n > 0) {
-        memcpy(out, s.ptr, n);
-    }
-    out[n] = '\0';
-    return out;
-}
-
-static void controller_cb(void *arg, int rc, const uint8_t *payload,
-                          size_t len)
-{
-    struct reassign_ctx *ctx = arg;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    int16_t error = KAFKA_ERROR_REQUEST_TIMED_OUT;
-    if (resp != NULL) {
-        error = (int16_t)resp->error_code;
-    }
-    ctx->answer(ctx, resp, error);
-    membership_refresh(ctx->b->membership);
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
-    }
-    ctx_free(ctx);
-}
-
-/* Sends req to the active controller; ctx is consumed either way. */
-static void call_controller(struct reassign_ctx *ctx,
-                            const Cairn__Request *req)
-{
-    size_t len = cairn__request__get_packed_size(req);
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
-    int rv = RC_NOMEM;
-    if (buf != NULL) {
-        cairn__request__pack(req, buf);
-        rv = membership_call_active(ctx->b->membership, buf, len,
-                                    REASSIGN__CONTROLLER_TIMEOUT_MS,
-                                    controller_cb, ctx);
-        free(buf);
-    }
-    if (rv != RC_OK) {
-        ctx->answer(ctx, NULL, KAFKA_ERROR_REQUEST_TIMED_OUT);
-        ctx_free(ctx);
-    }
-}
 
 /* --- AlterPartitionReassignments ----------------------------------------- */
 
@@ -107,9 +29,10 @@ static int enc_alter(struct writer *w, int16_t v, const void *r)
     return kafka_alter_partition_reassignments_response_encode(w, v, r);
 }
 
-static void alter_answer(struct reassign_ctx *ctx, const Cairn__Response *resp,
+static void alter_answer(struct kafka_forward *fw, const Cairn__Response *resp,
                          int16_t error)
 {
+    struct reassign_ctx *ctx = (struct reassign_ctx *)fw;
     const struct kafka_AlterPartitionReassignmentsRequest *rq = ctx->rq;
     const Cairn__AlterReassignmentsResponse *ar =
         resp != NULL && error == KAFKA_ERROR_NONE ? resp->alter_reassignments
@@ -118,13 +41,13 @@ static void alter_answer(struct reassign_ctx *ctx, const Cairn__Response *resp,
         error = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
     }
     struct kafka_ReassignableTopicResponse *topics = NULL;
-    int rv = arena_alloc(&ctx->arena, (size_t)rq->TopicsCnt, sizeof *topics,
+    int rv = arena_alloc(&ctx->fw.arena, (size_t)rq->TopicsCnt, sizeof *topics,
                          (void **)&topics);
     size_t k = 0;
     for (int32_t i = 0; rv == RC_OK && i < rq->TopicsCnt; i++) {
         const struct kafka_ReassignableTopic *t = &rq->Topics[i];
         struct kafka_ReassignablePartitionResponse *ps = NULL;
-        rv = arena_alloc(&ctx->arena, (size_t)t->PartitionsCnt, sizeof *ps,
+        rv = arena_alloc(&ctx->fw.arena, (size_t)t->PartitionsCnt, sizeof *ps,
                          (void **)&ps);
         for (int32_t j = 0; rv == RC_OK && j < t->PartitionsCnt; j++, k++) {
             int16_t e = error;
@@ -148,7 +71,7 @@ static void alter_answer(struct reassign_ctx *ctx, const Cairn__Response *resp,
             .PartitionsCnt = t->PartitionsCnt};
     }
     if (rv != RC_OK) {
-        kafka_close_conn(ctx->req, "out of memory");
+        kafka_close_conn(ctx->fw.req, "out of memory");
         return;
     }
     struct kafka_AlterPartitionReassignmentsResponse r = {
@@ -157,7 +80,7 @@ static void alter_answer(struct reassign_ctx *ctx, const Cairn__Response *resp,
                                    : slice_null(),
         .Responses = topics,
         .ResponsesCnt = rq->TopicsCnt};
-    kafka_send(ctx->req, enc_alter, &r);
+    kafka_send(ctx->fw.req, enc_alter, &r);
 }
 
 /* The controller's request: one target per partition, in request order. */
@@ -165,7 +88,7 @@ static int build_alter(struct reassign_ctx *ctx,
                        Cairn__AlterReassignmentsRequest *ar)
 {
     const struct kafka_AlterPartitionReassignmentsRequest *rq = ctx->rq;
-    struct arena *a = &ctx->arena;
+    struct arena *a = &ctx->fw.arena;
     size_t n = 0;
     for (int32_t i = 0; i < rq->TopicsCnt; i++) {
         n += (size_t)rq->Topics[i].PartitionsCnt;
@@ -179,7 +102,7 @@ static int build_alter(struct reassign_ctx *ctx,
     size_t k = 0;
     for (int32_t i = 0; rv == RC_OK && i < rq->TopicsCnt; i++) {
         const struct kafka_ReassignableTopic *t = &rq->Topics[i];
-        char *name = name_str(a, t->Name);
+        char *name = kafka_forward_str(a, t->Name, true);
         if (name == NULL) {
             rv = RC_NOMEM;
             break;
@@ -205,16 +128,16 @@ static int build_alter(struct reassign_ctx *ctx,
 void kafka_handle_alter_partition_reassignments(struct broker *b,
                                                 struct kafka_request *req)
 {
-    struct reassign_ctx *ctx = ctx_new(b, req);
+    struct reassign_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     struct kafka_AlterPartitionReassignmentsRequest *rq = NULL;
     int rv = ctx == NULL ? RC_NOMEM
-                         : arena_alloc(&ctx->arena, 1, sizeof *rq,
+                         : arena_alloc(&ctx->fw.arena, 1, sizeof *rq,
                                        (void **)&rq);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     if (rv == RC_OK) {
         rv = kafka_alter_partition_reassignments_request_decode(
-            &r, req->api_version, &ctx->arena, rq);
+            &r, req->api_version, &ctx->fw.arena, rq);
         ctx->rq = rq;
     }
     Cairn__AlterReassignmentsRequest ar =
@@ -226,15 +149,15 @@ void kafka_handle_alter_partition_reassignments(struct broker *b,
         kafka_close_conn(req, "malformed AlterPartitionReassignments "
                               "request");
         if (ctx != NULL) {
-            ctx_free(ctx);
+            kafka_forward_free(&ctx->fw);
         }
         return;
     }
-    ctx->answer = alter_answer;
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS;
     cr.alter_reassignments = &ar;
-    call_controller(ctx, &cr);
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS,
+                       alter_answer);
 }
 
 /* --- ListPartitionReassignments ------------------------------------------ */
@@ -282,9 +205,10 @@ static int list_group(struct arena *a,
     return rv;
 }
 
-static void list_answer(struct reassign_ctx *ctx, const Cairn__Response *resp,
+static void list_answer(struct kafka_forward *fw, const Cairn__Response *resp,
                         int16_t error)
 {
+    struct reassign_ctx *ctx = (struct reassign_ctx *)fw;
     const Cairn__ListReassignmentsResponse *lr =
         resp != NULL && error == KAFKA_ERROR_NONE ? resp->list_reassignments
                                                   : NULL;
@@ -296,21 +220,21 @@ static void list_answer(struct reassign_ctx *ctx, const Cairn__Response *resp,
         r.ErrorMessage = slice_from_str(kafka_error_name(r.ErrorCode));
     } else {
         struct kafka_OngoingTopicReassignment *ts = NULL;
-        if (list_group(&ctx->arena, lr, &ts, &r.TopicsCnt) != RC_OK) {
-            kafka_close_conn(ctx->req, "out of memory");
+        if (list_group(&ctx->fw.arena, lr, &ts, &r.TopicsCnt) != RC_OK) {
+            kafka_close_conn(ctx->fw.req, "out of memory");
             return;
         }
         r.Topics = ts;
         r.ErrorMessage = slice_null();
     }
-    kafka_send(ctx->req, enc_list, &r);
+    kafka_send(ctx->fw.req, enc_list, &r);
 }
 
 static int build_list(struct reassign_ctx *ctx,
                       Cairn__ListReassignmentsRequest *lq)
 {
     const struct kafka_ListPartitionReassignmentsRequest *rq = ctx->rq;
-    struct arena *a = &ctx->arena;
+    struct arena *a = &ctx->fw.arena;
     size_t n = rq->TopicsCnt < 0 ? 0 : (size_t)rq->TopicsCnt;
     Cairn__ReassignmentQuery *qs = NULL;
     Cairn__ReassignmentQuery **ptrs = NULL;
@@ -320,7 +244,7 @@ static int build_list(struct reassign_ctx *ctx,
     }
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         cairn__reassignment_query__init(&qs[i]);
-        qs[i].topic = name_str(a, rq->Topics[i].Name);
+        qs[i].topic = kafka_forward_str(a, rq->Topics[i].Name, true);
         qs[i].n_partitions = (size_t)rq->Topics[i].PartitionIndexesCnt;
         qs[i].partitions = (int32_t *)(uintptr_t)rq->Topics[i]
                                .PartitionIndexes;
@@ -337,16 +261,16 @@ static int build_list(struct reassign_ctx *ctx,
 void kafka_handle_list_partition_reassignments(struct broker *b,
                                                struct kafka_request *req)
 {
-    struct reassign_ctx *ctx = ctx_new(b, req);
+    struct reassign_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     struct kafka_ListPartitionReassignmentsRequest *rq = NULL;
     int rv = ctx == NULL ? RC_NOMEM
-                         : arena_alloc(&ctx->arena, 1, sizeof *rq,
+                         : arena_alloc(&ctx->fw.arena, 1, sizeof *rq,
                                        (void **)&rq);
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     if (rv == RC_OK) {
         rv = kafka_list_partition_reassignments_request_decode(
-            &r, req->api_version, &ctx->arena, rq);
+            &r, req->api_version, &ctx->fw.arena, rq);
         ctx->rq = rq;
     }
     Cairn__ListReassignmentsRequest lq =
@@ -357,25 +281,25 @@ void kafka_handle_list_partition_reassignments(struct broker *b,
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed ListPartitionReassignments request");
         if (ctx != NULL) {
-            ctx_free(ctx);
+            kafka_forward_free(&ctx->fw);
         }
         return;
     }
-    ctx->answer = list_answer;
     if (rq->TopicsCnt == 0) {
         /* An empty list (not null) asks about nothing. */
-        list_answer(ctx, &(Cairn__Response){
+        list_answer(&ctx->fw, &(Cairn__Response){
                              .list_reassignments =
                                  &(Cairn__ListReassignmentsResponse)
                                      CAIRN__LIST_REASSIGNMENTS_RESPONSE__INIT},
                     KAFKA_ERROR_NONE);
-        ctx_free(ctx);
+        kafka_forward_free(&ctx->fw);
         return;
     }
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_LIST_REASSIGNMENTS;
     cr.list_reassignments = &lq;
-    call_controller(ctx, &cr);
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS,
+                       list_answer);
 }
 
 /* --- UnregisterBroker ----------------------------------------------------- */
@@ -385,9 +309,10 @@ static int enc_unregister(struct writer *w, int16_t v, const void *r)
     return kafka_unregister_broker_response_encode(w, v, r);
 }
 
-static void unregister_answer(struct reassign_ctx *ctx,
+static void unregister_answer(struct kafka_forward *fw,
                               const Cairn__Response *resp, int16_t error)
 {
+    struct reassign_ctx *ctx = (struct reassign_ctx *)fw;
     const char *msg = resp != NULL && resp->error_message != NULL
                           ? resp->error_message
                           : kafka_error_name(error);
@@ -395,32 +320,32 @@ static void unregister_answer(struct reassign_ctx *ctx,
         .ErrorCode = error,
         .ErrorMessage = error == KAFKA_ERROR_NONE ? slice_null()
                                                   : slice_from_str(msg)};
-    kafka_send(ctx->req, enc_unregister, &r);
+    kafka_send(ctx->fw.req, enc_unregister, &r);
 }
 
 void kafka_handle_unregister_broker(struct broker *b,
                                     struct kafka_request *req)
 {
-    struct reassign_ctx *ctx = ctx_new(b, req);
+    struct reassign_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
     struct kafka_UnregisterBrokerRequest rq;
     struct reader r;
     reader_init(&r, req->body, req->body_len);
     int rv = ctx == NULL ? RC_NOMEM
                          : kafka_unregister_broker_request_decode(
-                               &r, req->api_version, &ctx->arena, &rq);
+                               &r, req->api_version, &ctx->fw.arena, &rq);
     if (rv != RC_OK) {
         kafka_close_conn(req, "malformed UnregisterBroker request");
         if (ctx != NULL) {
-            ctx_free(ctx);
+            kafka_forward_free(&ctx->fw);
         }
         return;
     }
-    ctx->answer = unregister_answer;
     Cairn__UnregisterBrokerRequest ur = CAIRN__UNREGISTER_BROKER_REQUEST__INIT;
     ur.has_broker_id = true;
     ur.broker_id = rq.BrokerId;
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_UNREGISTER_BROKER;
     cr.unregister_broker = &ur;
-    call_controller(ctx, &cr);
+    kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS,
+                       unregister_answer);
 }

@@ -1,0 +1,69 @@
+/* A Kafka admin request the broker forwards to the active controller
+ * (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
+ * AlterConfigs, the reassignment APIs): the decoded request and what is
+ * built from it live in one arena until the controller's answer has been
+ * turned back into Kafka's layout. One loop thread; the handler's own
+ * context embeds struct kafka_forward as its first member:
+ *
+ *     struct elect_ctx { struct kafka_forward fw; ... };
+ *     struct elect_ctx *ctx = kafka_forward_new(b, req, sizeof *ctx);
+ *     ... decode into ctx->fw.arena, build the Cairn__Request ...
+ *     kafka_forward_call(&ctx->fw, &cr, timeout_ms, elect_answer);
+ *
+ * The answer function is called exactly once, with the controller's
+ * response (NULL when there was none: unreachable, timed out, or the call
+ * could not start) and error: REQUEST_TIMED_OUT without a response, else
+ * the response's request-level error_code (NONE when it carries the
+ * results). The broker then fetches the metadata the controller changed,
+ * and the context is freed. */
+#ifndef CAIRN_BROKER_KAFKA_KAFKA_FORWARD_H
+#define CAIRN_BROKER_KAFKA_KAFKA_FORWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/broker.h"
+#include "common/arena.h"
+#include "common/slice.h"
+#include "rpc.pb-c.h"
+
+/* The wait for the controller when the request sets none shorter (Kafka's
+ * request.timeout.ms default). */
+#define KAFKA_FORWARD_TIMEOUT_MS 30000
+
+struct kafka_forward;
+typedef void (*kafka_forward_answer_fn)(struct kafka_forward *fw,
+                                        const Cairn__Response *resp,
+                                        int16_t error);
+
+struct kafka_forward {
+    struct broker *b;
+    struct kafka_request *req;
+    struct arena arena;
+    kafka_forward_answer_fn answer;
+};
+
+/* A zeroed context of size bytes (at least sizeof(struct kafka_forward),
+ * which it starts with) for req; NULL when out of memory. */
+void *kafka_forward_new(struct broker *b, struct kafka_request *req,
+                        size_t size);
+
+/* Frees fw's arena and the context it starts. */
+void kafka_forward_free(struct kafka_forward *fw);
+
+/* Sends rq to the active controller and answers through answer as above;
+ * fw is consumed either way. */
+void kafka_forward_call(struct kafka_forward *fw, const Cairn__Request *rq,
+                        uint64_t timeout_ms, kafka_forward_answer_fn answer);
+
+/* The error for a result the controller's answer lacks: error itself
+ * when it is one, else UNKNOWN_SERVER_ERROR. */
+int16_t kafka_forward_missing(int16_t error);
+
+/* A NUL-terminated copy of a wire string in fw's arena ("" for a null
+ * one); with topic_rule, bytes that break the topic-name rule become ""
+ * (unknown to the controller), so a NUL never cuts a name into another.
+ * NULL when the arena is exhausted. */
+char *kafka_forward_str(struct arena *a, struct slice s, bool topic_rule);
+
+#endif
