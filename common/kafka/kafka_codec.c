@@ -130,10 +130,10 @@ void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
 }
 
 const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
-                                      int32_t *n)
+                                      int32_t *n, bool nullable)
 {
     int32_t *v = kafka_codec__array(r, a, n, sizeof(*v), 4,
-                                    (int32_t)KAFKA_ARRAY_COUNT_MAX, false);
+                                    (int32_t)KAFKA_ARRAY_COUNT_MAX, nullable);
     for (int32_t i = 0; i < *n; i++) {
         v[i] = reader_i32(r);
     }
@@ -176,9 +176,10 @@ void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
     writer_i32(w, n);
 }
 
-void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n)
+void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n,
+                             bool nullable)
 {
-    kafka_codec__write_count(w, n, v, false);
+    kafka_codec__write_count(w, n, v, nullable);
     for (int32_t i = 0; i < n; i++) {
         writer_i32(w, v[i]);
     }
@@ -457,10 +458,11 @@ metadata_partition_encode(struct writer *w, int16_t version,
     if (version >= 7) {
         writer_i32(w, p->LeaderEpoch);
     }
-    kafka_codec__write_i32s(w, p->ReplicaNodes, p->ReplicaNodesCnt);
-    kafka_codec__write_i32s(w, p->IsrNodes, p->IsrNodesCnt);
+    kafka_codec__write_i32s(w, p->ReplicaNodes, p->ReplicaNodesCnt, false);
+    kafka_codec__write_i32s(w, p->IsrNodes, p->IsrNodesCnt, false);
     if (version >= 5) {
-        kafka_codec__write_i32s(w, p->OfflineReplicas, p->OfflineReplicasCnt);
+        kafka_codec__write_i32s(w, p->OfflineReplicas, p->OfflineReplicasCnt,
+                                false);
     }
     kafka_codec__write_tags(w);
 }
@@ -535,13 +537,13 @@ static void metadata_partition_decode(struct reader *r, int16_t version,
     p->PartitionIndex = reader_i32(r);
     p->LeaderId = reader_i32(r);
     p->LeaderEpoch = version >= 7 ? reader_i32(r) : -1;
-    p->ReplicaNodes = kafka_codec__read_i32s(r, a, &p->ReplicaNodesCnt);
-    p->IsrNodes = kafka_codec__read_i32s(r, a, &p->IsrNodesCnt);
+    p->ReplicaNodes = kafka_codec__read_i32s(r, a, &p->ReplicaNodesCnt, false);
+    p->IsrNodes = kafka_codec__read_i32s(r, a, &p->IsrNodesCnt, false);
     p->OfflineReplicas = NULL;
     p->OfflineReplicasCnt = 0;
     if (version >= 5) {
         p->OfflineReplicas =
-            kafka_codec__read_i32s(r, a, &p->OfflineReplicasCnt);
+            kafka_codec__read_i32s(r, a, &p->OfflineReplicasCnt, false);
     }
     kafka_codec__tags(r);
 }

@@ -32,7 +32,8 @@ static void create_topic_decode(struct reader *r, struct arena *a,
         (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, false);
     for (int32_t i = 0; i < t->AssignmentsCnt && r->rc == RC_OK; i++) {
         as[i].PartitionIndex = reader_i32(r);
-        as[i].BrokerIds = kafka_codec__read_i32s(r, a, &as[i].BrokerIdsCnt);
+        as[i].BrokerIds =
+            kafka_codec__read_i32s(r, a, &as[i].BrokerIdsCnt, false);
         kafka_codec__tags(r);
     }
     t->Assignments = as;
@@ -82,7 +83,7 @@ static void create_topic_encode(struct writer *w,
     for (int32_t i = 0; i < t->AssignmentsCnt; i++) {
         writer_i32(w, t->Assignments[i].PartitionIndex);
         kafka_codec__write_i32s(w, t->Assignments[i].BrokerIds,
-                                t->Assignments[i].BrokerIdsCnt);
+                                t->Assignments[i].BrokerIdsCnt, false);
         kafka_codec__write_tags(w);
     }
     kafka_codec__write_count(w, t->ConfigsCnt, t->Configs, false);

@@ -31,7 +31,8 @@ int kafka_describe_log_dirs_request_decode(
         (int32_t)KAFKA_REQUEST_TOPICS_MAX, true);
     for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
         ts[i].Topic = reader_string(r);
-        ts[i].Partitions = kafka_codec__read_i32s(r, a, &ts[i].PartitionsCnt);
+        ts[i].Partitions =
+            kafka_codec__read_i32s(r, a, &ts[i].PartitionsCnt, false);
         kafka_codec__tags(r);
     }
     out->Topics = ts;
@@ -51,7 +52,7 @@ int kafka_describe_log_dirs_request_encode(
     for (int32_t i = 0; i < req->TopicsCnt; i++) {
         writer_string_slice(w, req->Topics[i].Topic);
         kafka_codec__write_i32s(w, req->Topics[i].Partitions,
-                                req->Topics[i].PartitionsCnt);
+                                req->Topics[i].PartitionsCnt, false);
         kafka_codec__write_tags(w);
     }
     kafka_codec__write_tags(w);

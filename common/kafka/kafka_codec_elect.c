@@ -56,7 +56,7 @@ int kafka_elect_leaders_request_encode(
         const struct kafka_ElectLeadersTopicPartitions *t =
             &req->TopicPartitions[i];
         writer_string_slice(w, t->Topic);
-        kafka_codec__write_i32s(w, t->Partitions, t->PartitionsCnt);
+        kafka_codec__write_i32s(w, t->Partitions, t->PartitionsCnt, false);
         kafka_codec__write_tags(w);
     }
     writer_i32(w, req->TimeoutMs);

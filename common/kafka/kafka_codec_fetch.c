@@ -69,7 +69,7 @@ static void fetch_forgotten_decode(struct reader *r, int16_t version,
         topics[i].TopicId =
             ids ? kafka_codec__read_uuid(r) : (struct kafka_uuid){{0}};
         topics[i].ForgottenPartitionIndexes = kafka_codec__read_i32s(
-            r, a, &topics[i].ForgottenPartitionIndexesCnt);
+            r, a, &topics[i].ForgottenPartitionIndexesCnt, false);
         kafka_codec__tags(r);
     }
     out->ForgottenTopicsData = topics;
@@ -233,7 +233,7 @@ int kafka_fetch_request_encode(struct writer *w, int16_t version,
                 &req->ForgottenTopicsData[i];
             fetch_topic_key_encode(w, version, f->Name, &f->TopicId);
             kafka_codec__write_i32s(w, f->ForgottenPartitionIndexes,
-                                    f->ForgottenPartitionIndexesCnt);
+                                    f->ForgottenPartitionIndexesCnt, false);
             kafka_codec__write_tags(w);
         }
     }

@@ -47,9 +47,10 @@ void *kafka_codec__array(struct reader *r, struct arena *a, int32_t *n,
                          size_t elem_bytes, size_t wire_min_bytes,
                          int32_t n_max, bool nullable);
 
-/* [int32], [int64] and [string] arrays (the latter nullable if asked). */
+/* [int32], [int64] and [string] arrays ([int32] and [string] nullable
+ * if asked). */
 const int32_t *kafka_codec__read_i32s(struct reader *r, struct arena *a,
-                                      int32_t *n);
+                                      int32_t *n, bool nullable);
 const int64_t *kafka_codec__read_i64s(struct reader *r, struct arena *a,
                                       int32_t *n);
 const struct slice *kafka_codec__read_strings(struct reader *r,
@@ -60,7 +61,8 @@ const struct slice *kafka_codec__read_strings(struct reader *r,
  * if nullable, elems non-NULL when n > 0. */
 void kafka_codec__write_count(struct writer *w, int32_t n, const void *elems,
                               bool nullable);
-void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n);
+void kafka_codec__write_i32s(struct writer *w, const int32_t *v, int32_t n,
+                             bool nullable);
 void kafka_codec__write_strings(struct writer *w, const struct slice *v,
                                 int32_t n, bool nullable);
 

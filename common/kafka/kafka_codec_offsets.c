@@ -216,7 +216,7 @@ fetch_topics_decode(struct reader *r, struct arena *a, int32_t *n,
     for (int32_t i = 0; i < *n && r->rc == RC_OK; i++) {
         ts[i].Name = reader_string(r);
         ts[i].PartitionIndexes =
-            kafka_codec__read_i32s(r, a, &ts[i].PartitionIndexesCnt);
+            kafka_codec__read_i32s(r, a, &ts[i].PartitionIndexesCnt, false);
         kafka_codec__tags(r);
     }
     return ts;
@@ -230,7 +230,7 @@ static void fetch_topics_encode(struct writer *w,
     for (int32_t i = 0; i < n; i++) {
         writer_string_slice(w, ts[i].Name);
         kafka_codec__write_i32s(w, ts[i].PartitionIndexes,
-                                ts[i].PartitionIndexesCnt);
+                                ts[i].PartitionIndexesCnt, false);
         kafka_codec__write_tags(w);
     }
 }

@@ -26,7 +26,8 @@ static void topic_decode(struct reader *r, struct arena *a,
         r, a, &t->AssignmentsCnt, sizeof(*as), 4,
         (int32_t)KAFKA_REQUEST_PARTITIONS_MAX, true);
     for (int32_t i = 0; i < t->AssignmentsCnt && r->rc == RC_OK; i++) {
-        as[i].BrokerIds = kafka_codec__read_i32s(r, a, &as[i].BrokerIdsCnt);
+        as[i].BrokerIds =
+            kafka_codec__read_i32s(r, a, &as[i].BrokerIdsCnt, false);
         kafka_codec__tags(r);
     }
     t->Assignments = as;
@@ -71,7 +72,7 @@ int kafka_create_partitions_request_encode(
         kafka_codec__write_count(w, t->AssignmentsCnt, t->Assignments, true);
         for (int32_t j = 0; j < t->AssignmentsCnt; j++) {
             kafka_codec__write_i32s(w, t->Assignments[j].BrokerIds,
-                                    t->Assignments[j].BrokerIdsCnt);
+                                    t->Assignments[j].BrokerIdsCnt, false);
             kafka_codec__write_tags(w);
         }
         kafka_codec__write_tags(w);

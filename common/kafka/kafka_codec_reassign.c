@@ -18,26 +18,6 @@
 #define REASSIGN__PARTITION_MIN_BYTES 6
 
 /* A nullable [int32] (count -1: NULL, *n = -1). */
-static const int32_t *reassign_read_i32s(struct reader *r, struct arena *a,
-                                         int32_t *n, bool nullable)
-{
-    int32_t *v = kafka_codec__array(r, a, n, sizeof(*v), 4,
-                                    (int32_t)KAFKA_ARRAY_COUNT_MAX, nullable);
-    for (int32_t i = 0; i < *n; i++) {
-        v[i] = reader_i32(r);
-    }
-    return v;
-}
-
-static void reassign_write_i32s(struct writer *w, const int32_t *v, int32_t n,
-                                bool nullable)
-{
-    kafka_codec__write_count(w, n, v, nullable);
-    for (int32_t i = 0; i < n; i++) {
-        writer_i32(w, v[i]);
-    }
-}
-
 /* --- AlterPartitionReassignments ----------------------------------------- */
 
 static void alter_topic_decode(struct reader *r, struct arena *a,
@@ -50,7 +30,7 @@ static void alter_topic_decode(struct reader *r, struct arena *a,
         false);
     for (int32_t i = 0; i < t->PartitionsCnt && r->rc == RC_OK; i++) {
         parts[i].PartitionIndex = reader_i32(r);
-        parts[i].Replicas = reassign_read_i32s(r, a, &parts[i].ReplicasCnt,
+        parts[i].Replicas = kafka_codec__read_i32s(r, a, &parts[i].ReplicasCnt,
                                                true);
         kafka_codec__tags(r);
     }
@@ -93,7 +73,7 @@ int kafka_alter_partition_reassignments_request_encode(
         for (int32_t j = 0; j < t->PartitionsCnt; j++) {
             const struct kafka_ReassignablePartition *p = &t->Partitions[j];
             writer_i32(w, p->PartitionIndex);
-            reassign_write_i32s(w, p->Replicas, p->ReplicasCnt, true);
+            kafka_codec__write_i32s(w, p->Replicas, p->ReplicasCnt, true);
             kafka_codec__write_tags(w);
         }
         kafka_codec__write_tags(w);
@@ -187,7 +167,7 @@ int kafka_list_partition_reassignments_request_decode(
                            (int32_t)KAFKA_REQUEST_TOPICS_MAX, true);
     for (int32_t i = 0; i < out->TopicsCnt && r->rc == RC_OK; i++) {
         topics[i].Name = reader_string(r);
-        topics[i].PartitionIndexes = reassign_read_i32s(
+        topics[i].PartitionIndexes = kafka_codec__read_i32s(
             r, a, &topics[i].PartitionIndexesCnt, false);
         kafka_codec__tags(r);
     }
@@ -206,7 +186,7 @@ int kafka_list_partition_reassignments_request_encode(
     kafka_codec__write_count(w, req->TopicsCnt, req->Topics, true);
     for (int32_t i = 0; i < req->TopicsCnt; i++) {
         writer_string_slice(w, req->Topics[i].Name);
-        reassign_write_i32s(w, req->Topics[i].PartitionIndexes,
+        kafka_codec__write_i32s(w, req->Topics[i].PartitionIndexes,
                             req->Topics[i].PartitionIndexesCnt, false);
         kafka_codec__write_tags(w);
     }
@@ -232,10 +212,10 @@ int kafka_list_partition_reassignments_response_encode(
             const struct kafka_OngoingPartitionReassignment *p =
                 &t->Partitions[j];
             writer_i32(w, p->PartitionIndex);
-            reassign_write_i32s(w, p->Replicas, p->ReplicasCnt, false);
-            reassign_write_i32s(w, p->AddingReplicas, p->AddingReplicasCnt,
+            kafka_codec__write_i32s(w, p->Replicas, p->ReplicasCnt, false);
+            kafka_codec__write_i32s(w, p->AddingReplicas, p->AddingReplicasCnt,
                                 false);
-            reassign_write_i32s(w, p->RemovingReplicas,
+            kafka_codec__write_i32s(w, p->RemovingReplicas,
                                 p->RemovingReplicasCnt, false);
             kafka_codec__write_tags(w);
         }
@@ -256,10 +236,10 @@ static void ongoing_topic_decode(struct reader *r, struct arena *a,
     for (int32_t i = 0; i < t->PartitionsCnt && r->rc == RC_OK; i++) {
         struct kafka_OngoingPartitionReassignment *p = &parts[i];
         p->PartitionIndex = reader_i32(r);
-        p->Replicas = reassign_read_i32s(r, a, &p->ReplicasCnt, false);
-        p->AddingReplicas = reassign_read_i32s(r, a, &p->AddingReplicasCnt,
+        p->Replicas = kafka_codec__read_i32s(r, a, &p->ReplicasCnt, false);
+        p->AddingReplicas = kafka_codec__read_i32s(r, a, &p->AddingReplicasCnt,
                                                false);
-        p->RemovingReplicas = reassign_read_i32s(
+        p->RemovingReplicas = kafka_codec__read_i32s(
             r, a, &p->RemovingReplicasCnt, false);
         kafka_codec__tags(r);
     }
