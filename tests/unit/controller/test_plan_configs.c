@@ -6,39 +6,18 @@
 #include "common/meta/meta.h"
 #include "common/rc.h"
 #include "controller/plan_configs.h"
+#include "tests/unit/controller/plan_fixture.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-static struct meta_image img;
-static struct plan_records out;
 static struct plan_config_result results[4];
 
-static void apply_out(void)
+static void orders_setup(void)
 {
-    for (size_t i = 0; i < out.n; i++) {
-        cr_assert_eq(meta_apply(&img, &out.recs[i]), RC_OK);
-    }
-    plan_records_clear(&out);
-}
-
-static void setup(void)
-{
-    meta_image_init(&img);
-    plan_records_init(&out);
-    struct meta_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.type = META_REC_TOPIC;
-    snprintf(rec.u.topic.name, sizeof rec.u.topic.name, "orders");
-    rec.u.topic.id.b[0] = 7;
-    cr_assert_eq(meta_apply(&img, &rec), RC_OK);
-}
-
-static void teardown(void)
-{
-    plan_records_free(&out);
-    meta_image_free(&img);
+    setup();
+    add_topic("orders", 7);
 }
 
 static const struct meta_topic *orders(void)
@@ -59,7 +38,7 @@ static int16_t alter(const struct plan_config_op *ops, size_t n,
     return results[0].error;
 }
 
-TestSuite(plan_configs, .init = setup, .fini = teardown);
+TestSuite(plan_configs, .init = orders_setup, .fini = teardown);
 
 Test(plan_configs, set_then_delete_a_topic_config)
 {

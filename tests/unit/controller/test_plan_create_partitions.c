@@ -7,42 +7,11 @@
 #include "common/rc.h"
 #include "controller/plan.h"
 #include "controller/plan_create_partitions.h"
+#include "tests/unit/controller/plan_fixture.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
-
-static struct meta_image img;
-static struct plan_records out;
-
-static void apply_out(void)
-{
-    for (size_t i = 0; i < out.n; i++) {
-        cr_assert_eq(meta_apply(&img, &out.recs[i]), RC_OK);
-    }
-    plan_records_clear(&out);
-}
-
-static void add_broker(int32_t id, bool fenced)
-{
-    struct meta_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.type = META_REC_REGISTER_BROKER;
-    rec.u.register_broker.broker_id = id;
-    rec.u.register_broker.incarnation.b[0] = (uint8_t)(id + 1);
-    snprintf(rec.u.register_broker.host, sizeof rec.u.register_broker.host,
-             "localhost");
-    rec.u.register_broker.port = 9092 + id;
-    cr_assert_eq(meta_apply(&img, &rec), RC_OK);
-    if (!fenced) {
-        memset(&rec, 0, sizeof rec);
-        rec.type = META_REC_BROKER_CHANGE;
-        rec.u.broker_change.broker_id = id;
-        rec.u.broker_change.broker_epoch = meta_image_broker(&img, id)->epoch;
-        rec.u.broker_change.fenced = -1;
-        cr_assert_eq(meta_apply(&img, &rec), RC_OK);
-    }
-}
 
 static void create_topic(const char *name, int32_t np, int32_t rf)
 {
@@ -60,20 +29,11 @@ static void create_topic(const char *name, int32_t np, int32_t rf)
     apply_out();
 }
 
-static void setup(void)
+static void grow_setup(void)
 {
-    meta_image_init(&img);
-    plan_records_init(&out);
-    for (int32_t id = 1; id <= 3; id++) {
-        add_broker(id, false);
-    }
+    setup();
+    live_brokers(3);
     create_topic("grow", 2, 2);
-}
-
-static void teardown(void)
-{
-    plan_records_free(&out);
-    meta_image_free(&img);
 }
 
 static int16_t plan1(const struct plan_partitions_req *t, bool validate_only,
@@ -84,7 +44,7 @@ static int16_t plan1(const struct plan_partitions_req *t, bool validate_only,
     return res->error;
 }
 
-TestSuite(plan_create_partitions, .init = setup, .fini = teardown);
+TestSuite(plan_create_partitions, .init = grow_setup, .fini = teardown);
 
 Test(plan_create_partitions, placed_partitions_continue_the_pattern)
 {
@@ -145,7 +105,7 @@ Test(plan_create_partitions, unknown_topic_and_offsets_topic)
 
 Test(plan_create_partitions, assignments_are_honoured)
 {
-    add_broker(4, true); /* registered, fenced */
+    reg_broker(4); /* registered, fenced */
     static const int32_t a0[] = {3, 1};
     static const int32_t a1[] = {4, 2};
     struct plan_assignment as[] = {{a0, 2}, {a1, 2}};
@@ -164,7 +124,7 @@ Test(plan_create_partitions, assignments_are_honoured)
 
 Test(plan_create_partitions, bad_assignments)
 {
-    add_broker(4, true);
+    reg_broker(4);
     static const int32_t one[] = {1};
     static const int32_t twice[] = {1, 1};
     static const int32_t unknown[] = {1, 9};
@@ -202,7 +162,7 @@ Test(plan_create_partitions, bad_assignments)
 Test(plan_create_partitions, too_few_brokers_for_the_replication_factor)
 {
     create_topic("wide", 1, 3);
-    add_broker(5, true);
+    reg_broker(5);
     struct meta_record rec;
     memset(&rec, 0, sizeof rec);
     rec.type = META_REC_BROKER_CHANGE;

@@ -8,123 +8,11 @@
 #include "common/rc.h"
 #include "controller/plan.h"
 #include "controller/plan_elect.h"
+#include "tests/unit/controller/plan_fixture.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
-
-static struct meta_image img;
-static struct plan_records out;
-
-static void setup(void)
-{
-    meta_image_init(&img);
-    plan_records_init(&out);
-}
-
-static void teardown(void)
-{
-    plan_records_free(&out);
-    meta_image_free(&img);
-}
-
-static struct meta_replica_set set_of(const int32_t *ids, size_t n)
-{
-    struct meta_replica_set s;
-    memset(&s, 0, sizeof s);
-    for (size_t i = 0; i < n; i++) {
-        s.ids[s.n++] = ids[i];
-    }
-    return s;
-}
-
-#define SET(...)                                                       \
-    set_of((const int32_t[]){__VA_ARGS__},                             \
-           sizeof((const int32_t[]){__VA_ARGS__}) / sizeof(int32_t))
-
-static void apply(const struct meta_record *rec)
-{
-    cr_assert_eq(meta_apply(&img, rec), RC_OK, "record type %d refused",
-                 (int)rec->type);
-}
-
-static void apply_out(void)
-{
-    for (size_t i = 0; i < out.n; i++) {
-        apply(&out.recs[i]);
-    }
-    plan_records_clear(&out);
-}
-
-static void broker_change(int32_t id, int8_t fenced)
-{
-    struct meta_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.type = META_REC_BROKER_CHANGE;
-    rec.u.broker_change.broker_id = id;
-    rec.u.broker_change.broker_epoch = meta_image_broker(&img, id)->epoch;
-    rec.u.broker_change.fenced = fenced;
-    apply(&rec);
-}
-
-/* Brokers 1..n, registered and unfenced. */
-static void live_brokers(int32_t n)
-{
-    for (int32_t id = 1; id <= n; id++) {
-        struct meta_record rec;
-        memset(&rec, 0, sizeof rec);
-        rec.type = META_REC_REGISTER_BROKER;
-        rec.u.register_broker.broker_id = id;
-        rec.u.register_broker.incarnation.b[0] = (uint8_t)id;
-        snprintf(rec.u.register_broker.host,
-                 sizeof rec.u.register_broker.host, "localhost");
-        rec.u.register_broker.port = 9092 + id;
-        apply(&rec);
-        broker_change(id, -1);
-    }
-}
-
-static struct meta_uuid tid(uint8_t n)
-{
-    struct meta_uuid u;
-    memset(&u, 0, sizeof u);
-    u.b[0] = 0x70;
-    u.b[15] = n;
-    return u;
-}
-
-static void add_topic(const char *name, uint8_t id)
-{
-    struct meta_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.type = META_REC_TOPIC;
-    snprintf(rec.u.topic.name, sizeof rec.u.topic.name, "%s", name);
-    rec.u.topic.id = tid(id);
-    apply(&rec);
-}
-
-static void add_partition(uint8_t topic, int32_t p,
-                          struct meta_replica_set replicas,
-                          struct meta_replica_set isr, int32_t leader)
-{
-    struct meta_record rec;
-    memset(&rec, 0, sizeof rec);
-    rec.type = META_REC_PARTITION;
-    rec.u.partition.topic_id = tid(topic);
-    rec.u.partition.partition = p;
-    rec.u.partition.replicas = replicas;
-    rec.u.partition.isr = isr;
-    rec.u.partition.leader = leader;
-    apply(&rec);
-}
-
-static const struct meta_partition *part(uint8_t topic, int32_t p)
-{
-    struct meta_uuid id = tid(topic);
-    const struct meta_partition *mp = meta_image_partition(&img, &id, p);
-    cr_assert_not_null(mp);
-    return mp;
-}
 
 static int16_t elect(const char *topic, int32_t p, int8_t type)
 {
@@ -181,7 +69,7 @@ Test(plan_elect, preferred_out_of_the_isr_is_not_available,
 Test(plan_elect, preferred_fenced_is_not_available, .init = elect_setup,
      .fini = teardown)
 {
-    broker_change(1, 1);
+    broker_change(1, 1, 0);
     cr_assert_eq(elect("t", 0, PLAN_ELECTION_PREFERRED),
                  KAFKA_ERROR_PREFERRED_LEADER_NOT_AVAILABLE);
     cr_assert_eq(out.n, 0);
@@ -214,7 +102,7 @@ static void offline_setup(void)
     live_brokers(3);
     add_topic("u", 2);
     add_partition(2, 0, SET(1, 2, 3), SET(1), META_NO_LEADER);
-    broker_change(1, 1);
+    broker_change(1, 1, 0);
 }
 
 Test(plan_elect, unclean_elects_a_live_replica_out_of_the_isr,
@@ -230,8 +118,8 @@ Test(plan_elect, unclean_elects_a_live_replica_out_of_the_isr,
 Test(plan_elect, unclean_without_a_live_replica_is_not_available,
      .init = offline_setup, .fini = teardown)
 {
-    broker_change(2, 1);
-    broker_change(3, 1);
+    broker_change(2, 1, 0);
+    broker_change(3, 1, 0);
     cr_assert_eq(elect("u", 0, PLAN_ELECTION_UNCLEAN),
                  KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE);
     cr_assert_eq(out.n, 0);
@@ -337,7 +225,7 @@ Test(plan_elect, rebalance_skips_a_preferred_replica_out_of_sync_or_fenced,
     rec.u.partition_change.isr = SET(3, 1);
     rec.u.partition_change.leader = META_LEADER_UNCHANGED;
     apply(&rec);
-    broker_change(3, 1);
+    broker_change(3, 1, 0);
     size_t n = 0;
     cr_assert_eq(plan_rebalance_leaders(&img, 10, &out, &n), RC_OK);
     cr_assert_eq(n, 2); /* p4 and p7 to broker 2 */
