@@ -48,17 +48,6 @@ for p in sorted(t.partitions.values(), key=lambda p: p.id):
 PY
 }
 
-# until SECONDS CMD...: polls CMD every 0.5 s until it succeeds.
-until_ok() {
-    local deadline=$((SECONDS + $1))
-    shift
-    while [ $SECONDS -lt "$deadline" ]; do
-        "$@" && return 0
-        sleep 0.5
-    done
-    "$@"
-}
-
 all_preferred() {
     local m
     m=$(meta "$1") && [ -n "$m" ] && ! echo "$m" | awk '$2 != $3' | grep -q .
@@ -76,22 +65,22 @@ cycle_brokers() {
     local b
     for b in 1 2 3; do
         "$CLUSTER" kill "broker-$b" >/dev/null || return 1
-        until_ok 20 not_led_by "$TOPIC" "$b" || return 1
+        wait_for 20 not_led_by "$TOPIC" "$b" || return 1
         "$CLUSTER" start "broker-$b" >/dev/null || return 1
-        until_ok 40 full_isr "$TOPIC" || return 1
+        wait_for 40 full_isr "$TOPIC" || return 1
     done
 }
 
 "${CAIRN[@]}" topics create $TOPIC --partitions 6 --replication-factor 3 \
     >/dev/null 2>"$DATA/create.err"
 check "topic $TOPIC created, every partition led by its preferred replica" \
-    until_ok 20 all_preferred $TOPIC
+    wait_for 20 all_preferred $TOPIC
 
 $PY "$LOAD" produce "$BOOT" $TOPIC "$DATA/acked" "$DATA/stop" 300 \
     2>"$DATA/load.log" &
 LOAD_PID=$!
 acked() { [ -f "$DATA/acked" ] && [ "$(grep -vc ERR "$DATA/acked")" -gt "$1" ]; }
-check "the load is acknowledged" until_ok 30 acked 100
+check "the load is acknowledged" wait_for 30 acked 100
 
 # --- 1. No auto rebalance: ElectLeaders moves leadership at once -----------
 check "kill and restart brokers 1, 2, 3 in turn" cycle_brokers
@@ -125,7 +114,7 @@ print(r["errorCode"], " ".join("%s-%d:%d" % (t["topic"], p["partitionId"], p["er
         m=$(meta $TOPIC) && [ -n "$m" ] &&
             ! echo "$m" | awk '$1 <= 2 && $2 != $3' | grep -q .
     }
-    check "p0..2 led by their preferred replicas at once" until_ok 5 p012_preferred
+    check "p0..2 led by their preferred replicas at once" wait_for 5 p012_preferred
     pk 0 $TOPIC 0,0 >"$DATA/pk2.json" 2>"$DATA/pk2.err"
     check "a partition named twice: INVALID_REQUEST for each" \
         test "$(pk_codes "$DATA/pk2.json")" = "0 $TOPIC-0:42 $TOPIC-0:42"
@@ -140,7 +129,7 @@ rc=$?
 cat "$DATA/elect1.out"
 check "cairn elect --topic: exit 0, one line per partition, elected or not needed" \
     test $rc = 0 -a "$(grep -cE "^$TOPIC-[0-5]: (elected|ELECTION_NOT_NEEDED)" "$DATA/elect1.out")" = 6
-check "every partition led by its preferred replica" until_ok 5 all_preferred $TOPIC
+check "every partition led by its preferred replica" wait_for 5 all_preferred $TOPIC
 "${CAIRN[@]}" elect --topic $TOPIC --partition 4 >"$DATA/elect2.out" 2>&1
 check "cairn elect --partition: ELECTION_NOT_NEEDED once it leads" \
     grep -q "^$TOPIC-4: ELECTION_NOT_NEEDED: Leader election not needed" "$DATA/elect2.out"
@@ -171,7 +160,7 @@ check "controllers restarted with auto.leader.rebalance.enable=true" restart_con
 check "kill and restart brokers 1, 2, 3 in turn (auto rebalance on)" cycle_brokers
 t0=$SECONDS
 check "leadership back on every preferred replica within $((4 * INTERVAL_S)) s" \
-    until_ok $((4 * INTERVAL_S)) all_preferred $TOPIC
+    wait_for $((4 * INTERVAL_S)) all_preferred $TOPIC
 echo "preferred leaders restored $((SECONDS - t0)) s after the last restart"
 "${CAIRN[@]}" events --http "127.0.0.1:$((CAIRN_BASE_PORT + 104)),127.0.0.1:$((CAIRN_BASE_PORT + 105)),127.0.0.1:$((CAIRN_BASE_PORT + 106))" \
     >"$DATA/events.out" 2>&1
@@ -190,22 +179,22 @@ check "every acknowledged record read back once, in order" test $rc = 0
 
 # --- 4. Unclean ----------------------------------------------------------------
 "${CAIRN[@]}" topics create un --partitions 1 --replication-factor 3 >/dev/null 2>&1
-check "topic un led" until_ok 20 full_isr un
+check "topic un led" wait_for 20 full_isr un
 un_leader=$(meta un | awk '{print $2}')
 others=$(printf '%s\n' 1 2 3 | grep -vx "$un_leader")
 isr_only_leader() { meta un | awk -v l="$un_leader" '$2 == l && $4 == 1' | grep -q .; }
 for b in $others; do "$CLUSTER" kill "broker-$b" >/dev/null; done
-check "un's ISR shrinks to its leader $un_leader" until_ok 20 isr_only_leader
+check "un's ISR shrinks to its leader $un_leader" wait_for 20 isr_only_leader
 "$CLUSTER" kill "broker-$un_leader" >/dev/null
 first=$(echo "$others" | head -n 1)
 "$CLUSTER" start "broker-$first" >/dev/null
 offline() { meta un | awk '$2 < 0' | grep -q .; }
-check "un offline: its ISR member is down, broker $first out of sync" until_ok 20 offline
+check "un offline: its ISR member is down, broker $first out of sync" wait_for 20 offline
 "${CAIRN[@]}" elect --type unclean --topic un --partition 0 >"$DATA/elect5.out" 2>&1
 cat "$DATA/elect5.out"
 check "cairn elect --type unclean: un-0 elected" grep -q "^un-0: elected" "$DATA/elect5.out"
 led_by_first() { meta un | awk -v b="$first" '$2 == b' | grep -q .; }
-check "un-0 led by broker $first" until_ok 10 led_by_first
+check "un-0 led by broker $first" wait_for 10 led_by_first
 "${CAIRN[@]}" elect --type unclean --topic un --partition 0 >"$DATA/elect6.out" 2>&1
 check "a second unclean election: ELECTION_NOT_NEEDED" \
     grep -q "^un-0: ELECTION_NOT_NEEDED" "$DATA/elect6.out"

@@ -38,6 +38,17 @@ run_flow() {
     fi
 }
 
+# wait_for SECONDS COMMAND...: runs COMMAND (its output discarded) every
+# 0.2 s until it succeeds, for SECONDS at most; its last status.
+wait_for() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -ge "$deadline" ] && return 1
+        sleep 0.2
+    done
+}
+
 summary() {
     echo "$TEST_NAME: $passed passed, $failed failed"
     [ "$failed" = 0 ]

@@ -55,33 +55,34 @@ check "topic flow for the clients" "$BIN/cairn" topics create flow \
 check "topic aging: 1 partition, RF 3, segment.ms=200" "$BIN/cairn" topics \
     create aging --partitions 1 --replication-factor 3 \
     --config segment.ms=200
-# Segments roll by age: produce until broker 1 holds three (bounded).
-n_segments() { find "$DATA/broker-1" -path "*/aging-0/*.log" | wc -l; }
-deadline=$((SECONDS + 20))
-until [ "$(n_segments)" -ge 3 ] || [ $SECONDS -ge $deadline ]; do
-    seq 1 20 | "$BIN/cairn" produce aging --acks all >/dev/null 2>&1
-    sleep 0.2
-done
-check "aging has $(n_segments) segments on broker 1" test "$(n_segments)" -ge 3
+# Segments roll by age: TOPIC's segments on broker 1; rolled TOPIC
+# produces a little and holds when there are three.
+n_segments() { find "$DATA/broker-1" -path "*/$1-0/*.log" | wc -l; }
+rolled() {
+    seq 1 20 | "$BIN/cairn" produce "$1" --acks all >/dev/null 2>&1
+    [ "$(n_segments "$1")" -ge 3 ]
+}
+# Produces a little to TOPIC (so a segment closes) and holds once no
+# replica starts at offset 0 any more.
+start_moved() {
+    seq 1 5 | "$BIN/cairn" produce "$1" --acks all >/dev/null 2>&1
+    local b
+    for b in $(first_bases "$1"); do
+        [ "$b" != - ] && [ "$b" -gt 0 ] || return 1
+    done
+}
+wait_for 20 rolled aging
+check "aging has $(n_segments aging) segments on broker 1" \
+    test "$(n_segments aging)" -ge 3
 check "with the default retention every replica keeps offset 0 ($(first_bases aging))" \
     test "$(first_bases aging)" = "0 0 0 "
 check "alter_configs retention.ms=1000 on the live topic" \
     alter aging retention.ms=1000 segment.ms=200
 check "describe: retention.ms 1000 from DYNAMIC_TOPIC_CONFIG (1)" \
     test "$(describe aging retention.ms)" = "1000 1"
-gone() {
-    seq 1 5 | "$BIN/cairn" produce aging --acks all >/dev/null 2>&1
-    local b
-    for b in $(first_bases aging); do
-        [ "$b" != - ] && [ "$b" -gt 0 ] || return 1
-    done
-}
-deadline=$((SECONDS + 30))
-until gone; do
-    [ $SECONDS -ge $deadline ] && break
-    sleep 0.3
-done
-check "old segments go on every replica without a restart ($(first_bases aging))" gone
+wait_for 30 start_moved aging
+check "old segments go on every replica without a restart ($(first_bases aging))" \
+    start_moved aging
 
 check "topic strict: RF 3" "$BIN/cairn" topics create strict \
     --partitions 1 --replication-factor 3
@@ -102,19 +103,12 @@ sys.exit(0 if errs and errs[0] is not None and
          errs[0].name() == "NOT_ENOUGH_REPLICAS" else 1)
 PY
 }
-deadline=$((SECONDS + 40))
-until refused; do
-    [ $SECONDS -ge $deadline ] && break
-done
+wait_for 40 refused
 check "acks=all is refused with NOT_ENOUGH_REPLICAS (ISR 2 < 3)" refused
 check "broker 3 restarts" "$ROOT/deploy/cluster.sh" start broker-3
 b3=127.0.0.1:$((CAIRN_BASE_PORT + 93))
 kept() { [ "$(describe strict min.insync.replicas "$b3" 2>/dev/null)" = "3 1" ]; }
-deadline=$((SECONDS + 30))
-until kept; do
-    [ $SECONDS -ge $deadline ] && break
-    sleep 0.3
-done
+wait_for 30 kept
 check "the restarted broker describes min.insync.replicas=3 (DYNAMIC_TOPIC_CONFIG)" kept
 
 run_flow python_configs 120 $PY "$ROOT/tests/integration/clients/python_configs.py" "$BOOT" flow
@@ -128,13 +122,9 @@ check "cairn configs set topic strict retention.ms=86400000 --delete min.insync.
     "$BIN/cairn" configs set topic strict retention.ms=86400000 \
     --delete min.insync.replicas
 got() { "$BIN/cairn" configs get topic strict 2>&1; }
-deadline=$((SECONDS + 15))
-until [ "$(got)" = "retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)" ]; do
-    [ $SECONDS -ge $deadline ] && break
-    sleep 0.2
-done
-check "cairn configs get topic strict shows just that: '$(got)'" \
-    test "$(got)" = "retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)"
+just_set() { [ "$(got)" = "retention.ms=86400000 (DYNAMIC_TOPIC_CONFIG)" ]; }
+wait_for 15 just_set
+check "cairn configs get topic strict shows just that: '$(got)'" just_set
 check "cairn configs get --all lists the rest with their sources" bash -c '
     "$1" configs get topic strict --all | grep -qx "segment.ms=604800000 (DEFAULT_CONFIG)"' \
     _ "$BIN/cairn"
@@ -149,29 +139,14 @@ check "a static broker config is refused: $out" bash -c '
 # the cluster-wide log.retention.ms applies to it at once.
 check "topic bdef: segment.ms=200, no retention.ms" "$BIN/cairn" topics \
     create bdef --partitions 1 --replication-factor 3 --config segment.ms=200
-n_bdef() { find "$DATA/broker-1" -path "*/bdef-0/*.log" | wc -l; }
-deadline=$((SECONDS + 20))
-until [ "$(n_bdef)" -ge 3 ] || [ $SECONDS -ge $deadline ]; do
-    seq 1 20 | "$BIN/cairn" produce bdef --acks all >/dev/null 2>&1
-    sleep 0.2
-done
+wait_for 20 rolled bdef
 check "bdef keeps offset 0 everywhere ($(first_bases bdef))" \
     test "$(first_bases bdef)" = "0 0 0 "
 check "cairn configs set broker default log.retention.ms=1000" \
     "$BIN/cairn" configs set broker default log.retention.ms=1000
-bdef_gone() {
-    seq 1 5 | "$BIN/cairn" produce bdef --acks all >/dev/null 2>&1
-    local b
-    for b in $(first_bases bdef); do
-        [ "$b" != - ] && [ "$b" -gt 0 ] || return 1
-    done
-}
-deadline=$((SECONDS + 30))
-until bdef_gone; do
-    [ $SECONDS -ge $deadline ] && break
-    sleep 0.3
-done
-check "the broker default deletes bdef's old segments ($(first_bases bdef))" bdef_gone
+wait_for 30 start_moved bdef
+check "the broker default deletes bdef's old segments ($(first_bases bdef))" \
+    start_moved bdef
 check "describe: bdef's retention.ms is 1000 from DYNAMIC_DEFAULT_BROKER_CONFIG (3)" \
     test "$(describe bdef retention.ms)" = "1000 3"
 check "cairn configs get broker default: '$("$BIN/cairn" configs get broker default 2>&1)'" \

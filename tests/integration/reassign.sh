@@ -25,15 +25,6 @@ CLUSTER="$ROOT/deploy/cluster.sh"
 TOPIC=moves
 RECORDS=3000
 
-# poll SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds.
-poll() {
-    local deadline=$((SECONDS + $1)); shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -ge $deadline ] && return 1
-        sleep 0.2
-    done
-}
-
 check "topic $TOPIC created (6 partitions, RF 3)" \
     "$CAIRN" topics create $TOPIC --partitions 6 --replication-factor 3
 seq 1 $RECORDS | sed 's/.*/k& v&/' > "$DATA/records.txt"
@@ -43,7 +34,7 @@ check "$RECORDS keyed records produced (acks=all)" \
 "$CLUSTER" add broker-4 > "$DATA/add.out" 2>&1
 check "deploy/cluster.sh add broker-4 starts a fourth broker" \
     grep -q "added broker-4" "$DATA/add.out"
-check "broker 4 registered and unfenced" poll 20 sh -c \
+check "broker 4 registered and unfenced" wait_for 20 sh -c \
     "'$CAIRN' status --json | grep -q '\"id\":4,[^}]*\"fenced\":false'"
 
 "$CAIRN" reassign plan --add-broker 4 --output "$DATA/plan.json" \
@@ -73,12 +64,12 @@ check "cairn reassign execute PLAN starts every move of the plan" \
     sh -c "grep -q 'moving to' '$DATA/execute.out' && ! grep -qv 'moving to' '$DATA/execute.out'"
 "$CLUSTER" resume broker-4
 check "every move completes once broker 4 runs (reassign status empty)" \
-    poll 60 sh -c "'$CAIRN' reassign status | grep -q '^no reassignment in progress'"
+    wait_for 60 sh -c "'$CAIRN' reassign status | grep -q '^no reassignment in progress'"
 "$CAIRN" reassign cancel > "$DATA/cancel2.out" 2>&1
 check "cairn reassign cancel with nothing running says so" \
     grep -q "no reassignment in progress" "$DATA/cancel2.out"
 check "broker 4 holds replicas and every ISR is full" \
-    poll 20 /usr/bin/python3 -c "
+    wait_for 20 /usr/bin/python3 -c "
 import json, subprocess, sys
 s = json.loads(subprocess.check_output(['$CAIRN', 'status', '--json']))
 ps = [p for t in s['topics'] if t['name'] == '$TOPIC' for p in t['partitions']]
@@ -94,7 +85,7 @@ timeout 150 "$CAIRN" brokers decommission 1 --timeout 120s \
     > "$DATA/decom.out" 2>&1 &
 decom=$!
 check "decommission moves everything off broker 1 and asks for it to stop" \
-    poll 120 grep -q "broker 1 is still running" "$DATA/decom.out"
+    wait_for 120 grep -q "broker 1 is still running" "$DATA/decom.out"
 "$CLUSTER" stop broker-1
 wait $decom
 rc=$?
@@ -102,7 +93,7 @@ cat "$DATA/decom.out"
 check "cairn brokers decommission 1 exits 0" test $rc = 0
 check "it unregistered broker 1" grep -q "broker 1 unregistered" "$DATA/decom.out"
 check "broker 1 is gone from the cluster, its partitions elsewhere in sync" \
-    poll 20 /usr/bin/python3 -c "
+    wait_for 20 /usr/bin/python3 -c "
 import json, subprocess, sys
 s = json.loads(subprocess.check_output(['$CAIRN', 'status', '--json']))
 ps = [p for t in s['topics'] for p in t['partitions']]
