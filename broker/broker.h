@@ -48,8 +48,13 @@ struct broker {
     uint64_t bytes_in;             /* record bytes produced by clients */
     uint64_t messages_in;          /* and their records */
     /* leader.replication.throttled.rate: what this broker, as leader,
-     * sends to followers of partitions being reassigned. */
+     * sends to followers of partitions being reassigned;
+     * follower.replication.throttled.rate: what it fetches for them. Their
+     * rates follow the dynamic broker configs, else the static ones. */
     struct throttle leader_throttle;
+    struct throttle follower_throttle;
+    int64_t leader_throttle_static;
+    int64_t follower_throttle_static;
 };
 
 /* The broker's Prometheus text (broker/metrics.c). */

@@ -3,6 +3,7 @@
  *     cairn-broker CONFIG [--override key=value ...]
  * SIGTERM (or SIGINT) is a controlled shutdown: the controller moves
  * leadership away before the broker exits. */
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,11 +84,15 @@ static const struct config_def broker_defs[] = {
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
      "a follower not caught up for this long leaves the ISR"},
-    /* Static for now; KIP-73's names, Kafka's default (no limit). */
+    /* KIP-73's names, Kafka's default (no limit); also dynamic. */
     {"leader.replication.throttled.rate", CONFIG_LONG,
-     "9223372036854775807", 1, INT64_MAX,
-     "bytes/s a leader sends to the followers of partitions being "
-     "reassigned, all of them together"},
+     "9223372036854775807", 0, INT64_MAX,
+     "bytes/s a leader sends to the replicas of partitions being "
+     "reassigned that are not in their ISR, all of them together"},
+    {"follower.replication.throttled.rate", CONFIG_LONG,
+     "9223372036854775807", 0, INT64_MAX,
+     "bytes/s a broker fetches for partitions being moved onto it, "
+     "all of them together"},
     {"replica.fetch.wait.max.ms", CONFIG_INT, "500", 0, 60000,
      "a follower's long-poll wait"},
     {"replica.fetch.max.bytes", CONFIG_INT, "1048576", 1024, 104857600,
@@ -209,9 +214,32 @@ static struct log_retention broker_retention(const struct config *cfg)
         .retention_bytes = config_long(cfg, "log.retention.bytes")};
 }
 
+/* A throttle's rate: this broker's dynamic config, else the cluster-wide
+ * one, else the static one. */
+static void apply_throttle(struct broker *b, const struct meta_image *img,
+                           const char *name, struct throttle *t,
+                           int64_t static_rate)
+{
+    const char *v = meta_broker_config(img, b->partitions.broker_id, name);
+    if (v == NULL) {
+        v = meta_broker_config(img, META_BROKER_DEFAULT, name);
+    }
+    long long x = v != NULL ? atoll(v) : -1;
+    int64_t rate = x >= 0 ? (int64_t)x : static_rate;
+    if (rate != t->rate) {
+        TRACE_INFO(&b->tracer, "broker=%d %s=%" PRId64,
+                   b->partitions.broker_id, name, rate);
+        throttle_set_rate(t, rate, uv_now(b->loop));
+    }
+}
+
 static void image_cb(void *arg, const struct meta_image *img)
 {
     struct broker *b = arg;
+    apply_throttle(b, img, "leader.replication.throttled.rate",
+                   &b->leader_throttle, b->leader_throttle_static);
+    apply_throttle(b, img, "follower.replication.throttled.rate",
+                   &b->follower_throttle, b->follower_throttle_static);
     if (!b->stopping) {
         replica_manager_apply(&b->partitions, img);
     }
@@ -322,8 +350,13 @@ static int start(struct broker *b, const struct config *cfg)
         .alter_isr = broker_alter_isr,
         .followers_changed = followers_changed,
         .log_dir_failed = log_dir_failed};
-    throttle_init(&b->leader_throttle,
-                  config_long(cfg, "leader.replication.throttled.rate"),
+    b->leader_throttle_static =
+        config_long(cfg, "leader.replication.throttled.rate");
+    b->follower_throttle_static =
+        config_long(cfg, "follower.replication.throttled.rate");
+    throttle_init(&b->leader_throttle, b->leader_throttle_static,
+                  uv_now(b->loop));
+    throttle_init(&b->follower_throttle, b->follower_throttle_static,
                   uv_now(b->loop));
     int rv = replica_manager_init(&b->partitions, b->loop, &rc, &hooks,
                                   &b->tracer);
@@ -350,7 +383,8 @@ static int start(struct broker *b, const struct config *cfg)
         /* The long poll itself may take wait_max_ms. */
         .request_timeout_ms =
             config_long(cfg, "replica.socket.timeout.ms") +
-            config_int(cfg, "replica.fetch.wait.max.ms")};
+            config_int(cfg, "replica.fetch.wait.max.ms"),
+        .throttle = &b->follower_throttle};
     rv = follower_start(&b->fetchers, b->loop, &b->partitions, &fc,
                         &b->tracer);
     if (rv != RC_OK) {

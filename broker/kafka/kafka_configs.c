@@ -296,6 +296,41 @@ static int topic_configs(const struct broker *b, const struct meta_image *img,
  * default (its dynamic configs only, as Kafka lists them). Each broker
  * synonym of a topic config with its chain, then the replication
  * settings of the config file. */
+/* The replication throttles as this broker applies them (vals: two
+ * 32-byte slots); the number of entries written to cs. */
+static int32_t throttle_entries(const struct broker *b,
+                                const struct meta_image *img,
+                                const struct kafka_DescribeConfigsResource *res,
+                                char *vals,
+                                struct kafka_DescribeConfigsResourceResult *cs)
+{
+    static const char *const names[] = {"leader.replication.throttled.rate",
+                                        "follower.replication.throttled.rate"};
+    const struct throttle *ts[] = {&b->leader_throttle, &b->follower_throttle};
+    const int64_t statics[] = {b->leader_throttle_static,
+                               b->follower_throttle_static};
+    int32_t n = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!wanted(res, names[i])) {
+            continue;
+        }
+        int8_t source = meta_broker_config(img, b->id, names[i]) != NULL
+                            ? CONFIG_SOURCE_DYNAMIC_BROKER
+                        : meta_broker_config(img, META_BROKER_DEFAULT,
+                                             names[i]) != NULL
+                            ? CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER
+                        : statics[i] != THROTTLE_RATE_UNLIMITED
+                            ? CONFIG_SOURCE_STATIC_BROKER
+                            : CONFIG_SOURCE_DEFAULT;
+        snprintf(vals + 32 * i, 32, "%lld", (long long)ts[i]->rate);
+        cs[n++] = (struct kafka_DescribeConfigsResourceResult){
+            .Name = slice_from_str(names[i]),
+            .Value = slice_from_str(vals + 32 * i),
+            .ConfigSource = source};
+    }
+    return n;
+}
+
 static int broker_configs(const struct broker *b, const struct meta_image *img,
                           const struct kafka_DescribeConfigsResource *res,
                           bool synonyms, struct arena *a,
@@ -308,10 +343,10 @@ static int broker_configs(const struct broker *b, const struct meta_image *img,
         out->ErrorCode = KAFKA_ERROR_INVALID_REQUEST;
         return RC_OK;
     }
-    size_t cap = ARRAY_LEN(topic_defaults) + 3;
+    size_t cap = ARRAY_LEN(topic_defaults) + 4;
     char *vals = NULL;
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
-    int rv = arena_alloc(a, 3, 32, (void **)&vals);
+    int rv = arena_alloc(a, 4, 32, (void **)&vals);
     if (rv == RC_OK) {
         rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     }
@@ -333,6 +368,7 @@ static int broker_configs(const struct broker *b, const struct meta_image *img,
         out->ConfigsCnt = n;
         return rv;
     }
+    n += throttle_entries(b, img, res, vals + 64, cs + n);
     snprintf(vals, 32, "%lld", (long long)b->partitions.lag_max_ms);
     snprintf(vals + 32, 32, "%s",
              b->partitions.sync_before_ack ? "true" : "false");

@@ -83,15 +83,12 @@ static void release_spans(struct fetch_wait *w)
 }
 
 /* Whether a follower's fetch of p counts against
- * leader.replication.throttled.rate: p is being reassigned. */
-static bool fetch_throttled(struct broker *b, const struct partition *p)
+ * leader.replication.throttled.rate. */
+static bool fetch_throttled(struct broker *b, const struct partition *p,
+                            int32_t replica)
 {
-    if (!throttle_on(&b->leader_throttle)) {
-        return false;
-    }
-    const struct meta_partition *mp = meta_image_partition(
-        membership_image(b->membership), &p->topic_id, p->id);
-    return mp != NULL && (mp->adding.n > 0 || mp->removing.n > 0);
+    return throttle_on(&b->leader_throttle) &&
+           replica_manager_move_throttled(&b->partitions, p, replica);
 }
 
 /* One partition's answer; the span it reads goes in out->records_arg.
@@ -141,7 +138,7 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     if (max <= 0) {
         max = 1; /* the first batch still goes whole (KIP-74) */
     }
-    bool throttled = replica && fetch_throttled(w->b, p);
+    bool throttled = replica && fetch_throttled(w->b, p, w->rq.ReplicaId);
     if (throttled &&
         !throttle_allows(&w->b->leader_throttle, uv_now(w->b->loop))) {
         out->RecordsBytes = 0; /* over the rate: nothing this round */

@@ -30,6 +30,7 @@ struct sent_part {
     int32_t id;
     int32_t leader_epoch;
     int64_t fetch_offset;
+    bool throttled; /* counts against follower.replication.throttled.rate */
 };
 
 struct fetcher {
@@ -51,6 +52,7 @@ struct fetcher {
     int pending_syncs;
     bool errors;        /* in the last answer: pause before the next */
     size_t round_records_max; /* the largest partition answer this round */
+    size_t n_held;      /* left out of the last fetch by the throttle */
 };
 
 struct follower {
@@ -204,6 +206,9 @@ static void fetched_one(struct fetcher *f, struct slice topic,
     case FOLLOWER_FETCHED_APPEND:
         if (r->Records.ptr != NULL && r->Records.len > f->round_records_max) {
             f->round_records_max = r->Records.len;
+        }
+        if (s->throttled && r->Records.ptr != NULL) {
+            throttle_record(f->rf->cfg.throttle, r->Records.len);
         }
         rv = partition_follower_append(
             p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
@@ -397,7 +402,8 @@ static void write_cb(struct frame_conn_write *req, int status)
     free(fw);
 }
 
-static int add_sent(struct fetcher *f, const struct partition *p)
+static int add_sent(struct fetcher *f, const struct partition *p,
+                    bool throttled)
 {
     if (f->n_sent == f->cap_sent) { /* grows with the partitions followed */
         size_t cap = f->cap_sent == 0 ? 16 : f->cap_sent * 2;
@@ -413,6 +419,7 @@ static int add_sent(struct fetcher *f, const struct partition *p)
     s->id = p->id;
     s->leader_epoch = p->leader_epoch;
     s->fetch_offset = log_end_offset(p->log);
+    s->throttled = throttled;
     return RC_OK;
 }
 
@@ -439,13 +446,30 @@ static size_t topic_slot(const char **names, size_t *n, const char *name)
     return (*n)++;
 }
 
+/* Whether p's fetches count against the follower throttle; sets *held
+ * when the throttle keeps p out of this fetch. */
+static bool fetch_throttled(struct fetcher *f, const struct partition *p,
+                            bool *held)
+{
+    struct throttle *t = f->rf->cfg.throttle;
+    *held = false;
+    if (t == NULL || !throttle_on(t) ||
+        !replica_manager_move_throttled(f->rf->ps, p, f->rf->cfg.self)) {
+        return false;
+    }
+    *held = !throttle_allows(t, (uint64_t)now_ms(f));
+    return true;
+}
+
 /* Fills f->sent with the partitions led by f's leader in state want
  * (those that have no epoch to ask about are truncated to their HW at
- * once and move on to fetching). */
+ * once and move on to fetching; those the throttle holds back are
+ * counted in f->n_held). */
 static int collect(struct fetcher *f, enum partition_follow want)
 {
     struct replica_manager *ps = f->rf->ps;
     f->n_sent = 0;
+    f->n_held = 0;
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
         if (p->closing || p->follow != want || p->leader != f->leader) {
@@ -462,7 +486,14 @@ static int collect(struct fetcher *f, enum partition_follow want)
             }
             continue;
         }
-        int rv = add_sent(f, p);
+        bool held = false;
+        bool throttled = want == PARTITION_FOLLOW_FETCH &&
+                         fetch_throttled(f, p, &held);
+        if (held) {
+            f->n_held++;
+            continue;
+        }
+        int rv = add_sent(f, p, throttled);
         if (rv != RC_OK) {
             return rv;
         }
@@ -534,13 +565,18 @@ static int build_fetch(struct fetcher *f, struct arena *a,
         const struct sent_part *s = &f->sent[g->order[k]];
         struct partition *p = replica_manager_find(f->rf->ps, s->topic,
                                                    s->id);
+        int32_t max = f->session.partition_max_bytes;
+        if (s->throttled &&
+            throttle_available(f->rf->cfg.throttle) < (int64_t)max) {
+            max = (int32_t)throttle_available(f->rf->cfg.throttle);
+        }
         parts[k] = (struct kafka_FetchPartition){
             .PartitionIndex = s->id,
             .CurrentLeaderEpoch = s->leader_epoch,
             .FetchOffset = s->fetch_offset,
             .LastFetchedEpoch = -1, /* v12+ only */
             .LogStartOffset = log_start_offset(p->log),
-            .PartitionMaxBytes = f->session.partition_max_bytes};
+            .PartitionMaxBytes = max};
     }
     for (size_t t = 0; t < g->n_topics; t++) {
         topics[t] = (struct kafka_FetchableTopic){
@@ -744,8 +780,10 @@ static void drive(struct fetcher *f)
                 return;
             }
             if (f->n_sent == 0) {
-                follower_session_answered(&f->session, false, 0, 0, false,
-                                          now_ms(f));
+                /* Resolved locally, or all held by the throttle: then
+                 * a pause, as after an error. */
+                follower_session_answered(&f->session, f->n_held > 0, 0, 0,
+                                          false, now_ms(f));
                 continue;
             }
         }

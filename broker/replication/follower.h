@@ -17,6 +17,11 @@
  *     the follower's high watermark becomes the leader's, capped at its own
  *     end. With log.sync.before.ack the next fetch leaves only once what was
  *     appended is fdatasync'd, so a fetch offset is always a durable end.
+ *   - Partitions being moved here count against
+ *     follower.replication.throttled.rate until they join the ISR: each
+ *     asks for at most what the bucket holds, and while it is in debt they
+ *     are left out of the fetch (with nothing else to fetch, the fetcher
+ *     pauses replica.fetch.backoff.ms, as Kafka's does).
  *   - A response for a partition whose leadership moved meanwhile is
  *     dropped: a follower never appends from a deposed leader.
  *   - Errors back off (replica.fetch.backoff.ms) and reconnect; so do a
@@ -36,6 +41,7 @@
 #include <uv.h>
 
 #include "broker/replication/replica_manager.h"
+#include "broker/replication/throttle.h"
 #include "common/assert.h"
 #include "common/meta/meta.h"
 #include "common/trace.h"
@@ -49,6 +55,10 @@ struct follower_config {
     int64_t reconnect_max_ms;  /* reconnect.backoff.max.ms */
     int64_t connect_timeout_ms; /* socket.connection.setup.timeout.ms */
     int64_t request_timeout_ms; /* replica.socket.timeout.ms */
+    /* follower.replication.throttled.rate: what this broker fetches for
+     * partitions being reassigned while not in their ISR (owned by the
+     * caller, whose rate may change at any time). */
+    struct throttle *throttle;
 };
 
 struct follower;

@@ -80,6 +80,17 @@ struct partition *replica_manager_find(const struct replica_manager *ps,
     return NULL;
 }
 
+bool replica_manager_move_throttled(const struct replica_manager *ps,
+                                    const struct partition *p,
+                                    int32_t replica)
+{
+    const struct meta_partition *mp =
+        ps->img != NULL ? meta_image_partition(ps->img, &p->topic_id, p->id)
+                        : NULL;
+    return mp != NULL && (mp->adding.n > 0 || mp->removing.n > 0) &&
+           !meta_replica_set_contains(&mp->isr, replica);
+}
+
 static void wake_cb(uv_idle_t *handle)
 {
     struct replica_manager *ps = handle->data;

@@ -146,4 +146,10 @@ void replica_manager_close(struct replica_manager *ps);
 struct partition *replica_manager_find(const struct replica_manager *ps,
                                        const char *topic, int32_t id);
 
+/* Whether what replica fetches of p counts against the replication
+ * throttles: p is being reassigned and replica is not in its ISR. */
+bool replica_manager_move_throttled(const struct replica_manager *ps,
+                                    const struct partition *p,
+                                    int32_t replica);
+
 #endif

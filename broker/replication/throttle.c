@@ -5,13 +5,32 @@
 
 void throttle_init(struct throttle *t, int64_t rate, uint64_t now_ms)
 {
-    ASSERT(rate > 0);
+    ASSERT(rate >= 0);
     *t = (struct throttle){.rate = rate, .tokens = rate, .last_ms = now_ms};
+}
+
+void throttle_set_rate(struct throttle *t, int64_t rate, uint64_t now_ms)
+{
+    ASSERT(rate >= 0);
+    if (rate == t->rate) {
+        return;
+    }
+    if (!throttle_on(t)) {
+        uint64_t taken = t->throttled_bytes;
+        throttle_init(t, rate, now_ms);
+        t->throttled_bytes = taken;
+        return;
+    }
+    (void)throttle_allows(t, now_ms);
+    t->rate = rate;
+    if (t->tokens > rate) {
+        t->tokens = rate;
+    }
 }
 
 bool throttle_on(const struct throttle *t)
 {
-    return t->rate > 0 && t->rate != THROTTLE_RATE_UNLIMITED;
+    return t->rate != THROTTLE_RATE_UNLIMITED;
 }
 
 bool throttle_allows(struct throttle *t, uint64_t now_ms)

@@ -170,7 +170,9 @@ check "cairn events: preferred leader restored" \
 # --- 3. The acknowledged writes ----------------------------------------------
 touch "$DATA/stop"
 wait $LOAD_PID
-check "the load producer exited cleanly" test $? = 0
+rc=$?
+check "the load producer exited cleanly" test $rc = 0
+[ $rc = 0 ] || { echo "--- load producer (exit $rc):"; tail -n 30 "$DATA/load.log"; }
 echo "acknowledged: $(grep -vc ERR "$DATA/acked"), failed: $(grep -c ERR "$DATA/acked")"
 timeout 150 $PY "$LOAD" verify "$BOOT" $TOPIC "$DATA/acked" >"$DATA/verify.out" 2>&1
 rc=$?

@@ -179,4 +179,27 @@ check "deleting the broker configs" bash -c '
     "$1" configs set broker 2 --delete log.retention.ms >/dev/null &&
     "$1" configs set broker default --delete log.retention.ms >/dev/null' \
     _ "$BIN/cairn"
+
+# The replication throttles change live: broker 3 applies its own rate
+# (and says so), the cluster-wide one applies to the others.
+check "cairn configs set broker 3 follower.replication.throttled.rate=1048576" \
+    "$BIN/cairn" configs set broker 3 follower.replication.throttled.rate=1048576
+check "cairn configs set broker default leader.replication.throttled.rate=2097152" \
+    "$BIN/cairn" configs set broker default leader.replication.throttled.rate=2097152
+shows() { "$BIN/cairn" configs get broker "$1" | grep -qx "$2"; }
+check "broker 3 applies its follower rate (DYNAMIC_BROKER_CONFIG)" wait_for 15 \
+    shows 3 "follower.replication.throttled.rate=1048576 (DYNAMIC_BROKER_CONFIG)"
+check "broker 1 applies the default leader rate (DYNAMIC_DEFAULT_BROKER_CONFIG)" \
+    wait_for 15 shows 1 \
+    "leader.replication.throttled.rate=2097152 (DYNAMIC_DEFAULT_BROKER_CONFIG)"
+check "broker 3 logs its new rate" \
+    grep -q "broker=3 follower.replication.throttled.rate=1048576" \
+    "$DATA/broker-3/broker-3.log"
+check "deleted, the throttles are off again" bash -c '
+    "$1" configs set broker 3 --delete follower.replication.throttled.rate &&
+    "$1" configs set broker default --delete leader.replication.throttled.rate &&
+    for i in $(seq 1 50); do
+        "$1" configs get broker 1 --all | grep -qx "leader.replication.throttled.rate=9223372036854775807 (DEFAULT_CONFIG)" && exit 0
+        sleep 0.2
+    done; exit 1' _ "$BIN/cairn"
 summary

@@ -10,8 +10,10 @@
  * and the replicas that left have their logs deleted; UnregisterBroker
  * refuses an unknown broker and one that still hosts replicas.
  *
- * A second test sets leader.replication.throttled.rate and checks that a
- * move of 3 MiB takes as long as the rate says while acks=all writes to
+ * Two more set a replication throttle, leader.replication.throttled.rate
+ * in the brokers' config files or follower.replication.throttled.rate on
+ * the added broker alone, live (IncrementalAlterConfigs), and check that
+ * a move of 3 MiB takes as long as the rate says while acks=all writes to
  * the same partition stay quick.
  *
  * Broker 4 is paused (SIGSTOP) while the moves start, so that the moves
@@ -543,13 +545,50 @@ static int big_produce(int port, uint32_t seed)
     return answered ? out.ErrorCode : -1;
 }
 
-Test(reassign, leader_throttle_slows_a_move_not_producers)
+/* IncrementalAlterConfigs v0 through broker 2: SET name=value on broker
+ * `broker`'s dynamic config; its error. */
+static int16_t set_broker_config(const char *broker, const char *name,
+                                 const char *value)
 {
-    static const char throttled_config[] =
-        "min.insync.replicas=2\n"
-        "replica.lag.time.max.ms=3000\n"
-        "leader.replication.throttled.rate=400000\n";
-    start_cluster(throttled_config);
+    struct kafka_AlterableConfig cfg = {slice_from_str(name), 0 /* SET */,
+                                        slice_from_str(value)};
+    struct kafka_AlterConfigsResource res = {4 /* broker */,
+                                             slice_from_str(broker), &cfg, 1};
+    struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
+    struct writer w;
+    writer_init(&w, 1024);
+    cr_assert_eq(kafka_incremental_alter_configs_request_encode(&w, 0, &rq),
+                 RC_OK);
+    struct kafka_client kc;
+    cr_assert(kafka_wire_connect(&kc, c.brokers[1].port));
+    size_t len = 0;
+    uint8_t *resp = kafka_wire_roundtrip(
+        &kc, KAFKA_API_INCREMENTAL_ALTER_CONFIGS, 0, &w, &len);
+    kafka_client_close(&kc);
+    writer_free(&w);
+    cr_assert_not_null(resp, "no answer to IncrementalAlterConfigs");
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1u << 16);
+    struct kafka_AlterConfigsResponse ar;
+    cr_assert_eq(kafka_incremental_alter_configs_response_decode(&r, 0, &a,
+                                                                 &ar),
+                 RC_OK);
+    cr_assert_eq(ar.ResponsesCnt, 1);
+    int16_t e = ar.Responses[0].ErrorCode;
+    arena_free(&a);
+    free(resp);
+    return e;
+}
+
+/* Fills partition 0 with 3 MiB, adds broker 4 (then runs live(), if any,
+ * to set a throttle) and moves partition 0's last replica there; checks
+ * that acks=all writes stay quick meanwhile and that the move takes as
+ * long as THROTTLE_RATE says. */
+static void throttled_move(const char *broker_config, void (*live)(void))
+{
+    start_cluster(broker_config);
     struct meta_partition before;
     cr_assert(part_read(0, &before));
     struct cluster_node *leader = cluster_broker(&c, before.leader);
@@ -570,6 +609,9 @@ Test(reassign, leader_throttle_slows_a_move_not_producers)
         pause_ms(100);
     }
     cr_assert(broker_unfenced(4), "broker 4 never joined; see %s", b4->log);
+    if (live != NULL) {
+        live();
+    }
     /* Keep the leader: replace the last replica with 4. */
     int32_t t[3];
     memcpy(t, before.replicas.ids, sizeof t);
@@ -604,4 +646,25 @@ Test(reassign, leader_throttle_slows_a_move_not_producers)
             (unsigned long long)took, (unsigned long long)floor_ms);
     cr_assert_geq(took, floor_ms, "the move was not throttled: %llu ms",
                   (unsigned long long)took);
+}
+
+Test(reassign, leader_throttle_slows_a_move_not_producers)
+{
+    throttled_move("min.insync.replicas=2\n"
+                   "replica.lag.time.max.ms=3000\n"
+                   "leader.replication.throttled.rate=400000\n",
+                   NULL);
+}
+
+/* follower.replication.throttled.rate, set live on broker 4 alone. */
+static void throttle_broker_4(void)
+{
+    cr_assert_eq(set_broker_config("4", "follower.replication.throttled.rate",
+                                   "400000"),
+                 KAFKA_ERROR_NONE);
+}
+
+Test(reassign, live_follower_throttle_slows_a_move)
+{
+    throttled_move(extra_config, throttle_broker_4);
 }

@@ -54,3 +54,36 @@ Test(throttle, idle_time_refills_one_second_at_most)
     cr_assert(throttle_allows(&t, 3600000));
     cr_assert_eq(t.tokens, 1000, "one second of bytes, not an hour's");
 }
+
+Test(throttle, zero_lets_nothing_through)
+{
+    struct throttle t;
+    throttle_init(&t, 0, 0);
+    cr_assert(throttle_on(&t));
+    cr_assert(!throttle_allows(&t, 0));
+    cr_assert(!throttle_allows(&t, 3600000));
+    cr_assert_eq(throttle_available(&t), 0);
+}
+
+Test(throttle, a_new_rate_applies_at_once)
+{
+    struct throttle t;
+    throttle_init(&t, THROTTLE_RATE_UNLIMITED, 0);
+    throttle_set_rate(&t, 1000, 5000);
+    cr_assert(throttle_on(&t), "turned on by a live change");
+    cr_assert_eq(throttle_available(&t), 1000, "starts with a full bucket");
+    throttle_record(&t, 1500);
+    /* 500 in debt; 250 ms at 1000 bytes/s pays half of it, then the rate
+     * halves: the other 250 bytes take 500 ms. */
+    throttle_set_rate(&t, 500, 5250);
+    cr_assert_eq(t.tokens, -250);
+    cr_assert(!throttle_allows(&t, 5750));
+    cr_assert(throttle_allows(&t, 5752));
+    /* Lowered below what the bucket holds: a second of the new rate. */
+    throttle_set_rate(&t, 1000, 9000);
+    throttle_set_rate(&t, 100, 9000);
+    cr_assert_eq(throttle_available(&t), 100);
+    throttle_set_rate(&t, THROTTLE_RATE_UNLIMITED, 9000);
+    cr_assert(!throttle_on(&t));
+    cr_assert_eq(t.throttled_bytes, 1500, "the total is kept");
+}
