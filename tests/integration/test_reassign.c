@@ -545,43 +545,6 @@ static int big_produce(int port, uint32_t seed)
     return answered ? out.ErrorCode : -1;
 }
 
-/* IncrementalAlterConfigs v0 through broker 2: SET name=value on broker
- * `broker`'s dynamic config; its error. */
-static int16_t set_broker_config(const char *broker, const char *name,
-                                 const char *value)
-{
-    struct kafka_AlterableConfig cfg = {slice_from_str(name), 0 /* SET */,
-                                        slice_from_str(value)};
-    struct kafka_AlterConfigsResource res = {4 /* broker */,
-                                             slice_from_str(broker), &cfg, 1};
-    struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
-    struct writer w;
-    writer_init(&w, 1024);
-    cr_assert_eq(kafka_incremental_alter_configs_request_encode(&w, 0, &rq),
-                 RC_OK);
-    struct kafka_client kc;
-    cr_assert(kafka_wire_connect(&kc, c.brokers[1].port));
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(
-        &kc, KAFKA_API_INCREMENTAL_ALTER_CONFIGS, 0, &w, &len);
-    kafka_client_close(&kc);
-    writer_free(&w);
-    cr_assert_not_null(resp, "no answer to IncrementalAlterConfigs");
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1u << 16);
-    struct kafka_AlterConfigsResponse ar;
-    cr_assert_eq(kafka_incremental_alter_configs_response_decode(&r, 0, &a,
-                                                                 &ar),
-                 RC_OK);
-    cr_assert_eq(ar.ResponsesCnt, 1);
-    int16_t e = ar.Responses[0].ErrorCode;
-    arena_free(&a);
-    free(resp);
-    return e;
-}
-
 /* Fills partition 0 with 3 MiB, adds broker 4 (then runs live(), if any,
  * to set a throttle) and moves partition 0's last replica there; checks
  * that acks=all writes stay quick meanwhile and that the move takes as
@@ -659,8 +622,9 @@ Test(reassign, leader_throttle_slows_a_move_not_producers)
 /* follower.replication.throttled.rate, set live on broker 4 alone. */
 static void throttle_broker_4(void)
 {
-    cr_assert_eq(set_broker_config("4", "follower.replication.throttled.rate",
-                                   "400000"),
+    cr_assert_eq(kafka_wire_set_broker_config(
+                     c.brokers[1].port, "4",
+                     "follower.replication.throttled.rate", "400000"),
                  KAFKA_ERROR_NONE);
 }
 

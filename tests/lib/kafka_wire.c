@@ -83,3 +83,97 @@ int16_t kafka_wire_produce(struct kafka_client *kc, const char *topic,
     }
     return out.ErrorCode;
 }
+
+/* Sends a request built in w to the broker at port; the answer's body
+ * (malloc'd) or NULL. Frees w. */
+static uint8_t *call_once(int port, int16_t key, struct writer *w,
+                          size_t *len)
+{
+    struct kafka_client kc;
+    uint8_t *resp = NULL;
+    if (kafka_wire_connect(&kc, port)) {
+        resp = kafka_wire_roundtrip(&kc, key, 0, w, len);
+    }
+    kafka_client_close(&kc);
+    writer_free(w);
+    return resp;
+}
+
+int16_t kafka_wire_set_broker_config(int port, const char *broker,
+                                     const char *name, const char *value)
+{
+    struct kafka_AlterableConfig cfg = {
+        slice_from_str(name), value != NULL ? 0 : 1, /* SET, DELETE */
+        value != NULL ? slice_from_str(value) : slice_null()};
+    struct kafka_AlterConfigsResource res = {4 /* broker */,
+                                             slice_from_str(broker), &cfg, 1};
+    struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
+    struct writer w;
+    writer_init(&w, 1024);
+    if (kafka_incremental_alter_configs_request_encode(&w, 0, &rq) !=
+        RC_OK) {
+        writer_free(&w);
+        return KAFKA_ERROR_INVALID_REQUEST;
+    }
+    size_t len = 0;
+    uint8_t *resp = call_once(port, KAFKA_API_INCREMENTAL_ALTER_CONFIGS, &w,
+                              &len);
+    if (resp == NULL) {
+        return KAFKA_ERROR_REQUEST_TIMED_OUT;
+    }
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1u << 16);
+    struct kafka_AlterConfigsResponse ar;
+    int16_t e = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    if (kafka_incremental_alter_configs_response_decode(&r, 0, &a, &ar) ==
+            RC_OK &&
+        ar.ResponsesCnt == 1) {
+        e = ar.Responses[0].ErrorCode;
+    }
+    arena_free(&a);
+    free(resp);
+    return e;
+}
+
+int16_t kafka_wire_reassign(int port, const char *topic, int32_t partition,
+                            const int32_t *replicas, int32_t n)
+{
+    struct kafka_ReassignablePartition p = {partition, replicas,
+                                            replicas != NULL ? n : -1};
+    struct kafka_ReassignableTopic t = {slice_from_str(topic), &p, 1};
+    struct kafka_AlterPartitionReassignmentsRequest rq = {30000, &t, 1};
+    struct writer w;
+    writer_init(&w, 1024);
+    if (kafka_alter_partition_reassignments_request_encode(&w, 0, &rq) !=
+        RC_OK) {
+        writer_free(&w);
+        return KAFKA_ERROR_INVALID_REQUEST;
+    }
+    size_t len = 0;
+    uint8_t *resp = call_once(port, KAFKA_API_ALTER_PARTITION_REASSIGNMENTS,
+                              &w, &len);
+    if (resp == NULL) {
+        return KAFKA_ERROR_REQUEST_TIMED_OUT;
+    }
+    struct reader r;
+    reader_init(&r, resp, len);
+    struct arena a;
+    arena_init(&a, 1u << 16);
+    struct kafka_AlterPartitionReassignmentsResponse ar;
+    int16_t e = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    if (kafka_alter_partition_reassignments_response_decode(&r, 0, &a,
+                                                            &ar) == RC_OK) {
+        e = ar.ErrorCode;
+        if (e == KAFKA_ERROR_NONE && ar.ResponsesCnt == 1 &&
+            ar.Responses[0].PartitionsCnt == 1) {
+            e = ar.Responses[0].Partitions[0].ErrorCode;
+        } else if (e == KAFKA_ERROR_NONE) {
+            e = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+        }
+    }
+    arena_free(&a);
+    free(resp);
+    return e;
+}

@@ -42,4 +42,18 @@ int16_t kafka_wire_produce(struct kafka_client *kc, const char *topic,
                            int32_t partition, const uint8_t *batch,
                            size_t len, int16_t acks);
 
+/* IncrementalAlterConfigs v0 through the broker at port: SET name=value
+ * (DELETE when value is NULL) on broker resource `broker` ("" for the
+ * cluster-wide default, "N" for broker N). Its Kafka error;
+ * REQUEST_TIMED_OUT when no answer came. */
+int16_t kafka_wire_set_broker_config(int port, const char *broker,
+                                     const char *name, const char *value);
+
+/* AlterPartitionReassignments v0 of one partition through the broker at
+ * port: to replicas[0..n), or a cancel when replicas is NULL. The
+ * partition's Kafka error (the request's, if it has one);
+ * REQUEST_TIMED_OUT when no answer came. */
+int16_t kafka_wire_reassign(int port, const char *topic, int32_t partition,
+                            const int32_t *replicas, int32_t n);
+
 #endif

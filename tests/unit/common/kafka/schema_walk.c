@@ -105,7 +105,7 @@ static bool take(struct walk *w, size_t n, const uint8_t **out)
 
 static bool be(struct walk *w, size_t n, int64_t *v)
 {
-    const uint8_t *b;
+    const uint8_t *b = NULL;
     if (!take(w, n, &b)) {
         return false;
     }
@@ -125,7 +125,7 @@ static bool uvarint(struct walk *w, uint32_t *v)
 {
     uint64_t u = 0;
     for (int i = 0; i < 5; i++) {
-        const uint8_t *b;
+        const uint8_t *b = NULL;
         if (!take(w, 1, &b)) {
             return false;
         }
