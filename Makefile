@@ -113,6 +113,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/group_handover.sh $(BUILD)
 	tests/integration/create_partitions.sh $(BUILD)
 	tests/integration/describe_cluster.sh $(BUILD)
+	tests/integration/elect.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke

@@ -4,7 +4,10 @@
 # broker-4`; @platformatic/kafka 1.35 moving a partition onto it with
 # AlterPartitionReassignments and watching it with
 # ListPartitionReassignments (tests/integration/clients/reassign_flow.mjs),
-# cancel included; `cairn status` and `cairn reassign status` showing the
+# cancel included; kafkajs 2.2.4's admin doing the same (but a cancel,
+# which it cannot send) while broker 4 runs with a follower throttle of 0
+# (tests/integration/clients/kafkajs_reassign.js), so the move waits;
+# `cairn status` and `cairn reassign status` showing the
 # move while broker 4 is paused; `cairn reassign plan --add-broker 4`,
 # `execute`, `cancel`; the moves completing once broker 4 runs again, with
 # every record still read back; `cairn brokers decommission 1`, which
@@ -46,6 +49,15 @@ check "the plan file is Kafka's JSON with broker 4 in it" \
 sys.exit(0 if p['version']==1 and any(4 in m['replicas'] for m in p['partitions']) else 1)" \
     "$DATA/plan.json"
 
+# A follower throttle of 0 bytes/s on broker 4, set live: moves onto it
+# stay in progress while kafkajs looks at them, every broker running.
+check "cairn configs set broker 4 follower.replication.throttled.rate=0" \
+    "$CAIRN" configs set broker 4 follower.replication.throttled.rate=0
+run_flow kafkajs_reassign 120 env BOOTSTRAP="$BOOT" TOPIC=$TOPIC PART=1 NEW=4 \
+    node "$CLIENTS/kafkajs_reassign.js"
+# (IncrementalAlterConfigs of a broker's config goes to that broker.)
+check "broker 4's throttle deleted" \
+    "$CAIRN" configs set broker 4 --delete follower.replication.throttled.rate
 # Broker 4 paused: moves onto it stay in progress while they are looked at.
 "$CLUSTER" pause broker-4
 run_flow reassign_flow 120 env BOOTSTRAP="$BOOT" TOPIC=$TOPIC PART=0 NEW=4 \
