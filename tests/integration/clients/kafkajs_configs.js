@@ -4,15 +4,11 @@
 // Prints [PASS]/[FAIL] lines; exits non-zero if any check failed.
 //   node kafkajs_configs.js BOOTSTRAP TOPIC
 const { Kafka, ConfigResourceTypes, logLevel } = require('kafkajs')
+const { check, exitCode } = require('./checks.js')
 
 const [boot, topic] = process.argv.slice(2)
 const kafka = new Kafka({ brokers: boot.split(','), logLevel: logLevel.NOTHING })
 const admin = kafka.admin()
-let failed = 0
-const check = (name, ok) => {
-  console.log(`${ok ? '[PASS]' : '[FAIL]'} ${name}`)
-  if (!ok) failed++
-}
 const describe = async () => {
   const d = await admin.describeConfigs({
     includeSynonyms: false,
@@ -71,4 +67,4 @@ const main = async () => {
 main().catch((e) => {
   console.error(e)
   check(`no unexpected error: ${e.message}`, false)
-}).finally(() => process.exit(failed ? 1 : 0))
+}).finally(() => process.exit(exitCode()))

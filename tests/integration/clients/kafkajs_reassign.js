@@ -14,6 +14,7 @@
 'use strict'
 
 const { Kafka, logLevel } = require('kafkajs')
+const { check, show, exitCode } = require('./checks.js')
 
 const brokers = (process.env.BOOTSTRAP || '').split(',').filter(Boolean)
 const TOPIC = process.env.TOPIC
@@ -24,16 +25,6 @@ if (brokers.length === 0 || !TOPIC) {
   process.exit(2)
 }
 
-let failed = 0
-const check = (name, ok, why) => {
-  if (ok) {
-    console.log(`[PASS] ${name}`)
-  } else {
-    failed++
-    console.log(`[FAIL] ${name}: ${why}`)
-  }
-}
-const show = v => JSON.stringify(v)
 
 async function main () {
   const kafka = new Kafka({
@@ -79,7 +70,5 @@ async function main () {
   await admin.disconnect()
 }
 
-main().catch(e => {
-  failed++
-  console.log(`[FAIL] flow: ${e.stack || e}`)
-}).finally(() => process.exit(failed === 0 ? 0 : 1))
+main().catch(e => check('flow', false, e.stack || e))
+  .finally(() => process.exit(exitCode()))

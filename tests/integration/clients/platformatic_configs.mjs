@@ -5,15 +5,11 @@
 // Prints [PASS]/[FAIL] lines; exits non-zero if any check failed.
 //   node platformatic_configs.mjs BOOTSTRAP TOPIC
 import { Admin } from '@platformatic/kafka'
+import { check, exitCode } from './checks.js'
 
 const [boot, topic] = process.argv.slice(2)
 const admin = new Admin({ clientId: 'pk-configs', bootstrapBrokers: boot.split(',') })
 const TOPIC_TYPE = 2
-let failed = 0
-const check = (name, ok) => {
-  console.log(`${ok ? '[PASS]' : '[FAIL]'} ${name}`)
-  if (!ok) failed++
-}
 const inc = (configs) => admin.incrementalAlterConfigs({
   resources: [{ resourceType: TOPIC_TYPE, resourceName: topic, configs }]
 })
@@ -64,4 +60,4 @@ try {
 }
 clearTimeout(timer)
 await admin.close()
-process.exit(failed ? 1 : 0)
+process.exit(exitCode())

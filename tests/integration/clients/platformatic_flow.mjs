@@ -23,6 +23,7 @@ import {
   stringDeserializers,
   stringSerializers
 } from '@platformatic/kafka'
+import { check, show, exitCode } from './checks.js'
 
 const brokers = (process.env.BOOTSTRAP || '').split(',').filter(Boolean)
 if (brokers.length === 0) {
@@ -39,15 +40,8 @@ const PER_PART = 5 // records per partition: 3 in a first send, 2 in a second
 const FIRST_SEND = 3
 const COMMITTED = 3 // the first consumer commits offset 3 of each partition
 
-let failed = 0
-const pass = name => console.log(`[PASS] ${name}`)
-const fail = (name, why) => {
-  failed++
-  console.log(`[FAIL] ${name}: ${why}`)
-}
-const check = (name, ok, why) => (ok ? pass(name) : fail(name, why))
-const show = v => JSON.stringify(v, (k, x) =>
-  typeof x === 'bigint' ? `${x}n` : x instanceof Map ? [...x] : x)
+const pass = name => check(name, true)
+const fail = (name, why) => check(name, false, why)
 
 // Every step has a deadline: a client stuck on a refused version must not
 // hang the test.
@@ -271,4 +265,4 @@ for (const [name, step] of [['admin', admin], ['produce', produce],
     break
   }
 }
-process.exit(failed ? 1 : 0)
+process.exit(exitCode())

@@ -22,6 +22,7 @@ import {
   alterPartitionReassignmentsV0,
   listPartitionReassignmentsV0
 } from '@platformatic/kafka'
+import { check, show, exitCode } from './checks.js'
 
 const [host, port] = (process.env.BOOTSTRAP || '').split(',')[0].split(':')
 const TOPIC = process.env.TOPIC
@@ -32,16 +33,6 @@ if (!host || !port || !TOPIC) {
   process.exit(2)
 }
 
-let failed = 0
-const check = (name, ok, why) => {
-  if (ok) {
-    console.log(`[PASS] ${name}`)
-  } else {
-    failed++
-    console.log(`[FAIL] ${name}: ${why}`)
-  }
-}
-const show = v => JSON.stringify(v)
 const within = (ms, what, promise) => Promise.race([
   promise,
   new Promise((resolve, reject) =>
@@ -110,7 +101,5 @@ async function main () {
   await conn.close()
 }
 
-main().catch(e => {
-  failed++
-  console.log(`[FAIL] flow: ${e.stack || e}`)
-}).finally(() => process.exit(failed === 0 ? 0 : 1))
+main().catch(e => check('flow', false, e.stack || e))
+  .finally(() => process.exit(exitCode()))
