@@ -72,6 +72,9 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Tests run in parallel inside Criterion; keep it to the machine's cores.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# The C integration tests, each on a cluster of its own (free ports, its own
+# directory), two at a time: most of their time is spent waiting.
+TEST_INTEGRATION_JOBS ?= 2
 
 .PHONY: scenarios all deps deps-check test test-run asan bench bench-run clean cluster \
         fuzz fuzz-run layout-check sim jepsen jepsen-smoke
@@ -91,7 +94,8 @@ test: deps-check
 	@$(MAKE) --no-print-directory test-run
 	@$(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
 
-# Unit tests in parallel; integration tests (real clusters) one at a time.
+# Unit tests in parallel; the integration scripts (real clusters) one at a
+# time, the C integration tests TEST_INTEGRATION_JOBS at a time.
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
@@ -114,7 +118,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/integration/create_partitions.sh $(BUILD)
 	tests/integration/describe_cluster.sh $(BUILD)
 	tests/integration/elect.sh $(BUILD)
-	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=1)
+	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=$(TEST_INTEGRATION_JOBS))
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke
 
