@@ -123,13 +123,10 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	$(MAKE) --no-print-directory jepsen-smoke
 
 # The lessons of deploy/scenarios/, each on a cluster of its own; each
-# fails unless it sees the events it narrates.
+# fails unless it sees the events it narrates. Two run at once, on ports
+# far apart (deploy/run-lessons.sh).
 scenarios: $(BINS)
-	@set -e; for s in deploy/scenarios/*.sh; do \
-	    [ "$$s" = deploy/scenarios/lib.sh ] && continue; \
-	    echo "lesson $$s"; CAIRN_BIN=$(abspath $(BUILD)) $$s > $(BUILD)/lesson.log 2>&1 || \
-	        { tail -30 $(BUILD)/lesson.log; exit 1; }; \
-	done; echo "scenarios: every lesson saw what it narrates"
+	@LESSON_LANES=$(TEST_INTEGRATION_JOBS) deploy/run-lessons.sh $(BUILD)
 
 # The fault-injection harness (jepsen/): its checker's unit tests and
 # self-test (planted anomalies must all be found), then one short seeded

@@ -25,7 +25,8 @@ cleanup() {
 lesson_up() {
     [ -x "$BIN/cairn-broker" ] || fail "$BIN/cairn-broker is missing: run make"
     DATA=$(mktemp -d "${TMPDIR:-/tmp}/cairn-lesson-XXXXXX")
-    CAIRN_BASE_PORT=$(pick_base) || fail "no free ports"
+    # deploy/run-lessons.sh gives each of its lanes a base of its own.
+    CAIRN_BASE_PORT=${LESSON_BASE_PORT:-$(pick_base)} || fail "no free ports"
     export CAIRN_DATA=$DATA CAIRN_BIN=$BIN CAIRN_BASE_PORT CAIRN_WAIT_S=60
     trap cleanup EXIT
     say "starting a cluster of 3 controllers and 3 brokers (ports from $CAIRN_BASE_PORT)"
