@@ -173,6 +173,31 @@ static uint8_t *roundtrip(int16_t api_key, int16_t version,
     return bytes;
 }
 
+/* One request's answer, ready to decode: its bytes, a reader over them
+ * and an arena for what is decoded. answer_free() releases it. */
+struct answer {
+    uint8_t *bytes;
+    struct reader r;
+    struct arena a;
+};
+
+/* Sends body (freed) as api_key/version on a new connection; the answer
+ * in *ans. */
+static void call(struct answer *ans, int16_t api_key, int16_t version,
+                 struct writer *body)
+{
+    size_t len = 0;
+    ans->bytes = roundtrip(api_key, version, body, &len);
+    reader_init(&ans->r, ans->bytes, len);
+    arena_init(&ans->a, ARENA_BYTES_MAX);
+}
+
+static void answer_free(struct answer *ans)
+{
+    arena_free(&ans->a);
+    free(ans->bytes);
+}
+
 /* --- Metadata: is the broker still serving? ----------------------------- */
 
 /* What one Metadata answer said. */
@@ -776,22 +801,18 @@ static int16_t produce_named(struct slice topic, const struct built_batch *b,
     struct writer body;
     writer_init(&body, RAW_RESPONSE_BYTES_MAX);
     produce_body(&body, topic, b, 7);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_PRODUCE, 7, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_PRODUCE, 7, &body);
     struct kafka_ProduceResponse resp;
-    cr_assert_eq(kafka_produce_response_decode(&r, 7, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_produce_response_decode(&ans.r, 7, &ans.a, &resp), RC_OK);
     cr_assert_eq(resp.ResponsesCnt, 1);
     cr_assert_eq(resp.Responses[0].PartitionsCnt, 1);
     const struct kafka_PartitionProduceResponse *p =
         &resp.Responses[0].Partitions[0];
     int16_t err = p->ErrorCode;
     *base = p->BaseOffset;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return err;
 }
 
@@ -808,20 +829,16 @@ static int64_t list_offset(const char *topic, int64_t timestamp)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_list_offsets_request_encode(&body, 2, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_LIST_OFFSETS, 2, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_LIST_OFFSETS, 2, &body);
     struct kafka_ListOffsetsResponse resp;
-    cr_assert_eq(kafka_list_offsets_response_decode(&r, 2, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_list_offsets_response_decode(&ans.r, 2, &ans.a, &resp), RC_OK);
     cr_assert_eq(resp.TopicsCnt, 1);
     cr_assert_eq(resp.Topics[0].PartitionsCnt, 1);
     cr_assert_eq(resp.Topics[0].Partitions[0].ErrorCode, KAFKA_ERROR_NONE);
     int64_t offset = resp.Topics[0].Partitions[0].Offset;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return offset;
 }
 
@@ -833,14 +850,11 @@ static int64_t fetch_first_batch_is(const char *topic,
     struct writer body;
     writer_init(&body, 4096);
     fetch_body(&body, topic, 0);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_FETCH, 11, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_FETCH, 11, &body);
     struct kafka_FetchResponse resp;
-    cr_assert_eq(kafka_fetch_response_decode(&r, 11, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_fetch_response_decode(&ans.r, 11, &ans.a, &resp), RC_OK);
     cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
     cr_assert_eq(resp.ResponsesCnt, 1);
     const struct kafka_FetchablePartitionResponse *p =
@@ -850,8 +864,7 @@ static int64_t fetch_first_batch_is(const char *topic,
     cr_assert(batch_same_payload(p->Records.ptr, b),
               "the first stored batch is not the one produced");
     int64_t hwm = p->HighWatermark;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return hwm;
 }
 
@@ -903,19 +916,14 @@ static int16_t create_topic_named(struct slice name)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_create_topics_request_encode(&body, 4, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_CREATE_TOPICS, 4, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_CREATE_TOPICS, 4, &body);
     struct kafka_CreateTopicsResponse resp;
-    cr_assert_eq(kafka_create_topics_response_decode(&r, 4, &a, &resp),
+    cr_assert_eq(kafka_create_topics_response_decode(&ans.r, 4, &ans.a, &resp),
                  RC_OK);
     cr_assert_eq(resp.TopicsCnt, 1);
     int16_t err = resp.Topics[0].ErrorCode;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return err;
 }
 
@@ -929,18 +937,14 @@ static int16_t metadata_named(struct slice name)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_METADATA, 4, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_METADATA, 4, &body);
     struct kafka_MetadataResponse resp;
-    cr_assert_eq(kafka_metadata_response_decode(&r, 4, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_metadata_response_decode(&ans.r, 4, &ans.a, &resp), RC_OK);
     cr_assert_eq(resp.TopicsCnt, 1);
     int16_t err = resp.Topics[0].ErrorCode;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return err;
 }
 
@@ -1008,21 +1012,17 @@ static int metadata_auto(int n)
     struct writer body;
     writer_init(&body, 64 * 1024);
     cr_assert_eq(kafka_metadata_request_encode(&body, 4, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_METADATA, 4, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_METADATA, 4, &body);
     struct kafka_MetadataResponse resp;
-    cr_assert_eq(kafka_metadata_response_decode(&r, 4, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_metadata_response_decode(&ans.r, 4, &ans.a, &resp), RC_OK);
     int pending = 0;
     for (int32_t i = 0; i < resp.TopicsCnt; i++) {
         pending += resp.Topics[i].ErrorCode ==
                    KAFKA_ERROR_LEADER_NOT_AVAILABLE;
     }
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return pending;
 }
 
@@ -1103,20 +1103,15 @@ static int16_t commit_at(int16_t v, const char *group, const char *topic,
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_offset_commit_request_encode(&body, v, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_OFFSET_COMMIT, v, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_OFFSET_COMMIT, v, &body);
     struct kafka_OffsetCommitResponse resp;
-    cr_assert_eq(kafka_offset_commit_response_decode(&r, v, &a, &resp),
+    cr_assert_eq(kafka_offset_commit_response_decode(&ans.r, v, &ans.a, &resp),
                  RC_OK);
     cr_assert_eq(resp.TopicsCnt, 1);
     cr_assert_eq(resp.Topics[0].PartitionsCnt, 1);
     int16_t err = resp.Topics[0].Partitions[0].ErrorCode;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return err;
 }
 
@@ -1131,20 +1126,15 @@ static int64_t fetch_committed_v0(const char *group, const char *topic)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_offset_fetch_request_encode(&body, 0, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_OFFSET_FETCH, 0, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_OFFSET_FETCH, 0, &body);
     struct kafka_OffsetFetchResponse resp;
-    cr_assert_eq(kafka_offset_fetch_response_decode(&r, 0, &a, &resp),
+    cr_assert_eq(kafka_offset_fetch_response_decode(&ans.r, 0, &ans.a, &resp),
                  RC_OK);
     cr_assert_eq(resp.TopicsCnt, 1);
     cr_assert_eq(resp.Topics[0].Partitions[0].ErrorCode, KAFKA_ERROR_NONE);
     int64_t at = resp.Topics[0].Partitions[0].CommittedOffset;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return at;
 }
 
@@ -1208,15 +1198,12 @@ static int find_coordinators_v4(const char *k0, const char *k1)
     writer_init(&body, 256);
     cr_assert_eq(kafka_find_coordinator_request_encode(&body, 4, &req),
                  RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_FIND_COORDINATOR, 4, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_FIND_COORDINATOR, 4, &body);
     struct kafka_FindCoordinatorResponse resp;
-    cr_assert_eq(kafka_find_coordinator_response_decode(&r, 4, &a, &resp),
-                 RC_OK);
+    cr_assert_eq(
+        kafka_find_coordinator_response_decode(&ans.r, 4, &ans.a, &resp),
+        RC_OK);
     cr_assert_eq(resp.CoordinatorsCnt, 2);
     int found = 0;
     for (int32_t i = 0; i < 2; i++) {
@@ -1235,8 +1222,7 @@ static int find_coordinators_v4(const char *k0, const char *k1)
         cr_assert(slice_is_null(co->ErrorMessage));
         found++;
     }
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return found;
 }
 
@@ -1276,20 +1262,15 @@ static void fetch_two_groups(int16_t v, const char *topic)
     struct writer body;
     writer_init(&body, 4096);
     cr_assert_eq(kafka_offset_fetch_request_encode(&body, v, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_OFFSET_FETCH, v, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_OFFSET_FETCH, v, &body);
     struct kafka_OffsetFetchResponse resp;
-    cr_assert_eq(kafka_offset_fetch_response_decode(&r, v, &a, &resp),
+    cr_assert_eq(kafka_offset_fetch_response_decode(&ans.r, v, &ans.a, &resp),
                  RC_OK);
     cr_assert_eq(resp.GroupsCnt, 2, "v%d", v);
     cr_assert_eq(committed_in(&resp.Groups[0], "batch-a", topic), 31);
     cr_assert_eq(committed_in(&resp.Groups[1], "batch-b", topic), 47);
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
 }
 
 /* ListGroups v5 with the given filters (NULL: none): how many groups of
@@ -1304,14 +1285,11 @@ static int listed_batch_groups(const char *state, const char *type)
     struct writer body;
     writer_init(&body, 256);
     cr_assert_eq(kafka_list_groups_request_encode(&body, 5, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_LIST_GROUPS, 5, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_LIST_GROUPS, 5, &body);
     struct kafka_ListGroupsResponse resp;
-    cr_assert_eq(kafka_list_groups_response_decode(&r, 5, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_list_groups_response_decode(&ans.r, 5, &ans.a, &resp), RC_OK);
     cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
     int n = 0;
     for (int32_t i = 0; i < resp.GroupsCnt; i++) {
@@ -1325,8 +1303,7 @@ static int listed_batch_groups(const char *state, const char *type)
         cr_assert(slice_eq(g->ProtocolType, slice_from_str("")));
         n++;
     }
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return n;
 }
 
@@ -1342,19 +1319,15 @@ static int16_t sync_v5(const char *group, const char *type, const char *name)
     struct writer body;
     writer_init(&body, 256);
     cr_assert_eq(kafka_sync_group_request_encode(&body, 5, &req), RC_OK);
-    size_t len = 0;
-    uint8_t *bytes = roundtrip(KAFKA_API_SYNC_GROUP, 5, &body, &len);
-    struct reader r;
-    reader_init(&r, bytes, len);
-    struct arena a;
-    arena_init(&a, ARENA_BYTES_MAX);
+    struct answer ans;
+    call(&ans, KAFKA_API_SYNC_GROUP, 5, &body);
     struct kafka_SyncGroupResponse resp;
-    cr_assert_eq(kafka_sync_group_response_decode(&r, 5, &a, &resp), RC_OK);
+    cr_assert_eq(
+        kafka_sync_group_response_decode(&ans.r, 5, &ans.a, &resp), RC_OK);
     cr_assert(slice_is_null(resp.ProtocolType));
     cr_assert(slice_is_null(resp.ProtocolName));
     int16_t err = resp.ErrorCode;
-    arena_free(&a);
-    free(bytes);
+    answer_free(&ans);
     return err;
 }
 
