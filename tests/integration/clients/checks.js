@@ -1,6 +1,7 @@
 // The [PASS]/[FAIL] lines the integration scripts count (run_flow in
 // tests/integration/lib.sh), for the node client programs here:
-//   check(name, ok[, why])  prints one line, with why after a failure;
+//   check(name, ok[, why])  prints one line, with why (a string, or any
+//                           value, shown as JSON) after a failure;
 //   show(v)                 JSON, bigints as "123n" and Maps as arrays;
 //   exitCode()              1 once any check failed, else 0.
 'use strict'
@@ -12,7 +13,8 @@ function check (name, ok, why) {
     console.log(`[PASS] ${name}`)
   } else {
     failed++
-    console.log(`[FAIL] ${name}${why === undefined ? '' : `: ${why}`}`)
+    const text = typeof why === 'string' ? why : show(why)
+    console.log(`[FAIL] ${name}${why === undefined ? '' : `: ${text}`}`)
   }
   return ok
 }

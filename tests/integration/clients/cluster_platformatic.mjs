@@ -10,19 +10,10 @@
 //
 //   BOOTSTRAP=host:port,... TOPIC=name node cluster_platformatic.mjs
 import { Admin, Connection, describeClusterV0, describeClusterV1 } from '@platformatic/kafka'
+import { check, exitCode } from './checks.js'
 
 const brokers = (process.env.BOOTSTRAP || '').split(',').filter(Boolean)
 const TOPIC = process.env.TOPIC || 'dirs'
-let failures = 0
-
-function check (name, ok, detail) {
-  if (ok) {
-    console.log(`[PASS] ${name}`)
-  } else {
-    failures++
-    console.log(`[FAIL] ${name}${detail === undefined ? '' : ': ' + JSON.stringify(detail, (k, v) => typeof v === 'bigint' ? v.toString() : v)}`)
-  }
-}
 
 async function main () {
   const admin = new Admin({ clientId: 'cluster-platformatic', bootstrapBrokers: brokers })
@@ -66,7 +57,7 @@ async function main () {
 const watchdog = setTimeout(() => { console.log('[FAIL] watchdog'); process.exit(1) }, 120000)
 main().then(() => {
   clearTimeout(watchdog)
-  process.exit(failures === 0 ? 0 : 1)
+  process.exit(exitCode())
 }, e => {
   console.log(`[FAIL] ${e.stack}`)
   process.exit(1)

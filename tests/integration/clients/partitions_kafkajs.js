@@ -12,19 +12,10 @@
 'use strict'
 
 const { Kafka, Partitioners, logLevel } = require('kafkajs')
+const { check, exitCode } = require('./checks.js')
 
 const brokers = (process.env.BOOTSTRAP || '').split(',').filter(Boolean)
 const TOPIC = 'js-grow'
-let failures = 0
-
-function check (name, ok, detail) {
-  if (ok) {
-    console.log(`[PASS] ${name}`)
-  } else {
-    failures++
-    console.log(`[FAIL] ${name}${detail === undefined ? '' : ': ' + JSON.stringify(detail)}`)
-  }
-}
 
 async function partitionCount (admin) {
   const md = await admin.fetchTopicMetadata({ topics: [TOPIC] })
@@ -108,7 +99,7 @@ async function main () {
 const watchdog = setTimeout(() => { console.log('[FAIL] watchdog'); process.exit(1) }, 120000)
 main().then(() => {
   clearTimeout(watchdog)
-  process.exit(failures === 0 ? 0 : 1)
+  process.exit(exitCode())
 }, e => {
   console.log(`[FAIL] ${e.stack}`)
   process.exit(1)
