@@ -163,10 +163,7 @@ void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
         rv = build_create(ctx, &ct);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed CreateTopics request");
-        if (ctx != NULL) {
-            kafka_forward_free(&ctx->fw);
-        }
+        kafka_forward_refuse(ctx, req, "malformed CreateTopics request");
         return;
     }
     Cairn__Request cr = CAIRN__REQUEST__INIT;
@@ -323,10 +320,7 @@ void kafka_handle_delete_topics(struct broker *b, struct kafka_request *req)
         rv = delete_plan_build(ctx, &rq, pl);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed DeleteTopics request");
-        if (ctx != NULL) {
-            kafka_forward_free(&ctx->fw);
-        }
+        kafka_forward_refuse(ctx, req, "malformed DeleteTopics request");
         return;
     }
     if (pl->n_names == 0) {

@@ -166,11 +166,10 @@ static void handle(struct broker *b, struct kafka_request *req,
         rv = build(ctx, &ac);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, incremental
-                                  ? "malformed IncrementalAlterConfigs "
-                                    "request"
-                                  : "malformed AlterConfigs request");
-        kafka_forward_free(&ctx->fw);
+        kafka_forward_refuse(ctx, req,
+                             incremental
+                                 ? "malformed IncrementalAlterConfigs request"
+                                 : "malformed AlterConfigs request");
         return;
     }
     ac.has_validate_only = ac.has_replace = true;

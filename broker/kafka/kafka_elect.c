@@ -178,8 +178,7 @@ void kafka_handle_elect_leaders(struct broker *b, struct kafka_request *req)
         rv = build(ctx, &el);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed ElectLeaders request");
-        kafka_forward_free(&ctx->fw);
+        kafka_forward_refuse(ctx, req, "malformed ElectLeaders request");
         return;
     }
     if (ctx->rq.ElectionType != KAFKA_ELECTION_PREFERRED &&

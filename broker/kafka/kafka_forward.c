@@ -31,6 +31,15 @@ void kafka_forward_free(struct kafka_forward *fw)
     free(fw);
 }
 
+void kafka_forward_refuse(void *ctx, struct kafka_request *req,
+                          const char *why)
+{
+    kafka_close_conn(req, why);
+    if (ctx != NULL) {
+        kafka_forward_free(ctx);
+    }
+}
+
 static void forward_cb(void *arg, int rc, const uint8_t *payload, size_t len)
 {
     struct kafka_forward *fw = arg;

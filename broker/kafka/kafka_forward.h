@@ -51,6 +51,12 @@ void *kafka_forward_new(struct broker *b, struct kafka_request *req,
 /* Frees fw's arena and the context it starts. */
 void kafka_forward_free(struct kafka_forward *fw);
 
+/* A request that cannot go on (malformed, or out of memory): closes
+ * req's connection with why and frees ctx, the context from
+ * kafka_forward_new() or NULL. */
+void kafka_forward_refuse(void *ctx, struct kafka_request *req,
+                          const char *why);
+
 /* Sends rq to the active controller and answers through answer as above;
  * fw is consumed either way. */
 void kafka_forward_call(struct kafka_forward *fw, const Cairn__Request *rq,

@@ -245,8 +245,7 @@ void kafka_handle_create_partitions(struct broker *b,
         rv = build_request(ctx, &cp);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed CreatePartitions request");
-        kafka_forward_free(&ctx->fw);
+        kafka_forward_refuse(ctx, req, "malformed CreatePartitions request");
         return;
     }
     if (cp.n_topics == 0) {

@@ -146,11 +146,8 @@ void kafka_handle_alter_partition_reassignments(struct broker *b,
         rv = build_alter(ctx, &ar);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed AlterPartitionReassignments "
-                              "request");
-        if (ctx != NULL) {
-            kafka_forward_free(&ctx->fw);
-        }
+        kafka_forward_refuse(ctx, req,
+                             "malformed AlterPartitionReassignments request");
         return;
     }
     Cairn__Request cr = CAIRN__REQUEST__INIT;
@@ -279,10 +276,8 @@ void kafka_handle_list_partition_reassignments(struct broker *b,
         rv = build_list(ctx, &lq);
     }
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed ListPartitionReassignments request");
-        if (ctx != NULL) {
-            kafka_forward_free(&ctx->fw);
-        }
+        kafka_forward_refuse(ctx, req,
+                             "malformed ListPartitionReassignments request");
         return;
     }
     if (rq->TopicsCnt == 0) {
@@ -334,10 +329,7 @@ void kafka_handle_unregister_broker(struct broker *b,
                          : kafka_unregister_broker_request_decode(
                                &r, req->api_version, &ctx->fw.arena, &rq);
     if (rv != RC_OK) {
-        kafka_close_conn(req, "malformed UnregisterBroker request");
-        if (ctx != NULL) {
-            kafka_forward_free(&ctx->fw);
-        }
+        kafka_forward_refuse(ctx, req, "malformed UnregisterBroker request");
         return;
     }
     Cairn__UnregisterBrokerRequest ur = CAIRN__UNREGISTER_BROKER_REQUEST__INIT;
