@@ -47,43 +47,24 @@ static void start(void)
               "cluster not ready; logs in %s", c.dir);
 }
 
-/* One answer, decoded into an arena that lives until answer_done(). */
-struct answer {
-    uint8_t *bytes;
-    struct arena a;
-};
-
-static void answer_done(struct answer *ans)
-{
-    arena_free(&ans->a);
-    free(ans->bytes);
-}
-
 typedef int (*encode_fn)(struct writer *w, int16_t v, const void *req);
 typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
                          void *out);
 
 /* req encoded at version v, sent to broker i on a new connection; the
- * answer decoded into out. */
+ * answer decoded into out, its memory in ans until
+ * kafka_wire_answer_free(). */
 static void call(int i, int16_t key, int16_t v, encode_fn enc,
                  const void *req, decode_fn dec, void *out,
-                 struct answer *ans)
+                 struct kafka_wire_answer *ans)
 {
     struct writer body;
     writer_init(&body, 1u << 20);
     cr_assert_eq(enc(&body, v, req), RC_OK);
-    struct kafka_client kc;
-    cr_assert(kafka_wire_connect(&kc, c.brokers[i].port));
-    size_t len = 0;
-    ans->bytes = kafka_wire_roundtrip(&kc, key, v, &body, &len);
+    bool answered = kafka_wire_call(c.brokers[i].port, key, v, &body, ans);
     writer_free(&body);
-    cr_assert_not_null(ans->bytes, "no answer to api key %d v%d: %s", key,
-                       v, kc.error);
-    kafka_client_close(&kc);
-    arena_init(&ans->a, ARENA_BYTES_MAX);
-    struct reader r;
-    reader_init(&r, ans->bytes, len);
-    cr_assert_eq(dec(&r, v, &ans->a, out), RC_OK,
+    cr_assert(answered, "no answer to api key %d v%d", key, v);
+    cr_assert_eq(dec(&ans->r, v, &ans->a, out), RC_OK,
                  "answer to api key %d v%d does not decode", key, v);
 }
 
@@ -136,7 +117,7 @@ metadata_one(int i, int16_t v, struct slice name, struct kafka_uuid id,
     struct kafka_MetadataRequest rq = {
         .Topics = &t, .TopicsCnt = 1, .AllowAutoTopicCreation = false};
     struct kafka_MetadataResponse resp;
-    struct answer ans;
+    struct kafka_wire_answer ans;
     call(i, KAFKA_API_METADATA, v, enc_metadata, &rq, dec_metadata, &resp,
          &ans);
     cr_assert_eq(resp.TopicsCnt, 1);
@@ -150,7 +131,7 @@ metadata_one(int i, int16_t v, struct slice name, struct kafka_uuid id,
     out.Name = slice_is_null(out.Name) ? slice_null()
                                        : slice_from_str(name_out);
     out.Partitions = NULL;
-    answer_done(&ans);
+    kafka_wire_answer_free(&ans);
     return out;
 }
 
@@ -192,7 +173,7 @@ static struct kafka_CreatableTopicResult create_v7(const char *name,
     struct kafka_CreateTopicsRequest rq = {.Topics = &t, .TopicsCnt = 1,
                                            .TimeoutMs = 10000};
     struct kafka_CreateTopicsResponse resp;
-    struct answer ans;
+    struct kafka_wire_answer ans;
     call(0, KAFKA_API_CREATE_TOPICS, 7, enc_create, &rq, dec_create, &resp,
          &ans);
     cr_assert_eq(resp.TopicsCnt, 1);
@@ -210,7 +191,7 @@ static struct kafka_CreatableTopicResult create_v7(const char *name,
     r.Name = slice_null();
     r.Configs = NULL;
     r.ErrorMessage = slice_null();
-    answer_done(&ans);
+    kafka_wire_answer_free(&ans);
     return r;
 }
 
@@ -273,7 +254,7 @@ static void delete_v6(int i, const struct kafka_DeleteTopicState *ts,
     struct kafka_DeleteTopicsRequest rq = {.TimeoutMs = 10000, .Topics = ts,
                                            .TopicsCnt = n};
     struct kafka_DeleteTopicsResponse resp;
-    struct answer ans;
+    struct kafka_wire_answer ans;
     call(i, KAFKA_API_DELETE_TOPICS, 6, enc_delete, &rq, dec_delete, &resp,
          &ans);
     cr_assert_eq(resp.ResponsesCnt, n);
@@ -287,7 +268,7 @@ static void delete_v6(int i, const struct kafka_DeleteTopicState *ts,
         }
         out[k].ErrorMessage = slice_null();
     }
-    answer_done(&ans);
+    kafka_wire_answer_free(&ans);
 }
 
 Test(kafka_admin, delete_topics_v6_by_topic_id)

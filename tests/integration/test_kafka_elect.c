@@ -100,27 +100,21 @@ static bool led_elsewhere_full_isr(const struct meta_partition *mp)
 }
 
 /* One ElectLeaders at v to broker index i; the answer decoded into resp,
- * its bytes in *bytes and arrays in a (the caller frees both). */
+ * its memory in ans (the caller frees it). */
 static void elect(int i, int16_t v, const struct kafka_ElectLeadersRequest *rq,
-                  struct kafka_ElectLeadersResponse *resp, uint8_t **bytes,
-                  struct arena *a)
+                  struct kafka_ElectLeadersResponse *resp,
+                  struct kafka_wire_answer *ans)
 {
     struct writer body;
     writer_init(&body, 1u << 20);
     cr_assert_eq(kafka_elect_leaders_request_encode(&body, v, rq), RC_OK);
-    struct kafka_client kc;
-    cr_assert(kafka_wire_connect(&kc, c.brokers[i].port));
-    size_t len = 0;
-    *bytes = kafka_wire_roundtrip(&kc, KAFKA_API_ELECT_LEADERS, v, &body,
-                                  &len);
+    bool answered = kafka_wire_call(c.brokers[i].port,
+                                    KAFKA_API_ELECT_LEADERS, v, &body, ans);
     writer_free(&body);
-    cr_assert_not_null(*bytes, "no answer to ElectLeaders v%d: %s", v,
-                       kc.error);
-    kafka_client_close(&kc);
-    arena_init(a, ARENA_BYTES_MAX);
-    struct reader r;
-    reader_init(&r, *bytes, len);
-    cr_assert_eq(kafka_elect_leaders_response_decode(&r, v, a, resp), RC_OK);
+    cr_assert(answered, "no answer to ElectLeaders v%d", v);
+    cr_assert_eq(kafka_elect_leaders_response_decode(&ans->r, v, &ans->a,
+                                                     resp),
+                 RC_OK);
 }
 
 /* Elections of the given partitions of topic at v; the errors in order. */
@@ -136,9 +130,8 @@ static void elect_errors(int16_t v, int8_t type, const char *topic,
                                            .TopicPartitionsCnt = 1,
                                            .TimeoutMs = 30000};
     struct kafka_ElectLeadersResponse resp;
-    uint8_t *bytes = NULL;
-    struct arena a;
-    elect(0, v, &rq, &resp, &bytes, &a);
+    struct kafka_wire_answer ans;
+    elect(0, v, &rq, &resp, &ans);
     cr_assert_eq(resp.ReplicaElectionResultsCnt, 1);
     const struct kafka_ReplicaElectionResult *r =
         &resp.ReplicaElectionResults[0];
@@ -155,8 +148,7 @@ static void elect_errors(int16_t v, int8_t type, const char *topic,
         }
     }
     *top = resp.ErrorCode;
-    arena_free(&a);
-    free(bytes);
+    kafka_wire_answer_free(&ans);
 }
 
 Test(kafka_elect, every_version_answers_per_partition_as_kafka)
@@ -196,15 +188,13 @@ Test(kafka_elect, every_version_answers_per_partition_as_kafka)
     struct kafka_ElectLeadersRequest all = {.TopicPartitionsCnt = -1,
                                             .TimeoutMs = 30000};
     struct kafka_ElectLeadersResponse resp;
-    uint8_t *bytes = NULL;
-    struct arena a;
-    elect(1, 2, &all, &resp, &bytes, &a);
+    struct kafka_wire_answer ans;
+    elect(1, 2, &all, &resp, &ans);
     cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
     for (int32_t i = 0; i < resp.ReplicaElectionResultsCnt; i++) {
         cr_assert_eq(resp.ReplicaElectionResults[i].PartitionResultCnt, 0);
     }
-    arena_free(&a);
-    free(bytes);
+    kafka_wire_answer_free(&ans);
 }
 
 Test(kafka_elect, preferred_election_moves_leadership_back_at_once)

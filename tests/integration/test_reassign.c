@@ -218,26 +218,20 @@ static void alter(const char *topic, const struct move *moves, int32_t n,
     }
     struct kafka_ReassignableTopic t = {slice_from_str(topic), ps, n};
     struct kafka_AlterPartitionReassignmentsRequest rq = {30000, &t, 1};
+    struct kafka_wire_answer ans;
     struct writer w;
     writer_init(&w, 1u << 16);
     cr_assert_eq(kafka_alter_partition_reassignments_request_encode(&w, 0,
                                                                     &rq),
                  RC_OK);
-    struct kafka_client kc;
-    cr_assert(kafka_wire_connect(&kc, c.brokers[0].port));
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(
-        &kc, KAFKA_API_ALTER_PARTITION_REASSIGNMENTS, 0, &w, &len);
-    kafka_client_close(&kc);
+    cr_assert(kafka_wire_call(c.brokers[0].port,
+                              KAFKA_API_ALTER_PARTITION_REASSIGNMENTS, 0, &w,
+                              &ans),
+              "no answer to AlterPartitionReassignments");
     writer_free(&w);
-    cr_assert_not_null(resp, "no answer to AlterPartitionReassignments");
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1u << 20);
     struct kafka_AlterPartitionReassignmentsResponse ar;
     cr_assert_eq(kafka_alter_partition_reassignments_response_decode(
-                     &r, 0, &a, &ar),
+                     &ans.r, 0, &ans.a, &ar),
                  RC_OK);
     cr_assert_eq(ar.ErrorCode, KAFKA_ERROR_NONE);
     cr_assert_eq(ar.ResponsesCnt, 1);
@@ -247,8 +241,7 @@ static void alter(const char *topic, const struct move *moves, int32_t n,
                      moves[i].partition);
         errors[i] = ar.Responses[0].Partitions[i].ErrorCode;
     }
-    arena_free(&a);
-    free(resp);
+    kafka_wire_answer_free(&ans);
 }
 
 /* ListPartitionReassignments v0 of every move: for each partition of the
@@ -256,26 +249,20 @@ static void alter(const char *topic, const struct move *moves, int32_t n,
 static int32_t list_moves(struct meta_replica_set adding[PARTITIONS])
 {
     struct kafka_ListPartitionReassignmentsRequest rq = {30000, NULL, -1};
+    struct kafka_wire_answer ans;
     struct writer w;
     writer_init(&w, 1u << 12);
     cr_assert_eq(kafka_list_partition_reassignments_request_encode(&w, 0,
                                                                    &rq),
                  RC_OK);
-    struct kafka_client kc;
-    cr_assert(kafka_wire_connect(&kc, c.brokers[1].port));
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(
-        &kc, KAFKA_API_LIST_PARTITION_REASSIGNMENTS, 0, &w, &len);
-    kafka_client_close(&kc);
+    cr_assert(kafka_wire_call(c.brokers[1].port,
+                              KAFKA_API_LIST_PARTITION_REASSIGNMENTS, 0, &w,
+                              &ans),
+              "no answer to ListPartitionReassignments");
     writer_free(&w);
-    cr_assert_not_null(resp, "no answer to ListPartitionReassignments");
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1u << 20);
     struct kafka_ListPartitionReassignmentsResponse lr;
-    cr_assert_eq(kafka_list_partition_reassignments_response_decode(&r, 0,
-                                                                    &a, &lr),
+    cr_assert_eq(kafka_list_partition_reassignments_response_decode(
+                     &ans.r, 0, &ans.a, &lr),
                  RC_OK);
     cr_assert_eq(lr.ErrorCode, KAFKA_ERROR_NONE);
     int32_t listed = 0;
@@ -294,8 +281,7 @@ static int32_t list_moves(struct meta_replica_set adding[PARTITIONS])
             listed++;
         }
     }
-    arena_free(&a);
-    free(resp);
+    kafka_wire_answer_free(&ans);
     return listed;
 }
 
@@ -303,26 +289,19 @@ static int32_t list_moves(struct meta_replica_set adding[PARTITIONS])
 static int16_t unregister_broker(int32_t id)
 {
     struct kafka_UnregisterBrokerRequest rq = {id};
+    struct kafka_wire_answer ans;
     struct writer w;
     writer_init(&w, 256);
     cr_assert_eq(kafka_unregister_broker_request_encode(&w, 0, &rq), RC_OK);
-    struct kafka_client kc;
-    cr_assert(kafka_wire_connect(&kc, c.brokers[1].port));
-    size_t len = 0;
-    uint8_t *resp = kafka_wire_roundtrip(&kc, KAFKA_API_UNREGISTER_BROKER, 0,
-                                         &w, &len);
-    kafka_client_close(&kc);
+    cr_assert(kafka_wire_call(c.brokers[1].port, KAFKA_API_UNREGISTER_BROKER,
+                              0, &w, &ans),
+              "no answer to UnregisterBroker");
     writer_free(&w);
-    cr_assert_not_null(resp, "no answer to UnregisterBroker");
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1u << 16);
     struct kafka_UnregisterBrokerResponse ur;
-    cr_assert_eq(kafka_unregister_broker_response_decode(&r, 0, &a, &ur),
+    cr_assert_eq(kafka_unregister_broker_response_decode(&ans.r, 0, &ans.a,
+                                                         &ur),
                  RC_OK);
-    arena_free(&a);
-    free(resp);
+    kafka_wire_answer_free(&ans);
     return ur.ErrorCode;
 }
 

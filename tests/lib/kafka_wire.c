@@ -6,6 +6,7 @@
 #include "common/arena.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
+#include "common/limits.h"
 #include "common/rc.h"
 #include "common/reader.h"
 
@@ -84,19 +85,28 @@ int16_t kafka_wire_produce(struct kafka_client *kc, const char *topic,
     return out.ErrorCode;
 }
 
-/* Sends a request built in w to the broker at port; the answer's body
- * (malloc'd) or NULL. Frees w. */
-static uint8_t *call_once(int port, int16_t key, struct writer *w,
-                          size_t *len)
+bool kafka_wire_call(int port, int16_t key, int16_t version,
+                     const struct writer *body, struct kafka_wire_answer *ans)
 {
     struct kafka_client kc;
-    uint8_t *resp = NULL;
+    size_t len = 0;
+    ans->bytes = NULL;
     if (kafka_wire_connect(&kc, port)) {
-        resp = kafka_wire_roundtrip(&kc, key, 0, w, len);
+        ans->bytes = kafka_wire_roundtrip(&kc, key, version, body, &len);
     }
     kafka_client_close(&kc);
-    writer_free(w);
-    return resp;
+    if (ans->bytes == NULL) {
+        return false;
+    }
+    reader_init(&ans->r, ans->bytes, len);
+    arena_init(&ans->a, ARENA_BYTES_MAX);
+    return true;
+}
+
+void kafka_wire_answer_free(struct kafka_wire_answer *ans)
+{
+    arena_free(&ans->a);
+    free(ans->bytes);
 }
 
 int16_t kafka_wire_set_broker_config(int port, const char *broker,
@@ -110,30 +120,23 @@ int16_t kafka_wire_set_broker_config(int port, const char *broker,
     struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
     struct writer w;
     writer_init(&w, 1024);
-    if (kafka_incremental_alter_configs_request_encode(&w, 0, &rq) !=
-        RC_OK) {
-        writer_free(&w);
-        return KAFKA_ERROR_INVALID_REQUEST;
-    }
-    size_t len = 0;
-    uint8_t *resp = call_once(port, KAFKA_API_INCREMENTAL_ALTER_CONFIGS, &w,
-                              &len);
-    if (resp == NULL) {
+    struct kafka_wire_answer ans;
+    bool answered =
+        kafka_incremental_alter_configs_request_encode(&w, 0, &rq) == RC_OK &&
+        kafka_wire_call(port, KAFKA_API_INCREMENTAL_ALTER_CONFIGS, 0, &w,
+                        &ans);
+    writer_free(&w);
+    if (!answered) {
         return KAFKA_ERROR_REQUEST_TIMED_OUT;
     }
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1u << 16);
     struct kafka_AlterConfigsResponse ar;
     int16_t e = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
-    if (kafka_incremental_alter_configs_response_decode(&r, 0, &a, &ar) ==
-            RC_OK &&
+    if (kafka_incremental_alter_configs_response_decode(&ans.r, 0, &ans.a,
+                                                        &ar) == RC_OK &&
         ar.ResponsesCnt == 1) {
         e = ar.Responses[0].ErrorCode;
     }
-    arena_free(&a);
-    free(resp);
+    kafka_wire_answer_free(&ans);
     return e;
 }
 
@@ -146,34 +149,28 @@ int16_t kafka_wire_reassign(int port, const char *topic, int32_t partition,
     struct kafka_AlterPartitionReassignmentsRequest rq = {30000, &t, 1};
     struct writer w;
     writer_init(&w, 1024);
-    if (kafka_alter_partition_reassignments_request_encode(&w, 0, &rq) !=
-        RC_OK) {
-        writer_free(&w);
-        return KAFKA_ERROR_INVALID_REQUEST;
-    }
-    size_t len = 0;
-    uint8_t *resp = call_once(port, KAFKA_API_ALTER_PARTITION_REASSIGNMENTS,
-                              &w, &len);
-    if (resp == NULL) {
+    struct kafka_wire_answer ans;
+    bool answered =
+        kafka_alter_partition_reassignments_request_encode(&w, 0, &rq) ==
+            RC_OK &&
+        kafka_wire_call(port, KAFKA_API_ALTER_PARTITION_REASSIGNMENTS, 0, &w,
+                        &ans);
+    writer_free(&w);
+    if (!answered) {
         return KAFKA_ERROR_REQUEST_TIMED_OUT;
     }
-    struct reader r;
-    reader_init(&r, resp, len);
-    struct arena a;
-    arena_init(&a, 1u << 16);
     struct kafka_AlterPartitionReassignmentsResponse ar;
     int16_t e = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
-    if (kafka_alter_partition_reassignments_response_decode(&r, 0, &a,
+    if (kafka_alter_partition_reassignments_response_decode(&ans.r, 0, &ans.a,
                                                             &ar) == RC_OK) {
         e = ar.ErrorCode;
-        if (e == KAFKA_ERROR_NONE && ar.ResponsesCnt == 1 &&
-            ar.Responses[0].PartitionsCnt == 1) {
-            e = ar.Responses[0].Partitions[0].ErrorCode;
-        } else if (e == KAFKA_ERROR_NONE) {
+        if (e == KAFKA_ERROR_NONE &&
+            (ar.ResponsesCnt != 1 || ar.Responses[0].PartitionsCnt != 1)) {
             e = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+        } else if (e == KAFKA_ERROR_NONE) {
+            e = ar.Responses[0].Partitions[0].ErrorCode;
         }
     }
-    arena_free(&a);
-    free(resp);
+    kafka_wire_answer_free(&ans);
     return e;
 }

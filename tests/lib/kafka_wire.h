@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include "common/kafka/kafka_client.h"
+#include "common/arena.h"
 #include "common/kafka/kafka_codec.h"
+#include "common/reader.h"
 #include "common/writer.h"
 
 /* Connecting, and each request with its answer. */
@@ -41,6 +43,22 @@ bool kafka_wire_produce_answer(struct kafka_client *kc, const char *topic,
 int16_t kafka_wire_produce(struct kafka_client *kc, const char *topic,
                            int32_t partition, const uint8_t *batch,
                            size_t len, int16_t acks);
+
+/* One request's answer, ready to decode: its bytes (after the response
+ * header), a reader over them and an arena for what is decoded.
+ * kafka_wire_answer_free() releases it. */
+struct kafka_wire_answer {
+    uint8_t *bytes;
+    struct reader r;
+    struct arena a;
+};
+
+/* Sends body (left to the caller) as api key/version to the broker at
+ * 127.0.0.1:port on a new connection; true with the answer in *ans, false
+ * (nothing to free) when no answer came. */
+bool kafka_wire_call(int port, int16_t key, int16_t version,
+                     const struct writer *body, struct kafka_wire_answer *ans);
+void kafka_wire_answer_free(struct kafka_wire_answer *ans);
 
 /* IncrementalAlterConfigs v0 through the broker at port: SET name=value
  * (DELETE when value is NULL) on broker resource `broker` ("" for the
