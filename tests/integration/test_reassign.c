@@ -40,6 +40,7 @@
 #include "tests/lib/child.h"
 #include "tests/lib/cluster.h"
 #include "tests/lib/kafka_wire.h"
+#include "tests/lib/repl_load.h"
 
 #define TOPIC "moves"
 #define PARTITIONS 6
@@ -47,8 +48,6 @@
 #define WARMUP_ACKED 2000
 #define TEST_TIMEOUT_S 170
 #define TEST_BUDGET_MS 155000
-#define SCRIPT_REL "tests/integration/clients/repl_load.py"
-#define PYTHON "/usr/bin/python3"
 
 static const char extra_config[] = "min.insync.replicas=2\n"
                                    "replica.lag.time.max.ms=3000\n";
@@ -56,23 +55,19 @@ static const char extra_config[] = "min.insync.replicas=2\n"
 static struct cluster c;
 static bool started;
 static uint64_t budget_end_ms;
-static pid_t load_pid;
-static char load_out[4200], load_stop_path[4200], load_log[4200];
+static struct repl_load load; /* tests/lib/repl_load.h */
 
 static void setup(void)
 {
     memset(&c, 0, sizeof c);
     started = false;
-    load_pid = 0;
+    memset(&load, 0, sizeof load);
     budget_end_ms = cluster_now_ms() + TEST_BUDGET_MS;
 }
 
 static void teardown(void)
 {
-    if (load_pid > 0) {
-        kill(load_pid, SIGKILL);
-        waitpid(load_pid, NULL, 0);
-    }
+    repl_load_kill(&load);
     if (!started) {
         return;
     }
@@ -307,42 +302,18 @@ static int16_t unregister_broker(int32_t id)
 
 /* --- Load ----------------------------------------------------------------- */
 
-static long acked_lines(void)
-{
-    FILE *f = fopen(load_out, "r");
-    long n = 0;
-    if (f == NULL) {
-        return 0;
-    }
-    char line[256];
-    while (fgets(line, sizeof line, f) != NULL) {
-        n += strncmp(line, "ERR", 3) != 0;
-    }
-    fclose(f);
-    return n;
-}
-
 static void load_start(void)
 {
-    char boot[512], script[4200], rate[16];
-    cluster_bootstrap(&c, boot, sizeof boot);
-    cr_assert(child_source_path(SCRIPT_REL, script, sizeof script),
-              "repl_load.py not found; set CAIRN_SRC");
-    snprintf(rate, sizeof rate, "%d", LOAD_RATE);
-    snprintf(load_out, sizeof load_out, "%s/acked.txt", c.dir);
-    snprintf(load_stop_path, sizeof load_stop_path, "%s/stop", c.dir);
-    snprintf(load_log, sizeof load_log, "%s/load.log", c.dir);
-    char *argv[] = {"python3", script, "produce", boot, TOPIC, load_out,
-                    load_stop_path, rate, NULL};
-    load_pid = child_spawn(PYTHON, argv, NULL, load_log, NULL);
-    cr_assert_gt(load_pid, 0, "fork: %s", strerror(errno));
+    cr_assert(repl_load_start(&load, &c, TOPIC, LOAD_RATE),
+              "repl_load.py not started (script %s); set CAIRN_SRC",
+              load.script);
 }
 
 static bool wait_acked_above(long n, uint64_t budget_ms)
 {
     uint64_t deadline = deadline_after(budget_ms);
     while (cluster_now_ms() < deadline) {
-        if (acked_lines() > n) {
+        if (repl_load_acked(&load) > n) {
             return true;
         }
         pause_ms(100);
@@ -353,29 +324,13 @@ static bool wait_acked_above(long n, uint64_t budget_ms)
 /* Stops the producer and runs repl_load.py verify; asserts both passed. */
 static void load_finish(void)
 {
-    FILE *f = fopen(load_stop_path, "w");
-    cr_assert_not_null(f);
-    fclose(f);
-    int status = child_wait(load_pid, deadline_after(60000));
-    load_pid = 0;
+    int status = repl_load_stop(&load, deadline_after(60000));
     cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
               "load producer status 0x%x; see %s", (unsigned)status,
-              load_log);
-    char boot[512], script[4200], out[4200];
-    cluster_bootstrap(&c, boot, sizeof boot);
-    cr_assert(child_source_path(SCRIPT_REL, script, sizeof script));
-    snprintf(out, sizeof out, "%s/verify.out", c.dir);
-    char *argv[] = {"python3", script, "verify", boot, TOPIC, load_out,
-                    NULL};
-    pid_t pid = child_spawn(PYTHON, argv, NULL, out, NULL);
-    status = child_wait(pid, deadline_after(90000));
-    char text[2048] = "";
-    f = fopen(out, "r");
-    if (f != NULL) {
-        size_t n = fread(text, 1, sizeof text - 1, f);
-        text[n] = '\0';
-        fclose(f);
-    }
+              load.log);
+    char text[2048];
+    status = repl_load_verify(&load, &c, deadline_after(90000), text,
+                              sizeof text);
     fprintf(stderr, "reassign: %s", text);
     cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
               "verify failed (status 0x%x):\n%s", (unsigned)status, text);
@@ -405,7 +360,7 @@ Test(reassign, moves_onto_an_added_broker_under_load_and_cancels)
     start_cluster(extra_config);
     load_start();
     cr_assert(wait_acked_above(WARMUP_ACKED, 30000),
-              "no load before the moves; see %s", load_log);
+              "no load before the moves; see %s", load.log);
     struct cluster_node *b4 = cluster_add_broker(&c);
     cr_assert_eq(b4->id, 4);
     uint64_t deadline = deadline_after(20000);
@@ -478,7 +433,7 @@ Test(reassign, moves_onto_an_added_broker_under_load_and_cancels)
     cr_assert(part_read(2, &p2));
     cr_assert(same_set(&p2.replicas, &before[2].replicas),
               "the cancelled move is back on its replicas");
-    cr_assert(wait_acked_above(acked_lines() + 500, 20000),
+    cr_assert(wait_acked_above(repl_load_acked(&load) + 500, 20000),
               "writes go on after the moves");
     load_finish();
     deadline = deadline_after(20000);

@@ -38,6 +38,7 @@
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/child.h"
 #include "tests/lib/cluster.h"
+#include "tests/lib/repl_load.h"
 #include "tests/lib/kafka_wire.h"
 #include "tests/lib/tmpdir.h"
 
@@ -53,8 +54,6 @@
 #define TEST_BUDGET_MS 165000
 /* What load_stop leaves for verify and the rest of the test. */
 #define VERIFY_RESERVE_MS 30000
-#define SCRIPT_REL "tests/integration/clients/repl_load.py"
-#define PYTHON "/usr/bin/python3"
 
 static const char extra_config[] = "min.insync.replicas=2\n"
                                    "replica.lag.time.max.ms=3000\n"
@@ -66,39 +65,20 @@ static struct cluster c;
 static bool cluster_started;
 static uint64_t budget_end_ms;
 
-/* The load producer: a child process, its acknowledgement file (read
- * incrementally: pos is where the last complete line ended) and the file
- * whose existence tells it to stop. */
-struct load {
-    pid_t pid;
-    char out[4200];
-    char stop[4200];
-    char log[4200];
-    long pos;
-    long acked;
-    long failed;
-    int64_t acked_max[PARTITIONS]; /* highest acknowledged offset; -1 */
-};
-static struct load load;
+/* The load producer (tests/lib/repl_load.h). */
+static struct repl_load load;
 
 static void setup(void)
 {
     memset(&c, 0, sizeof c);
     memset(&load, 0, sizeof load);
-    for (int32_t p = 0; p < PARTITIONS; p++) {
-        load.acked_max[p] = -1;
-    }
     cluster_started = false;
     budget_end_ms = cluster_now_ms() + TEST_BUDGET_MS;
 }
 
 static void teardown(void)
 {
-    if (load.pid > 0) {
-        kill(load.pid, SIGKILL);
-        waitpid(load.pid, NULL, 0);
-        load.pid = 0;
-    }
+    repl_load_kill(&load);
     if (!cluster_started) {
         return;
     }
@@ -285,70 +265,19 @@ static int broker_index(int32_t id)
 
 /* --- The load producer ---------------------------------------------------- */
 
-static void script_path(char *out, size_t cap)
-{
-    cr_assert(child_source_path(SCRIPT_REL, out, cap),
-              "repl_load.py not found (last tried %s); set CAIRN_SRC to "
-              "the source tree", out);
-}
-
-/* Forks python3 with args; its stdout and stderr go to out_path. The child
- * dies with the test process. */
-static pid_t spawn_python(char *const argv[], const char *out_path)
-{
-    pid_t pid = child_spawn(PYTHON, argv, NULL, out_path, NULL);
-    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-    return pid;
-}
-
 static void load_start(void)
 {
-    char boot[256];
-    char script[4200];
-    char rate[16];
-    cluster_bootstrap(&c, boot, sizeof boot);
-    script_path(script, sizeof script);
-    snprintf(rate, sizeof rate, "%d", LOAD_RATE);
-    snprintf(load.out, sizeof load.out, "%s/acked.txt", c.dir);
-    snprintf(load.stop, sizeof load.stop, "%s/stop-load", c.dir);
-    snprintf(load.log, sizeof load.log, "%s/load.log", c.dir);
-    char *argv[] = {"python3", script, "produce", boot, TOPIC, load.out,
-                    load.stop, rate, NULL};
-    load.pid = spawn_python(argv, load.log);
+    cr_assert(repl_load_start(&load, &c, TOPIC, LOAD_RATE),
+              "repl_load.py not started (script %s); set CAIRN_SRC to the "
+              "source tree", load.script);
 }
 
-/* Reads the acknowledgement file from where the last call stopped;
- * returns the acknowledged count so far. */
+/* The acknowledged count so far. */
 static long load_acked(void)
 {
-    FILE *f = fopen(load.out, "r");
-    if (f == NULL) {
-        return load.acked;
-    }
-    cr_assert_eq(fseek(f, load.pos, SEEK_SET), 0);
-    char line[256];
-    while (fgets(line, sizeof line, f) != NULL) {
-        size_t len = strlen(line);
-        if (len == 0 || line[len - 1] != '\n') {
-            break; /* still being written */
-        }
-        load.pos += (long)len;
-        int partition = -1;
-        long long offset = -1;
-        if (strncmp(line, "ERR", 3) == 0) {
-            load.failed++;
-        } else if (sscanf(line, "%d %lld", &partition, &offset) == 2 &&
-                   partition >= 0 && partition < PARTITIONS) {
-            load.acked++;
-            if (offset > load.acked_max[partition]) {
-                load.acked_max[partition] = offset;
-            }
-        } else {
-            cr_assert_fail("bad line in %s: %s", load.out, line);
-        }
-    }
-    fclose(f);
-    return load.acked;
+    long n = repl_load_acked(&load);
+    cr_assert_geq(n, 0, "bad line in %s", load.out);
+    return n;
 }
 
 /* Polls until more than n records are acknowledged. */
@@ -362,10 +291,8 @@ static bool wait_acked_above(long n, uint64_t budget_ms)
         if (cluster_now_ms() >= deadline) {
             return false;
         }
-        if (load.pid > 0 && waitpid(load.pid, NULL, WNOHANG) == load.pid) {
-            load.pid = 0;
-            cr_assert_fail("the load producer exited; see %s", load.log);
-        }
+        cr_assert(!repl_load_exited(&load),
+                  "the load producer exited; see %s", load.log);
         pause_ms(100);
     }
 }
@@ -375,41 +302,21 @@ static bool wait_acked_above(long n, uint64_t budget_ms)
 static int load_stop(void)
 {
     cr_assert_gt(load.pid, 0, "the load producer is not running");
-    FILE *f = fopen(load.stop, "w");
-    cr_assert_not_null(f, "%s: %s", load.stop, strerror(errno));
-    fclose(f);
     uint64_t deadline = deadline_after(75000);
     if (budget_end_ms > cluster_now_ms() + VERIFY_RESERVE_MS &&
         deadline > budget_end_ms - VERIFY_RESERVE_MS) {
         deadline = budget_end_ms - VERIFY_RESERVE_MS;
     }
-    int status = child_wait(load.pid, deadline);
-    load.pid = 0;
-    load_acked();
-    return status;
+    return repl_load_stop(&load, deadline);
 }
 
 /* Runs repl_load.py verify (bounded) and asserts it passed; returns how
  * many records in the topic were not the load's ("foreign="). */
 static long verify_topic(void)
 {
-    char boot[256];
-    char script[4200];
-    char out[4200];
-    cluster_bootstrap(&c, boot, sizeof boot);
-    script_path(script, sizeof script);
-    snprintf(out, sizeof out, "%s/verify.out", c.dir);
-    char *argv[] = {"python3", script, "verify", boot, TOPIC, load.out,
-                    NULL};
-    pid_t pid = spawn_python(argv, out);
-    int status = child_wait(pid, deadline_after(120000));
-    char text[2048] = "";
-    FILE *f = fopen(out, "r");
-    if (f != NULL) {
-        size_t n = fread(text, 1, sizeof text - 1, f);
-        text[n] = '\0';
-        fclose(f);
-    }
+    char text[2048];
+    int status = repl_load_verify(&load, &c, deadline_after(120000), text,
+                                  sizeof text);
     fprintf(stderr, "replication: %s", text);
     cr_assert(status != -1, "verify did not finish in time:\n%s", text);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
