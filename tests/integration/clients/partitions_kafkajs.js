@@ -83,11 +83,17 @@ async function main () {
     check(name, got === want, got)
   }
   await admin.createPartitions({ topicPartitions: [{ topic: TOPIC, count: 5, assignments: [[2, 3, 1]] }] })
-  const m5 = await waitCount(admin, 5)
-  const md = await admin.fetchTopicMetadata({ topics: [TOPIC] })
-  const p4 = md.topics[0].partitions.find(p => p.partitionId === 4)
-  check('an assignment is honoured (partition 4 on 2,3,1, led by 2)',
-    m5 === 5 && p4 && JSON.stringify(p4.replicas) === '[2,3,1]' && p4.leader === 2, p4)
+  // A broker may list the new partition a moment before it has a leader.
+  const honoured = p => p !== undefined && JSON.stringify(p.replicas) === '[2,3,1]' && p.leader === 2
+  const deadline = Date.now() + 30000
+  let p4
+  do {
+    const md = await admin.fetchTopicMetadata({ topics: [TOPIC] })
+    p4 = md.topics[0].partitions.find(p => p.partitionId === 4)
+    if (!honoured(p4)) await new Promise(resolve => setTimeout(resolve, 100))
+  } while (!honoured(p4) && Date.now() < deadline)
+  check('an assignment is honoured (partition 4 on 2,3,1, led by 2)', honoured(p4),
+    p4 === undefined ? 'partition 4 not listed' : p4)
   // kafkajs's describeCluster reads Metadata (not DescribeCluster).
   const cluster = await admin.describeCluster()
   const ids = cluster.brokers.map(b => b.nodeId).sort()
