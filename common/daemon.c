@@ -2,8 +2,10 @@
 #include "common/daemon.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/io.h"
 #include "common/rc.h"
 
 #define DAEMON__ERROR_BYTES 512
@@ -53,6 +55,16 @@ int daemon_config_load(struct config **out, const char *prog, int argc,
     }
     int level = trace_level_parse(config_string(cfg, "log.level"));
     t->level = level < 0 ? TRACE_LEVEL_INFO : (enum trace_level)level;
+    if (io_fault_from_env() != RC_OK) {
+        fprintf(stderr, "%s: CAIRN_IO_FAULTS: not a fault spec (see "
+                "common/io.h)\n", prog);
+        config_free(cfg);
+        return RC_CONFIG;
+    }
+    if (getenv("CAIRN_IO_FAULTS") != NULL) {
+        TRACE_WARN(t, "disk faults injected: CAIRN_IO_FAULTS=%s",
+                   getenv("CAIRN_IO_FAULTS"));
+    }
     *out = cfg;
     return RC_OK;
 }

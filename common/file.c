@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
@@ -24,7 +25,7 @@ int file_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = io_write(fd, p, len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -39,12 +40,12 @@ int file_write_all(int fd, const void *data, size_t len)
 
 int file_sync_dir(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = io_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) {
         return RC_IO;
     }
-    int rv = fsync(fd) == 0 ? RC_OK : RC_IO;
-    close(fd);
+    int rv = io_fsync(fd) == 0 ? RC_OK : RC_IO;
+    io_close(fd);
     return rv;
 }
 
@@ -57,16 +58,16 @@ int file_probe_dir(const char *dir)
     if (rv != RC_OK) {
         return RC_IO;
     }
-    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    int fd = io_open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) {
         return errno == EMFILE || errno == ENFILE || errno == ENOMEM
                    ? RC_FULL
                    : RC_IO;
     }
     static const char byte = 'x';
-    rv = write(fd, &byte, 1) == 1 && fdatasync(fd) == 0 ? RC_OK : RC_IO;
-    close(fd);
-    if (unlink(path) != 0) {
+    rv = io_write(fd, &byte, 1) == 1 && io_fdatasync(fd) == 0 ? RC_OK : RC_IO;
+    io_close(fd);
+    if (io_unlink(path) != 0) {
         rv = RC_IO;
     }
     return rv;
@@ -89,20 +90,20 @@ int file_write_atomic(const char *dir, const char *name,
     if (rv != RC_OK) {
         return rv;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = io_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return RC_IO;
     }
     rv = file_write_all(fd, data, len);
-    if (rv == RC_OK && fdatasync(fd) != 0) {
+    if (rv == RC_OK && io_fdatasync(fd) != 0) {
         rv = RC_IO;
     }
-    close(fd);
-    if (rv == RC_OK && rename(tmp, path) != 0) {
+    io_close(fd);
+    if (rv == RC_OK && io_rename(tmp, path) != 0) {
         rv = RC_IO;
     }
     if (rv != RC_OK) {
-        unlink(tmp);
+        io_unlink(tmp);
         return rv;
     }
     return file_sync_dir(dir);
@@ -116,7 +117,7 @@ int file_read_small(const char *dir, const char *name, char *buf,
     if (rv != RC_OK) {
         return rv;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = io_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         return errno == ENOENT ? RC_NOT_FOUND : RC_IO;
     }
@@ -125,10 +126,10 @@ int file_read_small(const char *dir, const char *name, char *buf,
     for (;;) {
         if (len + 1 >= cap) {
             char probe;
-            rv = read(fd, &probe, 1) == 0 ? RC_OK : RC_TOO_LARGE;
+            rv = io_read(fd, &probe, 1) == 0 ? RC_OK : RC_TOO_LARGE;
             break;
         }
-        ssize_t got = read(fd, buf + len, cap - 1 - len);
+        ssize_t got = io_read(fd, buf + len, cap - 1 - len);
         if (got < 0 && errno == EINTR) {
             continue;
         }
@@ -141,7 +142,7 @@ int file_read_small(const char *dir, const char *name, char *buf,
         }
         len += (size_t)got;
     }
-    close(fd);
+    io_close(fd);
     buf[len] = '\0';
     *len_out = len;
     return rv;

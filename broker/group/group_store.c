@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/kafka/record_batch.h"
 #include "common/bytes.h"
 #include "common/crc32c.h"
@@ -424,7 +425,7 @@ int group_store_load_step(struct log *l, int64_t *offset, int64_t end,
         log_span_release(&span);
         return RC_NOMEM;
     }
-    ssize_t got = pread(span.fd, buf, want, span.position);
+    ssize_t got = io_pread(span.fd, buf, want, span.position);
     log_span_release(&span);
     if (got < 0 || (size_t)got != want) {
         free(buf);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/rc.h"
 
 /* sendfile(2) moves at most this much per call on Linux. */
@@ -49,7 +50,7 @@ int net_pread_full(int fd, void *buf, size_t n, int64_t position)
 
     ASSERT(position >= 0);
     while (have < n) {
-        ssize_t got = pread(fd, p + have, n - have,
+        ssize_t got = io_pread(fd, p + have, n - have,
                             (off_t)position + (off_t)have);
         if (got < 0 && errno == EINTR) {
             continue;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/file.h"
+#include "common/io.h"
 #include "common/kafka/record_batch.h"
 #include "common/kafka/record_filter.h"
 #include "common/kafka/record_inflate.h"
@@ -483,7 +484,7 @@ static int time_find_in_batch(struct log_scan *s, int64_t pos,
         own = malloc(size);
         rv = own == NULL ? RC_NOMEM : RC_OK;
         if (rv == RC_OK &&
-            pread(s->seg->fd, own, size, (off_t)pos) != (ssize_t)size) {
+            io_pread(s->seg->fd, own, size, (off_t)pos) != (ssize_t)size) {
             rv = RC_IO;
         }
         bytes = own;

@@ -14,6 +14,7 @@
 
 #include "broker/log/log_internal.h"
 #include "common/file.h"
+#include "common/io.h"
 #include "common/kafka/record_filter.h"
 #include "common/limits.h"
 #include "common/rc.h"
@@ -263,7 +264,7 @@ static int next_batch(struct log_clean_job *job, struct log_scan *s,
             job->batch = b;
             job->batch_cap = size;
         }
-        rv = pread(s->seg->fd, job->batch, size, (off_t)pos) ==
+        rv = io_pread(s->seg->fd, job->batch, size, (off_t)pos) ==
                      (ssize_t)size
                  ? RC_OK
                  : RC_IO;
@@ -378,7 +379,7 @@ static int rewrite(struct log_clean_job *job, size_t i)
 {
     struct clean_seg *cs = &job->segs[i];
     const struct log_segment *seg = cs->old;
-    int fd = open(cs->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = io_open(cs->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return RC_IO;
     }
@@ -416,7 +417,7 @@ static int rewrite(struct log_clean_job *job, size_t i)
     if (rv == RC_NOT_FOUND) {
         rv = flush_out(job, fd);
     }
-    if (rv == RC_OK && fdatasync(fd) != 0) {
+    if (rv == RC_OK && io_fdatasync(fd) != 0) {
         rv = RC_IO;
     }
     if (rv == RC_OK) {
@@ -424,8 +425,8 @@ static int rewrite(struct log_clean_job *job, size_t i)
                                job->index_max, fd);
     }
     if (rv != RC_OK) {
-        close(fd);
-        unlink(cs->path);
+        io_close(fd);
+        io_unlink(cs->path);
         return rv;
     }
     int64_t cut = -1;
@@ -463,7 +464,7 @@ static void discard(struct log_clean_job *job, size_t from)
         if (job->segs[i].made != NULL) {
             log_segment_unref(job->segs[i].made);
             job->segs[i].made = NULL;
-            unlink(job->segs[i].path);
+            io_unlink(job->segs[i].path);
         }
     }
 }
@@ -507,7 +508,7 @@ static int swap_one(struct log *l, struct clean_seg *cs, size_t at)
         return rv;
     }
     log_index_unlink(l->dir, cs->old->base_offset);
-    if (rename(cs->path, target) != 0) {
+    if (io_rename(cs->path, target) != 0) {
         TRACE_ERROR(l->tracer, "dir=%s cleaned segment %020" PRId64
                     " not swapped in: %s", l->dir, cs->old->base_offset,
                     strerror(errno));

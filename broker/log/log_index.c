@@ -10,6 +10,7 @@
 
 #include "common/bytes.h"
 #include "common/file.h"
+#include "common/io.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
@@ -172,12 +173,12 @@ static int index_file_name(char *out, size_t cap, const char *dir,
 
 static int write_file(const char *path, const uint8_t *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = io_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return RC_IO;
     }
     int rv = file_write_all(fd, data, len);
-    close(fd);
+    io_close(fd);
     return rv;
 }
 
@@ -237,7 +238,7 @@ int log_index_save(const struct log_index *ix, const char *dir,
 static int read_file(const char *path, size_t max_bytes, uint8_t **out,
                      size_t *len_out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = io_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         return errno == ENOENT ? RC_NOT_FOUND : RC_IO;
     }
@@ -251,10 +252,10 @@ static int read_file(const char *path, size_t max_bytes, uint8_t **out,
     if (rv == RC_OK && buf == NULL) {
         rv = RC_NOMEM;
     }
-    if (rv == RC_OK && len > 0 && pread(fd, buf, len, 0) != (ssize_t)len) {
+    if (rv == RC_OK && len > 0 && io_pread(fd, buf, len, 0) != (ssize_t)len) {
         rv = RC_IO;
     }
-    close(fd);
+    io_close(fd);
     if (rv != RC_OK) {
         free(buf);
         return rv;
@@ -354,10 +355,10 @@ void log_index_unlink(const char *dir, int64_t base_offset)
     char path[LOG_PATH_BYTES_MAX];
     if (index_file_name(path, sizeof path, dir, base_offset, "index") ==
         RC_OK) {
-        unlink(path);
+        io_unlink(path);
     }
     if (index_file_name(path, sizeof path, dir, base_offset, "timeindex") ==
         RC_OK) {
-        unlink(path);
+        io_unlink(path);
     }
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/file.h"
+#include "common/io.h"
 #include "common/rc.h"
 
 #define LOG__SEGMENT_NAME_BYTES 24 /* 20 digits + ".log" */
@@ -70,7 +71,7 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
             has_suffix(e->d_name, LOG_CLEANED_SUFFIX)) {
             char path[LOG_PATH_BYTES_MAX];
             if (file_path(path, l->dir, e->d_name) == RC_OK) {
-                unlink(path);
+                io_unlink(path);
             }
             continue;
         }
@@ -112,7 +113,7 @@ static void unlink_segment_files(struct log *l, int64_t base)
 {
     char path[LOG_PATH_BYTES_MAX];
     if (log_segment_path(path, sizeof path, l->dir, base) == RC_OK) {
-        unlink(path);
+        io_unlink(path);
     }
     log_index_unlink(l->dir, base);
     l->dir_dirty = true;
@@ -285,7 +286,7 @@ static int finish_open(struct log *l, struct open_plan *p)
     if (rv == RC_OK && p->clean) {
         char path[LOG_PATH_BYTES_MAX];
         rv = file_path(path, l->dir, LOG__CLEAN_FILE);
-        if (rv == RC_OK && unlink(path) != 0) {
+        if (rv == RC_OK && io_unlink(path) != 0) {
             rv = RC_IO;
         }
         if (rv == RC_OK) {

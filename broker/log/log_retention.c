@@ -24,6 +24,7 @@
 
 #include "broker/log/log_internal.h"
 #include "common/file.h"
+#include "common/io.h"
 #include "common/rc.h"
 #include "common/trace.h"
 
@@ -101,7 +102,7 @@ static void delete_work_cb(uv_work_t *req)
     struct delete_job *job = req->data;
     for (size_t i = 0; i < job->n * RETENTION__EXTS; i++) {
         if (job->paths[i][0] != '\0') {
-            unlink(job->paths[i]); /* a leftover is removed at next open */
+            io_unlink(job->paths[i]); /* a leftover is removed at next open */
         }
     }
 }
@@ -138,7 +139,7 @@ static bool set_aside(struct log *l, const struct log_segment *seg,
             }
             continue;
         }
-        if (rename(from, paths[e]) != 0) {
+        if (io_rename(from, paths[e]) != 0) {
             if (e == 0) {
                 TRACE_ERROR(l->tracer, "dir=%s segment=%020" PRId64 ".log "
                             "not deleted: rename: %s", l->dir,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/crc32c.h"
+#include "common/io.h"
 #include "common/limits.h"
 #include "common/rc.h"
 
@@ -27,13 +28,13 @@ static int segment_new(struct log_segment **out, const char *dir,
     if (rv != RC_OK) {
         return rv;
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC | flags, 0644);
+    int fd = io_open(path, O_RDWR | O_CLOEXEC | flags, 0644);
     if (fd < 0) {
         return errno == ENOENT ? RC_NOT_FOUND : RC_IO;
     }
     rv = log_segment_adopt(out, dir, base_offset, index_max, fd);
     if (rv != RC_OK) {
-        close(fd);
+        io_close(fd);
     }
     return rv;
 }
@@ -92,7 +93,7 @@ void log_segment_unref(struct log_segment *seg)
     if (--seg->refs > 0) {
         return;
     }
-    close(seg->fd);
+    io_close(seg->fd);
     log_index_free(&seg->index);
     free(seg);
 }
@@ -102,7 +103,7 @@ void log_segment_delete(struct log_segment *seg)
     char path[LOG_PATH_BYTES_MAX];
     if (log_segment_path(path, sizeof path, seg->dir, seg->base_offset) ==
         RC_OK) {
-        unlink(path);
+        io_unlink(path);
     }
     log_index_unlink(seg->dir, seg->base_offset);
     seg->deleted = true;
@@ -149,7 +150,7 @@ int log_segment_append(struct log_segment *seg, const uint8_t *p, size_t len,
     int64_t pos = seg->size;
     size_t done = 0;
     while (done < len) {
-        ssize_t n = pwrite(seg->fd, p + done, len - done,
+        ssize_t n = io_pwrite(seg->fd, p + done, len - done,
                            (off_t)(pos + (int64_t)done));
         if (n < 0 && errno == EINTR) {
             continue;
@@ -157,7 +158,7 @@ int log_segment_append(struct log_segment *seg, const uint8_t *p, size_t len,
         if (n <= 0) {
             /* Leave no partial batch behind; if even that fails, recovery
              * cuts it on the next open. */
-            int cut = ftruncate(seg->fd, (off_t)pos);
+            int cut = io_ftruncate(seg->fd, (off_t)pos);
             (void)cut;
             return RC_IO;
         }
@@ -197,7 +198,7 @@ static int scan_fill(struct log_scan *s, int64_t pos, size_t n)
     }
     ssize_t got;
     do {
-        got = pread(s->seg->fd, s->buf, want, (off_t)pos);
+        got = io_pread(s->seg->fd, s->buf, want, (off_t)pos);
     } while (got < 0 && errno == EINTR);
     if (got < 0) {
         return RC_IO;
@@ -217,7 +218,7 @@ static int scan_crc_chunked(struct log_scan *s, int64_t pos, int64_t size,
     s->buf_len = 0; /* the buffer is reused below */
     while (at < end) {
         size_t n = end - at < (int64_t)s->cap ? (size_t)(end - at) : s->cap;
-        ssize_t got = pread(s->seg->fd, s->buf, n, (off_t)at);
+        ssize_t got = io_pread(s->seg->fd, s->buf, n, (off_t)at);
         if (got < 0 && errno == EINTR) {
             continue;
         }
@@ -339,7 +340,7 @@ int log_segment_recover(struct log_segment *seg, uint8_t *scan_buf,
     }
     *cut_at = -1;
     if (seg->size < file_size) {
-        if (ftruncate(seg->fd, (off_t)seg->size) != 0) {
+        if (io_ftruncate(seg->fd, (off_t)seg->size) != 0) {
             return RC_IO;
         }
         *cut_at = seg->size;
@@ -529,7 +530,7 @@ int log_segment_truncate_to(struct log_segment *seg, uint8_t *scan_buf,
     if (rv != RC_OK) {
         return rv;
     }
-    if (ftruncate(seg->fd, (off_t)pos) != 0) {
+    if (io_ftruncate(seg->fd, (off_t)pos) != 0) {
         return RC_IO;
     }
     int64_t rel = h.base_offset - seg->base_offset;
@@ -553,5 +554,5 @@ int log_segment_save_index(const struct log_segment *seg)
 
 int log_segment_sync(int fd)
 {
-    return fdatasync(fd) == 0 ? RC_OK : RC_IO;
+    return io_fdatasync(fd) == 0 ? RC_OK : RC_IO;
 }

@@ -11,6 +11,7 @@
 
 #include "common/file.h"
 #include "common/crc32c.h"
+#include "common/io.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "common/reader.h"
@@ -529,7 +530,7 @@ int producer_state_delete_snapshot(const char *dir)
     if (rv != RC_OK) {
         return rv;
     }
-    if (unlink(path) != 0) {
+    if (io_unlink(path) != 0) {
         return errno == ENOENT ? RC_OK : RC_IO;
     }
     return file_sync_dir(dir);

@@ -1,0 +1,476 @@
+/* The file I/O seam and its faults (common/io.h). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/rc.h"
+
+#include "common/io.h"
+
+/* Which rules a path-limited fault matched, by fd, set at open. Files
+ * with higher fds match only rules without a path. */
+#define IO__FDS_TRACKED 65536
+
+struct io__rule {
+    struct io_fault f;
+    uint64_t seen;  /* matching calls so far */
+    uint64_t hits;
+};
+
+static pthread_mutex_t io__mu = PTHREAD_MUTEX_INITIALIZER;
+static struct io__rule io__rules[IO_FAULTS_MAX];
+static atomic_size_t io__n_rules;          /* 0: the fast path */
+static atomic_bool io__released;           /* SIGUSR2 came */
+static uint8_t io__fd_rules[IO__FDS_TRACKED]; /* bit i: rule i's path */
+
+_Static_assert(IO_FAULTS_MAX <= 8, "a rule mask is one byte per fd");
+
+int io_fault_add(const struct io_fault *f)
+{
+    ASSERT(f->op < IO_OP__COUNT);
+    pthread_mutex_lock(&io__mu);
+    size_t n = atomic_load(&io__n_rules);
+    int rv = RC_FULL;
+    if (n < IO_FAULTS_MAX) {
+        io__rules[n] = (struct io__rule){.f = *f};
+        io__rules[n].f.path[IO_FAULT_PATH_BYTES_MAX - 1] = '\0';
+        atomic_store(&io__n_rules, n + 1);
+        rv = RC_OK;
+    }
+    pthread_mutex_unlock(&io__mu);
+    return rv;
+}
+
+void io_fault_clear(void)
+{
+    pthread_mutex_lock(&io__mu);
+    atomic_store(&io__n_rules, 0);
+    atomic_store(&io__released, false);
+    memset(io__fd_rules, 0, sizeof io__fd_rules);
+    pthread_mutex_unlock(&io__mu);
+}
+
+uint64_t io_fault_hits(size_t i)
+{
+    pthread_mutex_lock(&io__mu);
+    uint64_t hits = i < atomic_load(&io__n_rules) ? io__rules[i].hits : 0;
+    pthread_mutex_unlock(&io__mu);
+    return hits;
+}
+
+void io_fault_release(void)
+{
+    atomic_store(&io__released, true);
+}
+
+/* The rule that hits this call, or NULL. Counts the call for every rule
+ * it matches. Caller holds io__mu. */
+static struct io__rule *match(enum io_op op, int fd, const char *path)
+{
+    struct io__rule *hit = NULL;
+    size_t n = atomic_load(&io__n_rules);
+    for (size_t i = 0; i < n; i++) {
+        struct io__rule *r = &io__rules[i];
+        if (r->f.op != op) {
+            continue;
+        }
+        if (r->f.path[0] != '\0') {
+            bool by_fd = fd >= 0 && fd < IO__FDS_TRACKED &&
+                         (io__fd_rules[fd] & (1u << i)) != 0;
+            bool by_path = path != NULL && strstr(path, r->f.path) != NULL;
+            if (!by_fd && !by_path) {
+                continue;
+            }
+        }
+        if (r->f.on_signal && !atomic_load(&io__released)) {
+            continue;
+        }
+        r->seen++;
+        if (hit != NULL || r->seen <= r->f.after ||
+            (r->f.times > 0 && r->hits >= r->f.times)) {
+            continue;
+        }
+        r->hits++;
+        hit = r;
+    }
+    return hit;
+}
+
+/* The fault for this call, copied out, or false for none. */
+static bool fault_for(enum io_op op, int fd, const char *path,
+                      struct io_fault *out)
+{
+    if (atomic_load_explicit(&io__n_rules, memory_order_relaxed) == 0) {
+        return false;
+    }
+    pthread_mutex_lock(&io__mu);
+    struct io__rule *r = match(op, fd, path);
+    if (r != NULL) {
+        *out = r->f;
+    }
+    pthread_mutex_unlock(&io__mu);
+    return r != NULL;
+}
+
+static void note_open(int fd, const char *path)
+{
+    if (fd < 0 || fd >= IO__FDS_TRACKED ||
+        atomic_load_explicit(&io__n_rules, memory_order_relaxed) == 0) {
+        return;
+    }
+    pthread_mutex_lock(&io__mu);
+    uint8_t mask = 0;
+    size_t n = atomic_load(&io__n_rules);
+    for (size_t i = 0; i < n; i++) {
+        const char *want = io__rules[i].f.path;
+        if (want[0] != '\0' && strstr(path, want) != NULL) {
+            mask |= (uint8_t)(1u << i);
+        }
+    }
+    io__fd_rules[fd] = mask;
+    pthread_mutex_unlock(&io__mu);
+}
+
+static int fail(int err)
+{
+    errno = err;
+    return -1;
+}
+
+int io_open(const char *path, int flags, mode_t mode)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_OPEN, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    int fd;
+    do {
+        fd = open(path, flags, mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd >= 0) {
+        if (fd < IO__FDS_TRACKED) {
+            io__fd_rules[fd] = 0;
+        }
+        note_open(fd, path);
+    }
+    return fd;
+}
+
+int io_close(int fd)
+{
+    if (fd >= 0 && fd < IO__FDS_TRACKED &&
+        atomic_load_explicit(&io__n_rules, memory_order_relaxed) != 0) {
+        pthread_mutex_lock(&io__mu);
+        io__fd_rules[fd] = 0;
+        pthread_mutex_unlock(&io__mu);
+    }
+    return close(fd);
+}
+
+/* One bit of the middle byte of what was read. */
+static void flip(void *buf, size_t n)
+{
+    if (n > 0) {
+        ((uint8_t *)buf)[n / 2] ^= 0x10;
+    }
+}
+
+static ssize_t read_at(int fd, void *buf, size_t n, off_t offset,
+                       bool positioned)
+{
+    struct io_fault f;
+    bool hit = fault_for(IO_OP_READ, fd, NULL, &f);
+    if (hit && f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    ssize_t got;
+    do {
+        got = positioned ? pread(fd, buf, n, offset) : read(fd, buf, n);
+    } while (got < 0 && errno == EINTR);
+    if (hit && f.kind == IO_FAULT_FLIP_READ && got > 0) {
+        flip(buf, (size_t)got);
+    }
+    return got;
+}
+
+ssize_t io_pread(int fd, void *buf, size_t n, off_t offset)
+{
+    return read_at(fd, buf, n, offset, true);
+}
+
+ssize_t io_read(int fd, void *buf, size_t n)
+{
+    return read_at(fd, buf, n, 0, false);
+}
+
+static ssize_t raw_write(int fd, const void *buf, size_t n, off_t offset,
+                         bool positioned)
+{
+    ssize_t put;
+    do {
+        put = positioned ? pwrite(fd, buf, n, offset) : write(fd, buf, n);
+    } while (put < 0 && errno == EINTR);
+    return put;
+}
+
+/* A write under a fault: half of it and an error, or a flipped copy. */
+static ssize_t faulty_write(int fd, const void *buf, size_t n, off_t offset,
+                            bool positioned, const struct io_fault *f)
+{
+    if (f->kind == IO_FAULT_SHORT) {
+        if (n > 1) {
+            ssize_t put = raw_write(fd, buf, n / 2, offset, positioned);
+            (void)put; /* torn: whatever landed stays */
+        }
+        return fail(f->err != 0 ? f->err : ENOSPC);
+    }
+    uint8_t *copy = malloc(n == 0 ? 1 : n);
+    if (copy == NULL) {
+        return fail(ENOMEM);
+    }
+    memcpy(copy, buf, n);
+    flip(copy, n);
+    ssize_t put = raw_write(fd, copy, n, offset, positioned);
+    free(copy);
+    return put;
+}
+
+static ssize_t write_at(int fd, const void *buf, size_t n, off_t offset,
+                        bool positioned)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_WRITE, fd, NULL, &f)) {
+        if (f.kind == IO_FAULT_ERRNO) {
+            return fail(f.err);
+        }
+        if (f.kind == IO_FAULT_SHORT || f.kind == IO_FAULT_FLIP_WRITE) {
+            return faulty_write(fd, buf, n, offset, positioned, &f);
+        }
+    }
+    return raw_write(fd, buf, n, offset, positioned);
+}
+
+ssize_t io_pwrite(int fd, const void *buf, size_t n, off_t offset)
+{
+    return write_at(fd, buf, n, offset, true);
+}
+
+ssize_t io_write(int fd, const void *buf, size_t n)
+{
+    return write_at(fd, buf, n, 0, false);
+}
+
+static int sync_fd(int fd, bool data_only)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_SYNC, fd, NULL, &f) && f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    int rv;
+    do {
+        rv = data_only ? fdatasync(fd) : fsync(fd);
+    } while (rv < 0 && errno == EINTR);
+    return rv;
+}
+
+int io_fdatasync(int fd)
+{
+    return sync_fd(fd, true);
+}
+
+int io_fsync(int fd)
+{
+    return sync_fd(fd, false);
+}
+
+int io_rename(const char *from, const char *to)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_RENAME, -1, from, &f) && f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    return rename(from, to);
+}
+
+int io_ftruncate(int fd, off_t length)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_TRUNCATE, fd, NULL, &f) &&
+        f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    int rv;
+    do {
+        rv = ftruncate(fd, length);
+    } while (rv < 0 && errno == EINTR);
+    return rv;
+}
+
+int io_unlink(const char *path)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_UNLINK, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    return unlink(path);
+}
+
+/* --- Specs -------------------------------------------------------------- */
+
+static const char *const io__op_names[IO_OP__COUNT] = {
+    "open", "read", "write", "sync", "rename", "truncate", "unlink"};
+
+static int parse_op(const char *s, enum io_op *out)
+{
+    for (int i = 0; i < IO_OP__COUNT; i++) {
+        if (strcmp(s, io__op_names[i]) == 0) {
+            *out = (enum io_op)i;
+            return RC_OK;
+        }
+    }
+    return RC_INVALID;
+}
+
+static int parse_error(const char *s, struct io_fault *f)
+{
+    static const struct { const char *name; int err; } errs[] = {
+        {"eio", EIO}, {"enospc", ENOSPC}, {"edquot", EDQUOT},
+        {"erofs", EROFS}};
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
+        if (strcmp(s, errs[i].name) == 0) {
+            f->kind = IO_FAULT_ERRNO;
+            f->err = errs[i].err;
+            return RC_OK;
+        }
+    }
+    if (strcmp(s, "short") == 0) {
+        f->kind = IO_FAULT_SHORT;
+        f->err = ENOSPC;
+        return RC_OK;
+    }
+    if (strcmp(s, "flip") == 0 &&
+        (f->op == IO_OP_READ || f->op == IO_OP_WRITE)) {
+        f->kind = f->op == IO_OP_READ ? IO_FAULT_FLIP_READ
+                                      : IO_FAULT_FLIP_WRITE;
+        return RC_OK;
+    }
+    return RC_INVALID;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-') {
+        return RC_INVALID;
+    }
+    *out = (uint64_t)v;
+    return RC_OK;
+}
+
+static int parse_key(char *kv, struct io_fault *f)
+{
+    char *eq = strchr(kv, '=');
+    if (eq == NULL) {
+        return RC_INVALID;
+    }
+    *eq = '\0';
+    const char *v = eq + 1;
+    if (strcmp(kv, "after") == 0) {
+        return parse_count(v, &f->after);
+    }
+    if (strcmp(kv, "times") == 0) {
+        return parse_count(v, &f->times);
+    }
+    if (strcmp(kv, "path") == 0) {
+        size_t n = strlen(v);
+        if (n == 0 || n >= sizeof f->path) {
+            return RC_INVALID;
+        }
+        memcpy(f->path, v, n + 1);
+        return RC_OK;
+    }
+    if (strcmp(kv, "armed") == 0 && strcmp(v, "sigusr2") == 0) {
+        f->on_signal = true;
+        return RC_OK;
+    }
+    return RC_INVALID;
+}
+
+/* One "op:error[:key=value]..." rule, parsed in place. */
+static int parse_rule(char *rule, struct io_fault *f)
+{
+    *f = (struct io_fault){0};
+    char *save = NULL;
+    char *op = strtok_r(rule, ":", &save);
+    char *err = op != NULL ? strtok_r(NULL, ":", &save) : NULL;
+    if (err == NULL || parse_op(op, &f->op) != RC_OK ||
+        parse_error(err, f) != RC_OK) {
+        return RC_INVALID;
+    }
+    for (char *kv = strtok_r(NULL, ":", &save); kv != NULL;
+         kv = strtok_r(NULL, ":", &save)) {
+        if (parse_key(kv, f) != RC_OK) {
+            return RC_INVALID;
+        }
+    }
+    return RC_OK;
+}
+
+int io_fault_parse(const char *spec)
+{
+    char copy[1024];
+    size_t len = strlen(spec);
+    if (len >= sizeof copy) {
+        return RC_INVALID;
+    }
+    memcpy(copy, spec, len + 1);
+    struct io_fault rules[IO_FAULTS_MAX];
+    size_t n = 0;
+    char *save = NULL;
+    for (char *r = strtok_r(copy, ";", &save); r != NULL;
+         r = strtok_r(NULL, ";", &save)) {
+        if (n == IO_FAULTS_MAX || parse_rule(r, &rules[n]) != RC_OK) {
+            return RC_INVALID;
+        }
+        n++;
+    }
+    if (n + atomic_load(&io__n_rules) > IO_FAULTS_MAX) {
+        return RC_INVALID;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rv = io_fault_add(&rules[i]);
+        ASSERT(rv == RC_OK); /* room was checked above */
+    }
+    return RC_OK;
+}
+
+static void sigusr2_cb(int signum)
+{
+    (void)signum;
+    atomic_store(&io__released, true); /* lock-free: safe in a handler */
+}
+
+int io_fault_from_env(void)
+{
+    const char *spec = getenv("CAIRN_IO_FAULTS");
+    if (spec == NULL || spec[0] == '\0') {
+        return RC_OK;
+    }
+    int rv = io_fault_parse(spec);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    struct sigaction sa = {.sa_handler = sigusr2_cb};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    return sigaction(SIGUSR2, &sa, NULL) == 0 ? RC_OK : RC_IO;
+}

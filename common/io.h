@@ -1,0 +1,99 @@
+/* The one seam for file I/O. Every file the broker and the controller keep
+ * (segments, indexes, checkpoints, producer state, the probe) is opened,
+ * read, written, synced, renamed, truncated and removed through these
+ * calls, so that a test can make any one of them fail the way a disk
+ * does.
+ *
+ * The calls have the shape of the POSIX calls they wrap (a result, or -1
+ * with errno set), so code reads as it would without the seam. Each retries
+ * EINTR itself. With no fault armed a call costs one relaxed atomic load
+ * on top of the system call.
+ *
+ * Faults (io_fault_add): fail the Nth call of a kind with an errno, write
+ * short, flip a byte of what a read returns or of what a write stores.
+ * A fault may be limited to files whose path contains a string (matched
+ * when the file is opened), may let some calls pass first, and may be
+ * held until the process gets SIGUSR2 (so a real-process test can start
+ * a disk failure in the middle of a run). Daemons read faults from the
+ * environment at start (io_fault_from_env), which is how the integration
+ * tests and jepsen/ inject them:
+ *
+ *   CAIRN_IO_FAULTS="sync:eio:path=.log:armed=sigusr2;write:enospc:after=5"
+ *
+ * Thread-safe: faults are checked under a mutex (the group-commit job
+ * syncs from the threadpool). */
+#ifndef CAIRN_COMMON_IO_H
+#define CAIRN_COMMON_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/assert.h"
+
+enum io_op {
+    IO_OP_OPEN,     /* io_open (files and directories) */
+    IO_OP_READ,     /* io_pread, io_read */
+    IO_OP_WRITE,    /* io_pwrite, io_write */
+    IO_OP_SYNC,     /* io_fdatasync, io_fsync */
+    IO_OP_RENAME,   /* io_rename */
+    IO_OP_TRUNCATE, /* io_ftruncate */
+    IO_OP_UNLINK,   /* io_unlink */
+    IO_OP__COUNT
+};
+
+enum io_fault_kind {
+    IO_FAULT_ERRNO,      /* the call fails with err; nothing is done */
+    IO_FAULT_SHORT,      /* a write stores half of what it was given */
+    IO_FAULT_FLIP_READ,  /* a read returns its bytes with one bit flipped */
+    IO_FAULT_FLIP_WRITE, /* a write stores its bytes with one bit flipped */
+};
+
+#define IO_FAULT_PATH_BYTES_MAX 64
+#define IO_FAULTS_MAX 8 /* rules armed at once; a test needs one or two */
+
+struct io_fault {
+    enum io_op op;
+    enum io_fault_kind kind;
+    int err;          /* IO_FAULT_ERRNO: EIO, ENOSPC, EDQUOT, ... */
+    uint64_t after;   /* calls of this kind that pass first */
+    uint64_t times;   /* calls it hits, then it is spent; 0: every one */
+    bool on_signal;   /* held until SIGUSR2 (io_fault_from_env) */
+    char path[IO_FAULT_PATH_BYTES_MAX]; /* "" any file, else a substring */
+};
+
+/* Arms f. RC_FULL when IO_FAULTS_MAX are armed. */
+MUST_CHECK int io_fault_add(const struct io_fault *f);
+/* Disarms every fault and forgets which files they matched. */
+void io_fault_clear(void);
+/* Calls a fault has hit so far (rule index in the order added). */
+uint64_t io_fault_hits(size_t i);
+/* Releases faults added with on_signal (what SIGUSR2 does). */
+void io_fault_release(void);
+
+/* Parses a spec (grammar in the header comment; ops: open read write sync
+ * rename truncate unlink; errors: eio enospc edquot erofs, or short,
+ * flip (a flipped byte: on read for read, on write for write); keys:
+ * after=N times=N path=S armed=sigusr2) and arms its faults. RC_INVALID,
+ * and nothing armed, on a bad spec. */
+MUST_CHECK int io_fault_parse(const char *spec);
+
+/* Arms CAIRN_IO_FAULTS if set, installing a SIGUSR2 handler that releases
+ * held faults. RC_INVALID on a bad spec (the daemon refuses to start). */
+MUST_CHECK int io_fault_from_env(void);
+
+int io_open(const char *path, int flags, mode_t mode);
+ssize_t io_pread(int fd, void *buf, size_t n, off_t offset);
+ssize_t io_read(int fd, void *buf, size_t n);
+ssize_t io_pwrite(int fd, const void *buf, size_t n, off_t offset);
+ssize_t io_write(int fd, const void *buf, size_t n);
+int io_fdatasync(int fd);
+int io_fsync(int fd);
+int io_rename(const char *from, const char *to);
+int io_ftruncate(int fd, off_t length);
+int io_unlink(const char *path);
+/* close(2); forgets the fd's fault matches. */
+int io_close(int fd);
+
+#endif
