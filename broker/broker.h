@@ -23,6 +23,9 @@
 
 struct fetch_wait;
 
+/* The broker's exit status after its only log dir failed. */
+#define BROKER_EXIT_LOG_DIR_FAILED 3
+
 struct broker {
     uv_loop_t *loop;
     struct tracer tracer;

@@ -253,14 +253,26 @@ static void image_cb(void *arg, const struct meta_image *img)
 }
 
 /* Kafka halts a broker whose every log dir has failed (its only one,
- * here): the controller fences it and moves its leaderships, and no
- * acknowledged write depends on a disk that no longer takes writes. */
+ * here). First, so that no acknowledged write depends on a disk that no
+ * longer takes writes: replication stops (no fetch may report offsets
+ * the failed disk holds), clients get KAFKA_STORAGE_ERROR for every
+ * partition here, and the heartbeats name the dir offline and ask to be
+ * fenced, so the controller drops this broker from every ISR and moves
+ * its leaderships now rather than after the session timeout. done_cb
+ * then exits. */
 static void log_dir_failed(void *arg)
 {
     struct broker *b = arg;
-    TRACE_ERROR(&b->tracer, "broker=%d its only log dir has failed: "
-                "stopping at once", b->partitions.broker_id);
-    _exit(1);
+    if (b->fetchers != NULL) {
+        follower_close(b->fetchers);
+        b->fetchers = NULL;
+    }
+    TRACE_ERROR(&b->tracer, "broker=%d log.dirs=%s is offline: replication "
+                "stopped, clients get KAFKA_STORAGE_ERROR; asking the "
+                "controller to fence this broker, then stopping",
+                b->partitions.broker_id, b->partitions.log_dir);
+    b->stopping = true;
+    membership_log_dir_offline(b->membership, b->partitions.log_dir);
 }
 
 static void followers_changed(void *arg)
@@ -275,6 +287,15 @@ static void followers_changed(void *arg)
 static void done_cb(void *arg)
 {
     struct broker *b = arg;
+    if (b->partitions.dir_failed) {
+        /* Nothing more is written to a failed disk: no checkpoints, no
+         * clean-shutdown marker; the next start recovers. */
+        TRACE_ERROR(&b->tracer, "broker=%d stopped: its only log dir %s "
+                    "failed (see the first error above); replace or repair "
+                    "the disk, then start the broker again",
+                    b->partitions.broker_id, b->partitions.log_dir);
+        _exit(BROKER_EXIT_LOG_DIR_FAILED);
+    }
     kafka_fetch_flush(b);
     coordinator_close(&b->coordinator);
     if (b->fetchers != NULL) {

@@ -3,11 +3,13 @@
 #include "broker/membership.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "common/kafka/kafka_error.h"
+#include "common/limits.h"
 #include "common/meta/meta_codec.h"
 #include "common/backoff.h"
 #include "common/rc.h"
@@ -43,6 +45,8 @@ struct membership {
     uint64_t next_fetch_ms;
     uint64_t backoff_ms;
     bool shutting_down;
+    bool want_fence;              /* its log dir failed */
+    char offline_dir[LOG_PATH_BYTES_MAX];
     uint64_t shutdown_deadline_ms;
     bool done;
     bool closing;
@@ -268,8 +272,13 @@ static void send_heartbeat(struct membership *m)
     hb.broker_id = m->cfg.broker_id;
     hb.broker_epoch = m->epoch;
     hb.current_metadata_offset = m->image.offset;
-    hb.want_fence = false;
+    hb.want_fence = m->want_fence;
     hb.want_shut_down = m->shutting_down;
+    char *offline = m->offline_dir;
+    if (m->want_fence) {
+        hb.n_offline_log_dirs = 1;
+        hb.offline_log_dirs = &offline;
+    }
     Cairn__Request req = CAIRN__REQUEST__INIT;
     req.body_case = CAIRN__REQUEST__BODY_BROKER_HEARTBEAT;
     req.broker_heartbeat = &hb;
@@ -624,6 +633,14 @@ void membership_shutdown(struct membership *m)
         m->done = true; /* never registered: nothing to hand over */
         m->done_cb(m->arg);
     }
+}
+
+void membership_log_dir_offline(struct membership *m, const char *dir)
+{
+    snprintf(m->offline_dir, sizeof m->offline_dir, "%s", dir);
+    m->want_fence = true;
+    m->next_heartbeat_ms = uv_now(m->loop);
+    membership_shutdown(m);
 }
 
 static void timer_closed_cb(uv_handle_t *handle)

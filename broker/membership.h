@@ -46,6 +46,13 @@ MUST_CHECK int membership_start(struct membership **out, uv_loop_t *loop,
  * or after the session timeout if no controller answers. */
 void membership_shutdown(struct membership *m);
 
+/* The broker's only log dir failed: heartbeats name it offline (KIP-858)
+ * and ask to be fenced and shut down, so the controller drops this
+ * broker from every ISR and moves its leaderships at once rather than
+ * after the session times out. done_cb runs once the controller has
+ * fenced it, or after the session timeout if no controller answers. */
+void membership_log_dir_offline(struct membership *m, const char *dir);
+
 /* Stops timers and connections; memory is freed as the loop runs. */
 void membership_close(struct membership *m);
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -14,10 +15,6 @@
 
 #include "common/io.h"
 
-/* Which rules a path-limited fault matched, by fd, set at open. Files
- * with higher fds match only rules without a path. */
-#define IO__FDS_TRACKED 65536
-
 struct io__rule {
     struct io_fault f;
     uint64_t seen;  /* matching calls so far */
@@ -28,9 +25,6 @@ static pthread_mutex_t io__mu = PTHREAD_MUTEX_INITIALIZER;
 static struct io__rule io__rules[IO_FAULTS_MAX];
 static atomic_size_t io__n_rules;          /* 0: the fast path */
 static atomic_bool io__released;           /* SIGUSR2 came */
-static uint8_t io__fd_rules[IO__FDS_TRACKED]; /* bit i: rule i's path */
-
-_Static_assert(IO_FAULTS_MAX <= 8, "a rule mask is one byte per fd");
 
 int io_fault_add(const struct io_fault *f)
 {
@@ -53,7 +47,6 @@ void io_fault_clear(void)
     pthread_mutex_lock(&io__mu);
     atomic_store(&io__n_rules, 0);
     atomic_store(&io__released, false);
-    memset(io__fd_rules, 0, sizeof io__fd_rules);
     pthread_mutex_unlock(&io__mu);
 }
 
@@ -70,11 +63,23 @@ void io_fault_release(void)
     atomic_store(&io__released, true);
 }
 
+/* The path of an open fd, for rules limited to a path (only while a
+ * fault is armed, so the cost is a test's). */
+static const char *fd_path(int fd, char *buf, size_t cap)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, buf, cap - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    return buf;
+}
+
 /* The rule that hits this call, or NULL. Counts the call for every rule
  * it matches. Caller holds io__mu. */
 static struct io__rule *match(enum io_op op, int fd, const char *path)
 {
     struct io__rule *hit = NULL;
+    char buf[PATH_MAX];
     size_t n = atomic_load(&io__n_rules);
     for (size_t i = 0; i < n; i++) {
         struct io__rule *r = &io__rules[i];
@@ -82,10 +87,10 @@ static struct io__rule *match(enum io_op op, int fd, const char *path)
             continue;
         }
         if (r->f.path[0] != '\0') {
-            bool by_fd = fd >= 0 && fd < IO__FDS_TRACKED &&
-                         (io__fd_rules[fd] & (1u << i)) != 0;
-            bool by_path = path != NULL && strstr(path, r->f.path) != NULL;
-            if (!by_fd && !by_path) {
+            if (path == NULL && fd >= 0) {
+                path = fd_path(fd, buf, sizeof buf);
+            }
+            if (path == NULL || strstr(path, r->f.path) == NULL) {
                 continue;
             }
         }
@@ -119,23 +124,9 @@ static bool fault_for(enum io_op op, int fd, const char *path,
     return r != NULL;
 }
 
-static void note_open(int fd, const char *path)
+int io_rc(int err)
 {
-    if (fd < 0 || fd >= IO__FDS_TRACKED ||
-        atomic_load_explicit(&io__n_rules, memory_order_relaxed) == 0) {
-        return;
-    }
-    pthread_mutex_lock(&io__mu);
-    uint8_t mask = 0;
-    size_t n = atomic_load(&io__n_rules);
-    for (size_t i = 0; i < n; i++) {
-        const char *want = io__rules[i].f.path;
-        if (want[0] != '\0' && strstr(path, want) != NULL) {
-            mask |= (uint8_t)(1u << i);
-        }
-    }
-    io__fd_rules[fd] = mask;
-    pthread_mutex_unlock(&io__mu);
+    return err == ENOSPC || err == EDQUOT ? RC_NO_SPACE : RC_IO;
 }
 
 static int fail(int err)
@@ -154,23 +145,11 @@ int io_open(const char *path, int flags, mode_t mode)
     do {
         fd = open(path, flags, mode);
     } while (fd < 0 && errno == EINTR);
-    if (fd >= 0) {
-        if (fd < IO__FDS_TRACKED) {
-            io__fd_rules[fd] = 0;
-        }
-        note_open(fd, path);
-    }
     return fd;
 }
 
 int io_close(int fd)
 {
-    if (fd >= 0 && fd < IO__FDS_TRACKED &&
-        atomic_load_explicit(&io__n_rules, memory_order_relaxed) != 0) {
-        pthread_mutex_lock(&io__mu);
-        io__fd_rules[fd] = 0;
-        pthread_mutex_unlock(&io__mu);
-    }
     return close(fd);
 }
 

@@ -11,8 +11,9 @@
  *
  * Faults (io_fault_add): fail the Nth call of a kind with an errno, write
  * short, flip a byte of what a read returns or of what a write stores.
- * A fault may be limited to files whose path contains a string (matched
- * when the file is opened), may let some calls pass first, and may be
+ * A fault may be limited to files whose path contains a string (an fd's
+ * path is looked up while faults are armed), may let some calls pass
+ * first, and may be
  * held until the process gets SIGUSR2 (so a real-process test can start
  * a disk failure in the middle of a run). Daemons read faults from the
  * environment at start (io_fault_from_env), which is how the integration
@@ -65,7 +66,7 @@ struct io_fault {
 
 /* Arms f. RC_FULL when IO_FAULTS_MAX are armed. */
 MUST_CHECK int io_fault_add(const struct io_fault *f);
-/* Disarms every fault and forgets which files they matched. */
+/* Disarms every fault. */
 void io_fault_clear(void);
 /* Calls a fault has hit so far (rule index in the order added). */
 uint64_t io_fault_hits(size_t i);
@@ -83,6 +84,10 @@ MUST_CHECK int io_fault_parse(const char *spec);
  * held faults. RC_INVALID on a bad spec (the daemon refuses to start). */
 MUST_CHECK int io_fault_from_env(void);
 
+/* The RC_* for a failed call's errno: RC_NO_SPACE for ENOSPC and EDQUOT
+ * (the device or the quota is full), RC_IO for the rest. */
+int io_rc(int err);
+
 int io_open(const char *path, int flags, mode_t mode);
 ssize_t io_pread(int fd, void *buf, size_t n, off_t offset);
 ssize_t io_read(int fd, void *buf, size_t n);
@@ -93,7 +98,7 @@ int io_fsync(int fd);
 int io_rename(const char *from, const char *to);
 int io_ftruncate(int fd, off_t length);
 int io_unlink(const char *path);
-/* close(2); forgets the fd's fault matches. */
+/* close(2). */
 int io_close(int fd);
 
 #endif

@@ -12,6 +12,7 @@
     X(RC_TOO_LARGE, "value exceeds its bound")                         \
     X(RC_FULL, "bounded queue is full")                                \
     X(RC_IO, "I/O error")                                              \
+    X(RC_NO_SPACE, "no space left on the device")                      \
     X(RC_CORRUPT, "checksum mismatch or undecodable data")            \
     X(RC_INVALID, "invalid argument or value")                         \
     X(RC_NOT_FOUND, "not found")                                       \

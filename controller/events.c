@@ -44,7 +44,11 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
                  (int)op->req->broker_registration->broker_id);
         break;
     case CAIRN__REQUEST__BODY_BROKER_HEARTBEAT:
-        if (hb->want_shut_down) {
+        if (hb->want_fence && hb->n_offline_log_dirs > 0) {
+            snprintf(out, cap, "broker %d asked to be fenced: its log dir "
+                     "%s is offline", (int)hb->broker_id,
+                     hb->offline_log_dirs[0]);
+        } else if (hb->want_shut_down) {
             snprintf(out, cap, "broker %d asked for a controlled shutdown",
                      (int)hb->broker_id);
         } else if (hb->want_fence) {

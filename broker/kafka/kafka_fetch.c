@@ -115,6 +115,10 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
                                                  in->PartitionIndex);
         return;
     }
+    if (w->b->partitions.dir_failed) { /* the broker is on its way out */
+        out->ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+        return;
+    }
     if (in->CurrentLeaderEpoch >= 0 && in->CurrentLeaderEpoch != p->leader_epoch) {
         out->ErrorCode = in->CurrentLeaderEpoch < p->leader_epoch
                              ? KAFKA_ERROR_FENCED_LEADER_EPOCH

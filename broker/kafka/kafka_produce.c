@@ -175,6 +175,10 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
                                                  in->PartitionIndex);
         return false;
     }
+    if (ctx->b->partitions.dir_failed) { /* the broker is on its way out */
+        out->ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+        return false;
+    }
     out->ErrorCode = precheck(ctx->req->api_version, in->Records,
                               p->max_message_bytes);
     if (out->ErrorCode != KAFKA_ERROR_NONE) {

@@ -259,6 +259,9 @@ static int append_checked(struct log *l, const uint8_t *p, size_t len,
     int rv = RC_OK;
     if (should_roll(l, len, h, now_ms)) {
         rv = roll_at(l, h->base_offset);
+        if (rv == RC_IO || rv == RC_NO_SPACE) {
+            log_fail(l, rv, "roll a new segment");
+        }
         if (rv != RC_OK) {
             return rv;
         }
@@ -268,6 +271,7 @@ static int append_checked(struct log *l, const uint8_t *p, size_t len,
     if (rv != RC_OK) {
         TRACE_ERROR(l->tracer, "dir=%s base=%" PRId64 " append: %s", l->dir,
                     seg->base_offset, rc_str(rv));
+        log_fail(l, rv, "append");
         return rv;
     }
     seg->dirty = true;
@@ -649,7 +653,7 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
     if (keep < l->n_segs) {
         rv = log_segment_truncate_to(l->segs[keep], l->scan_buf, offset);
         if (rv != RC_OK) {
-            l->failed = rv;
+            log_fail(l, rv, "truncate");
             return rv;
         }
         l->segs[keep]->dirty = true;
@@ -704,7 +708,7 @@ int log_truncate_to(struct log *l, int64_t offset)
     if (rv != RC_OK) {
         TRACE_ERROR(l->tracer, "dir=%s truncate to offset=%" PRId64 ": %s",
                     l->dir, offset, rc_str(rv));
-        l->failed = rv;
+        log_fail(l, rv, "truncate");
         return rv;
     }
     l->segs[i]->dirty = true;

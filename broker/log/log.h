@@ -191,6 +191,19 @@ void log_end_offset_for_epoch(const struct log *l, int32_t epoch,
 MUST_CHECK int log_wait_durable(struct log *l, int64_t offset,
                                 log_durable_cb cb, void *arg);
 
+/* A log fails for good when an fsync, a write, a truncation or a new
+ * segment fails. After a failed fsync the kernel may already have dropped
+ * the dirty pages (PostgreSQL's "fsyncgate", 2018), so nothing past the
+ * last successful sync may ever count as durable: the durable end stays
+ * where it was, appends answer the error, waiters above the durable end
+ * get it. cb(arg, rc) runs once, synchronously, at the moment of the
+ * failure and before any waiter hears of it (so the owner can stop
+ * replication before a follower could report unsynced offsets). */
+typedef void (*log_failed_cb)(void *arg, int rc);
+void log_on_failure(struct log *l, log_failed_cb cb, void *arg);
+/* RC_OK, or the error (RC_IO, RC_NO_SPACE, ...) that failed the log. */
+int log_failure(const struct log *l);
+
 /* Asks for a group commit at the end of this loop iteration even with no
  * waiter (followers, periodic flush). */
 void log_request_sync(struct log *l);

@@ -46,7 +46,9 @@ struct log {
                                * checkpointed; the log starts at the
                                * larger of it and the first segment */
     uint64_t truncations;     /* bumped by every cut, to spot races */
-    int failed;               /* sticky RC_IO after a failed sync */
+    int failed;               /* sticky, set only by log_fail() */
+    log_failed_cb failed_cb;  /* told once, by log_fail() */
+    void *failed_arg;
     bool epochs_unsaved;      /* the epoch checkpoint lags the cache */
     bool dir_dirty;           /* files created or removed since last sync */
     /* Group commit. */
@@ -86,6 +88,11 @@ int64_t log_read_offset_file(struct log *l, const char *name);
  * recorded in l. */
 MUST_CHECK int log_write_recovery_point(struct log *l, int64_t offset);
 MUST_CHECK int log_write_start_offset(struct log *l, int64_t offset);
+
+/* Fails the log for good with rc (see log_on_failure()): logs what
+ * failed, tells the owner, then fails every waiter above the durable
+ * end. Only the first failure counts. */
+void log_fail(struct log *l, int rc, const char *what);
 
 /* Calls back (later) every waiter above offset with rc. */
 void log_sync_fail_waiters_above(struct log *l, int64_t offset, int rc);

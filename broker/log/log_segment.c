@@ -30,7 +30,7 @@ static int segment_new(struct log_segment **out, const char *dir,
     }
     int fd = io_open(path, O_RDWR | O_CLOEXEC | flags, 0644);
     if (fd < 0) {
-        return errno == ENOENT ? RC_NOT_FOUND : RC_IO;
+        return errno == ENOENT ? RC_NOT_FOUND : io_rc(errno);
     }
     rv = log_segment_adopt(out, dir, base_offset, index_max, fd);
     if (rv != RC_OK) {
@@ -157,10 +157,12 @@ int log_segment_append(struct log_segment *seg, const uint8_t *p, size_t len,
         }
         if (n <= 0) {
             /* Leave no partial batch behind; if even that fails, recovery
-             * cuts it on the next open. */
+             * cuts it on the next open (the size kept in memory is pos,
+             * so nothing here reads or counts the torn bytes). */
+            int rv = n < 0 ? io_rc(errno) : RC_IO;
             int cut = io_ftruncate(seg->fd, (off_t)pos);
             (void)cut;
-            return RC_IO;
+            return rv;
         }
         done += (size_t)n;
     }

@@ -169,9 +169,31 @@ void log_sync_fail_waiters_above(struct log *l, int64_t offset, int rc)
     }
 }
 
-static void fail_all_waiters(struct log *l, int rc)
+void log_on_failure(struct log *l, log_failed_cb cb, void *arg)
 {
-    log_sync_fail_waiters_above(l, INT64_MIN, rc);
+    l->failed_cb = cb;
+    l->failed_arg = arg;
+}
+
+int log_failure(const struct log *l)
+{
+    return l->failed;
+}
+
+void log_fail(struct log *l, int rc, const char *what)
+{
+    ASSERT(rc != RC_OK);
+    if (l->failed != RC_OK) {
+        return;
+    }
+    TRACE_ERROR(l->tracer, "dir=%s %s failed: %s; the log takes no more "
+                "writes and nothing past offset %" PRId64 " counts as "
+                "durable", l->dir, what, rc_str(rc), l->durable_end);
+    l->failed = rc;
+    if (l->failed_cb != NULL) {
+        l->failed_cb(l->failed_arg, rc);
+    }
+    log_sync_fail_waiters_above(l, l->durable_end, rc);
 }
 
 static void work_cb(uv_work_t *req)
@@ -205,10 +227,7 @@ static void after_work_cb(uv_work_t *req, int status)
         log_segment_unref(job->segs[i]);
     }
     if (job->rc != RC_OK) {
-        TRACE_ERROR(l->tracer, "dir=%s fdatasync failed: %s; the log stops "
-                    "taking writes", l->dir, rc_str(job->rc));
-        l->failed = job->rc;
-        fail_all_waiters(l, job->rc);
+        log_fail(l, job->rc, "fdatasync");
     } else if (job->truncations != l->truncations) {
         l->sync_requested = true; /* cut meanwhile: resync what is there */
     } else {

@@ -165,7 +165,11 @@ static const struct sent_part *find_sent(const struct fetcher *f,
 static void synced_cb(void *arg, int rc)
 {
     struct fetcher *f = arg;
-    (void)rc; /* a failed log stops that partition; the others go on */
+    /* A failed log is left out of every later fetch (collect()); the
+     * others go on. */
+    if (rc != RC_OK) {
+        f->errors = true;
+    }
     f->pending_syncs--;
     if (!f->dead) {
         follower_session_synced(&f->session, f->pending_syncs, f->errors,
@@ -402,6 +406,26 @@ static void write_cb(struct frame_conn_write *req, int status)
     free(fw);
 }
 
+/* A fetch offset tells the leader how far this replica has durably got:
+ * the leader counts it towards the high watermark and acks=all. So a
+ * partition is asked for only while its log end is durable (with
+ * log.sync.before.ack; the fetcher waits for the sync before it fetches
+ * again) and its log has not failed: after a failed fsync the unsynced
+ * tail may never reach the disk, and the replica drops out of the ISR
+ * instead of reporting it. */
+static bool fetch_offset_durable(const struct partition *p)
+{
+    if (log_failure(p->log) != RC_OK) {
+        return false;
+    }
+    if (!p->sync_before_ack ||
+        log_durable_end_offset(p->log) >= log_end_offset(p->log)) {
+        return true;
+    }
+    log_request_sync(p->log); /* asked for again once it is synced */
+    return false;
+}
+
 static int add_sent(struct fetcher *f, const struct partition *p,
                     bool throttled)
 {
@@ -472,7 +496,8 @@ static int collect(struct fetcher *f, enum partition_follow want)
     f->n_held = 0;
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
-        if (p->closing || p->follow != want || p->leader != f->leader) {
+        if (p->closing || p->follow != want || p->leader != f->leader ||
+            !fetch_offset_durable(p)) {
             continue;
         }
         if (want == PARTITION_FOLLOW_TRUNCATE &&

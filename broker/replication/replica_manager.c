@@ -388,6 +388,30 @@ static void topic_log_config(const struct replica_manager *ps,
     }
 }
 
+static void dir_failed(struct replica_manager *ps, const char *why)
+{
+    if (ps->dir_failed) {
+        return;
+    }
+    ps->dir_failed = true;
+    TRACE_ERROR(ps->tracer, "log.dirs=%s no longer takes writes (%s): "
+                "it is offline", ps->log_dir, why);
+    if (ps->hooks.log_dir_failed != NULL) {
+        ps->hooks.log_dir_failed(ps->hooks.arg);
+    }
+}
+
+/* A log failed for good (an fsync, a write, a truncation): with one log
+ * directory, the directory is what failed. */
+static void hosted_log_failed_cb(void *arg, int rc)
+{
+    struct partition *p = arg;
+    char why[META_TOPIC_NAME_BYTES_MAX + 64];
+    snprintf(why, sizeof why, "partition %s-%d: %s", p->topic, p->id,
+             rc_str(rc));
+    dir_failed(p->owner, why);
+}
+
 static struct partition *add(struct replica_manager *ps,
                              const struct meta_topic *t, int32_t id)
 {
@@ -425,6 +449,7 @@ static struct partition *add(struct replica_manager *ps,
                             .leader_epoch = -1,
                             .sync_before_ack = ps->sync_before_ack,
                             .retention = {-1, -1}}; /* until the topic's */
+    log_on_failure(l, hosted_log_failed_cb, p);
     producer_state_init(&p->producers);
     rv = partition_load_producers(p, dir);
     if (rv != RC_OK) {
@@ -678,12 +703,7 @@ static void open_failed(struct replica_manager *ps,
     *probed = true;
     int rv = file_probe_dir(ps->log_dir);
     if (rv == RC_IO) {
-        ps->dir_failed = true;
-        TRACE_ERROR(ps->tracer, "log.dirs=%s no longer takes writes",
-                    ps->log_dir);
-        if (ps->hooks.log_dir_failed != NULL) {
-            ps->hooks.log_dir_failed(ps->hooks.arg);
-        }
+        dir_failed(ps, "a probe file cannot be written and synced");
         return;
     }
     TRACE_WARN(ps->tracer, "partition=%s-%d failed to open %u time%s in a "

@@ -126,6 +126,9 @@ static inline const char *kafka_error_name(int16_t code)
  *   RC_UNKNOWN_EPOCH         UNKNOWN_LEADER_EPOCH (75)
  *   RC_MALFORMED             INVALID_RECORD (87)       bad batch or record
  *                                                      structure
+ *   RC_IO, RC_NO_SPACE       KAFKA_STORAGE_ERROR (56)  the log dir failed:
+ *                                                      clients refresh
+ *                                                      metadata and retry
  *   anything else            UNKNOWN_SERVER_ERROR (-1)
  *
  * RC_MALFORMED and RC_SHORT reach a client only through record batches: a

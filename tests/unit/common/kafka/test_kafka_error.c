@@ -45,12 +45,17 @@ Test(kafka_error, offset_commit_failures_become_coordinator_errors)
     cr_expect_eq(kafka_error_for_offset_commit(
                      kafka_error_from_rc(RC_OUT_OF_RANGE)),
                  KAFKA_ERROR_NOT_COORDINATOR);
+    cr_expect_eq(kafka_error_for_offset_commit(kafka_error_from_rc(RC_IO)),
+                 KAFKA_ERROR_NOT_COORDINATOR, "a failed disk: go elsewhere");
+    cr_expect_eq(kafka_error_from_rc(RC_IO), KAFKA_ERROR_KAFKA_STORAGE_ERROR);
+    cr_expect_eq(kafka_error_from_rc(RC_NO_SPACE),
+                 KAFKA_ERROR_KAFKA_STORAGE_ERROR);
     cr_expect_eq(kafka_error_for_offset_commit(
                      kafka_error_from_rc(RC_TOO_LARGE)),
                  KAFKA_ERROR_INVALID_COMMIT_OFFSET_SIZE);
     int unavailable[] = {RC_NOT_ENOUGH_REPLICAS,
                          RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND, RC_TIMEOUT,
-                         RC_IO, RC_NOT_FOUND};
+                         RC_NOT_FOUND};
     for (size_t i = 0; i < sizeof unavailable / sizeof unavailable[0]; i++) {
         cr_expect_eq(kafka_error_for_offset_commit(
                          kafka_error_from_rc(unavailable[i])),

@@ -1,0 +1,298 @@
+/* Disk faults on real processes: every broker starts with a fault armed
+ * by CAIRN_IO_FAULTS (common/io.h) on the test topic's files and held
+ * until SIGUSR2, so a test picks the broker whose disk fails, and when.
+ *
+ * What must hold: after a failed fsync (fsyncgate: the unsynced pages may
+ * be gone) or a full disk, no acks=all write depends on that disk. The
+ * broker stops replicating, answers KAFKA_STORAGE_ERROR, asks the
+ * controller to fence it and exits with status 3 and one clear line; its
+ * leaderships move to in-sync replicas on healthy brokers; every record
+ * acknowledged before, during and after reads back. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "broker/broker.h"
+#include "common/kafka/kafka_client.h"
+#include "common/kafka/kafka_error.h"
+#include "common/meta/meta.h"
+#include "tests/lib/batch_builder.h"
+#include "tests/lib/cluster.h"
+#include "tests/lib/kafka_wire.h"
+#include "tests/lib/repl_load.h"
+
+#define TOPIC "diskfault"
+#define TEST_TIMEOUT_S 180
+#define TEST_BUDGET_MS 165000
+#define LOAD_RATE 400
+#define WARMUP_ACKED 1000
+
+static const char extra_config[] = "min.insync.replicas=2\n"
+                                   "replica.lag.time.max.ms=3000\n"
+                                   "log.sync.before.ack=true\n";
+
+static struct cluster c;
+static bool cluster_started;
+static uint64_t budget_end_ms;
+static struct repl_load load;
+
+static void setup(void)
+{
+    memset(&c, 0, sizeof c);
+    memset(&load, 0, sizeof load);
+    cluster_started = false;
+    budget_end_ms = cluster_now_ms() + TEST_BUDGET_MS;
+}
+
+static void teardown(void)
+{
+    repl_load_kill(&load);
+    unsetenv("CAIRN_IO_FAULTS");
+    if (!cluster_started) {
+        return;
+    }
+    for (int i = 0; i < c.n_brokers; i++) {
+        if (c.brokers[i].pid > 0) {
+            cluster_node_signal(&c, &c.brokers[i], SIGKILL, true);
+        }
+    }
+    cluster_destroy(&c);
+}
+
+TestSuite(disk_faults, .init = setup, .fini = teardown,
+          .timeout = TEST_TIMEOUT_S);
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL); /* poll interval; callers bound the loop */
+}
+
+static uint64_t deadline_after(uint64_t budget_ms)
+{
+    uint64_t d = cluster_now_ms() + budget_ms;
+    return d < budget_end_ms ? d : budget_end_ms;
+}
+
+/* Partition p of the topic and whether broker id is fenced, from the
+ * active controller; false if none answers or the topic is missing. */
+static bool part_read(int32_t p, struct meta_partition *out, int32_t id,
+                      bool *fenced)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    bool ok = cluster_image(&c, &img);
+    const struct meta_topic *t = ok ? meta_image_topic(&img, TOPIC) : NULL;
+    ok = t != NULL && p < t->n_partitions;
+    if (ok) {
+        *out = t->partitions[p];
+        const struct meta_broker *b = meta_image_broker(&img, id);
+        *fenced = b == NULL || b->fenced;
+    }
+    meta_image_free(&img);
+    return ok;
+}
+
+/* Polls until every partition of the topic is led with n_isr members. */
+static bool wait_isr_size(int32_t partitions, size_t n_isr,
+                          uint64_t budget_ms)
+{
+    uint64_t deadline = deadline_after(budget_ms);
+    while (cluster_now_ms() < deadline) {
+        bool all = true;
+        for (int32_t p = 0; p < partitions && all; p++) {
+            struct meta_partition mp;
+            bool fenced;
+            all = part_read(p, &mp, 0, &fenced) &&
+                  mp.leader != META_NO_LEADER && (size_t)mp.isr.n == n_isr;
+        }
+        if (all) {
+            return true;
+        }
+        pause_ms(100);
+    }
+    return false;
+}
+
+/* Starts the cluster with spec armed (held) on every broker. */
+static void start_with_faults(const char *spec, int n_brokers,
+                              int32_t partitions, int32_t rf)
+{
+    c.broker_extra_config = extra_config;
+    cr_assert_eq(setenv("CAIRN_IO_FAULTS", spec, 1), 0);
+    cluster_start(&c, 3, n_brokers);
+    cluster_started = true;
+    unsetenv("CAIRN_IO_FAULTS"); /* restarts come up with a healthy disk */
+    cr_assert(cluster_wait_ready(&c, deadline_after(30000)),
+              "cluster not ready; logs in %s", c.dir);
+    cr_assert_eq(cluster_create_topic(&c, TOPIC, partitions, rf),
+                 KAFKA_ERROR_NONE);
+    cr_assert(wait_isr_size(partitions, (size_t)rf, 20000),
+              "topic not fully in sync after creation");
+}
+
+/* One acks=all Produce of one record to partition 0 at port: its
+ * ErrorCode, or -1 without a usable answer. */
+static int produce_one(int port, uint32_t seed)
+{
+    struct kafka_client kc;
+    if (!kafka_wire_connect(&kc, port)) {
+        kafka_client_close(&kc);
+        return -1;
+    }
+    struct built_batch b = batch_build(1, 16, 1000, seed);
+    struct kafka_PartitionProduceResponse out;
+    bool answered = kafka_wire_produce_answer(&kc, TOPIC, 0, b.bytes, b.len,
+                                              -1, 2000, &out);
+    built_batch_free(&b);
+    kafka_client_close(&kc);
+    return answered ? out.ErrorCode : -1;
+}
+
+/* Waits (bounded) for broker n to exit; asserts it stopped as a broker
+ * with a failed log dir does: status 3 and its lines in the log. */
+static void expect_stopped_for_its_disk(struct cluster_node *n)
+{
+    uint64_t deadline = deadline_after(30000);
+    int status = -1;
+    while (cluster_now_ms() < deadline) {
+        if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
+            n->pid = 0;
+            break;
+        }
+        pause_ms(50);
+    }
+    cr_assert_eq(n->pid, 0, "broker %d still runs with a failed disk; "
+                 "log %s", n->id, n->log);
+    cr_assert(WIFEXITED(status) &&
+                  WEXITSTATUS(status) == BROKER_EXIT_LOG_DIR_FAILED,
+              "broker %d exit status 0x%x", n->id, (unsigned)status);
+    cr_assert(cluster_log_contains(n, "is offline: replication stopped"),
+              "no offline line in %s", n->log);
+    cr_assert(cluster_log_contains(n, "stopped: its only log dir"),
+              "no final line in %s", n->log);
+}
+
+/* The test that failed before: with ISR {leader, follower} and
+ * min.insync.replicas=2, the follower's fdatasync starts failing. Before,
+ * the follower went on fetching from its log end, unsynced records
+ * included, and the leader acknowledged writes only its own disk held. */
+Test(disk_faults, follower_fsync_eio_lets_no_acks_all_write_through)
+{
+    start_with_faults("sync:eio:path=" TOPIC "-0/:armed=sigusr2", 2, 1, 2);
+    struct meta_partition mp;
+    bool fenced;
+    cr_assert(part_read(0, &mp, 0, &fenced));
+    int32_t leader = mp.leader;
+    struct cluster_node *ln = cluster_broker(&c, leader);
+    struct cluster_node *fn = NULL;
+    for (int i = 0; i < c.n_brokers; i++) {
+        if (c.brokers[i].id != leader) {
+            fn = &c.brokers[i];
+        }
+    }
+    cr_assert(ln != NULL && fn != NULL);
+    uint32_t seed = 1;
+    int err = -1;
+    uint64_t deadline = deadline_after(20000);
+    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
+        err = produce_one(ln->port, seed++); /* until the leader serves */
+        if (err != KAFKA_ERROR_NONE) {
+            pause_ms(100);
+        }
+    }
+    for (int i = 0; i < 20; i++, seed++) {
+        err = produce_one(ln->port, seed);
+        cr_assert_eq(err, KAFKA_ERROR_NONE, "acks=all before the fault: %d",
+                     err);
+    }
+    cr_assert_eq(kill(fn->pid, SIGUSR2), 0);
+
+    /* Every acks=all write sent from now on needs the follower's disk,
+     * which no longer syncs: none may be acknowledged. */
+    char answers[512] = "";
+    size_t len = 0;
+    err = -1;
+    deadline = deadline_after(30000);
+    while (cluster_now_ms() < deadline &&
+           err != KAFKA_ERROR_NOT_ENOUGH_REPLICAS) {
+        err = produce_one(ln->port, seed++);
+        int w = snprintf(answers + len, sizeof answers - len, "%d,", err);
+        len += w > 0 && (size_t)w < sizeof answers - len ? (size_t)w : 0;
+        cr_assert_neq(err, KAFKA_ERROR_NONE, "acks=all acknowledged after "
+                      "the follower's fsync failed (answers %s)", answers);
+    }
+    cr_assert_eq(err, KAFKA_ERROR_NOT_ENOUGH_REPLICAS,
+                 "answers after the fault: %s", answers);
+    cr_log_info("acks=all after the follower's fsync failed: %s", answers);
+    expect_stopped_for_its_disk(fn);
+    cr_assert(part_read(0, &mp, fn->id, &fenced));
+    cr_assert(fenced, "the broker with the failed disk is not fenced");
+    cr_assert_eq(mp.isr.n, 1, "ISR still holds the failed broker");
+    cr_assert_eq(mp.leader, leader);
+
+    /* Restarted on a healthy disk it recovers, catches up, rejoins. */
+    cluster_node_start(&c, fn);
+    cr_assert(wait_isr_size(1, 2, 30000), "the repaired broker did not "
+              "rejoin the ISR");
+    deadline = deadline_after(15000);
+    do {
+        err = produce_one(ln->port, seed++);
+    } while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline);
+    cr_assert_eq(err, KAFKA_ERROR_NONE, "acks=all once the ISR is whole");
+}
+
+/* An acks=all load on 3 partitions RF 3, one broker's disk failing under
+ * it as spec says; every acknowledged record must read back. */
+static void fault_under_load(const char *spec)
+{
+    start_with_faults(spec, 3, 3, 3);
+    cr_assert(repl_load_start(&load, &c, TOPIC, LOAD_RATE),
+              "repl_load.py not started (script %s)", load.script);
+    uint64_t deadline = deadline_after(30000);
+    while (repl_load_acked(&load) < WARMUP_ACKED &&
+           cluster_now_ms() < deadline) {
+        cr_assert(!repl_load_exited(&load), "load exited; see %s",
+                  load.log);
+        pause_ms(100);
+    }
+    cr_assert_geq(load.acked, WARMUP_ACKED, "warm-up; see %s", load.log);
+    struct cluster_node *victim = &c.brokers[1];
+    cr_assert_eq(kill(victim->pid, SIGUSR2), 0);
+    expect_stopped_for_its_disk(victim);
+    long at_exit = repl_load_acked(&load);
+    cr_assert(wait_isr_size(3, 2, 30000), "leadership did not settle on "
+              "the two healthy brokers");
+    deadline = deadline_after(30000);
+    while (repl_load_acked(&load) < at_exit + LOAD_RATE &&
+           cluster_now_ms() < deadline) {
+        pause_ms(100);
+    }
+    cr_assert_geq(load.acked, at_exit + LOAD_RATE, "the load did not go "
+                  "on without the failed disk; see %s", load.log);
+    int status = repl_load_stop(&load, deadline_after(60000));
+    cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "load producer status 0x%x; see %s", (unsigned)status,
+              load.log);
+    char text[2048];
+    status = repl_load_verify(&load, &c, deadline_after(60000), text,
+                              sizeof text);
+    fprintf(stderr, "disk_faults: %s", text);
+    cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "verify failed (status 0x%x):\n%s", (unsigned)status, text);
+}
+
+Test(disk_faults, fsync_eio_on_one_broker_under_load_loses_nothing)
+{
+    fault_under_load("sync:eio:path=" TOPIC "-:armed=sigusr2");
+}
+
+Test(disk_faults, full_disk_on_one_broker_under_load_loses_nothing)
+{
+    fault_under_load("write:short:path=" TOPIC "-:armed=sigusr2");
+}
