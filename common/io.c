@@ -24,7 +24,8 @@ struct io__rule {
 static pthread_mutex_t io__mu = PTHREAD_MUTEX_INITIALIZER;
 static struct io__rule io__rules[IO_FAULTS_MAX];
 static atomic_size_t io__n_rules;          /* 0: the fast path */
-static atomic_bool io__released;           /* SIGUSR2 came */
+static atomic_bool io__usr1;               /* SIGUSR1 came */
+static atomic_bool io__usr2;               /* SIGUSR2 came */
 
 int io_fault_add(const struct io_fault *f)
 {
@@ -46,7 +47,8 @@ void io_fault_clear(void)
 {
     pthread_mutex_lock(&io__mu);
     atomic_store(&io__n_rules, 0);
-    atomic_store(&io__released, false);
+    atomic_store(&io__usr1, false);
+    atomic_store(&io__usr2, false);
     pthread_mutex_unlock(&io__mu);
 }
 
@@ -58,9 +60,15 @@ uint64_t io_fault_hits(size_t i)
     return hits;
 }
 
-void io_fault_release(void)
+void io_fault_release(int signum)
 {
-    atomic_store(&io__released, true);
+    atomic_store(signum == SIGUSR1 ? &io__usr1 : &io__usr2, true);
+}
+
+static bool released(int signum)
+{
+    return signum == 0 ||
+           atomic_load(signum == SIGUSR1 ? &io__usr1 : &io__usr2);
 }
 
 /* The path of an open fd, for rules limited to a path (only while a
@@ -86,6 +94,9 @@ static struct io__rule *match(enum io_op op, int fd, const char *path)
         if (r->f.op != op) {
             continue;
         }
+        if (!released(r->f.on_signal)) {
+            continue; /* before the path: a held fault costs no readlink */
+        }
         if (r->f.path[0] != '\0') {
             if (path == NULL && fd >= 0) {
                 path = fd_path(fd, buf, sizeof buf);
@@ -93,9 +104,6 @@ static struct io__rule *match(enum io_op op, int fd, const char *path)
             if (path == NULL || strstr(path, r->f.path) == NULL) {
                 continue;
             }
-        }
-        if (r->f.on_signal && !atomic_load(&io__released)) {
-            continue;
         }
         r->seen++;
         if (hit != NULL || r->seen <= r->f.after ||
@@ -377,8 +385,12 @@ static int parse_key(char *kv, struct io_fault *f)
         memcpy(f->path, v, n + 1);
         return RC_OK;
     }
+    if (strcmp(kv, "armed") == 0 && strcmp(v, "sigusr1") == 0) {
+        f->on_signal = SIGUSR1;
+        return RC_OK;
+    }
     if (strcmp(kv, "armed") == 0 && strcmp(v, "sigusr2") == 0) {
-        f->on_signal = true;
+        f->on_signal = SIGUSR2;
         return RC_OK;
     }
     return RC_INVALID;
@@ -432,10 +444,9 @@ int io_fault_parse(const char *spec)
     return RC_OK;
 }
 
-static void sigusr2_cb(int signum)
+static void signal_cb(int signum)
 {
-    (void)signum;
-    atomic_store(&io__released, true); /* lock-free: safe in a handler */
+    io_fault_release(signum); /* a lock-free store: safe in a handler */
 }
 
 int io_fault_from_env(void)
@@ -448,8 +459,12 @@ int io_fault_from_env(void)
     if (rv != RC_OK) {
         return rv;
     }
-    struct sigaction sa = {.sa_handler = sigusr2_cb};
+    struct sigaction sa = {.sa_handler = signal_cb};
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    return sigaction(SIGUSR2, &sa, NULL) == 0 ? RC_OK : RC_IO;
+    if (sigaction(SIGUSR1, &sa, NULL) != 0 ||
+        sigaction(SIGUSR2, &sa, NULL) != 0) {
+        return RC_IO;
+    }
+    return RC_OK;
 }

@@ -14,8 +14,8 @@
  * A fault may be limited to files whose path contains a string (an fd's
  * path is looked up while faults are armed), may let some calls pass
  * first, and may be
- * held until the process gets SIGUSR2 (so a real-process test can start
- * a disk failure in the middle of a run). Daemons read faults from the
+ * held until the process gets SIGUSR1 or SIGUSR2 (so a real-process test
+ * can start a disk failure in the middle of a run). Daemons read faults from the
  * environment at start (io_fault_from_env), which is how the integration
  * tests and jepsen/ inject them:
  *
@@ -60,7 +60,8 @@ struct io_fault {
     int err;          /* IO_FAULT_ERRNO: EIO, ENOSPC, EDQUOT, ... */
     uint64_t after;   /* calls of this kind that pass first */
     uint64_t times;   /* calls it hits, then it is spent; 0: every one */
-    bool on_signal;   /* held until SIGUSR2 (io_fault_from_env) */
+    int on_signal;    /* held until this signal (SIGUSR1 or SIGUSR2)
+                       * comes, with io_fault_from_env(); 0: armed */
     char path[IO_FAULT_PATH_BYTES_MAX]; /* "" any file, else a substring */
 };
 
@@ -70,18 +71,19 @@ MUST_CHECK int io_fault_add(const struct io_fault *f);
 void io_fault_clear(void);
 /* Calls a fault has hit so far (rule index in the order added). */
 uint64_t io_fault_hits(size_t i);
-/* Releases faults added with on_signal (what SIGUSR2 does). */
-void io_fault_release(void);
+/* Releases faults held for signum (what that signal does). */
+void io_fault_release(int signum);
 
 /* Parses a spec (grammar in the header comment; ops: open read write sync
  * rename truncate unlink; errors: eio enospc edquot erofs, or short,
  * flip (a flipped byte: on read for read, on write for write); keys:
- * after=N times=N path=S armed=sigusr2) and arms its faults. RC_INVALID,
+ * after=N times=N path=S armed=sigusr1|sigusr2) and arms its faults. RC_INVALID,
  * and nothing armed, on a bad spec. */
 MUST_CHECK int io_fault_parse(const char *spec);
 
-/* Arms CAIRN_IO_FAULTS if set, installing a SIGUSR2 handler that releases
- * held faults. RC_INVALID on a bad spec (the daemon refuses to start). */
+/* Arms CAIRN_IO_FAULTS if set, installing SIGUSR1 and SIGUSR2 handlers
+ * that release the faults held for each. RC_INVALID on a bad spec (the
+ * daemon refuses to start). */
 MUST_CHECK int io_fault_from_env(void);
 
 /* The RC_* for a failed call's errno: RC_NO_SPACE for ENOSPC and EDQUOT

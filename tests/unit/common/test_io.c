@@ -117,7 +117,9 @@ Test(io, a_held_fault_waits_for_its_release)
     cr_assert_eq(io_fault_parse("sync:eio:armed=sigusr2"), RC_OK);
     int fd = open_in("a.log");
     cr_assert_eq(io_fdatasync(fd), 0);
-    io_fault_release();
+    io_fault_release(SIGUSR1);
+    cr_assert_eq(io_fdatasync(fd), 0, "held for the other signal");
+    io_fault_release(SIGUSR2);
     cr_assert_eq(io_fdatasync(fd), -1);
     cr_assert_eq(io_fdatasync(fd), -1, "no times: every call after");
     io_close(fd);
@@ -140,7 +142,7 @@ Test(io, bad_specs_are_refused_and_arm_nothing)
     const char *bad[] = {
         "", "sync", "sync:", "fsync:eio", "sync:ebadf", "sync:flip",
         "sync:eio:after=-1", "sync:eio:after=x", "sync:eio:bogus=1",
-        "sync:eio:path=", "sync:eio:armed=sigusr1",
+        "sync:eio:path=", "sync:eio:armed=sighup",
         "sync:eio;write:eio;read:eio;open:eio;rename:eio;unlink:eio;"
         "truncate:eio;sync:eio;write:eio",
     };
