@@ -63,6 +63,9 @@ static const struct config_def broker_defs[] = {
      "create a topic a client asks Metadata for"},
     {"log.sync.before.ack", CONFIG_BOOL, "true", 0, 0,
      "count a write only once fdatasync'd (group commit)"},
+    {"unsafe.fsync.failure.ignore", CONFIG_BOOL, "false", 0, 0,
+     "never set it: the fault harness's negative control; a replica "
+     "whose fsync failed goes on fetching and its log dir stays online"},
     {"message.max.bytes", CONFIG_INT, "1048588", 1, BATCH_BYTES_MAX,
      "largest record batch a topic takes unless max.message.bytes says"},
     {"log.message.timestamp.before.max.ms", CONFIG_LONG,
@@ -349,6 +352,8 @@ static int start(struct broker *b, const struct config *cfg)
         .log_dir = dir,
         .log = lc,
         .sync_before_ack = config_bool(cfg, "log.sync.before.ack"),
+        .unsafe_fsync_failure_ignore =
+            config_bool(cfg, "unsafe.fsync.failure.ignore"),
         .min_insync = config_int(cfg, "min.insync.replicas"),
         .lag_max_ms = config_long(cfg, "replica.lag.time.max.ms"),
         .max_message_bytes = config_int(cfg, "message.max.bytes"),

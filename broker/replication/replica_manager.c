@@ -34,6 +34,7 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->broker_id = cfg->broker_id;
     ps->log_cfg = cfg->log;
     ps->sync_before_ack = cfg->sync_before_ack;
+    ps->unsafe_fsync_failure_ignore = cfg->unsafe_fsync_failure_ignore;
     ps->min_insync = cfg->min_insync;
     ps->lag_max_ms = cfg->lag_max_ms;
     ps->max_message_bytes = cfg->max_message_bytes;
@@ -406,6 +407,12 @@ static void dir_failed(struct replica_manager *ps, const char *why)
 static void hosted_log_failed_cb(void *arg, int rc)
 {
     struct partition *p = arg;
+    if (p->owner->unsafe_fsync_failure_ignore) {
+        TRACE_WARN(p->owner->tracer, "partition=%s-%d log failed (%s); "
+                   "unsafe.fsync.failure.ignore keeps the log dir online",
+                   p->topic, p->id, rc_str(rc));
+        return;
+    }
     char why[META_TOPIC_NAME_BYTES_MAX + 64];
     snprintf(why, sizeof why, "partition %s-%d: %s", p->topic, p->id,
              rc_str(rc));

@@ -36,6 +36,7 @@ struct replica_manager_config {
     const char *log_dir;         /* borrowed for the call */
     struct log_config log;       /* broker defaults; topics may override */
     bool sync_before_ack;        /* log.sync.before.ack */
+    bool unsafe_fsync_failure_ignore; /* unsafe.fsync.failure.ignore */
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
     int32_t max_message_bytes;   /* message.max.bytes (broker default) */
@@ -80,6 +81,7 @@ struct replica_manager {
     char log_dir[LOG_PATH_BYTES_MAX];
     struct log_config log_cfg;   /* broker defaults; topics may override */
     bool sync_before_ack;        /* log.sync.before.ack */
+    bool unsafe_fsync_failure_ignore; /* unsafe.fsync.failure.ignore */
     int32_t min_insync;          /* min.insync.replicas (broker default) */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
     int32_t max_message_bytes;   /* message.max.bytes (broker default) */
