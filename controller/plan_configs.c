@@ -1,5 +1,5 @@
-/* IncrementalAlterConfigs and AlterConfigs planned against the image
- * (controller/plan_configs.h).
+/* IncrementalAlterConfigs and AlterConfigs planned against the image, and
+ * CreateTopics' check of a new topic's configs (controller/plan_configs.h).
  * The definitions are Kafka 3.8's LogConfig: type, lower bound, allowed
  * strings; values parse by common/config.h's strict parsers, as brokers
  * read them. Every topic config is dynamic in Kafka, so every one may be
@@ -235,6 +235,38 @@ int16_t plan_topic_config_check(const char *name, const char *value,
         return KAFKA_ERROR_INVALID_CONFIG;
     }
     return plan_config_check(d, value, msg);
+}
+
+int16_t plan_topic_configs_check(const struct plan_config *configs,
+                                 size_t n,
+                                 char msg[PLAN_CONFIG_MESSAGE_BYTES])
+{
+    msg[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const char *name = configs[i].name != NULL ? configs[i].name : "";
+        if (plan_topic_def(name) != NULL && configs[i].value == NULL) {
+            snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
+                     "Null value not supported for topic configs: %s", name);
+            return KAFKA_ERROR_INVALID_CONFIG;
+        }
+        int16_t err = plan_topic_config_check(
+            name, configs[i].value != NULL ? configs[i].value : "", msg);
+        if (err != KAFKA_ERROR_NONE) {
+            return err;
+        }
+        /* Past as many entries as there are names, all known and none
+         * repeated so far, this one is a repeat: the loop stays short. */
+        bool repeat = i >= ARRAY_LEN(plan_topic_defs);
+        for (size_t j = 0; !repeat && j < i; j++) {
+            repeat = strcmp(configs[j].name, name) == 0;
+        }
+        if (repeat) {
+            snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES, "%s",
+                     "Error due to duplicate config keys");
+            return KAFKA_ERROR_INVALID_CONFIG;
+        }
+    }
+    return KAFKA_ERROR_NONE;
 }
 
 /* --- Planning ------------------------------------------------------------ */
