@@ -361,10 +361,10 @@ static void copy_str(struct slice s, char out[256])
 /* IncrementalAlterConfigs v0 on broker 0: SET topic's name=value. Its
  * error, the message in msg. */
 static int16_t set_topic_config(const char *topic, const char *name,
-                                const char *value, char msg[256])
+                                struct slice value, char msg[256])
 {
     struct kafka_AlterableConfig cfg = {slice_from_str(name), 0 /* SET */,
-                                        slice_from_str(value)};
+                                        value};
     struct kafka_AlterConfigsResource res = {2 /* topic */,
                                              slice_from_str(topic), &cfg, 1};
     struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
@@ -446,7 +446,8 @@ Test(kafka_admin, incremental_alter_configs_refuses_a_bad_value)
         (void)wait_topic(i, "kept", name);
     }
     char msg[256];
-    cr_assert_eq(set_topic_config("kept", "min.insync.replicas", "2", msg),
+    cr_assert_eq(set_topic_config("kept", "min.insync.replicas",
+                                  slice_from_str("2"), msg),
                  KAFKA_ERROR_NONE, "%s", msg);
     char value[256];
     uint64_t deadline = cluster_now_ms() + ADMIN_WAIT_MS;
@@ -463,13 +464,21 @@ Test(kafka_admin, incremental_alter_configs_refuses_a_bad_value)
             poll_pause();
         }
     }
-    cr_expect_eq(set_topic_config("kept", "min.insync.replicas", "two", msg),
+    cr_expect_eq(set_topic_config("kept", "min.insync.replicas",
+                                  slice_from_str("two"), msg),
                  40);
     cr_expect_str_eq(msg, "Invalid value two for configuration "
                           "min.insync.replicas: Not a number of type INT");
-    cr_expect_eq(set_topic_config("kept", "min.insync.replicas", " 1", msg),
+    cr_expect_eq(set_topic_config("kept", "min.insync.replicas",
+                                  slice_from_str(" 1"), msg),
                  40);
     cr_expect_str_eq(msg, "Invalid value  1 for configuration "
+                          "min.insync.replicas: Not a number of type INT");
+    /* A NUL inside is trailing garbage too, not the end of "1". */
+    struct slice nul = {(const uint8_t *)"1\0x", 3};
+    cr_expect_eq(set_topic_config("kept", "min.insync.replicas", nul, msg),
+                 40);
+    cr_expect_str_eq(msg, "Invalid value 1?x for configuration "
                           "min.insync.replicas: Not a number of type INT");
     for (int i = 0; i < ADMIN_BROKERS; i++) {
         (void)describe_topic_config(i, "kept", "min.insync.replicas", value);
