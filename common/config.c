@@ -155,6 +155,113 @@ static void config_check_def(const struct config_def *d)
     }
 }
 
+/* --- One value, strictly ------------------------------------------------ */
+
+bool config_value_long(const char *s, int64_t *out)
+{
+    const char *digits = s + (*s == '+' || *s == '-');
+    char *end = NULL;
+    long long v;
+
+    /* strtoll would also skip leading blanks; Long.parseLong would not. */
+    if (*digits < '0' || *digits > '9') {
+        return false;
+    }
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0') {
+        return false;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+bool config_value_int(const char *s, int32_t *out)
+{
+    int64_t v = 0;
+
+    if (!config_value_long(s, &v) || v < INT32_MIN || v > INT32_MAX) {
+        return false;
+    }
+    *out = (int32_t)v;
+    return true;
+}
+
+bool config_value_bool(const char *s, bool *out)
+{
+    if (strcasecmp(s, "true") == 0) {
+        *out = true;
+    } else if (strcasecmp(s, "false") == 0) {
+        *out = false;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* Assumes the "C" locale for the decimal point, as a program has until it
+ * calls setlocale(). */
+bool config_value_double(const char *s, double *out)
+{
+    char *end = NULL;
+    double v;
+
+    if (!(*s == '+' || *s == '-' || *s == '.' || (*s >= '0' && *s <= '9'))) {
+        return false; /* blanks, and the start of "nan" or "inf" */
+    }
+    v = strtod(s, &end); /* underflow is 0 or subnormal, as in Java */
+    if (end == s || *end != '\0' || !isfinite(v)) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool config_value_one_of(const char *item, size_t len, const char *choices)
+{
+    const char *p = choices;
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, ",");
+        if (n == len && memcmp(p, item, len) == 0) {
+            return true;
+        }
+        p += n;
+        while (*p == ',' || *p == ' ') {
+            p++;
+        }
+    }
+    return false;
+}
+
+bool config_value_list_of(const char *s, const char *choices)
+{
+    const char *p = s;
+
+    if (*s == '\0') {
+        return true;
+    }
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        const char *item = p;
+        size_t len = n;
+        while (len > 0 && config_is_space(*item)) {
+            item++;
+            len--;
+        }
+        while (len > 0 && config_is_space(item[len - 1])) {
+            len--;
+        }
+        if (len == 0 || !config_value_one_of(item, len, choices)) {
+            return false;
+        }
+        if (p[n] == '\0') {
+            return true;
+        }
+        p += n + 1;
+    }
+}
+
 /* --- Values ------------------------------------------------------------ */
 
 static void config_bounds(const struct config_def *d, int64_t *lo,
@@ -178,20 +285,17 @@ static int config_parse_integer(const struct config_def *d, const char *s,
     char shown[CONFIG__SHOW_BYTES];
     int64_t lo;
     int64_t hi;
-    long long v;
-    char *end;
+    int64_t v;
 
     config_bounds(d, &lo, &hi);
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno != 0 || v < lo || v > hi) {
+    if (!config_value_long(s, &v) || v < lo || v > hi) {
         config_errf(err, err_len,
                     "%s: expected an integer in [%" PRId64 ", %" PRId64
                     "], got '%s'",
                     d->name, lo, hi, config_show(s, shown));
         return RC_CONFIG;
     }
-    *out = (int64_t)v;
+    *out = v;
     return RC_OK;
 }
 
@@ -200,11 +304,7 @@ static int config_parse_bool(const struct config_def *d, const char *s,
 {
     char shown[CONFIG__SHOW_BYTES];
 
-    if (strcasecmp(s, "true") == 0) {
-        *out = true;
-    } else if (strcasecmp(s, "false") == 0) {
-        *out = false;
-    } else {
+    if (!config_value_bool(s, out)) {
         config_errf(err, err_len, "%s: expected true or false, got '%s'",
                     d->name, config_show(s, shown));
         return RC_CONFIG;
@@ -212,22 +312,16 @@ static int config_parse_bool(const struct config_def *d, const char *s,
     return RC_OK;
 }
 
-/* Assumes the "C" locale for the decimal point, as a program has until it
- * calls setlocale(). */
 static int config_parse_double(const struct config_def *d, const char *s,
                                double *out, char *err, size_t err_len)
 {
     char shown[CONFIG__SHOW_BYTES];
-    char *end;
-    double v;
 
-    v = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(v)) {
+    if (!config_value_double(s, out)) {
         config_errf(err, err_len, "%s: expected a number, got '%s'", d->name,
                     config_show(s, shown));
         return RC_CONFIG;
     }
-    *out = v;
     return RC_OK;
 }
 

@@ -124,4 +124,34 @@ const char *config_unknown_key(const struct config *c, size_t i);
 /* Frees c and everything it owns; NULL is a no-op. */
 void config_free(struct config *c);
 
+/* --- One value, strictly ------------------------------------------------- */
+
+/* The parsers of one value by Kafka's ConfigDef types, for the values of
+ * the metadata log: the controller checks a topic or broker config with
+ * them before writing it, and brokers read what it wrote with them, so
+ * what was accepted is read as it was checked. Strict: the whole string
+ * is the value, with no blanks around it (Kafka would trim them; these
+ * refuse, so that nothing is stored that another reader could take
+ * differently), no trailing bytes and no overflow. Each returns false,
+ * leaving *out alone, for a value that does not parse; bounds are the
+ * caller's. The properties file trims its values, then uses these too.
+ *
+ * config_value_long / config_value_int: decimal digits with an optional
+ * sign ("+7", "-1", "007"), within int64 / int32. */
+MUST_CHECK bool config_value_long(const char *s, int64_t *out);
+MUST_CHECK bool config_value_int(const char *s, int32_t *out);
+/* "true" or "false" in any case, as Kafka's BOOLEAN. */
+MUST_CHECK bool config_value_bool(const char *s, bool *out);
+/* A finite number as strtod reads it in the "C" locale ("0.5", "1e-3");
+ * never nan or inf. */
+MUST_CHECK bool config_value_double(const char *s, double *out);
+/* Whether the len bytes of item are one of choices, written the way
+ * Kafka prints them: "a, b, c". Case matters. */
+bool config_value_one_of(const char *item, size_t len, const char *choices);
+/* Whether every item of list s is one of choices: items are split at
+ * commas with blanks around them ignored, as Kafka's LIST type splits
+ * ("compact, delete"); an empty item ("a,,b", "a,") is none of them. ""
+ * is the empty list, which passes. */
+bool config_value_list_of(const char *s, const char *choices);
+
 #endif

@@ -409,6 +409,8 @@ static void reply_create_topics(struct controller *c, struct ctl_op *op)
             res[i].has_replication_factor = true;
             res[i].replication_factor =
                 op->topic_results[i].replication_factor;
+        } else if (op->topic_results[i].message[0] != '\0') {
+            res[i].error_message = op->topic_results[i].message;
         } else {
             res[i].error_message =
                 (char *)(uintptr_t)kafka_error_name(

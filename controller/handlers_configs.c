@@ -6,8 +6,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "common/config.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 
@@ -15,10 +15,11 @@ bool handlers_unclean_default(const struct controller *c)
 {
     const char *v = meta_broker_config(&c->fsm.image, META_BROKER_DEFAULT,
                                        "unclean.leader.election.enable");
-    if (v == NULL) {
+    bool allowed = c->cfg.unclean_leader_election;
+    if (v != NULL && !config_value_bool(v, &allowed)) {
         return c->cfg.unclean_leader_election;
     }
-    return strcasecmp(v, "true") == 0;
+    return allowed;
 }
 
 bool handlers_run_alter_configs(struct controller *c, struct ctl_op *op)

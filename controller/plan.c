@@ -4,6 +4,7 @@
  * controller/plan_election.c. Pure and deterministic; loop thread of the
  * active controller. */
 #include "controller/plan.h"
+#include "controller/plan_configs.h"
 #include "controller/plan_internal.h"
 
 #include <stdlib.h>
@@ -20,41 +21,6 @@ _Static_assert(META_PARTITIONS_MAX + 2 <= META_BATCH_RECORDS_MAX,
                "a topic with the most partitions fits in one batch");
 _Static_assert(PLAN_NO_BROKER == META_NO_LEADER,
                "no broker and no leader are both -1");
-
-/* Kafka's topic-level config names (TopicConfig.java); CreateTopics
- * rejects anything else with INVALID_CONFIG. */
-static const char *const plan_topic_config_names[] = {
-    "cleanup.policy",
-    "compression.type",
-    "delete.retention.ms",
-    "file.delete.delay.ms",
-    "flush.messages",
-    "flush.ms",
-    "index.interval.bytes",
-    "max.compaction.lag.ms",
-    "max.message.bytes",
-    "message.timestamp.type",
-    "message.timestamp.difference.max.ms",
-    "message.timestamp.before.max.ms",
-    "message.timestamp.after.max.ms",
-    "min.cleanable.dirty.ratio",
-    "min.compaction.lag.ms",
-    "min.insync.replicas",
-    "preallocate",
-    "retention.bytes",
-    "retention.ms",
-    "segment.bytes",
-    "segment.index.bytes",
-    "segment.jitter.ms",
-    "segment.ms",
-    "unclean.leader.election.enable",
-    "message.downconversion.enable",
-    "local.retention.bytes",
-    "local.retention.ms",
-    "remote.storage.enable",
-    "follower.replication.throttled.replicas",
-    "leader.replication.throttled.replicas",
-};
 
 /* --- Record list -------------------------------------------------------- */
 
@@ -392,41 +358,6 @@ static const char *plan_name_list_cb(const void *arg, size_t i)
 
 /* --- CreateTopics ------------------------------------------------------- */
 
-static bool plan_topic_config_known(const char *name)
-{
-    for (size_t i = 0; i < ARRAY_LEN(plan_topic_config_names); i++) {
-        if (strcmp(name, plan_topic_config_names[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static int16_t plan_check_configs(const struct plan_topic_req *t)
-{
-    /* More entries than known names: one is unknown or repeated. */
-    if (t->n_configs > ARRAY_LEN(plan_topic_config_names)) {
-        return KAFKA_ERROR_INVALID_CONFIG;
-    }
-    for (size_t i = 0; i < t->n_configs; i++) {
-        const struct plan_config *c = &t->configs[i];
-        if (c->name == NULL || !plan_topic_config_known(c->name)) {
-            return KAFKA_ERROR_INVALID_CONFIG;
-        }
-        if (c->value == NULL ||
-            strnlen(c->value, META_CONFIG_VALUE_BYTES_MAX + 1) >
-                META_CONFIG_VALUE_BYTES_MAX) {
-            return KAFKA_ERROR_INVALID_CONFIG;
-        }
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(t->configs[j].name, c->name) == 0) {
-                return KAFKA_ERROR_INVALID_CONFIG;
-            }
-        }
-    }
-    return KAFKA_ERROR_NONE;
-}
-
 /* Validates one topic that is not a duplicate in its request; fills the
  * resolved counts of res. */
 static int16_t plan_check_topic(const struct meta_image *img,
@@ -451,7 +382,8 @@ static int16_t plan_check_topic(const struct meta_image *img,
     if (rf <= 0 || rf > META_REPLICAS_MAX || (size_t)rf > n_eligible) {
         return KAFKA_ERROR_INVALID_REPLICATION_FACTOR;
     }
-    int16_t err = plan_check_configs(t);
+    int16_t err = plan_topic_configs_check(t->configs, t->n_configs,
+                                           res->message);
     if (err != KAFKA_ERROR_NONE) {
         return err;
     }

@@ -211,10 +211,14 @@ struct plan_topic_defaults {
     int32_t replication_factor; /* default.replication.factor */
 };
 
+/* Room for an error's message, with the value that caused it. */
+#define PLAN_CONFIG_MESSAGE_BYTES 256
+
 struct plan_topic_result {
     int16_t error;
     int32_t num_partitions;     /* resolved; with KAFKA_ERROR_NONE */
     int32_t replication_factor;
+    char message[PLAN_CONFIG_MESSAGE_BYTES]; /* a config's error, or "" */
 };
 
 /* CreateTopics: results[i] answers topics[i]. Errors, first match wins:
@@ -225,8 +229,12 @@ struct plan_topic_result {
  *   INVALID_REPLICATION_FACTOR  <= 0, > META_REPLICAS_MAX, or more than
  *                               the unfenced brokers not shutting down;
  *   INVALID_CONFIG              unknown topic config name, null value,
- *                               value over META_CONFIG_VALUE_BYTES_MAX,
- *                               or a name given twice;
+ *                               a value that is not of the config's type
+ *                               or out of its bounds (Kafka's LogConfig,
+ *                               controller/plan_configs.h), one over
+ *                               META_CONFIG_VALUE_BYTES_MAX, or a name
+ *                               given twice; .message says which, in
+ *                               Kafka's words;
  *   POLICY_VIOLATION            the image holds META_TOPICS_MAX topics;
  *   THROTTLING_QUOTA_EXCEEDED   the topic's records do not fit in this
  *                               batch next to the earlier topics (retry).

@@ -1,16 +1,18 @@
-/* IncrementalAlterConfigs and AlterConfigs planned against the image
- * (controller/plan_configs.h). The definitions are Kafka 3.8's LogConfig:
- * type, lower bound, allowed strings. Every topic config is dynamic in
- * Kafka, so every one may be altered; brokers follow the change from the
- * metadata image. Pure; loop thread of the active controller. */
+/* IncrementalAlterConfigs and AlterConfigs planned against the image, and
+ * CreateTopics' check of a new topic's configs (controller/plan_configs.h).
+ * The definitions are Kafka 3.8's LogConfig: type, lower bound, allowed
+ * strings; values parse by common/config.h's strict parsers, as brokers
+ * read them. Every topic config is dynamic in Kafka, so every one may be
+ * altered; brokers follow the change from the metadata image. Pure; loop
+ * thread of the active controller. */
 #include "controller/plan_configs.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/config.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "controller/plan_internal.h"
@@ -128,102 +130,78 @@ static const struct plan_config_def *plan_topic_def(const char *name)
     return plan_def_in(plan_topic_defs, ARRAY_LEN(plan_topic_defs), name);
 }
 
-/* Whether item (n bytes) is one of "a, b, c". */
-static bool plan_choice(const char *choices, const char *item, size_t n)
+/* A reason that needs formatting: a bound, or the choices. */
+#define PLAN__WHY_BYTES 96
+
+/* Why v is no value of type d->type: Kafka's ConfigDef reason, or NULL
+ * when it parses by the shared strict parsers (common/config.h); *x holds
+ * an INT or LONG, *r a DOUBLE. */
+static const char *plan_type_error(const struct plan_config_def *d,
+                                   const char *v, int64_t *x, double *r)
 {
-    const char *p = choices;
-    while (*p != '\0') {
-        size_t len = strcspn(p, ",");
-        if (len == n && memcmp(p, item, n) == 0) {
-            return true;
+    int32_t i = 0;
+    bool b = false;
+    switch (d->type) {
+    case PLAN_T_LONG:
+        return config_value_long(v, x) ? NULL : "Not a number of type LONG";
+    case PLAN_T_INT:
+        if (!config_value_int(v, &i)) {
+            return "Not a number of type INT";
         }
-        p += len;
-        while (*p == ',' || *p == ' ') {
-            p++;
-        }
+        *x = i;
+        return NULL;
+    case PLAN_T_BOOL:
+        return config_value_bool(v, &b)
+                   ? NULL
+                   : "Expected value to be either true or false";
+    case PLAN_T_DOUBLE:
+        return config_value_double(v, r) ? NULL
+                                         : "Not a number of type DOUBLE";
+    case PLAN_T_ENUM:
+    case PLAN_T_LIST:
+        return NULL;
     }
-    return false;
+    return NULL;
 }
 
-static bool plan_number(const char *v, int64_t lo, int64_t hi, int64_t *x)
+/* Kafka's ConfigDef reason why v is no value of d (its type first, then
+ * its bound or choices), in buf if it needs one; NULL when v is fine. */
+static const char *plan_value_error(const struct plan_config_def *d,
+                                    const char *v, char buf[PLAN__WHY_BYTES])
 {
-    char *end = NULL;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi) {
-        return false;
+    int64_t x = 0;
+    double r = 0.0;
+    const char *why = plan_type_error(d, v, &x, &r);
+    if (why != NULL) {
+        return why;
     }
-    *x = n;
-    return true;
+    if ((d->type == PLAN_T_LONG || d->type == PLAN_T_INT) &&
+        d->min != NOMIN && x < d->min) {
+        snprintf(buf, PLAN__WHY_BYTES, "Value must be at least %lld",
+                 (long long)d->min);
+        return buf;
+    }
+    if (d->type == PLAN_T_DOUBLE && (r < 0.0 || r > 1.0)) {
+        return r < 0.0 ? "Value must be at least 0.0"
+                       : "Value must be no more than 1.0";
+    }
+    if ((d->type == PLAN_T_ENUM &&
+         !config_value_one_of(v, strlen(v), d->choices)) ||
+        (d->type == PLAN_T_LIST && d->choices != NULL &&
+         !config_value_list_of(v, d->choices))) {
+        snprintf(buf, PLAN__WHY_BYTES, "String must be one of: %s",
+                 d->choices);
+        return buf;
+    }
+    return NULL;
 }
 
-/* Kafka's ConfigDef messages for one bad value. */
+/* Kafka's ConfigException message for one bad value. */
 static int16_t plan_check_value(const struct plan_config_def *d,
                                 const char *v, char *msg)
 {
-    const char *why = NULL;
-    char buf[96];
-    int64_t x = 0;
-    switch (d->type) {
-    case PLAN_T_LONG:
-    case PLAN_T_INT:
-        if (!plan_number(v, d->type == PLAN_T_INT ? INT32_MIN : INT64_MIN,
-                         d->type == PLAN_T_INT ? INT32_MAX : INT64_MAX,
-                         &x)) {
-            why = d->type == PLAN_T_INT ? "Not a number of type INT"
-                                        : "Not a number of type LONG";
-        } else if (d->min != NOMIN && x < d->min) {
-            snprintf(buf, sizeof buf, "Value must be at least %lld",
-                     (long long)d->min);
-            why = buf;
-        }
-        break;
-    case PLAN_T_BOOL:
-        if (strcasecmp(v, "true") != 0 && strcasecmp(v, "false") != 0) {
-            why = "Expected value to be either true or false";
-        }
-        break;
-    case PLAN_T_DOUBLE: {
-        char *end = NULL;
-        errno = 0;
-        double r = strtod(v, &end);
-        if (errno != 0 || end == v || *end != '\0') {
-            why = "Not a number of type DOUBLE";
-        } else if (!(r >= 0.0 && r <= 1.0)) {
-            why = r < 0.0 ? "Value must be at least 0.0"
-                          : "Value must be no more than 1.0";
-        }
-        break;
-    }
-    case PLAN_T_ENUM:
-        if (!plan_choice(d->choices, v, strlen(v))) {
-            snprintf(buf, sizeof buf, "String must be one of: %s",
-                     d->choices);
-            why = buf;
-        }
-        break;
-    case PLAN_T_LIST:
-        for (const char *p = v; d->choices != NULL && *p != '\0';) {
-            size_t len = strcspn(p, ",");
-            const char *s = p;
-            size_t n = len;
-            while (n > 0 && *s == ' ') {
-                s++;
-                n--;
-            }
-            while (n > 0 && s[n - 1] == ' ') {
-                n--;
-            }
-            if (!plan_choice(d->choices, s, n)) {
-                snprintf(buf, sizeof buf, "String must be one of: %s",
-                         d->choices);
-                why = buf;
-                break;
-            }
-            p += len + (p[len] == ',');
-        }
-        break;
-    }
+    char buf[PLAN__WHY_BYTES];
+    const char *why = plan_value_error(d, v, buf);
     if (why == NULL) {
         return KAFKA_ERROR_NONE;
     }
@@ -257,6 +235,38 @@ int16_t plan_topic_config_check(const char *name, const char *value,
         return KAFKA_ERROR_INVALID_CONFIG;
     }
     return plan_config_check(d, value, msg);
+}
+
+int16_t plan_topic_configs_check(const struct plan_config *configs,
+                                 size_t n,
+                                 char msg[PLAN_CONFIG_MESSAGE_BYTES])
+{
+    msg[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const char *name = configs[i].name != NULL ? configs[i].name : "";
+        if (plan_topic_def(name) != NULL && configs[i].value == NULL) {
+            snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
+                     "Null value not supported for topic configs: %s", name);
+            return KAFKA_ERROR_INVALID_CONFIG;
+        }
+        int16_t err = plan_topic_config_check(
+            name, configs[i].value != NULL ? configs[i].value : "", msg);
+        if (err != KAFKA_ERROR_NONE) {
+            return err;
+        }
+        /* Past as many entries as there are names, all known and none
+         * repeated so far, this one is a repeat: the loop stays short. */
+        bool repeat = i >= ARRAY_LEN(plan_topic_defs);
+        for (size_t j = 0; !repeat && j < i; j++) {
+            repeat = strcmp(configs[j].name, name) == 0;
+        }
+        if (repeat) {
+            snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES, "%s",
+                     "Error due to duplicate config keys");
+            return KAFKA_ERROR_INVALID_CONFIG;
+        }
+    }
+    return KAFKA_ERROR_NONE;
 }
 
 /* --- Planning ------------------------------------------------------------ */

@@ -1,11 +1,11 @@
-/* The planner of IncrementalAlterConfigs and AlterConfigs
- * (controller/plan_configs.c): Kafka's validation of topic configs
- * (LogConfig's definitions: names, types, bounds) and of the broker
- * configs Kafka changes at runtime (KIP-226; resource "" is the
+/* The planner of IncrementalAlterConfigs and AlterConfigs, and the check
+ * of CreateTopics' configs (controller/plan_configs.c): Kafka's validation
+ * of topic configs (LogConfig's definitions: names, types, bounds) and of
+ * the broker configs Kafka changes at runtime (KIP-226; resource "" is the
  * cluster-wide default, "N" broker N), and the ConfigRecords that take a
  * resource's dynamic configs from what they are to what the request
- * asks. Pure, like the rest of controller/plan.h; loop thread of
- * the active controller. */
+ * asks. Pure, like the rest of controller/plan.h; loop thread of the
+ * active controller. */
 #ifndef CAIRN_CONTROLLER_PLAN_CONFIGS_H
 #define CAIRN_CONTROLLER_PLAN_CONFIGS_H
 
@@ -21,8 +21,6 @@
 #define PLAN_CONFIG_DELETE 1
 #define PLAN_CONFIG_APPEND 2
 #define PLAN_CONFIG_SUBTRACT 3
-
-#define PLAN_CONFIG_MESSAGE_BYTES 256
 
 struct plan_config_op {
     const char *name;  /* NULL counts as "" */
@@ -48,6 +46,16 @@ struct plan_config_result {
  * LONG", ...) in msg. */
 int16_t plan_topic_config_check(const char *name, const char *value,
                                 char msg[PLAN_CONFIG_MESSAGE_BYTES]);
+
+/* CreateTopics' check of a new topic's configs[0..n), as Kafka's
+ * controller makes it before writing anything: every name known, every
+ * value present and valid by plan_topic_config_check(), no name twice.
+ * NONE, or INVALID_CONFIG with the first failure's message in msg:
+ * plan_topic_config_check()'s, "Null value not supported for topic
+ * configs: x" or "Error due to duplicate config keys". */
+int16_t plan_topic_configs_check(const struct plan_config *configs,
+                                 size_t n,
+                                 char msg[PLAN_CONFIG_MESSAGE_BYTES]);
 
 /* Plans res[0..n): results[i] answers res[i]; the records of every
  * resource without an error are appended (none with validate_only).

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/config.h"
 #include "common/limits.h"
 #include "common/rc.h"
 #include "controller/plan.h"
@@ -63,16 +64,11 @@ struct plan_election plan_elect_leader(const struct meta_image *img,
 bool plan_unclean_allowed(const struct meta_topic *t, bool unclean_default)
 {
     const char *v = meta_topic_config(t, "unclean.leader.election.enable");
-    if (v == NULL) {
-        return unclean_default;
+    bool allowed = unclean_default;
+    if (v != NULL && !config_value_bool(v, &allowed)) {
+        return unclean_default; /* only an old log holds such a value */
     }
-    if (strcasecmp(v, "true") == 0) {
-        return true;
-    }
-    if (strcasecmp(v, "false") == 0) {
-        return false;
-    }
-    return unclean_default;
+    return allowed;
 }
 
 /* --- Taking a broker out of ISRs and leaderships ------------------------ */

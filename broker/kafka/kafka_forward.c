@@ -94,6 +94,9 @@ char *kafka_forward_str(struct arena *a, struct slice s, bool topic_rule)
     if (s.len > 0) {
         memcpy(out, s.ptr, s.len);
     }
+    for (size_t i = 0; i < s.len; i++) {
+        out[i] = out[i] == '\0' ? '?' : out[i];
+    }
     out[s.len] = '\0';
     return out;
 }

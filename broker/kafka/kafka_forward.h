@@ -69,7 +69,9 @@ int16_t kafka_forward_missing(int16_t error);
 /* A NUL-terminated copy of a wire string in fw's arena ("" for a null
  * one); with topic_rule, bytes that break the topic-name rule become ""
  * (unknown to the controller), so a NUL never cuts a name into another.
- * NULL when the arena is exhausted. */
+ * Without it, a NUL byte inside becomes '?', so that "2\0x" reaches the
+ * controller as a value it refuses, not as "2". NULL when the arena is
+ * exhausted. */
 char *kafka_forward_str(struct arena *a, struct slice s, bool topic_rule);
 
 #endif

@@ -2,7 +2,6 @@
  * (broker/replication/replica_manager.h). */
 #include "broker/replication/replica_manager.h"
 
-#include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 
 #include "common/backoff.h"
+#include "common/config.h"
 #include "common/file.h"
 #include "common/rc.h"
 
@@ -366,27 +366,79 @@ static const char *topic_value(const struct replica_manager *ps,
     return v;
 }
 
-static void topic_log_config(const struct replica_manager *ps,
+/* A topic setting that does not parse or is out of the range this broker
+ * takes is logged, once per topic, name and value rather than at every
+ * metadata update; the caller then uses the broker's own setting. Only an
+ * old metadata log can hold a value that does not parse: the controller
+ * checks every value it writes with the same parsers. */
+static void bad_topic_value(struct replica_manager *ps,
+                            const struct meta_topic *t, const char *name,
+                            const char *v, const char *why)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    const char *parts[] = {t->name, name, v};
+    for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
+        for (const char *c = parts[i];; c++) {
+            h = (h ^ (uint8_t)*c) * 1099511628211u;
+            if (*c == '\0') {
+                break;
+            }
+        }
+    }
+    size_t n = ps->n_bad_values < REPLICA_MANAGER_BAD_VALUES_MAX
+                   ? ps->n_bad_values
+                   : REPLICA_MANAGER_BAD_VALUES_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (ps->bad_values[i] == h) {
+            return;
+        }
+    }
+    ps->bad_values[ps->n_bad_values++ % REPLICA_MANAGER_BAD_VALUES_MAX] = h;
+    TRACE_WARN(ps->tracer, "topic=%s config %s='%.64s' %s; the broker's "
+               "setting is used instead", t->name, name, v, why);
+}
+
+/* A topic's integer setting by topic_value(), within [min, max], else
+ * broker_default (and the value logged by bad_topic_value()). */
+static int64_t topic_number(struct replica_manager *ps,
+                            const struct meta_topic *t, const char *name,
+                            const char *bname, int64_t min, int64_t max,
+                            int64_t broker_default)
+{
+    const char *v = topic_value(ps, t, name, bname);
+    int64_t x = 0;
+    if (v == NULL) {
+        return broker_default;
+    }
+    if (!config_value_long(v, &x)) {
+        bad_topic_value(ps, t, name, v, "is not a number");
+        return broker_default;
+    }
+    if (x < min || x > max) {
+        char why[96];
+        snprintf(why, sizeof why, "is outside [%" PRId64 ", %" PRId64 "]",
+                 min, max);
+        bad_topic_value(ps, t, name, v, why);
+        return broker_default;
+    }
+    return x;
+}
+
+static void topic_log_config(struct replica_manager *ps,
                              const struct meta_topic *t,
                              struct log_config *cfg)
 {
     *cfg = ps->log_cfg;
-    const char *v = topic_value(ps, t, "segment.bytes", "log.segment.bytes");
-    long long x = v != NULL ? atoll(v) : 0;
-    if (x >= (long long)LOG_SEGMENT_BYTES_MIN &&
-        x <= (long long)LOG_SEGMENT_BYTES_MAX) {
-        cfg->segment_bytes = x;
-    }
-    v = topic_value(ps, t, "segment.ms", "log.roll.ms");
-    x = v != NULL ? atoll(v) : 0;
-    if (x > 0) {
-        cfg->segment_ms = x;
-    }
-    v = topic_value(ps, t, "index.interval.bytes", "log.index.interval.bytes");
-    x = v != NULL ? atoll(v) : -1;
-    if (x >= 0) {
-        cfg->index_interval_bytes = x;
-    }
+    cfg->segment_bytes =
+        topic_number(ps, t, "segment.bytes", "log.segment.bytes",
+                     LOG_SEGMENT_BYTES_MIN, LOG_SEGMENT_BYTES_MAX,
+                     cfg->segment_bytes);
+    cfg->segment_ms = topic_number(ps, t, "segment.ms", "log.roll.ms", 1,
+                                   INT64_MAX, cfg->segment_ms);
+    cfg->index_interval_bytes =
+        topic_number(ps, t, "index.interval.bytes",
+                     "log.index.interval.bytes", 0, INT32_MAX,
+                     cfg->index_interval_bytes);
 }
 
 static void dir_failed(struct replica_manager *ps, const char *why)
@@ -472,63 +524,53 @@ static struct partition *add(struct replica_manager *ps,
     return p;
 }
 
-static int32_t topic_min_insync(const struct replica_manager *ps,
+/* The topic's min.insync.replicas, else the broker's. Above
+ * META_REPLICAS_MAX it asks for every replica, as the partition reads any
+ * value above its replica count (broker/replication/isr.c). */
+static int32_t topic_min_insync(struct replica_manager *ps,
                                 const struct meta_topic *t)
 {
-    const char *v = topic_value(ps, t, "min.insync.replicas",
-                                "min.insync.replicas");
-    long long x = v != NULL ? atoll(v) : 0;
-    return x >= 1 && x <= META_REPLICAS_MAX ? (int32_t)x : ps->min_insync;
+    int64_t x = topic_number(ps, t, "min.insync.replicas",
+                             "min.insync.replicas", 1, INT32_MAX,
+                             ps->min_insync);
+    return x <= META_REPLICAS_MAX ? (int32_t)x : META_REPLICAS_MAX;
 }
 
 /* The topic's max.message.bytes, else the broker's message.max.bytes; at
- * most BATCH_BYTES_MAX, the largest batch Cairn stores. */
-static int32_t topic_max_message_bytes(const struct replica_manager *ps,
+ * most BATCH_BYTES_MAX, the largest batch Cairn stores. 0, as in Kafka,
+ * takes no batch. */
+static int32_t topic_max_message_bytes(struct replica_manager *ps,
                                        const struct meta_topic *t)
 {
-    const char *v = topic_value(ps, t, "max.message.bytes",
-                                "message.max.bytes");
-    long long x = v != NULL ? atoll(v) : 0;
-    int32_t max = x >= 1 && x <= INT32_MAX ? (int32_t)x
-                                           : ps->max_message_bytes;
-    return max < (int32_t)BATCH_BYTES_MAX ? max : (int32_t)BATCH_BYTES_MAX;
-}
-
-/* A topic's number config (a decimal >= min) by topic_value(), else the
- * broker's static setting. */
-static int64_t topic_number(const struct replica_manager *ps,
-                            const struct meta_topic *t, const char *name,
-                            const char *bname, int64_t min,
-                            int64_t broker_default)
-{
-    const char *v = topic_value(ps, t, name, bname);
-    if (v == NULL) {
-        return broker_default;
-    }
-    char *end = NULL;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || x < min) {
-        return broker_default;
-    }
-    return (int64_t)x;
+    int64_t max = topic_number(ps, t, "max.message.bytes",
+                               "message.max.bytes", 0, INT32_MAX,
+                               ps->max_message_bytes);
+    return max < (int64_t)BATCH_BYTES_MAX ? (int32_t)max
+                                          : (int32_t)BATCH_BYTES_MAX;
 }
 
 /* A topic's millisecond bound (a decimal >= 0), else the broker's. */
-static int64_t topic_ms(const struct replica_manager *ps,
+static int64_t topic_ms(struct replica_manager *ps,
                         const struct meta_topic *t, const char *name,
                         const char *bname, int64_t broker_default)
 {
-    return topic_number(ps, t, name, bname, 0, broker_default);
+    return topic_number(ps, t, name, bname, 0, INT64_MAX, broker_default);
 }
 
 /* The topic's settings for Kafka's LogValidator (KIP-937 bounds). */
-static void follow_timestamp_configs(const struct replica_manager *ps,
+static void follow_timestamp_configs(struct replica_manager *ps,
                                      struct partition *p,
                                      const struct meta_topic *t)
 {
     const char *type = topic_value(ps, t, "message.timestamp.type",
                                    "log.message.timestamp.type");
+    if (type != NULL &&
+        !config_value_one_of(type, strlen(type),
+                             "CreateTime, LogAppendTime")) {
+        bad_topic_value(ps, t, "message.timestamp.type", type,
+                        "is neither CreateTime nor LogAppendTime");
+        type = NULL;
+    }
     p->log_append_time = type != NULL && strcmp(type, "LogAppendTime") == 0;
     p->timestamp_before_max_ms =
         topic_ms(ps, t, "message.timestamp.before.max.ms",
@@ -540,37 +582,58 @@ static void follow_timestamp_configs(const struct replica_manager *ps,
                  ps->timestamp_after_max_ms);
 }
 
-/* A topic's retention.ms / retention.bytes and the like (a decimal >= -1,
- * -1 for none), else the broker's. */
-static int64_t topic_limit(const struct replica_manager *ps,
+/* A topic's retention.ms / retention.bytes, else the broker's: any
+ * negative number is -1, no limit, as Kafka's retention takes it. */
+static int64_t topic_limit(struct replica_manager *ps,
                            const struct meta_topic *t, const char *name,
                            const char *bname, int64_t broker_default)
 {
-    return topic_number(ps, t, name, bname, -1, broker_default);
+    int64_t x = topic_number(ps, t, name, bname, INT64_MIN, INT64_MAX,
+                             broker_default);
+    return x < 0 ? -1 : x;
 }
 
-static void follow_retention(const struct replica_manager *ps,
+/* The compaction settings (a decimal >= -1), else the broker's. */
+static void follow_clean(struct replica_manager *ps, struct partition *p,
+                         const struct meta_topic *t)
+{
+    p->clean = ps->clean;
+    p->clean.delete_retention_ms =
+        topic_number(ps, t, "delete.retention.ms",
+                     "log.cleaner.delete.retention.ms", -1, INT64_MAX,
+                     ps->clean.delete_retention_ms);
+    p->clean.min_lag_ms =
+        topic_number(ps, t, "min.compaction.lag.ms",
+                     "log.cleaner.min.compaction.lag.ms", -1, INT64_MAX,
+                     ps->clean.min_lag_ms);
+    p->clean.max_lag_ms =
+        topic_number(ps, t, "max.compaction.lag.ms",
+                     "log.cleaner.max.compaction.lag.ms", -1, INT64_MAX,
+                     ps->clean.max_lag_ms);
+    const char *ratio = topic_value(ps, t, "min.cleanable.dirty.ratio",
+                                    "log.cleaner.min.cleanable.ratio");
+    double r = 0.0;
+    if (ratio != NULL &&
+        (!config_value_double(ratio, &r) || r < 0.0 || r > 1.0)) {
+        bad_topic_value(ps, t, "min.cleanable.dirty.ratio", ratio,
+                        "is not a number in [0, 1]");
+    } else if (ratio != NULL) {
+        p->clean.min_dirty_ratio = r;
+    }
+}
+
+static void follow_retention(struct replica_manager *ps,
                              struct partition *p, const struct meta_topic *t)
 {
     const char *policy = topic_value(ps, t, "cleanup.policy",
                                      "log.cleanup.policy");
-    p->compacted = policy != NULL && strstr(policy, "compact") != NULL;
-    p->clean = ps->clean;
-    p->clean.delete_retention_ms =
-        topic_limit(ps, t, "delete.retention.ms",
-                    "log.cleaner.delete.retention.ms",
-                    ps->clean.delete_retention_ms);
-    p->clean.min_lag_ms =
-        topic_limit(ps, t, "min.compaction.lag.ms",
-                    "log.cleaner.min.compaction.lag.ms", ps->clean.min_lag_ms);
-    p->clean.max_lag_ms =
-        topic_limit(ps, t, "max.compaction.lag.ms",
-                    "log.cleaner.max.compaction.lag.ms", ps->clean.max_lag_ms);
-    const char *ratio = topic_value(ps, t, "min.cleanable.dirty.ratio",
-                                    "log.cleaner.min.cleanable.ratio");
-    if (ratio != NULL) {
-        (void)log_clean_parse_ratio(ratio, &p->clean.min_dirty_ratio);
+    if (policy != NULL && !config_value_list_of(policy, "compact, delete")) {
+        bad_topic_value(ps, t, "cleanup.policy", policy,
+                        "is not a list of compact and delete");
+        policy = NULL;
     }
+    p->compacted = policy != NULL && strstr(policy, "compact") != NULL;
+    follow_clean(ps, p, t);
     if (policy != NULL && strstr(policy, "delete") == NULL) {
         p->retention = (struct log_retention){-1, -1}; /* compact only */
         return;

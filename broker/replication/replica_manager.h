@@ -30,6 +30,10 @@
 
 #define PARTITIONS_OPENS_PER_TURN 16
 
+/* Bad topic config values remembered as logged; past this many distinct
+ * ones, the oldest may be logged again. */
+#define REPLICA_MANAGER_BAD_VALUES_MAX 64
+
 /* What the broker's settings say; copied by replica_manager_init(). */
 struct replica_manager_config {
     int32_t broker_id;
@@ -113,6 +117,10 @@ struct replica_manager {
     size_t n;
     size_t cap;
     size_t closing;              /* logs closing, not yet freed */
+    /* Hashes of the topic config values logged as bad (a ring), so each
+     * is logged once, not at every metadata update. */
+    uint64_t bad_values[REPLICA_MANAGER_BAD_VALUES_MAX];
+    size_t n_bad_values;
 };
 
 /* Creates log_dir if needed. RC_TOO_LARGE for a log_dir too long for

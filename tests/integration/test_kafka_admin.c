@@ -5,7 +5,10 @@
  * broker, by name and by id; an unknown id is UNKNOWN_TOPIC_ID (100) with
  * a null name; an id before v12 is INVALID_REQUEST; DeleteTopics v6
  * deletes by id, answers an unknown id with UNKNOWN_TOPIC_ID and refuses
- * a name and an id together, as Kafka 3.8 does.
+ * a name and an id together, as Kafka 3.8 does. A bad config value is
+ * INVALID_CONFIG (40) with Kafka's message, and nothing is written:
+ * CreateTopics creates no topic, IncrementalAlterConfigs leaves the value
+ * DescribeConfigs shows as it was.
  *
  * Requests are built with the codec's encoders and sent with the test
  * client (tests/lib/kafka_wire.h), which skips response header v1's
@@ -317,5 +320,168 @@ Test(kafka_admin, delete_topics_v6_by_topic_id)
         t = metadata_one(i, 12, slice_from_str("doomed"), zero, name);
         cr_expect_eq(t.ErrorCode, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
         cr_expect(uuid_is_zero(&t.TopicId));
+    }
+}
+
+/* --- Config values ------------------------------------------------------- */
+
+static int enc_incremental(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_incremental_alter_configs_request_encode(w, v, req);
+}
+
+static int dec_incremental(struct reader *r, int16_t v, struct arena *a,
+                           void *out)
+{
+    return kafka_incremental_alter_configs_response_decode(r, v, a, out);
+}
+
+static int enc_describe(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_describe_configs_request_encode(w, v, req);
+}
+
+static int dec_describe(struct reader *r, int16_t v, struct arena *a,
+                        void *out)
+{
+    return kafka_describe_configs_response_decode(r, v, a, out);
+}
+
+/* A nullable wire string into out ("" for null). */
+static void copy_str(struct slice s, char out[256])
+{
+    out[0] = '\0';
+    if (!slice_is_null(s)) {
+        cr_assert_lt(s.len, 256);
+        memcpy(out, s.ptr, s.len);
+        out[s.len] = '\0';
+    }
+}
+
+/* IncrementalAlterConfigs v0 on broker 0: SET topic's name=value. Its
+ * error, the message in msg. */
+static int16_t set_topic_config(const char *topic, const char *name,
+                                struct slice value, char msg[256])
+{
+    struct kafka_AlterableConfig cfg = {slice_from_str(name), 0 /* SET */,
+                                        value};
+    struct kafka_AlterConfigsResource res = {2 /* topic */,
+                                             slice_from_str(topic), &cfg, 1};
+    struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
+    struct kafka_AlterConfigsResponse resp;
+    struct kafka_wire_answer ans;
+    call(0, KAFKA_API_INCREMENTAL_ALTER_CONFIGS, 0, enc_incremental, &rq,
+         dec_incremental, &resp, &ans);
+    cr_assert_eq(resp.ResponsesCnt, 1);
+    int16_t e = resp.Responses[0].ErrorCode;
+    copy_str(resp.Responses[0].ErrorMessage, msg);
+    kafka_wire_answer_free(&ans);
+    return e;
+}
+
+/* DescribeConfigs v1 on broker i of topic's name: its value in out and
+ * its source. */
+static int8_t describe_topic_config(int i, const char *topic,
+                                    const char *name, char out[256])
+{
+    struct slice key = slice_from_str(name);
+    struct kafka_DescribeConfigsResource res = {2 /* topic */,
+                                                slice_from_str(topic), &key,
+                                                1};
+    struct kafka_DescribeConfigsRequest rq = {&res, 1, false, false};
+    struct kafka_DescribeConfigsResponse resp;
+    struct kafka_wire_answer ans;
+    call(i, KAFKA_API_DESCRIBE_CONFIGS, 1, enc_describe, &rq, dec_describe,
+         &resp, &ans);
+    cr_assert_eq(resp.ResultsCnt, 1);
+    cr_assert_eq(resp.Results[0].ErrorCode, KAFKA_ERROR_NONE);
+    cr_assert_eq(resp.Results[0].ConfigsCnt, 1);
+    copy_str(resp.Results[0].Configs[0].Value, out);
+    int8_t source = resp.Results[0].Configs[0].ConfigSource;
+    kafka_wire_answer_free(&ans);
+    return source;
+}
+
+Test(kafka_admin, create_topics_refuses_min_insync_replicas_two)
+{
+    start();
+    struct kafka_CreateableTopicConfig cfg = {
+        slice_from_str("min.insync.replicas"), slice_from_str("two")};
+    struct kafka_CreatableTopic t = {.Name = slice_from_str("strict"),
+                                     .NumPartitions = 1,
+                                     .ReplicationFactor = 2,
+                                     .Configs = &cfg, .ConfigsCnt = 1};
+    struct kafka_CreateTopicsRequest rq = {.Topics = &t, .TopicsCnt = 1,
+                                           .TimeoutMs = 10000};
+    struct kafka_CreateTopicsResponse resp;
+    struct kafka_wire_answer ans;
+    call(0, KAFKA_API_CREATE_TOPICS, 7, enc_create, &rq, dec_create, &resp,
+         &ans);
+    cr_assert_eq(resp.TopicsCnt, 1);
+    char msg[256];
+    copy_str(resp.Topics[0].ErrorMessage, msg);
+    cr_expect_eq(resp.Topics[0].ErrorCode, KAFKA_ERROR_INVALID_CONFIG);
+    cr_expect_eq(resp.Topics[0].ErrorCode, 40);
+    cr_expect_str_eq(msg, "Invalid value two for configuration "
+                          "min.insync.replicas: Not a number of type INT");
+    kafka_wire_answer_free(&ans);
+
+    /* Nothing was written: no broker knows the topic. */
+    char name[256];
+    struct kafka_uuid zero = {{0}};
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        struct kafka_MetadataResponseTopic mt =
+            metadata_one(i, 12, slice_from_str("strict"), zero, name);
+        cr_expect_eq(mt.ErrorCode, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+                     "broker %d", i);
+    }
+}
+
+Test(kafka_admin, incremental_alter_configs_refuses_a_bad_value)
+{
+    start();
+    (void)create_v7("kept", 1, 2);
+    char name[256];
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        (void)wait_topic(i, "kept", name);
+    }
+    char msg[256];
+    cr_assert_eq(set_topic_config("kept", "min.insync.replicas",
+                                  slice_from_str("2"), msg),
+                 KAFKA_ERROR_NONE, "%s", msg);
+    char value[256];
+    uint64_t deadline = cluster_now_ms() + ADMIN_WAIT_MS;
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        for (;;) {
+            int8_t source = describe_topic_config(
+                i, "kept", "min.insync.replicas", value);
+            if (strcmp(value, "2") == 0) {
+                cr_expect_eq(source, 1 /* DYNAMIC_TOPIC_CONFIG */);
+                break;
+            }
+            cr_assert_lt(cluster_now_ms(), deadline, "broker %d: %s", i,
+                         value);
+            poll_pause();
+        }
+    }
+    cr_expect_eq(set_topic_config("kept", "min.insync.replicas",
+                                  slice_from_str("two"), msg),
+                 40);
+    cr_expect_str_eq(msg, "Invalid value two for configuration "
+                          "min.insync.replicas: Not a number of type INT");
+    cr_expect_eq(set_topic_config("kept", "min.insync.replicas",
+                                  slice_from_str(" 1"), msg),
+                 40);
+    cr_expect_str_eq(msg, "Invalid value  1 for configuration "
+                          "min.insync.replicas: Not a number of type INT");
+    /* A NUL inside is trailing garbage too, not the end of "1". */
+    struct slice nul = {(const uint8_t *)"1\0x", 3};
+    cr_expect_eq(set_topic_config("kept", "min.insync.replicas", nul, msg),
+                 40);
+    cr_expect_str_eq(msg, "Invalid value 1?x for configuration "
+                          "min.insync.replicas: Not a number of type INT");
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        (void)describe_topic_config(i, "kept", "min.insync.replicas", value);
+        cr_expect_str_eq(value, "2", "broker %d", i);
     }
 }

@@ -535,6 +535,104 @@ Test(config, empty_list_has_no_items)
     config_free(c);
 }
 
+/* --- One value, strictly ------------------------------------------------ */
+
+Test(config, value_long_takes_whole_decimals_only)
+{
+    static const struct {
+        const char *s;
+        int64_t want;
+    } good[] = {{"0", 0}, {"2", 2}, {"-1", -1}, {"+7", 7}, {"007", 7},
+                {"9223372036854775807", INT64_MAX},
+                {"-9223372036854775808", INT64_MIN}};
+    static const char *const bad[] = {
+        "", " ", "two", "2x", "2 ", " 2", "\t2", "2\n", "+", "-", "+-2",
+        "0x10", "1e3", "1.0", "1_000", "99999999999999999999",
+        "9223372036854775808", "-9223372036854775809"};
+    for (size_t i = 0; i < ARRAY_LEN(good); i++) {
+        int64_t v = 0;
+        cr_assert(config_value_long(good[i].s, &v), "'%s'", good[i].s);
+        cr_assert_eq(v, good[i].want, "'%s'", good[i].s);
+    }
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        int64_t v = 42;
+        cr_assert_not(config_value_long(bad[i], &v), "'%s'", bad[i]);
+        cr_assert_eq(v, 42, "'%s' changed the output", bad[i]);
+    }
+}
+
+Test(config, value_int_refuses_what_int32_cannot_hold)
+{
+    int32_t v = 0;
+
+    cr_assert(config_value_int("2147483647", &v));
+    cr_assert_eq(v, INT32_MAX);
+    cr_assert(config_value_int("-2147483648", &v));
+    cr_assert_eq(v, INT32_MIN);
+    v = 5;
+    cr_assert_not(config_value_int("2147483648", &v));
+    cr_assert_not(config_value_int("-2147483649", &v));
+    cr_assert_not(config_value_int("99999999999999999999", &v));
+    cr_assert_not(config_value_int("two", &v));
+    cr_assert_eq(v, 5);
+}
+
+Test(config, value_bool_is_true_or_false_in_any_case)
+{
+    bool v = false;
+
+    cr_assert(config_value_bool("TRUE", &v));
+    cr_assert(v);
+    cr_assert(config_value_bool("False", &v));
+    cr_assert_not(v);
+    static const char *const bad[] = {"", "yes", "no", "1", "0", "t",
+                                      " true", "true ", "truex", "on"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        v = true;
+        cr_assert_not(config_value_bool(bad[i], &v), "'%s'", bad[i]);
+        cr_assert(v, "'%s' changed the output", bad[i]);
+    }
+}
+
+Test(config, value_double_is_finite_and_whole)
+{
+    double v = 0.0;
+
+    cr_assert(config_value_double("0.5", &v));
+    cr_assert_float_eq(v, 0.5, 1e-12);
+    cr_assert(config_value_double(".25", &v));
+    cr_assert(config_value_double("-1e-3", &v));
+    cr_assert_float_eq(v, -0.001, 1e-12);
+    static const char *const bad[] = {"", " 0.5", "0.5 ", "half", "0.5x",
+                                      "nan", "NaN", "inf", "-inf",
+                                      "infinity", "1e999"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        cr_assert_not(config_value_double(bad[i], &v), "'%s'", bad[i]);
+    }
+}
+
+Test(config, value_one_of_and_list_of_match_kafkas_choices)
+{
+    static const char choices[] = "compact, delete";
+
+    cr_assert(config_value_one_of("delete", 6, choices));
+    cr_assert(config_value_one_of("compact", 7, choices));
+    cr_assert_not(config_value_one_of("Delete", 6, choices));
+    cr_assert_not(config_value_one_of("delet", 5, choices));
+    cr_assert_not(config_value_one_of("", 0, choices));
+    cr_assert(config_value_list_of("", choices));
+    cr_assert(config_value_list_of("delete", choices));
+    cr_assert(config_value_list_of("compact,delete", choices));
+    cr_assert(config_value_list_of("compact, delete", choices));
+    cr_assert(config_value_list_of("delete , compact", choices));
+    static const char *const bad[] = {"bogus", "delete,bogus", "delete,",
+                                      ",delete", "delete,,compact", " ",
+                                      "delete;compact", "DELETE"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        cr_assert_not(config_value_list_of(bad[i], choices), "'%s'", bad[i]);
+    }
+}
+
 /* --- Unknown keys -------------------------------------------------------- */
 
 Test(config, unknown_key_is_reported_not_fatal)

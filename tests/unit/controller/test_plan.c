@@ -787,11 +787,154 @@ Test(plan, create_topics_rejects_bad_configs, .init = create_setup,
     }
     cr_assert_eq(out.n, 0);
     long_value[META_CONFIG_VALUE_BYTES_MAX] = '\0';
+    struct plan_config at_limit[] = {
+        {"leader.replication.throttled.replicas", long_value}};
     struct plan_topic_req t = topic_req("t", 1, 1, 1);
-    t.configs = too_long;
+    t.configs = at_limit;
     t.n_configs = 1;
     cr_assert_eq(create_one(t, false), KAFKA_ERROR_NONE);
     apply_out();
+}
+
+/* One topic with one config; its result. */
+static struct plan_topic_result create_with(const char *name,
+                                            const char *value)
+{
+    struct plan_config c = {name, value};
+    struct plan_topic_req t = topic_req("t", 1, 1, 1);
+    t.configs = &c;
+    t.n_configs = 1;
+    struct plan_topic_result r;
+    cr_assert_eq(plan_create_topics(&img, &t, 1, &defaults3, false, &out,
+                                    &r),
+                 RC_OK);
+    return r;
+}
+
+Test(plan, create_topics_checks_config_values_by_type_and_bound,
+     .init = create_setup, .fini = teardown)
+{
+    static const struct {
+        const char *name;
+        const char *value;
+        const char *message;
+    } cases[] = {
+        {"min.insync.replicas", "two",
+         "Invalid value two for configuration min.insync.replicas: Not a "
+         "number of type INT"},
+        {"min.insync.replicas", "0",
+         "Invalid value 0 for configuration min.insync.replicas: Value "
+         "must be at least 1"},
+        {"min.insync.replicas", "-1",
+         "Invalid value -1 for configuration min.insync.replicas: Value "
+         "must be at least 1"},
+        {"min.insync.replicas", "99999999999999999999",
+         "Invalid value 99999999999999999999 for configuration "
+         "min.insync.replicas: Not a number of type INT"},
+        {"min.insync.replicas", "2 ",
+         "Invalid value 2  for configuration min.insync.replicas: Not a "
+         "number of type INT"},
+        {"min.insync.replicas", "2x",
+         "Invalid value 2x for configuration min.insync.replicas: Not a "
+         "number of type INT"},
+        {"retention.ms", "abc",
+         "Invalid value abc for configuration retention.ms: Not a number "
+         "of type LONG"},
+        {"retention.ms", "-2",
+         "Invalid value -2 for configuration retention.ms: Value must be "
+         "at least -1"},
+        {"segment.bytes", "13",
+         "Invalid value 13 for configuration segment.bytes: Value must be "
+         "at least 14"},
+        {"unclean.leader.election.enable", "yes",
+         "Invalid value yes for configuration "
+         "unclean.leader.election.enable: Expected value to be either true "
+         "or false"},
+        {"cleanup.policy", "bogus",
+         "Invalid value bogus for configuration cleanup.policy: String "
+         "must be one of: compact, delete"},
+        {"message.timestamp.type", "logappendtime",
+         "Invalid value logappendtime for configuration "
+         "message.timestamp.type: String must be one of: CreateTime, "
+         "LogAppendTime"},
+        {"min.cleanable.dirty.ratio", "nan",
+         "Invalid value nan for configuration min.cleanable.dirty.ratio: "
+         "Not a number of type DOUBLE"},
+        {"retention.ms", NULL,
+         "Null value not supported for topic configs: retention.ms"},
+        {"no.such.config", "1", "Unknown topic config name: no.such.config"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct plan_topic_result r = create_with(cases[i].name,
+                                                 cases[i].value);
+        cr_assert_eq(r.error, KAFKA_ERROR_INVALID_CONFIG, "case %zu", i);
+        cr_assert_str_eq(r.message, cases[i].message, "case %zu", i);
+        cr_assert_eq(r.num_partitions, 0);
+        cr_assert_eq(out.n, 0, "case %zu planned records", i);
+    }
+    cr_assert_null(meta_image_topic(&img, "t"));
+}
+
+Test(plan, create_topics_accepts_valid_config_values, .init = create_setup,
+     .fini = teardown)
+{
+    static const struct plan_config good[] = {
+        {"min.insync.replicas", "2"},
+        {"retention.ms", "-1"},
+        {"retention.bytes", "-5"},
+        {"segment.bytes", "14"},
+        {"max.message.bytes", "0"},
+        {"cleanup.policy", "compact, delete"},
+        {"unclean.leader.election.enable", "TRUE"},
+        {"min.compaction.lag.ms", "0"},
+        {"delete.retention.ms", "86400000"},
+        {"segment.ms", "1"},
+        {"message.timestamp.type", "LogAppendTime"},
+        {"min.cleanable.dirty.ratio", "0.5"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        struct plan_topic_result r = create_with(good[i].name,
+                                                 good[i].value);
+        cr_assert_eq(r.error, KAFKA_ERROR_NONE, "%s=%s: %s", good[i].name,
+                     good[i].value, r.message);
+        cr_assert_str_eq(r.message, "");
+        cr_assert_eq(out.n, 3); /* topic, config, partition */
+        cr_assert_str_eq(out.recs[1].u.config.value, good[i].value);
+        plan_records_clear(&out);
+    }
+}
+
+Test(plan, create_topics_answers_a_bad_config_per_topic,
+     .init = create_setup, .fini = teardown)
+{
+    struct plan_config bad[] = {{"retention.ms", "1000"},
+                                {"min.insync.replicas", "two"}};
+    struct plan_config ok[] = {{"min.insync.replicas", "2"}};
+    struct plan_topic_req t[2] = {topic_req("a", 1, 3, 1),
+                                  topic_req("b", 1, 3, 2)};
+    t[0].configs = bad;
+    t[0].n_configs = 2;
+    t[1].configs = ok;
+    t[1].n_configs = 1;
+    struct plan_topic_result r[2];
+    cr_assert_eq(plan_create_topics(&img, t, 2, &defaults3, false, &out, r),
+                 RC_OK);
+    cr_assert_eq(r[0].error, KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_eq(r[1].error, KAFKA_ERROR_NONE);
+    apply_out();
+    cr_assert_null(meta_image_topic(&img, "a"));
+    const struct meta_topic *b = meta_image_topic(&img, "b");
+    cr_assert_not_null(b);
+    cr_assert_str_eq(meta_topic_config(b, "min.insync.replicas"), "2");
+    /* validate_only answers the same, and writes nothing either way. */
+    t[0].name = "c";
+    cr_assert_eq(plan_create_topics(&img, t, 1, &defaults3, true, &out, r),
+                 RC_OK);
+    cr_assert_eq(r[0].error, KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(r[0].message,
+                     "Invalid value two for configuration "
+                     "min.insync.replicas: Not a number of type INT");
+    cr_assert_eq(out.n, 0);
 }
 
 Test(plan, create_topics_writes_topic_configs_then_partitions,

@@ -150,6 +150,91 @@ Test(plan_configs, kafkas_errors_with_their_messages)
     }
 }
 
+Test(plan_configs, values_parse_whole_on_alter_and_incremental_alter)
+{
+    static const struct {
+        const char *name;
+        const char *value;
+        const char *message;
+    } cases[] = {
+        {"min.insync.replicas", "two",
+         "Invalid value two for configuration min.insync.replicas: Not a "
+         "number of type INT"},
+        {"min.insync.replicas", "-1",
+         "Invalid value -1 for configuration min.insync.replicas: Value "
+         "must be at least 1"},
+        {"min.insync.replicas", "99999999999999999999",
+         "Invalid value 99999999999999999999 for configuration "
+         "min.insync.replicas: Not a number of type INT"},
+        {"min.insync.replicas", " 2",
+         "Invalid value  2 for configuration min.insync.replicas: Not a "
+         "number of type INT"},
+        {"retention.ms", " 1000",
+         "Invalid value  1000 for configuration retention.ms: Not a number "
+         "of type LONG"},
+        {"retention.ms", "abc",
+         "Invalid value abc for configuration retention.ms: Not a number "
+         "of type LONG"},
+        {"unclean.leader.election.enable", "yes",
+         "Invalid value yes for configuration "
+         "unclean.leader.election.enable: Expected value to be either true "
+         "or false"},
+        {"cleanup.policy", "bogus",
+         "Invalid value bogus for configuration cleanup.policy: String "
+         "must be one of: compact, delete"},
+        {"cleanup.policy", "delete,",
+         "Invalid value delete, for configuration cleanup.policy: String "
+         "must be one of: compact, delete"},
+        {"min.cleanable.dirty.ratio", " 0.5",
+         "Invalid value  0.5 for configuration min.cleanable.dirty.ratio: "
+         "Not a number of type DOUBLE"},
+        {"min.cleanable.dirty.ratio", "nan",
+         "Invalid value nan for configuration min.cleanable.dirty.ratio: "
+         "Not a number of type DOUBLE"},
+    };
+    const struct plan_config_op keep[] = {{"min.insync.replicas", 0, "2"}};
+    cr_assert_eq(alter(keep, 1, false), KAFKA_ERROR_NONE);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct plan_config_op op = {cases[i].name, 0, cases[i].value};
+        for (int replace = 0; replace <= 1; replace++) {
+            cr_assert_eq(alter(&op, 1, replace), KAFKA_ERROR_INVALID_CONFIG,
+                         "case %zu replace %d", i, replace);
+            cr_assert_str_eq(results[0].message, cases[i].message,
+                             "case %zu replace %d", i, replace);
+            cr_assert_eq(orders()->n_configs, 1u, "case %zu", i);
+            cr_assert_str_eq(meta_topic_config(orders(),
+                                               "min.insync.replicas"),
+                             "2");
+        }
+    }
+}
+
+Test(plan_configs, append_checks_the_list_it_makes)
+{
+    const struct plan_config_op app[] = {{"cleanup.policy", 2, "bogus"}};
+    cr_assert_eq(alter(app, 1, false), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Invalid value delete,bogus for configuration "
+                     "cleanup.policy: String must be one of: compact, "
+                     "delete");
+    cr_assert_eq(orders()->n_configs, 0u);
+}
+
+Test(plan_configs, broker_values_parse_whole_too)
+{
+    const struct plan_config_op ops[] = {{"min.insync.replicas", 0, " 2"}};
+    const struct plan_config_resource res = {META_RESOURCE_BROKER, "",
+                                             ops, 1};
+    cr_assert_eq(plan_alter_configs(&img, &res, 1, false, false, &out,
+                                    results),
+                 RC_OK);
+    cr_assert_eq(results[0].error, KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Invalid value  2 for configuration min.insync.replicas:"
+                     " Not a number of type INT");
+    cr_assert_eq(out.n, 0u);
+}
+
 Test(plan_configs, one_bad_key_refuses_the_whole_resource)
 {
     const struct plan_config_op ops[] = {{"retention.ms", 0, "1000"},
