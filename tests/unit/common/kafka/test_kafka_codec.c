@@ -126,7 +126,7 @@ Test(kafka_codec, error_from_rc_is_one_general_mapping)
     cr_expect_eq(kafka_error_from_rc(RC_NOT_FOUND), 3);
     cr_expect_eq(kafka_error_from_rc(RC_TIMEOUT), 7);
     cr_expect_eq(kafka_error_from_rc(RC_EXISTS), 36);
-    cr_expect_eq(kafka_error_from_rc(RC_IO), -1);
+    cr_expect_eq(kafka_error_from_rc(RC_IO), 56); /* KAFKA_STORAGE_ERROR */
     cr_expect_eq(kafka_error_from_rc(RC_NOMEM), -1);
     cr_expect_eq(kafka_error_from_rc(12345), -1);
     cr_expect_str_eq(kafka_error_name(kafka_error_from_rc(RC_MALFORMED)),
