@@ -204,14 +204,23 @@ static int plan_open(struct log *l, struct open_plan *p)
     if (rv != RC_OK) {
         return rv;
     }
-    p->rp = log_read_offset_file(l, LOG__RECOVERY_POINT_FILE);
+    p->rp = log_read_offset_file(l, LOG__RECOVERY_POINT_FILE,
+                                 "every segment is recovered");
     p->clean = clean_marker_present(l);
-    rv = log_epoch_load(&l->epochs, l->dir);
-    if (rv == RC_NOT_FOUND || rv == RC_CORRUPT) {
+    bool unchecked = false;
+    rv = log_epoch_load(&l->epochs, l->dir, &unchecked);
+    if (rv == RC_OK && unchecked) {
+        TRACE_INFO(l->tracer, "dir=%s leader-epoch-checkpoint has no "
+                   "checksum (older format), rewritten with one", l->dir);
+        p->save_epochs = true;
+    }
+    if (rv == RC_NOT_FOUND || rv == RC_CORRUPT || rv == RC_IO) {
         if (p->n > 0) {
-            TRACE_WARN(l->tracer, "dir=%s leader-epoch-checkpoint %s, "
-                       "rebuilding it from every batch", l->dir,
-                       rv == RC_CORRUPT ? "corrupt" : "missing");
+            TRACE_WARN(l->tracer, "dir=%s leader-epoch-checkpoint %s (%s), "
+                       "rebuilding it from every batch's "
+                       "partitionLeaderEpoch", l->dir,
+                       rv == RC_NOT_FOUND ? "missing" : "not trusted",
+                       rc_str(rv));
             p->clean = false;
             p->rp = 0;
         }
@@ -276,8 +285,16 @@ static int finish_open(struct log *l, struct open_plan *p)
     }
     l->recovery_point = p->rp;
     /* Never past the end: a checkpoint newer than what recovery kept. */
-    l->clean_checkpoint = log_read_offset_file(l, LOG_CLEANER_CHECKPOINT_FILE);
-    int64_t start = log_read_offset_file(l, LOG__START_OFFSET_FILE);
+    l->clean_checkpoint = log_read_offset_file(
+        l, LOG_CLEANER_CHECKPOINT_FILE, "the cleaner starts from the first "
+        "segment again");
+    /* The start moves into a segment only by DeleteRecords or a leader's
+     * start: lost, the log starts at its first segment, which still
+     * holds every record above the true start (none is lost; a few
+     * deleted ones may be served again until the start moves again). */
+    int64_t start = log_read_offset_file(l, LOG__START_OFFSET_FILE,
+                                         "the log starts at its first "
+                                         "segment");
     l->start_offset = start < log_end_offset(l) ? start : log_end_offset(l);
     int64_t rp = l->segs[l->n_segs - 1]->base_offset;
     if (rv == RC_OK && rp != p->rp) {
