@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/crc32c.h"
 #include "common/io.h"
 #include "common/limits.h"
 #include "common/rc.h"
@@ -146,6 +149,81 @@ int file_read_small(const char *dir, const char *name, char *buf,
     buf[len] = '\0';
     *len_out = len;
     return rv;
+}
+
+#define FILE__CHECK_PREFIX "crc32c "
+#define FILE__CHECK_PREFIX_BYTES 7
+#define FILE__CHECK_HEX_BYTES 8
+
+int file_write_checked(const char *dir, const char *name, const char *text,
+                       size_t len)
+{
+    char *buf = malloc(len + FILE_CHECK_LINE_BYTES + 1);
+    if (buf == NULL) {
+        return RC_NOMEM;
+    }
+    memcpy(buf, text, len);
+    int n = snprintf(buf + len, FILE_CHECK_LINE_BYTES + 1,
+                     FILE__CHECK_PREFIX "%08" PRIx32 "\n", crc32c(text, len));
+    ASSERT(n == FILE_CHECK_LINE_BYTES);
+    int rv = file_write_atomic(dir, name, buf, len + (size_t)n);
+    free(buf);
+    return rv;
+}
+
+/* Parses the checksum line at line (line_len bytes, its newline
+ * included) and checks it against the text before it. */
+static int check_line(const char *buf, size_t text_len, const char *line,
+                      size_t line_len)
+{
+    if (line_len != FILE_CHECK_LINE_BYTES) {
+        return RC_CORRUPT;
+    }
+    uint32_t want = 0;
+    for (size_t i = 0; i < FILE__CHECK_HEX_BYTES; i++) {
+        char c = line[FILE__CHECK_PREFIX_BYTES + i];
+        uint32_t v = 0;
+        if (c >= '0' && c <= '9') {
+            v = (uint32_t)(c - '0');
+        } else if (c >= 'a' && c <= 'f') {
+            v = (uint32_t)(c - 'a' + 10);
+        } else {
+            return RC_CORRUPT;
+        }
+        want = want << 4 | v;
+    }
+    return crc32c(buf, text_len) == want ? RC_OK : RC_CORRUPT;
+}
+
+int file_read_checked(const char *dir, const char *name, char *buf,
+                      size_t cap, size_t *len_out, bool *unchecked)
+{
+    size_t len = 0;
+    *unchecked = false;
+    int rv = file_read_small(dir, name, buf, cap, &len);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    if (len == 0 || buf[len - 1] != '\n') {
+        return RC_CORRUPT;
+    }
+    size_t line = len - 1; /* start of the last line */
+    while (line > 0 && buf[line - 1] != '\n') {
+        line--;
+    }
+    if (strncmp(buf + line, FILE__CHECK_PREFIX,
+                FILE__CHECK_PREFIX_BYTES) != 0) {
+        *unchecked = true;
+        *len_out = len;
+        return RC_OK;
+    }
+    rv = check_line(buf, line, buf + line, len - line);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    buf[line] = '\0';
+    *len_out = line;
+    return RC_OK;
 }
 
 /* fsyncs the directory holding path ("." for a bare name). */

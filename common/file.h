@@ -6,9 +6,17 @@
 #ifndef CAIRN_COMMON_FILE_H
 #define CAIRN_COMMON_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/assert.h"
+
+/* Checked text files (checkpoints): the text, then one last line
+ *     crc32c <8 lowercase hex digits>\n
+ * holding the CRC-32C of every byte before that line, so the file stays
+ * readable with cat while a torn, cut or flipped one is told apart from
+ * a good one. Bytes the checksum line adds, at most. */
+#define FILE_CHECK_LINE_BYTES 16
 
 /* Writes len bytes of data to fd whole (short writes and EINTR retried):
  * RC_OK, or RC_IO. */
@@ -23,6 +31,24 @@ MUST_CHECK int file_write_atomic(const char *dir, const char *name,
  * it does not fit. */
 MUST_CHECK int file_read_small(const char *dir, const char *name,
                                char *buf, size_t cap, size_t *len_out);
+
+/* file_write_atomic() of text (which should end with a newline) followed
+ * by its checksum line. */
+MUST_CHECK int file_write_checked(const char *dir, const char *name,
+                                  const char *text, size_t len);
+
+/* Reads dir/name as written by file_write_checked() into buf (cap bytes,
+ * room for the checksum line and a NUL included): on RC_OK, buf holds the
+ * text without the checksum line, NUL-terminated, *len_out its length.
+ * RC_NOT_FOUND when the file does not exist; RC_CORRUPT when it is empty,
+ * does not end with a newline (cut short), or its checksum line does not
+ * parse or match; RC_TOO_LARGE, RC_IO. A file whose last line is no
+ * checksum line at all (written before checksums were) is returned whole
+ * with *unchecked set: the caller parses it strictly, then rewrites it;
+ * otherwise *unchecked is false. */
+MUST_CHECK int file_read_checked(const char *dir, const char *name,
+                                 char *buf, size_t cap, size_t *len_out,
+                                 bool *unchecked);
 
 /* fsync(2) on a directory, making creations, renames and unlinks in it
  * durable. */

@@ -120,7 +120,7 @@ int log_write_offset_file(struct log *l, const char *name, int64_t offset)
     char buf[64];
     int n = snprintf(buf, sizeof buf, "0\n%" PRId64 "\n", offset);
     ASSERT(n > 0 && (size_t)n < sizeof buf);
-    int rv = file_write_atomic(l->dir, name, buf, (size_t)n);
+    int rv = file_write_checked(l->dir, name, buf, (size_t)n);
     if (rv != RC_OK) {
         TRACE_ERROR(l->tracer, "dir=%s write %s: %s", l->dir, name,
                     rc_str(rv));
@@ -146,22 +146,53 @@ int log_write_start_offset(struct log *l, int64_t offset)
     return rv;
 }
 
-int64_t log_read_offset_file(struct log *l, const char *name)
+/* "0\n<decimal offset>\n" and nothing else. */
+static bool parse_offset_text(const char *s, int64_t *out)
 {
-    char buf[64];
+    if (strncmp(s, "0\n", 2) != 0 || s[2] < '0' || s[2] > '9') {
+        return false;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s + 2, &end, 10);
+    if (errno != 0 || strcmp(end, "\n") != 0) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int64_t log_read_offset_file(struct log *l, const char *name,
+                             const char *if_bad)
+{
+    char buf[64 + FILE_CHECK_LINE_BYTES];
     size_t len = 0;
-    int rv = file_read_small(l->dir, name, buf, sizeof buf, &len);
-    long long off = 0;
-    char tail = 0;
-    if (rv == RC_OK && sscanf(buf, "0\n%lld\n%c", &off, &tail) == 1 &&
-        off >= 0) {
+    bool unchecked = false;
+    int64_t off = 0;
+    int rv = file_read_checked(l->dir, name, buf, sizeof buf, &len,
+                               &unchecked);
+    if (rv == RC_NOT_FOUND) {
+        return 0;
+    }
+    bool parsed = rv == RC_OK && parse_offset_text(buf, &off);
+    if (parsed && !unchecked) {
         return off;
     }
-    if (rv != RC_NOT_FOUND) {
-        TRACE_WARN(l->tracer, "dir=%s %s unreadable; taken as 0", l->dir,
-                   name);
+    if (parsed) {
+        TRACE_INFO(l->tracer, "dir=%s %s has no checksum (older format), "
+                   "rewritten with one", l->dir, name);
+    } else {
+        const char *why = rv != RC_OK ? rc_str(rv)
+                          : unchecked ? "no checksum line, no offset"
+                                      : "no offset under a good checksum";
+        TRACE_WARN(l->tracer, "dir=%s %s not trusted (%s): taken as 0, %s; "
+                   "rewritten", l->dir, name, why, if_bad);
+        off = 0;
     }
-    return 0;
+    /* A failure is logged; the next write tries again. */
+    int wrv = log_write_offset_file(l, name, off);
+    (void)wrv;
+    return off;
 }
 
 int log_save_epochs(struct log *l)

@@ -13,12 +13,22 @@
  *   00000000000000000000.timeindex  sparse time index (rebuildable)
  *   leader-epoch-checkpoint         epoch -> start offset
  *   recovery-point-checkpoint       segments wholly below it are durable
+ *   log-start-offset-checkpoint     set by DeleteRecords, a leader's start
+ *   cleaner-offset-checkpoint       segments below it are compacted
  *   .clean-shutdown                 present only between close and open
+ * Checkpoints end with a CRC-32C line, index files start with a CRC-32C
+ * header; one that fails it is not trusted: logged, rebuilt from the
+ * segments (or taken at its safe value) and rewritten.
  *
  * Recovery on open: the last segment, and every segment not wholly below
  * the recovery point, is re-validated batch by batch (CRC-32C, lengths,
  * offsets); the first torn or corrupt batch is cut off with everything
- * after it, and indexes are rebuilt. A clean shutdown skips the scan.
+ * after it, and indexes are rebuilt. Every other segment (all of them
+ * after a clean shutdown) loads its indexes and has every batch checked
+ * by CRC-32C all the same: a bad one there is damage, logged as an
+ * error, and the log is cut before it in the same way (the replica
+ * fetches the rest again from its leader). This reads the whole log once
+ * per open, on the calling thread.
  *
  * One libuv loop thread owns a log; the group-commit job touches only file
  * descriptors and runs on the threadpool. */

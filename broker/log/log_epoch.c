@@ -137,7 +137,7 @@ int log_epoch_save(const struct log_epoch_cache *c, const char *dir)
                                 c->entries[i].start_offset);
     }
     ASSERT(len < cap);
-    int rv = file_write_atomic(dir, LOG_EPOCH__FILE, buf, len);
+    int rv = file_write_checked(dir, LOG_EPOCH__FILE, buf, len);
     free(buf);
     return rv;
 }
@@ -187,9 +187,11 @@ static int parse_entries(struct log_epoch_cache *c, char *p)
     return rv;
 }
 
-int log_epoch_load(struct log_epoch_cache *c, const char *dir)
+int log_epoch_load(struct log_epoch_cache *c, const char *dir,
+                   bool *unchecked)
 {
-    size_t cap = 64 + (size_t)LOG_EPOCH_ENTRIES_MAX * LOG_EPOCH__LINE_BYTES;
+    size_t cap = 64 + (size_t)LOG_EPOCH_ENTRIES_MAX * LOG_EPOCH__LINE_BYTES +
+                 FILE_CHECK_LINE_BYTES;
     size_t first = 64 * 1024;
     c->n = 0;
     for (size_t size = first;; size *= 4) {
@@ -201,7 +203,8 @@ int log_epoch_load(struct log_epoch_cache *c, const char *dir)
             return RC_NOMEM;
         }
         size_t len = 0;
-        int rv = file_read_small(dir, LOG_EPOCH__FILE, buf, size, &len);
+        int rv = file_read_checked(dir, LOG_EPOCH__FILE, buf, size, &len,
+                                   unchecked);
         if (rv == RC_TOO_LARGE && size < cap) {
             free(buf);
             continue;

@@ -67,8 +67,11 @@ MUST_CHECK int log_epoch_save(const struct log_epoch_cache *c,
                               const char *dir);
 
 /* Reads dir/leader-epoch-checkpoint. RC_NOT_FOUND when absent,
- * RC_CORRUPT when it does not parse or is not increasing; the cache is
- * then empty. */
-MUST_CHECK int log_epoch_load(struct log_epoch_cache *c, const char *dir);
+ * RC_CORRUPT when its checksum line does not match (common/file.h), it
+ * does not parse or is not increasing; the cache is then empty.
+ * *unchecked: read from the older format without a checksum line (to be
+ * rewritten). */
+MUST_CHECK int log_epoch_load(struct log_epoch_cache *c, const char *dir,
+                              bool *unchecked);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
+#include "common/crc32c.h"
 #include "common/file.h"
 #include "common/io.h"
 #include "common/limits.h"
@@ -16,6 +17,10 @@
 
 #define LOG_INDEX__ENTRY_BYTES 8
 #define LOG_INDEX__TIME_ENTRY_BYTES 12
+/* Each file starts with a magic number and the CRC-32C of its entries. */
+#define LOG_INDEX__HEADER_BYTES 8
+#define LOG_INDEX__MAGIC 0x43495831u      /* "CIX1" */
+#define LOG_INDEX__TIME_MAGIC 0x43544931u /* "CTI1" */
 
 void log_index_init(struct log_index *ix, size_t entries_max)
 {
@@ -171,8 +176,14 @@ static int index_file_name(char *out, size_t cap, const char *dir,
     return (n < 0 || (size_t)n >= cap) ? RC_TOO_LARGE : RC_OK;
 }
 
-static int write_file(const char *path, const uint8_t *data, size_t len)
+/* Writes the header and the entries at buf + LOG_INDEX__HEADER_BYTES
+ * (len bytes in all). */
+static int write_file(const char *path, uint32_t magic, uint8_t *data,
+                      size_t len)
 {
+    bytes_put_be32(data, magic);
+    bytes_put_be32(data + 4, crc32c(data + LOG_INDEX__HEADER_BYTES,
+                                    len - LOG_INDEX__HEADER_BYTES));
     int fd = io_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return RC_IO;
@@ -184,34 +195,38 @@ static int write_file(const char *path, const uint8_t *data, size_t len)
 
 static int save_offsets(const struct log_index *ix, const char *path)
 {
-    size_t len = ix->n_entries * LOG_INDEX__ENTRY_BYTES;
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
+    size_t len = LOG_INDEX__HEADER_BYTES + ix->n_entries *
+                                               LOG_INDEX__ENTRY_BYTES;
+    uint8_t *buf = malloc(len);
     if (buf == NULL) {
         return RC_NOMEM;
     }
     for (size_t i = 0; i < ix->n_entries; i++) {
-        uint8_t *p = buf + i * LOG_INDEX__ENTRY_BYTES;
+        uint8_t *p = buf + LOG_INDEX__HEADER_BYTES +
+                     i * LOG_INDEX__ENTRY_BYTES;
         bytes_put_be32(p, (uint32_t)ix->entries[i].rel_offset);
         bytes_put_be32(p + 4, (uint32_t)ix->entries[i].position);
     }
-    int rv = write_file(path, buf, len);
+    int rv = write_file(path, LOG_INDEX__MAGIC, buf, len);
     free(buf);
     return rv;
 }
 
 static int save_times(const struct log_index *ix, const char *path)
 {
-    size_t len = ix->n_times * LOG_INDEX__TIME_ENTRY_BYTES;
-    uint8_t *buf = malloc(len == 0 ? 1 : len);
+    size_t len = LOG_INDEX__HEADER_BYTES + ix->n_times *
+                                               LOG_INDEX__TIME_ENTRY_BYTES;
+    uint8_t *buf = malloc(len);
     if (buf == NULL) {
         return RC_NOMEM;
     }
     for (size_t i = 0; i < ix->n_times; i++) {
-        uint8_t *p = buf + i * LOG_INDEX__TIME_ENTRY_BYTES;
+        uint8_t *p = buf + LOG_INDEX__HEADER_BYTES +
+                     i * LOG_INDEX__TIME_ENTRY_BYTES;
         bytes_put_be64(p, (uint64_t)ix->times[i].timestamp);
         bytes_put_be32(p + 8, (uint32_t)ix->times[i].rel_offset);
     }
-    int rv = write_file(path, buf, len);
+    int rv = write_file(path, LOG_INDEX__TIME_MAGIC, buf, len);
     free(buf);
     return rv;
 }
@@ -265,6 +280,22 @@ static int read_file(const char *path, size_t max_bytes, uint8_t **out,
     return RC_OK;
 }
 
+/* The entries of an index file read whole, once its header checks out:
+ * a file of the older format (no header), cut or flipped is RC_CORRUPT. */
+static int check_header(const uint8_t *buf, size_t len, uint32_t magic,
+                        const uint8_t **entries, size_t *n_bytes)
+{
+    if (len < LOG_INDEX__HEADER_BYTES || bytes_be32(buf) != magic) {
+        return RC_CORRUPT;
+    }
+    *entries = buf + LOG_INDEX__HEADER_BYTES;
+    *n_bytes = len - LOG_INDEX__HEADER_BYTES;
+    if (bytes_be32(buf + 4) != crc32c(*entries, *n_bytes)) {
+        return RC_CORRUPT;
+    }
+    return RC_OK;
+}
+
 static int load_offsets(struct log_index *ix, const uint8_t *buf, size_t len,
                         int64_t segment_bytes)
 {
@@ -315,34 +346,44 @@ static int load_times(struct log_index *ix, const uint8_t *buf, size_t len)
     return RC_OK;
 }
 
-int log_index_load(struct log_index *ix, const char *dir, int64_t base_offset,
-                   int64_t segment_bytes)
+/* Reads, checks and parses one index file (ext "index" or "timeindex"). */
+static int load_one(struct log_index *ix, const char *dir, int64_t base,
+                    const char *ext, int64_t segment_bytes)
 {
     char path[LOG_PATH_BYTES_MAX];
+    bool times = ext[0] == 't';
+    size_t entry = times ? LOG_INDEX__TIME_ENTRY_BYTES : LOG_INDEX__ENTRY_BYTES;
     uint8_t *buf = NULL;
     size_t len = 0;
-    log_index_clear(ix);
-    int rv = index_file_name(path, sizeof path, dir, base_offset, "index");
+    int rv = index_file_name(path, sizeof path, dir, base, ext);
     if (rv == RC_OK) {
-        rv = read_file(path, ix->entries_max * LOG_INDEX__ENTRY_BYTES, &buf,
-                       &len);
-    }
-    if (rv == RC_OK) {
-        rv = load_offsets(ix, buf, len, segment_bytes);
-        free(buf);
-        buf = NULL;
-    }
-    if (rv == RC_OK) {
-        rv = index_file_name(path, sizeof path, dir, base_offset,
-                             "timeindex");
-    }
-    if (rv == RC_OK) {
-        rv = read_file(path, ix->entries_max * LOG_INDEX__TIME_ENTRY_BYTES,
+        rv = read_file(path, LOG_INDEX__HEADER_BYTES + ix->entries_max * entry,
                        &buf, &len);
     }
+    if (rv != RC_OK) {
+        return rv;
+    }
+    const uint8_t *entries = NULL;
+    size_t n_bytes = 0;
+    rv = check_header(buf, len, times ? LOG_INDEX__TIME_MAGIC
+                                      : LOG_INDEX__MAGIC, &entries, &n_bytes);
     if (rv == RC_OK) {
-        rv = load_times(ix, buf, len);
-        free(buf);
+        rv = times ? load_times(ix, entries, n_bytes)
+                   : load_offsets(ix, entries, n_bytes, segment_bytes);
+    }
+    free(buf);
+    return rv;
+}
+
+int log_index_load(struct log_index *ix, const char *dir, int64_t base_offset,
+                   int64_t segment_bytes, const char **bad_ext)
+{
+    log_index_clear(ix);
+    *bad_ext = "index";
+    int rv = load_one(ix, dir, base_offset, "index", segment_bytes);
+    if (rv == RC_OK) {
+        *bad_ext = "timeindex";
+        rv = load_one(ix, dir, base_offset, "timeindex", segment_bytes);
     }
     if (rv != RC_OK) {
         log_index_clear(ix);

@@ -2,7 +2,9 @@
  * the offset index (<base>.index: relative offset -> byte position, 8-byte
  * big-endian entries) and the time index (<base>.timeindex: largest
  * timestamp seen before a batch -> that batch's relative offset, 12-byte
- * entries), the layouts Kafka uses. One entry is added per
+ * entries), the layouts Kafka uses, after an 8-byte header: a magic
+ * number (0x43495831 "CIX1", 0x43544931 "CTI1") and the CRC-32C of the
+ * entries, both big-endian. One entry is added per
  * index.interval.bytes of batches, so a lookup scans at most that many
  * bytes. Both are rebuildable from the .log file; a file that fails
  * validation on load is reported as RC_CORRUPT and rebuilt by the caller.
@@ -76,9 +78,13 @@ MUST_CHECK int log_index_save(const struct log_index *ix, const char *dir,
                               int64_t base_offset);
 
 /* Loads both files for a segment of segment_bytes bytes. RC_NOT_FOUND if
- * a file is missing, RC_CORRUPT if one is not a valid index for it. */
+ * a file is missing, RC_CORRUPT if one is not a valid index for it (its
+ * header's magic or CRC-32C is wrong: cut, flipped, garbage or of the
+ * older format; or its entries do not fit the segment); *bad_ext then
+ * names that file's extension ("index" or "timeindex"). */
 MUST_CHECK int log_index_load(struct log_index *ix, const char *dir,
-                              int64_t base_offset, int64_t segment_bytes);
+                              int64_t base_offset, int64_t segment_bytes,
+                              const char **bad_ext);
 
 /* Removes both files (missing files are fine). */
 void log_index_unlink(const char *dir, int64_t base_offset);

@@ -76,13 +76,18 @@ MUST_CHECK int log_new_segment(struct log *l, int64_t base_offset);
 /* Writes the leader-epoch checkpoint, logging a failure. */
 MUST_CHECK int log_save_epochs(struct log *l);
 
-/* An offset checkpoint of the partition directory ("0\n<offset>\n":
- * the recovery point, the log start offset, the cleaner's): written
- * durably (a failure logged), read back as 0 when there is none (a bad
- * one is logged, and 0 is what it is taken for). */
+/* An offset checkpoint of the partition directory ("0\n<offset>\n" and
+ * a checksum line, common/file.h: the recovery point, the log start
+ * offset, the cleaner's): written durably (a failure logged), read back
+ * as 0 when there is none. One that is not trusted (checksum, cut,
+ * garbage, unreadable) is taken as 0, logged with if_bad (what that
+ * means for the log) and rewritten so; 0 is the safe value of each. One
+ * in the older format without a checksum is read once and rewritten with
+ * one. */
 MUST_CHECK int log_write_offset_file(struct log *l, const char *name,
                                      int64_t offset);
-int64_t log_read_offset_file(struct log *l, const char *name);
+int64_t log_read_offset_file(struct log *l, const char *name,
+                             const char *if_bad);
 
 /* log_write_offset_file() of the recovery point / log start offset, and
  * recorded in l. */

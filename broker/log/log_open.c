@@ -132,6 +132,60 @@ static void recovered_batch_cb(void *arg, const struct record_batch_header *h)
     }
 }
 
+/* The partition's name: the directory's last component. */
+static const char *partition_name(const struct log *l)
+{
+    const char *slash = strrchr(l->dir, '/');
+    return slash == NULL ? l->dir : slash + 1;
+}
+
+/* Loads a trusted segment (below the recovery point, or after a clean
+ * shutdown): its index files unless they are missing or fail their
+ * checksum (then rebuilt), and every batch checked by its CRC all the
+ * same, once per open. A bad batch here is not a torn tail but damage to
+ * data once durable: the segment is cut before it by the recovery path
+ * (log_segment_recover), and the caller drops every later segment, so the
+ * replica fetches the rest again from its leader. */
+static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
+{
+    int index_rc = RC_OK;
+    const char *ext = "index";
+    int64_t file_size = seg->size;
+    int rv = log_segment_load(seg, l->scan_buf, l->cfg.index_interval_bytes,
+                              &index_rc, &ext);
+    if (index_rc != RC_OK && rv != RC_IO && rv != RC_NOMEM) {
+        TRACE_WARN(l->tracer, "dir=%s file=%020" PRId64 ".%s %s (%s), "
+                   "rebuilt from the segment", l->dir, seg->base_offset, ext,
+                   index_rc == RC_NOT_FOUND ? "missing" : "not trusted",
+                   rc_str(index_rc));
+    }
+    *cut = rv == RC_CORRUPT; /* the rebuild's CRC scan cut it */
+    if (rv == RC_OK && index_rc == RC_OK) {
+        int64_t bad_pos = 0;
+        int64_t bad_offset = 0;
+        rv = log_segment_verify(seg, l->scan_buf, &bad_pos, &bad_offset);
+        if (rv == RC_CORRUPT) {
+            int64_t cut_at = -1;
+            rv = log_segment_recover(seg, l->scan_buf,
+                                     l->cfg.index_interval_bytes, &cut_at,
+                                     NULL, NULL);
+            *cut = rv == RC_OK;
+        }
+    }
+    if (*cut) {
+        seg->dirty = true;
+        rv = log_segment_save_index(seg);
+        TRACE_ERROR(l->tracer, "partition=%s segment=%s/%020" PRId64 ".log "
+                    "corrupt batch below the recovery point at offset=%"
+                    PRId64 " position=%" PRId64 " (file size %" PRId64 "): "
+                    "log truncated there, later batches to be fetched "
+                    "again from the leader", partition_name(l), l->dir,
+                    seg->base_offset, seg->next_offset, seg->size,
+                    file_size);
+    }
+    return rv;
+}
+
 /* Opens segment base and loads it (trusted: below the recovery point or
  * after a clean shutdown) or recovers it batch by batch. *cut is true when
  * its tail was cut off, so every later segment must go. */
@@ -148,31 +202,19 @@ static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
         log_segment_unref(seg);
         return rv;
     }
-    int64_t file_size = seg->size;
     if (trusted) {
-        bool rebuilt = false;
-        rv = log_segment_load(seg, l->scan_buf, l->cfg.index_interval_bytes,
-                              &rebuilt);
-        if (rv == RC_CORRUPT) {
-            *cut = true;
-            rv = RC_OK;
-        } else if (rv == RC_OK && rebuilt) {
-            TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log index "
-                       "missing or invalid, rebuilt", l->dir, base);
-        }
-    } else {
-        int64_t cut_at = -1;
-        rv = log_segment_recover(seg, l->scan_buf,
-                                 l->cfg.index_interval_bytes, &cut_at,
-                                 recovered_batch_cb, l);
-        *cut = rv == RC_OK && cut_at >= 0;
-        if (rv == RC_OK) {
-            seg->dirty = true; /* make what recovery kept durable */
-            rv = log_segment_save_index(seg);
-        }
+        return open_trusted(l, seg, cut);
+    }
+    int64_t file_size = seg->size;
+    int64_t cut_at = -1;
+    rv = log_segment_recover(seg, l->scan_buf, l->cfg.index_interval_bytes,
+                             &cut_at, recovered_batch_cb, l);
+    *cut = rv == RC_OK && cut_at >= 0;
+    if (rv == RC_OK) {
+        seg->dirty = true; /* make what recovery kept durable */
+        rv = log_segment_save_index(seg);
     }
     if (*cut) {
-        seg->dirty = true;
         TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log torn or "
                    "corrupt batch at position=%" PRId64 " (file size %" PRId64
                    "), truncated there", l->dir, base, seg->size, file_size);
@@ -204,14 +246,23 @@ static int plan_open(struct log *l, struct open_plan *p)
     if (rv != RC_OK) {
         return rv;
     }
-    p->rp = log_read_offset_file(l, LOG__RECOVERY_POINT_FILE);
+    p->rp = log_read_offset_file(l, LOG__RECOVERY_POINT_FILE,
+                                 "every segment is recovered");
     p->clean = clean_marker_present(l);
-    rv = log_epoch_load(&l->epochs, l->dir);
-    if (rv == RC_NOT_FOUND || rv == RC_CORRUPT) {
+    bool unchecked = false;
+    rv = log_epoch_load(&l->epochs, l->dir, &unchecked);
+    if (rv == RC_OK && unchecked) {
+        TRACE_INFO(l->tracer, "dir=%s leader-epoch-checkpoint has no "
+                   "checksum (older format), rewritten with one", l->dir);
+        p->save_epochs = true;
+    }
+    if (rv == RC_NOT_FOUND || rv == RC_CORRUPT || rv == RC_IO) {
         if (p->n > 0) {
-            TRACE_WARN(l->tracer, "dir=%s leader-epoch-checkpoint %s, "
-                       "rebuilding it from every batch", l->dir,
-                       rv == RC_CORRUPT ? "corrupt" : "missing");
+            TRACE_WARN(l->tracer, "dir=%s leader-epoch-checkpoint %s (%s), "
+                       "rebuilding it from every batch's "
+                       "partitionLeaderEpoch", l->dir,
+                       rv == RC_NOT_FOUND ? "missing" : "not trusted",
+                       rc_str(rv));
             p->clean = false;
             p->rp = 0;
         }
@@ -276,8 +327,16 @@ static int finish_open(struct log *l, struct open_plan *p)
     }
     l->recovery_point = p->rp;
     /* Never past the end: a checkpoint newer than what recovery kept. */
-    l->clean_checkpoint = log_read_offset_file(l, LOG_CLEANER_CHECKPOINT_FILE);
-    int64_t start = log_read_offset_file(l, LOG__START_OFFSET_FILE);
+    l->clean_checkpoint = log_read_offset_file(
+        l, LOG_CLEANER_CHECKPOINT_FILE, "the cleaner starts from the first "
+        "segment again");
+    /* The start moves into a segment only by DeleteRecords or a leader's
+     * start: lost, the log starts at its first segment, which still
+     * holds every record above the true start (none is lost; a few
+     * deleted ones may be served again until the start moves again). */
+    int64_t start = log_read_offset_file(l, LOG__START_OFFSET_FILE,
+                                         "the log starts at its first "
+                                         "segment");
     l->start_offset = start < log_end_offset(l) ? start : log_end_offset(l);
     int64_t rp = l->segs[l->n_segs - 1]->base_offset;
     if (rv == RC_OK && rp != p->rp) {

@@ -308,13 +308,42 @@ static void reset_stats(struct log_segment *seg)
     seg->first_timestamp = -1;
 }
 
-/* A batch read back from disk must fit where it sits. */
+/* A batch read back from disk must fit where it sits: after next_offset
+ * in a segment based at base. */
+static bool batch_fits_after(int64_t base, int64_t next_offset,
+                             const struct record_batch_header *h)
+{
+    return record_batch_check_counts(h, false) == RC_OK &&
+           h->base_offset >= next_offset &&
+           record_batch_last_offset(h) - base <= INT32_MAX;
+}
+
 static bool batch_fits(const struct log_segment *seg,
                        const struct record_batch_header *h)
 {
-    return record_batch_check_counts(h, false) == RC_OK &&
-           h->base_offset >= seg->next_offset &&
-           record_batch_last_offset(h) - seg->base_offset <= INT32_MAX;
+    return batch_fits_after(seg->base_offset, seg->next_offset, h);
+}
+
+int log_segment_verify(const struct log_segment *seg, uint8_t *scan_buf,
+                       int64_t *bad_pos, int64_t *bad_offset)
+{
+    struct log_scan s;
+    struct record_batch_header h;
+    int64_t pos = 0;
+    int64_t next = seg->base_offset;
+    int rv;
+    log_scan_init(&s, seg, scan_buf, 0, seg->size);
+    while ((rv = log_scan_next(&s, true, &h, &pos)) == RC_OK &&
+           batch_fits_after(seg->base_offset, next, &h)) {
+        next = record_batch_last_offset(&h) + 1;
+    }
+    if (rv == RC_NOT_FOUND || rv == RC_IO) {
+        return rv == RC_IO ? RC_IO : RC_OK;
+    }
+    /* A batch that does not fit was read whole: it starts at pos. */
+    *bad_pos = rv == RC_OK ? pos : s.pos;
+    *bad_offset = next;
+    return RC_CORRUPT;
 }
 
 int log_segment_recover(struct log_segment *seg, uint8_t *scan_buf,
@@ -393,19 +422,23 @@ static int scan_tail(struct log_segment *seg, uint8_t *scan_buf)
 }
 
 int log_segment_load(struct log_segment *seg, uint8_t *scan_buf,
-                     int64_t index_interval_bytes, bool *rebuilt)
+                     int64_t index_interval_bytes, int *index_rc,
+                     const char **index_ext)
 {
-    *rebuilt = false;
-    int rv = log_index_load(&seg->index, seg->dir, seg->base_offset,
-                            seg->size);
+    *index_rc = log_index_load(&seg->index, seg->dir, seg->base_offset,
+                               seg->size, index_ext);
+    int rv = *index_rc;
     if (rv == RC_OK) {
         rv = scan_tail(seg, scan_buf);
+        if (rv == RC_CORRUPT) {
+            *index_rc = RC_CORRUPT; /* whole, but not this file's index */
+            *index_ext = "index";
+        }
     }
     if (rv == RC_OK || rv == RC_IO || rv == RC_NOMEM) {
         return rv;
     }
     /* Missing or not valid for this file: rebuild from the batches. */
-    *rebuilt = true;
     int64_t cut_at = -1;
     rv = log_segment_recover(seg, scan_buf, index_interval_bytes, &cut_at,
                              NULL, NULL);

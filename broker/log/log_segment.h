@@ -94,11 +94,24 @@ MUST_CHECK int log_segment_recover(struct log_segment *seg, uint8_t *scan_buf,
                                    int64_t *cut_at, log_segment_batch_cb cb,
                                    void *cb_arg);
 
-/* Loads a segment believed whole: the index files if they are valid
- * (otherwise a rebuild by scanning), then the tail after the last index
- * entry for next_offset and max_timestamp. */
+/* Loads a segment believed whole: the index files if they are valid,
+ * then the tail after the last index entry for next_offset and
+ * max_timestamp. Otherwise (*index_rc: RC_NOT_FOUND or RC_CORRUPT, and
+ * *index_ext names the file, "index" or "timeindex") the indexes are
+ * rebuilt by a scan that checks every batch's CRC, and saved; RC_CORRUPT
+ * when that scan cut the file at a bad batch. *index_rc is RC_OK when the
+ * files were used as they are (no batch CRC was checked then). */
 MUST_CHECK int log_segment_load(struct log_segment *seg, uint8_t *scan_buf,
-                                int64_t index_interval_bytes, bool *rebuilt);
+                                int64_t index_interval_bytes, int *index_rc,
+                                const char **index_ext);
+
+/* Checks every batch of a loaded segment by its CRC-32C, its lengths and
+ * offsets, reading it all (nothing is changed). RC_OK; RC_CORRUPT with
+ * the position of the first bad batch and the offset the segment's
+ * batches reach before it; RC_IO. */
+MUST_CHECK int log_segment_verify(const struct log_segment *seg,
+                                  uint8_t *scan_buf, int64_t *bad_pos,
+                                  int64_t *bad_offset);
 
 /* Position and header of the first batch whose last offset is >= offset.
  * RC_NOT_FOUND (with *pos = size) when every batch ends below it. */

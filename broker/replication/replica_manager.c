@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "broker/replication/hw_checkpoint.h"
 #include "common/backoff.h"
 #include "common/config.h"
 #include "common/file.h"
@@ -154,10 +155,11 @@ void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
 
 /* --- High-watermark checkpoint ------------------------------------------- */
 
-#define PARTITIONS__HW_FILE "replication-offset-checkpoint"
+#define PARTITIONS__HW_FILE HW_CHECKPOINT_FILE
 #define PARTITIONS__CHECKPOINT_MS 5000
 
-/* Kafka's format: "0\n", the count, then "topic partition offset" lines. */
+/* Kafka's format: "0\n", the count, then "topic partition offset" lines;
+ * and a checksum line (broker/replication/hw_checkpoint.h). */
 static void save_checkpoint(struct replica_manager *ps, bool force)
 {
     bool changed = force;
@@ -180,7 +182,7 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
         len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
                                 p->topic, p->id, p->hw);
     }
-    if (file_write_atomic(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
+    if (file_write_checked(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
         RC_OK) {
         for (size_t i = 0; i < ps->n; i++) {
             ps->parts[i]->hw_saved = ps->parts[i]->hw;
@@ -192,30 +194,24 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
     free(buf);
 }
 
-/* The checkpointed high watermark of topic-id, or 0. */
-static int64_t load_checkpoint(const struct replica_manager *ps,
-                               const char *topic, int32_t id)
+/* The checkpointed high watermark of topic-id, or 0. A checkpoint that
+ * is not trusted counts as missing (the HW is learned again from the
+ * leader, or from the replicas' log ends): logged, and rewritten at once
+ * from the HWs of the partitions opened so far, so that it is said once
+ * and the later partitions find no value in it either. */
+static int64_t load_checkpoint(struct replica_manager *ps, const char *topic,
+                               int32_t id)
 {
-    FILE *f = NULL;
-    char path[LOG_PATH_BYTES_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", ps->log_dir, PARTITIONS__HW_FILE);
-    f = fopen(path, "r");
-    if (f == NULL) {
-        return 0;
+    int64_t hw = 0;
+    int rv = hw_checkpoint_read(ps->log_dir, topic, id, &hw);
+    if (rv == RC_OK || rv == RC_NOT_FOUND) {
+        return hw;
     }
-    char name[META_TOPIC_NAME_BYTES_MAX + 2];
-    int part = 0;
-    long long off = 0;
-    int64_t found = 0;
-    char line[META_TOPIC_NAME_BYTES_MAX + 64];
-    while (fgets(line, sizeof line, f) != NULL) {
-        if (sscanf(line, "%250s %d %lld", name, &part, &off) == 3 &&
-            part == id && off >= 0 && strcmp(name, topic) == 0) {
-            found = off;
-        }
-    }
-    fclose(f);
-    return found;
+    TRACE_WARN(ps->tracer, "%s/%s not trusted (%s): taken as missing, "
+               "high watermarks learned again; rewritten", ps->log_dir,
+               PARTITIONS__HW_FILE, rc_str(rv));
+    save_checkpoint(ps, true);
+    return 0;
 }
 
 static void isr_timer_cb(uv_timer_t *t)

@@ -22,6 +22,8 @@ static void record_cb(struct tracer *t, enum trace_level level,
     if (level >= TRACE_LEVEL_WARN) {
         f->n_warnings++;
         snprintf(f->last_warning, sizeof f->last_warning, "%s", msg);
+        size_t used = strlen(f->warnings);
+        snprintf(f->warnings + used, sizeof f->warnings - used, "%s\n", msg);
     }
     if (strstr(msg, "opened log") != NULL) {
         f->opened_clean = strstr(msg, "(clean)") != NULL;
@@ -149,4 +151,21 @@ int64_t log_fixture_file_size(const char *path)
         return -1;
     }
     return st.st_size;
+}
+
+bool log_fixture_warned(const struct log_fixture *f, const char *a,
+                        const char *b)
+{
+    const char *line = f->warnings;
+    while (*line != '\0') {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl == NULL ? strlen(line) : (size_t)(nl - line);
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)n, line);
+        if (strstr(buf, a) != NULL && (b == NULL || strstr(buf, b) != NULL)) {
+            return true;
+        }
+        line += n + (nl != NULL);
+    }
+    return false;
 }

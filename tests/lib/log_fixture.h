@@ -22,6 +22,7 @@ struct log_fixture {
     struct tracer tracer;
     int n_warnings;
     char last_warning[1024];
+    char warnings[8192]; /* every WARN and ERROR line, each ending "\n" */
     bool opened_clean;
 };
 
@@ -49,5 +50,9 @@ uint8_t *log_fixture_span_bytes(const struct log_span *span,
 void log_fixture_file(const struct log_fixture *f, int64_t base,
                       const char *ext, char *out, size_t cap);
 int64_t log_fixture_file_size(const char *path);
+/* True when a WARN or ERROR line since setup contains every one of the
+ * strings a and b (b may be NULL). */
+bool log_fixture_warned(const struct log_fixture *f, const char *a,
+                        const char *b);
 
 #endif

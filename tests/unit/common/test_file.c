@@ -1,7 +1,9 @@
 /* Tests for common/file.c: directories created by file_mkdirs() are made
  * durable (their parent fsync'd) before it returns. fsync(2) is spied on
  * for this test binary: the wrapper below records which directory each
- * fsync was for while a test asks it to, then calls the real one. */
+ * fsync was for while a test asks it to, then calls the real one.
+ * Checked files (file_write_checked/file_read_checked) read back what was
+ * written, and a flipped, cut or garbage file is never taken as good. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/file.h"
+#include "common/io.h"
 #include "common/rc.h"
 #include "tests/lib/tmpdir.h"
 
@@ -63,6 +66,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+    io_fault_clear();
     spy.on = false;
     tmpdir_remove(dir);
 }
@@ -93,4 +97,118 @@ Test(file, mkdirs_of_existing_directories_syncs_nothing)
     cr_assert_eq(file_mkdirs(leaf), RC_OK);
     spy.on = false;
     cr_assert_eq(spy.n, 0, "%d fsyncs", spy.n);
+}
+
+#define TEXT "0\n12345\n"
+
+static void write_raw(const char *name, const void *p, size_t n)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *out = fopen(path, "wb");
+    cr_assert_not_null(out);
+    cr_assert_eq(fwrite(p, 1, n, out), n);
+    fclose(out);
+}
+
+static size_t read_raw(const char *name, char *buf, size_t cap)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *in = fopen(path, "rb");
+    cr_assert_not_null(in);
+    size_t n = fread(buf, 1, cap, in);
+    fclose(in);
+    return n;
+}
+
+Test(file, checked_file_reads_back_its_text_and_stays_readable)
+{
+    cr_assert_eq(file_write_checked(dir, "cp", TEXT, strlen(TEXT)), RC_OK);
+    char raw[64] = {0};
+    size_t n = read_raw("cp", raw, sizeof raw);
+    cr_assert_eq(n, strlen(TEXT) + FILE_CHECK_LINE_BYTES);
+    cr_assert_eq(strncmp(raw + strlen(TEXT), "crc32c ", 7), 0, "%s", raw);
+    char buf[64];
+    size_t len = 0;
+    bool unchecked = true;
+    cr_assert_eq(file_read_checked(dir, "cp", buf, sizeof buf, &len,
+                                   &unchecked), RC_OK);
+    cr_assert_not(unchecked);
+    cr_assert_eq(len, strlen(TEXT));
+    cr_assert_str_eq(buf, TEXT);
+}
+
+/* Every flipped bit and every cut is caught: RC_CORRUPT, or (when the
+ * checksum line itself is hit or cut off whole) a file without one, which
+ * the caller parses strictly: a flip leaves bytes the text does not have,
+ * a cut whole lines of it only (the formats count their lines, so a
+ * strict parse refuses a prefix). */
+Test(file, every_flip_and_every_cut_of_a_checked_file_is_caught)
+{
+    cr_assert_eq(file_write_checked(dir, "cp", TEXT, strlen(TEXT)), RC_OK);
+    char good[64];
+    size_t n = read_raw("cp", good, sizeof good);
+    for (size_t i = 0; i < n * 8; i++) {
+        char bad[64];
+        memcpy(bad, good, n);
+        bad[i / 8] = (char)(bad[i / 8] ^ (1 << (i % 8)));
+        write_raw("cp", bad, n);
+        char buf[64];
+        size_t len = 0;
+        bool unchecked = false;
+        int rv = file_read_checked(dir, "cp", buf, sizeof buf, &len,
+                                   &unchecked);
+        cr_assert(rv == RC_CORRUPT || (rv == RC_OK && unchecked &&
+                                       strcmp(buf, TEXT) != 0),
+                  "bit %zu: rv %d", i, rv);
+    }
+    for (size_t cut = 0; cut < n; cut++) {
+        write_raw("cp", good, cut);
+        char buf[64];
+        size_t len = 0;
+        bool unchecked = false;
+        int rv = file_read_checked(dir, "cp", buf, sizeof buf, &len,
+                                   &unchecked);
+        cr_assert(rv == RC_CORRUPT ||
+                      (rv == RC_OK && unchecked && len <= strlen(TEXT) &&
+                       strncmp(buf, TEXT, len) == 0),
+                  "cut at %zu: rv %d", cut, rv);
+    }
+}
+
+Test(file, file_without_a_checksum_line_is_read_as_unchecked)
+{
+    write_raw("cp", TEXT, strlen(TEXT));
+    char buf[64];
+    size_t len = 0;
+    bool unchecked = false;
+    cr_assert_eq(file_read_checked(dir, "cp", buf, sizeof buf, &len,
+                                   &unchecked), RC_OK);
+    cr_assert(unchecked);
+    cr_assert_str_eq(buf, TEXT);
+    bool missing = false;
+    cr_assert_eq(file_read_checked(dir, "none", buf, sizeof buf, &len,
+                                   &missing), RC_NOT_FOUND);
+}
+
+Test(file, failed_checked_write_leaves_the_old_file)
+{
+    cr_assert_eq(file_write_checked(dir, "cp", TEXT, strlen(TEXT)), RC_OK);
+    const char *specs[] = {"write:eio:path=cp", "rename:eio",
+                           "sync:eio:path=cp"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        io_fault_clear();
+        cr_assert_eq(io_fault_parse(specs[i]), RC_OK);
+        cr_assert_neq(file_write_checked(dir, "cp", "0\n9\n", 4), RC_OK,
+                      "%s", specs[i]);
+        io_fault_clear();
+        char buf[64];
+        size_t len = 0;
+        bool unchecked = true;
+        cr_assert_eq(file_read_checked(dir, "cp", buf, sizeof buf, &len,
+                                       &unchecked), RC_OK, "%s", specs[i]);
+        cr_assert_not(unchecked);
+        cr_assert_str_eq(buf, TEXT, "%s", specs[i]);
+    }
 }

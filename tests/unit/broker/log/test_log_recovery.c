@@ -100,7 +100,7 @@ static void flip_byte(const char *path, off_t at)
     close(fd);
 }
 
-Test(log_recovery, clean_reopen_keeps_everything_without_a_scan)
+Test(log_recovery, clean_reopen_keeps_everything)
 {
     f.cfg.segment_bytes = 8192;
     log_fixture_open(&f);
