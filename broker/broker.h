@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "common/event_ring.h"
+#include "common/limits.h"
 #include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
 #include "broker/kafka/kafka_server.h"
@@ -55,6 +56,12 @@ struct broker {
     struct throttle follower_throttle;
     int64_t leader_throttle_static;
     int64_t follower_throttle_static;
+    /* log.fetch.verify.crc: every batch a Fetch answer carries is checked
+     * by its CRC-32C first (broker/kafka/kafka_fetch.c), read back into
+     * this buffer. */
+    bool fetch_verify_crc;
+    uint64_t fetch_corrupt_batches; /* bad batches found by those checks */
+    uint8_t fetch_verify_buf[FETCH_VERIFY_BUFFER_BYTES];
 };
 
 /* The broker's Prometheus text (broker/metrics.c). */

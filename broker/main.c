@@ -80,6 +80,11 @@ static const struct config_def broker_defs[] = {
     {"produce.record.validation.enable", CONFIG_BOOL, "true", 0, 0,
      "benchmarks only: false stores produced batches after the header and "
      "CRC checks alone, without walking their records"},
+    /* For benchmarks only: the cost of the check is measured against a
+     * run without it (tests/bench/bench_fetch_crc.c). */
+    {"log.fetch.verify.crc", CONFIG_BOOL, "true", 0, 0,
+     "check every batch a Fetch answer carries by its CRC-32C before it "
+     "is sent; false (benchmarks only) sends segment bytes unchecked"},
     {"min.insync.replicas", CONFIG_INT, "1", 1, META_REPLICAS_MAX,
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
@@ -392,6 +397,12 @@ static int start(struct broker *b, const struct config *cfg)
         return rv;
     }
     b->id = mc.broker_id;
+    b->fetch_verify_crc = config_bool(cfg, "log.fetch.verify.crc");
+    if (!b->fetch_verify_crc) {
+        TRACE_WARN(&b->tracer, "log.fetch.verify.crc=false: fetched batches "
+                   "are sent without their CRC checked (a switch for "
+                   "benchmarks only)");
+    }
     b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
     struct coordinator_config cc = {
         .offsets_partitions = config_int(cfg, "offsets.topic.num.partitions"),
