@@ -85,6 +85,10 @@ static const struct config_def broker_defs[] = {
     {"log.fetch.verify.crc", CONFIG_BOOL, "true", 0, 0,
      "check every batch a Fetch answer carries by its CRC-32C before it "
      "is sent; false (benchmarks only) sends segment bytes unchecked"},
+    {"log.scrub.bytes.per.second", CONFIG_LONG, "8388608", 0, INT64_MAX,
+     "bytes/s of the hosted logs read back and checked by CRC-32C in the "
+     "background, so that a follower finds and repairs a damaged batch "
+     "from its leader; 0 turns the scrub off"},
     {"min.insync.replicas", CONFIG_INT, "1", 1, META_REPLICAS_MAX,
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
@@ -342,6 +346,7 @@ static int start(struct broker *b, const struct config *cfg)
             config_long(cfg, "log.message.timestamp.after.max.ms"),
         .validate_records =
             config_bool(cfg, "produce.record.validation.enable"),
+        .scrub_bytes_per_sec = config_long(cfg, "log.scrub.bytes.per.second"),
         .retention = broker_retention(cfg),
         .clean = clean,
         .clean_backoff_ms = config_bool(cfg, "log.cleaner.enable")

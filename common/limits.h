@@ -333,6 +333,9 @@ _Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
  * checked piecewise. One buffer per broker, reused by every fetch. */
 #define FETCH_VERIFY_BUFFER_BYTES (1024u * 1024)
 
+/* The scrub's read buffer (broker/replication/repair.h). */
+#define REPLICA_SCRUB_BUFFER_BYTES (256u * 1024)
+
 /* Idle copy buffers the listener keeps for reuse (4 MiB); others are
  * freed when their write completes. */
 #define KAFKA_COPY_POOL_BUFFERS_MAX 16u

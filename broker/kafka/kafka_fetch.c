@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "broker/log/log_verify.h"
+#include "broker/replication/repair.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
@@ -118,6 +119,9 @@ static void verify(struct fetch_wait *w, struct partition *p,
                 v.bad_position, rc_str(v.rc), v.intact_bytes,
                 w->rq.ReplicaId >= 0 ? "replica" : "consumer",
                 w->rq.ReplicaId);
+    if (v.rc != RC_IO) {
+        repair_log_corrupt(&b->partitions, p, v.stop_offset);
+    }
     if (v.intact_bytes == 0) {
         log_span_release(span);
         out->ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
