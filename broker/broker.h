@@ -155,6 +155,11 @@ void kafka_group_commit_done(struct group_io *io, void *req,
 void broker_alter_isr(void *arg, struct partition *p,
                       const struct meta_replica_set *isr);
 
+/* The replica manager's log_corrupt hook (the same file): LeaveLeadership
+ * to the active controller for p, which this broker leads and whose log
+ * holds a corrupt batch at offset; arg is the broker. */
+void broker_log_corrupt(void *arg, struct partition *p, int64_t offset);
+
 /* A partition's high watermark or log end moved: wake the long polls on
  * it (deferred by replica_manager_wake()). */
 void kafka_fetch_hw_moved(void *arg, struct partition *p);

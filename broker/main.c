@@ -358,6 +358,7 @@ static int start(struct broker *b, const struct config *cfg)
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,
         .alter_isr = broker_alter_isr,
+        .log_corrupt = broker_log_corrupt,
         .followers_changed = followers_changed,
         .log_dir_failed = log_dir_failed};
     b->leader_throttle_static =

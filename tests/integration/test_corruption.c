@@ -275,3 +275,15 @@ Test(corruption, a_follower_fetches_a_corrupt_batch_again_from_its_leader)
                                    "a corrupt batch at 10"));
     consume_all();
 }
+Test(corruption, a_corrupt_batch_on_the_leader_moves_leadership_away)
+{
+    struct meta_partition mp = start_and_write();
+    int32_t old = mp.leader;
+    int64_t at = damage_position();
+    uint8_t good = flip(old, at);
+    consume_all();
+    struct meta_partition now;
+    cr_assert(part_read(&now));
+    cr_assert_neq(now.leader, old, "leadership moved away");
+    wait_repaired(old, at, good);
+}
