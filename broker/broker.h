@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "common/event_ring.h"
+#include "common/limits.h"
 #include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
 #include "broker/kafka/kafka_server.h"
@@ -58,6 +59,12 @@ struct broker {
     struct throttle follower_throttle;
     int64_t leader_throttle_static;
     int64_t follower_throttle_static;
+    /* log.fetch.verify.crc: every batch a Fetch answer carries is checked
+     * by its CRC-32C first (broker/kafka/kafka_fetch.c), read back into
+     * this buffer. */
+    bool fetch_verify_crc;
+    uint64_t fetch_corrupt_batches; /* bad batches found by those checks */
+    uint8_t fetch_verify_buf[FETCH_VERIFY_BUFFER_BYTES];
 };
 
 /* The broker's Prometheus text (broker/metrics.c). */
@@ -150,6 +157,11 @@ void kafka_group_commit_done(struct group_io *io, void *req,
  * controller; arg is the broker. */
 void broker_alter_isr(void *arg, struct partition *p,
                       const struct meta_replica_set *isr);
+
+/* The replica manager's log_corrupt hook (the same file): LeaveLeadership
+ * to the active controller for p, which this broker leads and whose log
+ * holds a corrupt batch at offset; arg is the broker. */
+void broker_log_corrupt(void *arg, struct partition *p, int64_t offset);
 
 /* A partition's high watermark or log end moved: wake the long polls on
  * it (deferred by replica_manager_wake()). */

@@ -83,6 +83,15 @@ static const struct config_def broker_defs[] = {
     {"produce.record.validation.enable", CONFIG_BOOL, "true", 0, 0,
      "benchmarks only: false stores produced batches after the header and "
      "CRC checks alone, without walking their records"},
+    /* For benchmarks only: the cost of the check is measured against a
+     * run without it (tests/bench/bench_fetch_crc.c). */
+    {"log.fetch.verify.crc", CONFIG_BOOL, "true", 0, 0,
+     "check every batch a Fetch answer carries by its CRC-32C before it "
+     "is sent; false (benchmarks only) sends segment bytes unchecked"},
+    {"log.scrub.bytes.per.second", CONFIG_LONG, "8388608", 0, INT64_MAX,
+     "bytes/s of the hosted logs read back and checked by CRC-32C in the "
+     "background, so that a follower finds and repairs a damaged batch "
+     "from its leader; 0 turns the scrub off"},
     {"min.insync.replicas", CONFIG_INT, "1", 1, META_REPLICAS_MAX,
      "replicas that must hold an acks=all write"},
     {"replica.lag.time.max.ms", CONFIG_LONG, "30000", 1, 3600000,
@@ -363,6 +372,7 @@ static int start(struct broker *b, const struct config *cfg)
             config_long(cfg, "log.message.timestamp.after.max.ms"),
         .validate_records =
             config_bool(cfg, "produce.record.validation.enable"),
+        .scrub_bytes_per_sec = config_long(cfg, "log.scrub.bytes.per.second"),
         .retention = broker_retention(cfg),
         .clean = clean,
         .clean_backoff_ms = config_bool(cfg, "log.cleaner.enable")
@@ -374,6 +384,7 @@ static int start(struct broker *b, const struct config *cfg)
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,
         .alter_isr = broker_alter_isr,
+        .log_corrupt = broker_log_corrupt,
         .followers_changed = followers_changed,
         .log_dir_failed = log_dir_failed};
     b->leader_throttle_static =
@@ -418,6 +429,12 @@ static int start(struct broker *b, const struct config *cfg)
         return rv;
     }
     b->id = mc.broker_id;
+    b->fetch_verify_crc = config_bool(cfg, "log.fetch.verify.crc");
+    if (!b->fetch_verify_crc) {
+        TRACE_WARN(&b->tracer, "log.fetch.verify.crc=false: fetched batches "
+                   "are sent without their CRC checked (a switch for "
+                   "benchmarks only)");
+    }
     b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
     struct coordinator_config cc = {
         .offsets_partitions = config_int(cfg, "offsets.topic.num.partitions"),

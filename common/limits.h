@@ -328,6 +328,14 @@ _Static_assert(RPC_FRAME_BYTES_MAX <= 0x7fffffffu,
  * a write callback. Bounds a slow reader's copies to 512 KiB. */
 #define KAFKA_CONN_COPY_BUFFERS_MAX 2u
 
+/* Bytes of a fetched span read back per pread(2) to check its batches'
+ * CRCs before they are sent (broker/log/log_verify.h); a larger batch is
+ * checked piecewise. One buffer per broker, reused by every fetch. */
+#define FETCH_VERIFY_BUFFER_BYTES (1024u * 1024)
+
+/* The scrub's read buffer (broker/replication/repair.h). */
+#define REPLICA_SCRUB_BUFFER_BYTES (256u * 1024)
+
 /* Idle copy buffers the listener keeps for reuse (4 MiB); others are
  * freed when their write completes. */
 #define KAFKA_COPY_POOL_BUFFERS_MAX 16u

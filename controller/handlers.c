@@ -311,6 +311,34 @@ static bool run_alter_partition(struct controller *c, struct ctl_op *op)
     return handlers_propose(c, op, &recs);
 }
 
+static bool run_leave_leadership(struct controller *c, struct ctl_op *op)
+{
+    const Cairn__LeaveLeadershipRequest *r = op->req->leave_leadership;
+    struct plan_leave_leadership_req lr = {
+        .broker_id = r->broker_id,
+        .broker_epoch = r->broker_epoch,
+        .partition = r->partition_id,
+        .leader_epoch = r->leader_epoch,
+    };
+    if (!bytes_to_uuid(r->topic_id, &lr.topic_id)) {
+        controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+                               "bad topic id");
+        return false;
+    }
+    TRACE_WARN(c->tracer, "broker %d found a corrupt batch at offset %"
+               PRId64 " of partition %d it leads: moving leadership away",
+               r->broker_id, r->corrupt_offset, r->partition_id);
+    struct plan_records recs;
+    plan_records_init(&recs);
+    int rv = plan_leave_leadership(&c->fsm.image, &lr, &recs, &op->error);
+    if (rv != RC_OK || op->error != KAFKA_ERROR_NONE || recs.n == 0) {
+        plan_records_free(&recs);
+        controller_reply_error(c, op, op->error, "LeaveLeadership refused");
+        return false;
+    }
+    return handlers_propose(c, op, &recs);
+}
+
 static bool run_producer_ids(struct controller *c, struct ctl_op *op)
 {
     const Cairn__AllocateProducerIdsRequest *r =
@@ -346,6 +374,8 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         return run_alter_partition(c, op);
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         return run_producer_ids(c, op);
+    case CAIRN__REQUEST__BODY_LEAVE_LEADERSHIP:
+        return run_leave_leadership(c, op);
     case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
         return handlers_partitions_run(c, op);
     case CAIRN__REQUEST__BODY_ELECT_LEADERS:
@@ -489,6 +519,29 @@ static void reply_alter_partition(struct controller *c, struct ctl_op *op)
     controller_reply(c, op, &resp);
 }
 
+static void reply_leave_leadership(struct controller *c, struct ctl_op *op)
+{
+    const Cairn__LeaveLeadershipRequest *r = op->req->leave_leadership;
+    struct meta_uuid id;
+    const struct meta_partition *p = NULL;
+    if (bytes_to_uuid(r->topic_id, &id)) {
+        p = meta_image_partition(&c->fsm.image, &id, r->partition_id);
+    }
+    if (p == NULL) {
+        controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+                               "partition gone");
+        return;
+    }
+    Cairn__LeaveLeadershipResponse lr = CAIRN__LEAVE_LEADERSHIP_RESPONSE__INIT;
+    lr.has_leader = lr.has_leader_epoch = true;
+    lr.leader = p->leader;
+    lr.leader_epoch = p->leader_epoch;
+    Cairn__Response resp = CAIRN__RESPONSE__INIT;
+    resp.body_case = CAIRN__RESPONSE__BODY_LEAVE_LEADERSHIP;
+    resp.leave_leadership = &lr;
+    controller_reply(c, op, &resp);
+}
+
 static void reply_producer_ids(struct controller *c, struct ctl_op *op)
 {
     Cairn__AllocateProducerIdsResponse pr =
@@ -531,6 +584,9 @@ void handlers_committed(struct controller *c, struct ctl_op *op,
         break;
     case CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         reply_producer_ids(c, op);
+        break;
+    case CAIRN__REQUEST__BODY_LEAVE_LEADERSHIP:
+        reply_leave_leadership(c, op);
         break;
     case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
         handlers_partitions_reply(c, op);

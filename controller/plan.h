@@ -289,6 +289,29 @@ MUST_CHECK int plan_alter_partition(const struct meta_image *img,
                                     struct plan_records *out,
                                     int16_t *error_out);
 
+/* --- LeaveLeadership (controller/plan_repair.c) -------------------------- */
+
+struct plan_leave_leadership_req {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    struct meta_uuid topic_id;
+    int32_t partition;
+    int32_t leader_epoch;
+};
+
+/* A leader found a corrupt batch in its log and asks to hand the
+ * partition over. Errors, in this order: STALE_BROKER_EPOCH,
+ * UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (it does not lead
+ * it), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, and
+ * ELIGIBLE_LEADERS_NOT_AVAILABLE when no other ISR member may lead
+ * (nothing changes: an acknowledged record is lost only if every in-sync
+ * copy is damaged). On success one PartitionChange: the ISR without the
+ * sender, led by its first acceptable member in Replicas order. */
+MUST_CHECK int
+plan_leave_leadership(const struct meta_image *img,
+                      const struct plan_leave_leadership_req *req,
+                      struct plan_records *out, int16_t *error_out);
+
 /* --- Partition reassignment (KIP-455) ------------------------------------ */
 
 struct plan_reassignment {

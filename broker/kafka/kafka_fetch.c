@@ -12,9 +12,12 @@
  * to send full requests, so forgotten topics never matter. */
 #include "broker/broker.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/log/log_verify.h"
+#include "broker/replication/repair.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
@@ -91,6 +94,42 @@ static bool fetch_throttled(struct broker *b, const struct partition *p,
            replica_manager_move_throttled(&b->partitions, p, replica);
 }
 
+/* Checks the batches of span by CRC-32C before they are sent: a bad one
+ * and everything after it stay here; with none intact before it the
+ * partition is answered with KAFKA_STORAGE_ERROR (clients then refresh
+ * their metadata and retry, by when leadership may have moved). */
+static void verify(struct fetch_wait *w, struct partition *p,
+                   struct log_span *span,
+                   struct kafka_FetchablePartitionResponse *out)
+{
+    struct broker *b = w->b;
+    if (!b->fetch_verify_crc || span->bytes == 0) {
+        return;
+    }
+    struct log_verify v;
+    if (log_verify_span(span, b->fetch_verify_buf,
+                        sizeof b->fetch_verify_buf, &v) == RC_OK) {
+        return;
+    }
+    b->fetch_corrupt_batches++;
+    TRACE_ERROR(&b->tracer, "partition=%s-%d offset=%" PRId64 " segment=%s/"
+                "%020" PRId64 ".log position=%" PRId64 " batch not served: "
+                "%s; %" PRId64 " intact bytes before it go to %s %d",
+                p->topic, p->id, v.stop_offset, v.dir, v.segment_base,
+                v.bad_position, rc_str(v.rc), v.intact_bytes,
+                w->rq.ReplicaId >= 0 ? "replica" : "consumer",
+                w->rq.ReplicaId);
+    if (v.rc != RC_IO) {
+        repair_log_corrupt(&b->partitions, p, v.stop_offset);
+    }
+    if (v.intact_bytes == 0) {
+        log_span_release(span);
+        out->ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+        return;
+    }
+    span->bytes = v.intact_bytes;
+}
+
 /* One partition's answer; the span it reads goes in out->records_arg.
  * Only the first partition with data (first) may exceed the budget. */
 static void fetch_one(struct fetch_wait *w, struct slice topic,
@@ -158,6 +197,7 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
         out->ErrorCode = kafka_error_from_rc(rv);
         return;
     }
+    verify(w, p, span, out);
     if (throttled) {
         throttle_record(&w->b->leader_throttle,
                         span->bytes > 0 ? (uint64_t)span->bytes : 0);

@@ -2,7 +2,9 @@
  * the proposed ISR with the leader and partition epochs the leader holds.
  * The controller answers after the change is committed; a refusal (stale
  * epochs, an ineligible member) reverts the leader's pending change and
- * asks for fresh metadata. */
+ * asks for fresh metadata. LeaveLeadership, a leader's request to hand a
+ * partition whose log holds a corrupt batch to an in-sync replica, goes
+ * the same way (broker/replication/repair.h). */
 #include "broker/broker.h"
 
 #include <stdlib.h>
@@ -131,5 +133,68 @@ void broker_alter_isr(void *arg, struct partition *p,
                                aw) != RC_OK) {
         free(aw);
         partition_alter_done(p, false, NULL, 0, now);
+    }
+}
+
+static void left_cb(void *arg, int rc, const uint8_t *payload, size_t len)
+{
+    struct alter_wait *aw = arg;
+    struct broker *b = aw->b;
+    Cairn__Response *resp = rc == RC_OK
+                                ? cairn__response__unpack(NULL, len, payload)
+                                : NULL;
+    struct partition *p = find(b, aw);
+    if (resp == NULL || resp->error_code != 0) {
+        TRACE_WARN(&b->tracer, "partition=%s-%d LeaveLeadership refused: "
+                   "%s (error %d); reads of the damaged range keep failing",
+                   p != NULL ? p->topic : "?", aw->partition,
+                   resp == NULL ? rc_str(rc) : "controller",
+                   resp == NULL ? -1 : resp->error_code);
+    } else {
+        TRACE_INFO(&b->tracer, "event: %s-%d leadership moved to %d at "
+                   "epoch %d (a corrupt batch here)",
+                   p != NULL ? p->topic : "?", aw->partition,
+                   resp->leave_leadership != NULL
+                       ? resp->leave_leadership->leader : -1,
+                   resp->leave_leadership != NULL
+                       ? resp->leave_leadership->leader_epoch : -1);
+    }
+    membership_refresh(b->membership); /* learn the new leader soon */
+    if (resp != NULL) {
+        cairn__response__free_unpacked(resp, NULL);
+    }
+    free(aw);
+}
+
+void broker_log_corrupt(void *arg, struct partition *p, int64_t offset)
+{
+    struct broker *b = arg;
+    Cairn__LeaveLeadershipRequest lr = CAIRN__LEAVE_LEADERSHIP_REQUEST__INIT;
+    lr.has_broker_id = lr.has_broker_epoch = lr.has_topic_id = true;
+    lr.has_partition_id = lr.has_leader_epoch = lr.has_corrupt_offset = true;
+    lr.broker_id = b->id;
+    lr.broker_epoch = membership_epoch(b->membership);
+    lr.topic_id.data = p->topic_id.b;
+    lr.topic_id.len = sizeof p->topic_id.b;
+    lr.partition_id = p->id;
+    lr.leader_epoch = p->leader_epoch;
+    lr.corrupt_offset = offset;
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_LEAVE_LEADERSHIP;
+    cr.leave_leadership = &lr;
+    uint8_t buf[128];
+    size_t len = cairn__request__get_packed_size(&cr);
+    ASSERT(len <= sizeof buf);
+    cairn__request__pack(&cr, buf);
+    struct alter_wait *aw = malloc(sizeof *aw);
+    if (aw == NULL) {
+        return; /* asked again at the next read of the damaged range */
+    }
+    *aw = (struct alter_wait){.b = b, .topic_id = p->topic_id,
+                              .partition = p->id,
+                              .leader_epoch = p->leader_epoch};
+    if (membership_call_active(b->membership, buf, len, 5000, left_cb,
+                               aw) != RC_OK) {
+        free(aw);
     }
 }

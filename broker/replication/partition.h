@@ -81,6 +81,12 @@ struct partition {
     uint64_t ack_events_held;         /* releases not told since */
     struct isr_state repl;        /* as leader: followers and ISR */
     struct producer_state producers;  /* idempotent producers' windows */
+    /* broker/replication/repair.h: where this log's batches stop being
+     * trustworthy (-1: nowhere known), when a leader last asked the
+     * controller to move away because of it, and the scrub's place. */
+    int64_t corrupt_offset;
+    int64_t corrupt_asked_ms;
+    int64_t scrub_offset;
     struct partition_waiter *waiters; /* by offset, oldest first */
     size_t n_waiters;
     size_t cap_waiters;

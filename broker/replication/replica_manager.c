@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "broker/replication/hw_checkpoint.h"
+#include "broker/replication/repair.h"
 #include "common/backoff.h"
 #include "common/config.h"
 #include "common/file.h"
@@ -45,6 +46,7 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->timestamp_before_max_ms = cfg->timestamp_before_max_ms;
     ps->timestamp_after_max_ms = cfg->timestamp_after_max_ms;
     ps->validate_records = cfg->validate_records;
+    ps->scrub_bytes_per_sec = cfg->scrub_bytes_per_sec;
     ps->retention = cfg->retention;
     ps->retention_check_ms = cfg->retention_check_ms;
     ps->clean = cfg->clean;
@@ -225,6 +227,11 @@ static void isr_timer_cb(uv_timer_t *t)
         ps->last_checkpoint_ms = (uint64_t)now;
         save_checkpoint(ps, false);
     }
+    if (ps->scrub_bytes_per_sec > 0 && ps->scrub_buf != NULL) {
+        int64_t per_tick = ps->scrub_bytes_per_sec / 1000 *
+                           (int64_t)ps->isr_period_ms;
+        repair_scrub(ps, per_tick > 0 ? per_tick : 1);
+    }
 }
 
 static void retention_timer_cb(uv_timer_t *t)
@@ -270,6 +277,13 @@ void replica_manager_start_timers(struct replica_manager *ps)
     uint64_t period = (uint64_t)ps->lag_max_ms / 4;
     period = period < 50 ? 50 : period > 5000 ? 5000 : period;
     ps->last_checkpoint_ms = uv_now(ps->loop);
+    ps->isr_period_ms = period;
+    if (ps->scrub_bytes_per_sec > 0) {
+        ps->scrub_buf = malloc(REPLICA_SCRUB_BUFFER_BYTES);
+        if (ps->scrub_buf == NULL) {
+            TRACE_WARN(ps->tracer, "out of memory: no log scrub");
+        }
+    }
     uv_timer_start(&ps->isr_timer, isr_timer_cb, period, period);
     if (ps->clean_backoff_ms > 0) { /* 0: no cleaner (tests) */
         uint64_t every = (uint64_t)ps->clean_backoff_ms;
@@ -503,6 +517,7 @@ static struct partition *add(struct replica_manager *ps,
                             .log = l, .leader = META_NO_LEADER,
                             .leader_epoch = -1,
                             .sync_before_ack = ps->sync_before_ack,
+                            .corrupt_offset = -1,
                             .retention = {-1, -1}}; /* until the topic's */
     log_on_failure(l, hosted_log_failed_cb, p);
     producer_state_init(&p->producers);
@@ -661,6 +676,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     if (!changed) {
         return false;
     }
+    repair_after_metadata(ps, p);
     if (mp->leader == ps->broker_id) {
         int rv = log_assign_epoch(p->log, mp->leader_epoch);
         if (rv != RC_OK) {
@@ -865,4 +881,6 @@ void replica_manager_close(struct replica_manager *ps)
     ps->cap = 0;
     record_validator_free(ps->validator);
     ps->validator = NULL;
+    free(ps->scrub_buf);
+    ps->scrub_buf = NULL;
 }

@@ -49,6 +49,7 @@ struct replica_manager_config {
     int64_t timestamp_before_max_ms;
     int64_t timestamp_after_max_ms;
     bool validate_records;       /* produce.record.validation.enable */
+    int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */
     struct log_retention retention; /* log.retention.*: the broker's */
     int64_t retention_check_ms;  /* log.retention.check.interval.ms */
     struct log_clean_config clean; /* log.cleaner.*: the broker's */
@@ -66,6 +67,9 @@ struct replica_manager_hooks {
      * back through partition_alter_done(). */
     void (*alter_isr)(void *arg, struct partition *p,
                       const struct meta_replica_set *isr);
+    /* A leader found a corrupt batch at offset in p's log: it asks the
+     * controller to move leadership away (broker/replication/repair.h). */
+    void (*log_corrupt)(void *arg, struct partition *p, int64_t offset);
     /* Leadership of some partition changed (fetchers re-plan). */
     void (*followers_changed)(void *arg);
     /* The log directory no longer takes writes (a probe file could not
@@ -113,6 +117,10 @@ struct replica_manager {
     size_t clean_next;           /* round robin over the partitions */
     uint64_t replication_bytes_in; /* batches appended as a follower */
     uint64_t last_checkpoint_ms;
+    uint64_t isr_period_ms;      /* of isr_timer */
+    int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */
+    uint8_t *scrub_buf;          /* REPLICA_SCRUB_BUFFER_BYTES */
+    size_t scrub_next;           /* round robin over the partitions */
     struct partition **parts;
     size_t n;
     size_t cap;

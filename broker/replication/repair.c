@@ -1,0 +1,123 @@
+/* Repair of a damaged partition log (broker/replication/repair.h). Loop
+ * thread only. */
+#include "broker/replication/repair.h"
+
+#include <inttypes.h>
+
+#include "broker/log/log_verify.h"
+#include "broker/replication/partition.h"
+#include "broker/replication/replica_manager.h"
+#include "common/rc.h"
+
+static bool follows(const struct replica_manager *ps,
+                    const struct partition *p)
+{
+    return !p->closing && p->leader >= 0 && p->leader != ps->broker_id &&
+           p->follow != PARTITION_FOLLOW_NONE;
+}
+
+/* A follower cuts its log at offset; the fetcher then asks the leader
+ * for the rest (a fetch in flight is dropped: its offset is no longer
+ * the log end). */
+static void truncate_follower(struct replica_manager *ps, struct partition *p,
+                              int64_t offset)
+{
+    int64_t end = log_end_offset(p->log);
+    int rv = partition_follower_truncate(p, offset);
+    if (rv != RC_OK) {
+        TRACE_ERROR(ps->tracer, "partition=%s-%d cannot truncate to %" PRId64
+                    " before a corrupt batch: %s", p->topic, p->id, offset,
+                    rc_str(rv));
+        return;
+    }
+    p->corrupt_offset = -1;
+    p->scrub_offset = offset;
+    TRACE_INFO(ps->tracer, "event: %s-%d truncated %" PRId64 " -> %" PRId64
+               " (a corrupt batch at %" PRId64 "; fetching it again from "
+               "leader %d)", p->topic, p->id, end, log_end_offset(p->log),
+               offset, p->leader);
+}
+
+void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
+                        int64_t offset)
+{
+    if (p->corrupt_offset < 0 || offset < p->corrupt_offset) {
+        p->corrupt_offset = offset;
+    }
+    if (follows(ps, p)) {
+        truncate_follower(ps, p, p->corrupt_offset);
+        return;
+    }
+    if (!partition_is_leader(p) || ps->hooks.log_corrupt == NULL) {
+        return; /* offline: the damage stays recorded for later */
+    }
+    int64_t now = (int64_t)uv_now(ps->loop);
+    if (p->corrupt_asked_ms > 0 &&
+        now - p->corrupt_asked_ms < REPAIR_ASK_EVERY_MS) {
+        return;
+    }
+    p->corrupt_asked_ms = now;
+    TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " corrupt "
+                "batch on the leader: asking the controller to move "
+                "leadership to an in-sync replica", p->topic, p->id,
+                p->corrupt_offset);
+    ps->hooks.log_corrupt(ps->hooks.arg, p, p->corrupt_offset);
+}
+
+void repair_after_metadata(struct replica_manager *ps, struct partition *p)
+{
+    if (p->corrupt_offset >= 0 && follows(ps, p)) {
+        truncate_follower(ps, p, p->corrupt_offset);
+    }
+}
+
+/* Checks up to budget bytes of p from its scrub offset; the bytes read. */
+static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
+                         int64_t budget)
+{
+    int64_t start = log_start_offset(p->log);
+    int64_t end = log_end_offset(p->log);
+    if (p->scrub_offset < start || p->scrub_offset >= end) {
+        p->scrub_offset = start; /* a new pass from the start */
+    }
+    if (start >= end) {
+        return 0;
+    }
+    struct log_span span;
+    int rv = log_read(p->log, p->scrub_offset, budget, end, &span);
+    if (rv != RC_OK || span.bytes == 0) {
+        log_span_release(&span);
+        p->scrub_offset = end;
+        return 0;
+    }
+    struct log_verify v;
+    rv = log_verify_span(&span, ps->scrub_buf, REPLICA_SCRUB_BUFFER_BYTES,
+                         &v);
+    int64_t bytes = span.bytes;
+    log_span_release(&span);
+    if (rv == RC_OK) {
+        p->scrub_offset = v.stop_offset;
+        return bytes;
+    }
+    TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " segment=%s/"
+                "%020" PRId64 ".log position=%" PRId64 " found by the "
+                "scrub: %s", p->topic, p->id, v.stop_offset, v.dir,
+                v.segment_base, v.bad_position, rc_str(v.rc));
+    if (rv != RC_IO) {
+        repair_log_corrupt(ps, p, v.stop_offset);
+    }
+    p->scrub_offset = end; /* the next pass starts over */
+    return bytes;
+}
+
+void repair_scrub(struct replica_manager *ps, int64_t budget_bytes)
+{
+    for (size_t k = 0; k < ps->n && budget_bytes > 0; k++) {
+        struct partition *p = ps->parts[ps->scrub_next % ps->n];
+        int64_t used = p->closing ? 0 : scrub_one(ps, p, budget_bytes);
+        budget_bytes -= used;
+        if (used == 0 || budget_bytes > 0) {
+            ps->scrub_next = (ps->scrub_next + 1) % ps->n;
+        }
+    }
+}

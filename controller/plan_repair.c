@@ -1,0 +1,69 @@
+/* LeaveLeadership: a leader whose log holds a corrupt batch hands the
+ * partition to an in-sync replica and leaves its ISR, so that it can
+ * repair from the new leader (controller/plan.h). Pure. */
+#include "controller/plan.h"
+
+#include <string.h>
+
+#include "common/kafka/kafka_error.h"
+#include "common/rc.h"
+#include "controller/plan_internal.h"
+
+/* The first replica, in Replicas order, of isr the controller may make
+ * leader; META_NO_LEADER if none. */
+static int32_t first_acceptable(const struct meta_image *img,
+                                const struct meta_partition *p,
+                                const struct meta_replica_set *isr)
+{
+    for (int32_t i = 0; i < p->replicas.n; i++) {
+        int32_t id = p->replicas.ids[i];
+        if (meta_replica_set_contains(isr, id) &&
+            plan_broker_acceptable(img, id, PLAN_NO_BROKER, PLAN_NO_BROKER)) {
+            return id;
+        }
+    }
+    return META_NO_LEADER;
+}
+
+int plan_leave_leadership(const struct meta_image *img,
+                          const struct plan_leave_leadership_req *req,
+                          struct plan_records *out, int16_t *error_out)
+{
+    const struct meta_broker *b = meta_image_broker(img, req->broker_id);
+    if (b == NULL || b->epoch != req->broker_epoch) {
+        *error_out = KAFKA_ERROR_STALE_BROKER_EPOCH;
+        return RC_OK;
+    }
+    const struct meta_topic *t = meta_image_topic_by_id(img, &req->topic_id);
+    const struct meta_partition *p =
+        meta_image_partition(img, &req->topic_id, req->partition);
+    if (t == NULL || p == NULL) {
+        *error_out = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
+        return RC_OK;
+    }
+    if (p->leader != req->broker_id) {
+        *error_out = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+        return RC_OK;
+    }
+    if (req->leader_epoch != p->leader_epoch) {
+        *error_out = req->leader_epoch < p->leader_epoch
+                         ? KAFKA_ERROR_FENCED_LEADER_EPOCH
+                         : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+        return RC_OK;
+    }
+    struct meta_replica_set isr;
+    plan_set_without(&p->isr, req->broker_id, &isr);
+    int32_t leader = first_acceptable(img, p, &isr);
+    if (leader == META_NO_LEADER) {
+        /* Every other copy is gone or out of sync: the damaged one stays
+         * leader and keeps refusing the damaged range. */
+        *error_out = KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
+        return RC_OK;
+    }
+    struct meta_record rec;
+    plan_partition_change(&rec, t, p, &isr, leader);
+    int rv = plan_records_push(out, &rec);
+    *error_out = rv == RC_OK ? KAFKA_ERROR_NONE
+                             : KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    return rv;
+}
