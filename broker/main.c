@@ -275,10 +275,8 @@ static void image_cb(void *arg, const struct meta_image *img)
 static void log_dir_failed(void *arg)
 {
     struct broker *b = arg;
-    if (b->fetchers != NULL) {
-        follower_close(b->fetchers);
-        b->fetchers = NULL;
-    }
+    /* The fetchers stay (this may run inside one of their callbacks) but
+     * ask for nothing more: follower.c checks dir_failed. */
     TRACE_ERROR(&b->tracer, "broker=%d log.dirs=%s is offline: replication "
                 "stopped, clients get KAFKA_STORAGE_ERROR; asking the "
                 "controller to fence this broker, then stopping",

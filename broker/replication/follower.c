@@ -412,13 +412,14 @@ static void write_cb(struct frame_conn_write *req, int status)
  * log.sync.before.ack; the fetcher waits for the sync before it fetches
  * again) and its log has not failed: after a failed fsync the unsynced
  * tail may never reach the disk, and the replica drops out of the ISR
- * instead of reporting it. */
+ * instead of reporting it. Once the log dir has failed nothing is
+ * asked for at all: the broker is on its way out. */
 static bool fetch_offset_durable(const struct partition *p)
 {
     if (p->owner->unsafe_fsync_failure_ignore) {
         return true; /* the negative control: as before fsyncgate */
     }
-    if (log_failure(p->log) != RC_OK) {
+    if (p->owner->dir_failed || log_failure(p->log) != RC_OK) {
         return false;
     }
     if (!p->sync_before_ack ||
