@@ -140,7 +140,7 @@ jepsen-smoke: $(BINS) $(DURABLE_LIB)
 	$(JEPSEN_PY) jepsen/run --seed 1 --time 20 --build $(BUILD)
 
 # `make jepsen`: SEEDS seeded runs of TIME seconds of faults each, then the
-# two negative controls (which must be caught); one RUN line per run and
+# three negative controls (which must be caught); one RUN line per run and
 # a table.
 # SEEDS is shared with `make sim` (2000 there): 3 here unless given.
 JEPSEN_SEEDS = $(if $(filter command line environment,$(origin SEEDS)),$(SEEDS),3)
@@ -150,7 +150,8 @@ JEPSEN_NETNS = $(if $(filter 0,$(shell id -u)),--netns)
 jepsen: deps-check
 	@$(MAKE) --no-print-directory $(BINS) $(DURABLE_LIB)
 	@$(JEPSEN_PY) jepsen/campaign --seeds $(JEPSEN_SEEDS) --time $(TIME) \
-	    --build $(BUILD) --unsafe-sync-runs 1 $(JEPSEN_NETNS)
+	    --build $(BUILD) --unsafe-sync-runs 1 --unsafe-fsync-runs 1 \
+	    $(JEPSEN_NETNS)
 
 # The power-loss model's recorder, preloaded into brokers by jepsen/run
 # (jepsen/powerloss.py explains the model).

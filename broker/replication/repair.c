@@ -71,12 +71,15 @@ void repair_after_metadata(struct replica_manager *ps, struct partition *p)
     }
 }
 
-/* Checks up to budget bytes of p from its scrub offset; the bytes read. */
+/* Checks up to budget bytes of p from its scrub offset; the bytes read.
+ * *pass_done when this pass reached the log end (or found damage): the
+ * next call starts a new pass. */
 static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
-                         int64_t budget)
+                         int64_t budget, bool *pass_done)
 {
     int64_t start = log_start_offset(p->log);
     int64_t end = log_end_offset(p->log);
+    *pass_done = true;
     if (p->scrub_offset < start || p->scrub_offset >= end) {
         p->scrub_offset = start; /* a new pass from the start */
     }
@@ -97,6 +100,7 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
     log_span_release(&span);
     if (rv == RC_OK) {
         p->scrub_offset = v.stop_offset;
+        *pass_done = v.stop_offset >= end;
         return bytes;
     }
     TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " segment=%s/"
@@ -110,14 +114,22 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
     return bytes;
 }
 
+/* Each partition is read through to its end (a span is one segment at
+ * most, so that takes several reads) before the next one's turn; every
+ * read either uses budget or ends a pass, so the loop ends. */
 void repair_scrub(struct replica_manager *ps, int64_t budget_bytes)
 {
-    for (size_t k = 0; k < ps->n && budget_bytes > 0; k++) {
+    size_t passes = 0;
+    while (ps->n > 0 && budget_bytes > 0 && passes < ps->n) {
         struct partition *p = ps->parts[ps->scrub_next % ps->n];
-        int64_t used = p->closing ? 0 : scrub_one(ps, p, budget_bytes);
+        bool pass_done = true;
+        int64_t used = p->closing ? 0
+                                  : scrub_one(ps, p, budget_bytes,
+                                              &pass_done);
         budget_bytes -= used;
-        if (used == 0 || budget_bytes > 0) {
+        if (pass_done || used == 0) {
             ps->scrub_next = (ps->scrub_next + 1) % ps->n;
+            passes++;
         }
     }
 }
