@@ -2,6 +2,7 @@
  * leadership tracking, the request queue and shutdown. */
 #include "controller/controller_internal.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,32 @@ static void tick_cb(uv_timer_t *handle)
 
 /* --- Start and stop ------------------------------------------------------ */
 
+/* libraft (uv_segment.c) renames a closed segment whose checksums do not
+ * match to "corrupt-<time>-<name>" and goes on with the log cut before
+ * it. A voter that forgets entries it acknowledged can lose committed
+ * metadata if another voter is down, so a controller with such a file
+ * does not start: the operator rebuilds it from its peers. */
+static int refuse_if_damaged(struct controller *c)
+{
+    DIR *d = opendir(c->cfg.metadata_dir);
+    if (d == NULL) {
+        return RC_OK; /* raft_start read it; nothing more to look at */
+    }
+    int rv = RC_OK;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        if (strncmp(e->d_name, "corrupt-", 8) == 0) {
+            TRACE_ERROR(c->tracer, "metadata dir %s holds a damaged Raft "
+                        "log segment (%s): refusing to start (see the "
+                        "README, \"A damaged controller\", to rebuild it "
+                        "from its peers)", c->cfg.metadata_dir, e->d_name);
+            rv = RC_CORRUPT;
+            break;
+        }
+    }
+    closedir(d);
+    return rv;
+}
+
 static int start_raft(struct controller *c)
 {
     const struct addr_voter *me = NULL;
@@ -426,10 +453,14 @@ static int start_raft(struct controller *c)
     raft_set_snapshot_trailing(&c->raft, 512);
     rv = raft_start(&c->raft);
     if (rv != 0) {
-        TRACE_ERROR(c->tracer, "raft_start: %s", raft_strerror(rv));
-        return RC_IO;
+        TRACE_ERROR(c->tracer, "raft_start: %s: the Raft log or snapshot in "
+                    "%s is damaged or unreadable; refusing to start (see "
+                    "the README, \"A damaged controller\", to rebuild it "
+                    "from its peers)", raft_strerror(rv),
+                    c->cfg.metadata_dir);
+        return RC_CORRUPT;
     }
-    return RC_OK;
+    return refuse_if_damaged(c);
 }
 
 int controller_start(struct controller **out, uv_loop_t *loop,

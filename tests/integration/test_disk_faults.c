@@ -10,12 +10,16 @@
  * acknowledged before, during and after reads back. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "broker/broker.h"
 #include "common/kafka/kafka_client.h"
@@ -295,4 +299,71 @@ Test(disk_faults, fsync_eio_on_one_broker_under_load_loses_nothing)
 Test(disk_faults, full_disk_on_one_broker_under_load_loses_nothing)
 {
     fault_under_load("write:short:path=" TOPIC "-:armed=sigusr2");
+}
+
+/* The largest closed Raft segment ("<first>-<last>") in dir into out. */
+static bool largest_closed_segment(const char *dir, char *out, size_t cap)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    off_t best = -1;
+    for (struct dirent *e = readdir(d); e != NULL; e = readdir(d)) {
+        unsigned long long a, b;
+        char path[4600];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (sscanf(e->d_name, "%llu-%llu", &a, &b) == 2 &&
+            stat(path, &st) == 0 && st.st_size > best) {
+            best = st.st_size;
+            snprintf(out, cap, "%s", path);
+        }
+    }
+    closedir(d);
+    return best > 64;
+}
+
+/* A controller whose Raft log has a flipped byte refuses to start (libraft
+ * would cut its log before the damage and go on, forgetting entries it
+ * acknowledged); its peers go on. */
+Test(disk_faults, a_controller_with_a_damaged_raft_log_refuses_to_start)
+{
+    cluster_start(&c, 3, 1);
+    cluster_started = true;
+    cr_assert(cluster_wait_ready(&c, deadline_after(30000)));
+    for (int i = 0; i < 5; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%d", i);
+        cr_assert_eq(cluster_create_topic(&c, name, 1, 1), KAFKA_ERROR_NONE);
+    }
+    struct cluster_node *n = &c.controllers[1];
+    cluster_node_signal(&c, n, SIGTERM, true); /* closes its open segment */
+    char dir[4200];
+    char seg[4600];
+    snprintf(dir, sizeof dir, "%s/controller-%d/metadata", c.dir, n->id);
+    cr_assert(largest_closed_segment(dir, seg, sizeof seg), "in %s", dir);
+    int fd = open(seg, O_RDWR);
+    cr_assert_geq(fd, 0);
+    off_t size = lseek(fd, 0, SEEK_END);
+    uint8_t byte;
+    cr_assert_eq(pread(fd, &byte, 1, size - 8), 1);
+    byte ^= 0xff;
+    cr_assert_eq(pwrite(fd, &byte, 1, size - 8), 1);
+    close(fd);
+
+    cluster_node_start(&c, n);
+    int status = -1;
+    uint64_t deadline = deadline_after(20000);
+    while (cluster_now_ms() < deadline) {
+        if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
+            n->pid = 0;
+            break;
+        }
+        pause_ms(50);
+    }
+    cr_assert_eq(n->pid, 0, "a controller with a damaged log runs; log %s",
+                 n->log);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    cr_assert(cluster_log_contains(n, "refusing to start"), "%s", n->log);
+    cr_assert_eq(cluster_create_topic(&c, "after", 1, 1), KAFKA_ERROR_NONE,
+                 "the other two go on");
 }
