@@ -340,20 +340,28 @@ static int claim_dir(struct replica_manager *ps, const char *dir,
     int n = snprintf(want, sizeof want, "version: 0\ntopic_id: %s\n", id);
     char have[128];
     size_t len = 0;
-    int rv = file_read_small(dir, PARTITIONS__METADATA_FILE, have,
-                             sizeof have, &len);
-    if (rv == RC_OK && strcmp(have, want) == 0) {
+    bool unchecked = false;
+    int rv = file_read_checked(dir, PARTITIONS__METADATA_FILE, have,
+                               sizeof have, &len, &unchecked);
+    if (rv == RC_OK && strcmp(have, want) == 0 && !unchecked) {
         return RC_OK;
     }
-    if (rv == RC_OK || rv == RC_TOO_LARGE) {
+    if (rv == RC_CORRUPT || rv == RC_IO) {
+        /* A damaged file says nothing about the topic: the directory's
+         * name does. Its records stay; the file is written anew. */
+        TRACE_WARN(ps->tracer, "dir=%s %s is damaged (%s): rewritten for "
+                   "topic id %s, the records kept", dir,
+                   PARTITIONS__METADATA_FILE, rc_str(rv), id);
+    } else if ((rv == RC_OK && strcmp(have, want) != 0) ||
+               rv == RC_TOO_LARGE) {
         TRACE_WARN(ps->tracer, "dir=%s belongs to an older topic of the "
                    "same name; removing it", dir);
         remove_dir(dir);
     }
     rv = file_mkdirs(dir);
     if (rv == RC_OK) {
-        rv = file_write_atomic(dir, PARTITIONS__METADATA_FILE, want,
-                               (size_t)n);
+        rv = file_write_checked(dir, PARTITIONS__METADATA_FILE, want,
+                                (size_t)n);
     }
     return rv;
 }

@@ -367,3 +367,44 @@ Test(disk_faults, a_controller_with_a_damaged_raft_log_refuses_to_start)
     cr_assert_eq(cluster_create_topic(&c, "after", 1, 1), KAFKA_ERROR_NONE,
                  "the other two go on");
 }
+
+/* A flipped byte in partition.metadata (the topic id a partition's
+ * directory belongs to) is damage, not another topic: the records stay.
+ * Before, the directory was taken for an older topic's and removed. */
+Test(disk_faults, a_damaged_partition_metadata_keeps_the_records)
+{
+    start_with_faults("sync:eio:path=/none/:armed=sigusr2", 3, 1, 3);
+    struct cluster_node *n = &c.brokers[2];
+    int err = -1;
+    uint64_t deadline = deadline_after(20000);
+    for (uint32_t seed = 1; cluster_now_ms() < deadline && err != 0;
+         seed++) {
+        err = produce_one(c.brokers[0].port, seed);
+        if (err == KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER) {
+            err = produce_one(c.brokers[1].port, seed);
+        }
+        if (err != KAFKA_ERROR_NONE) {
+            err = produce_one(n->port, seed);
+        }
+    }
+    cr_assert_eq(err, KAFKA_ERROR_NONE);
+    cr_assert(wait_isr_size(1, 3, 10000));
+    cluster_node_signal(&c, n, SIGTERM, true);
+    char path[4400];
+    char logs[4200];
+    cluster_broker_log_dir(&c, n, logs, sizeof logs);
+    snprintf(path, sizeof path, "%s/%s-0/partition.metadata", logs, TOPIC);
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0, "%s", path);
+    uint8_t byte;
+    cr_assert_eq(pread(fd, &byte, 1, 20), 1);
+    byte ^= 0x01;
+    cr_assert_eq(pwrite(fd, &byte, 1, 20), 1);
+    close(fd);
+    cluster_node_start(&c, n);
+    cr_assert(wait_isr_size(1, 3, 30000), "broker %d did not rejoin", n->id);
+    cr_assert(cluster_log_contains(n, "partition.metadata is damaged"),
+              "%s", n->log);
+    cr_assert(!cluster_log_contains(n, "belongs to an older topic"),
+              "the records were removed; %s", n->log);
+}

@@ -148,11 +148,24 @@ Test(log_verify, a_bit_flipped_by_the_read_is_caught)
 {
     int64_t sizes[3];
     append_three(100, sizes);
-    log_fixture_close(&f);
-    /* A fault matches files opened after it is armed. */
     cr_assert_eq(io_fault_parse("read:flip:path=.log"), RC_OK);
-    log_fixture_open(&f);
     struct log_verify v = verify_from(0, sizeof buf);
     cr_assert_neq(v.rc, RC_OK);
     cr_assert_lt(v.intact_bytes, sizes[0] + sizes[1] + sizes[2]);
+}
+
+Test(log_verify, a_read_error_is_an_io_error_and_serves_nothing)
+{
+    int64_t sizes[3];
+    append_three(100, sizes);
+    struct log_span span;
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(io_fault_parse("read:eio:path=.log"), RC_OK);
+    struct log_verify v;
+    cr_assert_eq(log_verify_span(&span, buf, sizeof buf, &v), RC_IO);
+    cr_assert_eq(v.intact_bytes, 0);
+    log_span_release(&span);
+    /* The read that finds the span fails the same way: the fetch
+     * answers KAFKA_STORAGE_ERROR either way. */
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_IO);
 }
