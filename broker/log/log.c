@@ -27,6 +27,11 @@ void log_config_default(struct log_config *cfg)
     cfg->segment_index_bytes = 10485760;
 }
 
+int64_t log_corrupt_offset(const struct log *l)
+{
+    return l->corrupt_offset;
+}
+
 int64_t log_start_offset(const struct log *l)
 {
     int64_t first = l->segs[0]->base_offset;
@@ -703,6 +708,7 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
     log_epoch_truncate_from_end(&l->epochs, 0);
     l->durable_end = offset;
     l->truncations++;
+    l->corrupt_offset = -1;
     log_sync_fail_waiters_above(l, offset, RC_OUT_OF_RANGE);
     rv = log_save_epochs(l);
     if (rv == RC_OK) {
@@ -743,6 +749,9 @@ int log_truncate_to(struct log *l, int64_t offset)
         return rv;
     }
     l->segs[i]->dirty = true;
+    if (l->corrupt_offset >= log_end_offset(l)) {
+        l->corrupt_offset = -1; /* the damage is cut off */
+    }
     TRACE_INFO(l->tracer, "dir=%s truncated to offset=%" PRId64
                " end=%" PRId64, l->dir, offset, log_end_offset(l));
     return after_truncation(l);

@@ -168,6 +168,11 @@ MUST_CHECK int log_offset_of_max_timestamp(struct log *l,
                                            struct log_time_offset *out);
 
 int64_t log_start_offset(const struct log *l);
+/* The first batch that failed its CRC check at open in a segment that
+ * was durable (below the recovery point, or after a clean shutdown), or
+ * -1: the log keeps it (and what follows) for the owner to repair from a
+ * replica. */
+int64_t log_corrupt_offset(const struct log *l);
 int64_t log_end_offset(const struct log *l);
 int64_t log_durable_end_offset(const struct log *l);
 size_t log_segment_count(const struct log *l);

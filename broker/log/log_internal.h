@@ -47,6 +47,7 @@ struct log {
                                * larger of it and the first segment */
     uint64_t truncations;     /* bumped by every cut, to spot races */
     int failed;               /* sticky, set only by log_fail() */
+    int64_t corrupt_offset;   /* a bad batch found at open, or -1 */
     log_failed_cb failed_cb;  /* told once, by log_fail() */
     void *failed_arg;
     bool epochs_unsaved;      /* the epoch checkpoint lags the cache */

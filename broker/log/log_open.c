@@ -143,9 +143,12 @@ static const char *partition_name(const struct log *l)
  * shutdown): its index files unless they are missing or fail their
  * checksum (then rebuilt), and every batch checked by its CRC all the
  * same, once per open. A bad batch here is not a torn tail but damage to
- * data once durable: the segment is cut before it by the recovery path
- * (log_segment_recover), and the caller drops every later segment, so the
- * replica fetches the rest again from its leader. */
+ * data once durable, and the batches after it may be intact and
+ * acknowledged (this replica may be the only one left in the ISR): it is
+ * not cut here. The log opens whole and says where the damage starts
+ * (log_corrupt_offset()); the replication layer repairs it from an
+ * in-sync replica (broker/replication/repair.h), and reads never serve
+ * it (broker/log/log_verify.h). */
 static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
 {
     int index_rc = RC_OK;
@@ -159,29 +162,35 @@ static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
                    index_rc == RC_NOT_FOUND ? "missing" : "not trusted",
                    rc_str(index_rc));
     }
-    *cut = rv == RC_CORRUPT; /* the rebuild's CRC scan cut it */
+    *cut = rv == RC_CORRUPT; /* the index rebuild's scan cut it */
+    if (*cut) {
+        seg->dirty = true;
+        rv = log_segment_save_index(seg);
+        TRACE_ERROR(l->tracer, "partition=%s segment=%s/%020" PRId64 ".log "
+                    "corrupt batch at offset=%" PRId64 " position=%" PRId64
+                    " (file size %" PRId64 ") while its index was rebuilt: "
+                    "log truncated there, later batches to be fetched again "
+                    "from the leader", partition_name(l), l->dir,
+                    seg->base_offset, seg->next_offset, seg->size,
+                    file_size);
+        return rv;
+    }
     if (rv == RC_OK && index_rc == RC_OK) {
         int64_t bad_pos = 0;
         int64_t bad_offset = 0;
         rv = log_segment_verify(seg, l->scan_buf, &bad_pos, &bad_offset);
         if (rv == RC_CORRUPT) {
-            int64_t cut_at = -1;
-            rv = log_segment_recover(seg, l->scan_buf,
-                                     l->cfg.index_interval_bytes, &cut_at,
-                                     NULL, NULL);
-            *cut = rv == RC_OK;
+            if (l->corrupt_offset < 0) {
+                l->corrupt_offset = bad_offset;
+            }
+            TRACE_ERROR(l->tracer, "partition=%s segment=%s/%020" PRId64
+                        ".log corrupt batch below the recovery point at "
+                        "offset=%" PRId64 " position=%" PRId64 ": kept, "
+                        "never served, to be repaired from an in-sync "
+                        "replica", partition_name(l), l->dir,
+                        seg->base_offset, bad_offset, bad_pos);
+            rv = RC_OK;
         }
-    }
-    if (*cut) {
-        seg->dirty = true;
-        rv = log_segment_save_index(seg);
-        TRACE_ERROR(l->tracer, "partition=%s segment=%s/%020" PRId64 ".log "
-                    "corrupt batch below the recovery point at offset=%"
-                    PRId64 " position=%" PRId64 " (file size %" PRId64 "): "
-                    "log truncated there, later batches to be fetched "
-                    "again from the leader", partition_name(l), l->dir,
-                    seg->base_offset, seg->next_offset, seg->size,
-                    file_size);
     }
     return rv;
 }
@@ -393,6 +402,7 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
     l->cfg = *cfg;
     l->loop = loop;
     l->tracer = tracer;
+    l->corrupt_offset = -1;
     log_epoch_init(&l->epochs);
     l->scan_buf = malloc(LOG_SCAN_BUFFER_BYTES);
     struct open_plan plan = {0};

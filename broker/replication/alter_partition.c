@@ -7,6 +7,7 @@
  * the same way (broker/replication/repair.h). */
 #include "broker/broker.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,7 +145,15 @@ static void left_cb(void *arg, int rc, const uint8_t *payload, size_t len)
                                 ? cairn__response__unpack(NULL, len, payload)
                                 : NULL;
     struct partition *p = find(b, aw);
-    if (resp == NULL || resp->error_code != 0) {
+    if (resp != NULL &&
+        resp->error_code == KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE) {
+        TRACE_ERROR(&b->tracer, "event: %s-%d every in-sync copy is damaged "
+                    "from offset %" PRId64 ": no replica to repair it from; "
+                    "reads from there answer KAFKA_STORAGE_ERROR, no "
+                    "consumer gets the damaged bytes",
+                    p != NULL ? p->topic : "?", aw->partition,
+                    p != NULL ? p->corrupt_offset : -1);
+    } else if (resp == NULL || resp->error_code != 0) {
         TRACE_WARN(&b->tracer, "partition=%s-%d LeaveLeadership refused: "
                    "%s (error %d); reads of the damaged range keep failing",
                    p != NULL ? p->topic : "?", aw->partition,

@@ -66,8 +66,13 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
 
 void repair_after_metadata(struct replica_manager *ps, struct partition *p)
 {
-    if (p->corrupt_offset >= 0 && follows(ps, p)) {
+    if (p->corrupt_offset < 0) {
+        return;
+    }
+    if (follows(ps, p)) {
         truncate_follower(ps, p, p->corrupt_offset);
+    } else if (partition_is_leader(p)) {
+        repair_log_corrupt(ps, p, p->corrupt_offset); /* found at open */
     }
 }
 

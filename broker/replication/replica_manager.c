@@ -528,6 +528,10 @@ static struct partition *add(struct replica_manager *ps,
                             .corrupt_offset = -1,
                             .retention = {-1, -1}}; /* until the topic's */
     log_on_failure(l, hosted_log_failed_cb, p);
+    if (log_corrupt_offset(l) >= 0) {
+        /* Repaired once the metadata says whom it follows. */
+        p->corrupt_offset = log_corrupt_offset(l);
+    }
     producer_state_init(&p->producers);
     rv = partition_load_producers(p, dir);
     if (rv != RC_OK) {

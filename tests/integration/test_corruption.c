@@ -194,6 +194,44 @@ static int64_t check_records(const uint8_t *p, size_t len, int64_t next)
     return next;
 }
 
+/* One Fetch v11 of partition 0 from offset next at the broker on port:
+ * checks the records it returns (check_records) and sets *next past
+ * them; the partition's ErrorCode, or -1 without an answer. */
+static int fetch_once(int port, int64_t *next)
+{
+    struct kafka_FetchPartition fp = {
+        .PartitionIndex = 0, .CurrentLeaderEpoch = -1,
+        .FetchOffset = *next, .LogStartOffset = -1,
+        .PartitionMaxBytes = 1 << 20};
+    struct kafka_FetchableTopic ft = {.Name = slice_from_str(TOPIC),
+                                      .Partitions = &fp,
+                                      .PartitionsCnt = 1};
+    struct kafka_FetchRequest rq = {
+        .ReplicaId = -1, .MaxWaitMs = 100, .MinBytes = 1,
+        .MaxBytes = 1 << 20, .IsolationLevel = 0, .SessionEpoch = -1,
+        .Topics = &ft, .TopicsCnt = 1, .RackId = slice_from_str("")};
+    struct writer w;
+    writer_init(&w, 1 << 20);
+    cr_assert_eq(kafka_fetch_request_encode(&w, 11, &rq), RC_OK);
+    struct kafka_wire_answer ans;
+    bool ok = kafka_wire_call(port, KAFKA_API_FETCH, 11, &w, &ans);
+    writer_free(&w);
+    if (!ok) {
+        return -1;
+    }
+    struct kafka_FetchResponse out;
+    cr_assert_eq(kafka_fetch_response_decode(&ans.r, 11, &ans.a, &out),
+                 RC_OK);
+    const struct kafka_FetchablePartitionResponse *pr =
+        &out.Responses[0].Partitions[0];
+    int err = pr->ErrorCode;
+    if (err == KAFKA_ERROR_NONE && pr->Records.len > 0) {
+        *next = check_records(pr->Records.ptr, pr->Records.len, *next);
+    }
+    kafka_wire_answer_free(&ans);
+    return err;
+}
+
 /* Fetches from whichever broker leads until every record has been read;
  * how many answers were KAFKA_STORAGE_ERROR. */
 static int consume_all(void)
@@ -205,46 +243,14 @@ static int consume_all(void)
         cr_assert_lt(cluster_now_ms(), deadline, "stuck at offset %lld "
                      "(%d storage errors)", (long long)next, storage_errors);
         struct meta_partition mp;
-        if (!part_read(&mp)) {
-            pause_ms(100);
-            continue;
-        }
-        struct kafka_FetchPartition fp = {
-            .PartitionIndex = 0, .CurrentLeaderEpoch = -1,
-            .FetchOffset = next, .LogStartOffset = -1,
-            .PartitionMaxBytes = 1 << 20};
-        struct kafka_FetchableTopic ft = {.Name = slice_from_str(TOPIC),
-                                          .Partitions = &fp,
-                                          .PartitionsCnt = 1};
-        struct kafka_FetchRequest rq = {
-            .ReplicaId = -1, .MaxWaitMs = 100, .MinBytes = 1,
-            .MaxBytes = 1 << 20, .IsolationLevel = 0, .SessionEpoch = -1,
-            .Topics = &ft, .TopicsCnt = 1, .RackId = slice_from_str("")};
-        struct writer w;
-        writer_init(&w, 1 << 20);
-        cr_assert_eq(kafka_fetch_request_encode(&w, 11, &rq), RC_OK);
-        struct kafka_wire_answer ans;
-        bool ok = kafka_wire_call(cluster_broker(&c, mp.leader)->port,
-                                  KAFKA_API_FETCH, 11, &w, &ans);
-        writer_free(&w);
-        if (!ok) {
-            pause_ms(100);
-            continue;
-        }
-        struct kafka_FetchResponse out;
-        cr_assert_eq(kafka_fetch_response_decode(&ans.r, 11, &ans.a, &out),
-                     RC_OK);
-        const struct kafka_FetchablePartitionResponse *pr =
-            &out.Responses[0].Partitions[0];
-        if (pr->ErrorCode == KAFKA_ERROR_KAFKA_STORAGE_ERROR) {
-            storage_errors++;
-        }
-        if (pr->ErrorCode == KAFKA_ERROR_NONE && pr->Records.len > 0) {
-            next = check_records(pr->Records.ptr, pr->Records.len, next);
-        } else {
+        int64_t before = next;
+        int err = part_read(&mp)
+                      ? fetch_once(cluster_broker(&c, mp.leader)->port, &next)
+                      : -1;
+        storage_errors += err == KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+        if (next == before) {
             pause_ms(100);
         }
-        kafka_wire_answer_free(&ans);
     }
     return storage_errors;
 }
@@ -286,4 +292,70 @@ Test(corruption, a_corrupt_batch_on_the_leader_moves_leadership_away)
     cr_assert(part_read(&now));
     cr_assert_neq(now.leader, old, "leadership moved away");
     wait_repaired(old, at, good);
+}
+
+/* Damage found at start-up: the leader, stopped, gets a flipped byte in a
+ * closed segment; restarted, its log opens whole (what follows the bad
+ * batch may be acknowledged), it follows the leader that took over,
+ * truncates before the bad batch and fetches the rest again. */
+Test(corruption, damage_found_at_start_up_is_repaired_from_a_replica)
+{
+    struct meta_partition mp = start_and_write();
+    int32_t old = mp.leader;
+    struct cluster_node *n = cluster_broker(&c, old);
+    cluster_node_signal(&c, n, SIGTERM, true);
+    int64_t at = damage_position();
+    uint8_t good = flip(old, at);
+    cluster_node_start(&c, n);
+    wait_repaired(old, at, good);
+    cr_assert(cluster_log_contains(n, "corrupt batch below the recovery "
+                                   "point at offset=10"), "%s", n->log);
+    consume_all();
+}
+
+/* Fetches from offset 0 of the leader until it answers
+ * KAFKA_STORAGE_ERROR at `stop`; every batch before is intact. */
+static void consume_until_storage_error(int32_t leader, int64_t stop)
+{
+    int64_t next = 0;
+    uint64_t deadline = cluster_now_ms() + BUDGET_MS;
+    for (;;) {
+        cr_assert_lt(cluster_now_ms(), deadline, "no storage error at "
+                     "%lld (next %lld)", (long long)stop, (long long)next);
+        int err = fetch_once(cluster_broker(&c, leader)->port, &next);
+        if (err == KAFKA_ERROR_KAFKA_STORAGE_ERROR) {
+            cr_assert_eq(next, stop, "the error comes at the bad batch");
+            return;
+        }
+        cr_assert_leq(next, stop, "read past the bad batch");
+        if (err != KAFKA_ERROR_NONE) {
+            pause_ms(100);
+        }
+    }
+}
+
+/* The leader is the only in-sync copy left and it is damaged: nothing can
+ * repair it, and no consumer gets the damaged bytes: reads stop at the
+ * bad batch with KAFKA_STORAGE_ERROR, and the leader says why. */
+Test(corruption, every_in_sync_copy_damaged_serves_no_corrupt_byte)
+{
+    struct meta_partition mp = start_and_write();
+    for (int i = 0; i < mp.replicas.n; i++) {
+        if (mp.replicas.ids[i] != mp.leader) {
+            cluster_node_signal(&c, cluster_broker(&c, mp.replicas.ids[i]),
+                                SIGKILL, true);
+        }
+    }
+    uint64_t deadline = cluster_now_ms() + BUDGET_MS;
+    while (!part_read(&mp) || mp.isr.n != 1) {
+        cr_assert_lt(cluster_now_ms(), deadline, "ISR did not shrink");
+        pause_ms(100);
+    }
+    flip(mp.leader, damage_position());
+    consume_until_storage_error(mp.leader, RECORDS_PER_BATCH);
+    struct cluster_node *n = cluster_broker(&c, mp.leader);
+    while (!cluster_log_contains(n, "every in-sync copy is damaged")) {
+        cr_assert_lt(cluster_now_ms(), deadline, "no event in %s", n->log);
+        pause_ms(100);
+    }
 }

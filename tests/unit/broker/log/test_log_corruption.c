@@ -371,9 +371,11 @@ Test(log_corruption, index_of_the_older_format_is_rebuilt)
 
 /* Flips a byte inside a record of batch k, in a closed segment below the
  * recovery point (the log was closed cleanly, or not: then its recovery
- * point is the last segment's base), and reopens: the log ends just
- * before batch k, every batch before it reads back intact, later
- * segments are gone, and it says where. */
+ * point is the last segment's base), and reopens: the log opens whole
+ * (the batches after k may be acknowledged and intact, and this replica
+ * the only one left), says where the damage starts, and keeps it for the
+ * replication layer to repair; cut there, as a follower does, appends go
+ * on from the cut. */
 static void corrupt_batch_below_recovery_point(bool clean)
 {
     write_log();
@@ -384,14 +386,8 @@ static void corrupt_batch_below_recovery_point(bool clean)
     int64_t pos = span.position;
     log_span_release(&span);
     cr_assert_lt(seg_base, last_segment_base(), "a closed segment");
-    size_t segs_before = 0;
-    for (int64_t i = 0; i < BATCHES; i++) {
-        cr_assert_eq(log_read(f.log, base_of(i), 1, INT64_MAX, &span),
-                     RC_OK);
-        segs_before += span.seg->base_offset < seg_base &&
-                       span.position == 0;
-        log_span_release(&span);
-    }
+    int64_t end = log_end_offset(f.log);
+    size_t segs = log_segment_count(f.log);
     if (clean) {
         log_fixture_close(&f);
     } else {
@@ -399,6 +395,7 @@ static void corrupt_batch_below_recovery_point(bool clean)
     }
     char path[4200];
     log_fixture_file(&f, seg_base, "log", path, sizeof path);
+    int64_t size = log_fixture_file_size(path);
     int fd = open(path, O_RDWR);
     cr_assert_geq(fd, 0);
     uint8_t b = 0;
@@ -413,32 +410,29 @@ static void corrupt_batch_below_recovery_point(bool clean)
              (long long)base_of(k), (long long)pos);
     cr_assert(log_fixture_warned(&f, "corrupt batch below the recovery "
                                  "point", where), "%s", f.warnings);
-    cr_assert_eq(log_end_offset(f.log), base_of(k));
-    cr_assert_eq(log_fixture_file_size(path), pos);
-    cr_assert_eq(log_segment_count(f.log), segs_before + 1);
-    verify_batches(0, k);
-    const struct log_epoch_cache *c = log_epochs(f.log);
-    cr_assert_eq(c->n, 2, "epoch 3 began after the cut");
-    char later[4200];
-    log_fixture_file(&f, base_of(BATCHES - 1), "log", later, sizeof later);
-    cr_assert_eq(log_fixture_file_size(later), -1, "later segments gone");
-    /* What was kept is whole: a reopen finds nothing more to cut, and
-     * appends go on from the cut. */
+    cr_assert_eq(log_corrupt_offset(f.log), base_of(k));
+    cr_assert_eq(log_end_offset(f.log), end, "nothing cut at open");
+    cr_assert_eq(log_fixture_file_size(path), size);
+    cr_assert_eq(log_segment_count(f.log), segs);
+    /* Repaired as a follower repairs: cut before it, fetch the rest. */
+    cr_assert_eq(log_truncate_to(f.log, base_of(k)), RC_OK);
+    cr_assert_eq(log_corrupt_offset(f.log), -1);
+    append_nth(k, BATCHES);
+    verify_batches(0, BATCHES);
     log_fixture_close(&f);
     memset(f.warnings, 0, sizeof f.warnings);
     f.n_warnings = 0;
     log_fixture_open(&f);
     cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
-    append_nth(k, BATCHES);
-    verify_batches(0, BATCHES);
+    cr_assert_eq(log_corrupt_offset(f.log), -1);
 }
 
-Test(log_corruption, corrupt_batch_in_a_cleanly_closed_log_cuts_it_there)
+Test(log_corruption, corrupt_batch_in_a_cleanly_closed_log_is_found_and_kept)
 {
     corrupt_batch_below_recovery_point(true);
 }
 
-Test(log_corruption, corrupt_batch_below_the_recovery_point_cuts_it_there)
+Test(log_corruption, corrupt_batch_below_the_recovery_point_is_found_and_kept)
 {
     corrupt_batch_below_recovery_point(false);
 }
