@@ -121,6 +121,8 @@ static void verify(struct fetch_wait *w, struct partition *p,
                 w->rq.ReplicaId);
     if (v.rc != RC_IO) {
         repair_log_corrupt(&b->partitions, p, v.stop_offset);
+    } else {
+        replica_manager_read_failed(&b->partitions, p, v.rc);
     }
     if (v.intact_bytes == 0) {
         log_span_release(span);
@@ -193,6 +195,9 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     /* Followers read up to the log end; consumers below the HW. */
     int rv = log_read(p->log, in->FetchOffset, max,
                       replica ? INT64_MAX : p->hw, span);
+    if (rv == RC_IO) {
+        replica_manager_read_failed(&w->b->partitions, p, rv);
+    }
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);
         return;

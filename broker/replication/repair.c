@@ -114,6 +114,8 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
                 v.segment_base, v.bad_position, rc_str(v.rc));
     if (rv != RC_IO) {
         repair_log_corrupt(ps, p, v.stop_offset);
+    } else {
+        replica_manager_read_failed(ps, p, rv);
     }
     p->scrub_offset = end; /* the next pass starts over */
     return bytes;

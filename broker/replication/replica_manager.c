@@ -872,6 +872,18 @@ void replica_manager_apply(struct replica_manager *ps,
     }
 }
 
+void replica_manager_read_failed(struct replica_manager *ps,
+                                 const struct partition *p, int rc)
+{
+    if (ps->unsafe_fsync_failure_ignore) {
+        return;
+    }
+    char why[META_TOPIC_NAME_BYTES_MAX + 64];
+    snprintf(why, sizeof why, "partition %s-%d: a read failed: %s",
+             p->topic, p->id, rc_str(rc));
+    dir_failed(ps, why);
+}
+
 void replica_manager_close(struct replica_manager *ps)
 {
     save_checkpoint(ps, true);

@@ -301,6 +301,19 @@ Test(disk_faults, full_disk_on_one_broker_under_load_loses_nothing)
     fault_under_load("write:short:path=" TOPIC "-:armed=sigusr2");
 }
 
+Test(disk_faults, write_eio_on_one_broker_under_load_loses_nothing)
+{
+    fault_under_load("write:eio:path=" TOPIC "-:armed=sigusr2");
+}
+
+/* Reads that fail (not a checksum: the disk says EIO) take the log dir
+ * offline as Kafka does; a leader that could not read would otherwise
+ * keep its partitions, and its followers, stuck. */
+Test(disk_faults, read_eio_on_one_broker_under_load_loses_nothing)
+{
+    fault_under_load("read:eio:path=" TOPIC "-:armed=sigusr2");
+}
+
 /* The largest closed Raft segment ("<first>-<last>") in dir into out. */
 static bool largest_closed_segment(const char *dir, char *out, size_t cap)
 {
