@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/rc.h"
@@ -132,6 +133,123 @@ static bool fault_for(enum io_op op, int fd, const char *path,
     return r != NULL;
 }
 
+/* --- The power-loss journal (tests only) -------------------------------- */
+
+#define IO__JOURNAL_FILES_MAX 512
+
+struct io__file {
+    char path[PATH_MAX];
+    int64_t synced;       /* bytes a sync made durable */
+    bool entry_durable;   /* its name survives a power loss */
+};
+
+static struct io__file *io__files; /* NULL: the journal is off */
+static size_t io__n_files;
+
+void io_journal_begin(void)
+{
+    pthread_mutex_lock(&io__mu);
+    free(io__files);
+    io__files = calloc(IO__JOURNAL_FILES_MAX, sizeof *io__files);
+    ASSERT(io__files != NULL);
+    io__n_files = 0;
+    pthread_mutex_unlock(&io__mu);
+}
+
+/* The journal's entry for path, added (as existed says) if new; NULL
+ * when the journal is off or full. Caller holds io__mu. */
+static struct io__file *journal_file(const char *path, bool existed,
+                                     int64_t size)
+{
+    if (io__files == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < io__n_files; i++) {
+        if (strcmp(io__files[i].path, path) == 0) {
+            return &io__files[i];
+        }
+    }
+    if (io__n_files == IO__JOURNAL_FILES_MAX) {
+        return NULL;
+    }
+    struct io__file *f = &io__files[io__n_files++];
+    snprintf(f->path, sizeof f->path, "%s", path);
+    f->synced = existed ? size : 0;
+    f->entry_durable = existed;
+    return f;
+}
+
+static void journal_forget(const char *path)
+{
+    for (size_t i = 0; i < io__n_files; i++) {
+        if (strcmp(io__files[i].path, path) == 0) {
+            io__files[i] = io__files[--io__n_files];
+            return;
+        }
+    }
+}
+
+static void journal_open(const char *path, bool existed, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        return;
+    }
+    pthread_mutex_lock(&io__mu);
+    journal_file(path, existed, (int64_t)st.st_size);
+    pthread_mutex_unlock(&io__mu);
+}
+
+/* A sync of fd succeeded: a file's size is durable; a directory's
+ * entries are. */
+static void journal_synced(int fd)
+{
+    struct stat st;
+    char path[PATH_MAX];
+    if (fstat(fd, &st) != 0) {
+        return;
+    }
+    pthread_mutex_lock(&io__mu);
+    if (io__files != NULL) {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, path, sizeof path - 1);
+        path[n > 0 ? n : 0] = '\0';
+        size_t len = strlen(path);
+        for (size_t i = 0; S_ISDIR(st.st_mode) && i < io__n_files; i++) {
+            if (strncmp(io__files[i].path, path, len) == 0 &&
+                io__files[i].path[len] == '/' &&
+                strchr(io__files[i].path + len + 1, '/') == NULL) {
+                io__files[i].entry_durable = true;
+            }
+        }
+        struct io__file *f = S_ISDIR(st.st_mode)
+                                 ? NULL
+                                 : journal_file(path, false, 0);
+        if (f != NULL) {
+            f->synced = (int64_t)st.st_size;
+        }
+    }
+    pthread_mutex_unlock(&io__mu);
+}
+
+void io_journal_crash(void)
+{
+    pthread_mutex_lock(&io__mu);
+    for (size_t i = 0; io__files != NULL && i < io__n_files; i++) {
+        const struct io__file *f = &io__files[i];
+        if (!f->entry_durable) {
+            unlink(f->path);
+        } else if (truncate(f->path, (off_t)f->synced) != 0) {
+            ASSERT(errno == ENOENT); /* removed since, durably or not */
+        }
+    }
+    free(io__files);
+    io__files = NULL;
+    io__n_files = 0;
+    pthread_mutex_unlock(&io__mu);
+}
+
 int io_rc(int err)
 {
     return err == ENOSPC || err == EDQUOT ? RC_NO_SPACE : RC_IO;
@@ -149,10 +267,15 @@ int io_open(const char *path, int flags, mode_t mode)
     if (fault_for(IO_OP_OPEN, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
+    bool journal = io__files != NULL;
+    bool existed = journal && access(path, F_OK) == 0;
     int fd;
     do {
         fd = open(path, flags, mode);
     } while (fd < 0 && errno == EINTR);
+    if (journal && fd >= 0) {
+        journal_open(path, existed, fd);
+    }
     return fd;
 }
 
@@ -264,6 +387,9 @@ static int sync_fd(int fd, bool data_only)
     do {
         rv = data_only ? fdatasync(fd) : fsync(fd);
     } while (rv < 0 && errno == EINTR);
+    if (rv == 0 && io__files != NULL) {
+        journal_synced(fd);
+    }
     return rv;
 }
 
@@ -283,7 +409,20 @@ int io_rename(const char *from, const char *to)
     if (fault_for(IO_OP_RENAME, -1, from, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
-    return rename(from, to);
+    int rv = rename(from, to);
+    if (rv == 0 && io__files != NULL) {
+        pthread_mutex_lock(&io__mu);
+        journal_forget(to);
+        for (size_t i = 0; i < io__n_files; i++) {
+            if (strcmp(io__files[i].path, from) == 0) {
+                snprintf(io__files[i].path, sizeof io__files[i].path, "%s",
+                         to);
+                io__files[i].entry_durable = false; /* until the dir sync */
+            }
+        }
+        pthread_mutex_unlock(&io__mu);
+    }
+    return rv;
 }
 
 int io_ftruncate(int fd, off_t length)
@@ -306,7 +445,13 @@ int io_unlink(const char *path)
     if (fault_for(IO_OP_UNLINK, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
-    return unlink(path);
+    int rv = unlink(path);
+    if (rv == 0 && io__files != NULL) {
+        pthread_mutex_lock(&io__mu);
+        journal_forget(path);
+        pthread_mutex_unlock(&io__mu);
+    }
+    return rv;
 }
 
 /* --- Specs -------------------------------------------------------------- */

@@ -81,6 +81,18 @@ void io_fault_release(int signum);
  * and nothing armed, on a bad spec. */
 MUST_CHECK int io_fault_parse(const char *spec);
 
+/* A power loss, for unit tests. While the journal is on, the seam notes
+ * for every file opened through it the size its last fsync/fdatasync
+ * made durable, and whether its directory entry is durable (the file
+ * existed when it was first opened, or its directory was fsync'd since).
+ * io_journal_crash() then does to the files what a power loss would: a
+ * file whose entry is not durable is removed, every other one is cut
+ * back to its durable size. (A rename counts as the new name's entry, so
+ * a crash between a rename and its directory's fsync loses the file
+ * rather than bringing the old one back.) Not for daemons. */
+void io_journal_begin(void);
+void io_journal_crash(void);
+
 /* Arms CAIRN_IO_FAULTS if set, installing SIGUSR1 and SIGUSR2 handlers
  * that release the faults held for each. RC_INVALID on a bad spec (the
  * daemon refuses to start). */

@@ -181,3 +181,57 @@ Test(log_faults, a_segment_that_cannot_be_created_fails_the_log)
     cr_assert_eq(seen.failures, 1);
     cr_assert_eq(log_end_offset(f.log), 8);
 }
+
+/* The process dies: nothing more reaches the disk (every write, sync and
+ * rename fails while the log is dropped, so its close writes nothing),
+ * then a power loss drops what no sync made durable. */
+static void crash(void)
+{
+    arm("write:eio");
+    arm("sync:eio");
+    arm("rename:eio");
+    log_fixture_close(&f);
+    io_fault_clear();
+    io_journal_crash();
+}
+
+Test(log_faults, a_power_loss_keeps_exactly_what_was_synced)
+{
+    io_journal_begin();
+    log_fixture_close(&f);
+    log_fixture_open(&f); /* its files now in the journal */
+    log_fixture_append(&f, 4, 100, 1000, 1);
+    log_fixture_append(&f, 4, 100, 1000, 2);
+    cr_assert_eq(log_fixture_wait_durable(&f, 8), RC_OK);
+    log_fixture_append(&f, 4, 100, 1000, 3); /* never synced */
+    cr_assert_eq(log_end_offset(f.log), 12);
+    crash();
+    log_fixture_open(&f);
+    cr_assert(!f.opened_clean);
+    cr_assert_eq(log_end_offset(f.log), 8, "the durable prefix, no more "
+                 "and no less");
+}
+
+/* fsyncgate, end to end: after a failed fsync the unsynced tail may never
+ * reach the disk. The log never said it was durable, and a power loss
+ * takes exactly that. */
+Test(log_faults, a_power_loss_after_a_failed_fsync_takes_only_what_was_never_durable)
+{
+    io_journal_begin();
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    log_on_failure(f.log, failed_cb, f.log);
+    log_fixture_append(&f, 4, 100, 1000, 1);
+    cr_assert_eq(log_fixture_wait_durable(&f, 4), RC_OK);
+    arm("sync:eio");
+    struct log_append_info info;
+    cr_assert_eq(append_raw(2, &info), RC_OK);
+    cr_assert_eq(log_wait_durable(f.log, 8, waiter_cb, NULL), RC_OK);
+    run_until(&seen.waiter_done);
+    cr_assert_eq(seen.waiter_rc, RC_IO, "never reported durable");
+    cr_assert_eq(log_durable_end_offset(f.log), 4);
+    io_fault_clear();
+    crash();
+    log_fixture_open(&f);
+    cr_assert_eq(log_end_offset(f.log), 4);
+}
