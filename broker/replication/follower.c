@@ -422,12 +422,8 @@ static bool fetch_offset_durable(const struct partition *p)
     if (p->owner->dir_failed || log_failure(p->log) != RC_OK) {
         return false;
     }
-    if (!p->sync_before_ack ||
-        log_durable_end_offset(p->log) >= log_end_offset(p->log)) {
-        return true;
-    }
-    log_request_sync(p->log); /* asked for again once it is synced */
-    return false;
+    return !p->sync_before_ack ||
+           log_durable_end_offset(p->log) >= log_end_offset(p->log);
 }
 
 static int add_sent(struct fetcher *f, const struct partition *p,
@@ -500,8 +496,14 @@ static int collect(struct fetcher *f, enum partition_follow want)
     f->n_held = 0;
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
-        if (p->closing || p->follow != want || p->leader != f->leader ||
-            !fetch_offset_durable(p)) {
+        if (p->closing || p->follow != want || p->leader != f->leader) {
+            continue;
+        }
+        if (!fetch_offset_durable(p)) {
+            /* Asked for once its end is durable: the sync's callback
+             * drives the fetcher again (nothing else would, were this
+             * the only partition left to ask about). */
+            wait_durable(f, p);
             continue;
         }
         if (want == PARTITION_FOLLOW_TRUNCATE &&
@@ -811,7 +813,8 @@ static void drive(struct fetcher *f)
             if (f->n_sent == 0) {
                 /* Resolved locally, or all held by the throttle: then
                  * a pause, as after an error. */
-                follower_session_answered(&f->session, f->n_held > 0, 0, 0,
+                follower_session_answered(&f->session, f->n_held > 0,
+                                          f->pending_syncs, 0,
                                           false, now_ms(f));
                 continue;
             }
