@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/broker.h"
 #include "common/kafka/kafka_client.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
@@ -514,9 +515,11 @@ Test(kafka_limits, a_failed_log_dir_stops_the_broker)
     cr_assert_eq(got, pid, "the broker kept running; log %s",
                  c.brokers[0].log);
     c.brokers[0].pid = 0;
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+    cr_assert(WIFEXITED(status) &&
+                  WEXITSTATUS(status) == BROKER_EXIT_LOG_DIR_FAILED,
               "status %d", status);
-    cr_assert(cluster_log_contains(&c.brokers[0], "log dir has failed"));
+    cr_assert(cluster_log_contains(&c.brokers[0],
+                                   "stopped: its only log dir"));
     cr_assert_eq(unlink(dir), 0);
     cr_assert_eq(rename(moved, dir), 0);
 }
