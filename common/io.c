@@ -145,6 +145,7 @@ struct io__file {
 
 static struct io__file *io__files; /* NULL: the journal is off */
 static size_t io__n_files;
+static atomic_bool io__journal_on;  /* checked without the lock */
 
 void io_journal_begin(void)
 {
@@ -153,6 +154,7 @@ void io_journal_begin(void)
     io__files = calloc(IO__JOURNAL_FILES_MAX, sizeof *io__files);
     ASSERT(io__files != NULL);
     io__n_files = 0;
+    atomic_store(&io__journal_on, true);
     pthread_mutex_unlock(&io__mu);
 }
 
@@ -247,6 +249,7 @@ void io_journal_crash(void)
     free(io__files);
     io__files = NULL;
     io__n_files = 0;
+    atomic_store(&io__journal_on, false);
     pthread_mutex_unlock(&io__mu);
 }
 
@@ -267,7 +270,8 @@ int io_open(const char *path, int flags, mode_t mode)
     if (fault_for(IO_OP_OPEN, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
-    bool journal = io__files != NULL;
+    bool journal = atomic_load_explicit(&io__journal_on,
+                                        memory_order_relaxed);
     bool existed = journal && access(path, F_OK) == 0;
     int fd;
     do {
@@ -387,7 +391,8 @@ static int sync_fd(int fd, bool data_only)
     do {
         rv = data_only ? fdatasync(fd) : fsync(fd);
     } while (rv < 0 && errno == EINTR);
-    if (rv == 0 && io__files != NULL) {
+    if (rv == 0 && atomic_load_explicit(&io__journal_on,
+                                        memory_order_relaxed)) {
         journal_synced(fd);
     }
     return rv;
@@ -410,7 +415,7 @@ int io_rename(const char *from, const char *to)
         return fail(f.err);
     }
     int rv = rename(from, to);
-    if (rv == 0 && io__files != NULL) {
+    if (rv == 0 && atomic_load(&io__journal_on)) {
         pthread_mutex_lock(&io__mu);
         journal_forget(to);
         for (size_t i = 0; i < io__n_files; i++) {
@@ -446,7 +451,7 @@ int io_unlink(const char *path)
         return fail(f.err);
     }
     int rv = unlink(path);
-    if (rv == 0 && io__files != NULL) {
+    if (rv == 0 && atomic_load(&io__journal_on)) {
         pthread_mutex_lock(&io__mu);
         journal_forget(path);
         pthread_mutex_unlock(&io__mu);
