@@ -91,11 +91,34 @@ static void answered_cb(void *arg, int rc, const uint8_t *payload, size_t len)
     free(aw);
 }
 
+/* Packs cr, a request about leader p, and sends it to the active
+ * controller; cb gets an alter_wait (it frees it) naming p at its
+ * current leader epoch. RC_OK, or the call was not made. */
+static int call_about(struct broker *b, const struct partition *p,
+                      const Cairn__Request *cr, membership_call_cb cb)
+{
+    uint8_t buf[128 + 8 * META_REPLICAS_MAX];
+    size_t len = cairn__request__get_packed_size(cr);
+    ASSERT(len <= sizeof buf);
+    cairn__request__pack(cr, buf);
+    struct alter_wait *aw = malloc(sizeof *aw);
+    if (aw == NULL) {
+        return RC_NOMEM;
+    }
+    *aw = (struct alter_wait){.b = b, .topic_id = p->topic_id,
+                              .partition = p->id,
+                              .leader_epoch = p->leader_epoch};
+    int rv = membership_call_active(b->membership, buf, len, 5000, cb, aw);
+    if (rv != RC_OK) {
+        free(aw);
+    }
+    return rv;
+}
+
 void broker_alter_isr(void *arg, struct partition *p,
                       const struct meta_replica_set *isr)
 {
     struct broker *b = arg;
-    int64_t now = (int64_t)uv_now(b->loop);
     Cairn__AlterPartitionRequest ap = CAIRN__ALTER_PARTITION_REQUEST__INIT;
     ap.has_broker_id = ap.has_broker_epoch = ap.has_topic_id = true;
     ap.has_partition_id = ap.has_leader_epoch = ap.has_partition_epoch = true;
@@ -113,27 +136,13 @@ void broker_alter_isr(void *arg, struct partition *p,
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_ALTER_PARTITION;
     cr.alter_partition = &ap;
-    uint8_t buf[128 + 8 * META_REPLICAS_MAX];
-    size_t len = cairn__request__get_packed_size(&cr);
-    ASSERT(len <= sizeof buf);
-    cairn__request__pack(&cr, buf);
-    struct alter_wait *aw = malloc(sizeof *aw);
-    if (aw == NULL) {
-        partition_alter_done(p, false, NULL, 0, now);
-        return;
-    }
-    *aw = (struct alter_wait){.b = b, .topic_id = p->topic_id,
-                              .partition = p->id,
-                              .leader_epoch = p->leader_epoch};
     char from[META_REPLICAS_MAX * 12], to[META_REPLICAS_MAX * 12];
     meta_replica_set_format(&p->isr, from, sizeof from);
     meta_replica_set_format(isr, to, sizeof to);
     TRACE_INFO(&b->tracer, "event: %s-%d isr %s -> %s proposed (%s)",
                p->topic, p->id, from, to, p->isr_why);
-    if (membership_call_active(b->membership, buf, len, 5000, answered_cb,
-                               aw) != RC_OK) {
-        free(aw);
-        partition_alter_done(p, false, NULL, 0, now);
+    if (call_about(b, p, &cr, answered_cb) != RC_OK) {
+        partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(b->loop));
     }
 }
 
@@ -191,19 +200,6 @@ void broker_log_corrupt(void *arg, struct partition *p, int64_t offset)
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_LEAVE_LEADERSHIP;
     cr.leave_leadership = &lr;
-    uint8_t buf[128];
-    size_t len = cairn__request__get_packed_size(&cr);
-    ASSERT(len <= sizeof buf);
-    cairn__request__pack(&cr, buf);
-    struct alter_wait *aw = malloc(sizeof *aw);
-    if (aw == NULL) {
-        return; /* asked again at the next read of the damaged range */
-    }
-    *aw = (struct alter_wait){.b = b, .topic_id = p->topic_id,
-                              .partition = p->id,
-                              .leader_epoch = p->leader_epoch};
-    if (membership_call_active(b->membership, buf, len, 5000, left_cb,
-                               aw) != RC_OK) {
-        free(aw);
-    }
+    int rv = call_about(b, p, &cr, left_cb);
+    (void)rv; /* asked again at the next read of the damaged range */
 }
