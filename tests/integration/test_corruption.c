@@ -25,6 +25,7 @@
 #include "common/meta/meta.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
+#include "tests/lib/bench_util.h"
 #include "tests/lib/cluster.h"
 #include "tests/lib/kafka_wire.h"
 
@@ -57,12 +58,6 @@ static void teardown(void)
 }
 
 TestSuite(corruption, .fini = teardown, .timeout = 150);
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    nanosleep(&ts, NULL); /* poll interval; callers bound the loop */
-}
 
 /* The partition's metadata from the active controller; false if none. */
 static bool part_read(struct meta_partition *out)
@@ -104,7 +99,7 @@ static struct meta_partition start_and_write(void)
     uint64_t deadline = cluster_now_ms() + 30000;
     while (!part_read(&mp) || mp.isr.n != 3) {
         cr_assert_lt(cluster_now_ms(), deadline, "no leader with full ISR");
-        pause_ms(100);
+        bench_pause_ms(100);
     }
     struct kafka_client kc;
     cr_assert(kafka_wire_connect(&kc, cluster_broker(&c, mp.leader)->port),
@@ -115,7 +110,7 @@ static struct meta_partition start_and_write(void)
         while (kafka_wire_produce(&kc, TOPIC, 0, batches[i].bytes,
                                   batches[i].len, -1) != KAFKA_ERROR_NONE) {
             cr_assert_lt(cluster_now_ms(), deadline, "batch %d", i);
-            pause_ms(100); /* until every broker knows the topic */
+            bench_pause_ms(100); /* until every broker knows the topic */
         }
     }
     kafka_client_close(&kc);
@@ -249,7 +244,7 @@ static int consume_all(void)
                       : -1;
         storage_errors += err == KAFKA_ERROR_KAFKA_STORAGE_ERROR;
         if (next == before) {
-            pause_ms(100);
+            bench_pause_ms(100);
         }
     }
     return storage_errors;
@@ -265,7 +260,7 @@ static void wait_repaired(int32_t broker, int64_t position, uint8_t good)
            !part_read(&mp) || !isr_has(&mp, broker)) {
         cr_assert_lt(cluster_now_ms(), deadline, "broker %d not repaired",
                      broker);
-        pause_ms(200);
+        bench_pause_ms(200);
     }
 }
 
@@ -329,7 +324,7 @@ static void consume_until_storage_error(int32_t leader, int64_t stop)
         }
         cr_assert_leq(next, stop, "read past the bad batch");
         if (err != KAFKA_ERROR_NONE) {
-            pause_ms(100);
+            bench_pause_ms(100);
         }
     }
 }
@@ -349,13 +344,13 @@ Test(corruption, every_in_sync_copy_damaged_serves_no_corrupt_byte)
     uint64_t deadline = cluster_now_ms() + BUDGET_MS;
     while (!part_read(&mp) || mp.isr.n != 1) {
         cr_assert_lt(cluster_now_ms(), deadline, "ISR did not shrink");
-        pause_ms(100);
+        bench_pause_ms(100);
     }
     flip(mp.leader, damage_position());
     consume_until_storage_error(mp.leader, RECORDS_PER_BATCH);
     struct cluster_node *n = cluster_broker(&c, mp.leader);
     while (!cluster_log_contains(n, "every in-sync copy is damaged")) {
         cr_assert_lt(cluster_now_ms(), deadline, "no event in %s", n->log);
-        pause_ms(100);
+        bench_pause_ms(100);
     }
 }

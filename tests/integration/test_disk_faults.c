@@ -26,6 +26,7 @@
 #include "common/kafka/kafka_error.h"
 #include "common/meta/meta.h"
 #include "tests/lib/batch_builder.h"
+#include "tests/lib/bench_util.h"
 #include "tests/lib/cluster.h"
 #include "tests/lib/kafka_wire.h"
 #include "tests/lib/repl_load.h"
@@ -71,12 +72,6 @@ static void teardown(void)
 TestSuite(disk_faults, .init = setup, .fini = teardown,
           .timeout = TEST_TIMEOUT_S);
 
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-    nanosleep(&ts, NULL); /* poll interval; callers bound the loop */
-}
-
 static uint64_t deadline_after(uint64_t budget_ms)
 {
     uint64_t d = cluster_now_ms() + budget_ms;
@@ -118,17 +113,19 @@ static bool wait_isr_size(int32_t partitions, size_t n_isr,
         if (all) {
             return true;
         }
-        pause_ms(100);
+        bench_pause_ms(100);
     }
     return false;
 }
 
-/* Starts the cluster with spec armed (held) on every broker. */
+/* Starts the cluster with spec armed (held) on every broker; NULL: none. */
 static void start_with_faults(const char *spec, int n_brokers,
                               int32_t partitions, int32_t rf)
 {
     c.broker_extra_config = extra_config;
-    cr_assert_eq(setenv("CAIRN_IO_FAULTS", spec, 1), 0);
+    if (spec != NULL) {
+        cr_assert_eq(setenv("CAIRN_IO_FAULTS", spec, 1), 0);
+    }
     cluster_start(&c, 3, n_brokers);
     cluster_started = true;
     unsetenv("CAIRN_IO_FAULTS"); /* restarts come up with a healthy disk */
@@ -158,21 +155,35 @@ static int produce_one(int port, uint32_t seed)
     return answered ? out.ErrorCode : -1;
 }
 
+/* acks=all writes to partition 0's leader from seed on until one is
+ * acknowledged (the leader serves); the next seed. */
+static uint32_t produce_until_served(uint32_t seed)
+{
+    int err = -1;
+    uint64_t deadline = deadline_after(20000);
+    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
+        struct meta_partition mp;
+        bool fenced;
+        err = part_read(0, &mp, 0, &fenced) && mp.leader != META_NO_LEADER
+                  ? produce_one(cluster_broker(&c, mp.leader)->port, seed)
+                  : -1;
+        seed++;
+        if (err != KAFKA_ERROR_NONE) {
+            bench_pause_ms(100);
+        }
+    }
+    cr_assert_eq(err, KAFKA_ERROR_NONE, "no acks=all write acknowledged");
+    return seed;
+}
+
 /* Waits (bounded) for broker n to exit; asserts it stopped as a broker
  * with a failed log dir does: status 3 and its lines in the log. */
 static void expect_stopped_for_its_disk(struct cluster_node *n)
 {
-    uint64_t deadline = deadline_after(30000);
-    int status = -1;
-    while (cluster_now_ms() < deadline) {
-        if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
-            n->pid = 0;
-            break;
-        }
-        pause_ms(50);
-    }
-    cr_assert_eq(n->pid, 0, "broker %d still runs with a failed disk; "
-                 "log %s", n->id, n->log);
+    /* Signal 0 sends nothing: this waits (30 s at most) for the exit. */
+    int status = cluster_node_signal(&c, n, 0, true);
+    cr_assert_neq(status, -1, "broker %d still ran with a failed disk; "
+                  "log %s", n->id, n->log);
     cr_assert(WIFEXITED(status) &&
                   WEXITSTATUS(status) == BROKER_EXIT_LOG_DIR_FAILED,
               "broker %d exit status 0x%x", n->id, (unsigned)status);
@@ -201,15 +212,8 @@ Test(disk_faults, follower_fsync_eio_lets_no_acks_all_write_through)
         }
     }
     cr_assert(ln != NULL && fn != NULL);
-    uint32_t seed = 1;
+    uint32_t seed = produce_until_served(1);
     int err = -1;
-    uint64_t deadline = deadline_after(20000);
-    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
-        err = produce_one(ln->port, seed++); /* until the leader serves */
-        if (err != KAFKA_ERROR_NONE) {
-            pause_ms(100);
-        }
-    }
     for (int i = 0; i < 20; i++, seed++) {
         err = produce_one(ln->port, seed);
         cr_assert_eq(err, KAFKA_ERROR_NONE, "acks=all before the fault: %d",
@@ -222,7 +226,7 @@ Test(disk_faults, follower_fsync_eio_lets_no_acks_all_write_through)
     char answers[512] = "";
     size_t len = 0;
     err = -1;
-    deadline = deadline_after(30000);
+    uint64_t deadline = deadline_after(30000);
     while (cluster_now_ms() < deadline &&
            err != KAFKA_ERROR_NOT_ENOUGH_REPLICAS) {
         err = produce_one(ln->port, seed++);
@@ -263,7 +267,7 @@ static void fault_under_load(const char *spec)
            cluster_now_ms() < deadline) {
         cr_assert(!repl_load_exited(&load), "load exited; see %s",
                   load.log);
-        pause_ms(100);
+        bench_pause_ms(100);
     }
     cr_assert_geq(load.acked, WARMUP_ACKED, "warm-up; see %s", load.log);
     struct cluster_node *victim = &c.brokers[1];
@@ -275,7 +279,7 @@ static void fault_under_load(const char *spec)
     deadline = deadline_after(30000);
     while (repl_load_acked(&load) < at_exit + LOAD_RATE &&
            cluster_now_ms() < deadline) {
-        pause_ms(100);
+        bench_pause_ms(100);
     }
     cr_assert_geq(load.acked, at_exit + LOAD_RATE, "the load did not go "
                   "on without the failed disk; see %s", load.log);
@@ -364,17 +368,9 @@ Test(disk_faults, a_controller_with_a_damaged_raft_log_refuses_to_start)
     close(fd);
 
     cluster_node_start(&c, n);
-    int status = -1;
-    uint64_t deadline = deadline_after(20000);
-    while (cluster_now_ms() < deadline) {
-        if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
-            n->pid = 0;
-            break;
-        }
-        pause_ms(50);
-    }
-    cr_assert_eq(n->pid, 0, "a controller with a damaged log runs; log %s",
-                 n->log);
+    int status = cluster_node_signal(&c, n, 0, true); /* waits for exit */
+    cr_assert_neq(status, -1, "a controller with a damaged log runs; "
+                  "log %s", n->log);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     cr_assert(cluster_log_contains(n, "refusing to start"), "%s", n->log);
     cr_assert_eq(cluster_create_topic(&c, "after", 1, 1), KAFKA_ERROR_NONE,
@@ -386,21 +382,9 @@ Test(disk_faults, a_controller_with_a_damaged_raft_log_refuses_to_start)
  * Before, the directory was taken for an older topic's and removed. */
 Test(disk_faults, a_damaged_partition_metadata_keeps_the_records)
 {
-    start_with_faults("sync:eio:path=/none/:armed=sigusr2", 3, 1, 3);
+    start_with_faults(NULL, 3, 1, 3);
     struct cluster_node *n = &c.brokers[2];
-    int err = -1;
-    uint64_t deadline = deadline_after(20000);
-    for (uint32_t seed = 1; cluster_now_ms() < deadline && err != 0;
-         seed++) {
-        err = produce_one(c.brokers[0].port, seed);
-        if (err == KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER) {
-            err = produce_one(c.brokers[1].port, seed);
-        }
-        if (err != KAFKA_ERROR_NONE) {
-            err = produce_one(n->port, seed);
-        }
-    }
-    cr_assert_eq(err, KAFKA_ERROR_NONE);
+    (void)produce_until_served(1);
     cr_assert(wait_isr_size(1, 3, 10000));
     cluster_node_signal(&c, n, SIGTERM, true);
     char path[4400];
