@@ -180,6 +180,16 @@ void log_scan_init(struct log_scan *s, const struct log_segment *seg,
                            .limit = limit};
 }
 
+void log_scan_init_whole(struct log_scan *s, const struct log_segment *seg,
+                         uint8_t *buf, size_t cap, int64_t from_pos,
+                         int64_t limit)
+{
+    ASSERT(cap >= BATCH_HEADER_BYTES);
+    *s = (struct log_scan){.seg = seg, .buf = buf, .cap = cap,
+                           .fill_bytes = cap, .pos = from_pos,
+                           .limit = limit};
+}
+
 /* Makes file bytes [pos, pos + n) available in the buffer; n <= cap. */
 static int scan_fill(struct log_scan *s, int64_t pos, size_t n)
 {

@@ -158,6 +158,11 @@ MUST_CHECK int log_segment_sync(int fd);
  * verify_crc) for a bad one, RC_IO. */
 void log_scan_init(struct log_scan *s, const struct log_segment *seg,
                    uint8_t *buf, int64_t from_pos, int64_t limit);
+/* A scan that reads all of [from_pos, limit): buf holds cap bytes, and
+ * every refill reads as much as fits (one pread for a span that fits). */
+void log_scan_init_whole(struct log_scan *s, const struct log_segment *seg,
+                         uint8_t *buf, size_t cap, int64_t from_pos,
+                         int64_t limit);
 MUST_CHECK int log_scan_next(struct log_scan *s, bool verify_crc,
                              struct record_batch_header *h, int64_t *pos);
 

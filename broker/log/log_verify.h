@@ -1,13 +1,14 @@
 /* The CRC check of a read span (broker/log/log.h's struct log_span) before
  * its bytes leave the broker in a Fetch response: every batch of the span
- * is read back with pread(2) (through common/io.h, so faults apply) into
- * the caller's buffer, chunk by chunk, and checked by its CRC-32C, its
+ * is read back by the segment's batch reader (log_segment.h's log_scan,
+ * through common/io.h, so faults apply) into the caller's buffer, as much
+ * as fits per read, and checked by its CRC-32C, its
  * framing and its offsets (each batch after the one before). The segment
  * stays pinned by the span; the caller sends the same span afterwards (the
  * page cache is then hot) or nothing of it past the intact part.
  *
- * A batch larger than the buffer is checked piecewise (crc32c_extend), so
- * the buffer bounds the memory, not the largest batch. Loop thread (the
+ * A batch larger than the buffer is checked piecewise, so the buffer
+ * bounds the memory, not the largest batch. Loop thread (the
  * read blocks, as log_read()'s index lookups do). */
 #ifndef CAIRN_BROKER_LOG_VERIFY_H
 #define CAIRN_BROKER_LOG_VERIFY_H
