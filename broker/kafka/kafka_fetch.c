@@ -122,7 +122,7 @@ static void verify(struct fetch_wait *w, struct partition *p,
     if (v.rc != RC_IO) {
         repair_log_corrupt(&b->partitions, p, v.stop_offset);
     } else {
-        replica_manager_read_failed(&b->partitions, p, v.rc);
+        replica_manager_io_failed(&b->partitions, p, v.rc, "a read");
     }
     if (v.intact_bytes == 0) {
         log_span_release(span);
@@ -196,7 +196,7 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     int rv = log_read(p->log, in->FetchOffset, max,
                       replica ? INT64_MAX : p->hw, span);
     if (rv == RC_IO) {
-        replica_manager_read_failed(&w->b->partitions, p, rv);
+        replica_manager_io_failed(&w->b->partitions, p, rv, "a read");
     }
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);

@@ -115,7 +115,7 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
     if (rv != RC_IO) {
         repair_log_corrupt(ps, p, v.stop_offset);
     } else {
-        replica_manager_read_failed(ps, p, rv);
+        replica_manager_io_failed(ps, p, rv, "a read");
     }
     p->scrub_offset = end; /* the next pass starts over */
     return bytes;

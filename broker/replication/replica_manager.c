@@ -474,19 +474,26 @@ static void dir_failed(struct replica_manager *ps, const char *why)
 
 /* A log failed for good (an fsync, a write, a truncation): with one log
  * directory, the directory is what failed. */
-static void hosted_log_failed_cb(void *arg, int rc)
+void replica_manager_io_failed(struct replica_manager *ps,
+                               const struct partition *p, int rc,
+                               const char *what)
 {
-    struct partition *p = arg;
-    if (p->owner->unsafe_fsync_failure_ignore) {
-        TRACE_WARN(p->owner->tracer, "partition=%s-%d log failed (%s); "
+    if (ps->unsafe_fsync_failure_ignore) {
+        TRACE_WARN(ps->tracer, "partition=%s-%d %s failed (%s); "
                    "unsafe.fsync.failure.ignore keeps the log dir online",
-                   p->topic, p->id, rc_str(rc));
+                   p->topic, p->id, what, rc_str(rc));
         return;
     }
     char why[META_TOPIC_NAME_BYTES_MAX + 64];
-    snprintf(why, sizeof why, "partition %s-%d: %s", p->topic, p->id,
-             rc_str(rc));
-    dir_failed(p->owner, why);
+    snprintf(why, sizeof why, "partition %s-%d: %s failed: %s", p->topic,
+             p->id, what, rc_str(rc));
+    dir_failed(ps, why);
+}
+
+static void hosted_log_failed_cb(void *arg, int rc)
+{
+    struct partition *p = arg;
+    replica_manager_io_failed(p->owner, p, rc, "its log");
 }
 
 static struct partition *add(struct replica_manager *ps,
@@ -872,17 +879,6 @@ void replica_manager_apply(struct replica_manager *ps,
     }
 }
 
-void replica_manager_read_failed(struct replica_manager *ps,
-                                 const struct partition *p, int rc)
-{
-    if (ps->unsafe_fsync_failure_ignore) {
-        return;
-    }
-    char why[META_TOPIC_NAME_BYTES_MAX + 64];
-    snprintf(why, sizeof why, "partition %s-%d: a read failed: %s",
-             p->topic, p->id, rc_str(rc));
-    dir_failed(ps, why);
-}
 
 void replica_manager_close(struct replica_manager *ps)
 {

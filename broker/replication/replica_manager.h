@@ -161,11 +161,12 @@ void replica_manager_start_timers(struct replica_manager *ps);
 /* Closes every log (cleanly) and the handle; the loop frees them. */
 void replica_manager_close(struct replica_manager *ps);
 
-/* A read of p's log failed with an I/O error (not a checksum): as Kafka
- * does on an IOException, its log directory, the broker's only one, is
- * taken offline (hooks.log_dir_failed). */
-void replica_manager_read_failed(struct replica_manager *ps,
-                                 const struct partition *p, int rc);
+/* I/O on p's log failed (what: "a read", "its log", ...): as Kafka does
+ * on an IOException, its log directory, the broker's only one, is taken
+ * offline (hooks.log_dir_failed); once only. */
+void replica_manager_io_failed(struct replica_manager *ps,
+                               const struct partition *p, int rc,
+                               const char *what);
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
                                        const char *topic, int32_t id);
