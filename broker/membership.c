@@ -45,8 +45,7 @@ struct membership {
     uint64_t next_fetch_ms;
     uint64_t backoff_ms;
     bool shutting_down;
-    bool want_fence;              /* its log dir failed */
-    char offline_dir[LOG_PATH_BYTES_MAX];
+    char offline_dir[LOG_PATH_BYTES_MAX]; /* "" or its failed log dir */
     uint64_t shutdown_deadline_ms;
     bool done;
     bool closing;
@@ -272,10 +271,10 @@ static void send_heartbeat(struct membership *m)
     hb.broker_id = m->cfg.broker_id;
     hb.broker_epoch = m->epoch;
     hb.current_metadata_offset = m->image.offset;
-    hb.want_fence = m->want_fence;
+    hb.want_fence = m->offline_dir[0] != '\0';
     hb.want_shut_down = m->shutting_down;
     char *offline = m->offline_dir;
-    if (m->want_fence) {
+    if (hb.want_fence) {
         hb.n_offline_log_dirs = 1;
         hb.offline_log_dirs = &offline;
     }
@@ -637,8 +636,8 @@ void membership_shutdown(struct membership *m)
 
 void membership_log_dir_offline(struct membership *m, const char *dir)
 {
-    snprintf(m->offline_dir, sizeof m->offline_dir, "%s", dir);
-    m->want_fence = true;
+    snprintf(m->offline_dir, sizeof m->offline_dir, "%s", dir[0] != '\0'
+                                                        ? dir : ".");
     m->next_heartbeat_ms = uv_now(m->loop);
     membership_shutdown(m);
 }
