@@ -27,6 +27,12 @@ static struct io__rule io__rules[IO_FAULTS_MAX];
 static atomic_size_t io__n_rules;          /* 0: the fast path */
 static atomic_bool io__usr1;               /* SIGUSR1 came */
 static atomic_bool io__usr2;               /* SIGUSR2 came */
+static const struct io_backend *io__backend; /* NULL: the system's calls */
+
+void io_backend_set(const struct io_backend *b)
+{
+    io__backend = b;
+}
 
 int io_fault_add(const struct io_fault *f)
 {
@@ -76,6 +82,11 @@ static bool released(int signum)
  * fault is armed, so the cost is a test's). */
 static const char *fd_path(int fd, char *buf, size_t cap)
 {
+    if (io__backend != NULL) {
+        buf[0] = '\0';
+        io__backend->path(io__backend->ctx, fd, buf, cap);
+        return buf;
+    }
     char link[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, buf, cap - 1);
@@ -270,6 +281,9 @@ int io_open(const char *path, int flags, mode_t mode)
     if (fault_for(IO_OP_OPEN, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
+    if (io__backend != NULL) {
+        return io__backend->open(io__backend->ctx, path, flags, mode);
+    }
     bool journal = atomic_load_explicit(&io__journal_on,
                                         memory_order_relaxed);
     bool existed = journal && access(path, F_OK) == 0;
@@ -285,6 +299,9 @@ int io_open(const char *path, int flags, mode_t mode)
 
 int io_close(int fd)
 {
+    if (io__backend != NULL) {
+        return io__backend->close(io__backend->ctx, fd);
+    }
     return close(fd);
 }
 
@@ -305,9 +322,14 @@ static ssize_t read_at(int fd, void *buf, size_t n, off_t offset,
         return fail(f.err);
     }
     ssize_t got;
-    do {
-        got = positioned ? pread(fd, buf, n, offset) : read(fd, buf, n);
-    } while (got < 0 && errno == EINTR);
+    if (io__backend != NULL) {
+        got = io__backend->read(io__backend->ctx, fd, buf, n,
+                                positioned ? offset : -1);
+    } else {
+        do {
+            got = positioned ? pread(fd, buf, n, offset) : read(fd, buf, n);
+        } while (got < 0 && errno == EINTR);
+    }
     if (hit && f.kind == IO_FAULT_FLIP_READ && got > 0) {
         flip(buf, (size_t)got);
     }
@@ -327,6 +349,10 @@ ssize_t io_read(int fd, void *buf, size_t n)
 static ssize_t raw_write(int fd, const void *buf, size_t n, off_t offset,
                          bool positioned)
 {
+    if (io__backend != NULL) {
+        return io__backend->write(io__backend->ctx, fd, buf, n,
+                                  positioned ? offset : -1);
+    }
     ssize_t put;
     do {
         put = positioned ? pwrite(fd, buf, n, offset) : write(fd, buf, n);
@@ -385,7 +411,13 @@ static int sync_fd(int fd, bool data_only)
 {
     struct io_fault f;
     if (fault_for(IO_OP_SYNC, fd, NULL, &f) && f.kind == IO_FAULT_ERRNO) {
+        if (io__backend != NULL) {
+            io__backend->sync_failed(io__backend->ctx, fd);
+        }
         return fail(f.err);
+    }
+    if (io__backend != NULL) {
+        return io__backend->sync(io__backend->ctx, fd);
     }
     int rv;
     do {
@@ -414,6 +446,9 @@ int io_rename(const char *from, const char *to)
     if (fault_for(IO_OP_RENAME, -1, from, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
+    if (io__backend != NULL) {
+        return io__backend->rename(io__backend->ctx, from, to);
+    }
     int rv = rename(from, to);
     if (rv == 0 && atomic_load(&io__journal_on)) {
         pthread_mutex_lock(&io__mu);
@@ -437,6 +472,9 @@ int io_ftruncate(int fd, off_t length)
         f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
     }
+    if (io__backend != NULL) {
+        return io__backend->truncate(io__backend->ctx, fd, length);
+    }
     int rv;
     do {
         rv = ftruncate(fd, length);
@@ -449,6 +487,9 @@ int io_unlink(const char *path)
     struct io_fault f;
     if (fault_for(IO_OP_UNLINK, -1, path, &f) && f.kind == IO_FAULT_ERRNO) {
         return fail(f.err);
+    }
+    if (io__backend != NULL) {
+        return io__backend->unlink(io__backend->ctx, path);
     }
     int rv = unlink(path);
     if (rv == 0 && atomic_load(&io__journal_on)) {

@@ -22,7 +22,11 @@
  *   CAIRN_IO_FAULTS="sync:eio:path=.log:armed=sigusr2;write:enospc:after=5"
  *
  * Thread-safe: faults are checked under a mutex (the group-commit job
- * syncs from the threadpool). */
+ * syncs from the threadpool).
+ *
+ * The calls go to the system's, or to another implementation of the seam
+ * set with io_backend_set(): common/io_sim.h is a simulated disk in memory,
+ * for the simulation. Faults apply the same to either. */
 #ifndef CAIRN_COMMON_IO_H
 #define CAIRN_COMMON_IO_H
 
@@ -64,6 +68,33 @@ struct io_fault {
                        * comes, with io_fault_from_env(); 0: armed */
     char path[IO_FAULT_PATH_BYTES_MAX]; /* "" any file, else a substring */
 };
+
+/* An implementation of the seam. Each member has the shape of its POSIX
+ * call (a result, or -1 with errno set); ctx is passed back to each. */
+struct io_backend {
+    void *ctx;
+    int (*open)(void *ctx, const char *path, int flags, mode_t mode);
+    int (*close)(void *ctx, int fd);
+    /* offset < 0: at the fd's position, which moves (read(2)). */
+    ssize_t (*read)(void *ctx, int fd, void *buf, size_t n, off_t offset);
+    ssize_t (*write)(void *ctx, int fd, const void *buf, size_t n,
+                     off_t offset);
+    int (*sync)(void *ctx, int fd);
+    /* A sync of fd failed (an injected fault): what it was to make
+     * durable never will be, as Linux marks dirty pages clean after a
+     * failed writeback (fsyncgate). */
+    void (*sync_failed)(void *ctx, int fd);
+    int (*rename)(void *ctx, const char *from, const char *to);
+    int (*truncate)(void *ctx, int fd, off_t length);
+    int (*unlink)(void *ctx, const char *path);
+    /* fd's path into buf, "" when unknown. */
+    void (*path)(void *ctx, int fd, char *buf, size_t cap);
+};
+
+/* Sends every later call to b (borrowed until io_backend_set(NULL), which
+ * goes back to the system's calls). Set it before any file is opened and
+ * from one thread; the power-loss journal is for the system's files only. */
+void io_backend_set(const struct io_backend *b);
 
 /* Arms f. RC_FULL when IO_FAULTS_MAX are armed. */
 MUST_CHECK int io_fault_add(const struct io_fault *f);
