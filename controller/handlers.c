@@ -311,6 +311,8 @@ static bool run_alter_partition(struct controller *c, struct ctl_op *op)
     return handlers_propose(c, op, &recs);
 }
 
+static void reply_leave_leadership(struct controller *c, struct ctl_op *op);
+
 static bool run_leave_leadership(struct controller *c, struct ctl_op *op)
 {
     const Cairn__LeaveLeadershipRequest *r = op->req->leave_leadership;
@@ -326,15 +328,27 @@ static bool run_leave_leadership(struct controller *c, struct ctl_op *op)
         return false;
     }
     TRACE_WARN(c->tracer, "broker %d found a corrupt batch at offset %"
-               PRId64 " of partition %d it leads: moving leadership away",
-               r->broker_id, r->corrupt_offset, r->partition_id);
+               PRId64 " of partition %d: it leaves the ISR (and the "
+               "leadership) to repair", r->broker_id, r->corrupt_offset,
+               r->partition_id);
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = plan_leave_leadership(&c->fsm.image, &lr, &recs, &op->error);
-    if (rv != RC_OK || op->error != KAFKA_ERROR_NONE || recs.n == 0) {
+    bool offline = op->error == KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
+    if (rv != RC_OK || (op->error != KAFKA_ERROR_NONE && !offline) ||
+        recs.n == 0) {
         plan_records_free(&recs);
+        if (rv == RC_OK && op->error == KAFKA_ERROR_NONE) {
+            reply_leave_leadership(c, op); /* nothing to change */
+            return false;
+        }
         controller_reply_error(c, op, op->error, "LeaveLeadership refused");
         return false;
+    }
+    if (offline) {
+        TRACE_ERROR(c->tracer, "event: partition %d has no leader: every "
+                    "in-sync copy is damaged (broker %d was the last)",
+                    r->partition_id, r->broker_id);
     }
     return handlers_propose(c, op, &recs);
 }
@@ -537,6 +551,8 @@ static void reply_leave_leadership(struct controller *c, struct ctl_op *op)
     lr.leader = p->leader;
     lr.leader_epoch = p->leader_epoch;
     Cairn__Response resp = CAIRN__RESPONSE__INIT;
+    resp.has_error_code = op->error != KAFKA_ERROR_NONE;
+    resp.error_code = op->error; /* the last in-sync copy: offline */
     resp.body_case = CAIRN__RESPONSE__BODY_LEAVE_LEADERSHIP;
     resp.leave_leadership = &lr;
     controller_reply(c, op, &resp);

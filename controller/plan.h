@@ -299,14 +299,24 @@ struct plan_leave_leadership_req {
     int32_t leader_epoch;
 };
 
-/* A leader found a corrupt batch in its log and asks to hand the
- * partition over. Errors, in this order: STALE_BROKER_EPOCH,
- * UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (it does not lead
- * it), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, and
- * ELIGIBLE_LEADERS_NOT_AVAILABLE when no other ISR member may lead
- * (nothing changes: an acknowledged record is lost only if every in-sync
- * copy is damaged). On success one PartitionChange: the ISR without the
- * sender, led by its first acceptable member in Replicas order. */
+/* A replica found a corrupt batch in its log and asks to leave the ISR
+ * before it repairs (truncates and fetches again), so that it is never
+ * elected while it lacks records the ISR promised. Errors, in this order:
+ * STALE_BROKER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER
+ * (not a replica), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. Then:
+ *
+ *   out of the ISR already   NONE, no record;
+ *   a follower in the ISR    NONE, a PartitionChange: the ISR without it;
+ *   the leader               NONE, a PartitionChange: the ISR without it,
+ *                            led by its first acceptable member in
+ *                            Replicas order, or by none (offline until one
+ *                            is unfenced) when all are fenced;
+ *   the last ISR member      ELIGIBLE_LEADERS_NOT_AVAILABLE with a
+ *                            PartitionChange that leaves the ISR as it is
+ *                            and the partition without a leader: every
+ *                            in-sync copy is damaged, and it goes offline
+ *                            rather than serve one (none when it has no
+ *                            leader already). */
 MUST_CHECK int
 plan_leave_leadership(const struct meta_image *img,
                       const struct plan_leave_leadership_req *req,

@@ -1,6 +1,6 @@
-/* LeaveLeadership: a leader whose log holds a corrupt batch hands the
- * partition to an in-sync replica and leaves its ISR, so that it can
- * repair from the new leader (controller/plan.h). Pure. */
+/* LeaveLeadership: a replica whose log holds a corrupt batch leaves the
+ * ISR before it repairs: a leader hands the partition to an in-sync
+ * replica, a follower only leaves (controller/plan.h). Pure. */
 #include "controller/plan.h"
 
 #include <string.h>
@@ -41,7 +41,7 @@ int plan_leave_leadership(const struct meta_image *img,
         *error_out = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         return RC_OK;
     }
-    if (p->leader != req->broker_id) {
+    if (!meta_replica_set_contains(&p->replicas, req->broker_id)) {
         *error_out = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
         return RC_OK;
     }
@@ -51,19 +51,31 @@ int plan_leave_leadership(const struct meta_image *img,
                          : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
         return RC_OK;
     }
+    *error_out = KAFKA_ERROR_NONE;
+    if (!meta_replica_set_contains(&p->isr, req->broker_id)) {
+        return RC_OK; /* out of the ISR already: free to repair */
+    }
     struct meta_replica_set isr;
     plan_set_without(&p->isr, req->broker_id, &isr);
-    int32_t leader = first_acceptable(img, p, &isr);
-    if (leader == META_NO_LEADER) {
-        /* Every other copy is gone or out of sync: the damaged one stays
-         * leader and keeps refusing the damaged range. */
+    int32_t leader = META_LEADER_UNCHANGED; /* a follower leaves */
+    if (p->leader == req->broker_id) {
+        leader = first_acceptable(img, p, &isr);
+    }
+    if (isr.n == 0) {
+        /* It is the last in-sync copy: it stays in the ISR (no other
+         * replica may be elected without losing acknowledged records),
+         * and the partition goes offline rather than serve it. */
+        isr = p->isr;
+        if (p->leader == META_NO_LEADER) {
+            return RC_OK;
+        }
         *error_out = KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
-        return RC_OK;
     }
     struct meta_record rec;
     plan_partition_change(&rec, t, p, &isr, leader);
     int rv = plan_records_push(out, &rec);
-    *error_out = rv == RC_OK ? KAFKA_ERROR_NONE
-                             : KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    if (rv != RC_OK) {
+        *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+    }
     return rv;
 }

@@ -154,28 +154,35 @@ static void left_cb(void *arg, int rc, const uint8_t *payload, size_t len)
                                 ? cairn__response__unpack(NULL, len, payload)
                                 : NULL;
     struct partition *p = find(b, aw);
+    const char *topic = p != NULL ? p->topic : "?";
+    int64_t at = p != NULL ? p->corrupt_offset : -1;
+    int32_t leader = resp != NULL && resp->leave_leadership != NULL
+                         ? resp->leave_leadership->leader
+                         : META_NO_LEADER;
     if (resp != NULL &&
         resp->error_code == KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE) {
         TRACE_ERROR(&b->tracer, "event: %s-%d every in-sync copy is damaged "
                     "from offset %" PRId64 ": no replica to repair it from; "
-                    "reads from there answer KAFKA_STORAGE_ERROR, no "
-                    "consumer gets the damaged bytes",
-                    p != NULL ? p->topic : "?", aw->partition,
-                    p != NULL ? p->corrupt_offset : -1);
+                    "the partition is offline (no leader), no consumer gets "
+                    "the damaged bytes", topic, aw->partition, at);
     } else if (resp == NULL || resp->error_code != 0) {
         TRACE_WARN(&b->tracer, "partition=%s-%d LeaveLeadership refused: "
-                   "%s (error %d); reads of the damaged range keep failing",
-                   p != NULL ? p->topic : "?", aw->partition,
+                   "%s (error %d); asked again", topic, aw->partition,
                    resp == NULL ? rc_str(rc) : "controller",
                    resp == NULL ? -1 : resp->error_code);
-    } else {
-        TRACE_INFO(&b->tracer, "event: %s-%d leadership moved to %d at "
-                   "epoch %d (a corrupt batch here)",
-                   p != NULL ? p->topic : "?", aw->partition,
-                   resp->leave_leadership != NULL
-                       ? resp->leave_leadership->leader : -1,
-                   resp->leave_leadership != NULL
-                       ? resp->leave_leadership->leader_epoch : -1);
+        if (p != NULL) {
+            p->corrupt_asked_ms = 0; /* not worth the wait */
+        }
+    } else if (leader == META_NO_LEADER) {
+        TRACE_ERROR(&b->tracer, "event: %s-%d has no leader: its damaged "
+                    "copy (offset %" PRId64 ") left the ISR and no other "
+                    "in-sync replica is up; offline until one returns",
+                    topic, aw->partition, at);
+    } else if (leader != b->id) {
+        TRACE_INFO(&b->tracer, "event: %s-%d out of the ISR to repair a "
+                   "corrupt batch at offset %" PRId64 " (leader %d, epoch "
+                   "%d)", topic, aw->partition, at, leader,
+                   resp->leave_leadership->leader_epoch);
     }
     membership_refresh(b->membership); /* learn the new leader soon */
     if (resp != NULL) {

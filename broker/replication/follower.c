@@ -1,6 +1,7 @@
 /* Follower fetchers (broker/replication/follower.h). */
 #include "broker/replication/follower.h"
 #include "broker/replication/follower_session.h"
+#include "broker/replication/repair.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -497,6 +498,10 @@ static int collect(struct fetcher *f, enum partition_follow want)
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
         if (p->closing || p->follow != want || p->leader != f->leader) {
+            continue;
+        }
+        if (!repair_follower_ready(ps, p)) {
+            f->n_held++; /* damaged, still in the ISR: asked again later */
             continue;
         }
         if (!fetch_offset_durable(p)) {

@@ -38,18 +38,13 @@ static void truncate_follower(struct replica_manager *ps, struct partition *p,
                offset, p->leader);
 }
 
-void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
-                        int64_t offset)
+/* Asks the controller to take p out of its ISR (and its leadership, if it
+ * leads), at most once per REPAIR_ASK_EVERY_MS. */
+static void ask_to_leave(struct replica_manager *ps, struct partition *p,
+                         const char *role)
 {
-    if (p->corrupt_offset < 0 || offset < p->corrupt_offset) {
-        p->corrupt_offset = offset;
-    }
-    if (follows(ps, p)) {
-        truncate_follower(ps, p, p->corrupt_offset);
+    if (ps->hooks.log_corrupt == NULL) {
         return;
-    }
-    if (!partition_is_leader(p) || ps->hooks.log_corrupt == NULL) {
-        return; /* offline: the damage stays recorded for later */
     }
     int64_t now = (int64_t)uv_now(ps->loop);
     if (p->corrupt_asked_ms > 0 &&
@@ -58,10 +53,52 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
     }
     p->corrupt_asked_ms = now;
     TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " corrupt "
-                "batch on the leader: asking the controller to move "
-                "leadership to an in-sync replica", p->topic, p->id,
-                p->corrupt_offset);
+                "batch on the %s: asking the controller to take this "
+                "replica out of the ISR%s before it repairs", p->topic, p->id,
+                p->corrupt_offset, role,
+                partition_is_leader(p) ? " and move leadership" : "");
     ps->hooks.log_corrupt(ps->hooks.arg, p, p->corrupt_offset);
+}
+
+static bool in_isr(const struct replica_manager *ps,
+                   const struct partition *p)
+{
+    return meta_replica_set_contains(&p->isr, ps->broker_id);
+}
+
+void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
+                        int64_t offset)
+{
+    if (p->corrupt_offset < 0 || offset < p->corrupt_offset) {
+        p->corrupt_offset = offset;
+    }
+    if (follows(ps, p)) {
+        /* The fetcher truncates once this replica is out of the ISR
+         * (repair_follower_ready()). */
+        if (in_isr(ps, p)) {
+            ask_to_leave(ps, p, "follower");
+        }
+        return;
+    }
+    if (!partition_is_leader(p)) {
+        return; /* offline: the damage stays recorded for later */
+    }
+    ask_to_leave(ps, p, "leader");
+}
+
+bool repair_follower_ready(struct replica_manager *ps, struct partition *p)
+{
+    if (p->corrupt_offset < 0) {
+        return true;
+    }
+    if (in_isr(ps, p)) {
+        /* Cut now, it could be elected leader without records the ISR
+         * promised: first out of the ISR. */
+        ask_to_leave(ps, p, "follower");
+        return false;
+    }
+    truncate_follower(ps, p, p->corrupt_offset);
+    return p->corrupt_offset < 0;
 }
 
 void repair_after_metadata(struct replica_manager *ps, struct partition *p)
@@ -69,9 +106,7 @@ void repair_after_metadata(struct replica_manager *ps, struct partition *p)
     if (p->corrupt_offset < 0) {
         return;
     }
-    if (follows(ps, p)) {
-        truncate_follower(ps, p, p->corrupt_offset);
-    } else if (partition_is_leader(p)) {
+    if (follows(ps, p) || partition_is_leader(p)) {
         repair_log_corrupt(ps, p, p->corrupt_offset); /* found at open */
     }
 }

@@ -3,15 +3,20 @@
  * kafka_fetch.c) or by the background scrub below, is reported with
  * repair_log_corrupt(); what follows depends on this replica's role:
  *
- *   follower  truncates its log to just before the bad batch (below its
+ *   follower  first leaves the ISR (it asks the active controller, the
+ *             hook log_corrupt, broker/main.c, at most once per
+ *             REPAIR_ASK_EVERY_MS), so that it is never elected while it
+ *             lacks records the ISR promised; it is not fetched for
+ *             meanwhile. Once out, and with no fetch of it in flight, it
+ *             truncates its log to just before the bad batch (below its
  *             high watermark if need be: the leader holds the data) and
- *             fetches the rest again from the leader;
- *   leader    asks the active controller to move leadership away and drop
- *             it from the ISR of that partition (the hook log_corrupt,
- *             broker/main.c), at most once per REPAIR_ASK_EVERY_MS; the
- *             controller does so only if another ISR member exists. Until
- *             then reads of the damaged range are answered with
- *             KAFKA_STORAGE_ERROR; once it follows, it truncates as above.
+ *             fetches the rest again, rejoining the ISR when caught up;
+ *   leader    asks the same: the controller moves leadership to another
+ *             ISR member and drops it from the ISR; with no other ISR
+ *             member left, the partition goes offline (no leader) rather
+ *             than serve the damage. Until then reads of the damaged
+ *             range are answered with KAFKA_STORAGE_ERROR; once it
+ *             follows, it repairs as a follower.
  *
  * The scrub (repair_scrub, from the replica manager's periodic timer)
  * reads every hosted log in turn, a bounded number of bytes per call,
@@ -20,6 +25,7 @@
 #ifndef CAIRN_BROKER_REPAIR_H
 #define CAIRN_BROKER_REPAIR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct partition;
@@ -33,8 +39,13 @@ struct replica_manager;
 void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
                         int64_t offset);
 
-/* p's leadership changed (the replica manager applied metadata): a former
- * leader that found damage truncates now that it follows. */
+/* The fetcher is about to ask for p (no fetch of it is in flight): true
+ * when p may be fetched, after truncating a damaged log once out of the
+ * ISR; false while it waits to leave the ISR. */
+bool repair_follower_ready(struct replica_manager *ps, struct partition *p);
+
+/* p's leadership or ISR changed (the replica manager applied metadata):
+ * damage found earlier is reported again in p's new role. */
 void repair_after_metadata(struct replica_manager *ps, struct partition *p);
 
 /* Checks up to budget_bytes of the hosted logs, continuing where the last

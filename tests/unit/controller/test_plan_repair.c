@@ -1,6 +1,7 @@
-/* Unit tests for controller/plan_repair.c: LeaveLeadership, a leader with
- * a corrupt batch handing its partition to an in-sync replica. Images are
- * built, and plans checked, by applying records with meta_apply(). */
+/* Unit tests for controller/plan_repair.c: LeaveLeadership, a replica with
+ * a corrupt batch leaving the ISR before it repairs (a leader handing its
+ * partition to an in-sync replica). Images are built, and plans checked,
+ * by applying records with meta_apply(). */
 #include "common/kafka/kafka_error.h"
 #include "common/meta/meta.h"
 #include "common/rc.h"
@@ -54,23 +55,57 @@ Test(plan_repair, a_fenced_replica_is_skipped, .init = repair_setup,
     cr_assert(set_eq(&part(1, 0)->isr, SET(3)));
 }
 
-Test(plan_repair, without_another_in_sync_replica_nothing_changes,
+Test(plan_repair, the_last_in_sync_copy_takes_the_partition_offline,
      .init = repair_setup, .fini = teardown)
 {
-    cr_assert_eq(leave(1, 1, part(1, 1)->leader_epoch),
+    int32_t epoch = part(1, 1)->leader_epoch;
+    cr_assert_eq(leave(1, 1, epoch),
                  KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE);
+    cr_assert_eq(out.n, 1);
+    apply_out();
+    cr_assert_eq(part(1, 1)->leader, META_NO_LEADER);
+    cr_assert(set_eq(&part(1, 1)->isr, SET(1)), "the ISR keeps its copy");
+    cr_assert_eq(leave(1, 1, part(1, 1)->leader_epoch),
+                 KAFKA_ERROR_NONE, "offline already: nothing to do");
     cr_assert_eq(out.n, 0);
-    cr_assert_eq(part(1, 1)->leader, 1);
 }
 
-Test(plan_repair, only_the_leader_at_its_epoch_may_ask,
+Test(plan_repair, with_every_other_member_fenced_it_waits_leaderless,
+     .init = repair_setup, .fini = teardown)
+{
+    broker_change(2, 1, 0);
+    broker_change(3, 1, 0);
+    cr_assert_eq(leave(1, 0, part(1, 0)->leader_epoch), KAFKA_ERROR_NONE);
+    apply_out();
+    cr_assert_eq(part(1, 0)->leader, META_NO_LEADER);
+    cr_assert(set_eq(&part(1, 0)->isr, SET(2, 3)));
+}
+
+/* A damaged follower leaves the ISR before it truncates below the HW:
+ * else the controller could elect it without records the ISR promised. */
+Test(plan_repair, a_follower_leaves_the_isr_and_the_leader_stays,
      .init = repair_setup, .fini = teardown)
 {
     int32_t epoch = part(1, 0)->leader_epoch;
-    cr_assert_eq(leave(2, 0, epoch), KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER);
+    cr_assert_eq(leave(2, 0, epoch), KAFKA_ERROR_NONE);
+    cr_assert_eq(out.n, 1);
+    apply_out();
+    cr_assert_eq(part(1, 0)->leader, 1);
+    cr_assert_eq(part(1, 0)->leader_epoch, epoch);
+    cr_assert(set_eq(&part(1, 0)->isr, SET(1, 3)));
+    cr_assert_eq(leave(2, 0, epoch), KAFKA_ERROR_NONE, "out already");
+    cr_assert_eq(out.n, 0);
+}
+
+Test(plan_repair, only_a_replica_at_the_current_epoch_may_ask,
+     .init = repair_setup, .fini = teardown)
+{
+    int32_t epoch = part(1, 0)->leader_epoch;
     cr_assert_eq(leave(1, 0, epoch - 1), KAFKA_ERROR_FENCED_LEADER_EPOCH);
-    cr_assert_eq(leave(1, 0, epoch + 1), KAFKA_ERROR_UNKNOWN_LEADER_EPOCH);
+    cr_assert_eq(leave(2, 0, epoch + 1), KAFKA_ERROR_UNKNOWN_LEADER_EPOCH);
     cr_assert_eq(leave(1, 7, epoch), KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION);
+    live_brokers(4);
+    cr_assert_eq(leave(4, 0, epoch), KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER);
     struct plan_leave_leadership_req r = {
         .broker_id = 1, .broker_epoch = 999, .topic_id = tid(1),
         .partition = 0, .leader_epoch = epoch};
