@@ -100,6 +100,8 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	$(if $(SIM_BIN),SIM_QUIET=1 SEEDS=$(SIM_TEST_SEEDS) SEED_BASE=1 $(SIM_BIN))
+	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SIM_NO_CRC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
+	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=100 SIM_UNSAFE_FSYNC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)

@@ -4,7 +4,12 @@
  * `sim seed=N` before it starts, a violation with its step and time, and
  * a closing `sim_replication: N passed, M failed` line with seeds/s.
  * SIM_QUIET=1 prints only failing seeds (an assertion still names its
- * seed). */
+ * seed).
+ *
+ * Negative controls: SIM_UNSAFE_FSYNC=1 makes brokers count a failed
+ * fdatasync as done, SIM_NO_CRC=1 serves frames without checking their
+ * CRC. With SIM_EXPECT_CAUGHT=1 the run passes only if some seed fails:
+ * the checks must catch what the control broke. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,8 +49,10 @@ static void abort_cb(int sig)
 }
 
 /* Runs one seed; true when every check held. */
-static bool run_seed(uint64_t seed, bool trace, uint64_t *steps)
+static bool run_seed(uint64_t seed, const struct sim_options *opt,
+                     uint64_t *steps)
 {
+    bool trace = opt->trace;
     current_seed = seed;
     if (!quiet) {
         printf("sim seed=%" PRIu64, seed);
@@ -55,7 +62,7 @@ static bool run_seed(uint64_t seed, bool trace, uint64_t *steps)
         printf("\n");
     }
     static struct sim_world w;
-    sim_world_init(&w, seed, trace);
+    sim_world_init(&w, seed, opt);
     while (sim_world_step(&w)) {
     }
     sim_check_end(&w);
@@ -69,10 +76,14 @@ static bool run_seed(uint64_t seed, bool trace, uint64_t *steps)
         printf(" ok steps=%" PRIu64 " produced=%" PRId64 " acked=%" PRId64
                " refused=%" PRId64 " truncated=%" PRId64 " crashes=%d"
                " (double %d) cutoffs=%d elections=%d leaders=%d"
-               " isr_changes=%d\n",
+               " isr_changes=%d disk_faults=%d rot=%d dir_failed=%d"
+               " corrupt_found=%d offline_damaged=%d consumed=%" PRId64
+               "\n",
                w.step, w.n_produced, w.n_acked, w.n_refused, w.n_truncated,
                w.n_crashes, w.n_double_crashes, w.n_isolations,
-               w.n_elections, w.ctl.n_leader_changes, w.ctl.n_isr_changes);
+               w.n_elections, w.ctl.n_leader_changes, w.ctl.n_isr_changes,
+               w.n_disk_faults, w.n_rot, w.n_dir_failed, w.n_corrupt_found,
+               w.n_offline_damaged, w.n_consumed);
     }
     bool ok = !w.failed;
     sim_world_free(&w);
@@ -84,7 +95,12 @@ int main(void)
     bool one = getenv("SEED") != NULL && *getenv("SEED") != '\0';
     uint64_t base = one ? env_u64("SEED", 1) : env_u64("SEED_BASE", 1);
     uint64_t count = one ? 1 : env_u64("SEEDS", 2000);
-    bool trace = one && env_u64("SIM_TRACE", 0) != 0;
+    struct sim_options opt = {
+        .trace = one && env_u64("SIM_TRACE", 0) != 0,
+        .unsafe_fsync = env_u64("SIM_UNSAFE_FSYNC", 0) != 0,
+        .no_crc = env_u64("SIM_NO_CRC", 0) != 0,
+    };
+    bool expect_caught = env_u64("SIM_EXPECT_CAUGHT", 0) != 0;
     quiet = !one && env_u64("SIM_QUIET", 0) != 0;
     signal(SIGABRT, abort_cb);
     int passed = 0;
@@ -92,7 +108,7 @@ int main(void)
     uint64_t steps = 0;
     double t0 = now_s();
     for (uint64_t s = base; s < base + count; s++) {
-        if (run_seed(s, trace, &steps)) {
+        if (run_seed(s, &opt, &steps)) {
             passed++;
         } else {
             failed++;
@@ -103,5 +119,10 @@ int main(void)
            "%.0f steps/s\n", count, dt, (double)count / dt,
            (double)steps / dt);
     printf("sim_replication: %d passed, %d failed\n", passed, failed);
+    if (expect_caught) {
+        printf("sim_replication: control %s\n",
+               failed > 0 ? "caught" : "NOT caught");
+        return failed > 0 ? 0 : 1;
+    }
     return failed == 0 ? 0 : 1;
 }

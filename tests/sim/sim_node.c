@@ -5,6 +5,8 @@
  * follower_truncation_for() first, then Fetch; append; fdatasync before the next
  * fetch), metadata applied as partition_apply_metadata() does. One thread;
  * time comes from the world. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +21,15 @@ static int64_t min64(int64_t a, int64_t b)
 
 /* --- Log and disk -------------------------------------------------------- */
 
-static void log_append(struct sim_world *w, struct sim_node *n,
+/* Appends r: its frame to the file, then the record to the log; false
+ * (and the log dir offline) when the write failed. */
+static bool log_append(struct sim_world *w, struct sim_node *n,
                        struct sim_record r)
 {
+    if (!sim_disk_write(w, n, n->n, &r)) {
+        sim_node_dir_failed(w, n, "write");
+        return false;
+    }
     if (n->n == n->cap) {
         n->cap = n->cap == 0 ? 256 : n->cap * 2;
         n->log = realloc(n->log, (size_t)n->cap * sizeof *n->log);
@@ -35,6 +43,7 @@ static void log_append(struct sim_world *w, struct sim_node *n,
         ASSERT(log_epoch_assign(&n->epochs, r.epoch, n->n - 1, &changed) ==
                RC_OK);
     }
+    return true;
 }
 
 void sim_node_truncate(struct sim_world *w, struct sim_node *n, int64_t end)
@@ -47,8 +56,25 @@ void sim_node_truncate(struct sim_world *w, struct sim_node *n, int64_t end)
         return;
     }
     ASSERT(end >= 0);
+    if (n->dir_failed) {
+        return; /* exiting: its file keeps what it has */
+    }
+    if (n->up && !sim_disk_truncate(n, end)) {
+        /* The cut may not be durable: the file keeps the records for the
+         * recovery after the exit to find. */
+        sim_node_dir_failed(w, n, "ftruncate");
+        return;
+    }
+    if (w->damaged_from[n->idx] >= end) {
+        w->damaged_from[n->idx] = -1; /* the damaged frame is cut away */
+    }
     n->n = end;
     n->durable = min64(n->durable, end);
+    n->recovery_point = min64(n->recovery_point, end);
+    n->scrub_offset = min64(n->scrub_offset, end);
+    if (n->corrupt_offset >= end) {
+        n->corrupt_offset = -1;
+    }
     n->sync_target = min64(n->sync_target, end);
     (void)log_epoch_truncate_from_end(&n->epochs, end);
     n->hw = min64(n->hw, end);
@@ -60,7 +86,7 @@ void sim_node_truncate(struct sim_world *w, struct sim_node *n, int64_t end)
  * coalesces them. */
 static void request_sync(struct sim_world *w, struct sim_node *n)
 {
-    if (n->sync_busy || n->durable >= n->n) {
+    if (n->sync_busy || n->durable >= n->n || n->dir_failed) {
         return;
     }
     n->sync_busy = true;
@@ -185,9 +211,46 @@ static int16_t sim_kafka_error(enum sim_err err)
     case SIM_NOT_ENOUGH_REPLICAS: return KAFKA_ERROR_NOT_ENOUGH_REPLICAS;
     case SIM_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
         return KAFKA_ERROR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    case SIM_STORAGE_ERROR: return KAFKA_ERROR_KAFKA_STORAGE_ERROR;
     case SIM_REFUSED: break;
     }
     return KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+}
+
+static void found_corrupt(struct sim_world *w, struct sim_node *n,
+                          int64_t offset);
+
+/* Reads records [from, end) into rsp through the disk, as a Fetch does
+ * with every batch checked (broker/log/log_verify.c): never past a
+ * corrupt frame. False when the read failed (the log dir is offline). */
+static bool read_records(struct sim_world *w, struct sim_node *n,
+                         int64_t from, int64_t end, struct sim_msg *rsp)
+{
+    if (n->corrupt_offset >= 0) {
+        end = min64(end, n->corrupt_offset);
+    }
+    for (int64_t o = from; o < end && rsp->n_recs < SIM_FETCH_RECORDS_MAX;
+         o++) {
+        struct sim_record r;
+        int rv = sim_disk_read(w, n, o, &r);
+        if (rv == RC_IO) {
+            sim_node_dir_failed(w, n, "read");
+            return false;
+        }
+        if (rv == RC_CORRUPT) {
+            found_corrupt(w, n, o);
+            break;
+        }
+        if (r.epoch != n->log[o].epoch || r.value != n->log[o].value) {
+            sim_fail(w, "node %d served corrupt bytes at offset %lld: "
+                     "value %lld epoch %d, it wrote value %lld epoch %d",
+                     n->id, (long long)o, (long long)r.value, r.epoch,
+                     (long long)n->log[o].value, n->log[o].epoch);
+            return false;
+        }
+        rsp->recs[rsp->n_recs++] = r;
+    }
+    return true;
 }
 
 static void answer_fetch(struct sim_world *w, struct sim_node *n, int f,
@@ -196,15 +259,28 @@ static void answer_fetch(struct sim_world *w, struct sim_node *n, int f,
     const struct sim_msg *rq = &n->parked_fetch[f];
     struct sim_msg rsp = {.type = SIM_MSG_FETCH_RSP, .err = err,
                           .hw = n->hw};
-    if (err == SIM_OK) {
-        for (int64_t o = rq->offset;
-             o < n->n && rsp.n_recs < SIM_FETCH_RECORDS_MAX; o++) {
-            rsp.recs[rsp.n_recs++] = n->log[o];
-        }
+    n->parked[f] = false;
+    if (err == SIM_OK && !read_records(w, n, rq->offset, n->n, &rsp)) {
+        return; /* the broker is going down: no answer */
     }
     rsp.offset = rq->offset;
-    n->parked[f] = false;
     reply(w, rq, &rsp);
+}
+
+/* A consumer's Fetch: committed records only (below the HW). */
+static void on_consume(struct sim_world *w, struct sim_node *n,
+                       const struct sim_msg *m)
+{
+    struct sim_msg rsp = {.type = SIM_MSG_CONSUME_RSP, .hw = n->hw,
+                          .offset = m->offset};
+    if (!n->leading) {
+        rsp.err = SIM_NOT_LEADER;
+    } else if (m->offset > n->hw) {
+        rsp.err = SIM_OUT_OF_RANGE;
+    } else if (!read_records(w, n, m->offset, n->hw, &rsp)) {
+        return;
+    }
+    reply(w, m, &rsp);
 }
 
 static void answer_parked(struct sim_world *w, struct sim_node *n,
@@ -305,7 +381,12 @@ static void on_produce(struct sim_world *w, struct sim_node *n,
         return;
     }
     int64_t offset = n->n;
-    log_append(w, n, (struct sim_record){n->isr.leader_epoch, m->value});
+    if (!log_append(w, n,
+                    (struct sim_record){n->isr.leader_epoch, m->value})) {
+        rsp.err = SIM_STORAGE_ERROR; /* nothing of it is kept */
+        reply(w, m, &rsp);
+        return;
+    }
     sim_trace(w, "node %d appends value %lld at %lld epoch %d", n->id,
               (long long)m->value, (long long)offset, n->isr.leader_epoch);
     add_waiter(n, offset + 1, m->req);
@@ -329,6 +410,7 @@ static void on_alter_rsp(struct sim_world *w, struct sim_node *n,
 /* --- Follower ------------------------------------------------------------ */
 
 static void send_next(struct sim_world *w, struct sim_node *n);
+static bool follower_ready(struct sim_world *w, struct sim_node *n);
 
 /* A fresh follower session (broker/replication/follower_session.c),
  * idle and disconnected, with the simulation's timings. */
@@ -383,6 +465,10 @@ static void send_next(struct sim_world *w, struct sim_node *n)
         n->follow == PARTITION_FOLLOW_NONE) {
         return;
     }
+    if (!follower_ready(w, n)) {
+        sim_node_timer(w, n, SIM_TIMER_SESSION, 0, SIM_BACKOFF_MS);
+        return; /* held: asked again after the pause */
+    }
     if (n->follow == PARTITION_FOLLOW_TRUNCATE &&
         !follower_asks_epochs(&n->epochs)) {
         sim_node_truncate(w, n, n->hw);
@@ -435,7 +521,9 @@ static void follower_append(struct sim_world *w, struct sim_node *n,
         int64_t o = m->offset + i;
         if (o >= n->n) {
             ASSERT(o == n->n);
-            log_append(w, n, m->recs[i]);
+            if (!log_append(w, n, m->recs[i])) {
+                return;
+            }
         }
     }
     n->hw = follower_hw_after_append(n->hw, m->hw, n->n);
@@ -460,6 +548,9 @@ static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
         return;
     case FOLLOWER_FETCHED_APPEND:
         follower_append(w, n, m);
+        if (n->dir_failed) {
+            return; /* the broker is going down */
+        }
         request_sync(w, n);
         answered(w, n, false, n->durable < n->n ? 1 : 0, true);
         return;
@@ -504,6 +595,137 @@ static void on_epoch_rsp(struct sim_world *w, struct sim_node *n,
         n->follow = PARTITION_FOLLOW_FETCH;
     }
     answered(w, n, false, 0, false);
+}
+
+/* --- Repair (broker/replication/repair.c) -------------------------------- */
+
+static bool follows(const struct sim_node *n)
+{
+    return !n->leading && n->has_meta &&
+           n->meta.part.leader != META_NO_LEADER &&
+           n->follow != PARTITION_FOLLOW_NONE;
+}
+
+static bool in_isr(const struct sim_node *n)
+{
+    return n->has_meta && meta_replica_set_contains(&n->meta.part.isr, n->id);
+}
+
+/* LeaveLeadership, at most once per SIM_REPAIR_ASK_MS. */
+static void ask_to_leave(struct sim_world *w, struct sim_node *n)
+{
+    if (n->corrupt_asked_ms > 0 &&
+        w->now_ms - n->corrupt_asked_ms < SIM_REPAIR_ASK_MS) {
+        return;
+    }
+    n->corrupt_asked_ms = w->now_ms;
+    sim_trace(w, "node %d: corrupt frame at %lld, asks to leave the ISR%s",
+              n->id, (long long)n->corrupt_offset,
+              n->leading ? " and the leadership" : "");
+    struct sim_msg m = {.type = SIM_MSG_LEAVE, .from = n->idx,
+                        .to = SIM_CONTROLLER, .req = sim_new_req(w),
+                        .broker_epoch = n->broker_epoch,
+                        .epoch = n->leading ? n->isr.leader_epoch
+                                            : n->meta.part.leader_epoch};
+    sim_send(w, &m);
+}
+
+/* repair_follower_ready(): with no fetch in flight, a damaged follower
+ * out of the ISR cuts its log before the corrupt frame (the fetches that
+ * follow get the rest again); one still in the ISR asks to leave first,
+ * so that it is never elected without records the ISR promised. */
+static bool follower_ready(struct sim_world *w, struct sim_node *n)
+{
+    if (n->corrupt_offset < 0) {
+        return true;
+    }
+    if (in_isr(n)) {
+        ask_to_leave(w, n);
+        return false;
+    }
+    int64_t at = n->corrupt_offset;
+    sim_trace(w, "node %d truncates %lld -> %lld before a corrupt frame",
+              n->id, (long long)n->n, (long long)at);
+    w->n_truncated += n->n - at;
+    sim_node_truncate(w, n, at);
+    return n->corrupt_offset < 0;
+}
+
+/* repair_log_corrupt(): a damaged follower leaves the ISR (then the
+ * fetcher repairs it, follower_ready()); a damaged leader asks the
+ * controller to move leadership to an in-sync replica; anyone else keeps
+ * the damage noted for when it learns its role. */
+static void repair(struct sim_world *w, struct sim_node *n)
+{
+    if (n->corrupt_offset < 0) {
+        return;
+    }
+    if (follows(n)) {
+        if (in_isr(n)) {
+            ask_to_leave(w, n);
+        }
+        return;
+    }
+    if (n->leading) {
+        ask_to_leave(w, n);
+    }
+}
+
+static void found_corrupt(struct sim_world *w, struct sim_node *n,
+                          int64_t offset)
+{
+    if (n->corrupt_offset < 0 || offset < n->corrupt_offset) {
+        n->corrupt_offset = offset;
+        w->n_corrupt_found++;
+        sim_disk_explain(w, n, offset);
+    }
+    repair(w, n);
+}
+
+/* replica_manager.c's scrub: reads the next frames of the log through
+ * the disk, from where the last pass stopped. */
+static void scrub(struct sim_world *w, struct sim_node *n)
+{
+    if (n->scrub_offset >= n->n) {
+        n->scrub_offset = 0;
+    }
+    int64_t end = min64(n->n, n->scrub_offset + SIM_SCRUB_RECORDS);
+    for (int64_t o = n->scrub_offset; o < end; o++) {
+        struct sim_record r;
+        int rv = sim_disk_read(w, n, o, &r);
+        if (rv == RC_IO) {
+            sim_node_dir_failed(w, n, "read");
+            return;
+        }
+        if (rv == RC_CORRUPT) {
+            n->scrub_offset = o + 1;
+            found_corrupt(w, n, o);
+            return;
+        }
+    }
+    n->scrub_offset = end;
+}
+
+void sim_node_dir_failed(struct sim_world *w, struct sim_node *n,
+                         const char *what)
+{
+    if (n->dir_failed) {
+        return;
+    }
+    n->dir_failed = true;
+    w->n_dir_failed++;
+    sim_trace(w, "node %d: %s failed (%s): log dir offline, exiting", n->id,
+              what, strerror(errno));
+    if (n->leading) {
+        fail_waiters(w, n, SIM_STORAGE_ERROR);
+        answer_parked(w, n, SIM_STORAGE_ERROR);
+    }
+    struct sim_msg m = {.type = SIM_MSG_HEARTBEAT, .from = n->idx,
+                        .to = SIM_CONTROLLER, .incarnation = n->incarnation,
+                        .broker_epoch = n->broker_epoch, .offline_dir = true,
+                        .offset = n->has_meta ? n->meta.offset : -1};
+    sim_send(w, &m);
+    sim_node_timer(w, n, SIM_TIMER_EXIT, 0, SIM_EXIT_MS);
 }
 
 /* --- Metadata ------------------------------------------------------------ */
@@ -561,6 +783,7 @@ static void on_meta(struct sim_world *w, struct sim_node *n,
         set_eligibility(n);
         check_min_isr(w, n);
         update_hw(w, n);
+        repair(w, n);
         return;
     }
     if (was_leader) {
@@ -577,6 +800,7 @@ static void on_meta(struct sim_world *w, struct sim_node *n,
         follower_session_reset(&n->session); /* keeps waiting for syncs */
         n->fetch_req = 0;
     }
+    repair(w, n);
     send_next(w, n);
 }
 
@@ -585,11 +809,12 @@ static void on_meta(struct sim_world *w, struct sim_node *n,
 void sim_node_receive(struct sim_world *w, struct sim_node *n,
                       const struct sim_msg *m)
 {
-    if (!n->up) {
-        return;
+    if (!n->up || n->dir_failed) {
+        return; /* a failed log dir: exiting, it answers nothing */
     }
     switch (m->type) {
     case SIM_MSG_FETCH: on_fetch(w, n, m); break;
+    case SIM_MSG_CONSUME: on_consume(w, n, m); break;
     case SIM_MSG_FETCH_RSP: on_fetch_rsp(w, n, m); break;
     case SIM_MSG_EPOCH: on_epoch(w, n, m); break;
     case SIM_MSG_EPOCH_RSP: on_epoch_rsp(w, n, m); break;
@@ -618,6 +843,7 @@ static void heartbeat(struct sim_world *w, struct sim_node *n)
                         .broker_epoch = n->broker_epoch,
                         .offset = n->has_meta ? n->meta.offset : -1};
     m.type = n->registered ? SIM_MSG_HEARTBEAT : SIM_MSG_REGISTER;
+    m.offline_dir = n->dir_failed;
     sim_send(w, &m);
     sim_node_timer(w, n, SIM_TIMER_HEARTBEAT, 0, SIM_HEARTBEAT_MS);
 }
@@ -631,6 +857,9 @@ static void isr_check(struct sim_world *w, struct sim_node *n)
         propose_isr(w, n, &isr);
     }
     update_hw(w, n);
+    if (!n->dir_failed) {
+        scrub(w, n);
+    }
     if (w->now_ms - n->last_checkpoint_ms >= SIM_CHECKPOINT_MS) {
         n->last_checkpoint_ms = w->now_ms;
         n->hw_checkpoint = n->hw;
@@ -664,6 +893,7 @@ void sim_node_on_timer(struct sim_world *w, struct sim_node *n,
             alter_done(w, n, false, NULL, 0);
         }
         break;
+    case SIM_TIMER_EXIT: sim_crash(w, n->idx); break;
     default:
         ASSERT(!"unknown timer");
     }
@@ -673,8 +903,23 @@ void sim_node_sync_done(struct sim_world *w, struct sim_node *n)
 {
     ASSERT(n->sync_busy);
     n->sync_busy = false;
+    if (n->dir_failed) {
+        return;
+    }
+    if (sim_disk_sync(n) != 0) {
+        if (!w->opt.unsafe_fsync) {
+            /* fsyncgate: final. Nothing past the last good sync is ever
+             * counted durable. */
+            sim_node_dir_failed(w, n, "fdatasync");
+            return;
+        }
+        sim_trace(w, "node %d: fdatasync failed, counted as done (unsafe)",
+                  n->id);
+        sim_disk_lied(w, n);
+    }
     if (n->sync_target > n->durable) {
         n->durable = min64(n->sync_target, n->n);
+        n->recovery_point = n->durable;
     }
     if (n->leading) {
         update_hw(w, n);
@@ -700,16 +945,22 @@ static void reset_volatile(struct sim_node *n)
     n->fetch_req = 0;
     n->sync_busy = false;
     n->sync_target = 0;
+    n->dir_failed = false;
+    n->corrupt_asked_ms = 0;
 }
 
-/* The process dies: what was not fdatasync'd is gone. */
+/* The process dies and its files lose what was not fdatasync'd (a
+ * power loss of its disk); recovery at the restart reads what is left. */
 void sim_node_crash(struct sim_world *w, struct sim_node *n)
 {
     ASSERT(n->up);
     sim_trace(w, "node %d crashes (end %lld, durable %lld)", n->id,
               (long long)n->n, (long long)n->durable);
     n->up = false;
-    sim_node_truncate(w, n, n->durable);
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "n%d/", n->id);
+    io_sim_power_loss(w->disk, prefix);
+    n->fd = -1;
     reset_volatile(n);
 }
 
@@ -721,6 +972,10 @@ void sim_node_restart(struct sim_world *w, struct sim_node *n)
     n->up = true;
     n->incarnation++;
     n->started_ms = w->now_ms;
+    if (!sim_disk_recover(w, n)) {
+        sim_node_dir_failed(w, n, "recovery");
+        return;
+    }
     n->hw = min64(n->hw_checkpoint, n->n);
     n->hw_checked = min64(n->hw_checked, n->hw);
     sim_trace(w, "node %d restarts (end %lld, hw %lld)", n->id,
@@ -740,6 +995,8 @@ void sim_node_init(struct sim_world *w, struct sim_node *n, int idx)
     log_epoch_init(&n->epochs);
     session_init(n);
     n->mono_epoch = -1;
+    n->corrupt_offset = -1;
+    sim_disk_open(w, n);
     sim_node_timer(w, n, SIM_TIMER_HEARTBEAT, 0,
                    sim_rand_range(w, 1, SIM_HEARTBEAT_MS));
     sim_node_timer(w, n, SIM_TIMER_ISR_CHECK, 0,

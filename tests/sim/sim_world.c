@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/io.h"
+#include "common/rc.h"
 #include "tests/sim/sim.h"
 
 static int64_t min64(int64_t a, int64_t b)
@@ -187,6 +189,9 @@ static void commit(struct sim_world *w, bool isr_changed, bool leader_changed)
     if (leader_changed) {
         c->meta.part.leader_epoch++;
         c->n_leader_changes++;
+        if (c->meta.part.leader != META_NO_LEADER) {
+            c->offline_damaged = false;
+        }
     }
     if (isr_changed) {
         c->last_isr_change_ms = w->now_ms;
@@ -291,6 +296,14 @@ static void on_heartbeat(struct sim_world *w, const struct sim_msg *m)
     if (m->broker_epoch != c->broker_epoch[b]) {
         return; /* STALE_BROKER_EPOCH */
     }
+    if (m->offline_dir) {
+        /* KIP-858: its only log dir is offline: fenced at once, out of
+         * every ISR, its leaderships moved. */
+        if (!c->meta.fenced[b]) {
+            fence(w, b);
+        }
+        return;
+    }
     c->last_heartbeat_ms[b] = w->now_ms;
     if (c->meta.fenced[b] && m->offset >= c->registered_at[b]) {
         unfence(w, b);
@@ -363,12 +376,54 @@ static void on_alter(struct sim_world *w, const struct sim_msg *m)
     sim_send(w, &rsp);
 }
 
+/* plan_leave_leadership(): a damaged replica leaves the ISR (a leader
+ * hands the partition to another in-sync replica, or to none while they
+ * are fenced); the last in-sync copy stays and the partition goes offline:
+ * every in-sync copy is damaged. */
+static void on_leave(struct sim_world *w, const struct sim_msg *m)
+{
+    struct sim_controller *c = &w->ctl;
+    struct meta_partition *p = &c->meta.part;
+    int32_t id = m->from + 1;
+    if (m->broker_epoch != c->broker_epoch[m->from] ||
+        m->epoch != p->leader_epoch ||
+        !meta_replica_set_contains(&p->isr, id)) {
+        return;
+    }
+    struct meta_replica_set isr = {0};
+    for (int32_t i = 0; i < p->isr.n; i++) {
+        if (p->isr.ids[i] != id) {
+            isr.ids[isr.n++] = p->isr.ids[i];
+        }
+    }
+    bool leads = p->leader == id;
+    if (isr.n == 0) {
+        if (p->leader == META_NO_LEADER) {
+            return;
+        }
+        p->leader = META_NO_LEADER;
+        c->offline_damaged = true;
+        w->n_offline_damaged++;
+        sim_trace(w, "controller: every in-sync copy is damaged, offline");
+        commit(w, false, true);
+        return;
+    }
+    p->isr = isr;
+    if (leads) {
+        p->leader = elect(c, &isr, id);
+    }
+    sim_trace(w, "controller: broker %d leaves the ISR for a damaged log",
+              id);
+    commit(w, true, leads);
+}
+
 void sim_controller_receive(struct sim_world *w, const struct sim_msg *m)
 {
     switch (m->type) {
     case SIM_MSG_HEARTBEAT: on_heartbeat(w, m); break;
     case SIM_MSG_REGISTER: on_register(w, m); break;
     case SIM_MSG_ALTER: on_alter(w, m); break;
+    case SIM_MSG_LEAVE: on_leave(w, m); break;
     default: ASSERT(!"unexpected message at the controller");
     }
 }
@@ -504,6 +559,65 @@ void sim_producer_receive(struct sim_world *w, const struct sim_msg *m)
     }
 }
 
+/* --- Consumer ------------------------------------------------------------ */
+
+/* Reads the partition from the start to the HW of the leader the
+ * controller names, then from the start again: every committed record,
+ * old ones included, is read over and over while the disks fail. */
+static void consume_tick(struct sim_world *w)
+{
+    int32_t leader = w->ctl.meta.part.leader;
+    bool waiting = w->consumer_req != 0 &&
+                   w->now_ms - w->consumer_sent_ms < SIM_REQUEST_TIMEOUT_MS;
+    if (leader != META_NO_LEADER && !waiting) {
+        w->consumer_req = sim_new_req(w);
+        w->consumer_sent_ms = w->now_ms;
+        struct sim_msg m = {.type = SIM_MSG_CONSUME, .from = SIM_CONSUMER,
+                            .to = leader - 1, .req = w->consumer_req,
+                            .offset = w->consumer_offset};
+        sim_send(w, &m);
+    }
+    if (w->now_ms < w->end_ms - 100) {
+        at(w, SIM_EV_CONSUME_TICK, 0, w->now_ms + 20);
+    }
+}
+
+/* Every record a consumer gets is the one committed at its offset (the
+ * acknowledged one, when it was acknowledged). */
+void sim_consumer_receive(struct sim_world *w, const struct sim_msg *m)
+{
+    if (m->req != w->consumer_req) {
+        return;
+    }
+    w->consumer_req = 0;
+    if (m->err == SIM_OUT_OF_RANGE) {
+        w->consumer_offset = 0;
+        return;
+    }
+    if (m->err != SIM_OK) {
+        return;
+    }
+    for (int i = 0; i < m->n_recs; i++) {
+        int64_t o = m->offset + i;
+        int64_t v = m->recs[i].value;
+        sim_offsets_reserve(w, o + 1);
+        if (w->committed[o] == -1) {
+            w->committed[o] = v;
+        } else if (w->committed[o] != v) {
+            sim_fail(w, "consumer read value %lld at offset %lld, but %lld "
+                     "was committed there%s", (long long)v, (long long)o,
+                     (long long)w->committed[o],
+                     w->acked_at[o] != -1 ? " (acknowledged)" : "");
+            return;
+        }
+        w->n_consumed++;
+    }
+    w->consumer_offset = m->offset + m->n_recs;
+    if (m->n_recs == 0 && w->consumer_offset >= m->hw) {
+        w->consumer_offset = 0; /* caught up: read it all again */
+    }
+}
+
 /* --- Faults -------------------------------------------------------------- */
 
 static int n_down(const struct sim_world *w)
@@ -515,7 +629,7 @@ static int n_down(const struct sim_world *w)
     return k;
 }
 
-static void crash(struct sim_world *w, int i)
+void sim_crash(struct sim_world *w, int i)
 {
     sim_node_crash(w, &w->nodes[i]);
     w->n_crashes++;
@@ -534,11 +648,11 @@ static void fault_tick(struct sim_world *w)
     }
     int down = n_down(w);
     if (down == 0 && sim_chance(w, w->crash_per_mille)) {
-        crash(w, (int)sim_rand_range(w, 0, SIM_NODES - 1));
+        sim_crash(w, (int)sim_rand_range(w, 0, SIM_NODES - 1));
     } else if (down == 1 && sim_chance(w, w->second_crash_per_mille)) {
         int i = (int)sim_rand_range(w, 0, SIM_NODES - 1);
         if (w->nodes[i].up) {
-            crash(w, i);
+            sim_crash(w, i);
             w->n_double_crashes++;
         }
     }
@@ -553,6 +667,7 @@ static void fault_tick(struct sim_world *w)
         sim_trace(w, "node %d cut off", i + 1);
         at(w, SIM_EV_HEAL, i, w->now_ms + sim_rand_range(w, 100, 5000));
     }
+    sim_disk_fault_tick(w);
     if (sim_chance(w, w->elect_per_mille)) {
         move_leader(w);
         if (sim_chance(w, 300)) { /* before the new leader appends much */
@@ -659,6 +774,9 @@ void sim_check_end(struct sim_world *w)
     if (w->failed) {
         return;
     }
+    if (c->meta.part.leader == META_NO_LEADER && c->offline_damaged) {
+        return; /* every in-sync copy damaged: offline, as it must be */
+    }
     if (c->meta.part.leader == META_NO_LEADER) {
         sim_fail(w, "no leader after the quiet tail");
     } else if (c->last_isr_change_ms >= w->quiet_from_ms) {
@@ -669,6 +787,7 @@ void sim_check_end(struct sim_world *w)
         sim_fail(w, "ISR has %d of %d replicas after the quiet tail",
                  c->meta.part.isr.n, SIM_NODES);
     }
+    sim_disk_check_end(w);
 }
 
 /* --- The run ------------------------------------------------------------- */
@@ -686,18 +805,27 @@ static void pick_profile(struct sim_world *w)
         sim_chance(w, 200) ? (int)sim_rand_range(w, 1, 40) : 0;
     w->isolate_per_mille = (int)sim_rand_range(w, 0, 30);
     w->elect_per_mille = (int)sim_rand_range(w, 0, 30);
+    w->disk_per_mille = (int)sim_rand_range(w, 0, 40);
     w->faults_end_ms = 20000;
     w->quiet_from_ms = 35000;
     w->end_ms = 45000;
 }
 
-void sim_world_init(struct sim_world *w, uint64_t seed, bool trace)
+void sim_world_init(struct sim_world *w, uint64_t seed,
+                    const struct sim_options *opt)
 {
     memset(w, 0, sizeof *w);
     w->seed = seed;
     w->rng = seed;
-    w->trace = trace;
+    w->opt = *opt;
+    w->trace = opt->trace;
     w->max_acked_offset = -1;
+    for (int i = 0; i < SIM_NODES; i++) {
+        w->damaged_from[i] = -1;
+    }
+    io_fault_clear();
+    ASSERT(io_sim_new(&w->disk) == RC_OK);
+    io_sim_install(w->disk);
     pick_profile(w);
     sim_controller_init(w);
     for (int i = 0; i < SIM_NODES; i++) {
@@ -710,6 +838,7 @@ void sim_world_init(struct sim_world *w, uint64_t seed, bool trace)
     }
     at(w, SIM_EV_CONTROLLER_TICK, 0, 50);
     at(w, SIM_EV_PRODUCE_TICK, 0, 10);
+    at(w, SIM_EV_CONSUME_TICK, 0, 15);
     at(w, SIM_EV_FAULT, 0, 1000);
 }
 
@@ -721,6 +850,9 @@ void sim_world_free(struct sim_world *w)
     free(w->heap);
     free(w->acked_at);
     free(w->committed);
+    io_fault_clear();
+    io_sim_uninstall();
+    io_sim_free(w->disk);
 }
 
 /* Messages to or from a broker that restarted since they were sent went
@@ -740,6 +872,8 @@ static void deliver(struct sim_world *w, const struct sim_msg *m)
         sim_node_receive(w, &w->nodes[m->to], m);
     } else if (m->to == SIM_CONTROLLER) {
         sim_controller_receive(w, m);
+    } else if (m->to == SIM_CONSUMER) {
+        sim_consumer_receive(w, m);
     } else {
         sim_producer_receive(w, m);
     }
@@ -768,6 +902,12 @@ static void dispatch(struct sim_world *w, const struct sim_event *ev)
         break;
     case SIM_EV_CONTROLLER_TICK: sim_controller_tick(w); break;
     case SIM_EV_PRODUCE_TICK: produce_tick(w); break;
+    case SIM_EV_CONSUME_TICK: consume_tick(w); break;
+    case SIM_EV_CRASH:
+        if (w->nodes[ev->node].up) {
+            sim_crash(w, ev->node);
+        }
+        break;
     case SIM_EV_FAULT: fault_tick(w); break;
     case SIM_EV_RESTART:
         if (!w->nodes[ev->node].up) {
