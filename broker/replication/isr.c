@@ -207,6 +207,15 @@ void isr_update_metadata(struct isr_state *s,
                 f = old[k];
             }
         }
+        if (meta_replica_set_contains(&s->isr, id) &&
+            !meta_replica_set_contains(&p->isr, id)) {
+            /* Out of the ISR: it joins again only on what it fetches
+             * from here on. What it fetched before may be gone (a
+             * damaged replica leaves the ISR to truncate and fetch
+             * again), and counting it would put it back at once. */
+            f.leo = ISR_OFFSET_UNKNOWN;
+            f.last_fetch_leader_leo = ISR_OFFSET_UNKNOWN;
+        }
         ASSERT(s->n_followers < META_REPLICAS_MAX);
         s->followers[s->n_followers++] = f;
     }

@@ -636,6 +636,30 @@ Test(replica, metadata_with_new_partition_epoch_drops_pending_change)
     cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 1);
 }
 
+/* The controller takes follower 2 out (a damaged replica asked to leave
+ * before it cuts its log): what it fetched before no longer counts, so no
+ * other follower's fetch brings it back; only a fetch of its own does. */
+Test(replica, a_follower_taken_out_by_metadata_rejoins_only_on_a_new_fetch)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 1, 100);
+    fetch(2, 100, 100, T0 + 1);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_partition p = part(SET(1, 2, 3), SET(1, 3),
+                                   PARTITION_EPOCH + 1);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(follower(2)->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(follower(3)->leo, 100, "a member keeps what it fetched");
+    struct meta_replica_set isr = {0};
+    fetch(3, 100, 100, T0 + 2);
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0 + 2, &isr),
+                  "taken back on what it fetched before it left");
+    fetch(2, 40, 100, T0 + 3); /* it cut its log to 40 */
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0 + 3, &isr));
+    fetch(2, 100, 100, T0 + 4);
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0 + 4, &isr));
+    expect_set(&isr, SET(1, 3, 2));
+}
+
 Test(replica, metadata_with_same_partition_epoch_keeps_pending_change)
 {
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
