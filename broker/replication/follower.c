@@ -218,10 +218,12 @@ static void fetched_one(struct fetcher *f, struct slice topic,
         rv = partition_follower_append(
             p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
             r->HighWatermark);
-        if (rv == RC_INVALID) {
+        if (rv == RC_OK) {
+            repair_after_fetch(f->rf->ps, p, r->HighWatermark);
+        } else if (rv == RC_INVALID) {
             /* A batch that does not fit our log end: the logs diverged. */
             p->follow = PARTITION_FOLLOW_TRUNCATE;
-        } else if (rv != RC_OK) {
+        } else {
             TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot append "
                         "fetched batches: %s", p->topic, p->id, rc_str(rv));
             f->errors = true;

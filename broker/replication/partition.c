@@ -288,8 +288,8 @@ static int check_producer(struct partition *p,
 /* What every leader append checks before looking at the batch. */
 static int check_leader(const struct partition *p, int16_t acks)
 {
-    if (!partition_is_leader(p)) {
-        return RC_NOT_LEADER;
+    if (!partition_is_leader(p) || p->repair_until >= 0) {
+        return RC_NOT_LEADER; /* repairing: it is leaving (repair.h) */
     }
     if (acks == -1 && !isr_enough_for_append(&p->repl)) {
         return RC_NOT_ENOUGH_REPLICAS;

@@ -87,6 +87,11 @@ struct partition {
     int64_t corrupt_offset;
     int64_t corrupt_asked_ms;
     int64_t scrub_offset;
+    /* Cut below its high watermark to repair: until its log reaches this
+     * offset again it lacks records the ISR promised, so it asks to
+     * leave the ISR if it finds itself in it and takes no writes if it
+     * is elected (-1: not repairing). */
+    int64_t repair_until;
     struct partition_waiter *waiters; /* by offset, oldest first */
     size_t n_waiters;
     size_t cap_waiters;

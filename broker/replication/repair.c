@@ -23,6 +23,7 @@ static void truncate_follower(struct replica_manager *ps, struct partition *p,
                               int64_t offset)
 {
     int64_t end = log_end_offset(p->log);
+    int64_t hw = p->hw;
     int rv = partition_follower_truncate(p, offset);
     if (rv != RC_OK) {
         TRACE_ERROR(ps->tracer, "partition=%s-%d cannot truncate to %" PRId64
@@ -32,6 +33,9 @@ static void truncate_follower(struct replica_manager *ps, struct partition *p,
     }
     p->corrupt_offset = -1;
     p->scrub_offset = offset;
+    if (hw > offset && hw > p->repair_until) {
+        p->repair_until = hw;
+    }
     TRACE_INFO(ps->tracer, "event: %s-%d truncated %" PRId64 " -> %" PRId64
                " (a corrupt batch at %" PRId64 "; fetching it again from "
                "leader %d)", p->topic, p->id, end, log_end_offset(p->log),
@@ -52,11 +56,19 @@ static void ask_to_leave(struct replica_manager *ps, struct partition *p,
         return;
     }
     p->corrupt_asked_ms = now;
-    TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " corrupt "
-                "batch on the %s: asking the controller to take this "
-                "replica out of the ISR%s before it repairs", p->topic, p->id,
-                p->corrupt_offset, role,
-                partition_is_leader(p) ? " and move leadership" : "");
+    if (p->corrupt_offset >= 0) {
+        TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " corrupt "
+                    "batch on the %s: asking the controller to take this "
+                    "replica out of the ISR%s before it repairs", p->topic,
+                    p->id, p->corrupt_offset, role,
+                    partition_is_leader(p) ? " and move leadership" : "");
+    } else {
+        TRACE_ERROR(ps->tracer, "partition=%s-%d the %s is in the ISR while "
+                    "it lacks records below offset=%" PRId64 " (cut to "
+                    "repair): asking the controller to take it out%s",
+                    p->topic, p->id, role, p->repair_until,
+                    partition_is_leader(p) ? " and move leadership" : "");
+    }
     ps->hooks.log_corrupt(ps->hooks.arg, p, p->corrupt_offset);
 }
 
@@ -66,6 +78,16 @@ static bool in_isr(const struct replica_manager *ps,
     return meta_replica_set_contains(&p->isr, ps->broker_id);
 }
 
+/* Whether p still lacks records below the high watermark it had when it
+ * cut its log to repair (clears the mark once it has them again). */
+static bool repairing(struct partition *p)
+{
+    if (p->repair_until >= 0 && log_end_offset(p->log) >= p->repair_until) {
+        p->repair_until = -1;
+    }
+    return p->repair_until >= 0;
+}
+
 void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
                         int64_t offset)
 {
@@ -73,11 +95,8 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
         p->corrupt_offset = offset;
     }
     if (follows(ps, p)) {
-        /* The fetcher truncates once this replica is out of the ISR
-         * (repair_follower_ready()). */
-        if (in_isr(ps, p)) {
-            ask_to_leave(ps, p, "follower");
-        }
+        /* The fetcher asks to leave the ISR, then truncates, each when
+         * no fetch of p is in flight (repair_follower_ready()). */
         return;
     }
     if (!partition_is_leader(p)) {
@@ -89,11 +108,19 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
 bool repair_follower_ready(struct replica_manager *ps, struct partition *p)
 {
     if (p->corrupt_offset < 0) {
+        if (repairing(p) && in_isr(ps, p)) {
+            /* Back in the ISR on a fetch sent before it cut its log (a
+             * late one): out again, while it catches up. */
+            ask_to_leave(ps, p, "follower");
+        }
         return true;
     }
     if (in_isr(ps, p)) {
         /* Cut now, it could be elected leader without records the ISR
-         * promised: first out of the ISR. */
+         * promised: first out of the ISR. Asked with no fetch of p in
+         * flight and none sent until it is out, so the leader cannot
+         * take it back on what it fetched before (isr.c forgets that
+         * when it leaves). */
         ask_to_leave(ps, p, "follower");
         return false;
     }
@@ -101,8 +128,26 @@ bool repair_follower_ready(struct replica_manager *ps, struct partition *p)
     return p->corrupt_offset < 0;
 }
 
+void repair_after_fetch(struct replica_manager *ps, struct partition *p,
+                        int64_t leader_hw)
+{
+    if (!in_isr(ps, p) || leader_hw <= log_end_offset(p->log)) {
+        return;
+    }
+    if (leader_hw > p->repair_until) {
+        p->repair_until = leader_hw;
+    }
+    ask_to_leave(ps, p, "follower");
+}
+
 void repair_after_metadata(struct replica_manager *ps, struct partition *p)
 {
+    if (p->corrupt_offset < 0 && repairing(p) && partition_is_leader(p)) {
+        /* Elected while it lacks records the ISR promised: it takes no
+         * writes (partition.c) and hands the partition on. */
+        ask_to_leave(ps, p, "leader");
+        return;
+    }
     if (p->corrupt_offset < 0) {
         return;
     }
@@ -130,7 +175,7 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
     int rv = log_read(p->log, p->scrub_offset, budget, end, &span);
     if (rv != RC_OK || span.bytes == 0) {
         log_span_release(&span);
-        p->scrub_offset = end;
+        p->scrub_offset = start;
         return 0;
     }
     struct log_verify v;
@@ -139,8 +184,12 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
     int64_t bytes = span.bytes;
     log_span_release(&span);
     if (rv == RC_OK) {
-        p->scrub_offset = v.stop_offset;
+        /* A pass that reached the end starts over at the log start next
+         * time, even if records came meanwhile: else, on a partition
+         * written faster than the scrub's turns, each pass would read
+         * only the newest records and never the old ones again. */
         *pass_done = v.stop_offset >= end;
+        p->scrub_offset = *pass_done ? start : v.stop_offset;
         return bytes;
     }
     TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " segment=%s/"
@@ -152,7 +201,7 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
     } else {
         replica_manager_io_failed(ps, p, rv, "a read");
     }
-    p->scrub_offset = end; /* the next pass starts over */
+    p->scrub_offset = start; /* the next pass starts over */
     return bytes;
 }
 

@@ -44,6 +44,13 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
  * ISR; false while it waits to leave the ISR. */
 bool repair_follower_ready(struct replica_manager *ps, struct partition *p);
 
+/* A fetch answer was appended to p's log: an ISR member whose log ends
+ * below the leader's high watermark lacks records the ISR promised (it
+ * was taken back on a fetch sent before it cut its log): it marks itself
+ * repairing up to that offset and asks to leave the ISR. */
+void repair_after_fetch(struct replica_manager *ps, struct partition *p,
+                        int64_t leader_hw);
+
 /* p's leadership or ISR changed (the replica manager applied metadata):
  * damage found earlier is reported again in p's new role. */
 void repair_after_metadata(struct replica_manager *ps, struct partition *p);

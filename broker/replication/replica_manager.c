@@ -533,6 +533,7 @@ static struct partition *add(struct replica_manager *ps,
                             .leader_epoch = -1,
                             .sync_before_ack = ps->sync_before_ack,
                             .corrupt_offset = -1,
+                            .repair_until = -1,
                             .retention = {-1, -1}}; /* until the topic's */
     log_on_failure(l, hosted_log_failed_cb, p);
     if (log_corrupt_offset(l) >= 0) {
