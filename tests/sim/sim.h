@@ -160,6 +160,8 @@ struct sim_node {
     int64_t corrupt_offset;  /* first known corrupt frame; -1 none */
     int64_t corrupt_asked_ms;
     int64_t scrub_offset;
+    int64_t repair_until;    /* cut below its HW: lacks records up to
+                              * here (-1: not repairing) */
     int64_t hw;
     int64_t hw_checkpoint;
     int64_t last_checkpoint_ms;
@@ -374,7 +376,7 @@ void sim_node_dir_failed(struct sim_world *w, struct sim_node *n,
 /* --- sim_disk.c ---------------------------------------------------------- */
 
 /* Frame bytes per record. */
-#define SIM_FRAME_BYTES 24
+#define SIM_FRAME_BYTES 20
 
 /* Opens (creating) n's log file and makes its name durable. */
 void sim_disk_open(struct sim_world *w, struct sim_node *n);

@@ -219,6 +219,9 @@ static int16_t sim_kafka_error(enum sim_err err)
 
 static void found_corrupt(struct sim_world *w, struct sim_node *n,
                           int64_t offset);
+static bool repairing(struct sim_node *n);
+static bool in_isr(const struct sim_node *n);
+static void ask_to_leave(struct sim_world *w, struct sim_node *n);
 
 /* Reads records [from, end) into rsp through the disk, as a Fetch does
  * with every batch checked (broker/log/log_verify.c): never past a
@@ -371,7 +374,7 @@ static void on_produce(struct sim_world *w, struct sim_node *n,
                        const struct sim_msg *m)
 {
     struct sim_msg rsp = {.type = SIM_MSG_PRODUCE_RSP, .offset = -1};
-    if (!n->leading) {
+    if (!n->leading || repairing(n)) {
         rsp.err = SIM_NOT_LEADER;
     } else if (!isr_enough_for_append(&n->isr)) {
         rsp.err = SIM_NOT_ENOUGH_REPLICAS;
@@ -551,6 +554,13 @@ static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
         if (n->dir_failed) {
             return; /* the broker is going down */
         }
+        if (in_isr(n) && m->hw > n->n) {
+            /* repair_after_fetch(): in the ISR without records below the
+             * leader's HW (taken back on a late fetch): out again. */
+            n->repair_until = n->repair_until > m->hw ? n->repair_until
+                                                      : m->hw;
+            ask_to_leave(w, n);
+        }
         request_sync(w, n);
         answered(w, n, false, n->durable < n->n ? 1 : 0, true);
         return;
@@ -634,9 +644,22 @@ static void ask_to_leave(struct sim_world *w, struct sim_node *n)
  * out of the ISR cuts its log before the corrupt frame (the fetches that
  * follow get the rest again); one still in the ISR asks to leave first,
  * so that it is never elected without records the ISR promised. */
+/* Whether n still lacks records below the HW it had when it cut its log
+ * to repair (clears the mark once it has them again). */
+static bool repairing(struct sim_node *n)
+{
+    if (n->repair_until >= 0 && n->n >= n->repair_until) {
+        n->repair_until = -1;
+    }
+    return n->repair_until >= 0;
+}
+
 static bool follower_ready(struct sim_world *w, struct sim_node *n)
 {
     if (n->corrupt_offset < 0) {
+        if (repairing(n) && in_isr(n)) {
+            ask_to_leave(w, n); /* taken back on a late fetch */
+        }
         return true;
     }
     if (in_isr(n)) {
@@ -647,24 +670,29 @@ static bool follower_ready(struct sim_world *w, struct sim_node *n)
     sim_trace(w, "node %d truncates %lld -> %lld before a corrupt frame",
               n->id, (long long)n->n, (long long)at);
     w->n_truncated += n->n - at;
+    int64_t hw = n->hw;
     sim_node_truncate(w, n, at);
+    if (hw > at && hw > n->repair_until) {
+        n->repair_until = hw;
+    }
     return n->corrupt_offset < 0;
 }
 
-/* repair_log_corrupt(): a damaged follower leaves the ISR (then the
- * fetcher repairs it, follower_ready()); a damaged leader asks the
+/* repair_log_corrupt(): a damaged follower is repaired by its fetcher
+ * (follower_ready()); a damaged leader asks the
  * controller to move leadership to an in-sync replica; anyone else keeps
  * the damage noted for when it learns its role. */
 static void repair(struct sim_world *w, struct sim_node *n)
 {
+    if (n->corrupt_offset < 0 && n->leading && repairing(n)) {
+        ask_to_leave(w, n); /* elected without records the ISR promised */
+        return;
+    }
     if (n->corrupt_offset < 0) {
         return;
     }
     if (follows(n)) {
-        if (in_isr(n)) {
-            ask_to_leave(w, n);
-        }
-        return;
+        return; /* follower_ready(), with no fetch in flight */
     }
     if (n->leading) {
         ask_to_leave(w, n);
@@ -698,12 +726,14 @@ static void scrub(struct sim_world *w, struct sim_node *n)
             return;
         }
         if (rv == RC_CORRUPT) {
-            n->scrub_offset = o + 1;
+            n->scrub_offset = 0;
             found_corrupt(w, n, o);
             return;
         }
     }
-    n->scrub_offset = end;
+    /* At the end, the next pass starts over at 0, even if records came
+     * meanwhile. */
+    n->scrub_offset = end >= n->n ? 0 : end;
 }
 
 void sim_node_dir_failed(struct sim_world *w, struct sim_node *n,
@@ -947,6 +977,7 @@ static void reset_volatile(struct sim_node *n)
     n->sync_target = 0;
     n->dir_failed = false;
     n->corrupt_asked_ms = 0;
+    n->repair_until = -1; /* kept in memory only, as the broker does */
 }
 
 /* The process dies and its files lose what was not fdatasync'd (a
@@ -996,6 +1027,7 @@ void sim_node_init(struct sim_world *w, struct sim_node *n, int idx)
     session_init(n);
     n->mono_epoch = -1;
     n->corrupt_offset = -1;
+    n->repair_until = -1;
     sim_disk_open(w, n);
     sim_node_timer(w, n, SIM_TIMER_HEARTBEAT, 0,
                    sim_rand_range(w, 1, SIM_HEARTBEAT_MS));

@@ -729,9 +729,9 @@ static void check_acked(struct sim_world *w)
         return;
     }
     struct sim_node *l = &w->nodes[id - 1];
-    if (!l->up || !l->leading ||
+    if (!l->up || !l->leading || l->repair_until >= 0 ||
         l->isr.leader_epoch != w->ctl.meta.part.leader_epoch) {
-        return;
+        return; /* a repairing leader takes no writes and is leaving */
     }
     if (w->max_acked_offset >= l->n) {
         sim_fail(w, "acknowledged offset %lld lost: leader %d (epoch %d) "
