@@ -142,10 +142,12 @@ void repair_after_fetch(struct replica_manager *ps, struct partition *p,
 
 void repair_after_metadata(struct replica_manager *ps, struct partition *p)
 {
-    if (p->corrupt_offset < 0 && repairing(p) && partition_is_leader(p)) {
-        /* Elected while it lacks records the ISR promised: it takes no
-         * writes (partition.c) and hands the partition on. */
-        ask_to_leave(ps, p, "leader");
+    p->corrupt_asked_ms = 0; /* a new state: ask again at once if need be */
+    if (p->corrupt_offset < 0 && repairing(p) && in_isr(ps, p)) {
+        /* In the ISR, or elected, while it lacks records the ISR
+         * promised: out again (elected, it takes no writes meanwhile,
+         * partition.c). */
+        ask_to_leave(ps, p, partition_is_leader(p) ? "leader" : "follower");
         return;
     }
     if (p->corrupt_offset < 0) {

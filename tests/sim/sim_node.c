@@ -684,8 +684,9 @@ static bool follower_ready(struct sim_world *w, struct sim_node *n)
  * the damage noted for when it learns its role. */
 static void repair(struct sim_world *w, struct sim_node *n)
 {
-    if (n->corrupt_offset < 0 && n->leading && repairing(n)) {
-        ask_to_leave(w, n); /* elected without records the ISR promised */
+    if (n->corrupt_offset < 0 && repairing(n) &&
+        (n->leading || in_isr(n))) {
+        ask_to_leave(w, n); /* without records the ISR promised */
         return;
     }
     if (n->corrupt_offset < 0) {
@@ -804,6 +805,7 @@ static void on_meta(struct sim_world *w, struct sim_node *n,
     bool was_leader = n->leading;
     n->meta = *meta;
     n->has_meta = true;
+    n->corrupt_asked_ms = 0; /* a new state: ask again at once if need be */
     if (mp->leader == n->id) {
         if (!same || !n->leading) {
             become_leader(w, n, mp);
