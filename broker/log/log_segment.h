@@ -1,10 +1,12 @@
 /* Partition log segment: one append-only file `<20-digit base>.log` of
  * RecordBatch v2 bytes exactly as stored, plus its sparse indexes
  * (broker/log/log_index.h). Owned by its partition log (broker/log/log.c);
- * pinned by a reference count while a read span or a group-commit job points
- * into it, so a deleted segment's fd stays valid until the last user lets go.
- * Loop thread only, except log_segment_sync(), which the group-commit job runs
- * on the threadpool (it touches only the fd). */
+ * pinned by a reference count while a read span, a group-commit job or the
+ * start-up check points into it, so a deleted segment's fd stays valid until
+ * the last user lets go. Loop thread only, except log_segment_sync(), which
+ * the group-commit job runs on the threadpool (it touches only the fd), and
+ * log_segment_verify(), which the start-up check runs there (only the fd and
+ * the base offset, both fixed for the segment's life). */
 #ifndef CAIRN_BROKER_LOG_SEGMENT_H
 #define CAIRN_BROKER_LOG_SEGMENT_H
 
