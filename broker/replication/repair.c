@@ -72,7 +72,7 @@ void repair_after_metadata(struct replica_manager *ps, struct partition *p)
     if (follows(ps, p)) {
         truncate_follower(ps, p, p->corrupt_offset);
     } else if (partition_is_leader(p)) {
-        repair_log_corrupt(ps, p, p->corrupt_offset); /* found before */
+        repair_log_corrupt(ps, p, p->corrupt_offset); /* found at open */
     }
 }
 
