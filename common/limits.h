@@ -75,6 +75,13 @@ _Static_assert(RECORD_INFLATE_WINDOW_BYTES <= RECORD_INFLATE_KEEP_BYTES,
  * header; later reads double up to LOG_SCAN_BUFFER_BYTES. */
 #define LOG_SCAN_FIRST_READ_BYTES 4096u
 
+/* The start-up check (broker/log/log_startup.h): bytes one job on the
+ * threadpool checks before it hands back to the loop, so a log_close()
+ * waits for that much at most (a few ms from the page cache, tens from a
+ * cold disk), and the buffer it reads through, one per broker. */
+#define LOG_STARTUP_CHUNK_BYTES (4u * 1024 * 1024)
+#define LOG_STARTUP_BUFFER_BYTES (1024u * 1024)
+
 /* Entries in a leader-epoch checkpoint: one per leader change that wrote
  * data, so a partition changing leader every minute for two years fits. */
 #define LOG_EPOCH_ENTRIES_MAX (1u << 20)
@@ -357,6 +364,10 @@ _Static_assert(BATCH_HEADER_BYTES < LOG_SCAN_FIRST_READ_BYTES,
                "a scan's first read must hold at least one batch header");
 _Static_assert(LOG_SCAN_FIRST_READ_BYTES <= LOG_SCAN_BUFFER_BYTES,
                "the first read fits the scan buffer");
+_Static_assert(BATCH_HEADER_BYTES <= LOG_STARTUP_BUFFER_BYTES,
+               "the start-up check's buffer holds a batch header");
+_Static_assert(LOG_STARTUP_BUFFER_BYTES <= LOG_STARTUP_CHUNK_BYTES,
+               "a start-up check job reads at least one buffer");
 _Static_assert(BATCH_BYTES_MAX <= LOG_SEGMENT_BYTES_MAX,
                "a batch must fit in one segment");
 _Static_assert(KAFKA_REQUEST_TOPICS_MAX <= KAFKA_ARRAY_COUNT_MAX,

@@ -24,11 +24,13 @@
  * the recovery point, is re-validated batch by batch (CRC-32C, lengths,
  * offsets); the first torn or corrupt batch is cut off with everything
  * after it, and indexes are rebuilt. Every other segment (all of them
- * after a clean shutdown) loads its indexes and has every batch checked
- * by CRC-32C all the same: a bad one there is damage, logged as an
- * error, and the log is cut before it in the same way (the replica
- * fetches the rest again from its leader). This reads the whole log once
- * per open, on the calling thread.
+ * after a clean shutdown) loads its indexes, and has every batch checked
+ * by CRC-32C all the same, once per open, by the start-up check
+ * (broker/log/log_startup.h): on the threadpool, after log_open() has
+ * returned, one chunk at a time broker-wide. A bad batch there is damage
+ * to data once durable: logged as an error and kept (log_corrupt_offset()),
+ * the owner told to repair it from a replica (a follower cuts before it
+ * and fetches the rest again from its leader).
  *
  * One libuv loop thread owns a log; the group-commit job touches only file
  * descriptors and runs on the threadpool. */
@@ -168,10 +170,11 @@ MUST_CHECK int log_offset_of_max_timestamp(struct log *l,
                                            struct log_time_offset *out);
 
 int64_t log_start_offset(const struct log *l);
-/* The first batch that failed its CRC check at open in a segment that
- * was durable (below the recovery point, or after a clean shutdown), or
- * -1: the log keeps it (and what follows) for the owner to repair from a
- * replica. */
+/* The first batch that failed its CRC check in the start-up check of a
+ * segment that was durable (below the recovery point, or after a clean
+ * shutdown), or -1 (also while that check is under way,
+ * log_startup_verify_pending()): the log keeps it (and what follows) for
+ * the owner to repair from a replica. */
 int64_t log_corrupt_offset(const struct log *l);
 int64_t log_end_offset(const struct log *l);
 int64_t log_durable_end_offset(const struct log *l);

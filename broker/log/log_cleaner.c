@@ -562,7 +562,7 @@ static void clean_after(struct log_clean_job *job)
     if (l->closing) {
         discard(job, 0);
         job_free(job);
-        if (l->job == NULL) {
+        if (!log_busy(l)) {
             log_close_finish(l);
         }
         return;

@@ -1,11 +1,14 @@
-/* The partition log's state, shared by its three files: broker/log/log.c
- * (append, read, truncate), broker/log/log_open.c (open, recovery, close) and
- * broker/log/log_sync.c (group commit). Not for use outside them. */
+/* The partition log's state, shared by its files: broker/log/log.c
+ * (append, read, truncate), broker/log/log_open.c (open, recovery, close),
+ * broker/log/log_sync.c (group commit), broker/log/log_startup.c (the
+ * start-up check), and retention and the cleaner. Not for use outside
+ * them. */
 #ifndef CAIRN_BROKER_LOG_INTERNAL_H
 #define CAIRN_BROKER_LOG_INTERNAL_H
 
 #include "broker/log/log.h"
 #include "broker/log/log_segment.h"
+#include "broker/log/log_startup.h"
 #include "common/limits.h"
 #include "common/net/http_metrics.h"
 
@@ -47,7 +50,8 @@ struct log {
                                * larger of it and the first segment */
     uint64_t truncations;     /* bumped by every cut, to spot races */
     int failed;               /* sticky, set only by log_fail() */
-    int64_t corrupt_offset;   /* a bad batch found at open, or -1 */
+    int64_t corrupt_offset;   /* the first bad batch the start-up
+                               * check found, or -1 */
     log_failed_cb failed_cb;  /* told once, by log_fail() */
     void *failed_arg;
     bool epochs_unsaved;      /* the epoch checkpoint lags the cache */
@@ -58,6 +62,19 @@ struct log {
     bool sync_requested;
     uint64_t syncs_done;
     struct http_metrics_hist sync_ms; /* each sync job's time */
+    /* Start-up check (log_startup.c): the trusted segments still to
+     * check, pinned, in order; checks[checks_done] is checked from
+     * check_pos, its batches at or after check_offset. */
+    struct log_segment **checks;
+    size_t n_checks;
+    size_t cap_checks;
+    size_t checks_done;
+    int64_t check_pos;
+    int64_t check_offset;
+    struct log_startup *startup; /* the queue it waits in, or NULL */
+    struct log *startup_next;    /* the next log in that queue */
+    log_damaged_cb damaged_cb;
+    void *damaged_arg;
     bool closing;
     void (*closed_cb)(void *arg);
     void *closed_arg;
@@ -109,7 +126,21 @@ void log_sync_init(struct log *l);
 MUST_CHECK int log_sync_all_now(struct log *l);
 void log_sync_drain_waiters(struct log *l, int rc);
 
-/* Second half of log_close(), once no sync is in flight. */
+/* Second half of log_close(), once no job is in flight (log_busy()). */
 void log_close_finish(struct log *l);
+/* A sync, a cleaner pass or a start-up check job is in flight. */
+bool log_busy(const struct log *l);
+
+/* The partition's name: the directory's last component. */
+const char *log_partition_name(const struct log *l);
+
+/* The start-up check's side in open and close (log_startup.c): seg, a
+ * trusted segment just loaded, is to be checked (pinned; RC_NOMEM);
+ * a closing log leaves the queue unless its job runs; a freed log lets
+ * go of the segments it had still to check. */
+MUST_CHECK int log_startup_plan(struct log *l, struct log_segment *seg);
+bool log_startup_running(const struct log *l);
+void log_startup_leave(struct log *l);
+void log_startup_release(struct log *l);
 
 #endif

@@ -132,8 +132,7 @@ static void recovered_batch_cb(void *arg, const struct record_batch_header *h)
     }
 }
 
-/* The partition's name: the directory's last component. */
-static const char *partition_name(const struct log *l)
+const char *log_partition_name(const struct log *l)
 {
     const char *slash = strrchr(l->dir, '/');
     return slash == NULL ? l->dir : slash + 1;
@@ -141,14 +140,17 @@ static const char *partition_name(const struct log *l)
 
 /* Loads a trusted segment (below the recovery point, or after a clean
  * shutdown): its index files unless they are missing or fail their
- * checksum (then rebuilt), and every batch checked by its CRC all the
- * same, once per open. A bad batch here is not a torn tail but damage to
- * data once durable, and the batches after it may be intact and
- * acknowledged (this replica may be the only one left in the ISR): it is
- * not cut here. The log opens whole and says where the damage starts
- * (log_corrupt_offset()); the replication layer repairs it from an
- * in-sync replica (broker/replication/repair.h), and reads never serve
- * it (broker/log/log_verify.h). */
+ * checksum (then rebuilt by a scan that checks every batch's CRC). A
+ * segment whose index files were loaded has had no batch checked: it is
+ * left to the start-up check (broker/log/log_startup.h), which reads it
+ * off the loop thread once the log is open. A bad batch in a trusted
+ * segment is not a torn tail but damage to data once durable, and the
+ * batches after it may be intact and acknowledged (this replica may be
+ * the only one left in the ISR): that check does not cut it. It says
+ * where the damage starts (log_corrupt_offset()); the replication layer
+ * repairs it from an in-sync replica (broker/replication/repair.h), and
+ * reads never serve it (broker/log/log_verify.h). Only a cut made by the
+ * index rebuild, which cannot keep what follows, is made here. */
 static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
 {
     int index_rc = RC_OK;
@@ -170,27 +172,13 @@ static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
                     "corrupt batch at offset=%" PRId64 " position=%" PRId64
                     " (file size %" PRId64 ") while its index was rebuilt: "
                     "log truncated there, later batches to be fetched again "
-                    "from the leader", partition_name(l), l->dir,
+                    "from the leader", log_partition_name(l), l->dir,
                     seg->base_offset, seg->next_offset, seg->size,
                     file_size);
         return rv;
     }
     if (rv == RC_OK && index_rc == RC_OK) {
-        int64_t bad_pos = 0;
-        int64_t bad_offset = 0;
-        rv = log_segment_verify(seg, l->scan_buf, &bad_pos, &bad_offset);
-        if (rv == RC_CORRUPT) {
-            if (l->corrupt_offset < 0) {
-                l->corrupt_offset = bad_offset;
-            }
-            TRACE_ERROR(l->tracer, "partition=%s segment=%s/%020" PRId64
-                        ".log corrupt batch below the recovery point at "
-                        "offset=%" PRId64 " position=%" PRId64 ": kept, "
-                        "never served, to be repaired from an in-sync "
-                        "replica", partition_name(l), l->dir,
-                        seg->base_offset, bad_offset, bad_pos);
-            rv = RC_OK;
-        }
+        rv = log_startup_plan(l, seg);
     }
     return rv;
 }
@@ -366,6 +354,7 @@ static int finish_open(struct log *l, struct open_plan *p)
 
 static void free_log(struct log *l)
 {
+    log_startup_release(l);
     for (size_t i = 0; i < l->n_segs; i++) {
         log_segment_unref(l->segs[i]);
     }
@@ -443,9 +432,15 @@ void log_close(struct log *l)
     ASSERT(!l->closing);
     l->closing = true;
     uv_prepare_stop(&l->prepare);
-    if (l->job == NULL && l->cleaning == NULL) {
+    log_startup_leave(l); /* a job in flight is waited for */
+    if (!log_busy(l)) {
         log_close_finish(l);
     }
+}
+
+bool log_busy(const struct log *l)
+{
+    return l->job != NULL || l->cleaning != NULL || log_startup_running(l);
 }
 
 void log_close_finish(struct log *l)

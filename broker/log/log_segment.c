@@ -71,6 +71,7 @@ int log_segment_adopt(struct log_segment **out, const char *dir,
     seg->dir = dir;
     seg->base_offset = base_offset;
     seg->size = st.st_size;
+    seg->size_low = st.st_size;
     seg->next_offset = base_offset;
     seg->max_timestamp = -1;
     seg->max_timestamp_batch = -1;
@@ -334,26 +335,33 @@ static bool batch_fits(const struct log_segment *seg,
     return batch_fits_after(seg->base_offset, seg->next_offset, h);
 }
 
-int log_segment_verify(const struct log_segment *seg, uint8_t *scan_buf,
-                       int64_t *bad_pos, int64_t *bad_offset)
+int log_segment_verify(const struct log_segment *seg, uint8_t *buf,
+                       size_t cap, int64_t from_pos, int64_t limit,
+                       int64_t budget_bytes, int64_t *stop_pos,
+                       int64_t *next_offset)
 {
+    ASSERT(budget_bytes > 0);
     struct log_scan s;
     struct record_batch_header h;
-    int64_t pos = 0;
-    int64_t next = seg->base_offset;
-    int rv;
-    log_scan_init(&s, seg, scan_buf, 0, seg->size);
-    while ((rv = log_scan_next(&s, true, &h, &pos)) == RC_OK &&
-           batch_fits_after(seg->base_offset, next, &h)) {
+    int64_t pos = from_pos;
+    int64_t next = *next_offset;
+    int rv = RC_OK;
+    log_scan_init_whole(&s, seg, buf, cap, from_pos, limit);
+    while (s.pos - from_pos < budget_bytes &&
+           (rv = log_scan_next(&s, true, &h, &pos)) == RC_OK) {
+        if (!batch_fits_after(seg->base_offset, next, &h)) {
+            *stop_pos = pos; /* read whole: the scan is past it */
+            *next_offset = next;
+            return RC_CORRUPT;
+        }
         next = record_batch_last_offset(&h) + 1;
     }
-    if (rv == RC_NOT_FOUND || rv == RC_IO) {
-        return rv == RC_IO ? RC_IO : RC_OK;
+    *stop_pos = s.pos;
+    *next_offset = next;
+    if (rv == RC_OK || rv == RC_NOT_FOUND) {
+        return RC_OK;
     }
-    /* A batch that does not fit was read whole: it starts at pos. */
-    *bad_pos = rv == RC_OK ? pos : s.pos;
-    *bad_offset = next;
-    return RC_CORRUPT;
+    return rv == RC_IO ? RC_IO : RC_CORRUPT;
 }
 
 int log_segment_recover(struct log_segment *seg, uint8_t *scan_buf,
@@ -381,6 +389,9 @@ int log_segment_recover(struct log_segment *seg, uint8_t *scan_buf,
     }
     *cut_at = -1;
     if (seg->size < file_size) {
+        if (seg->size < seg->size_low) {
+            seg->size_low = seg->size;
+        }
         if (io_ftruncate(seg->fd, (off_t)seg->size) != 0) {
             return RC_IO;
         }
@@ -574,6 +585,9 @@ int log_segment_truncate_to(struct log_segment *seg, uint8_t *scan_buf,
     }
     if (rv != RC_OK) {
         return rv;
+    }
+    if (pos < seg->size_low) {
+        seg->size_low = pos; /* before the cut: a reader may be past it */
     }
     if (io_ftruncate(seg->fd, (off_t)pos) != 0) {
         return RC_IO;

@@ -1,10 +1,12 @@
 /* Partition log segment: one append-only file `<20-digit base>.log` of
  * RecordBatch v2 bytes exactly as stored, plus its sparse indexes
  * (broker/log/log_index.h). Owned by its partition log (broker/log/log.c);
- * pinned by a reference count while a read span or a group-commit job points
- * into it, so a deleted segment's fd stays valid until the last user lets go.
- * Loop thread only, except log_segment_sync(), which the group-commit job runs
- * on the threadpool (it touches only the fd). */
+ * pinned by a reference count while a read span, a group-commit job or the
+ * start-up check points into it, so a deleted segment's fd stays valid until
+ * the last user lets go. Loop thread only, except log_segment_sync(), which
+ * the group-commit job runs on the threadpool (it touches only the fd), and
+ * log_segment_verify(), which the start-up check runs there (only the fd and
+ * the base offset, both fixed for the segment's life). */
 #ifndef CAIRN_BROKER_LOG_SEGMENT_H
 #define CAIRN_BROKER_LOG_SEGMENT_H
 
@@ -21,6 +23,10 @@ struct log_segment {
     int64_t base_offset;
     int fd;
     int64_t size;            /* bytes of whole batches */
+    /* The smallest size since the file was opened: appends only add
+     * after the end, so the bytes below it are as they were then (the
+     * start-up check, broker/log/log_startup.h, reads no further). */
+    int64_t size_low;
     int64_t next_offset;     /* offset after the last batch */
     int64_t max_timestamp;   /* largest batch maxTimestamp, or -1 */
     /* Base offset of the first batch whose maxTimestamp is max_timestamp
@@ -105,13 +111,22 @@ MUST_CHECK int log_segment_load(struct log_segment *seg, uint8_t *scan_buf,
                                 int64_t index_interval_bytes, int *index_rc,
                                 const char **index_ext);
 
-/* Checks every batch of a loaded segment by its CRC-32C, its lengths and
- * offsets, reading it all (nothing is changed). RC_OK; RC_CORRUPT with
- * the position of the first bad batch and the offset the segment's
- * batches reach before it; RC_IO. */
+/* Checks batches of a loaded segment by their CRC-32C, lengths and
+ * offsets (nothing is changed): from the batch boundary from_pos, the
+ * first at or after offset *next_offset, up to limit or to the first
+ * boundary at or past from_pos + budget_bytes. Reads go through buf (cap
+ * bytes, a log_scan_init_whole() scan) and nothing of seg is used but its
+ * fd and base offset, fixed for its life: it may run on the threadpool
+ * while the loop thread appends to seg or cuts it. A cut meanwhile shows
+ * as a batch cut short at or past the cut, which only the caller can tell
+ * from damage (size_low). *stop_pos is set to the position after the last
+ * intact batch, *next_offset to the offset after it. RC_OK (limit or
+ * budget reached); RC_CORRUPT (the batch at *stop_pos is bad, cut short
+ * or does not follow); RC_IO. */
 MUST_CHECK int log_segment_verify(const struct log_segment *seg,
-                                  uint8_t *scan_buf, int64_t *bad_pos,
-                                  int64_t *bad_offset);
+                                  uint8_t *buf, size_t cap, int64_t from_pos,
+                                  int64_t limit, int64_t budget_bytes,
+                                  int64_t *stop_pos, int64_t *next_offset);
 
 /* Position and header of the first batch whose last offset is >= offset.
  * RC_NOT_FOUND (with *pos = size) when every batch ends below it. */

@@ -241,7 +241,7 @@ static void after_work_cb(uv_work_t *req, int status)
     }
     free(job);
     if (l->closing) {
-        if (l->cleaning == NULL) { /* else the pass's end finishes it */
+        if (!log_busy(l)) { /* else the last job's end finishes it */
             log_close_finish(l);
         }
         return;

@@ -1,6 +1,7 @@
 /* Repair of a damaged partition log from its peers. A batch that fails its
  * CRC check, found by a Fetch answer being built (broker/kafka/
- * kafka_fetch.c) or by the background scrub below, is reported with
+ * kafka_fetch.c), by the start-up check of the log (broker/log/
+ * log_startup.h) or by the background scrub below, is reported with
  * repair_log_corrupt(); what follows depends on this replica's role:
  *
  *   follower  first leaves the ISR (it asks the active controller, the

@@ -70,6 +70,10 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     if (rv == RC_OK) {
         rv = record_validator_new(&ps->validator);
     }
+    if (rv == RC_OK) {
+        rv = log_startup_init(&ps->startup, loop, LOG_STARTUP_CHUNK_BYTES,
+                              tracer);
+    }
     return rv;
 }
 
@@ -496,6 +500,18 @@ static void hosted_log_failed_cb(void *arg, int rc)
     replica_manager_io_failed(p->owner, p, rc, "its log");
 }
 
+/* The start-up check of p's log found a corrupt batch (repaired from a
+ * replica by role), or could not read (a failed read, as the scrub's). */
+static void hosted_log_damaged_cb(void *arg, int rc, int64_t offset)
+{
+    struct partition *p = arg;
+    if (rc == RC_CORRUPT) {
+        repair_log_corrupt(p->owner, p, offset);
+    } else {
+        replica_manager_io_failed(p->owner, p, rc, "a read");
+    }
+}
+
 static struct partition *add(struct replica_manager *ps,
                              const struct meta_topic *t, int32_t id)
 {
@@ -536,10 +552,10 @@ static struct partition *add(struct replica_manager *ps,
                             .repair_until = -1,
                             .retention = {-1, -1}}; /* until the topic's */
     log_on_failure(l, hosted_log_failed_cb, p);
-    if (log_corrupt_offset(l) >= 0) {
-        /* Repaired once the metadata says whom it follows. */
-        p->corrupt_offset = log_corrupt_offset(l);
-    }
+    /* Damage found once the metadata says whom it follows is repaired at
+     * once, before that when it does (repair_after_metadata()). */
+    log_startup_on_damage(l, hosted_log_damaged_cb, p);
+    log_startup_add(&ps->startup, l);
     producer_state_init(&p->producers);
     rv = partition_load_producers(p, dir);
     if (rv != RC_OK) {
@@ -875,6 +891,9 @@ void replica_manager_apply(struct replica_manager *ps,
     }
     open_retry_prune(&ps->retry);
     retry_arm(ps, now);
+    /* Logs left for the next turns belong to the same start-up pass. */
+    log_startup_hold(&ps->startup,
+                     uv_is_active((uv_handle_t *)&ps->more) != 0);
     if (changed && ps->hooks.followers_changed != NULL) {
         ps->hooks.followers_changed(ps->hooks.arg);
     }
@@ -900,6 +919,7 @@ void replica_manager_close(struct replica_manager *ps)
     free(ps->parts);
     ps->parts = NULL;
     ps->cap = 0;
+    log_startup_close(&ps->startup); /* a job in flight ends with its log */
     record_validator_free(ps->validator);
     ps->validator = NULL;
     free(ps->scrub_buf);

@@ -13,7 +13,11 @@
  * that fails to open is tried again after a growing pause
  * (broker/replication/open_retry.h), and after a failure the log
  * directory itself is probed: if it no longer takes writes the broker is
- * told (log_dir_failed).
+ * told (log_dir_failed). Each log opened is then checked by its start-up
+ * pass (broker/log/log_startup.h), off the loop thread and one job at a
+ * time for the whole broker; damage it finds is repaired
+ * (broker/replication/repair.h), a read it cannot make takes the log dir
+ * offline as any failed read does.
  * Loop thread only. */
 #ifndef CAIRN_BROKER_REPLICA_MANAGER_H
 #define CAIRN_BROKER_REPLICA_MANAGER_H
@@ -23,6 +27,7 @@
 #include <uv.h>
 
 #include "broker/log/log.h"
+#include "broker/log/log_startup.h"
 #include "broker/replication/partition.h"
 #include "broker/replication/open_retry.h"
 #include "common/meta/meta.h"
@@ -121,6 +126,7 @@ struct replica_manager {
     int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */
     uint8_t *scrub_buf;          /* REPLICA_SCRUB_BUFFER_BYTES */
     size_t scrub_next;           /* round robin over the partitions */
+    struct log_startup startup;  /* the logs' start-up CRC pass */
     struct partition **parts;
     size_t n;
     size_t cap;

@@ -1,19 +1,39 @@
 /* Log open benchmark (`make bench`): what checking every batch's CRC-32C
- * at open costs. A log of BENCH_RECOVERY_MB (default 256) MB in 64 MiB
- * segments of about 16 KiB batches is closed cleanly, then
+ * at start-up costs, and how long it keeps the loop. A log of
+ * BENCH_RECOVERY_MB (default 256) MB in 64 MiB segments of about 16 KiB
+ * batches is closed cleanly, then, BENCH_ROUNDS times, alternating:
  *
- *   scan  log_open() of it: its indexes loaded and every batch read and
- *         checked by CRC (broker/log/log_open.c), then log_close();
+ *   open  log_open() of it: indexes loaded, no batch read (the loop
+ *         thread is blocked this long);
+ *   pass  its start-up check (broker/log/log_startup.h) on the
+ *         threadpool, one 4 MiB job at a time, while a 1 ms timer on
+ *         the loop measures the longest the loop went without running
+ *         it; then log_close();
  *   read  sequential 1 MiB preads of the same segment files, the floor
  *         any scan of the bytes has to pay.
  *
- * Both read from the page cache (a first read warms it), alternating,
- * BENCH_ROUNDS of each; the medians are printed as one line
+ * Everything reads from the page cache (a first read warms it). The
+ * medians are printed as two lines:
+ *
  *   RESULT bench=log_open_scan mb=... scan_mb_s=... read_mb_s=... ratio=...
- * with ratio = scan_mb_s / read_mb_s. MB is 10^6 bytes. Files live in a
- * fresh directory under $TMPDIR (or /tmp), removed at the end. One thread,
- * one libuv loop. */
+ *   RESULT bench=startup_crc_pass mb=... pass_mb_s=... read_mb_s=...
+ *       ratio=... open_ms=... inline_ms=... blocked=... loop_gap_ms=...
+ *       idle_gap_ms=...
+ *
+ * log_open_scan is the work log_open() did inline before the check moved
+ * off the loop (open, then every batch checked: scan_mb_s = MB over open
+ * plus pass), kept comparable with earlier runs; ratio = scan_mb_s /
+ * read_mb_s. startup_crc_pass: pass_mb_s is the check alone and ratio =
+ * pass_mb_s / read_mb_s; open_ms is how long log_open() blocks the loop
+ * now, inline_ms how long it blocked it when it ran the check inline
+ * (open_ms + the pass), blocked = open_ms / inline_ms, and loop_gap_ms
+ * the longest gap between two runs of the timer during the pass, against
+ * idle_gap_ms, the same timer's on the idle loop for as long (libuv's
+ * timers have 1 ms steps: up to 2 ms). MB is 10^6 bytes. Files live in a fresh
+ * directory under $TMPDIR (or /tmp), removed at the end. One libuv loop;
+ * the pass's reads on the threadpool. */
 #include "broker/log/log.h"
+#include "broker/log/log_startup.h"
 #include "tests/lib/bench_util.h"
 
 #include <dirent.h>
@@ -25,6 +45,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "common/limits.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/tmpdir.h"
@@ -107,6 +128,80 @@ static int64_t read_segments(const char *dir, uint8_t *buf)
     return total;
 }
 
+/* The loop's view of a pass: the longest time between two timer runs. */
+struct gap {
+    double last_ms;
+    double max_ms;
+};
+
+static void tick_cb(uv_timer_t *t)
+{
+    struct gap *g = t->data;
+    double now = bench_clock_ms();
+    if (now - g->last_ms > g->max_ms) {
+        g->max_ms = now - g->last_ms;
+    }
+    g->last_ms = now;
+}
+
+/* The longest gap of the same 1 ms timer over ms on the idle loop: what
+ * loop_gap_ms is to be read against. */
+static double idle_gap_ms(uv_loop_t *loop, double ms)
+{
+    uv_timer_t timer;
+    double t0 = bench_clock_ms();
+    struct gap g = {.last_ms = t0};
+    timer.data = &g;
+    if (uv_timer_init(loop, &timer) != 0 ||
+        uv_timer_start(&timer, tick_cb, 1, 1) != 0) {
+        bench_fail("uv_timer_start");
+    }
+    while (bench_clock_ms() - t0 < ms) {
+        (void)uv_run(loop, UV_RUN_ONCE);
+    }
+    uv_close((uv_handle_t *)&timer, NULL);
+    (void)uv_run(loop, UV_RUN_DEFAULT);
+    return g.max_ms;
+}
+
+/* One round of open and pass: their times in ms and the loop's longest
+ * gap during the pass. */
+static void open_and_check(const char *dir, uv_loop_t *loop,
+                           struct log_startup *s, int64_t end, int64_t bytes,
+                           double *open_ms, double *pass_ms, double *gap_ms)
+{
+    int64_t before = s->bytes_checked;
+    double t0 = bench_clock_ms();
+    struct log *l = open_log(dir, loop);
+    double t1 = bench_clock_ms();
+    if (log_end_offset(l) != end) {
+        bench_fail("reopened log ends at %" PRId64 ", not %" PRId64,
+                   log_end_offset(l), end);
+    }
+    uv_timer_t timer;
+    struct gap g = {.last_ms = t1};
+    timer.data = &g;
+    if (uv_timer_init(loop, &timer) != 0 ||
+        uv_timer_start(&timer, tick_cb, 1, 1) != 0) {
+        bench_fail("uv_timer_start");
+    }
+    log_startup_add(s, l);
+    while (log_startup_verify_pending(l)) {
+        (void)uv_run(loop, UV_RUN_ONCE);
+    }
+    double t2 = bench_clock_ms();
+    tick_cb(&timer);
+    uv_close((uv_handle_t *)&timer, NULL);
+    close_log(l, loop);
+    if (s->bytes_checked - before != bytes) {
+        bench_fail("the pass checked %" PRId64 " bytes, not %" PRId64,
+                   s->bytes_checked - before, bytes);
+    }
+    *open_ms = t1 - t0;
+    *pass_ms = t2 - t1;
+    *gap_ms = g.max_ms;
+}
+
 int main(void)
 {
     bench_set_name("bench_recovery");
@@ -118,36 +213,54 @@ int main(void)
     if (uv_loop_init(&loop) != 0) {
         bench_fail("uv_loop_init");
     }
+    struct log_startup s;
+    if (log_startup_init(&s, &loop, LOG_STARTUP_CHUNK_BYTES,
+                         NULL /* silent */) != RC_OK) {
+        bench_fail("out of memory");
+    }
     int64_t end = fill(dir, &loop, (int64_t)mb * 1000 * 1000);
     uint8_t *buf = malloc(BENCH_CHUNK_BYTES);
     if (buf == NULL) {
         bench_fail("out of memory");
     }
     int64_t bytes = read_segments(dir, buf); /* warms the page cache */
+    double open[BENCH_ROUNDS];
+    double pass[BENCH_ROUNDS];
+    double inline_ms[BENCH_ROUNDS];
+    double gap[BENCH_ROUNDS];
+    double idle_gap[BENCH_ROUNDS];
     double scan[BENCH_ROUNDS];
+    double check[BENCH_ROUNDS];
     double read[BENCH_ROUNDS];
     for (int r = 0; r < BENCH_ROUNDS; r++) {
+        open_and_check(dir, &loop, &s, end, bytes, &open[r], &pass[r],
+                       &gap[r]);
+        inline_ms[r] = open[r] + pass[r];
+        idle_gap[r] = idle_gap_ms(&loop, pass[r]);
+        scan[r] = (double)bytes / 1e3 / inline_ms[r];
+        check[r] = (double)bytes / 1e3 / pass[r];
         double t0 = bench_clock_ms();
-        struct log *l = open_log(dir, &loop);
-        double t1 = bench_clock_ms();
-        if (log_end_offset(l) != end) {
-            bench_fail("reopened log ends at %" PRId64 ", not %" PRId64,
-                       log_end_offset(l), end);
-        }
-        close_log(l, &loop);
-        scan[r] = (double)bytes / 1e3 / (t1 - t0);
-        t0 = bench_clock_ms();
         if (read_segments(dir, buf) != bytes) {
             bench_fail("segment files changed size");
         }
         read[r] = (double)bytes / 1e3 / (bench_clock_ms() - t0);
     }
     double scan_mb_s = bench_median(scan, BENCH_ROUNDS);
+    double pass_mb_s = bench_median(check, BENCH_ROUNDS);
     double read_mb_s = bench_median(read, BENCH_ROUNDS);
+    double open_ms = bench_median(open, BENCH_ROUNDS);
+    double in_ms = bench_median(inline_ms, BENCH_ROUNDS);
     printf("RESULT bench=log_open_scan mb=%.0f scan_mb_s=%.0f "
            "read_mb_s=%.0f ratio=%.2f\n", (double)bytes / 1e6, scan_mb_s,
            read_mb_s, scan_mb_s / read_mb_s);
+    printf("RESULT bench=startup_crc_pass mb=%.0f pass_mb_s=%.0f "
+           "read_mb_s=%.0f ratio=%.2f open_ms=%.2f inline_ms=%.1f "
+           "blocked=%.4f loop_gap_ms=%.1f idle_gap_ms=%.1f\n",
+           (double)bytes / 1e6, pass_mb_s, read_mb_s, pass_mb_s / read_mb_s,
+           open_ms, in_ms, open_ms / in_ms, bench_median(gap, BENCH_ROUNDS),
+           bench_median(idle_gap, BENCH_ROUNDS));
     free(buf);
+    log_startup_close(&s);
     (void)uv_loop_close(&loop);
     tmpdir_remove(dir);
     return 0;

@@ -312,8 +312,9 @@ Test(corruption, a_corrupt_batch_on_the_leader_moves_leadership_away)
 
 /* Damage found at start-up: the leader, stopped, gets a flipped byte in a
  * closed segment; restarted, its log opens whole (what follows the bad
- * batch may be acknowledged), it follows the leader that took over,
- * truncates before the bad batch and fetches the rest again. */
+ * batch may be acknowledged), the start-up check finds the batch off the
+ * loop thread, and the broker, following the leader that took over,
+ * truncates before it and fetches the rest again. */
 Test(corruption, damage_found_at_start_up_is_repaired_from_a_replica)
 {
     struct meta_partition mp = start_and_write();
@@ -326,6 +327,8 @@ Test(corruption, damage_found_at_start_up_is_repaired_from_a_replica)
     wait_repaired(old, at, good);
     cr_assert(cluster_log_contains(n, "corrupt batch below the recovery "
                                    "point at offset=10"), "%s", n->log);
+    cr_assert_eq(cluster_log_count(n, "start-up CRC pass: ", ", 1 corrupt, "
+                                   "0 unreadable"), 1, "%s", n->log);
     consume_all();
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/assert.h"
+#include "common/limits.h"
 #include "common/rc.h"
 #include "tests/lib/tmpdir.h"
 
@@ -38,6 +39,8 @@ void log_fixture_setup(struct log_fixture *f)
     log_config_default(&f->cfg);
     f->tracer = (struct tracer){.level = TRACE_LEVEL_INFO,
                                 .emit = record_cb, .data = f};
+    ASSERT(log_startup_init(&f->startup, &f->loop, LOG_STARTUP_CHUNK_BYTES,
+                            &f->tracer) == RC_OK);
 }
 
 void log_fixture_open(struct log_fixture *f)
@@ -71,6 +74,7 @@ void log_fixture_teardown(struct log_fixture *f)
     if (f->log != NULL) {
         log_fixture_close(f);
     }
+    log_startup_close(&f->startup);
     ASSERT(uv_loop_close(&f->loop) == 0);
     tmpdir_remove(f->dir);
 }
@@ -109,6 +113,16 @@ static uint64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void log_fixture_check(struct log_fixture *f)
+{
+    log_startup_add(&f->startup, f->log);
+    uint64_t deadline = now_ms() + LOG_FIXTURE_WAIT_MS;
+    while (log_startup_verify_pending(f->log) && now_ms() < deadline) {
+        uv_run(&f->loop, UV_RUN_ONCE);
+    }
+    ASSERT(!log_startup_verify_pending(f->log));
 }
 
 int log_fixture_wait_durable(struct log_fixture *f, int64_t offset)

@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "broker/log/log.h"
+#include "broker/log/log_startup.h"
 #include "common/trace.h"
 #include "tests/lib/batch_builder.h"
 
@@ -24,6 +25,7 @@ struct log_fixture {
     char last_warning[1024];
     char warnings[8192]; /* every WARN and ERROR line, each ending "\n" */
     bool opened_clean;
+    struct log_startup startup; /* run by log_fixture_check() */
 };
 
 void log_fixture_setup(struct log_fixture *f);
@@ -35,6 +37,9 @@ void log_fixture_close(struct log_fixture *f);
 /* Clean close, then removes the clean-shutdown marker, so the next open
  * recovers as after a crash. */
 void log_fixture_close_unclean(struct log_fixture *f);
+/* Runs the start-up check of f->log to its end (running the loop,
+ * bounded); asserts it ended. */
+void log_fixture_check(struct log_fixture *f);
 /* Appends a built batch at now_ms = its timestamp; asserts success. */
 struct log_append_info log_fixture_append(struct log_fixture *f,
                                           int32_t n_records,

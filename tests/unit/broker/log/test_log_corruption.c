@@ -2,7 +2,8 @@
  * (broker/log/log_open.c): checkpoints (recovery point, log start, the
  * cleaner's, leader epochs) and index files (.index, .timeindex) that are
  * flipped, cut or garbage are rebuilt, logged and rewritten valid; a
- * corrupt batch below the recovery point cuts the log before it; and a
+ * corrupt batch below the recovery point is found by the start-up check
+ * after the open (broker/log/log_startup.h) and kept for repair; and a
  * failed checkpoint write leaves the old checkpoint in place. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -371,11 +372,13 @@ Test(log_corruption, index_of_the_older_format_is_rebuilt)
 
 /* Flips a byte inside a record of batch k, in a closed segment below the
  * recovery point (the log was closed cleanly, or not: then its recovery
- * point is the last segment's base), and reopens: the log opens whole
- * (the batches after k may be acknowledged and intact, and this replica
- * the only one left), says where the damage starts, and keeps it for the
- * replication layer to repair; cut there, as a follower does, appends go
- * on from the cut. */
+ * point is the last segment's base), and reopens: the open itself reads
+ * no batch of it (before, it checked them all inline, on the loop
+ * thread); the start-up check after it finds the damage, the log stays
+ * whole (the batches after k may be acknowledged and intact, and this
+ * replica the only one left), says where the damage starts, and keeps it
+ * for the replication layer to repair; cut there, as a follower does,
+ * appends go on from the cut. */
 static void corrupt_batch_below_recovery_point(bool clean)
 {
     write_log();
@@ -405,6 +408,11 @@ static void corrupt_batch_below_recovery_point(bool clean)
     cr_assert_eq(pwrite(fd, &b, 1, at), 1);
     close(fd);
     log_fixture_open(&f);
+    cr_assert_not(log_fixture_warned(&f, "corrupt batch", NULL),
+                  "found by log_open itself: %s", f.warnings);
+    cr_assert_eq(log_corrupt_offset(f.log), -1, "not known at open");
+    cr_assert(log_startup_verify_pending(f.log));
+    log_fixture_check(&f);
     char where[128];
     snprintf(where, sizeof where, "offset=%lld position=%lld",
              (long long)base_of(k), (long long)pos);
@@ -423,6 +431,7 @@ static void corrupt_batch_below_recovery_point(bool clean)
     memset(f.warnings, 0, sizeof f.warnings);
     f.n_warnings = 0;
     log_fixture_open(&f);
+    log_fixture_check(&f);
     cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
     cr_assert_eq(log_corrupt_offset(f.log), -1);
 }
