@@ -144,6 +144,16 @@ static bool fault_for(enum io_op op, int fd, const char *path,
     return r != NULL;
 }
 
+bool io_fault_check(enum io_op op, const char *path, int *err)
+{
+    struct io_fault f;
+    if (!fault_for(op, -1, path, &f) || f.kind != IO_FAULT_ERRNO) {
+        return false;
+    }
+    *err = f.err;
+    return true;
+}
+
 /* --- The power-loss journal (tests only) -------------------------------- */
 
 #define IO__JOURNAL_FILES_MAX 512

@@ -105,6 +105,11 @@ uint64_t io_fault_hits(size_t i);
 /* Releases faults held for signum (what that signal does). */
 void io_fault_release(int signum);
 
+/* For I/O done outside the seam (libraft's): whether an armed rule of
+ * kind op hits a call on path now (counted as such a call); *err is its
+ * errno. Only IO_FAULT_ERRNO rules hit. */
+bool io_fault_check(enum io_op op, const char *path, int *err);
+
 /* Parses a spec (grammar in the header comment; ops: open read write sync
  * rename truncate unlink; errors: eio enospc edquot erofs, or short,
  * flip (a flipped byte: on read for read, on write for write); keys:

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/file.h"
 #include "common/kafka/kafka_error.h"
@@ -383,6 +384,22 @@ static int refuse_if_damaged(struct controller *c)
     return rv;
 }
 
+
+/* libraft could not write the metadata log (controller/raft_io_guard.h):
+ * a controller that cannot write is a vote short in silence, and as
+ * leader it can hold up the quorum. It stops, with one line, as a broker
+ * whose log dir fails does; the other two go on. */
+static void metadata_dir_failed(void *arg, const char *what, int status)
+{
+    struct controller *c = arg;
+    TRACE_ERROR(c->tracer, "controller=%d stopped: %s in metadata.log.dir=%s "
+                "failed (%s); replace or repair the disk, then start it "
+                "again, empty, to copy the log from its peers (README, \"A "
+                "damaged controller\")", (int)c->cfg.node_id, what,
+                c->cfg.metadata_dir, raft_strerror(status));
+    _exit(CONTROLLER_EXIT_METADATA_DIR_FAILED);
+}
+
 static int start_raft(struct controller *c)
 {
     const struct addr_voter *me = NULL;
@@ -423,12 +440,15 @@ static int start_raft(struct controller *c)
         raft_transport_free(&c->transport);
         return RC_IO;
     }
-    rv = raft_init(&c->raft, &c->io, &c->fsm.raft_fsm,
+    raft_io_guard_init(&c->guard, &c->io, c->cfg.metadata_dir,
+                       metadata_dir_failed, c);
+    rv = raft_init(&c->raft, &c->guard.io, &c->fsm.raft_fsm,
                    (raft_id)c->cfg.node_id, c->raft_address);
     if (rv != 0) {
         TRACE_ERROR(c->tracer, "raft_init: %s", raft_strerror(rv));
         return RC_IO;
     }
+    raft_io_guard_bind(&c->guard);
     struct raft_configuration conf;
     raft_configuration_init(&conf);
     for (size_t i = 0; i < c->cfg.n_voters; i++) {

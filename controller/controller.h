@@ -23,6 +23,10 @@
 #include "common/limits.h"
 #include "common/trace.h"
 
+/* Exit status when libraft cannot write the metadata log (a full or
+ * failing disk): the same as a broker's failed log dir. */
+#define CONTROLLER_EXIT_METADATA_DIR_FAILED 3
+
 struct controller_config {
     int32_t node_id;                 /* node.id */
     struct addr listener;            /* listeners (RPC) */

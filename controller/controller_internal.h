@@ -14,6 +14,7 @@
 #include "controller/plan.h"
 #include "controller/plan_create_partitions.h"
 #include "controller/plan_configs.h"
+#include "controller/raft_io_guard.h"
 #include "controller/sessions.h"
 #include "rpc.pb-c.h"
 
@@ -46,7 +47,8 @@ struct controller {
     struct controller_config cfg;
     struct tracer *tracer;
     struct raft raft;
-    struct raft_io io;
+    struct raft_io io;           /* raft_uv's */
+    struct raft_io_guard guard;  /* around it: what raft is given */
     struct raft_uv_transport transport;
     char raft_address[META_HOST_BYTES_MAX + 8];
     struct meta_fsm fsm;

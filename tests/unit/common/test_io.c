@@ -173,3 +173,19 @@ Test(io, open_rename_and_unlink_fail_as_told)
     cr_assert_eq(access(from, F_OK), 0, "still there");
     io_close(fd);
 }
+
+/* For I/O outside the seam (libraft's): a rule hits by path, counts as a
+ * call of its kind, and gives its errno. */
+Test(io, a_check_by_path_hits_like_a_call)
+{
+    cr_assert_eq(io_fault_parse("write:enospc:path=meta:after=1:times=1"),
+                 RC_OK);
+    int err = 0;
+    cr_assert_not(io_fault_check(IO_OP_WRITE, "/d/logs", &err));
+    cr_assert_not(io_fault_check(IO_OP_WRITE, "/d/meta", &err), "passes");
+    cr_assert_not(io_fault_check(IO_OP_SYNC, "/d/meta", &err), "not a sync");
+    cr_assert(io_fault_check(IO_OP_WRITE, "/d/meta", &err));
+    cr_assert_eq(err, ENOSPC);
+    cr_assert_not(io_fault_check(IO_OP_WRITE, "/d/meta", &err), "spent");
+    cr_assert_eq(io_fault_hits(0), 1);
+}
