@@ -319,6 +319,58 @@ Test(disk_faults, read_eio_on_one_broker_under_load_loses_nothing)
     fault_under_load("read:eio:path=" TOPIC "-:armed=sigusr2");
 }
 
+/* Silent corruption under the same load: three of one broker's segment
+ * writes store a flipped bit (the disk reports nothing). Whatever it
+ * leads or follows, no damaged byte is served: a leader's reads stop
+ * before it and it hands leadership on, a follower's scrub finds it; the
+ * damaged copies leave the ISR, repair from a healthy replica and come
+ * back, the load goes on, and every acknowledged record reads back. */
+Test(disk_faults, corrupt_writes_on_one_broker_under_load_lose_nothing)
+{
+    start_with_faults("write:flip:path=" TOPIC "-:armed=sigusr2:times=3", 3,
+                      3, 3);
+    cr_assert(repl_load_start(&load, &c, TOPIC, LOAD_RATE),
+              "repl_load.py not started (script %s)", load.script);
+    uint64_t deadline = deadline_after(30000);
+    while (repl_load_acked(&load) < WARMUP_ACKED &&
+           cluster_now_ms() < deadline) {
+        cr_assert(!repl_load_exited(&load), "load exited; see %s",
+                  load.log);
+        bench_pause_ms(100);
+    }
+    cr_assert_geq(load.acked, WARMUP_ACKED, "warm-up; see %s", load.log);
+    struct cluster_node *victim = &c.brokers[1];
+    cr_assert_eq(kill(victim->pid, SIGUSR2), 0);
+    deadline = deadline_after(60000);
+    while (!cluster_log_contains(victim, "corrupt") &&
+           cluster_now_ms() < deadline) {
+        bench_pause_ms(200);
+    }
+    cr_assert(cluster_log_contains(victim, "corrupt"), "the damage was not "
+              "found; log %s", victim->log);
+    long found_at = repl_load_acked(&load);
+    deadline = deadline_after(30000);
+    while (repl_load_acked(&load) < found_at + LOAD_RATE &&
+           cluster_now_ms() < deadline) {
+        bench_pause_ms(100);
+    }
+    cr_assert_geq(load.acked, found_at + LOAD_RATE, "the load did not go "
+                  "on; see %s", load.log);
+    cr_assert(wait_isr_size(3, 3, 60000), "the damaged copies did not come "
+              "back into the ISR; log %s", victim->log);
+    cr_assert_gt(victim->pid, 0, "the broker ran on (nothing failed)");
+    int status = repl_load_stop(&load, deadline_after(60000));
+    cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "load producer status 0x%x; see %s", (unsigned)status,
+              load.log);
+    char text[2048];
+    status = repl_load_verify(&load, &c, deadline_after(60000), text,
+                              sizeof text);
+    fprintf(stderr, "disk_faults: %s", text);
+    cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "verify failed (status 0x%x):\n%s", (unsigned)status, text);
+}
+
 /* The largest closed Raft segment ("<first>-<last>") in dir into out. */
 static bool largest_closed_segment(const char *dir, char *out, size_t cap)
 {
