@@ -92,6 +92,10 @@ struct partition {
      * leave the ISR if it finds itself in it and takes no writes if it
      * is elected (-1: not repairing). */
     int64_t repair_until;
+    /* Cut to repair and not yet back in the ISR with the leader's high
+     * watermark: until then an answer with a higher one means it was
+     * taken back too early. */
+    bool cut_to_repair;
     struct partition_waiter *waiters; /* by offset, oldest first */
     size_t n_waiters;
     size_t cap_waiters;

@@ -33,6 +33,7 @@ static void truncate_follower(struct replica_manager *ps, struct partition *p,
     }
     p->corrupt_offset = -1;
     p->scrub_offset = offset;
+    p->cut_to_repair = true;
     if (hw > offset && hw > p->repair_until) {
         p->repair_until = hw;
     }
@@ -131,7 +132,11 @@ bool repair_follower_ready(struct replica_manager *ps, struct partition *p)
 void repair_after_fetch(struct replica_manager *ps, struct partition *p,
                         int64_t leader_hw)
 {
-    if (!in_isr(ps, p) || leader_hw <= log_end_offset(p->log)) {
+    if (!p->cut_to_repair || !in_isr(ps, p)) {
+        return;
+    }
+    if (leader_hw <= log_end_offset(p->log)) {
+        p->cut_to_repair = false; /* back, with every record it owes */
         return;
     }
     if (leader_hw > p->repair_until) {

@@ -45,10 +45,11 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
  * ISR; false while it waits to leave the ISR. */
 bool repair_follower_ready(struct replica_manager *ps, struct partition *p);
 
-/* A fetch answer was appended to p's log: an ISR member whose log ends
- * below the leader's high watermark lacks records the ISR promised (it
- * was taken back on a fetch sent before it cut its log): it marks itself
- * repairing up to that offset and asks to leave the ISR. */
+/* A fetch answer was appended to p's log: a replica that cut its log to
+ * repair and is in the ISR again while its log ends below the leader's
+ * high watermark lacks records the ISR promised (it was taken back on a
+ * fetch sent before the cut): it marks itself repairing up to that
+ * offset and asks to leave the ISR. */
 void repair_after_fetch(struct replica_manager *ps, struct partition *p,
                         int64_t leader_hw);
 

@@ -162,6 +162,7 @@ struct sim_node {
     int64_t scrub_offset;
     int64_t repair_until;    /* cut below its HW: lacks records up to
                               * here (-1: not repairing) */
+    bool cut_to_repair;      /* not yet back in the ISR with the HW */
     int64_t hw;
     int64_t hw_checkpoint;
     int64_t last_checkpoint_ms;

@@ -554,7 +554,9 @@ static void on_fetch_rsp(struct sim_world *w, struct sim_node *n,
         if (n->dir_failed) {
             return; /* the broker is going down */
         }
-        if (in_isr(n) && m->hw > n->n) {
+        if (n->cut_to_repair && in_isr(n) && m->hw <= n->n) {
+            n->cut_to_repair = false; /* back, with every record owed */
+        } else if (n->cut_to_repair && in_isr(n)) {
             /* repair_after_fetch(): in the ISR without records below the
              * leader's HW (taken back on a late fetch): out again. */
             n->repair_until = n->repair_until > m->hw ? n->repair_until
@@ -672,6 +674,7 @@ static bool follower_ready(struct sim_world *w, struct sim_node *n)
     w->n_truncated += n->n - at;
     int64_t hw = n->hw;
     sim_node_truncate(w, n, at);
+    n->cut_to_repair = true;
     if (hw > at && hw > n->repair_until) {
         n->repair_until = hw;
     }
@@ -980,6 +983,7 @@ static void reset_volatile(struct sim_node *n)
     n->dir_failed = false;
     n->corrupt_asked_ms = 0;
     n->repair_until = -1; /* kept in memory only, as the broker does */
+    n->cut_to_repair = false;
 }
 
 /* The process dies and its files lose what was not fdatasync'd (a
