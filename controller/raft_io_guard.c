@@ -71,7 +71,7 @@ static void append_cb(struct raft_io_append *req, int status)
     if (status == 0 && injected(g)) {
         status = RAFT_IOERR;
     }
-    if (status != 0) {
+    if (status != 0 && status != RAFT_CANCELED) { /* not: closing */
         report(g, "appending to the Raft log", status);
     }
     raft_io_append_cb cb = c->append_cb;
@@ -87,7 +87,7 @@ static void snapshot_cb(struct raft_io_snapshot_put *req, int status)
     if (status == 0 && injected(g)) {
         status = RAFT_IOERR;
     }
-    if (status != 0) {
+    if (status != 0 && status != RAFT_CANCELED) {
         report(g, "storing a snapshot", status);
     }
     raft_io_snapshot_put_cb cb = c->snapshot_cb;
