@@ -502,9 +502,11 @@ int plan_create_topics(const struct meta_image *img,
         const struct plan_topic_req *t = &topics[i];
         struct plan_topic_result *res = &results[i];
         *res = (struct plan_topic_result){.error = KAFKA_ERROR_NONE};
-        if (dup[i]) {
+        if (dup[i] && meta_topic_name_valid(t->name)) {
             res->error = KAFKA_ERROR_INVALID_REQUEST;
         } else {
+            /* An illegal name is INVALID_TOPIC_EXCEPTION however often it
+             * comes: brokers forward every name they refuse as "". */
             res->error = plan_check_topic(img, t, defaults, n_eligible, res);
         }
         if (res->error == KAFKA_ERROR_NONE) {

@@ -905,25 +905,37 @@ Test(kafka_raw, bad_bytes_leave_the_log_untouched_and_produce_working)
 
 /* --- Names are never cut at a NUL ------------------------------------------ */
 
-/* One CreateTopics v4 (1 partition, rf 1) of the topic named by the bytes
- * of name: that topic's error. */
-static int16_t create_topic_named(struct slice name)
+/* One CreateTopics v4 of names (1 partition, rf 1): errors, in order. */
+static void create_topics_named(const struct slice *names, int n,
+                                int16_t *errors)
 {
-    struct kafka_CreatableTopic t = {
-        .Name = name, .NumPartitions = 1, .ReplicationFactor = 1};
-    struct kafka_CreateTopicsRequest req = {
-        .Topics = &t, .TopicsCnt = 1, .TimeoutMs = 10000};
+    struct kafka_CreatableTopic t[16];
+    cr_assert_leq(n, 16);
+    for (int i = 0; i < n; i++) {
+        t[i] = (struct kafka_CreatableTopic){
+            .Name = names[i], .NumPartitions = 1, .ReplicationFactor = 1};
+    }
+    struct kafka_CreateTopicsRequest req = {.Topics = t, .TopicsCnt = n,
+                                            .TimeoutMs = 10000};
     struct writer body;
-    writer_init(&body, 4096);
+    writer_init(&body, 1 << 16);
     cr_assert_eq(kafka_create_topics_request_encode(&body, 4, &req), RC_OK);
     struct answer ans;
     call(&ans, KAFKA_API_CREATE_TOPICS, 4, &body);
     struct kafka_CreateTopicsResponse resp;
     cr_assert_eq(kafka_create_topics_response_decode(&ans.r, 4, &ans.a, &resp),
                  RC_OK);
-    cr_assert_eq(resp.TopicsCnt, 1);
-    int16_t err = resp.Topics[0].ErrorCode;
+    cr_assert_eq(resp.TopicsCnt, n);
+    for (int i = 0; i < n; i++) {
+        errors[i] = resp.Topics[i].ErrorCode;
+    }
     answer_free(&ans);
+}
+
+static int16_t create_topic_named(struct slice name)
+{
+    int16_t err = -1;
+    create_topics_named(&name, 1, &err);
     return err;
 }
 
@@ -989,6 +1001,28 @@ Test(kafka_raw, topic_names_with_a_nul_are_never_cut_short)
                  KAFKA_ERROR_INVALID_TOPIC_EXCEPTION);
     cr_assert_not(topic_exists("bad"));
     assert_broker_serves("names with a NUL");
+}
+
+/* Illegal names in one CreateTopics are each INVALID_TOPIC_EXCEPTION (17),
+ * a legal one beside them is created (before: all refused names went to
+ * the controller as "", duplicates of each other: INVALID_REQUEST). */
+Test(kafka_raw, illegal_topic_names_are_each_invalid_topic)
+{
+    char long_name[251] = {0};
+    memset(long_name, 'x', 250);
+    struct slice names[] = {
+        slice_from_str("legal-one"), slice_from_str(""), slice_from_str("."),
+        slice_from_str(".."), slice_from_str("a/b"), slice_from_str(long_name),
+        slice_from_str("a b"), slice_from_str("\xc3\xa9"),
+        (struct slice){(const uint8_t *)"a\0b", 3}};
+    int16_t errors[16];
+    create_topics_named(names, 9, errors);
+    cr_assert_eq(errors[0], KAFKA_ERROR_NONE, "legal: %d", errors[0]);
+    for (int i = 1; i < 9; i++) {
+        cr_assert_eq(errors[i], KAFKA_ERROR_INVALID_TOPIC_EXCEPTION,
+                     "name %d: error %d", i, errors[i]);
+    }
+    assert_broker_serves("illegal names");
 }
 
 /* --- Auto-creation --------------------------------------------------------- */

@@ -762,6 +762,22 @@ Test(plan, create_topics_rejects_every_copy_of_a_repeated_name,
     cr_assert_not_null(meta_image_topic(&img, "c"));
 }
 
+/* Brokers forward every name they refuse as "": two of them are not a
+ * repeated name but two illegal ones (Kafka: 17 each). */
+Test(plan, create_topics_answers_each_illegal_name_invalid_topic,
+     .init = create_setup, .fini = teardown)
+{
+    struct plan_topic_req t[3] = {topic_req("", 1, 1, 1),
+                                  topic_req("ok", 1, 1, 2),
+                                  topic_req("", 1, 1, 3)};
+    struct plan_topic_result r[3];
+    cr_assert_eq(plan_create_topics(&img, t, 3, &defaults3, false, &out, r),
+                 RC_OK);
+    cr_assert_eq(r[0].error, KAFKA_ERROR_INVALID_TOPIC_EXCEPTION);
+    cr_assert_eq(r[1].error, KAFKA_ERROR_NONE);
+    cr_assert_eq(r[2].error, KAFKA_ERROR_INVALID_TOPIC_EXCEPTION);
+}
+
 Test(plan, create_topics_rejects_bad_configs, .init = create_setup,
      .fini = teardown)
 {
