@@ -444,9 +444,17 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
     struct kafka_MetadataResponseTopic *ts = NULL;
     const char **create = NULL; /* names to auto-create, one call */
     size_t n_create = 0;
+    bool may_create = !all && b->auto_create_topics &&
+                      rq->AllowAutoTopicCreation;
     int rv = arena_alloc(a, n, sizeof *ts, (void **)&ts);
-    if (rv == RC_OK && !all) {
-        rv = arena_alloc(a, n, sizeof *create, (void **)&create);
+    if (rv == RC_OK && may_create) {
+        /* No more than one call creates: a request naming 100,000
+         * unknown topics must not spend the arena on names it will not
+         * create (it was closed, where Kafka answers each). */
+        rv = arena_alloc(a, n < KAFKA_AUTO_CREATE_PER_REQUEST_MAX
+                                ? n
+                                : KAFKA_AUTO_CREATE_PER_REQUEST_MAX,
+                         sizeof *create, (void **)&create);
     }
     for (size_t i = 0; rv == RC_OK && i < n; i++) {
         const struct meta_topic *t = NULL;
@@ -465,7 +473,6 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
         /* Kafka's answers: an illegal name cannot be created
          * (INVALID_TOPIC_EXCEPTION, no controller asked); a legal one is
          * being created (LEADER_NOT_AVAILABLE) or is unknown. */
-        bool may_create = b->auto_create_topics && rq->AllowAutoTopicCreation;
         int16_t error = KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION;
         if (may_create && name == NULL) {
             error = KAFKA_ERROR_INVALID_TOPIC_EXCEPTION;

@@ -523,3 +523,43 @@ Test(kafka_limits, a_failed_log_dir_stops_the_broker)
     cr_assert_eq(unlink(dir), 0);
     cr_assert_eq(rename(moved, dir), 0);
 }
+
+#define LIMITS_UNKNOWN_TOPICS 100000 /* KAFKA_REQUEST_TOPICS_MAX */
+
+/* A Metadata request naming 100,000 unknown topics is answered, each
+ * UNKNOWN_TOPIC_OR_PARTITION, as Kafka does. Before, the handler spent
+ * the request's arena on an auto-creation list as long as the request,
+ * ran out, and closed the connection with no answer. */
+Test(kafka_limits, metadata_naming_100000_unknown_topics_is_answered)
+{
+    start(NULL);
+    struct kafka_MetadataRequestTopic *t =
+        calloc(LIMITS_UNKNOWN_TOPICS, sizeof *t);
+    char(*names)[16] = calloc(LIMITS_UNKNOWN_TOPICS, sizeof *names);
+    cr_assert(t != NULL && names != NULL);
+    for (int i = 0; i < LIMITS_UNKNOWN_TOPICS; i++) {
+        snprintf(names[i], sizeof names[i], "unknown-%d", i);
+        t[i].Name = slice_from_str(names[i]);
+    }
+    struct kafka_MetadataRequest rq = {.Topics = t,
+                                       .TopicsCnt = LIMITS_UNKNOWN_TOPICS};
+    struct writer w;
+    writer_init(&w, 4u << 20);
+    cr_assert_eq(kafka_metadata_request_encode(&w, 4, &rq), RC_OK);
+    struct kafka_wire_answer ans;
+    cr_assert(kafka_wire_call(cluster_broker(&c, 1)->port, KAFKA_API_METADATA,
+                              4, &w, &ans), "no answer");
+    struct kafka_MetadataResponse resp;
+    cr_assert_eq(kafka_metadata_response_decode(&ans.r, 4, &ans.a, &resp),
+                 RC_OK);
+    cr_assert_eq(resp.TopicsCnt, LIMITS_UNKNOWN_TOPICS);
+    for (int i = 0; i < resp.TopicsCnt; i++) {
+        cr_assert_eq(resp.Topics[i].ErrorCode,
+                     KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION, "topic %d", i);
+    }
+    kafka_wire_answer_free(&ans);
+    writer_free(&w);
+    free(t);
+    free(names);
+    assert_served("a Metadata request of 100,000 unknown topics");
+}
