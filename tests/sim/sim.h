@@ -264,7 +264,6 @@ struct sim_world {
     uint64_t step;
     uint64_t seq;
     int64_t next_req;
-    bool trace;
 
     struct sim_event *heap;
     size_t n_heap;

@@ -60,7 +60,7 @@ void sim_fail(struct sim_world *w, const char *fmt, ...)
 
 void sim_trace(struct sim_world *w, const char *fmt, ...)
 {
-    if (!w->trace) {
+    if (!w->opt.trace) {
         return;
     }
     printf("  [%6lld] ", (long long)w->now_ms);
@@ -818,7 +818,6 @@ void sim_world_init(struct sim_world *w, uint64_t seed,
     w->seed = seed;
     w->rng = seed;
     w->opt = *opt;
-    w->trace = opt->trace;
     w->max_acked_offset = -1;
     for (int i = 0; i < SIM_NODES; i++) {
         w->damaged_from[i] = -1;
