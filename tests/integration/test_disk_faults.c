@@ -177,6 +177,17 @@ static uint32_t produce_until_served(uint32_t seed)
     return seed;
 }
 
+/* n's wait status once it has exited (reaped), else -1. */
+static int exit_status(struct cluster_node *n)
+{
+    int status = 0;
+    if (waitpid(n->pid, &status, WNOHANG) != n->pid) {
+        return -1;
+    }
+    n->pid = 0;
+    return status;
+}
+
 /* Waits (bounded) for broker n to exit; asserts it stopped as a broker
  * with a failed log dir does: status 3 and its lines in the log. */
 static void expect_stopped_for_its_disk(struct cluster_node *n)
@@ -256,9 +267,10 @@ Test(disk_faults, follower_fsync_eio_lets_no_acks_all_write_through)
     cr_assert_eq(err, KAFKA_ERROR_NONE, "acks=all once the ISR is whole");
 }
 
-/* An acks=all load on 3 partitions RF 3, one broker's disk failing under
- * it as spec says; every acknowledged record must read back. */
-static void fault_under_load(const char *spec)
+/* Starts the cluster with spec armed on every broker, a topic of 3
+ * partitions RF 3 and an acks=all load on it; returns once the load has
+ * had WARMUP_ACKED acknowledgements. */
+static void start_load(const char *spec)
 {
     start_with_faults(spec, 3, 3, 3);
     cr_assert(repl_load_start(&load, &c, TOPIC, LOAD_RATE),
@@ -271,19 +283,20 @@ static void fault_under_load(const char *spec)
         bench_pause_ms(100);
     }
     cr_assert_geq(load.acked, WARMUP_ACKED, "warm-up; see %s", load.log);
-    struct cluster_node *victim = &c.brokers[1];
-    cr_assert_eq(kill(victim->pid, SIGUSR2), 0);
-    expect_stopped_for_its_disk(victim);
-    long at_exit = repl_load_acked(&load);
-    cr_assert(wait_isr_size(3, 2, 30000), "leadership did not settle on "
-              "the two healthy brokers");
-    deadline = deadline_after(30000);
-    while (repl_load_acked(&load) < at_exit + LOAD_RATE &&
+}
+
+/* Waits (30 s at most) for another second of acknowledgements after
+ * from; then stops the load and checks every acknowledged record reads
+ * back. */
+static void load_goes_on_and_loses_nothing(long from, const char *after)
+{
+    uint64_t deadline = deadline_after(30000);
+    while (repl_load_acked(&load) < from + LOAD_RATE &&
            cluster_now_ms() < deadline) {
         bench_pause_ms(100);
     }
-    cr_assert_geq(load.acked, at_exit + LOAD_RATE, "the load did not go "
-                  "on without the failed disk; see %s", load.log);
+    cr_assert_geq(load.acked, from + LOAD_RATE, "the load did not go on "
+                  "%s; see %s", after, load.log);
     int status = repl_load_stop(&load, deadline_after(60000));
     cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
               "load producer status 0x%x; see %s", (unsigned)status,
@@ -294,6 +307,20 @@ static void fault_under_load(const char *spec)
     fprintf(stderr, "disk_faults: %s", text);
     cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
               "verify failed (status 0x%x):\n%s", (unsigned)status, text);
+}
+
+/* An acks=all load on 3 partitions RF 3, one broker's disk failing under
+ * it as spec says; every acknowledged record must read back. */
+static void fault_under_load(const char *spec)
+{
+    start_load(spec);
+    struct cluster_node *victim = &c.brokers[1];
+    cr_assert_eq(kill(victim->pid, SIGUSR2), 0);
+    expect_stopped_for_its_disk(victim);
+    long at_exit = repl_load_acked(&load);
+    cr_assert(wait_isr_size(3, 2, 30000), "leadership did not settle on "
+              "the two healthy brokers");
+    load_goes_on_and_loses_nothing(at_exit, "without the failed disk");
 }
 
 Test(disk_faults, fsync_eio_on_one_broker_under_load_loses_nothing)
@@ -327,21 +354,10 @@ Test(disk_faults, read_eio_on_one_broker_under_load_loses_nothing)
  * back, the load goes on, and every acknowledged record reads back. */
 Test(disk_faults, corrupt_writes_on_one_broker_under_load_lose_nothing)
 {
-    start_with_faults("write:flip:path=" TOPIC "-:armed=sigusr2:times=3", 3,
-                      3, 3);
-    cr_assert(repl_load_start(&load, &c, TOPIC, LOAD_RATE),
-              "repl_load.py not started (script %s)", load.script);
-    uint64_t deadline = deadline_after(30000);
-    while (repl_load_acked(&load) < WARMUP_ACKED &&
-           cluster_now_ms() < deadline) {
-        cr_assert(!repl_load_exited(&load), "load exited; see %s",
-                  load.log);
-        bench_pause_ms(100);
-    }
-    cr_assert_geq(load.acked, WARMUP_ACKED, "warm-up; see %s", load.log);
+    start_load("write:flip:path=" TOPIC "-:armed=sigusr2:times=3");
     struct cluster_node *victim = &c.brokers[1];
     cr_assert_eq(kill(victim->pid, SIGUSR2), 0);
-    deadline = deadline_after(60000);
+    uint64_t deadline = deadline_after(60000);
     while (!cluster_log_contains(victim, "corrupt") &&
            cluster_now_ms() < deadline) {
         bench_pause_ms(200);
@@ -349,26 +365,29 @@ Test(disk_faults, corrupt_writes_on_one_broker_under_load_lose_nothing)
     cr_assert(cluster_log_contains(victim, "corrupt"), "the damage was not "
               "found; log %s", victim->log);
     long found_at = repl_load_acked(&load);
-    deadline = deadline_after(30000);
-    while (repl_load_acked(&load) < found_at + LOAD_RATE &&
-           cluster_now_ms() < deadline) {
-        bench_pause_ms(100);
-    }
-    cr_assert_geq(load.acked, found_at + LOAD_RATE, "the load did not go "
-                  "on; see %s", load.log);
     cr_assert(wait_isr_size(3, 3, 60000), "the damaged copies did not come "
               "back into the ISR; log %s", victim->log);
-    cr_assert_gt(victim->pid, 0, "the broker ran on (nothing failed)");
-    int status = repl_load_stop(&load, deadline_after(60000));
-    cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "load producer status 0x%x; see %s", (unsigned)status,
-              load.log);
-    char text[2048];
-    status = repl_load_verify(&load, &c, deadline_after(60000), text,
-                              sizeof text);
-    fprintf(stderr, "disk_faults: %s", text);
-    cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "verify failed (status 0x%x):\n%s", (unsigned)status, text);
+    cr_assert_eq(exit_status(victim), -1, "the broker exited; log %s",
+                 victim->log); /* damage is repaired, not a failed disk */
+    load_goes_on_and_loses_nothing(found_at, "past the damage");
+}
+
+/* With one controller stopped, the other two create a topic (20 s at
+ * most, once one of them is active: the stopped one may have been). */
+static void two_controllers_go_on(void)
+{
+    int16_t err = -1;
+    uint64_t deadline = deadline_after(20000);
+    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
+        err = cluster_create_topic(&c, "after", 1, 1);
+        if (err == KAFKA_ERROR_TOPIC_ALREADY_EXISTS) {
+            err = KAFKA_ERROR_NONE; /* an earlier try got through */
+        }
+        if (err != KAFKA_ERROR_NONE) {
+            bench_pause_ms(100);
+        }
+    }
+    cr_assert_eq(err, KAFKA_ERROR_NONE, "the other two go on");
 }
 
 /* The largest closed Raft segment ("<first>-<last>") in dir into out. */
@@ -426,31 +445,7 @@ Test(disk_faults, a_controller_with_a_damaged_raft_log_refuses_to_start)
                   "log %s", n->log);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     cr_assert(cluster_log_contains(n, "refusing to start"), "%s", n->log);
-    /* The other two go on (once one of them is active: the stopped one
-     * may have been). */
-    int16_t err = -1;
-    uint64_t deadline = deadline_after(20000);
-    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
-        err = cluster_create_topic(&c, "after", 1, 1);
-        if (err == KAFKA_ERROR_TOPIC_ALREADY_EXISTS) {
-            err = KAFKA_ERROR_NONE; /* an earlier try got through */
-        }
-        if (err != KAFKA_ERROR_NONE) {
-            bench_pause_ms(100);
-        }
-    }
-    cr_assert_eq(err, KAFKA_ERROR_NONE, "the other two go on");
-}
-
-/* n's wait status once it has exited (reaped), else -1. */
-static int exit_status(struct cluster_node *n)
-{
-    int status = 0;
-    if (waitpid(n->pid, &status, WNOHANG) != n->pid) {
-        return -1;
-    }
-    n->pid = 0;
-    return status;
+    two_controllers_go_on();
 }
 
 /* A controller whose disk fails under libraft (its Raft writes fail):
@@ -486,18 +481,7 @@ Test(disk_faults, a_controller_whose_raft_writes_fail_stops_and_the_rest_go_on)
               "exit status 0x%x", (unsigned)status);
     cr_assert(cluster_log_contains(n, "stopped: appending to the Raft log"),
               "no line in %s", n->log);
-    int16_t err = -1;
-    deadline = deadline_after(20000);
-    while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline) {
-        err = cluster_create_topic(&c, "after", 1, 1);
-        if (err == KAFKA_ERROR_TOPIC_ALREADY_EXISTS) {
-            err = KAFKA_ERROR_NONE; /* an earlier try got through */
-        }
-        if (err != KAFKA_ERROR_NONE) {
-            bench_pause_ms(100);
-        }
-    }
-    cr_assert_eq(err, KAFKA_ERROR_NONE, "the other two go on");
+    two_controllers_go_on();
 }
 
 /* A flipped byte in partition.metadata (the topic id a partition's

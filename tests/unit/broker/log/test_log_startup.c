@@ -60,6 +60,24 @@ static void damaged_cb(void *arg, int rc, int64_t offset)
     d->offset = offset;
 }
 
+/* The pass found no damage, and said none. */
+static void expect_no_damage(void)
+{
+    cr_assert_eq(damaged.n, 0);
+    cr_assert_eq(log_corrupt_offset(f.log), -1);
+    cr_assert_not(log_fixture_warned(&f, "corrupt batch", NULL), "%s",
+                  f.warnings);
+}
+
+/* The pass reported one corrupt batch, at offset, and the log has it. */
+static void expect_corrupt_at(int64_t offset)
+{
+    cr_assert_eq(damaged.n, 1);
+    cr_assert_eq(damaged.rc, RC_CORRUPT);
+    cr_assert_eq(damaged.offset, offset);
+    cr_assert_eq(log_corrupt_offset(f.log), offset);
+}
+
 static void setup(void)
 {
     io_fault_clear();
@@ -236,10 +254,7 @@ Test(log_startup, a_corrupt_batch_is_reported_with_its_offset_after_open)
     cr_assert_not(log_fixture_warned(&f, "corrupt", NULL), "%s", f.warnings);
     log_startup_add(&s, f.log);
     run_check(f.log);
-    cr_assert_eq(damaged.n, 1);
-    cr_assert_eq(damaged.rc, RC_CORRUPT);
-    cr_assert_eq(damaged.offset, 100 * SMALL_RECORDS);
-    cr_assert_eq(log_corrupt_offset(f.log), 100 * SMALL_RECORDS);
+    expect_corrupt_at(100 * SMALL_RECORDS);
     char where[128];
     snprintf(where, sizeof where, "offset=%d position=%lld",
              100 * SMALL_RECORDS, (long long)pos);
@@ -386,10 +401,7 @@ Test(log_startup, damage_a_truncation_cut_away_meanwhile_is_not_reported)
         built_batch_free(&b);
     }
     run_check(f.log);
-    cr_assert_eq(damaged.n, 0);
-    cr_assert_eq(log_corrupt_offset(f.log), -1);
-    cr_assert_not(log_fixture_warned(&f, "corrupt batch", NULL), "%s",
-                  f.warnings);
+    expect_no_damage();
 }
 
 Test(log_startup, damage_below_a_cut_made_meanwhile_is_reported)
@@ -401,10 +413,7 @@ Test(log_startup, damage_below_a_cut_made_meanwhile_is_reported)
     log_startup_add(&s, f.log);
     cr_assert_eq(log_truncate_to(f.log, 15 * SMALL_RECORDS), RC_OK);
     run_check(f.log);
-    cr_assert_eq(damaged.n, 1);
-    cr_assert_eq(damaged.rc, RC_CORRUPT);
-    cr_assert_eq(damaged.offset, 10 * SMALL_RECORDS);
-    cr_assert_eq(log_corrupt_offset(f.log), 10 * SMALL_RECORDS);
+    expect_corrupt_at(10 * SMALL_RECORDS);
 }
 
 Test(log_startup, a_segment_deleted_meanwhile_is_skipped)
@@ -418,8 +427,5 @@ Test(log_startup, a_segment_deleted_meanwhile_is_skipped)
     cr_assert_eq(log_advance_start(f.log, 200 * SMALL_RECORDS), RC_OK);
     cr_assert_gt(log_start_offset(f.log), seg_base);
     run_check(f.log);
-    cr_assert_eq(damaged.n, 0);
-    cr_assert_eq(log_corrupt_offset(f.log), -1);
-    cr_assert_not(log_fixture_warned(&f, "corrupt batch", NULL), "%s",
-                  f.warnings);
+    expect_no_damage();
 }
