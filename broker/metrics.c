@@ -172,7 +172,7 @@ void broker_metrics_render(void *arg, struct writer *w)
             "records appended from producers", (double)b->messages_in);
     counter(w, "kafka_server_brokertopicmetrics_replicationbytesin_total",
             "record bytes appended as a follower",
-            (double)ps->replication_bytes_in);
+            (double)ps->host.replication_bytes_in);
     sync_times(w, ps);
     consumer_lag(w, b);
     http_metrics_family(w, "kafka_log_log_logendoffset", "gauge",

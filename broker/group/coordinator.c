@@ -8,6 +8,7 @@
 
 #include "broker/broker.h"
 #include "broker/group/group_store.h"
+#include "common/clock.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
@@ -100,7 +101,7 @@ static void commit_hw_cb(void *arg, int rc)
  * time) into the records' (wall clock, as Kafka's) and back. */
 static int64_t wall_minus_loop(const struct coordinator *co)
 {
-    return partition_wall_ms() - (int64_t)uv_now(co->b->loop);
+    return clock_wall_ms() - (int64_t)uv_now(co->b->loop);
 }
 
 /* Appends the batch in w to partition id; with c, waits for the high
@@ -113,7 +114,7 @@ static int16_t append_batch(struct coordinator *co, int32_t id,
         return KAFKA_ERROR_NOT_COORDINATOR;
     }
     struct log_append_info info;
-    int rv = partition_append(p, w->data, w->len, partition_wall_ms(),
+    int rv = partition_append(p, w->data, w->len, clock_wall_ms(),
                               c != NULL ? -1 : 1, &info);
     if (rv == RC_OK && c != NULL) {
         if (p->hw > info.last_offset) {
@@ -143,7 +144,7 @@ static int16_t append(struct coordinator *co, int32_t id, struct slice group,
     }
     struct writer w;
     writer_init(&w, BATCH_BYTES_MAX);
-    int rv = group_store_encode(&w, group, so, n, partition_wall_ms());
+    int rv = group_store_encode(&w, group, so, n, clock_wall_ms());
     free(so);
     int16_t err = rv == RC_OK ? append_batch(co, id, &w, c)
                               : commit_error(rv);
@@ -201,7 +202,7 @@ static void io_persist_group(struct group_io *io, const struct group *g,
     struct coordinator *co = io->impl;
     struct writer w;
     writer_init(&w, BATCH_BYTES_MAX);
-    int64_t now = partition_wall_ms();
+    int64_t now = clock_wall_ms();
     int rv = group_store_encode_group(&w, g, gone, now, now);
     int16_t err = rv == RC_OK ? append_batch(co, g->partition, &w, NULL)
                               : commit_error(rv);

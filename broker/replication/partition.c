@@ -5,9 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "broker/replication/replica_manager.h"
 #include "common/meta/meta.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
@@ -16,13 +14,18 @@
 
 bool partition_is_leader(const struct partition *p)
 {
-    return !p->closing && p->leader == p->owner->broker_id;
+    return !p->closing && p->leader == p->host->self;
 }
 
 int64_t partition_leader_leo(const struct partition *p)
 {
     return p->sync_before_ack ? log_durable_end_offset(p->log)
                               : log_end_offset(p->log);
+}
+
+static int64_t now(const struct partition *p)
+{
+    return p->host->now_ms(p->host->ctx);
 }
 
 /* What moved the high watermark, for the event of a long acks=all wait. */
@@ -110,7 +113,7 @@ static void note_long_wait(struct partition *p,
     }
     p->ack_event_ms = now_ms;
     p->ack_events_held = 0;
-    TRACE_INFO(p->owner->tracer, "event: %s-%d acks=all released %zu "
+    TRACE_INFO(p->host->tracer, "event: %s-%d acks=all released %zu "
                "request%s after up to %" PRId64 " ms: hw %" PRId64 " passed "
                "offset %" PRId64 " when %s%s", p->topic, p->id, n,
                n == 1 ? "" : "s", longest, p->hw, ready[n - 1].offset - 1,
@@ -136,7 +139,7 @@ static void fire(struct partition *p, const struct hw_move *m)
     memmove(p->waiters, p->waiters + done,
             (p->n_waiters - done) * sizeof *p->waiters);
     p->n_waiters -= done;
-    note_long_wait(p, ready, done, m, (int64_t)uv_now(p->owner->loop));
+    note_long_wait(p, ready, done, m, now(p));
     for (size_t i = 0; i < done; i++) {
         ready[i].cb(ready[i].arg, RC_OK);
     }
@@ -153,7 +156,7 @@ static void advance_hw(struct partition *p, int64_t hw,
     }
     p->hw = hw;
     fire(p, m);
-    replica_manager_wake(p->owner, p);
+    p->host->wake(p->host->ctx, p);
 }
 
 /* Leader: the high watermark moves to the replicas' minimum (over the
@@ -171,12 +174,12 @@ static void note_hw_stall(struct partition *p)
     char isr[META_REPLICAS_MAX * 12];
     meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
     if (stalled) {
-        TRACE_INFO(p->owner->tracer, "event: %s-%d hw stalled at %" PRId64
+        TRACE_INFO(p->host->tracer, "event: %s-%d hw stalled at %" PRId64
                    " (isr %s: %d < min.insync.replicas=%d; acks=all writes "
                    "wait, then fail)", p->topic, p->id, p->hw, isr,
                    p->repl.isr.n, p->repl.min_isr);
     } else {
-        TRACE_INFO(p->owner->tracer, "event: %s-%d hw moves again from %"
+        TRACE_INFO(p->host->tracer, "event: %s-%d hw moves again from %"
                    PRId64 " (isr %s: %d >= min.insync.replicas=%d)",
                    p->topic, p->id, p->hw, isr, p->repl.isr.n,
                    p->repl.min_isr);
@@ -199,18 +202,9 @@ static const struct hw_move hw_by_durable = {HW_CAUSE_DURABLE, -1, -1};
 static const struct hw_move hw_by_isr = {HW_CAUSE_ISR, -1, -1};
 static const struct hw_move hw_by_check = {HW_CAUSE_CHECK, -1, -1};
 
-/* The log's clock: segment.ms rolls compare it with record timestamps,
- * which are wall-clock ms (loop time is monotonic, from boot). */
-int64_t partition_wall_ms(void)
+int64_t partition_wall_ms(const struct partition *p)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now(const struct partition *p)
-{
-    return (int64_t)uv_now(p->owner->loop);
+    return p->host->wall_ms(p->host->ctx);
 }
 
 void partition_fail_waiters(struct partition *p, int rc)
@@ -224,7 +218,7 @@ void partition_fail_waiters(struct partition *p, int rc)
         int64_t longest = longest_wait(all, n, now(p));
         char isr[META_REPLICAS_MAX * 12];
         meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
-        TRACE_INFO(p->owner->tracer, "event: %s-%d acks=all failed %zu "
+        TRACE_INFO(p->host->tracer, "event: %s-%d acks=all failed %zu "
                    "request%s after up to %" PRId64 " ms: %s (hw %" PRId64
                    ", isr %s, min.insync.replicas=%d)", p->topic, p->id, n,
                    n == 1 ? "" : "s", longest, rc_str(rc), p->hw, isr,
@@ -313,7 +307,7 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
         return duplicate(p, &chk, info);
     }
     rv = log_append_validated(p->log, batch, len, h, p->leader_epoch,
-                              partition_wall_ms(), info);
+                              partition_wall_ms(p), info);
     if (rv != RC_OK) {
         return rv;
     }
@@ -321,7 +315,7 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
      * is then answered as a duplicate, not written twice. */
     h->base_offset = info->base_offset;
     producer_state_record(&p->producers, h);
-    replica_manager_wake(p->owner, p); /* followers' parked fetches */
+    p->host->wake(p->host->ctx, p); /* followers' parked fetches */
     if (!p->sync_before_ack) {
         update_hw(p, now_ms, &hw_by_append);
         return RC_OK;
@@ -351,9 +345,9 @@ static int validate_records(struct partition *p, uint8_t *batch, size_t len,
                             struct record_batch_header *h, int64_t wall_ms,
                             struct record_validate_result *why)
 {
-    const struct replica_manager *ps = p->owner;
+    struct record_validator *validator = p->host->validator;
     int64_t max_ts = p->log_append_time ? wall_ms : h->max_timestamp;
-    if (ps->validate_records) {
+    if (validator != NULL) {
         struct record_validate_config cfg = {
             .now_ms = wall_ms,
             .timestamp_before_max_ms = p->timestamp_before_max_ms,
@@ -361,7 +355,7 @@ static int validate_records(struct partition *p, uint8_t *batch, size_t len,
             .log_append_time = p->log_append_time,
             .inflated_bytes_max = RECORD_INFLATED_BYTES_MAX,
             .require_keys = p->compacted};
-        int rv = record_validate(ps->validator, batch, len, h, &cfg, why);
+        int rv = record_validate(validator, batch, len, h, &cfg, why);
         if (rv != RC_OK) {
             return rv;
         }
@@ -479,7 +473,7 @@ static void propose_isr(struct partition *p, const struct meta_replica_set *isr,
 {
     isr_explain(&p->repl, isr, p->hw, now_ms, p->isr_why, sizeof p->isr_why);
     p->alter_in_flight = true;
-    replica_manager_alter_isr(p->owner, p, isr);
+    p->host->alter_isr(p->host->ctx, p, isr);
 }
 
 void partition_apply_metadata(struct partition *p, int32_t self,
@@ -606,12 +600,12 @@ int partition_follower_append(struct partition *p, const uint8_t *records,
         if (record_batch_last_offset(&h) >= log_end_offset(p->log)) {
             struct log_append_info info;
             rv = log_append_replica(p->log, records + at, size,
-                                    partition_wall_ms(), &info);
+                                    partition_wall_ms(p), &info);
             if (rv != RC_OK) {
                 return rv;
             }
-            if (p->owner != NULL) { /* unit tests hold bare partitions */
-                p->owner->replication_bytes_in += size;
+            if (p->host != NULL) { /* unit tests hold bare partitions */
+                p->host->replication_bytes_in += size;
             }
             producer_state_record(&p->producers, &h);
         }
@@ -661,7 +655,7 @@ static void start_moved(const struct partition *p, int64_t from,
 {
     int64_t to = log_start_offset(p->log);
     if (to > from) {
-        TRACE_INFO(p->owner->tracer, "event: %s-%d log start %" PRId64
+        TRACE_INFO(p->host->tracer, "event: %s-%d log start %" PRId64
                    " -> %" PRId64 " (%s)", p->topic, p->id, from, to, why);
     }
 }
@@ -672,7 +666,7 @@ static void delete_segments(struct partition *p, size_t n, const char *why)
     int rv = log_delete_oldest(p->log, n);
     start_moved(p, from, why);
     if (rv != RC_OK) {
-        TRACE_ERROR(p->owner->tracer, "partition=%s-%d old segments not "
+        TRACE_ERROR(p->host->tracer, "partition=%s-%d old segments not "
                     "deleted: %s", p->topic, p->id, rc_str(rv));
     }
 }
@@ -722,7 +716,7 @@ void partition_follow_log_start(struct partition *p, int64_t leader_start)
              leader_start);
     start_moved(p, from, why);
     if (rv != RC_OK) {
-        TRACE_ERROR(p->owner->tracer, "partition=%s-%d log start not moved "
+        TRACE_ERROR(p->host->tracer, "partition=%s-%d log start not moved "
                     "to %" PRId64 ": %s", p->topic, p->id, upto, rc_str(rv));
     }
 }
@@ -753,7 +747,7 @@ static void cleaned_cb(void *arg, const struct log_clean_result *r)
     struct partition_clean *c = arg;
     struct partition *p = c->p;
     if (r->rc == RC_OK && r->segments > 0) {
-        TRACE_INFO(p->owner->tracer, "event: %s-%d compacted %zu segment%s "
+        TRACE_INFO(p->host->tracer, "event: %s-%d compacted %zu segment%s "
                    "below offset %" PRId64 ", %" PRId64 " -> %" PRId64
                    " bytes: %zu superseded records and %zu tombstones gone, "
                    "%zu keys (dirty ratio %.2f, min.cleanable.dirty.ratio="
@@ -762,7 +756,7 @@ static void cleaned_cb(void *arg, const struct log_clean_result *r)
                    r->bytes_after, r->records_dropped, r->tombstones_dropped,
                    r->keys, c->ratio, p->clean.min_dirty_ratio);
     } else if (r->rc != RC_OK && r->rc != RC_BUSY) {
-        TRACE_WARN(p->owner->tracer, "partition=%s-%d compaction failed: %s",
+        TRACE_WARN(p->host->tracer, "partition=%s-%d compaction failed: %s",
                    p->topic, p->id, rc_str(r->rc));
     }
     if (c->done != NULL) {

@@ -25,9 +25,38 @@
 #include "broker/log/log_cleaner.h"
 #include "common/meta/meta.h"
 
+struct partition;
+struct record_validator;
 struct replica_manager;
+struct tracer;
 
 typedef void (*partition_hw_cb)(void *arg, int rc);
+
+/* What a partition needs from the broker that hosts it: the time, and where
+ * its news goes. partition.c reads no clock and calls nothing of the
+ * broker's but these, so a test or the simulation hosts real partitions
+ * with its own clock and its own idea of the controller. The broker's is
+ * broker/replication/replica_manager.c's. One host serves many
+ * partitions; the partitions borrow it. */
+struct partition_host {
+    int32_t self;                       /* this broker's id */
+    struct tracer *tracer;              /* the partition's events */
+    struct record_validator *validator; /* NULL: client batches' records
+                                         * are not walked (Kafka's
+                                         * LogValidator off) */
+    uint64_t replication_bytes_in;      /* follower appends, counted */
+    void *ctx;
+    int64_t (*now_ms)(void *ctx);       /* monotonic ms */
+    int64_t (*wall_ms)(void *ctx);      /* ms since the epoch: record
+                                         * timestamps, segment.ms */
+    /* p's log end or high watermark moved: parked fetches may be
+     * answered. Must not call back into p synchronously. */
+    void (*wake)(void *ctx, struct partition *p);
+    /* A leader proposes this ISR to the controller (AlterPartition); the
+     * answer comes back through partition_alter_done(). */
+    void (*alter_isr)(void *ctx, struct partition *p,
+                      const struct meta_replica_set *isr);
+};
 
 struct partition_waiter {
     int64_t offset;
@@ -45,7 +74,9 @@ struct partition_waiter {
 #define PARTITION_ACK_EVENT_EVERY_MS 1000
 
 struct partition {
-    struct replica_manager *owner;
+    struct partition_host *host;
+    struct replica_manager *owner;    /* the glue's; partition.c never
+                                       * reads it (NULL in tests) */
     struct meta_uuid topic_id;
     char topic[META_TOPIC_NAME_BYTES_MAX + 1];
     int32_t id;
@@ -103,9 +134,10 @@ struct partition {
 
 bool partition_is_leader(const struct partition *p);
 
-/* The wall clock in ms since the epoch: what record timestamps, segment.ms
- * rolls and retention are measured against (loop time is monotonic). */
-int64_t partition_wall_ms(void);
+/* The host's wall clock in ms since the epoch: what record timestamps,
+ * segment.ms rolls and retention are measured against (host->now_ms is
+ * monotonic). */
+int64_t partition_wall_ms(const struct partition *p);
 
 /* The leader's own contribution to the high watermark: its durable log
  * end with log.sync.before.ack, else its log end. */

@@ -12,11 +12,37 @@
 #include "broker/replication/hw_checkpoint.h"
 #include "broker/replication/repair.h"
 #include "common/backoff.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/file.h"
 #include "common/rc.h"
 
 #define PARTITIONS__METADATA_FILE "partition.metadata"
+
+/* --- The partitions' host (broker/replication/partition.h) --------------- */
+
+static int64_t host_now_ms(void *ctx)
+{
+    const struct replica_manager *ps = ctx;
+    return (int64_t)uv_now(ps->loop);
+}
+
+static int64_t host_wall_ms(void *ctx)
+{
+    (void)ctx;
+    return clock_wall_ms();
+}
+
+static void host_wake(void *ctx, struct partition *p)
+{
+    replica_manager_wake(ctx, p);
+}
+
+static void host_alter_isr(void *ctx, struct partition *p,
+                           const struct meta_replica_set *isr)
+{
+    replica_manager_alter_isr(ctx, p, isr);
+}
 
 int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                          const struct replica_manager_config *cfg,
@@ -52,6 +78,13 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->clean = cfg->clean;
     ps->clean_backoff_ms = cfg->clean_backoff_ms;
     ps->hooks = *hooks;
+    ps->host = (struct partition_host){.self = cfg->broker_id,
+                                       .tracer = tracer,
+                                       .ctx = ps,
+                                       .now_ms = host_now_ms,
+                                       .wall_ms = host_wall_ms,
+                                       .wake = host_wake,
+                                       .alter_isr = host_alter_isr};
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
     uv_idle_init(loop, &ps->wake_idle);
@@ -69,6 +102,9 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     int rv = file_mkdirs(ps->log_dir);
     if (rv == RC_OK) {
         rv = record_validator_new(&ps->validator);
+    }
+    if (rv == RC_OK && ps->validate_records) {
+        ps->host.validator = ps->validator;
     }
     if (rv == RC_OK) {
         rv = log_startup_init(&ps->startup, loop, LOG_STARTUP_CHUNK_BYTES,
@@ -241,7 +277,7 @@ static void isr_timer_cb(uv_timer_t *t)
 static void retention_timer_cb(uv_timer_t *t)
 {
     struct replica_manager *ps = t->data;
-    int64_t now = partition_wall_ms();
+    int64_t now = clock_wall_ms();
     for (size_t i = 0; i < ps->n; i++) {
         partition_apply_retention(ps->parts[i], now);
     }
@@ -261,7 +297,7 @@ static void clean_timer_cb(uv_timer_t *t)
     if (ps->cleaning.p != NULL || ps->n == 0) {
         return;
     }
-    int64_t now = partition_wall_ms();
+    int64_t now = clock_wall_ms();
     for (size_t k = 0; k < ps->n; k++) {
         struct partition *p = ps->parts[(ps->clean_next + k) % ps->n];
         ps->cleaning = (struct partition_clean){.done = clean_done_cb,
@@ -544,7 +580,7 @@ static struct partition *add(struct replica_manager *ps,
         return NULL;
     }
     ps->parts[ps->n++] = p;
-    *p = (struct partition){.owner = ps, .topic_id = t->id, .id = id,
+    *p = (struct partition){.host = &ps->host, .owner = ps, .topic_id = t->id, .id = id,
                             .log = l, .leader = META_NO_LEADER,
                             .leader_epoch = -1,
                             .sync_before_ack = ps->sync_before_ack,

@@ -120,7 +120,9 @@ struct replica_manager {
     uv_timer_t clean_timer;      /* compaction passes started */
     struct partition_clean cleaning; /* the one pass in flight: .p */
     size_t clean_next;           /* round robin over the partitions */
-    uint64_t replication_bytes_in; /* batches appended as a follower */
+    struct partition_host host;  /* the partitions' clock and outlets;
+                                  * .replication_bytes_in counts the
+                                  * batches appended as a follower */
     uint64_t last_checkpoint_ms;
     uint64_t isr_period_ms;      /* of isr_timer */
     int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */

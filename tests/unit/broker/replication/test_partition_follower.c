@@ -12,17 +12,21 @@
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 #include "tests/lib/log_fixture.h"
+#include "tests/lib/test_host.h"
 
 #define LEADER_EPOCH 3
 
 static struct log_fixture f;
+static struct test_host th;
 static struct partition p;
 
 static void setup(void)
 {
     log_fixture_setup(&f);
     log_fixture_open(&f);
-    p = (struct partition){.log = f.log, .follow = PARTITION_FOLLOW_FETCH};
+    test_host_init(&th, 2);
+    p = (struct partition){.host = &th.host, .log = f.log,
+                           .follow = PARTITION_FOLLOW_FETCH};
     producer_state_init(&p.producers);
 }
 

@@ -1,0 +1,30 @@
+/* Test helper: a partition host (broker/replication/partition.h) with a
+ * clock the test moves by hand, and a record of what the partitions told
+ * it: how many wakes, each ISR they proposed to the controller, and their
+ * event lines. */
+#ifndef CAIRN_TESTS_TEST_HOST_H
+#define CAIRN_TESTS_TEST_HOST_H
+
+#include <stdint.h>
+
+#include "broker/replication/partition.h"
+#include "common/trace.h"
+
+#define TEST_HOST_WALL_BASE_MS 1700000000000LL
+
+struct test_host {
+    struct partition_host host;
+    int64_t now_ms;            /* the monotonic clock; wall = base + now */
+    int wakes;
+    int alters;                /* AlterPartition proposals */
+    struct meta_replica_set proposed; /* the last one */
+    const struct partition *last; /* the partition that proposed it */
+    struct tracer tracer;
+    int events;                /* "event: " lines */
+    char last_event[1024];
+    char event_text[8192];     /* every event line, each ending "\n" */
+};
+
+void test_host_init(struct test_host *h, int32_t self);
+
+#endif

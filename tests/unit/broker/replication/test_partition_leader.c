@@ -1,0 +1,382 @@
+/* Tests for the leader side of broker/replication/partition.c on a real
+ * log, hosted by a test host with a hand-moved clock: becoming leader,
+ * admitting appends, the high watermark that follows the ISR's fetches,
+ * acks=all waiters and every way they end, ISR shrink and expansion
+ * through AlterPartition, and newer metadata. Broker 1 leads replicas
+ * 1, 2, 3 with min.insync.replicas 2 unless a test says otherwise. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "broker/replication/partition.h"
+#include "common/limits.h"
+#include "common/rc.h"
+#include "tests/lib/batch_builder.h"
+#include "tests/lib/log_fixture.h"
+#include "tests/lib/test_host.h"
+
+#define SELF 1
+#define LAG_MS 3000
+#define MIN_INSYNC 2
+
+static struct log_fixture f;
+static struct test_host th;
+static struct partition p;
+static struct meta_broker brokers[3];
+static struct meta_image img;
+static struct meta_partition mp;
+
+/* What acks=all waiters were told, in order. */
+static int told[8];
+static int n_told;
+
+static void waiter_cb(void *arg, int rc)
+{
+    (void)arg;
+    cr_assert_lt(n_told, 8);
+    told[n_told++] = rc;
+}
+
+static void setup(void)
+{
+    log_fixture_setup(&f);
+    log_fixture_open(&f);
+    test_host_init(&th, SELF);
+    th.now_ms = 1000;
+    p = (struct partition){.host = &th.host, .log = f.log,
+                           .leader = META_NO_LEADER, .leader_epoch = -1,
+                           .corrupt_offset = -1, .repair_until = -1};
+    strcpy(p.topic, "t");
+    producer_state_init(&p.producers);
+    for (int i = 0; i < 3; i++) {
+        brokers[i] = (struct meta_broker){.id = i + 1, .epoch = 1};
+    }
+    meta_image_init(&img);
+    img.brokers = brokers;
+    img.n_brokers = 3;
+    mp = (struct meta_partition){.replicas = {3, {1, 2, 3}},
+                                 .isr = {3, {1, 2, 3}},
+                                 .leader = SELF, .leader_epoch = 5,
+                                 .partition_epoch = 7};
+    n_told = 0;
+}
+
+static void teardown(void)
+{
+    partition_fail_waiters(&p, RC_NOT_LEADER);
+    producer_state_free(&p.producers);
+    log_fixture_teardown(&f);
+}
+
+TestSuite(partition_leader, .init = setup, .fini = teardown, .timeout = 60);
+
+static void apply(void)
+{
+    partition_apply_metadata(&p, SELF, &mp, &img, MIN_INSYNC, LAG_MS,
+                             th.now_ms);
+}
+
+static void lead_with_isr(int32_t n, const int32_t *ids)
+{
+    mp.isr.n = n;
+    memcpy(mp.isr.ids, ids, (size_t)n * sizeof *ids);
+    apply();
+}
+
+/* A client batch of n records with acks; its rc, *last its last offset. */
+static int produce(int32_t n, int16_t acks, int64_t *last)
+{
+    struct built_batch b = batch_build(n, 20, 1000, (uint32_t)n);
+    struct log_append_info info;
+    int rv = partition_append(&p, b.bytes, b.len, th.now_ms, acks, &info);
+    built_batch_free(&b);
+    if (rv == RC_OK && last != NULL) {
+        *last = info.last_offset;
+    }
+    return rv;
+}
+
+/* Produces n records with acks=all and parks a waiter for them. */
+static void produce_and_wait(int32_t n)
+{
+    int64_t last = -1;
+    cr_assert_eq(produce(n, -1, &last), RC_OK);
+    cr_assert_eq(partition_wait_hw(&p, last + 1, waiter_cb, NULL), RC_OK);
+}
+
+static void fetch(int32_t replica, int64_t offset)
+{
+    cr_assert_eq(partition_replica_fetch(&p, replica, offset, th.now_ms),
+                 RC_OK);
+}
+
+Test(partition_leader, a_partition_that_does_not_lead_refuses_everything)
+{
+    cr_assert_eq(produce(1, 1, NULL), RC_NOT_LEADER);
+    cr_assert_eq(partition_replica_fetch(&p, 2, 0, th.now_ms),
+                 RC_NOT_LEADER);
+    cr_assert_eq(partition_wait_hw(&p, 1, waiter_cb, NULL), RC_NOT_LEADER);
+    mp.leader = 2;
+    apply();
+    cr_assert_eq(produce(1, 1, NULL), RC_NOT_LEADER);
+    cr_assert_eq(p.follow, PARTITION_FOLLOW_TRUNCATE,
+                 "a new follower first asks where its log diverges");
+    cr_assert_eq(log_end_offset(f.log), 0);
+}
+
+Test(partition_leader, becoming_leader_takes_the_metadata)
+{
+    apply();
+    cr_assert(partition_is_leader(&p));
+    cr_assert_eq(p.leader_epoch, 5);
+    cr_assert_eq(p.partition_epoch, 7);
+    cr_assert_eq(p.repl.isr.n, 3);
+    cr_assert_eq(p.repl.min_isr, MIN_INSYNC);
+    cr_assert_eq(p.follow, PARTITION_FOLLOW_NONE);
+}
+
+Test(partition_leader, acks_all_is_refused_while_the_isr_is_below_min)
+{
+    lead_with_isr(1, (int32_t[]){1});
+    cr_assert_eq(produce(3, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
+    cr_assert_eq(log_end_offset(f.log), 0, "nothing written");
+    cr_assert_eq(produce(3, 1, NULL), RC_OK, "acks=1 is not held back");
+    cr_assert_eq(log_end_offset(f.log), 3);
+}
+
+Test(partition_leader, an_append_wakes_parked_fetches)
+{
+    apply();
+    int before = th.wakes;
+    cr_assert_eq(produce(2, 1, NULL), RC_OK);
+    cr_assert_gt(th.wakes, before);
+}
+
+/* The rule the README states: acks=all waits for the whole ISR, not for
+ * min.insync.replicas of it. */
+Test(partition_leader, the_hw_waits_for_every_member_of_the_isr)
+{
+    apply();
+    produce_and_wait(5);
+    fetch(2, 5);
+    cr_assert_eq(p.hw, 0, "replica 3 is in the ISR and has nothing yet");
+    cr_assert_eq(n_told, 0);
+    fetch(3, 5);
+    cr_assert_eq(p.hw, 5);
+    cr_assert_eq(n_told, 1);
+    cr_assert_eq(told[0], RC_OK);
+}
+
+Test(partition_leader, the_hw_never_goes_back)
+{
+    apply();
+    produce_and_wait(5);
+    fetch(2, 5);
+    fetch(3, 5);
+    cr_assert_eq(p.hw, 5);
+    fetch(2, 3);
+    cr_assert_eq(p.hw, 5);
+    mp.partition_epoch = 8;
+    apply();
+    cr_assert_eq(p.hw, 5);
+}
+
+Test(partition_leader, waiters_are_released_in_offset_order_as_the_hw_moves)
+{
+    apply();
+    produce_and_wait(2); /* waits for 2 */
+    produce_and_wait(3); /* waits for 5 */
+    fetch(2, 2);
+    fetch(3, 2);
+    cr_assert_eq(n_told, 1);
+    fetch(2, 5);
+    fetch(3, 5);
+    cr_assert_eq(n_told, 2);
+    cr_assert_eq(told[1], RC_OK);
+}
+
+Test(partition_leader, fetches_of_a_non_replica_are_not_found)
+{
+    apply();
+    cr_assert_eq(partition_replica_fetch(&p, 9, 0, th.now_ms),
+                 RC_NOT_FOUND);
+}
+
+Test(partition_leader, a_lagging_follower_is_proposed_out_and_the_hw_moves)
+{
+    apply();
+    produce_and_wait(5);
+    fetch(2, 5);
+    th.now_ms += LAG_MS + 1;
+    fetch(2, 5); /* 2 keeps up; 3 has not fetched for longer than the lag */
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 1);
+    cr_assert_eq(th.proposed.n, 2);
+    cr_assert(meta_replica_set_contains(&th.proposed, 1));
+    cr_assert(meta_replica_set_contains(&th.proposed, 2));
+    cr_assert(p.alter_in_flight);
+    cr_assert_eq(p.hw, 0, "not before the controller commits it");
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 1, "one change in flight at a time");
+    partition_alter_done(&p, true, &th.proposed, 8, th.now_ms);
+    cr_assert_not(p.alter_in_flight);
+    cr_assert_eq(p.isr.n, 2);
+    cr_assert_eq(p.partition_epoch, 8);
+    cr_assert_eq(p.hw, 5);
+    cr_assert_eq(n_told, 1);
+    cr_assert_eq(told[0], RC_OK);
+}
+
+Test(partition_leader, a_refused_change_keeps_the_committed_isr_and_retries)
+{
+    apply();
+    produce_and_wait(5);
+    th.now_ms += LAG_MS + 1;
+    fetch(2, 5);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 1);
+    partition_alter_done(&p, false, NULL, 0, th.now_ms);
+    cr_assert_not(p.alter_in_flight);
+    cr_assert_eq(p.isr.n, 3);
+    cr_assert_eq(p.partition_epoch, 7);
+    cr_assert_eq(n_told, 0);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 2, "asked again");
+}
+
+Test(partition_leader, a_shrink_below_min_fails_the_waiters_after_append)
+{
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce_and_wait(5);
+    th.now_ms += LAG_MS + 1;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 1);
+    cr_assert_eq(th.proposed.n, 1);
+    partition_alter_done(&p, true, &th.proposed, 8, th.now_ms);
+    cr_assert_eq(n_told, 1);
+    cr_assert_eq(told[0], RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    cr_assert_eq(p.hw, 0, "the HW stays while the ISR is below min");
+    cr_assert(p.hw_stalled);
+    cr_assert(strstr(th.event_text, "acks=all failed 1 request") != NULL,
+              "%s", th.event_text);
+    cr_assert_eq(log_end_offset(f.log), 5, "the write stays in the log");
+    cr_assert_eq(produce(1, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
+}
+
+Test(partition_leader, losing_leadership_fails_the_waiters_not_leader)
+{
+    apply();
+    produce_and_wait(3);
+    mp.leader = 2;
+    mp.leader_epoch = 6;
+    apply();
+    cr_assert_eq(n_told, 1);
+    cr_assert_eq(told[0], RC_NOT_LEADER);
+    cr_assert_not(partition_is_leader(&p));
+    cr_assert_eq(p.follow, PARTITION_FOLLOW_TRUNCATE);
+}
+
+Test(partition_leader, a_caught_up_follower_is_proposed_back_in)
+{
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce_and_wait(5);
+    fetch(2, 5);
+    cr_assert_eq(p.hw, 5);
+    cr_assert_eq(th.alters, 0);
+    fetch(3, 5);
+    cr_assert_eq(th.alters, 1);
+    cr_assert_eq(th.proposed.n, 3);
+    cr_assert(meta_replica_set_contains(&th.proposed, 3));
+    cr_assert(strstr(p.isr_why, "replica 3") != NULL, "%s", p.isr_why);
+    partition_alter_done(&p, true, &th.proposed, 8, th.now_ms);
+    cr_assert_eq(p.isr.n, 3);
+}
+
+Test(partition_leader, a_fenced_broker_is_not_proposed_back)
+{
+    brokers[2].fenced = true;
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce(5, 1, NULL);
+    fetch(2, 5);
+    fetch(3, 5);
+    cr_assert_eq(th.alters, 0);
+    brokers[2].fenced = false;
+    apply();
+    fetch(3, 5);
+    cr_assert_eq(th.alters, 1, "once unfenced it may join");
+}
+
+Test(partition_leader, newer_metadata_of_the_same_leadership_adopts_its_isr)
+{
+    apply();
+    produce_and_wait(5);
+    fetch(2, 5);
+    mp.isr = (struct meta_replica_set){2, {1, 2}};
+    mp.partition_epoch = 9;
+    apply();
+    cr_assert_eq(p.isr.n, 2);
+    cr_assert_eq(p.partition_epoch, 9);
+    cr_assert_eq(p.hw, 0, "replica 3 is out of the ISR but still caught "
+                 "up (Kafka counts it for the HW until it lags)");
+    th.now_ms += LAG_MS + 1;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(p.hw, 5, "replica 3 lags now: the HW no longer waits");
+    cr_assert_eq(n_told, 1);
+    cr_assert_eq(told[0], RC_OK);
+}
+
+Test(partition_leader, a_repairing_leader_takes_no_writes)
+{
+    apply();
+    p.repair_until = 3;
+    cr_assert_eq(produce(1, 1, NULL), RC_NOT_LEADER);
+    cr_assert_eq(log_end_offset(f.log), 0);
+}
+
+Test(partition_leader, waiters_past_the_cap_are_refused)
+{
+    apply();
+    cr_assert_eq(produce(1, -1, NULL), RC_OK);
+    for (uint32_t i = 0; i < PARTITION_WAITERS_MAX; i++) {
+        cr_assert_eq(partition_wait_hw(&p, 1, waiter_cb, NULL) == RC_OK,
+                     true);
+    }
+    cr_assert_eq(partition_wait_hw(&p, 1, waiter_cb, NULL), RC_FULL);
+    p.n_waiters = 0; /* the callbacks would overflow told[] */
+}
+
+/* With log.sync.before.ack the leader's own contribution is its durable
+ * end: the HW moves once the group commit has synced the append. */
+Test(partition_leader, with_sync_before_ack_the_hw_waits_for_the_fsync)
+{
+    p.sync_before_ack = true;
+    mp.replicas = (struct meta_replica_set){1, {1}};
+    mp.isr = (struct meta_replica_set){1, {1}};
+    apply();
+    produce_and_wait(4);
+    cr_assert_eq(p.hw, 0, "written, not yet synced");
+    for (int i = 0; i < 1000 && n_told == 0; i++) {
+        uv_run(&f.loop, UV_RUN_ONCE);
+    }
+    cr_assert_eq(n_told, 1);
+    cr_assert_eq(told[0], RC_OK);
+    cr_assert_eq(p.hw, 4);
+    cr_assert_geq(log_durable_end_offset(f.log), 4);
+}
+
+/* A waiter released after a long wait is told as an event naming what
+ * moved the HW. */
+Test(partition_leader, a_long_acks_all_wait_is_explained)
+{
+    apply();
+    produce_and_wait(5);
+    fetch(2, 5);
+    th.now_ms += PARTITION_ACK_WAIT_EVENT_MS + 100;
+    fetch(3, 5);
+    cr_assert_eq(n_told, 1);
+    cr_assert(strstr(th.last_event, "acks=all released 1 request") != NULL,
+              "%s", th.last_event);
+    cr_assert(strstr(th.last_event, "replica 3 fetched from offset 5") !=
+                  NULL,
+              "%s", th.last_event);
+}
