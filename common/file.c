@@ -254,7 +254,7 @@ int file_mkdirs(const char *dir)
         }
         char saved = path[i];
         path[i] = '\0';
-        if (mkdir(path, 0755) == 0) {
+        if (io_mkdir(path, 0755) == 0) {
             /* A new entry is durable only once its parent is synced. */
             int rv = sync_parent(path);
             if (rv != RC_OK) {

@@ -1,5 +1,6 @@
 /* The file I/O seam and its faults (common/io.h). */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -305,6 +306,47 @@ int io_open(const char *path, int flags, mode_t mode)
         journal_open(path, existed, fd);
     }
     return fd;
+}
+
+int io_fsize(int fd, off_t *size)
+{
+    if (io__backend != NULL) {
+        return io__backend->size(io__backend->ctx, fd, size);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        return -1;
+    }
+    *size = st.st_size;
+    return 0;
+}
+
+int io_mkdir(const char *path, mode_t mode)
+{
+    if (io__backend != NULL) {
+        return io__backend->mkdir(io__backend->ctx, path, mode);
+    }
+    return mkdir(path, mode);
+}
+
+int io_list_dir(const char *dir, void (*each)(void *arg, const char *name),
+                void *arg)
+{
+    if (io__backend != NULL) {
+        return io__backend->list(io__backend->ctx, dir, each, arg);
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return -1;
+    }
+    const struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            each(arg, e->d_name);
+        }
+    }
+    closedir(d);
+    return 0;
 }
 
 int io_close(int fd)

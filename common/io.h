@@ -89,6 +89,14 @@ struct io_backend {
     int (*unlink)(void *ctx, const char *path);
     /* fd's path into buf, "" when unknown. */
     void (*path)(void *ctx, int fd, char *buf, size_t cap);
+    /* fd's size in bytes (fstat's st_size). */
+    int (*size)(void *ctx, int fd, off_t *size);
+    int (*mkdir)(void *ctx, const char *path, mode_t mode);
+    /* Calls each(arg, name) for every entry of dir but "." and ".."; an
+     * entry's removal by each is allowed. -1 with errno when dir cannot
+     * be read. */
+    int (*list)(void *ctx, const char *dir,
+                void (*each)(void *arg, const char *name), void *arg);
 };
 
 /* Sends every later call to b (borrowed until io_backend_set(NULL), which
@@ -150,5 +158,14 @@ int io_ftruncate(int fd, off_t length);
 int io_unlink(const char *path);
 /* close(2). */
 int io_close(int fd);
+/* fstat(2)'s st_size: 0, or -1 with errno. */
+int io_fsize(int fd, off_t *size);
+/* mkdir(2). */
+int io_mkdir(const char *path, mode_t mode);
+/* Calls each(arg, name) for every entry of dir but "." and ".." (the names
+ * are borrowed for the call, which may unlink the entry): 0, or -1 with
+ * errno when dir cannot be opened. */
+int io_list_dir(const char *dir, void (*each)(void *arg, const char *name),
+                void *arg);
 
 #endif

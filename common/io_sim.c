@@ -377,6 +377,65 @@ static void sim_path(void *ctx, int fd, char *buf, size_t cap)
     }
 }
 
+static int sim_size(void *ctx, int fd, off_t *size)
+{
+    struct io_sim__fd *h = fd_get(ctx, fd);
+    if (h == NULL) {
+        return fail(EBADF);
+    }
+    *size = (off_t)h->f->size;
+    return 0;
+}
+
+static int sim_mkdir(void *ctx, const char *path, mode_t mode)
+{
+    (void)mode;
+    struct io_sim *d = ctx;
+    if (find(d, path) != NULL) {
+        return fail(EEXIST);
+    }
+    return create(d, path, true) != NULL ? 0 : fail(ENOMEM);
+}
+
+/* The name of f if it is an entry of dir (len bytes), else NULL. */
+static const char *entry_of(const struct io_sim__file *f, const char *dir,
+                            size_t len)
+{
+    if (strncmp(f->path, dir, len) != 0 || f->path[len] != '/') {
+        return NULL;
+    }
+    const char *name = f->path + len + 1;
+    return *name != '\0' && strchr(name, '/') == NULL ? name : NULL;
+}
+
+static int sim_list(void *ctx, const char *dir,
+                    void (*each)(void *arg, const char *name), void *arg)
+{
+    struct io_sim *d = ctx;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') {
+        len--;
+    }
+    /* Names first: each() may unlink what it is given. */
+    size_t n = 0;
+    char **names = calloc(d->n_files + 1, sizeof *names);
+    if (names == NULL) {
+        return fail(ENOMEM);
+    }
+    for (size_t i = 0; i < d->n_files; i++) {
+        const char *name = entry_of(d->files[i], dir, len);
+        if (name != NULL && (names[n] = strdup(name)) != NULL) {
+            n++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        each(arg, names[i]);
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
+
 static struct io_backend io_sim__backend = {
     .open = sim_open,
     .close = sim_close,
@@ -388,6 +447,9 @@ static struct io_backend io_sim__backend = {
     .truncate = sim_truncate,
     .unlink = sim_unlink,
     .path = sim_path,
+    .size = sim_size,
+    .mkdir = sim_mkdir,
+    .list = sim_list,
 };
 
 int io_sim_new(struct io_sim **out)

@@ -668,6 +668,13 @@ static int after_truncation(struct log *l)
     if (rv == RC_OK && l->recovery_point > rp) {
         rv = log_write_recovery_point(l, rp);
     }
+    if (rv != RC_OK) {
+        /* The cut is not durable until the next sync: without the lower
+         * recovery point (or the shorter epoch cache) a power loss would
+         * trust the segments as they were and bring the cut records back
+         * unchecked. */
+        log_fail(l, rv, "a checkpoint after a truncation");
+    }
     return rv;
 }
 
@@ -718,6 +725,9 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
         rv = log_write_start_offset(l, offset);
     }
     log_clean_truncated(l, offset);
+    if (rv != RC_OK) { /* as after_truncation(): the cut is not safe */
+        log_fail(l, rv, "a checkpoint after a truncation");
+    }
     return rv;
 }
 

@@ -229,6 +229,30 @@ void log_request_sync(struct log *l);
 /* True when no sync is in flight or requested and nothing is unsynced. */
 bool log_sync_idle(const struct log *l);
 
+/* Where a log's group-commit job runs. By default (none set) on libuv's
+ * thread pool. A simulation sets its own: submit() is told that l has a
+ * job, and the runner calls log_sync_run(l) later, from the loop thread,
+ * at a moment of its choosing (never from inside submit()), so that one
+ * seed replays the same interleaving of syncs, appends and crashes. */
+struct log_sync_runner {
+    void *ctx;
+    void (*submit)(void *ctx, struct log *l);
+};
+
+/* r is borrowed for l's life; set it right after log_open(). */
+void log_set_sync_runner(struct log *l, const struct log_sync_runner *r);
+
+/* With a runner: runs l's submitted job, its syncs and then its
+ * completion (what the thread pool and the loop do otherwise). */
+void log_sync_run(struct log *l);
+
+/* A process death, for the simulation: l's memory is freed without one
+ * more write, sync or callback (its files are closed, which makes nothing
+ * durable; a power loss of the simulated disk then decides what they
+ * hold). A job submitted to a runner is dropped: do not run it. The
+ * handle is closed, so run the loop before freeing it. */
+void log_abandon(struct log *l);
+
 /* Group-commit jobs completed so far (for metrics and tests). */
 uint64_t log_sync_count(const struct log *l);
 

@@ -257,12 +257,12 @@ static int read_file(const char *path, size_t max_bytes, uint8_t **out,
     if (fd < 0) {
         return errno == ENOENT ? RC_NOT_FOUND : RC_IO;
     }
-    struct stat st;
-    int rv = fstat(fd, &st) == 0 ? RC_OK : RC_IO;
-    if (rv == RC_OK && (uint64_t)st.st_size > max_bytes) {
+    off_t size = 0;
+    int rv = io_fsize(fd, &size) == 0 ? RC_OK : RC_IO;
+    if (rv == RC_OK && (uint64_t)size > max_bytes) {
         rv = RC_CORRUPT;
     }
-    size_t len = rv == RC_OK ? (size_t)st.st_size : 0;
+    size_t len = rv == RC_OK ? (size_t)size : 0;
     uint8_t *buf = rv == RC_OK ? malloc(len == 0 ? 1 : len) : NULL;
     if (rv == RC_OK && buf == NULL) {
         rv = RC_NOMEM;

@@ -59,6 +59,7 @@ struct log {
     /* Group commit. */
     uv_prepare_t prepare;     /* runs at the end of a loop iteration */
     struct log_sync_job *job; /* the one in flight, or NULL */
+    const struct log_sync_runner *runner; /* NULL: the thread pool */
     bool sync_requested;
     uint64_t syncs_done;
     struct http_metrics_hist sync_ms; /* each sync job's time */
@@ -128,6 +129,8 @@ void log_sync_drain_waiters(struct log *l, int rc);
 
 /* Second half of log_close(), once no job is in flight (log_busy()). */
 void log_close_finish(struct log *l);
+/* Frees a job submitted to a runner without running it (log_abandon()). */
+void log_sync_drop_job(struct log *l);
 /* A sync, a cleaner pass or a start-up check job is in flight. */
 bool log_busy(const struct log *l);
 

@@ -53,60 +53,71 @@ static bool has_suffix(const char *name, const char *suffix)
  * and the files of segments retention had set aside to delete
  * (broker/log/log_retention.c) or the cleaner had not swapped in
  * (broker/log/log_cleaner.c). */
+struct segment_list {
+    const struct log *l;
+    int64_t *bases;
+    size_t n;
+    size_t cap;
+    int rv;
+};
+
+static void list_one(void *arg, const char *name)
+{
+    struct segment_list *sl = arg;
+    int64_t base = 0;
+    if (has_suffix(name, ".tmp") || has_suffix(name, LOG_DELETED_SUFFIX) ||
+        has_suffix(name, LOG_CLEANED_SUFFIX)) {
+        char path[LOG_PATH_BYTES_MAX];
+        if (file_path(path, sl->l->dir, name) == RC_OK) {
+            io_unlink(path);
+        }
+        return;
+    }
+    if (sl->rv != RC_OK || !parse_segment_name(name, &base)) {
+        return;
+    }
+    if (sl->n == sl->cap) {
+        size_t cap = sl->cap == 0 ? 16 : sl->cap * 2;
+        void *p = realloc(sl->bases, cap * sizeof *sl->bases);
+        if (p == NULL) {
+            sl->rv = RC_NOMEM;
+            return;
+        }
+        sl->bases = p;
+        sl->cap = cap;
+    }
+    sl->bases[sl->n++] = base;
+}
+
 static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
 {
-    DIR *d = opendir(l->dir);
-    if (d == NULL) {
+    struct segment_list sl = {.l = l};
+    if (io_list_dir(l->dir, list_one, &sl) != 0) {
         return RC_IO;
     }
-    int64_t *bases = NULL;
-    size_t n = 0;
-    size_t cap = 0;
-    int rv = RC_OK;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && rv == RC_OK) {
-        int64_t base = 0;
-        if (has_suffix(e->d_name, ".tmp") ||
-            has_suffix(e->d_name, LOG_DELETED_SUFFIX) ||
-            has_suffix(e->d_name, LOG_CLEANED_SUFFIX)) {
-            char path[LOG_PATH_BYTES_MAX];
-            if (file_path(path, l->dir, e->d_name) == RC_OK) {
-                io_unlink(path);
-            }
-            continue;
-        }
-        if (!parse_segment_name(e->d_name, &base)) {
-            continue;
-        }
-        if (n == cap) {
-            cap = cap == 0 ? 16 : cap * 2;
-            void *p = realloc(bases, cap * sizeof *bases);
-            if (p == NULL) {
-                rv = RC_NOMEM;
-                break;
-            }
-            bases = p;
-        }
-        bases[n++] = base;
+    if (sl.rv != RC_OK) {
+        free(sl.bases);
+        return sl.rv;
     }
-    closedir(d);
-    if (rv != RC_OK) {
-        free(bases);
-        return rv;
+    if (sl.n > 1) {
+        qsort(sl.bases, sl.n, sizeof *sl.bases, cmp_i64);
     }
-    if (n > 1) {
-        qsort(bases, n, sizeof *bases, cmp_i64);
-    }
-    *bases_out = bases;
-    *n_out = n;
+    *bases_out = sl.bases;
+    *n_out = sl.n;
     return RC_OK;
 }
 
 static bool clean_marker_present(const struct log *l)
 {
     char path[LOG_PATH_BYTES_MAX];
-    return file_path(path, l->dir, LOG__CLEAN_FILE) == RC_OK &&
-           access(path, F_OK) == 0;
+    if (file_path(path, l->dir, LOG__CLEAN_FILE) != RC_OK) {
+        return false;
+    }
+    int fd = io_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        io_close(fd);
+    }
+    return fd >= 0;
 }
 
 static void unlink_segment_files(struct log *l, int64_t base)
@@ -229,6 +240,20 @@ static bool overlaps_previous(const struct log *l)
     return prev->next_offset > l->segs[l->n_segs - 1]->base_offset;
 }
 
+/* A recovered segment ends short of its successor's base: the offsets
+ * between are in no segment. Its successor's name was made durable by a
+ * directory sync while its own tail was not (a power loss between), so
+ * every later segment lies after the hole. (Between trusted segments a
+ * gap is compaction's, and fine.) */
+static bool hole_before_last(const struct log *l)
+{
+    if (l->n_segs < 2) {
+        return false;
+    }
+    const struct log_segment *prev = l->segs[l->n_segs - 2];
+    return prev->next_offset < l->segs[l->n_segs - 1]->base_offset;
+}
+
 struct open_plan {
     int64_t *bases;
     size_t n;
@@ -272,6 +297,7 @@ static int plan_open(struct log *l, struct open_plan *p)
 static int open_segments(struct log *l, struct open_plan *p)
 {
     bool recovering = false;
+    bool prev_recovered = false;
     for (size_t i = 0; i < p->n; i++) {
         bool last = i + 1 == p->n;
         bool trusted = p->clean || (!last && p->bases[i + 1] <= p->rp);
@@ -286,10 +312,14 @@ static int open_segments(struct log *l, struct open_plan *p)
         if (rv != RC_OK) {
             return rv;
         }
-        if (overlaps_previous(l)) {
-            TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log "
-                       "overlaps the previous one, dropped", l->dir,
-                       p->bases[i]);
+        bool hole = prev_recovered && hole_before_last(l);
+        prev_recovered = !trusted;
+        if (overlaps_previous(l) || hole) {
+            TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log %s, "
+                       "dropped", l->dir, p->bases[i],
+                       hole ? "starts after a hole (the previous segment "
+                              "ends short of it)"
+                            : "overlaps the previous one");
             struct log_segment *seg = l->segs[--l->n_segs];
             log_segment_delete(seg);
             log_segment_unref(seg);
@@ -436,6 +466,19 @@ void log_close(struct log *l)
     if (!log_busy(l)) {
         log_close_finish(l);
     }
+}
+
+void log_abandon(struct log *l)
+{
+    ASSERT(!l->closing);
+    ASSERT(l->cleaning == NULL && !log_startup_running(l));
+    l->closing = true;
+    uv_prepare_stop(&l->prepare);
+    log_sync_drop_job(l);
+    l->waiters_len = 0; /* the process died: nobody is told */
+    l->closed_cb = NULL;
+    free_log(l);
+    uv_close((uv_handle_t *)&l->prepare, close_cb);
 }
 
 bool log_busy(const struct log *l)

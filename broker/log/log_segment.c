@@ -59,8 +59,8 @@ int log_segment_open(struct log_segment **out, const char *dir,
 int log_segment_adopt(struct log_segment **out, const char *dir,
                       int64_t base_offset, size_t index_max, int fd)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    off_t size = 0;
+    if (io_fsize(fd, &size) != 0) {
         return RC_IO;
     }
     struct log_segment *seg = calloc(1, sizeof *seg);
@@ -70,8 +70,8 @@ int log_segment_adopt(struct log_segment **out, const char *dir,
     seg->fd = fd;
     seg->dir = dir;
     seg->base_offset = base_offset;
-    seg->size = st.st_size;
-    seg->size_low = st.st_size;
+    seg->size = size;
+    seg->size_low = size;
     seg->next_offset = base_offset;
     seg->max_timestamp = -1;
     seg->max_timestamp_batch = -1;

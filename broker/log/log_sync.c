@@ -280,8 +280,39 @@ static void start_job(struct log *l)
     l->dir_dirty = false;
     l->sync_requested = false;
     l->job = job;
+    if (l->runner != NULL) {
+        l->runner->submit(l->runner->ctx, l);
+        return;
+    }
     int rv = uv_queue_work(l->loop, &job->req, work_cb, after_work_cb);
     ASSERT(rv == 0);
+}
+
+void log_set_sync_runner(struct log *l, const struct log_sync_runner *r)
+{
+    ASSERT(l->job == NULL);
+    l->runner = r;
+}
+
+void log_sync_run(struct log *l)
+{
+    ASSERT(l->runner != NULL && l->job != NULL);
+    work_cb(&l->job->req);
+    after_work_cb(&l->job->req, 0);
+}
+
+void log_sync_drop_job(struct log *l)
+{
+    struct log_sync_job *job = l->job;
+    if (job == NULL) {
+        return;
+    }
+    ASSERT(l->runner != NULL); /* a pool's job cannot be called back */
+    for (size_t i = 0; i < job->n_segs; i++) {
+        log_segment_unref(job->segs[i]);
+    }
+    free(job);
+    l->job = NULL;
 }
 
 static void prepare_cb(uv_prepare_t *handle)

@@ -482,11 +482,13 @@ Test(log_corruption, failed_offset_checkpoint_write_keeps_the_old_one)
     cr_assert_eq(io_fault_parse("rename:eio"), RC_OK);
     cr_assert_neq(log_truncate_to(f.log, base_of(5)), RC_OK);
     io_fault_clear();
+    cr_assert_neq(log_failure(f.log), RC_OK,
+                  "a cut whose recovery point is not lowered stops the log");
     cr_assert_eq(checked_offset("recovery-point-checkpoint"), rp);
     char path[4200];
     dir_file("log-start-offset-checkpoint", path, sizeof path);
     cr_assert_eq(log_fixture_file_size(path), -1, "never written");
-    log_fixture_close_unclean(&f);
+    log_fixture_close(&f); /* unclean: the log had failed */
     memset(f.warnings, 0, sizeof f.warnings);
     log_fixture_open(&f);
     cr_assert_not(log_fixture_warned(&f, "not trusted", NULL), "%s",
