@@ -2,10 +2,10 @@
  * of CreateTopics' configs (controller/plan_configs.c): Kafka's validation
  * of topic configs and of the broker configs Kafka changes at runtime
  * (KIP-226; resource "" is the cluster-wide default, "N" broker N), by
- * the topic config registry (common/topic_config.h), and the ConfigRecords that take a
- * resource's dynamic configs from what they are to what the request
- * asks. Pure, like the rest of controller/plan.h; loop thread of the
- * active controller. */
+ * the topic config registry (common/topic_config.h), and the
+ * ConfigRecords that take a resource's dynamic configs from what they
+ * are to what the request asks. Pure, like the rest of
+ * controller/plan.h; loop thread of the active controller. */
 #ifndef CAIRN_CONTROLLER_PLAN_CONFIGS_H
 #define CAIRN_CONTROLLER_PLAN_CONFIGS_H
 
