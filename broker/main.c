@@ -14,7 +14,9 @@
 #include "broker/broker.h"
 #include "common/config.h"
 #include "common/daemon.h"
+#include "common/kafka/kafka_error.h"
 #include "common/rc.h"
+#include "common/topic_config.h"
 
 static const struct config_def broker_defs[] = {
     {"node.id", CONFIG_INT, NULL, 0, 2147483647, "this broker's id"},
@@ -189,41 +191,83 @@ static int build(const struct config *cfg, struct membership_config *mc,
     return RC_OK;
 }
 
-/* log.cleaner.*: the topics' defaults; false (said why) for a ratio that
- * is not a number from 0 to 1. */
-static bool broker_cleaner(const struct config *cfg,
-                           struct log_clean_config *out)
-{
-    const char *ratio = config_string(cfg, "log.cleaner.min.cleanable.ratio");
-    double r = 0;
-    if (!log_clean_parse_ratio(ratio, &r)) {
-        fprintf(stderr, PROG ": log.cleaner.min.cleanable.ratio=%s: "
-                "expected a number from 0 to 1\n", ratio);
-        return false;
-    }
-    *out = (struct log_clean_config){
-        .min_dirty_ratio = r,
-        .delete_retention_ms =
-            config_long(cfg, "log.cleaner.delete.retention.ms"),
-        .min_lag_ms = config_long(cfg, "log.cleaner.min.compaction.lag.ms"),
-        .max_lag_ms = config_long(cfg, "log.cleaner.max.compaction.lag.ms"),
-        .map_bytes =
-            (size_t)config_long(cfg, "log.cleaner.dedupe.buffer.size")};
-    return true;
-}
-
-/* log.retention.ms, else log.retention.hours (-1: forever); and
- * log.retention.bytes. */
-static struct log_retention broker_retention(const struct config *cfg)
+/* log.retention.ms, else log.retention.hours (-1: forever). */
+static int64_t broker_retention_ms(const struct config *cfg)
 {
     int64_t ms = config_long(cfg, "log.retention.ms");
     if (ms == -2) {
         int64_t hours = config_long(cfg, "log.retention.hours");
         ms = hours < 0 ? -1 : hours * 3600 * 1000;
     }
-    return (struct log_retention){
-        .retention_ms = ms,
-        .retention_bytes = config_long(cfg, "log.retention.bytes")};
+    return ms;
+}
+
+/* The text of schema entry d's value in cfg; buf holds a number's. */
+static const char *broker_value_text(const struct config *cfg,
+                                     const struct config_def *d, char *buf,
+                                     size_t len)
+{
+    switch (d->type) {
+    case CONFIG_INT:
+        snprintf(buf, len, "%" PRId32, config_int(cfg, d->name));
+        return buf;
+    case CONFIG_LONG:
+        snprintf(buf, len, "%" PRId64, config_long(cfg, d->name));
+        return buf;
+    case CONFIG_BOOL:
+        return config_bool(cfg, d->name) ? "true" : "false";
+    case CONFIG_DOUBLE:
+        snprintf(buf, len, "%.17g", config_double(cfg, d->name));
+        return buf;
+    case CONFIG_STRING:
+        return config_string(cfg, d->name);
+    case CONFIG_LIST:
+        return config_list(cfg, d->name);
+    }
+    return "";
+}
+
+/* The broker's defaults of the topic configs: Kafka's, then the file's
+ * value (or the schema's default) of every topic config synonym the
+ * schema has, checked by the topic config registry as the controller
+ * checks a dynamic broker config; log.retention.ms falls back to
+ * log.retention.hours. false (said why) for a value the registry
+ * refuses, as the controller would. */
+static bool broker_topic_defaults(const struct config *cfg,
+                                  struct topic_config_values *out)
+{
+    topic_config_values_default(out);
+    for (size_t i = 0; i < ARRAY_LEN(broker_defs); i++) {
+        const struct config_def *cd = &broker_defs[i];
+        const struct topic_config_def *d = topic_config_by_synonym(cd->name);
+        if (d == NULL) {
+            continue;
+        }
+        char buf[32];
+        const char *v = broker_value_text(cfg, cd, buf, sizeof buf);
+        char msg[TOPIC_CONFIG_MESSAGE_BYTES];
+        if (topic_config_set(out, d, true /* synonym */, v, msg) !=
+            KAFKA_ERROR_NONE) {
+            fprintf(stderr, PROG ": %s\n", msg);
+            return false;
+        }
+    }
+    out->retention_ms = broker_retention_ms(cfg);
+    return true;
+}
+
+/* log.cleaner.*: the cleaner's settings, with the topics' defaults of
+ * its per-topic ones. */
+static struct log_clean_config
+broker_cleaner(const struct config *cfg, const struct topic_config_values *v)
+{
+    return (struct log_clean_config){
+        .min_dirty_ratio = v->min_cleanable_dirty_ratio,
+        .delete_retention_ms = v->delete_retention_ms,
+        .min_lag_ms = v->min_compaction_lag_ms,
+        .max_lag_ms = v->max_compaction_lag_ms,
+        .map_bytes =
+            (size_t)config_long(cfg, "log.cleaner.dedupe.buffer.size")};
 }
 
 /* A throttle's rate: this broker's dynamic config, else the cluster-wide
@@ -350,8 +394,8 @@ static int start(struct broker *b, const struct config *cfg)
     }
     memcpy(dir, dirs, len);
     dir[len] = '\0';
-    struct log_clean_config clean;
-    if (!broker_cleaner(cfg, &clean)) {
+    struct topic_config_values topic_defaults;
+    if (!broker_topic_defaults(cfg, &topic_defaults)) {
         return RC_CONFIG;
     }
     struct replica_manager_config rc = {
@@ -361,18 +405,12 @@ static int start(struct broker *b, const struct config *cfg)
         .sync_before_ack = config_bool(cfg, "log.sync.before.ack"),
         .unsafe_fsync_failure_ignore =
             config_bool(cfg, "unsafe.fsync.failure.ignore"),
-        .min_insync = config_int(cfg, "min.insync.replicas"),
+        .topic_defaults = topic_defaults,
         .lag_max_ms = config_long(cfg, "replica.lag.time.max.ms"),
-        .max_message_bytes = config_int(cfg, "message.max.bytes"),
-        .timestamp_before_max_ms =
-            config_long(cfg, "log.message.timestamp.before.max.ms"),
-        .timestamp_after_max_ms =
-            config_long(cfg, "log.message.timestamp.after.max.ms"),
         .validate_records =
             config_bool(cfg, "produce.record.validation.enable"),
         .scrub_bytes_per_sec = config_long(cfg, "log.scrub.bytes.per.second"),
-        .retention = broker_retention(cfg),
-        .clean = clean,
+        .clean = broker_cleaner(cfg, &topic_defaults),
         .clean_backoff_ms = config_bool(cfg, "log.cleaner.enable")
                                 ? config_long(cfg, "log.cleaner.backoff.ms")
                                 : 0,

@@ -10,11 +10,13 @@
 #include "common/config.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
+#include "common/topic_config.h"
 
 bool handlers_unclean_default(const struct controller *c)
 {
-    const char *v = meta_broker_config(&c->fsm.image, META_BROKER_DEFAULT,
-                                       "unclean.leader.election.enable");
+    const char *v = meta_broker_config(
+        &c->fsm.image, META_BROKER_DEFAULT,
+        topic_config_at(TOPIC_CONFIG_UNCLEAN_LEADER_ELECTION_ENABLE)->synonym);
     bool allowed = c->cfg.unclean_leader_election;
     if (v != NULL && !config_value_bool(v, &allowed)) {
         return c->cfg.unclean_leader_election;

@@ -1,8 +1,8 @@
 /* IncrementalAlterConfigs and AlterConfigs planned against the image, and
  * CreateTopics' check of a new topic's configs (controller/plan_configs.h).
- * The definitions are Kafka 3.8's LogConfig: type, lower bound, allowed
- * strings; values parse by common/config.h's strict parsers, as brokers
- * read them. Every topic config is dynamic in Kafka, so every one may be
+ * The definitions and checks of topic configs and their broker synonyms
+ * are the registry's (common/topic_config.h), which brokers read values
+ * with too. Every topic config is dynamic in Kafka, so every one may be
  * altered; brokers follow the change from the metadata image. Pure; loop
  * thread of the active controller. */
 #include "controller/plan_configs.h"
@@ -12,95 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config.h"
+#include "common/topic_config.h"
+#include "common/assert.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
 #include "controller/plan_internal.h"
 
-enum plan_config_type {
-    PLAN_T_LONG,
-    PLAN_T_INT,
-    PLAN_T_BOOL,
-    PLAN_T_DOUBLE, /* in [0, 1] */
-    PLAN_T_ENUM,   /* one of choices */
-    PLAN_T_LIST,   /* comma-separated; of choices unless NULL */
-};
-
-struct plan_config_def {
+/* A key a resource may set: a topic config by its name, a topic
+ * config's broker synonym, or a replication throttle rate. */
+struct plan_key {
     const char *name;
-    enum plan_config_type type;
-    int64_t min;
-    const char *choices; /* "a, b, c" as Kafka prints them */
-    const char *fallback; /* Kafka's default, for APPEND/SUBTRACT */
+    const struct topic_config_def *def; /* type, bounds, default */
+    bool synonym;                       /* name is def's synonym */
 };
 
-#define NOMIN INT64_MIN
-static const struct plan_config_def plan_topic_defs[] = {
-    {"cleanup.policy", PLAN_T_LIST, 0, "compact, delete", "delete"},
-    {"compression.type", PLAN_T_ENUM, 0,
-     "uncompressed, zstd, lz4, snappy, gzip, producer", "producer"},
-    {"delete.retention.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"file.delete.delay.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"flush.messages", PLAN_T_LONG, 1, NULL, NULL},
-    {"flush.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"follower.replication.throttled.replicas", PLAN_T_LIST, 0, NULL, ""},
-    {"index.interval.bytes", PLAN_T_INT, 0, NULL, NULL},
-    {"leader.replication.throttled.replicas", PLAN_T_LIST, 0, NULL, ""},
-    {"local.retention.bytes", PLAN_T_LONG, -2, NULL, NULL},
-    {"local.retention.ms", PLAN_T_LONG, -2, NULL, NULL},
-    {"max.compaction.lag.ms", PLAN_T_LONG, 1, NULL, NULL},
-    {"max.message.bytes", PLAN_T_INT, 0, NULL, NULL},
-    {"message.downconversion.enable", PLAN_T_BOOL, 0, NULL, NULL},
-    {"message.timestamp.after.max.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"message.timestamp.before.max.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"message.timestamp.difference.max.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"message.timestamp.type", PLAN_T_ENUM, 0, "CreateTime, LogAppendTime",
-     NULL},
-    {"min.cleanable.dirty.ratio", PLAN_T_DOUBLE, 0, NULL, NULL},
-    {"min.compaction.lag.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"min.insync.replicas", PLAN_T_INT, 1, NULL, NULL},
-    {"preallocate", PLAN_T_BOOL, 0, NULL, NULL},
-    {"remote.storage.enable", PLAN_T_BOOL, 0, NULL, NULL},
-    {"retention.bytes", PLAN_T_LONG, NOMIN, NULL, NULL},
-    {"retention.ms", PLAN_T_LONG, -1, NULL, NULL},
-    {"segment.bytes", PLAN_T_INT, 14, NULL, NULL},
-    {"segment.index.bytes", PLAN_T_INT, 4, NULL, NULL},
-    {"segment.jitter.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"segment.ms", PLAN_T_LONG, 1, NULL, NULL},
-    {"unclean.leader.election.enable", PLAN_T_BOOL, 0, NULL, NULL},
-};
-
-/* The broker configs Kafka changes without a restart
- * (DynamicBrokerConfig, DynamicLogConfig, DynamicReplicationConfig) that
- * Cairn knows: the brokers' defaults of the topic configs, and the
- * replication throttles. */
-static const struct plan_config_def plan_broker_defs[] = {
-    {"compression.type", PLAN_T_ENUM, 0,
-     "uncompressed, zstd, lz4, snappy, gzip, producer", "producer"},
-    {"follower.replication.throttled.rate", PLAN_T_LONG, 0, NULL, NULL},
-    {"leader.replication.throttled.rate", PLAN_T_LONG, 0, NULL, NULL},
-    {"log.cleaner.delete.retention.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"log.cleaner.max.compaction.lag.ms", PLAN_T_LONG, 1, NULL, NULL},
-    {"log.cleaner.min.cleanable.ratio", PLAN_T_DOUBLE, 0, NULL, NULL},
-    {"log.cleaner.min.compaction.lag.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"log.cleanup.policy", PLAN_T_LIST, 0, "compact, delete", "delete"},
-    {"log.flush.interval.messages", PLAN_T_LONG, 1, NULL, NULL},
-    {"log.flush.interval.ms", PLAN_T_LONG, NOMIN, NULL, NULL},
-    {"log.index.interval.bytes", PLAN_T_INT, 0, NULL, NULL},
-    {"log.index.size.max.bytes", PLAN_T_INT, 4, NULL, NULL},
-    {"log.message.timestamp.after.max.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"log.message.timestamp.before.max.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"log.message.timestamp.type", PLAN_T_ENUM, 0,
-     "CreateTime, LogAppendTime", NULL},
-    {"log.preallocate", PLAN_T_BOOL, 0, NULL, NULL},
-    {"log.retention.bytes", PLAN_T_LONG, NOMIN, NULL, NULL},
-    {"log.retention.ms", PLAN_T_LONG, NOMIN, NULL, NULL},
-    {"log.roll.ms", PLAN_T_LONG, 1, NULL, NULL},
-    {"log.segment.bytes", PLAN_T_INT, 14, NULL, NULL},
-    {"log.segment.delete.delay.ms", PLAN_T_LONG, 0, NULL, NULL},
-    {"message.max.bytes", PLAN_T_INT, 0, NULL, NULL},
-    {"min.insync.replicas", PLAN_T_INT, 1, NULL, NULL},
-    {"unclean.leader.election.enable", PLAN_T_BOOL, 0, NULL, NULL},
+/* The broker configs Kafka changes without a restart that are no topic
+ * config's synonym: the replication throttles (KIP-73). */
+static const struct topic_config_def plan_throttle_defs[] = {
+    {.name = "follower.replication.throttled.rate",
+     .type = TOPIC_CONFIG_LONG, .min = 0,
+     .default_value = "9223372036854775807"},
+    {.name = "leader.replication.throttled.rate", .type = TOPIC_CONFIG_LONG,
+     .min = 0, .default_value = "9223372036854775807"},
 };
 
 /* Broker configs Kafka knows but changes only with a restart. */
@@ -114,127 +47,59 @@ static const char *const plan_broker_static[] = {
     "replica.lag.time.max.ms",
 };
 
-static const struct plan_config_def *
-plan_def_in(const struct plan_config_def *defs, size_t n, const char *name)
+#define PLAN_DEFS_MAX 32
+_Static_assert(TOPIC_CONFIG_COUNT <= PLAN_DEFS_MAX, "topic keys");
+_Static_assert(PLAN_CONFIG_MESSAGE_BYTES == TOPIC_CONFIG_MESSAGE_BYTES,
+               "the registry writes messages into plan results");
+
+static int plan_key_cmp(const void *a, const void *b)
+{
+    const struct plan_key *x = a;
+    const struct plan_key *y = b;
+    return strcmp(x->name, y->name);
+}
+
+/* The keys of a topic (every topic config, the registry's name order) or
+ * of a broker resource (the synonyms Kafka alters at runtime and the
+ * throttle rates, in name order); their number. */
+static size_t plan_keys(bool broker, struct plan_key keys[PLAN_DEFS_MAX])
+{
+    size_t n = 0;
+    for (int i = 0; i < TOPIC_CONFIG_COUNT; i++) {
+        const struct topic_config_def *d = topic_config_at(i);
+        if (!broker) {
+            keys[n++] = (struct plan_key){d->name, d, false};
+        } else if (d->synonym_dynamic) {
+            ASSERT(n < PLAN_DEFS_MAX);
+            keys[n++] = (struct plan_key){d->synonym, d, true};
+        }
+    }
+    for (size_t i = 0; broker && i < ARRAY_LEN(plan_throttle_defs); i++) {
+        ASSERT(n < PLAN_DEFS_MAX);
+        keys[n++] = (struct plan_key){plan_throttle_defs[i].name,
+                                      &plan_throttle_defs[i], false};
+    }
+    if (broker) {
+        qsort(keys, n, sizeof *keys, plan_key_cmp);
+    }
+    return n;
+}
+
+static const struct plan_key *plan_key_in(const struct plan_key *keys,
+                                          size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(defs[i].name, name) == 0) {
-            return &defs[i];
+        if (strcmp(keys[i].name, name) == 0) {
+            return &keys[i];
         }
     }
     return NULL;
 }
 
-static const struct plan_config_def *plan_topic_def(const char *name)
-{
-    return plan_def_in(plan_topic_defs, ARRAY_LEN(plan_topic_defs), name);
-}
-
-/* A reason that needs formatting: a bound, or the choices. */
-#define PLAN__WHY_BYTES 96
-
-/* Why v is no value of type d->type: Kafka's ConfigDef reason, or NULL
- * when it parses by the shared strict parsers (common/config.h); *x holds
- * an INT or LONG, *r a DOUBLE. */
-static const char *plan_type_error(const struct plan_config_def *d,
-                                   const char *v, int64_t *x, double *r)
-{
-    int32_t i = 0;
-    bool b = false;
-    switch (d->type) {
-    case PLAN_T_LONG:
-        return config_value_long(v, x) ? NULL : "Not a number of type LONG";
-    case PLAN_T_INT:
-        if (!config_value_int(v, &i)) {
-            return "Not a number of type INT";
-        }
-        *x = i;
-        return NULL;
-    case PLAN_T_BOOL:
-        return config_value_bool(v, &b)
-                   ? NULL
-                   : "Expected value to be either true or false";
-    case PLAN_T_DOUBLE:
-        return config_value_double(v, r) ? NULL
-                                         : "Not a number of type DOUBLE";
-    case PLAN_T_ENUM:
-    case PLAN_T_LIST:
-        return NULL;
-    }
-    return NULL;
-}
-
-/* Kafka's ConfigDef reason why v is no value of d (its type first, then
- * its bound or choices), in buf if it needs one; NULL when v is fine. */
-static const char *plan_value_error(const struct plan_config_def *d,
-                                    const char *v, char buf[PLAN__WHY_BYTES])
-{
-    int64_t x = 0;
-    double r = 0.0;
-    const char *why = plan_type_error(d, v, &x, &r);
-    if (why != NULL) {
-        return why;
-    }
-    if ((d->type == PLAN_T_LONG || d->type == PLAN_T_INT) &&
-        d->min != NOMIN && x < d->min) {
-        snprintf(buf, PLAN__WHY_BYTES, "Value must be at least %lld",
-                 (long long)d->min);
-        return buf;
-    }
-    if (d->type == PLAN_T_DOUBLE && (r < 0.0 || r > 1.0)) {
-        return r < 0.0 ? "Value must be at least 0.0"
-                       : "Value must be no more than 1.0";
-    }
-    if ((d->type == PLAN_T_ENUM &&
-         !config_value_one_of(v, strlen(v), d->choices)) ||
-        (d->type == PLAN_T_LIST && d->choices != NULL &&
-         !config_value_list_of(v, d->choices))) {
-        snprintf(buf, PLAN__WHY_BYTES, "String must be one of: %s",
-                 d->choices);
-        return buf;
-    }
-    return NULL;
-}
-
-/* Kafka's ConfigException message for one bad value. */
-static int16_t plan_check_value(const struct plan_config_def *d,
-                                const char *v, char *msg)
-{
-    char buf[PLAN__WHY_BYTES];
-    const char *why = plan_value_error(d, v, buf);
-    if (why == NULL) {
-        return KAFKA_ERROR_NONE;
-    }
-    snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
-             "Invalid value %.64s for configuration %s: %s", v, d->name, why);
-    return KAFKA_ERROR_INVALID_CONFIG;
-}
-
-static int16_t plan_config_check(const struct plan_config_def *d,
-                                 const char *value,
+static int16_t plan_config_check(const struct plan_key *k, const char *value,
                                  char msg[PLAN_CONFIG_MESSAGE_BYTES])
 {
-    const char *name = d->name;
-    msg[0] = '\0';
-    if (strlen(value) > META_CONFIG_VALUE_BYTES_MAX) {
-        snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
-                 "Invalid value for configuration %s: longer than %u bytes",
-                 name, META_CONFIG_VALUE_BYTES_MAX);
-        return KAFKA_ERROR_INVALID_CONFIG;
-    }
-    return plan_check_value(d, value, msg);
-}
-
-int16_t plan_topic_config_check(const char *name, const char *value,
-                                char msg[PLAN_CONFIG_MESSAGE_BYTES])
-{
-    const struct plan_config_def *d = plan_topic_def(name);
-    if (d == NULL) {
-        snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
-                 "Unknown topic config name: %.128s", name);
-        return KAFKA_ERROR_INVALID_CONFIG;
-    }
-    return plan_config_check(d, value, msg);
+    return topic_config_check_def(k->def, k->name, k->synonym, value, msg);
 }
 
 int16_t plan_topic_configs_check(const struct plan_config *configs,
@@ -244,19 +109,19 @@ int16_t plan_topic_configs_check(const struct plan_config *configs,
     msg[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         const char *name = configs[i].name != NULL ? configs[i].name : "";
-        if (plan_topic_def(name) != NULL && configs[i].value == NULL) {
+        if (topic_config_lookup(name) != NULL && configs[i].value == NULL) {
             snprintf(msg, PLAN_CONFIG_MESSAGE_BYTES,
                      "Null value not supported for topic configs: %s", name);
             return KAFKA_ERROR_INVALID_CONFIG;
         }
-        int16_t err = plan_topic_config_check(
+        int16_t err = topic_config_check(
             name, configs[i].value != NULL ? configs[i].value : "", msg);
         if (err != KAFKA_ERROR_NONE) {
             return err;
         }
         /* Past as many entries as there are names, all known and none
          * repeated so far, this one is a repeat: the loop stays short. */
-        bool repeat = i >= ARRAY_LEN(plan_topic_defs);
+        bool repeat = i >= TOPIC_CONFIG_COUNT;
         for (size_t j = 0; !repeat && j < i; j++) {
             repeat = strcmp(configs[j].name, name) == 0;
         }
@@ -271,18 +136,14 @@ int16_t plan_topic_configs_check(const struct plan_config *configs,
 
 /* --- Planning ------------------------------------------------------------ */
 
-#define PLAN_DEFS_MAX 32
-_Static_assert(ARRAY_LEN(plan_topic_defs) <= PLAN_DEFS_MAX, "topic defs");
-_Static_assert(ARRAY_LEN(plan_broker_defs) <= PLAN_DEFS_MAX, "broker defs");
-
 /* The resource being altered: a topic, or a broker config set. */
 struct plan_target {
     const struct meta_image *img;
     const struct meta_topic *t;     /* NULL for a broker resource */
     int32_t broker;                 /* or META_BROKER_DEFAULT */
     const char *name;               /* resource name, for records */
-    const struct plan_config_def *defs;
-    size_t n_defs;
+    struct plan_key keys[PLAN_DEFS_MAX];
+    size_t n_keys;
     const struct meta_config_entry *entries; /* what it sets now */
     size_t n_entries;
 };
@@ -363,36 +224,37 @@ static int16_t plan_apply_op(const struct plan_target *x,
                              struct plan_config_state *st,
                              struct plan_config_result *r)
 {
-    const struct plan_config_def *def = &x->defs[d];
+    const struct plan_key *key = &x->keys[d];
+    const struct topic_config_def *def = key->def;
     if (op->op == PLAN_CONFIG_DELETE) {
         st->want[d] = NULL;
         return KAFKA_ERROR_NONE;
     }
     if (op->value == NULL) {
         return plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
-                         "Null value not supported for : %s", def->name);
+                         "Null value not supported for : %s", key->name);
     }
     if (op->op == PLAN_CONFIG_SET) {
         st->want[d] = op->value;
-        r->error = plan_config_check(def, op->value, r->message);
+        r->error = plan_config_check(key, op->value, r->message);
         return r->error;
     }
-    if (def->type != PLAN_T_LIST) {
+    if (def->type != TOPIC_CONFIG_LIST) {
         return plan_fail(r, KAFKA_ERROR_INVALID_CONFIG,
                          "Can't %s to key %s because its type is not LIST.",
                          op->op == PLAN_CONFIG_APPEND ? "APPEND" : "SUBTRACT",
-                         def->name);
+                         key->name);
     }
-    const char *cur = plan_current(x, def->name);
-    const char *base = cur != NULL ? cur : def->fallback;
+    const char *cur = plan_current(x, key->name);
+    const char *base = cur != NULL ? cur : def->default_value;
     if (!plan_list_edit(base, op->value, op->op == PLAN_CONFIG_APPEND,
                         st->lists[d])) {
         return plan_fail(r, KAFKA_ERROR_INVALID_CONFIG,
                          "Invalid value for configuration %s: too long",
-                         def->name);
+                         key->name);
     }
     st->want[d] = st->lists[d];
-    r->error = plan_config_check(def, st->want[d], r->message);
+    r->error = plan_config_check(key, st->want[d], r->message);
     return r->error;
 }
 
@@ -443,8 +305,8 @@ static int16_t plan_state(const struct plan_target *x,
                           bool replace, struct plan_config_state *st,
                           struct plan_config_result *r)
 {
-    for (size_t d = 0; d < x->n_defs; d++) {
-        st->want[d] = replace ? NULL : plan_current(x, x->defs[d].name);
+    for (size_t d = 0; d < x->n_keys; d++) {
+        st->want[d] = replace ? NULL : plan_current(x, x->keys[d].name);
     }
     if (plan_ops_repeat(res)) {
         return plan_fail(r, KAFKA_ERROR_INVALID_REQUEST, "%s",
@@ -461,14 +323,13 @@ static int16_t plan_state(const struct plan_target *x,
             return plan_fail(r, KAFKA_ERROR_INVALID_REQUEST,
                              "Unknown operation for config %.128s", name);
         }
-        const struct plan_config_def *def =
-            plan_def_in(x->defs, x->n_defs, name);
-        if (def == NULL) {
+        const struct plan_key *key = plan_key_in(x->keys, x->n_keys, name);
+        if (key == NULL) {
             return plan_fail(r, KAFKA_ERROR_INVALID_CONFIG,
                              "Unknown %s config name: %.128s",
                              x->t != NULL ? "topic" : "broker", name);
         }
-        if (plan_apply_op(x, op, (size_t)(def - x->defs), st, r) !=
+        if (plan_apply_op(x, op, (size_t)(key - x->keys), st, r) !=
             KAFKA_ERROR_NONE) {
             return r->error;
         }
@@ -508,11 +369,11 @@ static int plan_records_of(const struct plan_target *x,
                            struct plan_config_result *r)
 {
     size_t need = 0;
-    for (size_t d = 0; d < x->n_defs; d++) {
-        need += !plan_same(st->want[d], plan_current(x, x->defs[d].name));
+    for (size_t d = 0; d < x->n_keys; d++) {
+        need += !plan_same(st->want[d], plan_current(x, x->keys[d].name));
     }
     for (size_t i = 0; replace && i < x->n_entries; i++) {
-        need += plan_def_in(x->defs, x->n_defs, x->entries[i].name) == NULL;
+        need += plan_key_in(x->keys, x->n_keys, x->entries[i].name) == NULL;
     }
     if (need > plan_room(out)) {
         plan_fail(r, KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED, "%s",
@@ -520,14 +381,14 @@ static int plan_records_of(const struct plan_target *x,
         return RC_OK;
     }
     int rv = RC_OK;
-    for (size_t d = 0; rv == RC_OK && d < x->n_defs; d++) {
-        const char *name = x->defs[d].name;
+    for (size_t d = 0; rv == RC_OK && d < x->n_keys; d++) {
+        const char *name = x->keys[d].name;
         if (!plan_same(st->want[d], plan_current(x, name))) {
             rv = plan_push_config(out, x, name, st->want[d]);
         }
     }
     for (size_t i = 0; rv == RC_OK && replace && i < x->n_entries; i++) {
-        if (plan_def_in(x->defs, x->n_defs, x->entries[i].name) == NULL) {
+        if (plan_key_in(x->keys, x->n_keys, x->entries[i].name) == NULL) {
             rv = plan_push_config(out, x, x->entries[i].name, NULL);
         }
     }
@@ -549,8 +410,7 @@ static bool plan_target_of(const struct meta_image *img,
                       "The topic '%.128s' does not exist.", name);
             return false;
         }
-        x->defs = plan_topic_defs;
-        x->n_defs = ARRAY_LEN(plan_topic_defs);
+        x->n_keys = plan_keys(false /* broker */, x->keys);
         x->entries = x->t->configs;
         x->n_entries = x->t->n_configs;
         return true;
@@ -565,8 +425,7 @@ static bool plan_target_of(const struct meta_image *img,
                   "Invalid broker name '%.128s'", name);
         return false;
     }
-    x->defs = plan_broker_defs;
-    x->n_defs = ARRAY_LEN(plan_broker_defs);
+    x->n_keys = plan_keys(true /* broker */, x->keys);
     for (size_t i = 0; i < img->n_broker_configs; i++) {
         if (img->broker_configs[i].broker == x->broker) {
             x->entries = img->broker_configs[i].configs;

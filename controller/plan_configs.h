@@ -1,11 +1,11 @@
 /* The planner of IncrementalAlterConfigs and AlterConfigs, and the check
  * of CreateTopics' configs (controller/plan_configs.c): Kafka's validation
- * of topic configs (LogConfig's definitions: names, types, bounds) and of
- * the broker configs Kafka changes at runtime (KIP-226; resource "" is the
- * cluster-wide default, "N" broker N), and the ConfigRecords that take a
- * resource's dynamic configs from what they are to what the request
- * asks. Pure, like the rest of controller/plan.h; loop thread of the
- * active controller. */
+ * of topic configs and of the broker configs Kafka changes at runtime
+ * (KIP-226; resource "" is the cluster-wide default, "N" broker N), by
+ * the topic config registry (common/topic_config.h), and the
+ * ConfigRecords that take a resource's dynamic configs from what they
+ * are to what the request asks. Pure, like the rest of
+ * controller/plan.h; loop thread of the active controller. */
 #ifndef CAIRN_CONTROLLER_PLAN_CONFIGS_H
 #define CAIRN_CONTROLLER_PLAN_CONFIGS_H
 
@@ -40,18 +40,11 @@ struct plan_config_result {
     char message[PLAN_CONFIG_MESSAGE_BYTES]; /* "" with no error */
 };
 
-/* Checks value against the definition of topic config name: NONE, or
- * INVALID_CONFIG with Kafka's message ("Unknown topic config name: x",
- * "Invalid value x for configuration retention.ms: Not a number of type
- * LONG", ...) in msg. */
-int16_t plan_topic_config_check(const char *name, const char *value,
-                                char msg[PLAN_CONFIG_MESSAGE_BYTES]);
-
 /* CreateTopics' check of a new topic's configs[0..n), as Kafka's
  * controller makes it before writing anything: every name known, every
- * value present and valid by plan_topic_config_check(), no name twice.
+ * value present and valid by topic_config_check(), no name twice.
  * NONE, or INVALID_CONFIG with the first failure's message in msg:
- * plan_topic_config_check()'s, "Null value not supported for topic
+ * topic_config_check()'s, "Null value not supported for topic
  * configs: x" or "Error due to duplicate config keys". */
 int16_t plan_topic_configs_check(const struct plan_config *configs,
                                  size_t n,

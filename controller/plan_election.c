@@ -11,6 +11,7 @@
 #include "common/config.h"
 #include "common/limits.h"
 #include "common/rc.h"
+#include "common/topic_config.h"
 #include "controller/plan.h"
 #include "controller/plan_internal.h"
 
@@ -63,7 +64,8 @@ struct plan_election plan_elect_leader(const struct meta_image *img,
 
 bool plan_unclean_allowed(const struct meta_topic *t, bool unclean_default)
 {
-    const char *v = meta_topic_config(t, "unclean.leader.election.enable");
+    const char *v = meta_topic_config(
+        t, topic_config_name(TOPIC_CONFIG_UNCLEAN_LEADER_ELECTION_ENABLE));
     bool allowed = unclean_default;
     if (v != NULL && !config_value_bool(v, &allowed)) {
         return unclean_default; /* only an old log holds such a value */

@@ -12,6 +12,7 @@
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
+#include "common/topic_config.h"
 
 #define COORDINATOR__TICK_MS 100
 #define COORDINATOR__CREATE_RETRY_MS 2000
@@ -449,8 +450,9 @@ void coordinator_ensure_topic(struct coordinator *co)
     char segment_bytes[16];
     snprintf(segment_bytes, sizeof segment_bytes, "%d",
              (int)co->cfg.offsets_segment_bytes);
-    const char *configs[] = {"cleanup.policy", "compact",
-                             "segment.bytes", segment_bytes};
+    const char *configs[] = {
+        topic_config_name(TOPIC_CONFIG_CLEANUP_POLICY), "compact",
+        topic_config_name(TOPIC_CONFIG_SEGMENT_BYTES), segment_bytes};
     broker_create_topic(co->b, GROUP_STORE_TOPIC, co->cfg.offsets_partitions,
                         rf, configs, 2);
 }

@@ -8,8 +8,10 @@
  * (DEFAULT_CONFIG); with IncludeSynonyms (v1+) each config lists that
  * chain as Kafka does. A broker resource (this broker's id, or "" for
  * the cluster-wide default) lists its replication settings and dynamic
- * configs. Producer ids come from blocks the active controller
- * allocates. */
+ * configs. Names, defaults, synonyms and flags are the topic config
+ * registry's (common/topic_config.h); the broker's config-file settings
+ * are its replica manager's topic_defaults. Producer ids come from
+ * blocks the active controller allocates. */
 #include "broker/broker.h"
 
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
+#include "common/topic_config.h"
 #include "rpc.pb-c.h"
 
 /* Kafka's ConfigSource values. */
@@ -29,35 +32,8 @@
 #define CONFIG_SOURCE_STATIC_BROKER 4
 #define CONFIG_SOURCE_DEFAULT 5
 
-/* Each topic config, its broker synonym (LogConfig's
- * TopicConfigSynonyms) and Kafka's default. */
-static const struct {
-    const char *name;
-    const char *value;
-    const char *bname;
-} topic_defaults[] = {
-    {"cleanup.policy", "delete", "log.cleanup.policy"},
-    {"compression.type", "producer", "compression.type"},
-    {"delete.retention.ms", "86400000", "log.cleaner.delete.retention.ms"},
-    {"file.delete.delay.ms", "60000", "log.segment.delete.delay.ms"},
-    {"flush.messages", "9223372036854775807", "log.flush.interval.messages"},
-    {"flush.ms", "9223372036854775807", "log.flush.interval.ms"},
-    {"index.interval.bytes", "4096", "log.index.interval.bytes"},
-    {"max.compaction.lag.ms", "9223372036854775807",
-     "log.cleaner.max.compaction.lag.ms"},
-    {"max.message.bytes", "1048588", "message.max.bytes"},
-    {"message.timestamp.type", "CreateTime", "log.message.timestamp.type"},
-    {"min.cleanable.dirty.ratio", "0.5", "log.cleaner.min.cleanable.ratio"},
-    {"min.compaction.lag.ms", "0", "log.cleaner.min.compaction.lag.ms"},
-    {"min.insync.replicas", "1", "min.insync.replicas"},
-    {"retention.bytes", "-1", "log.retention.bytes"},
-    {"retention.ms", "604800000", "log.retention.ms"},
-    {"segment.bytes", "1073741824", "log.segment.bytes"},
-    {"segment.index.bytes", "10485760", "log.index.size.max.bytes"},
-    {"segment.ms", "604800000", "log.roll.ms"},
-    {"unclean.leader.election.enable", "false",
-     "unclean.leader.election.enable"},
-};
+/* A default's text: a number, a boolean, a choice or two. */
+#define CONFIGS__DEFAULT_TEXT_BYTES 32
 
 static int enc_describe(struct writer *w, int16_t v, const void *r)
 {
@@ -78,55 +54,22 @@ static bool wanted(const struct kafka_DescribeConfigsResource *res,
     return false;
 }
 
-/* The value of a default, with min.insync.replicas from the broker's own
- * setting as Kafka reports it; *source is its ConfigSource. */
-/* The broker's own setting of topic config name from its config file,
- * where Cairn keeps one; false for the others. */
-static bool static_value(const struct broker *b, const char *name,
-                         int64_t *v)
-{
-    const struct replica_manager *ps = &b->partitions;
-    const struct {
-        const char *name;
-        int64_t value;
-    } known[] = {
-        {"min.insync.replicas", ps->min_insync},
-        {"retention.ms", ps->retention.retention_ms},
-        {"retention.bytes", ps->retention.retention_bytes},
-        {"segment.bytes", ps->log_cfg.segment_bytes},
-        {"segment.ms", ps->log_cfg.segment_ms},
-        {"index.interval.bytes", ps->log_cfg.index_interval_bytes},
-        {"max.message.bytes", ps->max_message_bytes},
-        {"delete.retention.ms", ps->clean.delete_retention_ms},
-        {"min.compaction.lag.ms", ps->clean.min_lag_ms},
-        {"max.compaction.lag.ms", ps->clean.max_lag_ms},
-    };
-    for (size_t k = 0; k < ARRAY_LEN(known); k++) {
-        if (strcmp(known[k].name, name) == 0) {
-            *v = known[k].value;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Topic config i where neither the topic nor a dynamic broker config
+/* Topic config d where neither the topic nor a dynamic broker config
  * sets it: the broker's config-file setting when it differs from Kafka's
  * default (STATIC_BROKER_CONFIG, its text in a), else Kafka's default;
  * *source is its ConfigSource. */
-static struct slice default_value(const struct broker *b, size_t i,
+static struct slice default_value(const struct broker *b,
+                                  const struct topic_config_def *d,
                                   struct arena *a, int8_t *source)
 {
     *source = CONFIG_SOURCE_DEFAULT;
-    int64_t v;
     char *text = NULL;
-    if (!static_value(b, topic_defaults[i].name, &v) ||
-        arena_alloc(a, 24, 1, (void **)&text) != RC_OK) {
-        return slice_from_str(topic_defaults[i].value);
-    }
-    snprintf(text, 24, "%lld", (long long)v);
-    if (strcmp(text, topic_defaults[i].value) == 0) {
-        return slice_from_str(topic_defaults[i].value);
+    if (arena_alloc(a, CONFIGS__DEFAULT_TEXT_BYTES, 1, (void **)&text) !=
+            RC_OK ||
+        !topic_config_format(&b->partitions.topic_defaults, d, text,
+                             CONFIGS__DEFAULT_TEXT_BYTES) ||
+        strcmp(text, d->default_value) == 0) {
+        return slice_from_str(d->default_value);
     }
     *source = CONFIG_SOURCE_STATIC_BROKER;
     return slice_from_str(text);
@@ -162,7 +105,7 @@ int kafka_configs_of_new_topic(const struct broker *b,
                                const struct kafka_CreatableTopicConfigs **out,
                                int32_t *n_out)
 {
-    size_t cap = (size_t)t->ConfigsCnt + ARRAY_LEN(topic_defaults);
+    size_t cap = (size_t)t->ConfigsCnt + TOPIC_CONFIG_COUNT;
     struct kafka_CreatableTopicConfigs *cs = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     if (rv != RC_OK) {
@@ -177,15 +120,17 @@ int kafka_configs_of_new_topic(const struct broker *b,
             .Name = t->Configs[i].Name, .Value = t->Configs[i].Value,
             .ConfigSource = CONFIG_SOURCE_DYNAMIC_TOPIC};
     }
-    for (size_t i = 0; i < ARRAY_LEN(topic_defaults); i++) {
-        if (created_sets(t, topic_defaults[i].name)) {
+    for (int i = 0; i < TOPIC_CONFIG_COUNT; i++) {
+        const struct topic_config_def *d = topic_config_at(i);
+        if (!d->listed || created_sets(t, d->name)) {
             continue;
         }
         int8_t source;
-        struct slice v = default_value(b, i, a, &source);
+        struct slice v = default_value(b, d, a, &source);
         cs[n++] = (struct kafka_CreatableTopicConfigs){
-            .Name = slice_from_str(topic_defaults[i].name), .Value = v,
-            .ConfigSource = source};
+            .Name = slice_from_str(d->name), .Value = v,
+            .ConfigSource = source, .ReadOnly = d->read_only,
+            .IsSensitive = d->sensitive};
     }
     qsort(cs, n, sizeof *cs, created_config_cmp);
     *out = cs;
@@ -193,7 +138,7 @@ int kafka_configs_of_new_topic(const struct broker *b,
     return RC_OK;
 }
 
-/* The chain of sources of topic config i (or of broker config bname
+/* The chain of sources of topic config d (or of its broker synonym
  * alone when t is NULL): at most five links, strongest first. */
 struct chain {
     int32_t n;
@@ -210,14 +155,15 @@ static void chain_add(struct chain *c, const char *name, const char *value,
 }
 
 static void chain_of(const struct broker *b, const struct meta_image *img,
-                     const struct meta_topic *t, size_t i, bool with_own,
+                     const struct meta_topic *t,
+                     const struct topic_config_def *d, bool with_own,
                      struct arena *a, struct chain *c)
 {
-    const char *bname = topic_defaults[i].bname;
+    const char *bname = d->synonym;
+    ASSERT(bname != NULL); /* every listed config has a synonym */
     c->n = 0;
     if (t != NULL) {
-        chain_add(c, topic_defaults[i].name,
-                  meta_topic_config(t, topic_defaults[i].name),
+        chain_add(c, d->name, meta_topic_config(t, d->name),
                   CONFIG_SOURCE_DYNAMIC_TOPIC);
     }
     if (with_own) {
@@ -227,20 +173,23 @@ static void chain_of(const struct broker *b, const struct meta_image *img,
     chain_add(c, bname, meta_broker_config(img, META_BROKER_DEFAULT, bname),
               CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER);
     int8_t source;
-    struct slice v = default_value(b, i, a, &source);
+    struct slice v = default_value(b, d, a, &source);
     c->links[c->n++] = (struct kafka_DescribeConfigsSynonym){
         slice_from_str(bname), v, source};
 }
 
 /* One described config from its chain (copied into the arena). */
 static int describe_entry(struct arena *a, const char *name,
+                          const struct topic_config_def *d,
                           const struct chain *c, bool synonyms,
                           struct kafka_DescribeConfigsResourceResult *out)
 {
     *out = (struct kafka_DescribeConfigsResourceResult){
         .Name = slice_from_str(name), .Value = c->links[0].Value,
         .ConfigSource = c->links[0].Source,
-        .IsDefault = c->links[0].Source == CONFIG_SOURCE_DEFAULT};
+        .IsDefault = c->links[0].Source == CONFIG_SOURCE_DEFAULT,
+        .ReadOnly = d != NULL && d->read_only,
+        .IsSensitive = d != NULL && d->sensitive};
     if (!synonyms) {
         return RC_OK;
     }
@@ -260,32 +209,30 @@ static int topic_configs(const struct broker *b, const struct meta_image *img,
                          bool synonyms, struct arena *a,
                          struct kafka_DescribeConfigsResult *out)
 {
-    size_t cap = t->n_configs + ARRAY_LEN(topic_defaults);
+    size_t cap = t->n_configs + TOPIC_CONFIG_COUNT;
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     int32_t n = 0;
-    /* Keys the topic sets outside the table (none Cairn writes today). */
+    /* Keys the topic sets that are not listed unasked: as the topic has
+     * them. */
     for (size_t i = 0; rv == RC_OK && i < t->n_configs; i++) {
-        bool known = false;
-        for (size_t k = 0; k < ARRAY_LEN(topic_defaults); k++) {
-            known |= strcmp(topic_defaults[k].name, t->configs[i].name) == 0;
-        }
-        if (!known && wanted(res, t->configs[i].name)) {
+        const char *name = t->configs[i].name;
+        const struct topic_config_def *d = topic_config_lookup(name);
+        if ((d == NULL || !d->listed) && wanted(res, name)) {
             struct chain c = {0};
-            chain_add(&c, t->configs[i].name, t->configs[i].value,
+            chain_add(&c, name, t->configs[i].value,
                       CONFIG_SOURCE_DYNAMIC_TOPIC);
-            rv = describe_entry(a, t->configs[i].name, &c, synonyms,
-                                &cs[n++]);
+            rv = describe_entry(a, name, d, &c, synonyms, &cs[n++]);
         }
     }
-    for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
-        const char *name = topic_defaults[i].name;
-        if (!wanted(res, name)) {
+    for (int i = 0; rv == RC_OK && i < TOPIC_CONFIG_COUNT; i++) {
+        const struct topic_config_def *d = topic_config_at(i);
+        if (!d->listed || !wanted(res, d->name)) {
             continue;
         }
         struct chain c;
-        chain_of(b, img, t, i, true /* own */, a, &c);
-        rv = describe_entry(a, name, &c, synonyms, &cs[n++]);
+        chain_of(b, img, t, d, true /* own */, a, &c);
+        rv = describe_entry(a, d->name, d, &c, synonyms, &cs[n++]);
     }
     out->Configs = cs;
     out->ConfigsCnt = n;
@@ -343,24 +290,30 @@ static int broker_configs(const struct broker *b, const struct meta_image *img,
         out->ErrorCode = KAFKA_ERROR_INVALID_REQUEST;
         return RC_OK;
     }
-    size_t cap = ARRAY_LEN(topic_defaults) + 4;
+    size_t cap = TOPIC_CONFIG_COUNT + 4;
     char *vals = NULL;
     struct kafka_DescribeConfigsResourceResult *cs = NULL;
     int rv = arena_alloc(a, 4, 32, (void **)&vals);
     if (rv == RC_OK) {
         rv = arena_alloc(a, cap, sizeof *cs, (void **)&cs);
     }
+    const struct topic_config_def *min_insync =
+        topic_config_at(TOPIC_CONFIG_MIN_INSYNC_REPLICAS);
     int32_t n = 0;
-    for (size_t i = 0; rv == RC_OK && i < ARRAY_LEN(topic_defaults); i++) {
-        const char *bname = topic_defaults[i].bname;
+    for (int i = 0; rv == RC_OK && i < TOPIC_CONFIG_COUNT; i++) {
+        const struct topic_config_def *d = topic_config_at(i);
+        if (!d->listed) {
+            continue;
+        }
         struct chain c;
-        chain_of(b, img, NULL, i, own, a, &c);
+        chain_of(b, img, NULL, d, own, a, &c);
         bool dynamic = c.links[0].Source != CONFIG_SOURCE_STATIC_BROKER &&
                        c.links[0].Source != CONFIG_SOURCE_DEFAULT;
-        bool listed = own ? strcmp(bname, "min.insync.replicas") == 0
-                          : false;
-        if ((dynamic || listed) && wanted(res, bname)) {
-            rv = describe_entry(a, bname, &c, synonyms, &cs[n++]);
+        /* This broker's min.insync.replicas is listed whatever its
+         * source. */
+        bool always = own && d == min_insync;
+        if ((dynamic || always) && wanted(res, d->synonym)) {
+            rv = describe_entry(a, d->synonym, NULL, &c, synonyms, &cs[n++]);
         }
     }
     if (rv != RC_OK || !own) {

@@ -208,17 +208,6 @@ static void clean_range(const struct log *l, const struct log_clean_config *c,
     }
 }
 
-bool log_clean_parse_ratio(const char *text, double *ratio)
-{
-    char *end = NULL;
-    double r = strtod(text, &end);
-    if (end == text || *end != '\0' || !(r >= 0.0 && r <= 1.0)) {
-        return false;
-    }
-    *ratio = r;
-    return true;
-}
-
 bool log_clean_due(const struct log *l, const struct log_clean_config *c,
                    int64_t now_ms, int64_t hw, double *dirty_ratio)
 {

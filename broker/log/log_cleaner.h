@@ -59,10 +59,6 @@ struct log_clean_config {
     size_t map_bytes;            /* log.cleaner.dedupe.buffer.size */
 };
 
-/* min.cleanable.dirty.ratio from its text: a number from 0 to 1; false
- * (*ratio untouched) otherwise. */
-bool log_clean_parse_ratio(const char *text, double *ratio);
-
 /* What a pass did, for its caller's event. */
 struct log_clean_result {
     int rc;                /* RC_OK, or why nothing was swapped */

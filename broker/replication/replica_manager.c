@@ -13,9 +13,9 @@
 #include "broker/replication/repair.h"
 #include "common/backoff.h"
 #include "common/clock.h"
-#include "common/config.h"
 #include "common/file.h"
 #include "common/rc.h"
+#include "common/topic_config.h"
 
 #define PARTITIONS__METADATA_FILE "partition.metadata"
 
@@ -54,7 +54,10 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
         sizeof ps->log_dir) {
         return RC_TOO_LARGE;
     }
-    ASSERT(cfg->min_insync >= 1);
+    ASSERT(cfg->topic_defaults.min_insync_replicas >= 1);
+    ASSERT(cfg->topic_defaults.max_message_bytes >= 1);
+    ASSERT(cfg->topic_defaults.timestamp_before_max_ms >= 0);
+    ASSERT(cfg->topic_defaults.timestamp_after_max_ms >= 0);
     ASSERT(cfg->lag_max_ms > 0);
     strcpy(ps->log_dir, cfg->log_dir);
     ps->loop = loop;
@@ -63,17 +66,10 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->log_cfg = cfg->log;
     ps->sync_before_ack = cfg->sync_before_ack;
     ps->unsafe_fsync_failure_ignore = cfg->unsafe_fsync_failure_ignore;
-    ps->min_insync = cfg->min_insync;
+    ps->topic_defaults = cfg->topic_defaults;
     ps->lag_max_ms = cfg->lag_max_ms;
-    ps->max_message_bytes = cfg->max_message_bytes;
-    ASSERT(cfg->max_message_bytes >= 1);
-    ASSERT(cfg->timestamp_before_max_ms >= 0);
-    ASSERT(cfg->timestamp_after_max_ms >= 0);
-    ps->timestamp_before_max_ms = cfg->timestamp_before_max_ms;
-    ps->timestamp_after_max_ms = cfg->timestamp_after_max_ms;
     ps->validate_records = cfg->validate_records;
     ps->scrub_bytes_per_sec = cfg->scrub_bytes_per_sec;
-    ps->retention = cfg->retention;
     ps->retention_check_ms = cfg->retention_check_ms;
     ps->clean = cfg->clean;
     ps->clean_backoff_ms = cfg->clean_backoff_ms;
@@ -406,35 +402,22 @@ static int claim_dir(struct replica_manager *ps, const char *dir,
     return rv;
 }
 
-/* A topic setting with Kafka's precedence: the topic's own config, else
- * this broker's dynamic broker config (its KIP-226 synonym bname), else
- * the cluster-wide dynamic default; NULL leaves the broker's static
- * setting (its config file or Kafka's default). */
-static const char *topic_value(const struct replica_manager *ps,
-                               const struct meta_topic *t, const char *name,
-                               const char *bname)
-{
-    const char *v = meta_topic_config(t, name);
-    if (v == NULL && ps->img != NULL && bname != NULL) {
-        v = meta_broker_config(ps->img, ps->broker_id, bname);
-        if (v == NULL) {
-            v = meta_broker_config(ps->img, META_BROKER_DEFAULT, bname);
-        }
-    }
-    return v;
-}
+/* A topic setting that does not pass the registry's check (only an old
+ * metadata log can hold one: the controller checks every value it
+ * writes) is logged, once per topic, name and value rather than at every
+ * metadata update; the broker's own setting is used instead. */
+struct bad_values_ctx {
+    struct replica_manager *ps;
+    const struct meta_topic *t;
+};
 
-/* A topic setting that does not parse or is out of the range this broker
- * takes is logged, once per topic, name and value rather than at every
- * metadata update; the caller then uses the broker's own setting. Only an
- * old metadata log can hold a value that does not parse: the controller
- * checks every value it writes with the same parsers. */
-static void bad_topic_value(struct replica_manager *ps,
-                            const struct meta_topic *t, const char *name,
-                            const char *v, const char *why)
+static void bad_topic_value_cb(void *arg, const struct topic_config_def *d,
+                               const char *v, const char *why)
 {
+    struct bad_values_ctx *ctx = arg;
+    struct replica_manager *ps = ctx->ps;
     uint64_t h = 14695981039346656037u; /* FNV-1a */
-    const char *parts[] = {t->name, name, v};
+    const char *parts[] = {ctx->t->name, d->name, v};
     for (size_t i = 0; i < ARRAY_LEN(parts); i++) {
         for (const char *c = parts[i];; c++) {
             h = (h ^ (uint8_t)*c) * 1099511628211u;
@@ -452,51 +435,31 @@ static void bad_topic_value(struct replica_manager *ps,
         }
     }
     ps->bad_values[ps->n_bad_values++ % REPLICA_MANAGER_BAD_VALUES_MAX] = h;
-    TRACE_WARN(ps->tracer, "topic=%s config %s='%.64s' %s; the broker's "
-               "setting is used instead", t->name, name, v, why);
+    TRACE_WARN(ps->tracer, "topic=%s config %s='%.64s' is invalid (%s); "
+               "the broker's setting is used instead", ctx->t->name,
+               d->name, v, why);
 }
 
-/* A topic's integer setting by topic_value(), within [min, max], else
- * broker_default (and the value logged by bad_topic_value()). */
-static int64_t topic_number(struct replica_manager *ps,
-                            const struct meta_topic *t, const char *name,
-                            const char *bname, int64_t min, int64_t max,
-                            int64_t broker_default)
+/* Topic t's settings on this broker (common/topic_config.h): what the
+ * topic sets, else this broker's dynamic config, else the cluster-wide
+ * one, else the broker's config file. */
+static void topic_settings(struct replica_manager *ps,
+                           const struct meta_topic *t,
+                           struct topic_config_values *v)
 {
-    const char *v = topic_value(ps, t, name, bname);
-    int64_t x = 0;
-    if (v == NULL) {
-        return broker_default;
-    }
-    if (!config_value_long(v, &x)) {
-        bad_topic_value(ps, t, name, v, "is not a number");
-        return broker_default;
-    }
-    if (x < min || x > max) {
-        char why[96];
-        snprintf(why, sizeof why, "is outside [%" PRId64 ", %" PRId64 "]",
-                 min, max);
-        bad_topic_value(ps, t, name, v, why);
-        return broker_default;
-    }
-    return x;
+    struct bad_values_ctx ctx = {ps, t};
+    topic_config_resolve(ps->img, ps->broker_id, t, &ps->topic_defaults, v,
+                         bad_topic_value_cb, &ctx);
 }
 
-static void topic_log_config(struct replica_manager *ps,
-                             const struct meta_topic *t,
+static void topic_log_config(const struct replica_manager *ps,
+                             const struct topic_config_values *v,
                              struct log_config *cfg)
 {
     *cfg = ps->log_cfg;
-    cfg->segment_bytes =
-        topic_number(ps, t, "segment.bytes", "log.segment.bytes",
-                     LOG_SEGMENT_BYTES_MIN, LOG_SEGMENT_BYTES_MAX,
-                     cfg->segment_bytes);
-    cfg->segment_ms = topic_number(ps, t, "segment.ms", "log.roll.ms", 1,
-                                   INT64_MAX, cfg->segment_ms);
-    cfg->index_interval_bytes =
-        topic_number(ps, t, "index.interval.bytes",
-                     "log.index.interval.bytes", 0, INT32_MAX,
-                     cfg->index_interval_bytes);
+    cfg->segment_bytes = v->segment_bytes;
+    cfg->segment_ms = v->segment_ms;
+    cfg->index_interval_bytes = v->index_interval_bytes;
 }
 
 static void dir_failed(struct replica_manager *ps, const char *why)
@@ -562,8 +525,10 @@ static struct partition *add(struct replica_manager *ps,
         ps->parts = p;
         ps->cap = cap;
     }
+    struct topic_config_values v;
+    topic_settings(ps, t, &v);
     struct log_config cfg;
-    topic_log_config(ps, t, &cfg);
+    topic_log_config(ps, &v, &cfg);
     struct log *l = NULL;
     int rv = claim_dir(ps, dir, &t->id);
     if (rv == RC_OK) {
@@ -607,126 +572,38 @@ static struct partition *add(struct replica_manager *ps,
     return p;
 }
 
-/* The topic's min.insync.replicas, else the broker's. Above
- * META_REPLICAS_MAX it asks for every replica, as the partition reads any
- * value above its replica count (broker/replication/isr.c). */
-static int32_t topic_min_insync(struct replica_manager *ps,
-                                const struct meta_topic *t)
+/* Applies settings v to p: the LogValidator's bounds (KIP-937), the
+ * largest batch, compaction and retention. max.message.bytes is at most
+ * BATCH_BYTES_MAX, the largest batch Cairn stores (0, as in Kafka, takes
+ * no batch); a negative retention.ms or retention.bytes is -1, no limit,
+ * as Kafka's retention takes it; a topic that does not delete keeps
+ * everything. */
+static void follow_settings(struct replica_manager *ps, struct partition *p,
+                            const struct topic_config_values *v)
 {
-    int64_t x = topic_number(ps, t, "min.insync.replicas",
-                             "min.insync.replicas", 1, INT32_MAX,
-                             ps->min_insync);
-    return x <= META_REPLICAS_MAX ? (int32_t)x : META_REPLICAS_MAX;
-}
-
-/* The topic's max.message.bytes, else the broker's message.max.bytes; at
- * most BATCH_BYTES_MAX, the largest batch Cairn stores. 0, as in Kafka,
- * takes no batch. */
-static int32_t topic_max_message_bytes(struct replica_manager *ps,
-                                       const struct meta_topic *t)
-{
-    int64_t max = topic_number(ps, t, "max.message.bytes",
-                               "message.max.bytes", 0, INT32_MAX,
-                               ps->max_message_bytes);
-    return max < (int64_t)BATCH_BYTES_MAX ? (int32_t)max
-                                          : (int32_t)BATCH_BYTES_MAX;
-}
-
-/* A topic's millisecond bound (a decimal >= 0), else the broker's. */
-static int64_t topic_ms(struct replica_manager *ps,
-                        const struct meta_topic *t, const char *name,
-                        const char *bname, int64_t broker_default)
-{
-    return topic_number(ps, t, name, bname, 0, INT64_MAX, broker_default);
-}
-
-/* The topic's settings for Kafka's LogValidator (KIP-937 bounds). */
-static void follow_timestamp_configs(struct replica_manager *ps,
-                                     struct partition *p,
-                                     const struct meta_topic *t)
-{
-    const char *type = topic_value(ps, t, "message.timestamp.type",
-                                   "log.message.timestamp.type");
-    if (type != NULL &&
-        !config_value_one_of(type, strlen(type),
-                             "CreateTime, LogAppendTime")) {
-        bad_topic_value(ps, t, "message.timestamp.type", type,
-                        "is neither CreateTime nor LogAppendTime");
-        type = NULL;
-    }
-    p->log_append_time = type != NULL && strcmp(type, "LogAppendTime") == 0;
-    p->timestamp_before_max_ms =
-        topic_ms(ps, t, "message.timestamp.before.max.ms",
-                 "log.message.timestamp.before.max.ms",
-                 ps->timestamp_before_max_ms);
-    p->timestamp_after_max_ms =
-        topic_ms(ps, t, "message.timestamp.after.max.ms",
-                 "log.message.timestamp.after.max.ms",
-                 ps->timestamp_after_max_ms);
-}
-
-/* A topic's retention.ms / retention.bytes, else the broker's: any
- * negative number is -1, no limit, as Kafka's retention takes it. */
-static int64_t topic_limit(struct replica_manager *ps,
-                           const struct meta_topic *t, const char *name,
-                           const char *bname, int64_t broker_default)
-{
-    int64_t x = topic_number(ps, t, name, bname, INT64_MIN, INT64_MAX,
-                             broker_default);
-    return x < 0 ? -1 : x;
-}
-
-/* The compaction settings (a decimal >= -1), else the broker's. */
-static void follow_clean(struct replica_manager *ps, struct partition *p,
-                         const struct meta_topic *t)
-{
+    p->max_message_bytes = v->max_message_bytes < (int64_t)BATCH_BYTES_MAX
+                               ? v->max_message_bytes
+                               : (int32_t)BATCH_BYTES_MAX;
+    struct log_config cfg;
+    topic_log_config(ps, v, &cfg);
+    log_set_config(p->log, &cfg);
+    p->log_append_time =
+        v->timestamp_type == TOPIC_CONFIG_TIMESTAMP_LOG_APPEND_TIME;
+    p->timestamp_before_max_ms = v->timestamp_before_max_ms;
+    p->timestamp_after_max_ms = v->timestamp_after_max_ms;
+    p->compacted = (v->cleanup_policy & TOPIC_CONFIG_CLEANUP_COMPACT) != 0;
     p->clean = ps->clean;
-    p->clean.delete_retention_ms =
-        topic_number(ps, t, "delete.retention.ms",
-                     "log.cleaner.delete.retention.ms", -1, INT64_MAX,
-                     ps->clean.delete_retention_ms);
-    p->clean.min_lag_ms =
-        topic_number(ps, t, "min.compaction.lag.ms",
-                     "log.cleaner.min.compaction.lag.ms", -1, INT64_MAX,
-                     ps->clean.min_lag_ms);
-    p->clean.max_lag_ms =
-        topic_number(ps, t, "max.compaction.lag.ms",
-                     "log.cleaner.max.compaction.lag.ms", -1, INT64_MAX,
-                     ps->clean.max_lag_ms);
-    const char *ratio = topic_value(ps, t, "min.cleanable.dirty.ratio",
-                                    "log.cleaner.min.cleanable.ratio");
-    double r = 0.0;
-    if (ratio != NULL &&
-        (!config_value_double(ratio, &r) || r < 0.0 || r > 1.0)) {
-        bad_topic_value(ps, t, "min.cleanable.dirty.ratio", ratio,
-                        "is not a number in [0, 1]");
-    } else if (ratio != NULL) {
-        p->clean.min_dirty_ratio = r;
-    }
-}
-
-static void follow_retention(struct replica_manager *ps,
-                             struct partition *p, const struct meta_topic *t)
-{
-    const char *policy = topic_value(ps, t, "cleanup.policy",
-                                     "log.cleanup.policy");
-    if (policy != NULL && !config_value_list_of(policy, "compact, delete")) {
-        bad_topic_value(ps, t, "cleanup.policy", policy,
-                        "is not a list of compact and delete");
-        policy = NULL;
-    }
-    p->compacted = policy != NULL && strstr(policy, "compact") != NULL;
-    follow_clean(ps, p, t);
-    if (policy != NULL && strstr(policy, "delete") == NULL) {
+    p->clean.delete_retention_ms = v->delete_retention_ms;
+    p->clean.min_lag_ms = v->min_compaction_lag_ms;
+    p->clean.max_lag_ms = v->max_compaction_lag_ms;
+    p->clean.min_dirty_ratio = v->min_cleanable_dirty_ratio;
+    if ((v->cleanup_policy & TOPIC_CONFIG_CLEANUP_DELETE) == 0) {
         p->retention = (struct log_retention){-1, -1}; /* compact only */
         return;
     }
-    p->retention.retention_ms =
-        topic_limit(ps, t, "retention.ms", "log.retention.ms",
-                    ps->retention.retention_ms);
+    p->retention.retention_ms = v->retention_ms < 0 ? -1 : v->retention_ms;
     p->retention.retention_bytes =
-        topic_limit(ps, t, "retention.bytes", "log.retention.bytes",
-                    ps->retention.retention_bytes);
+        v->retention_bytes < 0 ? -1 : v->retention_bytes;
 }
 
 /* Returns true when leadership changed. */
@@ -736,15 +613,17 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
 {
     bool changed = mp->leader != p->leader ||
                    mp->leader_epoch != p->leader_epoch;
-    p->max_message_bytes = topic_max_message_bytes(ps, t);
-    struct log_config cfg;
-    topic_log_config(ps, t, &cfg);
-    log_set_config(p->log, &cfg);
-    follow_timestamp_configs(ps, p, t);
-    follow_retention(ps, p, t);
-    partition_apply_metadata(p, ps->broker_id, mp, ps->img,
-                             topic_min_insync(ps, t), ps->lag_max_ms,
-                             (int64_t)uv_now(ps->loop));
+    struct topic_config_values v;
+    topic_settings(ps, t, &v);
+    follow_settings(ps, p, &v);
+    /* Above META_REPLICAS_MAX min.insync.replicas asks for every replica,
+     * as the partition reads any value above its replica count
+     * (broker/replication/isr.c). */
+    int32_t min_insync = v.min_insync_replicas <= META_REPLICAS_MAX
+                             ? v.min_insync_replicas
+                             : META_REPLICAS_MAX;
+    partition_apply_metadata(p, ps->broker_id, mp, ps->img, min_insync,
+                             ps->lag_max_ms, (int64_t)uv_now(ps->loop));
     if (!changed) {
         return false;
     }

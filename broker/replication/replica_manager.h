@@ -31,6 +31,7 @@
 #include "broker/replication/partition.h"
 #include "broker/replication/open_retry.h"
 #include "common/meta/meta.h"
+#include "common/topic_config.h"
 #include "common/trace.h"
 
 #define PARTITIONS_OPENS_PER_TURN 16
@@ -46,18 +47,18 @@ struct replica_manager_config {
     struct log_config log;       /* broker defaults; topics may override */
     bool sync_before_ack;        /* log.sync.before.ack */
     bool unsafe_fsync_failure_ignore; /* unsafe.fsync.failure.ignore */
-    int32_t min_insync;          /* min.insync.replicas (broker default) */
+    /* The broker's defaults of the topic configs (min.insync.replicas,
+     * message.max.bytes, log.retention.*, log.segment.bytes, ...): what
+     * its config file says, else Kafka's. Topics and dynamic broker
+     * configs override them field by field. */
+    struct topic_config_values topic_defaults;
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
-    int32_t max_message_bytes;   /* message.max.bytes (broker default) */
-    /* log.message.timestamp.before.max.ms / .after.max.ms: the broker's
-     * defaults of the topics' message.timestamp.*.max.ms. */
-    int64_t timestamp_before_max_ms;
-    int64_t timestamp_after_max_ms;
     bool validate_records;       /* produce.record.validation.enable */
     int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */
-    struct log_retention retention; /* log.retention.*: the broker's */
     int64_t retention_check_ms;  /* log.retention.check.interval.ms */
-    struct log_clean_config clean; /* log.cleaner.*: the broker's */
+    /* log.cleaner.*: the cleaner's own settings (its map's size); the
+     * topics' settings come from topic_defaults. */
+    struct log_clean_config clean;
     int64_t clean_backoff_ms;    /* log.cleaner.backoff.ms; 0: no cleaner */
 };
 
@@ -95,11 +96,8 @@ struct replica_manager {
     struct log_config log_cfg;   /* broker defaults; topics may override */
     bool sync_before_ack;        /* log.sync.before.ack */
     bool unsafe_fsync_failure_ignore; /* unsafe.fsync.failure.ignore */
-    int32_t min_insync;          /* min.insync.replicas (broker default) */
+    struct topic_config_values topic_defaults; /* the broker's */
     int64_t lag_max_ms;          /* replica.lag.time.max.ms */
-    int32_t max_message_bytes;   /* message.max.bytes (broker default) */
-    int64_t timestamp_before_max_ms; /* broker defaults, as configured */
-    int64_t timestamp_after_max_ms;
     bool validate_records;       /* produce.record.validation.enable */
     struct record_validator *validator; /* produced batches' records */
     struct replica_manager_hooks hooks;
@@ -112,10 +110,9 @@ struct replica_manager {
     struct open_retry retry;     /* logs that failed to open, backing off */
     uint64_t jitter;             /* xorshift state for the back-off */
     bool dir_failed;             /* log_dir_failed was called */
-    struct log_retention retention; /* broker defaults */
     int64_t retention_check_ms;
     uv_timer_t retention_timer;  /* old segments deleted */
-    struct log_clean_config clean; /* broker defaults */
+    struct log_clean_config clean; /* the cleaner's settings */
     int64_t clean_backoff_ms;
     uv_timer_t clean_timer;      /* compaction passes started */
     struct partition_clean cleaning; /* the one pass in flight: .p */

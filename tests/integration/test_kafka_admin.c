@@ -8,7 +8,8 @@
  * a name and an id together, as Kafka 3.8 does. A bad config value is
  * INVALID_CONFIG (40) with Kafka's message, and nothing is written:
  * CreateTopics creates no topic, IncrementalAlterConfigs leaves the value
- * DescribeConfigs shows as it was.
+ * DescribeConfigs shows as it was. A broker's config-file defaults of
+ * topic configs show as STATIC_BROKER_CONFIG.
  *
  * Requests are built with the codec's encoders and sent with the test
  * client (tests/lib/kafka_wire.h), which skips response header v1's
@@ -42,12 +43,19 @@ static void teardown(void)
 
 TestSuite(kafka_admin, .fini = teardown, .timeout = 180);
 
-static void start(void)
+/* extra: lines appended to each broker's config file, or NULL. */
+static void start_with(const char *extra)
 {
     memset(&c, 0, sizeof c);
+    c.broker_extra_config = extra;
     cluster_start(&c, 3, ADMIN_BROKERS);
     cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
               "cluster not ready; logs in %s", c.dir);
+}
+
+static void start(void)
+{
+    start_with(NULL);
 }
 
 typedef int (*encode_fn)(struct writer *w, int16_t v, const void *req);
@@ -483,5 +491,33 @@ Test(kafka_admin, incremental_alter_configs_refuses_a_bad_value)
     for (int i = 0; i < ADMIN_BROKERS; i++) {
         (void)describe_topic_config(i, "kept", "min.insync.replicas", value);
         cr_expect_str_eq(value, "2", "broker %d", i);
+    }
+}
+
+/* The brokers' own defaults of topic configs, from their config files,
+ * show as STATIC_BROKER_CONFIG for every config with a setting, the
+ * dirty ratio too, and Kafka's defaults as DEFAULT_CONFIG. */
+Test(kafka_admin, describe_configs_shows_config_file_defaults_as_static)
+{
+    start_with("log.cleaner.min.cleanable.ratio=0.25\n"
+               "log.roll.ms=120000\n");
+    (void)create_v7("static", 1, 2);
+    char name[256];
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        (void)wait_topic(i, "static", name);
+    }
+    char value[256];
+    for (int i = 0; i < ADMIN_BROKERS; i++) {
+        int8_t source = describe_topic_config(
+            i, "static", "min.cleanable.dirty.ratio", value);
+        cr_expect_str_eq(value, "0.25", "broker %d", i);
+        cr_expect_eq(source, 4 /* STATIC_BROKER_CONFIG */, "broker %d", i);
+        source = describe_topic_config(i, "static", "segment.ms", value);
+        cr_expect_str_eq(value, "120000", "broker %d", i);
+        cr_expect_eq(source, 4 /* STATIC_BROKER_CONFIG */, "broker %d", i);
+        source = describe_topic_config(i, "static", "cleanup.policy",
+                                       value);
+        cr_expect_str_eq(value, "delete", "broker %d", i);
+        cr_expect_eq(source, 5 /* DEFAULT_CONFIG */, "broker %d", i);
     }
 }

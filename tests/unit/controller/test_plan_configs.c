@@ -129,12 +129,12 @@ Test(plan_configs, kafkas_errors_with_their_messages)
          "enable: Expected value to be either true or false"},
         {{"min.cleanable.dirty.ratio", 0, "1.5"}, KAFKA_ERROR_INVALID_CONFIG,
          "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: "
-         "Value must be no more than 1.0"},
+         "Value must be no more than 1"},
         {{"message.timestamp.type", 0, "Now"}, KAFKA_ERROR_INVALID_CONFIG,
          "Invalid value Now for configuration message.timestamp.type: "
          "String must be one of: CreateTime, LogAppendTime"},
         {{"cleanup.policy", 0, "delete,forever"}, KAFKA_ERROR_INVALID_CONFIG,
-         "Invalid value delete,forever for configuration cleanup.policy: "
+         "Invalid value forever for configuration cleanup.policy: "
          "String must be one of: compact, delete"},
         {{"retention.ms", 0, NULL}, KAFKA_ERROR_INVALID_REQUEST,
          "Null value not supported for : retention.ms"},
@@ -183,7 +183,7 @@ Test(plan_configs, values_parse_whole_on_alter_and_incremental_alter)
          "Invalid value bogus for configuration cleanup.policy: String "
          "must be one of: compact, delete"},
         {"cleanup.policy", "delete,",
-         "Invalid value delete, for configuration cleanup.policy: String "
+         "Invalid value  for configuration cleanup.policy: String "
          "must be one of: compact, delete"},
         {"min.cleanable.dirty.ratio", " 0.5",
          "Invalid value  0.5 for configuration min.cleanable.dirty.ratio: "
@@ -214,7 +214,7 @@ Test(plan_configs, append_checks_the_list_it_makes)
     const struct plan_config_op app[] = {{"cleanup.policy", 2, "bogus"}};
     cr_assert_eq(alter(app, 1, false), KAFKA_ERROR_INVALID_CONFIG);
     cr_assert_str_eq(results[0].message,
-                     "Invalid value delete,bogus for configuration "
+                     "Invalid value bogus for configuration "
                      "cleanup.policy: String must be one of: compact, "
                      "delete");
     cr_assert_eq(orders()->n_configs, 0u);
@@ -371,4 +371,37 @@ Test(plan_configs, broker_names_and_values_are_checked)
     cr_assert_str_eq(meta_broker_config(&img, 1,
                                         "follower.replication.throttled.rate"),
                      "1048576");
+}
+
+Test(plan_configs, broker_synonyms_are_checked_by_their_own_bounds)
+{
+    /* log.retention.ms has no lower bound in Kafka, retention.ms -1. */
+    const struct plan_config_op forever[] = {{"log.retention.ms", 0, "-5"}};
+    cr_assert_eq(alter_broker("", forever, 1), KAFKA_ERROR_NONE);
+    cr_assert_str_eq(meta_broker_config(&img, META_BROKER_DEFAULT,
+                                        "log.retention.ms"),
+                     "-5");
+    const struct plan_config_op topic[] = {{"retention.ms", 0, "-5"}};
+    cr_assert_eq(alter(topic, 1, false), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Invalid value -5 for configuration retention.ms: "
+                     "Value must be at least -1");
+    const struct plan_config_op ratio[] = {
+        {"log.cleaner.min.cleanable.ratio", 0, "2"}};
+    cr_assert_eq(alter_broker("1", ratio, 1), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Invalid value 2 for configuration "
+                     "log.cleaner.min.cleanable.ratio: Value must be no "
+                     "more than 1");
+    const struct plan_config_op two[] = {{"min.insync.replicas", 0, "two"}};
+    cr_assert_eq(alter_broker("1", two, 1), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Invalid value two for configuration "
+                     "min.insync.replicas: Not a number of type INT");
+    cr_assert_null(meta_broker_config(&img, 1, "min.insync.replicas"));
+    /* A synonym Kafka changes only with a restart is no dynamic key. */
+    const struct plan_config_op jitter[] = {{"log.roll.jitter.ms", 0, "1"}};
+    cr_assert_eq(alter_broker("1", jitter, 1), KAFKA_ERROR_INVALID_CONFIG);
+    cr_assert_str_eq(results[0].message,
+                     "Unknown broker config name: log.roll.jitter.ms");
 }
