@@ -71,7 +71,10 @@ static void arm(struct broker *b)
                    deadline > now ? deadline - now : 0, 0);
 }
 
-/* The image did not reach the change in time. The answer goes out as
+/* A held answer goes out: the image holds its change, its connection
+ * closed (the answer is dropped), or the broker stops.
+ *
+ * Or the image did not reach the change in time. The answer goes out as
  * the controller gave it, a success: the change is committed to the
  * metadata log and every broker will show it shortly, so an error would
  * only make the client retry something already done (a second
