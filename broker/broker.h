@@ -15,6 +15,7 @@
 #include "common/limits.h"
 #include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
+#include "broker/image_wait.h"
 #include "broker/kafka/kafka_server.h"
 #include "broker/membership.h"
 #include "broker/replication/replica_manager.h"
@@ -41,6 +42,12 @@ struct broker {
     int64_t producer_id_end;
     struct fetch_wait *fetch_waits; /* parked long polls */
     size_t n_fetch_waits;
+    /* Admin answers held until the image holds their change, and the
+     * timer for the earliest deadline among them
+     * (broker/kafka/kafka_forward.h). */
+    struct image_wait forward_waits;
+    uv_timer_t forward_timer;
+    bool forward_open;             /* kafka_forward_start() .. _close() */
     uv_signal_t sig_term;
     uv_signal_t sig_int;
     bool stopping;

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "broker/broker.h"
+#include "broker/kafka/kafka_forward.h"
 #include "common/config.h"
 #include "common/daemon.h"
 #include "common/kafka/kafka_error.h"
@@ -306,6 +307,9 @@ static void image_cb(void *arg, const struct meta_image *img)
                    (long long)img->offset);
         kafka_server_serve(b->kafka);
     }
+    /* Last: answers held for a change go out once everything above
+     * reflects it. */
+    kafka_forward_image_moved(b, img->offset);
 }
 
 /* Kafka halts a broker whose every log dir has failed (its only one,
@@ -351,6 +355,7 @@ static void done_cb(void *arg)
         _exit(BROKER_EXIT_LOG_DIR_FAILED);
     }
     kafka_fetch_flush(b);
+    kafka_forward_close(b);
     coordinator_close(&b->coordinator);
     if (b->fetchers != NULL) {
         follower_close(b->fetchers);
@@ -519,6 +524,7 @@ static int start(struct broker *b, const struct config *cfg)
                 mc.endpoint.host, mc.endpoint.port, rc_str(rv));
         return rv;
     }
+    kafka_forward_start(b);
     int metrics_port = config_int(cfg, "metrics.port");
     if (metrics_port > 0) {
         int bound = 0;

@@ -37,6 +37,7 @@ struct membership {
     bool registering;
     bool heartbeat_in_flight;
     bool fetch_in_flight;
+    bool refetch;                 /* refreshed while a fetch was out */
     bool need_image;
     bool caught_up;               /* registered, and the image reached
                                    * the registration and the end */
@@ -60,6 +61,9 @@ struct membership {
 void membership_refresh(struct membership *m)
 {
     m->next_fetch_ms = 0;
+    /* A fetch already out may have been answered before the change was
+     * made: one more goes as soon as it is back. */
+    m->refetch |= m->fetch_in_flight;
 }
 
 bool membership_caught_up(const struct membership *m)
@@ -341,7 +345,8 @@ static void fetch_cb(void *arg, int rc, const uint8_t *payload, size_t len)
         return;
     }
     uint64_t now = uv_now(m->loop);
-    m->next_fetch_ms = now + MEMBERSHIP__FETCH_INTERVAL_MS;
+    m->next_fetch_ms = m->refetch ? now : now + MEMBERSHIP__FETCH_INTERVAL_MS;
+    m->refetch = false;
     Cairn__Response *resp = answer(m, rc, payload, len, "metadata fetch");
     if (resp == NULL) {
         return;

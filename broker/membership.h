@@ -68,7 +68,9 @@ MUST_CHECK int membership_call_active(struct membership *m,
                                       membership_call_cb cb, void *arg);
 
 /* Fetches metadata on the next tick instead of waiting for the interval
- * (after this broker forwarded a change to the controller). */
+ * (after this broker forwarded a change to the controller); with a fetch
+ * already out, once more as soon as it is answered, since that one may
+ * have left before the change was made. */
 void membership_refresh(struct membership *m);
 
 const struct meta_image *membership_image(const struct membership *m);

@@ -94,6 +94,12 @@ _Static_assert(RECORD_INFLATE_WINDOW_BYTES <= RECORD_INFLATE_KEEP_BYTES,
  * keeps). */
 #define PARTITION_WAITERS_MAX 65536u
 
+/* Admin answers one broker holds until its metadata image has the change
+ * the controller made (broker/image_wait.h); beyond it an answer goes out
+ * at once, without the wait. Each holds its request's arena and the
+ * controller's answer, and admin requests are rare. */
+#define IMAGE_WAITERS_MAX 1024u
+
 /* --- Idempotent producers ----------------------------------------------- */
 
 /* Producer ids whose state one partition keeps (broker/log/producer_state.h).

@@ -46,6 +46,13 @@ void controller_reply(struct controller *c, struct ctl_op *op,
     if (op->conn == NULL || !rpc_conn_is_open(op->conn)) {
         return;
     }
+    if (op->req != NULL) {
+        /* A queued request is answered after its records applied (or
+         * planned against this image when it writes none): the answer
+         * reflects the image up to here. */
+        resp->has_metadata_offset = true;
+        resp->metadata_offset = c->fsm.image.offset;
+    }
     size_t len = cairn__response__get_packed_size(resp);
     uint8_t *buf = malloc(len == 0 ? 1 : len);
     if (buf == NULL) {

@@ -82,7 +82,8 @@ MUST_CHECK int controller_propose(struct controller *c, struct ctl_op *op,
 /* Answers op with an error (NOT_CONTROLLER carries the leader's id). */
 void controller_reply_error(struct controller *c, struct ctl_op *op,
                             int16_t error, const char *message);
-/* Packs and sends resp as op's answer. */
+/* Packs and sends resp as op's answer; a queued request's answer carries
+ * the metadata offset it reflects (Response.metadata_offset). */
 void controller_reply(struct controller *c, struct ctl_op *op,
                       Cairn__Response *resp);
 

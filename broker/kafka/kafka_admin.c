@@ -169,6 +169,9 @@ void kafka_handle_create_topics(struct broker *b, struct kafka_request *req)
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
     cr.create_topics = &ct;
+    if (!rq->ValidateOnly) {
+        kafka_forward_visible(&ctx->fw, rq->TimeoutMs);
+    }
     kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS, create_answer);
 }
 

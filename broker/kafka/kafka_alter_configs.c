@@ -178,6 +178,9 @@ static void handle(struct broker *b, struct kafka_request *req,
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_ALTER_CONFIGS;
     cr.alter_configs = &ac;
+    if (!validate_only) {
+        kafka_forward_visible(&ctx->fw, 0 /* the API has no timeout */);
+    }
     kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS, answer);
 }
 

@@ -256,5 +256,8 @@ void kafka_handle_create_partitions(struct broker *b,
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_CREATE_PARTITIONS;
     cr.create_partitions = &cp;
+    if (!ctx->rq.ValidateOnly) {
+        kafka_forward_visible(&ctx->fw, ctx->rq.TimeoutMs);
+    }
     call_controller(ctx, &cr);
 }

@@ -153,6 +153,7 @@ void kafka_handle_alter_partition_reassignments(struct broker *b,
     Cairn__Request cr = CAIRN__REQUEST__INIT;
     cr.body_case = CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS;
     cr.alter_reassignments = &ar;
+    kafka_forward_visible(&ctx->fw, rq->TimeoutMs);
     kafka_forward_call(&ctx->fw, &cr, KAFKA_FORWARD_TIMEOUT_MS,
                        alter_answer);
 }

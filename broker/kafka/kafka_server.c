@@ -160,6 +160,8 @@ struct kafka_server {
     bool serving;                    /* kafka_server_serve() was called */
     bool closing;
     bool listener_closed;
+    kafka_conn_closed_fn conn_closed; /* kafka_server_on_conn_closed() */
+    void *conn_closed_arg;
 };
 
 static void conn_pump(struct kafka_conn *c);
@@ -894,6 +896,18 @@ static void conn_closed_cb(struct frame_conn *fc, int rc)
         slot = next;
     }
     ASSERT(frame_conn_outbox_bytes(fc) == 0);
+    /* The handle still holds its reference: answers given in the hook
+     * cannot free c under us. */
+    if (c->server->conn_closed != NULL) {
+        c->server->conn_closed(c->server->conn_closed_arg, c);
+    }
+}
+
+void kafka_server_on_conn_closed(struct kafka_server *s,
+                                 kafka_conn_closed_fn fn, void *arg)
+{
+    s->conn_closed = fn;
+    s->conn_closed_arg = arg;
 }
 
 bool kafka_conn_is_open(const struct kafka_conn *conn)

@@ -133,6 +133,15 @@ void kafka_server_set_copy_only(struct kafka_server *s, bool copy_only);
  * SIGPIPE (broker/main.c does), since sendfile(2) to a reset socket
  * raises it. */
 
+/* Called as each connection closes (its socket closed), with it: a
+ * handler that holds answers for a while lets go of those on conn then
+ * rather than at their deadline (its requests stay valid until answered,
+ * and answers on it are dropped). One hook per server. */
+typedef void (*kafka_conn_closed_fn)(void *arg,
+                                     const struct kafka_conn *conn);
+void kafka_server_on_conn_closed(struct kafka_server *s,
+                                 kafka_conn_closed_fn fn, void *arg);
+
 /* Counters since start, for metrics and tests. */
 struct kafka_server_stats {
     uint64_t conns_open;       /* open right now (a gauge, not a count) */

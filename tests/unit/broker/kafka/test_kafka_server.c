@@ -3,8 +3,9 @@
  * framing, in-order answers whatever order the handler answers in,
  * no-reply, responses splicing file spans of a real partition log (with
  * sendfile(2) and copy-only, small and several MiB to a slow reader),
- * hostile frames, the outbox and in-flight bounds, and answers arriving
- * after their connection or the whole server closed.
+ * hostile frames, the outbox and in-flight bounds, answers arriving
+ * after their connection or the whole server closed, and the hook run as
+ * a connection closes.
  *
  * The test thread runs the loop (the log fixture's); clients are plain
  * non-blocking sockets. Every wait runs the loop without blocking, then
@@ -55,6 +56,8 @@ static struct {
     struct kafka_conn *last_conn;
     struct span_cfg spans[SPANS_MAX];
     size_t n_spans;
+    int n_closed;                      /* closed_hook() calls */
+    const struct kafka_conn *closed;   /* the last one's connection */
 } f;
 
 #define LOOP (&f.lf.loop)
@@ -946,6 +949,45 @@ Test(kafka_server, close_conn_from_handler_drops_earlier_held_answer)
     reply_echo(f.held[0]); /* before the close callback, or after */
     f.n_held = 0;
     RUN_UNTIL(stats().conns_open == 0);
+}
+
+/* Answers every held request from inside the hook, as a handler that
+ * holds answers does (broker/kafka/kafka_forward.c). */
+static void closed_hook(void *arg, const struct kafka_conn *conn)
+{
+    cr_assert_eq(arg, &f);
+    f.n_closed++;
+    f.closed = conn;
+    for (size_t i = 0; i < f.n_held; i++) {
+        cr_assert_eq(f.held[i]->conn, conn);
+        reply_echo(f.held[i]);
+    }
+    f.n_held = 0;
+}
+
+Test(kafka_server, conn_closed_hook_runs_once_per_connection)
+{
+    server_start(false);
+    kafka_server_on_conn_closed(f.server, closed_hook, &f);
+    int fd = cli_open(0);
+    cli_request(fd, 1, "H");
+    cli_request(fd, 2, "H");
+    RUN_UNTIL(f.n_held == 2);
+    const struct kafka_conn *conn = f.held[0]->conn;
+    close(fd);
+    RUN_UNTIL(f.n_closed == 1);
+    cr_assert_eq(f.closed, conn);
+    cr_assert_eq(f.n_held, 0, "the hook answered them");
+    RUN_UNTIL(stats().conns_open == 0);
+    fd = cli_open(0);
+    cli_request(fd, 3, "Enext");
+    expect_echo(fd, 3, 1, 11, "test", "Enext", 0);
+    close(fd);
+    RUN_UNTIL(f.n_closed == 2);
+    for (int i = 0; i < 5; i++) {
+        step(-1, 0);
+    }
+    cr_assert_eq(f.n_closed, 2, "once per connection");
 }
 
 Test(kafka_server, server_close_with_requests_outstanding)
