@@ -535,7 +535,7 @@ Test(kafka_limits, metadata_naming_100000_unknown_topics_is_answered)
     start(NULL);
     struct kafka_MetadataRequestTopic *t =
         calloc(LIMITS_UNKNOWN_TOPICS, sizeof *t);
-    char(*names)[16] = calloc(LIMITS_UNKNOWN_TOPICS, sizeof *names);
+    char(*names)[24] = calloc(LIMITS_UNKNOWN_TOPICS, sizeof *names);
     cr_assert(t != NULL && names != NULL);
     for (int i = 0; i < LIMITS_UNKNOWN_TOPICS; i++) {
         snprintf(names[i], sizeof names[i], "unknown-%d", i);
