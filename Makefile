@@ -64,6 +64,13 @@ SIM_BIN := $(if $(SIM_SRC),$(BUILD)/tests/sim_replication)
 # Seeds `make test` runs (a few seconds); `make sim` runs SEEDS (default
 # 2000) from SEED_BASE (default: random), or replays SEED=N alone.
 SIM_TEST_SEEDS ?= 300
+# The planted bug: the same simulation linked with a copy of the production
+# isr.c whose high watermark leaves out an ISR member that lags (so it
+# passes what that member holds, and that member may be elected). The
+# simulation's checks must catch it.
+SIM_PLANTED_BIN := $(if $(SIM_SRC),$(BUILD)/tests/sim_planted_hw)
+PLANTED_HW_FROM := bool counts = meta_replica_set_contains(&maximal, f->id) ||
+PLANTED_HW_TO := bool counts =
 SEEDS ?= 2000
 SEED_BASE ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 
@@ -79,7 +86,8 @@ TEST_INTEGRATION_JOBS ?= 2
 .PHONY: scenarios all deps deps-check test test-run asan bench bench-run clean cluster \
         fuzz fuzz-run layout-check sim jepsen jepsen-smoke
 
-all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN)
+all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN) \
+     $(SIM_PLANTED_BIN)
 
 deps:
 	@deploy/deps.sh install
@@ -96,12 +104,13 @@ test: deps-check
 
 # Unit tests in parallel; the integration scripts (real clusters) one at a
 # time, the C integration tests TEST_INTEGRATION_JOBS at a time.
-test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN)
+test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN) $(SIM_PLANTED_BIN)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	$(if $(SIM_BIN),SIM_QUIET=1 SEEDS=$(SIM_TEST_SEEDS) SEED_BASE=1 $(SIM_BIN))
 	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SIM_NO_CRC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
 	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=100 SIM_UNSAFE_FSYNC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
+	$(if $(SIM_PLANTED_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SEED_BASE=1 SIM_EXPECT_CAUGHT=1 $(SIM_PLANTED_BIN) | tail -2)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
@@ -318,6 +327,21 @@ $(INTEGRATION_BIN): $(INTEGRATION_OBJ) $(TESTLIB_OBJ) $(LIB)
 $(SIM_BIN): $(SIM_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(LIB) $(LDLIBS)
+
+# The copy with the planted bug; the build fails if the line it changes is
+# gone from isr.c (the control would test nothing).
+$(BUILD)/planted/isr.c: broker/replication/isr.c
+	@mkdir -p $(dir $@)
+	sed 's/$(PLANTED_HW_FROM)/$(PLANTED_HW_TO)/' $< > $@
+	@! cmp -s $< $@ || { echo "planted bug: isr.c lost the line it changes"; \
+	    rm -f $@; exit 1; }
+
+$(BUILD)/planted/isr.o: $(BUILD)/planted/isr.c | $(PROTO_H)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(SIM_PLANTED_BIN): $(SIM_OBJ) $(BUILD)/planted/isr.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(BUILD)/planted/isr.o $(LIB) $(LDLIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(TESTLIB_OBJ) $(LIB) | $(PROTO_H)
 	@mkdir -p $(dir $@)
