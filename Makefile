@@ -41,7 +41,7 @@ LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 # The CLI's pure modules that have unit tests of their own.
-CLI_UNIT_SRC := cli/reassign_plan.c
+CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c
 UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC) $(CLI_UNIT_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
@@ -337,8 +337,9 @@ $(BUILD)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# The cluster page is assembled into the CLI (.incbin in cli/web_page.c).
-$(BUILD)/cli/web_page.o: cli/web/index.html
+# The cluster page is assembled into the CLI (.incbin in
+# cli/cmd/web/web_page.c).
+$(BUILD)/cli/cmd/web/web_page.o: cli/cmd/web/index.html
 
 clean:
 	rm -rf build

@@ -3,10 +3,10 @@
  *           [-X KEY=VALUE]... COMMAND [ARGS]
  * Parses the global options, then hands the command its arguments.
  * `status` talks to the controllers through their own RPC (a blocking
- * client, cli/ctl_client.c), then asks the brokers for offsets over the
- * Kafka protocol (cli/health.c over common/kafka/kafka_client.c); the
+ * client, cli/client/ctl_client.c), then asks the brokers for offsets over the
+ * Kafka protocol (cli/client/health.c over common/kafka/kafka_client.c); the
  * Kafka commands (topics, groups, produce, consume, bench) talk to the
- * brokers with librdkafka (cli/kclient.h).
+ * brokers with librdkafka (cli/client/kclient.h).
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
 #include <errno.h>
@@ -15,23 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench.h"
-#include "cli/bootstrap.h"
-#include "cli/cli.h"
-#include "cli/consume.h"
-#include "cli/ctl_client.h"
-#include "cli/elect.h"
-#include "cli/events.h"
-#include "cli/groups.h"
-#include "cli/kclient.h"
-#include "cli/opts.h"
-#include "cli/size.h"
-#include "cli/produce.h"
-#include "cli/reassign.h"
-#include "cli/status.h"
-#include "cli/topics.h"
-#include "cli/configs.h"
-#include "cli/web.h"
+#include "cli/cmd/bench.h"
+#include "cli/client/bootstrap.h"
+#include "cli/util/cli.h"
+#include "cli/cmd/consume/consume.h"
+#include "cli/client/ctl_client.h"
+#include "cli/cmd/elect.h"
+#include "cli/cmd/events.h"
+#include "cli/cmd/groups/groups.h"
+#include "cli/client/kclient.h"
+#include "cli/util/opts.h"
+#include "cli/cmd/size/size.h"
+#include "cli/cmd/produce.h"
+#include "cli/cmd/reassign/reassign.h"
+#include "cli/cmd/status/status.h"
+#include "cli/cmd/topics/topics.h"
+#include "cli/cmd/configs.h"
+#include "cli/cmd/web/web.h"
 #include "common/rc.h"
 #include "common/trace.h"
 
