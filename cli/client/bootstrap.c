@@ -15,8 +15,7 @@ static size_t list_brokers(const struct meta_image *img, char *out,
     size_t used = 0;
     size_t n = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < img->n_brokers && n < BOOTSTRAP_BROKERS_MAX;
-         i++) {
+    for (size_t i = 0; i < img->n_brokers && n < BOOTSTRAP_BROKERS_MAX; i++) {
         const struct meta_broker *b = &img->brokers[i];
         if (b->fenced || b->host[0] == '\0') {
             continue;
@@ -34,8 +33,8 @@ static size_t list_brokers(const struct meta_image *img, char *out,
     return n;
 }
 
-int bootstrap_from_controllers(const char *controllers, char *out,
-                               size_t cap, char *err, size_t errcap)
+int bootstrap_from_controllers(const char *controllers, char *out, size_t cap,
+                               char *err, size_t errcap)
 {
     ASSERT(cap > 0);
     struct ctl_client cc;
@@ -46,7 +45,8 @@ int bootstrap_from_controllers(const char *controllers, char *out,
     struct cluster_view v;
     rv = cluster_describe(&cc, &v);
     if (rv == RC_NOT_FOUND) {
-        snprintf(err, errcap, "no controller sent cluster metadata (is "
+        snprintf(err, errcap,
+                 "no controller sent cluster metadata (is "
                  "the cluster up? --bootstrap-servers names brokers)");
     } else if (rv != RC_OK) {
         snprintf(err, errcap, "asking the controllers for brokers: %s",

@@ -14,8 +14,7 @@
 #include "common/assert.h"
 
 /* The local cluster's brokers (deploy/cluster.sh, base port 19000). */
-#define BOOTSTRAP_DEFAULT                                              \
-    "127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093"
+#define BOOTSTRAP_DEFAULT "127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093"
 
 /* Enough brokers to bootstrap from; librdkafka learns the others. */
 #define BOOTSTRAP_BROKERS_MAX 16
@@ -28,8 +27,8 @@
  * bytes). RC_OK; RC_NOT_FOUND when no controller sent an image or it
  * lists no unfenced broker; RC_INVALID for a bad controller list; RC_NOMEM.
  * err (errcap bytes) says why on failure. */
-MUST_CHECK int bootstrap_from_controllers(const char *controllers,
-                                          char *out, size_t cap, char *err,
+MUST_CHECK int bootstrap_from_controllers(const char *controllers, char *out,
+                                          size_t cap, char *err,
                                           size_t errcap);
 
 #endif

@@ -14,15 +14,16 @@ static void take_info(struct cluster_controller *c,
                       const Cairn__ControllerInfo *info)
 {
     cli_printable(info->raft_role != NULL ? info->raft_role : "?", c->role,
-                   sizeof c->role);
+                  sizeof c->role);
     c->term = info->term;
     c->leader = info->leader_id;
     c->applied = info->applied_index;
     c->active = info->active;
     if (info->has_node_id && info->node_id != c->id) {
-        snprintf(c->error, sizeof c->error, "answers as node %" PRId32
-                 ", not %" PRId32 " (check --controllers)", info->node_id,
-                 c->id);
+        snprintf(c->error, sizeof c->error,
+                 "answers as node %" PRId32 ", not %" PRId32
+                 " (check --controllers)",
+                 info->node_id, c->id);
     }
 }
 
@@ -53,8 +54,10 @@ static int take_image(struct cluster_view *v, size_t i,
     meta_image_init(&img);
     int rv = meta_codec_decode_image(dc->image.data, dc->image.len, &img);
     if (rv != RC_OK) {
-        snprintf(c->error, sizeof c->error, "its metadata image does not "
-                 "decode: %s", rc_str(rv));
+        snprintf(c->error, sizeof c->error,
+                 "its metadata image does not "
+                 "decode: %s",
+                 rc_str(rv));
         return rv == RC_NOMEM ? rv : RC_OK;
     }
     c->image_offset = img.offset;
@@ -89,7 +92,8 @@ static int take_reply(struct cluster_view *v, size_t i,
     }
     if (resp->body_case != CAIRN__RESPONSE__BODY_DESCRIBE_CLUSTER ||
         resp->describe_cluster->controller == NULL) {
-        snprintf(c->error, sizeof c->error, "unexpected answer to "
+        snprintf(c->error, sizeof c->error,
+                 "unexpected answer to "
                  "DescribeCluster");
         return RC_OK;
     }

@@ -22,7 +22,7 @@
 struct cluster_controller {
     int32_t id; /* as configured in --controllers */
     char address[CTL_CLIENT_ADDR_BYTES];
-    bool reachable; /* it answered DescribeCluster */
+    bool reachable;                     /* it answered DescribeCluster */
     char error[CTL_CLIENT_ERROR_BYTES]; /* why not, or a problem; "" none */
     char role[CLUSTER_ROLE_BYTES];
     int64_t term;

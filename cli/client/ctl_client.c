@@ -49,8 +49,7 @@ static void wait_cb(void *arg, int rc, const uint8_t *payload, size_t len)
     }
 }
 
-static int pack_request(const Cairn__Request *req, uint8_t **out,
-                        size_t *len)
+static int pack_request(const Cairn__Request *req, uint8_t **out, size_t *len)
 {
     size_t n = cairn__request__get_packed_size(req);
     if (n > RPC_FRAME_BYTES_MAX - 8u) {
@@ -140,8 +139,10 @@ static void name_bad_address(struct ctl_client *cc, char *err, size_t cap)
         const char *one = cc->addrs[i];
         struct rpc_client *probe = NULL;
         if (rpc_client_init(&probe, &cc->loop, &one, 1, NULL) != RC_OK) {
-            snprintf(err, cap, "--controllers: controller %" PRId32
-                     ": cannot resolve '%s'", cc->voters[i].id, one);
+            snprintf(err, cap,
+                     "--controllers: controller %" PRId32
+                     ": cannot resolve '%s'",
+                     cc->voters[i].id, one);
             return;
         }
         rpc_client_close(probe);
@@ -156,7 +157,8 @@ int ctl_client_init(struct ctl_client *cc, const char *voters,
     cc->tracer = tracer;
     if (addr_parse_voters(voters, cc->voters, CONTROLLER_VOTERS_MAX,
                           &cc->n_voters) != RC_OK) {
-        snprintf(err, cap, "--controllers: expected id@host:port,... with "
+        snprintf(err, cap,
+                 "--controllers: expected id@host:port,... with "
                  "distinct positive ids (at most %u), got '%s'",
                  CONTROLLER_VOTERS_MAX, voters);
         return RC_INVALID;
@@ -170,8 +172,8 @@ int ctl_client_init(struct ctl_client *cc, const char *voters,
         snprintf(err, cap, "cannot create an event loop");
         return RC_IO;
     }
-    int rv = rpc_client_init(&cc->rpc, &cc->loop, addrs, cc->n_voters,
-                             tracer);
+    int rv =
+        rpc_client_init(&cc->rpc, &cc->loop, addrs, cc->n_voters, tracer);
     if (rv != RC_OK) {
         if (rv == RC_INVALID) {
             name_bad_address(cc, err, cap);
@@ -235,9 +237,9 @@ int ctl_client_call_all(struct ctl_client *cc, const Cairn__Request *req,
 
 /* Where one attempt of ctl_client_call_active leaves the search. */
 struct ctl__search {
-    size_t target;       /* whom to ask next */
-    uint64_t pause_ms;   /* wait this long first */
-    size_t n_failed_row; /* transport failures in a row */
+    size_t target;        /* whom to ask next */
+    uint64_t pause_ms;    /* wait this long first */
+    size_t n_failed_row;  /* transport failures in a row */
     bool maybe_delivered; /* an attempt timed out or was cut off */
     bool down[CONTROLLER_VOTERS_MAX]; /* its last attempt failed */
     char why[CONTROLLER_VOTERS_MAX][CTL_CLIENT__WHY_BYTES];
@@ -271,8 +273,10 @@ static void follow_redirect(struct ctl_client *cc, struct ctl__search *s,
         s->target = (from + 1) % cc->n_voters;
         s->pause_ms = CTL_CLIENT__ELECTION_PAUSE_MS;
     } else if (!voter_index(cc, hint, &to)) {
-        snprintf(s->why[from], sizeof s->why[from], "names controller %"
-                 PRId32 " as active, which is not in --controllers", hint);
+        snprintf(s->why[from], sizeof s->why[from],
+                 "names controller %" PRId32
+                 " as active, which is not in --controllers",
+                 hint);
         s->target = (from + 1) % cc->n_voters;
         s->pause_ms = 0;
     } else {
@@ -314,8 +318,7 @@ static bool judge_attempt(struct ctl_client *cc, struct ctl__search *s,
 }
 
 static void explain_search(const struct ctl_client *cc,
-                           const struct ctl__search *s, char *err,
-                           size_t cap)
+                           const struct ctl__search *s, char *err, size_t cap)
 {
     int n = snprintf(err, cap, "no active controller answered within %u ms",
                      CLI_ACTIVE_BUDGET_MS);
@@ -323,12 +326,13 @@ static void explain_search(const struct ctl_client *cc,
         if (s->why[i][0] == '\0') {
             continue;
         }
-        n += snprintf(err + n, cap - (size_t)n, "\n  controller %" PRId32
-                      " at %s: %s", cc->voters[i].id, cc->addrs[i],
-                      s->why[i]);
+        n += snprintf(err + n, cap - (size_t)n,
+                      "\n  controller %" PRId32 " at %s: %s",
+                      cc->voters[i].id, cc->addrs[i], s->why[i]);
     }
     if (s->maybe_delivered && n >= 0 && (size_t)n < cap) {
-        snprintf(err + n, cap - (size_t)n, "\n  a controller that did not "
+        snprintf(err + n, cap - (size_t)n,
+                 "\n  a controller that did not "
                  "answer may still carry the request out");
     }
 }
@@ -350,8 +354,8 @@ int ctl_client_call_active(struct ctl_client *cc, const Cairn__Request *req,
     uint64_t deadline = now_ms() + CLI_ACTIVE_BUDGET_MS;
     for (uint64_t now = now_ms(); now < deadline; now = now_ms()) {
         uint64_t left = deadline - now;
-        uint64_t timeout = left < CLI_CALL_TIMEOUT_MS ? left
-                                                      : CLI_CALL_TIMEOUT_MS;
+        uint64_t timeout =
+            left < CLI_CALL_TIMEOUT_MS ? left : CLI_CALL_TIMEOUT_MS;
         struct ctl__wait w;
         start_call(cc, s.target, buf, len, timeout, &w);
         run_until_done(cc, &w, 1);

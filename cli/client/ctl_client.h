@@ -48,8 +48,7 @@ struct ctl_reply {
  * RC_INVALID for a bad list or an address that does not resolve, RC_NOMEM,
  * RC_IO. tracer (may be NULL) gets the RPC layer's log lines. */
 MUST_CHECK int ctl_client_init(struct ctl_client *cc, const char *voters,
-                               struct tracer *tracer, char *err,
-                               size_t cap);
+                               struct tracer *tracer, char *err, size_t cap);
 
 /* Closes the connections and the loop, freeing everything. */
 void ctl_client_close(struct ctl_client *cc);

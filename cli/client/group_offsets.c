@@ -50,9 +50,11 @@ static int take(const struct kafka_OffsetFetchResponse *resp,
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
             const struct kafka_OffsetFetchResponsePartition *p =
                 &t->Partitions[k];
-            out->v[out->n++] = (struct group_offset){
-                .topic = name, .partition = p->PartitionIndex,
-                .committed = p->CommittedOffset, .error_code = p->ErrorCode};
+            out->v[out->n++] =
+                (struct group_offset){.topic = name,
+                                      .partition = p->PartitionIndex,
+                                      .committed = p->CommittedOffset,
+                                      .error_code = p->ErrorCode};
         }
     }
     ASSERT(out->n == n);
@@ -61,16 +63,16 @@ static int take(const struct kafka_OffsetFetchResponse *resp,
 
 /* Decodes body; RC_OK with out filled, RC_IO for a group-level error, or
  * the decoder's failure. */
-static int decode(const uint8_t *body, size_t len,
-                  struct group_offsets *out, struct kclient_error *e)
+static int decode(const uint8_t *body, size_t len, struct group_offsets *out,
+                  struct kclient_error *e)
 {
     struct arena a;
     arena_init(&a, ARENA_BYTES_MAX);
     struct kafka_OffsetFetchResponse resp;
     struct reader r;
     reader_init(&r, body, len);
-    int rv = kafka_offset_fetch_response_decode(&r, GROUP_OFFSETS_VERSION,
-                                                &a, &resp);
+    int rv = kafka_offset_fetch_response_decode(&r, GROUP_OFFSETS_VERSION, &a,
+                                                &resp);
     if (rv != RC_OK) {
         char text[KCLIENT_ERROR_BYTES];
         snprintf(text, sizeof text, "OffsetFetch: undecodable answer: %s",
@@ -82,8 +84,7 @@ static int decode(const uint8_t *body, size_t len,
     } else {
         rv = take(&resp, out);
         if (rv != RC_OK) {
-            kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR,
-                              "out of memory");
+            kclient_error_set(e, RD_KAFKA_RESP_ERR_NO_ERROR, "out of memory");
         }
     }
     arena_free(&a);
@@ -95,16 +96,17 @@ int group_offsets_fetch(const char *host, int32_t port, const char *group,
                         struct kclient_error *e)
 {
     *out = (struct group_offsets){0};
-    struct kafka_OffsetFetchRequest rq = {
-        .GroupId = slice_from_str(group), .Topics = NULL,
-        .TopicsCnt = -1 /* every partition */};
+    struct kafka_OffsetFetchRequest rq = {.GroupId = slice_from_str(group),
+                                          .Topics = NULL,
+                                          .TopicsCnt =
+                                              -1 /* every partition */};
     struct writer w;
     writer_init(&w, KAFKA_STRING_BYTES_MAX);
     uint8_t *body = NULL;
     size_t len = 0;
     struct kafka_client kc;
-    int rv = kafka_offset_fetch_request_encode(&w, GROUP_OFFSETS_VERSION,
-                                               &rq);
+    int rv =
+        kafka_offset_fetch_request_encode(&w, GROUP_OFFSETS_VERSION, &rq);
     if (rv != RC_OK) {
         kclient_error_set(e, RD_KAFKA_RESP_ERR__INVALID_ARG,
                           "the group id is too long");

@@ -28,7 +28,7 @@
 #define GROUP_OFFSETS_VERSION 5
 
 struct group_offset {
-    const char *topic;  /* points into the result's topics */
+    const char *topic; /* points into the result's topics */
     int32_t partition;
     int64_t committed;  /* -1: none */
     int16_t error_code; /* Kafka's, for this partition */
@@ -37,7 +37,7 @@ struct group_offset {
 struct group_offsets {
     struct group_offset *v; /* in the coordinator's order */
     size_t n;
-    char **topics;          /* each topic name once, malloc'd */
+    char **topics; /* each topic name once, malloc'd */
     size_t n_topics;
 };
 

@@ -104,14 +104,16 @@ static int build_list_offsets(const struct meta_image *img, int32_t broker,
         for (int32_t p = 0; rv == RC_OK && p < t->n_partitions; p++) {
             if (carries(&t->partitions[p], broker, replica_id)) {
                 ps[j++] = (struct kafka_ListOffsetsPartition){
-                    .PartitionIndex = p, .CurrentLeaderEpoch = -1,
+                    .PartitionIndex = p,
+                    .CurrentLeaderEpoch = -1,
                     .Timestamp = HEALTH__LATEST};
             }
         }
         if (rv == RC_OK && m > 0) {
             ASSERT(j == m);
             ts[k] = (struct kafka_ListOffsetsTopic){
-                .Name = slice_from_str(t->name), .Partitions = ps,
+                .Name = slice_from_str(t->name),
+                .Partitions = ps,
                 .PartitionsCnt = m};
             of[k++] = i;
         }
@@ -128,8 +130,10 @@ static void note_error(struct health_broker *hb, const struct meta_topic *t,
                        int32_t partition, int16_t code, int32_t *n_errors)
 {
     if ((*n_errors)++ == 0) {
-        snprintf(hb->error, sizeof hb->error, "ListOffsets: %s for "
-                 "%s-%" PRId32, kafka_error_name(code), t->name, partition);
+        snprintf(hb->error, sizeof hb->error,
+                 "ListOffsets: %s for "
+                 "%s-%" PRId32,
+                 kafka_error_name(code), t->name, partition);
     }
 }
 
@@ -172,15 +176,16 @@ static void take_offsets(struct health *h, size_t bi,
     }
     if (n_errors > 1) {
         size_t used = strlen(h->brokers[bi].error);
-        snprintf(h->brokers[bi].error + used, sizeof h->brokers[bi].error -
-                 used, " (and %" PRId32 " more)", n_errors - 1);
+        snprintf(h->brokers[bi].error + used,
+                 sizeof h->brokers[bi].error - used,
+                 " (and %" PRId32 " more)", n_errors - 1);
     }
 }
 
 /* One ListOffsets of replica_id kind to broker bi. Failures other than
  * RC_NOMEM are the broker's, written to its error. */
-static int list_offsets(struct health *h, struct kafka_client *kc,
-                        size_t bi, int32_t replica_id)
+static int list_offsets(struct health *h, struct kafka_client *kc, size_t bi,
+                        int32_t replica_id)
 {
     struct health_broker *hb = &h->brokers[bi];
     const int16_t v = HEALTH__LIST_OFFSETS_VERSION;
@@ -203,8 +208,7 @@ static int list_offsets(struct health *h, struct kafka_client *kc,
     }
     rv = kafka_client_call(kc, KAFKA_API_LIST_OFFSETS, v, &w, &body, &len);
     if (rv != RC_OK) {
-        snprintf(hb->error, sizeof hb->error, "ListOffsets: %s",
-                 kc->error);
+        snprintf(hb->error, sizeof hb->error, "ListOffsets: %s", kc->error);
         goto out;
     }
     struct kafka_ListOffsetsResponse resp;
@@ -212,8 +216,10 @@ static int list_offsets(struct health *h, struct kafka_client *kc,
     reader_init(&r, body, len);
     rv = kafka_list_offsets_response_decode(&r, v, &a, &resp);
     if (rv != RC_OK) {
-        snprintf(hb->error, sizeof hb->error, "ListOffsets: undecodable "
-                 "answer: %s", rc_str(rv));
+        snprintf(hb->error, sizeof hb->error,
+                 "ListOffsets: undecodable "
+                 "answer: %s",
+                 rc_str(rv));
         goto out;
     }
     take_offsets(h, bi, &ask, &resp);
@@ -354,10 +360,10 @@ static void set_flags(struct health *h)
         int32_t min_insync = topic_min_insync(h, t);
         for (int32_t p = 0; p < t->n_partitions; p++) {
             const struct meta_partition *mp = &t->partitions[p];
-            struct health_partition *hp = &h->partitions[h->first[i] +
-                                                         (size_t)p];
-            hp->min_isr = min_insync < mp->replicas.n ? min_insync
-                                                      : mp->replicas.n;
+            struct health_partition *hp =
+                &h->partitions[h->first[i] + (size_t)p];
+            hp->min_isr =
+                min_insync < mp->replicas.n ? min_insync : mp->replicas.n;
             hp->offline = mp->leader == META_NO_LEADER;
             hp->under_replicated = mp->isr.n < mp->replicas.n;
             hp->under_min_isr = mp->isr.n < hp->min_isr;

@@ -43,7 +43,8 @@
 #define HEALTH_BROKER_TIMEOUT_MS 2000u
 
 /* A broker's error: the client's, or a Kafka error name and a partition. */
-#define HEALTH_ERROR_BYTES (KAFKA_CLIENT_ERROR_BYTES + META_TOPIC_NAME_BYTES_MAX + 64)
+#define HEALTH_ERROR_BYTES                                                   \
+    (KAFKA_CLIENT_ERROR_BYTES + META_TOPIC_NAME_BYTES_MAX + 64)
 
 /* Kafka's default min.insync.replicas, used when no broker names its own. */
 #define HEALTH_MIN_INSYNC_DEFAULT 1
@@ -67,13 +68,13 @@ struct health_broker {
 };
 
 struct health {
-    const struct meta_image *img;      /* borrowed */
+    const struct meta_image *img;        /* borrowed */
     struct health_partition *partitions; /* every topic's, in image order */
-    size_t *first;                     /* per image topic: its first index
+    size_t *first;                       /* per image topic: its first index
                                           in partitions */
-    struct health_broker *brokers;     /* as img->brokers */
-    int32_t min_insync_default;        /* for topics that set none */
-    int32_t min_insync_from;           /* broker id that named it; -1:
+    struct health_broker *brokers;       /* as img->brokers */
+    int32_t min_insync_default;          /* for topics that set none */
+    int32_t min_insync_from;             /* broker id that named it; -1:
                                           Kafka's default */
 };
 

@@ -36,8 +36,8 @@ static bool wait_fd(int fd, short events, int64_t deadline)
     }
 }
 
-static int connect_by(const char *host, int port, int64_t deadline,
-                      char *err, size_t cap)
+static int connect_by(const char *host, int port, int64_t deadline, char *err,
+                      size_t cap)
 {
     char service[8];
     snprintf(service, sizeof service, "%d", port);
@@ -49,8 +49,9 @@ static int connect_by(const char *host, int port, int64_t deadline,
         snprintf(err, cap, "%s: %s", host, gai_strerror(g));
         return -1;
     }
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-                                       SOCK_CLOEXEC, ai->ai_protocol);
+    int fd =
+        socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+               ai->ai_protocol);
     if (fd < 0) {
         snprintf(err, cap, "socket: %s", strerror(errno));
         freeaddrinfo(ai);
@@ -85,8 +86,10 @@ static int exchange(int fd, const char *host, const char *path,
                     size_t cap)
 {
     char req[1024];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n"
-                     "Connection: close\r\n\r\n", path, host);
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.0\r\nHost: %s\r\n"
+                     "Connection: close\r\n\r\n",
+                     path, host);
     if (n < 0 || (size_t)n >= sizeof req) {
         snprintf(err, cap, "request too long");
         return RC_INVALID;

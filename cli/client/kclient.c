@@ -178,9 +178,8 @@ static const rd_kafka_metadata_t *all_metadata(rd_kafka_t *rk,
                                                struct kclient_error *e)
 {
     const rd_kafka_metadata_t *md = NULL;
-    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */,
-                                                NULL, &md,
-                                                KCLIENT_TIMEOUT_MS);
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */, NULL,
+                                                &md, KCLIENT_TIMEOUT_MS);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         kclient_error_set(e, err, NULL);
         return NULL;
@@ -331,7 +330,8 @@ static int broker_lists(const char *host, int port, const char *topic)
 /* Metadata v12 of every topic from host:port into resp (borrowing from
  * *body, in a); false when no answer decodes. */
 static bool all_topics_v12(const char *host, int port, struct arena *a,
-                           uint8_t **body, struct kafka_MetadataResponse *resp)
+                           uint8_t **body,
+                           struct kafka_MetadataResponse *resp)
 {
     struct kafka_client kc;
     if (kafka_client_open(&kc, host, port, CLI_KAFKA_CLIENT_ID,
@@ -368,8 +368,8 @@ void kclient_topic_ids(const rd_kafka_metadata_t *md,
         arena_init(&a, ARENA_BYTES_MAX);
         uint8_t *body = NULL;
         struct kafka_MetadataResponse resp;
-        bool ok = all_topics_v12(md->brokers[b].host, md->brokers[b].port,
-                                 &a, &body, &resp);
+        bool ok = all_topics_v12(md->brokers[b].host, md->brokers[b].port, &a,
+                                 &body, &resp);
         for (int32_t k = 0; ok && k < resp.TopicsCnt; k++) {
             const struct kafka_MetadataResponseTopic *t = &resp.Topics[k];
             for (size_t i = 0; i < n; i++) {
@@ -402,8 +402,8 @@ static int wait_every_broker(rd_kafka_t *rk, const char *topic, bool exists,
     int rv = RC_OK;
     for (int i = 0; rv == RC_OK && i < md->broker_cnt; i++) {
         for (;;) {
-            int seen = broker_lists(md->brokers[i].host, md->brokers[i].port,
-                                    topic);
+            int seen =
+                broker_lists(md->brokers[i].host, md->brokers[i].port, topic);
             if (seen == RC_IO || (exists && seen == RC_OK) ||
                 (!exists && seen == RC_NOT_FOUND)) {
                 break;
@@ -473,8 +473,8 @@ static rd_kafka_AdminOptions_t *admin_options(rd_kafka_t *rk,
 static int admin_result(rd_kafka_queue_t *q, rd_kafka_event_t **ev,
                         struct kclient_error *e)
 {
-    *ev = rd_kafka_queue_poll(q,
-                              KCLIENT_TIMEOUT_MS + KCLIENT__ADMIN_MARGIN_MS);
+    *ev =
+        rd_kafka_queue_poll(q, KCLIENT_TIMEOUT_MS + KCLIENT__ADMIN_MARGIN_MS);
     if (*ev == NULL) {
         kclient_error_set(e, RD_KAFKA_RESP_ERR__TIMED_OUT,
                           "no answer from the cluster");
@@ -531,8 +531,8 @@ static rd_kafka_NewTopic_t *new_topic(const struct kclient_topic *t,
         ASSERT(eq != NULL); /* checked by the option parser */
         snprintf(name, sizeof name, "%.*s", (int)(eq - t->configs[i]),
                  t->configs[i]);
-        rd_kafka_resp_err_t err = rd_kafka_NewTopic_set_config(nt, name,
-                                                               eq + 1);
+        rd_kafka_resp_err_t err =
+            rd_kafka_NewTopic_set_config(nt, name, eq + 1);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             kclient_error_set(e, err, NULL);
             rd_kafka_NewTopic_destroy(nt);

@@ -29,22 +29,22 @@
 
 struct bench {
     const struct bench_opts *o;
-    struct kclient_opts k;  /* bootstrap: the mock's with --mock */
-    rd_kafka_t *mock_rk;    /* hosts the mock cluster */
+    struct kclient_opts k; /* bootstrap: the mock's with --mock */
+    rd_kafka_t *mock_rk;   /* hosts the mock cluster */
     rd_kafka_mock_cluster_t *mock;
-    char *payload;          /* record_bytes of random bytes */
-    bool timed_values;      /* e2e: send times in the values */
+    char *payload;     /* record_bytes of random bytes */
+    bool timed_values; /* e2e: send times in the values */
     /* The consumer's side (consume, e2e). */
     rd_kafka_topic_t *rkt;
     rd_kafka_queue_t *q;
     int32_t n_partitions;
     int32_t n_started;
-    int64_t *high;          /* by partition: its end when reading began */
-    int64_t *next;          /* by partition: the offset after the last read */
-    int32_t n_done;         /* consume: partitions read up to high */
-    int64_t target;         /* records to read */
+    int64_t *high;  /* by partition: its end when reading began */
+    int64_t *next;  /* by partition: the offset after the last read */
+    int32_t n_done; /* consume: partitions read up to high */
+    int64_t target; /* records to read */
     /* What was measured. */
-    struct histogram lat;   /* nanoseconds */
+    struct histogram lat; /* nanoseconds */
     int64_t sent, delivered, failed, received, bytes;
     rd_kafka_resp_err_t first_err;
     int64_t first_ns, last_ns;
@@ -82,8 +82,10 @@ static int parse_mode(const char *s, enum bench_mode *mode)
             return -1;
         }
     }
-    return opts_usage_error(&bench_cmd, "unknown benchmark '%s' (produce, "
-                            "consume, e2e)", s);
+    return opts_usage_error(&bench_cmd,
+                            "unknown benchmark '%s' (produce, "
+                            "consume, e2e)",
+                            s);
 }
 
 static void bench_defaults(struct bench_opts *o)
@@ -105,17 +107,22 @@ static int check_options(struct bench_opts *o)
 {
     if (strcmp(o->acks, "0") != 0 && strcmp(o->acks, "1") != 0 &&
         strcmp(o->acks, "all") != 0 && strcmp(o->acks, "-1") != 0) {
-        return opts_usage_error(&bench_cmd, "--acks: expected 0, 1 or all, "
-                                "got '%s'", o->acks);
+        return opts_usage_error(&bench_cmd,
+                                "--acks: expected 0, 1 or all, "
+                                "got '%s'",
+                                o->acks);
     }
     if (o->mode == BENCH_E2E &&
         o->record_bytes < BENCH_E2E_RECORD_BYTES_MIN) {
-        return opts_usage_error(&bench_cmd, "e2e: --record-size must be at "
-                                "least %d", BENCH_E2E_RECORD_BYTES_MIN);
+        return opts_usage_error(&bench_cmd,
+                                "e2e: --record-size must be at "
+                                "least %d",
+                                BENCH_E2E_RECORD_BYTES_MIN);
     }
     for (size_t i = 0; i < o->configs.n; i++) {
         if (!opts_is_key_value(o->configs.items[i])) {
-            return opts_usage_error(&bench_cmd, "--config: expected "
+            return opts_usage_error(&bench_cmd,
+                                    "--config: expected "
                                     "KEY=VALUE, got '%s'",
                                     o->configs.items[i]);
         }
@@ -155,7 +162,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o)
     }
     if (n_pos != 1) {
         return opts_usage_error(&bench_cmd, "expected one of produce, "
-                                "consume, e2e");
+                                            "consume, e2e");
     }
     rc = parse_mode(argv[1], &o->mode);
     return rc >= 0 ? rc : check_options(o);
@@ -188,8 +195,7 @@ static int start_mock(struct bench *b, struct kclient_error *e)
     }
     b->k.bootstrap = rd_kafka_mock_cluster_bootstraps(b->mock);
     rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(
-        b->mock, b->o->topic, b->o->partitions,
-        b->o->replication_factor);
+        b->mock, b->o->topic, b->o->partitions, b->o->replication_factor);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         kclient_error_set(e, err, NULL);
         return RC_IO;
@@ -270,19 +276,18 @@ static rd_kafka_t *make_producer(struct bench *b, struct kclient_error *e)
 {
     const struct bench_opts *o = b->o;
     rd_kafka_conf_t *conf = kclient_conf_new(&b->k, e);
-    bool ok = conf != NULL &&
-              kclient_conf_set(conf, "acks", o->acks, e) == RC_OK &&
-              kclient_conf_set(conf, "partitioner", "murmur2_random", e) ==
-                  RC_OK &&
-              set_int(conf, "message.timeout.ms", BENCH__MESSAGE_TIMEOUT_MS,
-                      0, e) == RC_OK &&
-              set_int(conf, "batch.size", o->batch_bytes, 1, e) == RC_OK &&
-              set_int(conf, "batch.num.messages", o->batch_records, 1, e) ==
-                  RC_OK &&
-              set_int(conf, "linger.ms", o->linger_ms, 0, e) == RC_OK &&
-              (o->compression == NULL ||
-               kclient_conf_set(conf, "compression.codec", o->compression,
-                                e) == RC_OK);
+    bool ok =
+        conf != NULL && kclient_conf_set(conf, "acks", o->acks, e) == RC_OK &&
+        kclient_conf_set(conf, "partitioner", "murmur2_random", e) == RC_OK &&
+        set_int(conf, "message.timeout.ms", BENCH__MESSAGE_TIMEOUT_MS, 0,
+                e) == RC_OK &&
+        set_int(conf, "batch.size", o->batch_bytes, 1, e) == RC_OK &&
+        set_int(conf, "batch.num.messages", o->batch_records, 1, e) ==
+            RC_OK &&
+        set_int(conf, "linger.ms", o->linger_ms, 0, e) == RC_OK &&
+        (o->compression == NULL ||
+         kclient_conf_set(conf, "compression.codec", o->compression, e) ==
+             RC_OK);
     if (!ok) {
         if (conf != NULL) {
             rd_kafka_conf_destroy(conf);
@@ -302,8 +307,8 @@ static void pace(struct bench *b, rd_kafka_t *rk, int64_t i)
     if (b->o->rate <= 0) {
         return;
     }
-    int64_t due = b->first_ns +
-                  (int64_t)((double)i * 1e9 / (double)b->o->rate);
+    int64_t due =
+        b->first_ns + (int64_t)((double)i * 1e9 / (double)b->o->rate);
     for (int64_t now = cli_clock_ns(); now < due; now = cli_clock_ns()) {
         rd_kafka_poll(rk, 0);
         drain(b, 0);
@@ -324,7 +329,8 @@ static rd_kafka_resp_err_t send_one(struct bench *b, rd_kafka_t *rk,
             memcpy(b->payload, &now, sizeof now);
         }
         rd_kafka_resp_err_t err = rd_kafka_producev(
-            rk, RD_KAFKA_V_TOPIC(b->o->topic), RD_KAFKA_V_PARTITION(partition),
+            rk, RD_KAFKA_V_TOPIC(b->o->topic),
+            RD_KAFKA_V_PARTITION(partition),
             RD_KAFKA_V_VALUE(b->payload, (size_t)b->o->record_bytes),
             RD_KAFKA_V_MSGFLAGS(b->timed_values ? RD_KAFKA_MSG_F_COPY : 0),
             RD_KAFKA_V_OPAQUE((void *)(uintptr_t)now), RD_KAFKA_V_END);
@@ -361,9 +367,10 @@ static int check_delivered(struct bench *b, rd_kafka_resp_err_t err,
         return RC_OK;
     }
     char text[KCLIENT_ERROR_BYTES];
-    snprintf(text, sizeof text, "%" PRId64 " of %" PRId64 " records not "
-             "delivered (first: %s)", b->sent - b->delivered, b->sent,
-             rd_kafka_err2str(err));
+    snprintf(text, sizeof text,
+             "%" PRId64 " of %" PRId64 " records not "
+             "delivered (first: %s)",
+             b->sent - b->delivered, b->sent, rd_kafka_err2str(err));
     kclient_error_set(e, err, text);
     return RC_IO;
 }
@@ -407,9 +414,8 @@ static int run_produce(struct bench *b, struct kclient_error *e)
 static rd_kafka_t *make_consumer(struct bench *b, struct kclient_error *e)
 {
     rd_kafka_conf_t *conf = kclient_conf_new(&b->k, e);
-    bool ok = conf != NULL &&
-              set_int(conf, "fetch.message.max.bytes", b->o->fetch_bytes, 1,
-                      e) == RC_OK;
+    bool ok = conf != NULL && set_int(conf, "fetch.message.max.bytes",
+                                      b->o->fetch_bytes, 1, e) == RC_OK;
     if (!ok) {
         if (conf != NULL) {
             rd_kafka_conf_destroy(conf);
@@ -570,8 +576,10 @@ static int read_all(struct bench *b, struct kclient_error *e)
     if (b->received == 0 ||
         (b->o->mode == BENCH_E2E && b->received < b->target)) {
         char text[160];
-        snprintf(text, sizeof text, "%" PRId64 " of %" PRId64 " records "
-                 "arrived%s", b->received, b->target,
+        snprintf(text, sizeof text,
+                 "%" PRId64 " of %" PRId64 " records "
+                 "arrived%s",
+                 b->received, b->target,
                  b->target == 0 ? " (the topic is empty: --fill)" : "");
         kclient_error_set(e, RD_KAFKA_RESP_ERR__TIMED_OUT, text);
         return RC_TIMEOUT;
@@ -599,8 +607,9 @@ static void print_result(const struct bench *b)
     double s = (double)(b->last_ns - b->first_ns) / 1e9;
     s = s > 1e-9 ? s : 1e-9;
     printf("RESULT bench=%s records=%" PRId64 " record_bytes=%" PRId64
-           " msgs_s=%.0f mb_s=%.1f", bench_modes[o->mode], n, record_bytes,
-           (double)n / s, (double)bytes / s / 1e6);
+           " msgs_s=%.0f mb_s=%.1f",
+           bench_modes[o->mode], n, record_bytes, (double)n / s,
+           (double)bytes / s / 1e6);
     if (!consume) {
         printf(" p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f",
                (double)histogram_percentile(&b->lat, 50) / 1e6,

@@ -65,11 +65,11 @@ struct bench_opts {
     int32_t linger_ms;     /* linger.ms; -1: default */
     int32_t fetch_bytes;   /* fetch.message.max.bytes; 0: default */
     const char *compression;
-    int32_t partitions;    /* when the topic is created */
+    int32_t partitions; /* when the topic is created */
     int32_t replication_factor;
     const char *config_items[BENCH_CONFIGS_MAX];
     struct opts_list configs; /* "key=value" into config_items */
-    int64_t rate;          /* records/s; 0: as fast as possible */
+    int64_t rate;             /* records/s; 0: as fast as possible */
     bool fill;
     bool mock;
 };

@@ -41,15 +41,19 @@ static int parse_resource(char **argv, struct configs_opts *o)
                    : -1;
     }
     if (strcmp(argv[0], "broker") != 0) {
-        return opts_usage_error(&configs_cmd, "expected topic or broker, "
-                                "not '%s'", argv[0]);
+        return opts_usage_error(&configs_cmd,
+                                "expected topic or broker, "
+                                "not '%s'",
+                                argv[0]);
     }
     o->resource_type = 4;
     o->name = strcmp(argv[1], "default") == 0 ? "" : argv[1];
-    if (o->name[0] != '\0' && strspn(o->name, "0123456789") !=
-                                  strlen(o->name)) {
-        return opts_usage_error(&configs_cmd, "broker: expected an id or "
-                                "'default', not '%s'", argv[1]);
+    if (o->name[0] != '\0' &&
+        strspn(o->name, "0123456789") != strlen(o->name)) {
+        return opts_usage_error(&configs_cmd,
+                                "broker: expected an id or "
+                                "'default', not '%s'",
+                                argv[1]);
     }
     return -1;
 }
@@ -60,17 +64,17 @@ int configs_parse(int argc, char **argv, struct configs_opts *o)
     if (argc >= 2 && opts_is_help(argv[1])) {
         return opts_help(&configs_cmd);
     }
-    if (argc < 2 || (strcmp(argv[1], "get") != 0 &&
-                     strcmp(argv[1], "set") != 0)) {
+    if (argc < 2 ||
+        (strcmp(argv[1], "get") != 0 && strcmp(argv[1], "set") != 0)) {
         return opts_usage_error(&configs_cmd, "expected get or set");
     }
     o->set = strcmp(argv[1], "set") == 0;
     const char *dels[CONFIGS_OPS_MAX];
     struct opts_list del = {dels, 0, CONFIGS_OPS_MAX};
-    const struct opts_spec get_specs[] = {{"--all", OPTS_FLAG, &o->all, 0,
-                                           0}};
-    const struct opts_spec set_specs[] = {{"--delete", OPTS_LIST, &del, 0,
-                                           0}};
+    const struct opts_spec get_specs[] = {
+        {"--all", OPTS_FLAG, &o->all, 0, 0}};
+    const struct opts_spec set_specs[] = {
+        {"--delete", OPTS_LIST, &del, 0, 0}};
     int n_pos = 0;
     int rc = opts_parse(&configs_cmd, argc, argv, 2,
                         o->set ? set_specs : get_specs, 1, &n_pos);
@@ -79,7 +83,7 @@ int configs_parse(int argc, char **argv, struct configs_opts *o)
     }
     if (n_pos < 2) {
         return opts_usage_error(&configs_cmd, "expected topic TOPIC or "
-                                "broker ID|default");
+                                              "broker ID|default");
     }
     rc = parse_resource(argv + 2, o);
     if (rc >= 0) {
@@ -91,8 +95,10 @@ int configs_parse(int argc, char **argv, struct configs_opts *o)
     }
     for (int i = 4; i < 2 + n_pos; i++) {
         if (!opts_is_key_value(argv[i]) || o->n_ops == CONFIGS_OPS_MAX) {
-            return opts_usage_error(&configs_cmd, "expected KEY=VALUE, not "
-                                    "'%s'", argv[i]);
+            return opts_usage_error(&configs_cmd,
+                                    "expected KEY=VALUE, not "
+                                    "'%s'",
+                                    argv[i]);
         }
         o->ops[o->n_ops++] = argv[i];
     }
@@ -107,9 +113,8 @@ int configs_parse(int argc, char **argv, struct configs_opts *o)
 /* --- The broker to ask --------------------------------------------------- */
 
 /* host:port of broker id (any broker when id is -1), from metadata. */
-static int find_broker(const struct kclient_opts *k, int32_t id,
-                       char *host, size_t cap, int32_t *port,
-                       struct kclient_error *e)
+static int find_broker(const struct kclient_opts *k, int32_t id, char *host,
+                       size_t cap, int32_t *port, struct kclient_error *e)
 {
     rd_kafka_t *rk = kclient_admin_new(k, e);
     if (rk == NULL) {
@@ -174,10 +179,12 @@ static int call(const struct kclient_opts *k, const struct configs_opts *o,
 
 static const char *source_name(int8_t s)
 {
-    static const char *const names[] = {
-        "UNKNOWN", "DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG",
-        "DYNAMIC_DEFAULT_BROKER_CONFIG", "STATIC_BROKER_CONFIG",
-        "DEFAULT_CONFIG"};
+    static const char *const names[] = {"UNKNOWN",
+                                        "DYNAMIC_TOPIC_CONFIG",
+                                        "DYNAMIC_BROKER_CONFIG",
+                                        "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                                        "STATIC_BROKER_CONFIG",
+                                        "DEFAULT_CONFIG"};
     return s >= 0 && s <= 5 ? names[s] : "UNKNOWN";
 }
 
@@ -243,8 +250,8 @@ static int run_get(const struct kclient_opts *k, const struct configs_opts *o)
                                               &rq) != RC_OK) {
         cli_error("configs get: the name is too long");
     } else if (call(k, o, KAFKA_API_DESCRIBE_CONFIGS,
-                    CONFIGS__DESCRIBE_VERSION, &w, &body, &len, &e) !=
-               RC_OK) {
+                    CONFIGS__DESCRIBE_VERSION, &w, &body, &len,
+                    &e) != RC_OK) {
         kclient_error_print("configs get", &e);
     } else {
         rc = print_described(o, body, len);
@@ -294,7 +301,8 @@ static int run_set(const struct kclient_opts *k, const struct configs_opts *o)
     for (size_t i = 0; i < o->n_ops; i++) {
         const char *eq = strchr(o->ops[i], '=');
         cs[n++] = (struct kafka_AlterableConfig){
-            (struct slice){(const uint8_t *)o->ops[i], (size_t)(eq - o->ops[i])},
+            (struct slice){(const uint8_t *)o->ops[i],
+                           (size_t)(eq - o->ops[i])},
             KAFKA_CONFIG_OP_SET, slice_from_str(eq + 1)};
     }
     for (size_t i = 0; i < o->n_deletes; i++) {

@@ -18,10 +18,10 @@
 #define CONFIGS_OPS_MAX 64
 
 struct configs_opts {
-    bool set;              /* set, else get */
-    int8_t resource_type;  /* 2 topic, 4 broker */
-    const char *name;      /* topic, broker id, or "" (broker default) */
-    bool all;              /* get --all: every config, not only dynamic */
+    bool set;             /* set, else get */
+    int8_t resource_type; /* 2 topic, 4 broker */
+    const char *name;     /* topic, broker id, or "" (broker default) */
+    bool all;             /* get --all: every config, not only dynamic */
     const char *ops[CONFIGS_OPS_MAX]; /* set: "key=value" */
     size_t n_ops;
     const char *deletes[CONFIGS_OPS_MAX]; /* set: --delete key */

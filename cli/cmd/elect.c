@@ -58,8 +58,10 @@ int elect_parse(int argc, char **argv, struct elect_opts *o)
     if (type != NULL && strcmp(type, "unclean") == 0) {
         o->type = KAFKA_ELECTION_UNCLEAN;
     } else if (type != NULL && strcmp(type, "preferred") != 0) {
-        return opts_usage_error(&elect_cmd, "--type: expected preferred or "
-                                "unclean, got '%s'", type);
+        return opts_usage_error(&elect_cmd,
+                                "--type: expected preferred or "
+                                "unclean, got '%s'",
+                                type);
     }
     if (partition >= 0 && o->topic == NULL) {
         return opts_usage_error(&elect_cmd, "--partition needs --topic");
@@ -109,8 +111,7 @@ static int32_t partition_count(struct kafka_client *kc, const char *topic)
 }
 
 /* Prints each partition's result; returns the exit code. */
-static int report(const struct kafka_ElectLeadersResponse *resp,
-                  bool all)
+static int report(const struct kafka_ElectLeadersResponse *resp, bool all)
 {
     int rc = CLI_EXIT_OK;
     int shown = 0;
@@ -197,8 +198,8 @@ static int elect_via(struct kafka_client *kc, const struct elect_opts *o)
     int rv = kafka_elect_leaders_request_encode(&w, ELECT_VERSION, &rq);
     if (rv == RC_OK) {
         kafka_client_set_timeout(kc, ELECT_TIMEOUT_MS + 5000);
-        rv = call(kc, KAFKA_API_ELECT_LEADERS, ELECT_VERSION, &w, &body,
-                  &len);
+        rv =
+            call(kc, KAFKA_API_ELECT_LEADERS, ELECT_VERSION, &w, &body, &len);
     }
     writer_free(&w);
     if (list != ids) {

@@ -27,9 +27,9 @@
 #define ELECT_TIMEOUT_MS 30000u
 
 struct elect_opts {
-    int8_t type;           /* 0 preferred, 1 unclean */
-    const char *topic;     /* NULL: every partition of every topic */
-    int32_t partition;     /* -1: every partition of topic */
+    int8_t type;       /* 0 preferred, 1 unclean */
+    const char *topic; /* NULL: every partition of every topic */
+    int32_t partition; /* -1: every partition of topic */
 };
 
 void elect_usage(FILE *out);

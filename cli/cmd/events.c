@@ -21,19 +21,20 @@
 
 void events_usage(FILE *out)
 {
-    fputs("  events [--since DURATION] [--follow] [--for-ms MS] [--internal]\n"
-          "         [--http HOST:PORT,...]\n"
-          "      The controllers' and brokers' events (leader moves,\n"
-          "      ISR changes, fencing, HW stalls, truncations, elections,\n"
-          "      each with its cause) as one timeline, from each\n"
-          "      process's /events (its last 1,024). --since: only the\n"
-          "      last DURATION (e.g. 10m, 30s). --follow: keep printing\n"
-          "      new ones until killed or --for-ms has passed. Internal\n"
-          "      topics' (__consumer_offsets) only with --internal. --http:\n"
-          "      the processes' metrics listeners; default the local\n"
-          "      cluster's (brokers base+94..96, controllers\n"
-          "      base+104..106, base from $CAIRN_BASE_PORT).\n",
-          out);
+    fputs(
+        "  events [--since DURATION] [--follow] [--for-ms MS] [--internal]\n"
+        "         [--http HOST:PORT,...]\n"
+        "      The controllers' and brokers' events (leader moves,\n"
+        "      ISR changes, fencing, HW stalls, truncations, elections,\n"
+        "      each with its cause) as one timeline, from each\n"
+        "      process's /events (its last 1,024). --since: only the\n"
+        "      last DURATION (e.g. 10m, 30s). --follow: keep printing\n"
+        "      new ones until killed or --for-ms has passed. Internal\n"
+        "      topics' (__consumer_offsets) only with --internal. --http:\n"
+        "      the processes' metrics listeners; default the local\n"
+        "      cluster's (brokers base+94..96, controllers\n"
+        "      base+104..106, base from $CAIRN_BASE_PORT).\n",
+        out);
 }
 
 static const struct opts_cmd events_cmd = {"events", events_usage};
@@ -119,14 +120,14 @@ static void format_time(int64_t ms, char *out, size_t cap, bool date)
     gmtime_r(&sec, &tm);
     /* strftime for the fields: snprintf of them trips gcc's -O2
      * -Wformat-truncation, which cannot see that they are in range. */
-    size_t n = strftime(out, cap, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S",
-                        &tm);
+    size_t n =
+        strftime(out, cap, date ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S", &tm);
     unsigned milli = (unsigned)((ms % 1000 + 1000) % 1000);
     snprintf(out + n, cap - n, date ? ".%03uZ" : ".%03u", milli);
 }
 
-int events_collect(struct events_source *src, size_t n_src,
-                   int64_t since_ms, struct events_batch *b)
+int events_collect(struct events_source *src, size_t n_src, int64_t since_ms,
+                   struct events_batch *b)
 {
     memset(b, 0, sizeof *b);
     size_t cap_recs = 0;
@@ -135,9 +136,9 @@ int events_collect(struct events_source *src, size_t n_src,
         size_t len = 0;
         snprintf(path, sizeof path, "/events?format=text&since=%" PRIu64,
                  src[i].seen);
-        int rc = http_get(src[i].host, src[i].port, path, EVENTS_TIMEOUT_MS,
-                          &b->bodies[i], &len, src[i].error,
-                          sizeof src[i].error);
+        int rc =
+            http_get(src[i].host, src[i].port, path, EVENTS_TIMEOUT_MS,
+                     &b->bodies[i], &len, src[i].error, sizeof src[i].error);
         src[i].reachable = rc == RC_OK;
         if (rc != RC_OK) {
             continue;
@@ -283,14 +284,17 @@ int events_main(int argc, char **argv, const char *http_default)
     }
     uint64_t since_ms = 0;
     if (since != NULL && !opts_parse_duration_ms(since, &since_ms)) {
-        return opts_usage_error(&events_cmd, "--since: expected a duration "
-                                "such as 10m or 30s, got '%s'", since);
+        return opts_usage_error(&events_cmd,
+                                "--since: expected a duration "
+                                "such as 10m or 30s, got '%s'",
+                                since);
     }
     struct events_source src[EVENTS_SOURCES_MAX];
     size_t n_src = 0;
     const char *list = http != NULL ? http : http_default;
     if (!events_sources_parse(list, src, &n_src)) {
-        return opts_usage_error(&events_cmd, "--http: expected "
+        return opts_usage_error(&events_cmd,
+                                "--http: expected "
                                 "HOST:PORT,... (at most %d), got '%s'",
                                 EVENTS_SOURCES_MAX, list);
     }

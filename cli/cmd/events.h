@@ -25,9 +25,9 @@
 struct events_source {
     char host[256];
     int port;
-    char name[272]; /* "controller-101" once it answered; else host:port */
-    uint64_t seen;  /* highest seq read */
-    bool reachable; /* the last read answered */
+    char name[272];  /* "controller-101" once it answered; else host:port */
+    uint64_t seen;   /* highest seq read */
+    bool reachable;  /* the last read answered */
     char error[256]; /* why not; "" */
 };
 
@@ -36,7 +36,7 @@ struct events_record {
     int64_t last_ms;
     uint32_t repeats;
     uint64_t seq;
-    size_t source; /* index in the sources */
+    size_t source;    /* index in the sources */
     const char *text; /* into the batch's bodies */
 };
 

@@ -54,15 +54,17 @@ int produce_parse(int argc, char **argv, struct produce_opts *o)
     }
     if (o->key != NULL && o->key_separator != NULL) {
         return opts_usage_error(&produce_cmd, "--key and --key-separator "
-                                "exclude each other");
+                                              "exclude each other");
     }
     if (o->key_separator != NULL && o->key_separator[0] == '\0') {
         return opts_usage_error(&produce_cmd, "--key-separator is empty");
     }
     if (strcmp(o->acks, "0") != 0 && strcmp(o->acks, "1") != 0 &&
         strcmp(o->acks, "all") != 0 && strcmp(o->acks, "-1") != 0) {
-        return opts_usage_error(&produce_cmd, "--acks: expected 0, 1 or "
-                                "all, got '%s'", o->acks);
+        return opts_usage_error(&produce_cmd,
+                                "--acks: expected 0, 1 or "
+                                "all, got '%s'",
+                                o->acks);
     }
     return -1;
 }
@@ -102,15 +104,15 @@ static rd_kafka_t *make_producer(const struct kclient_opts *k,
     rd_kafka_conf_t *conf = kclient_conf_new(k, &e);
     char timeout[24];
     snprintf(timeout, sizeof timeout, "%" PRId64, o->timeout_ms);
-    bool ok = conf != NULL &&
-              kclient_conf_set(conf, "acks", o->acks, &e) == RC_OK &&
-              kclient_conf_set(conf, "partitioner", "murmur2_random",
-                               &e) == RC_OK &&
-              kclient_conf_set(conf, "message.timeout.ms", timeout, &e) ==
-                  RC_OK &&
-              (o->compression == NULL ||
-               kclient_conf_set(conf, "compression.codec", o->compression,
-                                &e) == RC_OK);
+    bool ok =
+        conf != NULL &&
+        kclient_conf_set(conf, "acks", o->acks, &e) == RC_OK &&
+        kclient_conf_set(conf, "partitioner", "murmur2_random", &e) ==
+            RC_OK &&
+        kclient_conf_set(conf, "message.timeout.ms", timeout, &e) == RC_OK &&
+        (o->compression == NULL ||
+         kclient_conf_set(conf, "compression.codec", o->compression, &e) ==
+             RC_OK);
     if (!ok) {
         if (conf != NULL) {
             rd_kafka_conf_destroy(conf);
@@ -154,11 +156,9 @@ static int read_line(FILE *in, char *buf, size_t cap, size_t *len)
 }
 
 /* Hands one record to librdkafka, waiting while its queue is full. */
-static rd_kafka_resp_err_t send_record(rd_kafka_t *rk,
-                                       const struct produce_opts *o,
-                                       const char *key, size_t key_len,
-                                       char *value, size_t len,
-                                       uintptr_t line)
+static rd_kafka_resp_err_t
+send_record(rd_kafka_t *rk, const struct produce_opts *o, const char *key,
+            size_t key_len, char *value, size_t len, uintptr_t line)
 {
     for (;;) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -177,8 +177,8 @@ static rd_kafka_resp_err_t send_record(rd_kafka_t *rk,
 
 /* Splits line per --key/--key-separator and sends it. */
 static rd_kafka_resp_err_t send_line(rd_kafka_t *rk,
-                                     const struct produce_opts *o,
-                                     char *line, size_t len, uintptr_t no)
+                                     const struct produce_opts *o, char *line,
+                                     size_t len, uintptr_t no)
 {
     if (o->key != NULL) {
         return send_record(rk, o, o->key, strlen(o->key), line, len, no);
@@ -237,7 +237,8 @@ static int check_topic(rd_kafka_t *rk, const struct produce_opts *o)
     }
     if (o->partition >= n) {
         cli_error("%s: --partition %" PRId32 ": the topic has %" PRId32
-                  " partitions", what, o->partition, n);
+                  " partitions",
+                  what, o->partition, n);
         return CLI_EXIT_FAILED;
     }
     return CLI_EXIT_OK;

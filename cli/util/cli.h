@@ -24,8 +24,8 @@
 #define CLI_ACTIVE_BUDGET_MS 10000u
 
 /* The first lines of every usage text. */
-#define CLI_USAGE_LINE                                                 \
-    "usage: cairn [--bootstrap-servers HOST:PORT,...] [-X KEY=VALUE]...\n" \
+#define CLI_USAGE_LINE                                                       \
+    "usage: cairn [--bootstrap-servers HOST:PORT,...] [-X KEY=VALUE]...\n"   \
     "             [--controllers ID@HOST:PORT,...] COMMAND [ARGS]\n"
 
 /* Matches argv[*i] as "--name VALUE" or "--name=VALUE". Returns 1 on a

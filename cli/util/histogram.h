@@ -13,7 +13,7 @@
 
 /* Values below HISTOGRAM_SUB have a bucket each; above, each power of two
  * from 2^HISTOGRAM_SUB_BITS to 2^63 has HISTOGRAM_SUB / 2. */
-#define HISTOGRAM_BUCKETS                                              \
+#define HISTOGRAM_BUCKETS                                                    \
     (HISTOGRAM_SUB + (64 - HISTOGRAM_SUB_BITS) * (HISTOGRAM_SUB / 2))
 
 struct histogram {

@@ -63,8 +63,7 @@ static int store(const struct opts_cmd *cmd, const struct opts_spec *spec,
         return -1;
     }
     case OPTS_INT64:
-        if (!cli_parse_int64(v, spec->min, spec->max,
-                             (int64_t *)spec->out)) {
+        if (!cli_parse_int64(v, spec->min, spec->max, (int64_t *)spec->out)) {
             break;
         }
         return -1;
@@ -78,8 +77,10 @@ static int store(const struct opts_cmd *cmd, const struct opts_spec *spec,
         return -1;
     }
     }
-    return opts_usage_error(cmd, "%s: expected a number in [%lld, %lld], "
-                            "got '%s'", spec->name, (long long)spec->min,
+    return opts_usage_error(cmd,
+                            "%s: expected a number in [%lld, %lld], "
+                            "got '%s'",
+                            spec->name, (long long)spec->min,
                             (long long)spec->max, v);
 }
 
@@ -161,8 +162,8 @@ bool opts_parse_duration_ms(const char *s, uint64_t *out)
     static const struct {
         const char *suffix;
         uint64_t ms;
-    } units[] = {{"ms", 1},        {"s", 1000},      {"", 1000},
-                 {"m", 60000},     {"h", 3600000},   {"d", 86400000}};
+    } units[] = {{"ms", 1},    {"s", 1000},    {"", 1000},
+                 {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
     for (size_t i = 0; i < ARRAY_LEN(units); i++) {
         if (strcmp(end, units[i].suffix) == 0) {
             return !__builtin_mul_overflow((uint64_t)n, units[i].ms, out);

@@ -40,8 +40,8 @@ struct opts_spec {
 
 /* The command being parsed, for messages and --help. */
 struct opts_cmd {
-    const char *name;          /* "produce"; NULL for cairn itself */
-    void (*usage)(FILE *out);  /* its lines of the usage text */
+    const char *name;         /* "produce"; NULL for cairn itself */
+    void (*usage)(FILE *out); /* its lines of the usage text */
 };
 
 /* Parses argv[first..argc). Returns -1 to go on, with the *n_pos

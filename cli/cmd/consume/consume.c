@@ -42,11 +42,12 @@ static int check_options(const struct consume_opts *o)
 {
     if (o->from_beginning && o->offset != CONSUME_OFFSET_NONE) {
         return opts_usage_error(&consume_cmd, "--from-beginning and "
-                                "--offset exclude each other");
+                                              "--offset exclude each other");
     }
     if (o->group != NULL &&
         (o->partition >= 0 || o->offset != CONSUME_OFFSET_NONE)) {
-        return opts_usage_error(&consume_cmd, "--group takes the "
+        return opts_usage_error(&consume_cmd,
+                                "--group takes the "
                                 "group's partitions and offsets; "
                                 "--partition and --offset need no group");
     }
@@ -55,11 +56,12 @@ static int check_options(const struct consume_opts *o)
     }
     if (o->assignment_strategy != NULL && o->group == NULL) {
         return opts_usage_error(&consume_cmd, "--assignment-strategy "
-                                "needs --group");
+                                              "needs --group");
     }
     if (o->assignment_strategy != NULL &&
         !consume_group_strategy_valid(o->assignment_strategy)) {
-        return opts_usage_error(&consume_cmd, "--assignment-strategy: "
+        return opts_usage_error(&consume_cmd,
+                                "--assignment-strategy: "
                                 "expected range, roundrobin or "
                                 "cooperative-sticky, got '%s'",
                                 o->assignment_strategy);
@@ -83,8 +85,7 @@ int consume_parse(int argc, char **argv, struct consume_opts *o)
         {"--print-key", OPTS_FLAG, &o->print_key, 0, 0},
         {"--separator", OPTS_STRING, &o->separator, 0, 0},
         {"--group", OPTS_STRING, &o->group, 0, 0},
-        {"--assignment-strategy", OPTS_STRING, &o->assignment_strategy, 0,
-         0},
+        {"--assignment-strategy", OPTS_STRING, &o->assignment_strategy, 0, 0},
     };
     int rc = opts_parse_topic(&consume_cmd, argc, argv, specs,
                               ARRAY_LEN(specs), &o->topic);
@@ -99,12 +100,12 @@ int consume_parse(int argc, char **argv, struct consume_opts *o)
 struct consume_state {
     const struct consume_opts *o;
     rd_kafka_t *rk;
-    rd_kafka_topic_t *rkt;   /* simple consumer: the topic; else NULL */
-    rd_kafka_queue_t *q;     /* where records arrive */
+    rd_kafka_topic_t *rkt; /* simple consumer: the topic; else NULL */
+    rd_kafka_queue_t *q;   /* where records arrive */
     int32_t n_partitions;
-    int32_t first, last;     /* the partitions read: [first, last] */
-    int32_t n_started;       /* simple consumer: first .. first + n - 1 */
-    bool *at_end;            /* by partition: read to its end */
+    int32_t first, last; /* the partitions read: [first, last] */
+    int32_t n_started;   /* simple consumer: first .. first + n - 1 */
+    bool *at_end;        /* by partition: read to its end */
     int32_t n_at_end;
     struct consume_group group; /* --group: the member's state */
     int64_t printed;
@@ -137,9 +138,8 @@ static rd_kafka_t *make_consumer(const struct kclient_opts *k,
 {
     const struct consume_opts *o = st->o;
     rd_kafka_conf_t *conf = kclient_conf_new(k, e);
-    bool ok = conf != NULL &&
-              kclient_conf_set(conf, "enable.partition.eof", "true", e) ==
-                  RC_OK;
+    bool ok = conf != NULL && kclient_conf_set(conf, "enable.partition.eof",
+                                               "true", e) == RC_OK;
     if (ok && o->group != NULL) {
         ok = consume_group_init(&st->group, o->topic, e) == RC_OK &&
              consume_group_configure(&st->group, conf, o, e) == RC_OK;
@@ -294,9 +294,8 @@ static void on_error(struct consume_state *st, const rd_kafka_message_t *m)
         cli_error("%s: %s: %s", st->what, kclient_err_name(m->err),
                   rd_kafka_message_errstr(m));
     } else {
-        cli_error("%s: partition %" PRId32 ": %s: %s", st->what,
-                  m->partition, kclient_err_name(m->err),
-                  rd_kafka_message_errstr(m));
+        cli_error("%s: partition %" PRId32 ": %s: %s", st->what, m->partition,
+                  kclient_err_name(m->err), rd_kafka_message_errstr(m));
     }
     if (is_fatal(m->err)) {
         st->failed = true;
@@ -393,8 +392,7 @@ int consume_run(const struct kclient_opts *k, const struct consume_opts *o)
     st.rk = make_consumer(k, &st, &e);
     int rv = st.rk != NULL ? plan_partitions(&st, &e) : RC_IO;
     if (rv == RC_OK) {
-        rv = o->group != NULL ? start_group(&st, &e)
-                              : start_simple(&st, &e);
+        rv = o->group != NULL ? start_group(&st, &e) : start_simple(&st, &e);
     }
     if (rv != RC_OK) {
         kclient_error_print(st.what, &e);

@@ -33,11 +33,11 @@
 struct consume_opts {
     const char *topic;
     bool from_beginning;
-    int32_t partition;     /* -1: every partition */
-    int64_t offset;        /* >= 0: that offset; < 0: that many records
+    int32_t partition; /* -1: every partition */
+    int64_t offset;    /* >= 0: that offset; < 0: that many records
                               before the end; CONSUME_OFFSET_NONE */
-    int64_t count;         /* stop after this many; -1: no limit */
-    bool exit_at_end;      /* stop when every partition is read to its end */
+    int64_t count;     /* stop after this many; -1: no limit */
+    bool exit_at_end;  /* stop when every partition is read to its end */
     bool print_key;
     const char *separator; /* between key and value; "\t" */
     const char *group;     /* subscribe as this group's member; NULL */

@@ -112,9 +112,8 @@ static void commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     struct consume_group__commit *c = opaque;
     for (int i = 0; offsets != NULL && i < offsets->cnt; i++) {
         const rd_kafka_topic_partition_t *tp = &offsets->elems[i];
-        rd_kafka_resp_err_t perr = tp->err != RD_KAFKA_RESP_ERR_NO_ERROR
-                                       ? tp->err
-                                       : err;
+        rd_kafka_resp_err_t perr =
+            tp->err != RD_KAFKA_RESP_ERR_NO_ERROR ? tp->err : err;
         if (perr == RD_KAFKA_RESP_ERR_NO_ERROR && tracked(c->cg, tp)) {
             c->cg->committed[tp->partition] = tp->offset;
             continue;
@@ -122,9 +121,9 @@ static void commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
         if (perr != RD_KAFKA_RESP_ERR_NO_ERROR && c->n_failed++ == 0) {
             char what[sizeof c->cg->what + 64];
             struct kclient_error e;
-            snprintf(what, sizeof what, "%s: commit of partition %" PRId32
-                     " at offset %" PRId64, c->cg->what, tp->partition,
-                     tp->offset);
+            snprintf(what, sizeof what,
+                     "%s: commit of partition %" PRId32 " at offset %" PRId64,
+                     c->cg->what, tp->partition, tp->offset);
             kclient_error_set(&e, perr, NULL);
             kclient_error_print(what, &e);
         }
@@ -150,9 +149,8 @@ int consume_group_commit(struct consume_group *cg)
         return RC_OK;
     }
     struct consume_group__commit c = {.cg = cg};
-    rd_kafka_resp_err_t err = rd_kafka_commit_queue(cg->rk, list,
-                                                    NULL /* wait */,
-                                                    commit_cb, &c);
+    rd_kafka_resp_err_t err =
+        rd_kafka_commit_queue(cg->rk, list, NULL /* wait */, commit_cb, &c);
     rd_kafka_topic_partition_list_destroy(list);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && c.n_failed == 0) {
         char what[sizeof cg->what + 16];
@@ -218,9 +216,9 @@ static void apply(struct consume_group *cg, rd_kafka_t *rk,
                             NULL);
         return;
     }
-    rd_kafka_error_t *error = assign ? rd_kafka_incremental_assign(rk, parts)
-                                     : rd_kafka_incremental_unassign(rk,
-                                                                     parts);
+    rd_kafka_error_t *error = assign
+                                  ? rd_kafka_incremental_assign(rk, parts)
+                                  : rd_kafka_incremental_unassign(rk, parts);
     if (error != NULL) {
         report_assign_error(cg, rd_kafka_error_code(error),
                             rd_kafka_error_string(error));
@@ -230,8 +228,7 @@ static void apply(struct consume_group *cg, rd_kafka_t *rk,
 
 /* Runs inside our poll and close calls (see the header). */
 static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
-                         rd_kafka_topic_partition_list_t *parts,
-                         void *opaque)
+                         rd_kafka_topic_partition_list_t *parts, void *opaque)
 {
     struct consume_group *cg = opaque;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
@@ -250,7 +247,8 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
     }
     if (rd_kafka_assignment_lost(rk)) {
         cli_error("%s: the group took the partitions back (session timed "
-                  "out?); their uncommitted offsets are dropped", cg->what);
+                  "out?); their uncommitted offsets are dropped",
+                  cg->what);
     } else if (consume_group_commit(cg) != RC_OK) {
         /* Printed; the partitions' next owner reads those records again. */
     }
@@ -274,8 +272,8 @@ int consume_group_configure(struct consume_group *cg, rd_kafka_conf_t *conf,
         rv = kclient_conf_set(conf, "enable.auto.commit", "false", e);
     }
     if (rv == RC_OK) {
-        rv = kclient_conf_set(conf, "partition.assignment.strategy",
-                              strategy, e);
+        rv = kclient_conf_set(conf, "partition.assignment.strategy", strategy,
+                              e);
     }
     if (rv == RC_OK) {
         rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);

@@ -29,15 +29,15 @@
 #define CONSUME_GROUP_STRATEGY_DEFAULT "range"
 
 struct consume_group {
-    rd_kafka_t *rk;           /* the member; set once created */
-    const char *topic;        /* borrowed from the options */
+    rd_kafka_t *rk;    /* the member; set once created */
+    const char *topic; /* borrowed from the options */
     /* By partition id, sized for the largest topic (it may grow). */
-    int64_t *next;            /* offset after the last record processed */
-    int64_t *committed;       /* the group's offset as we last set it */
+    int64_t *next;      /* offset after the last record processed */
+    int64_t *committed; /* the group's offset as we last set it */
     bool *assigned;
-    bool *at_end;             /* read to its end since last assigned */
+    bool *at_end; /* read to its end since last assigned */
     int32_t n_assigned;
-    int32_t n_at_end;         /* assigned and read to its end */
+    int32_t n_at_end; /* assigned and read to its end */
     char what[META_TOPIC_NAME_BYTES_MAX + 16]; /* "consume TOPIC" */
 };
 
@@ -46,8 +46,7 @@ struct consume_group {
 bool consume_group_strategy_valid(const char *name);
 
 /* Allocates the partition arrays. RC_OK or RC_NOMEM (e says so). */
-MUST_CHECK int consume_group_init(struct consume_group *cg,
-                                  const char *topic,
+MUST_CHECK int consume_group_init(struct consume_group *cg, const char *topic,
                                   struct kclient_error *e);
 
 /* Sets group.id, auto.offset.reset (earliest with --from-beginning, else

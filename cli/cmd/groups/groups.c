@@ -38,20 +38,26 @@ static int parse_subcommand(const char *sub, enum groups_cmd *cmd)
             return -1;
         }
     }
-    return opts_usage_error(&groups_cmd, "unknown subcommand '%s' (list, "
-                            "describe, delete)", sub);
+    return opts_usage_error(&groups_cmd,
+                            "unknown subcommand '%s' (list, "
+                            "describe, delete)",
+                            sub);
 }
 
 /* What each subcommand takes besides its options. */
 static int check_names(const struct groups_opts *o)
 {
     if (o->cmd == GROUPS_LIST && o->n_names != 0) {
-        return opts_usage_error(&groups_cmd, "list: unexpected argument "
-                                "'%s'", o->names[0]);
+        return opts_usage_error(&groups_cmd,
+                                "list: unexpected argument "
+                                "'%s'",
+                                o->names[0]);
     }
     if (o->cmd == GROUPS_DESCRIBE && o->n_names != 1) {
-        return opts_usage_error(&groups_cmd, "describe: expected one group, "
-                                "got %zu", o->n_names);
+        return opts_usage_error(&groups_cmd,
+                                "describe: expected one group, "
+                                "got %zu",
+                                o->n_names);
     }
     if (o->cmd == GROUPS_DELETE && o->n_names == 0) {
         return opts_usage_error(&groups_cmd, "delete: expected groups");
@@ -72,7 +78,7 @@ int groups_parse(int argc, char **argv, struct groups_opts *o)
     memset(o, 0, sizeof *o);
     if (argc < 2) {
         return opts_usage_error(&groups_cmd, "missing subcommand (list, "
-                                "describe, delete)");
+                                             "describe, delete)");
     }
     if (opts_is_help(argv[1])) {
         return opts_help(&groups_cmd);
@@ -181,8 +187,7 @@ static int report_delete_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
     int rc = CLI_EXIT_OK;
     for (size_t i = 0; i < n; i++) {
         char shown[TABLE_CELL_BYTES_MAX];
-        cli_printable(rd_kafka_group_result_name(rs[i]), shown,
-                       sizeof shown);
+        cli_printable(rd_kafka_group_result_name(rs[i]), shown, sizeof shown);
         const rd_kafka_error_t *err = rd_kafka_group_result_error(rs[i]);
         if (err == NULL) {
             printf("deleted group %s\n", shown);

@@ -23,10 +23,10 @@ enum groups_cmd {
 
 struct groups_opts {
     enum groups_cmd cmd;
-    char **names;   /* group ids: positional arguments, moved to the front
+    char **names; /* group ids: positional arguments, moved to the front
                        of the parsed argv (borrowed from it) */
     size_t n_names;
-    bool json;      /* describe --json */
+    bool json; /* describe --json */
 };
 
 /* Lines of the usage text for these commands. */

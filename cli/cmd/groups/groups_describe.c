@@ -15,7 +15,7 @@
 
 /* One partition the group has an offset for or has assigned. */
 struct group_row {
-    const char *topic;     /* borrowed from an event */
+    const char *topic; /* borrowed from an event */
     int32_t partition;
     int64_t committed;     /* < 0: none */
     int64_t hw;            /* < 0: unknown */
@@ -24,14 +24,14 @@ struct group_row {
 
 struct describe {
     const char *group;
-    rd_kafka_event_t *desc_ev;    /* owns desc */
+    rd_kafka_event_t *desc_ev; /* owns desc */
     const rd_kafka_ConsumerGroupDescription_t *desc;
     struct group_offsets offsets;
-    const rd_kafka_MemberDescription_t **members;   /* by member id */
+    const rd_kafka_MemberDescription_t **members; /* by member id */
     size_t n_members;
-    struct group_row *rows;       /* by topic, partition */
+    struct group_row *rows; /* by topic, partition */
     size_t n_rows;
-    bool partial;                 /* something unknown (printed) */
+    bool partial;                         /* something unknown (printed) */
     char what[TABLE_CELL_BYTES_MAX + 32]; /* "groups describe G" */
 };
 
@@ -52,8 +52,7 @@ static int send_describe_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
 static int describe_group(rd_kafka_t *rk, struct describe *d,
                           struct kclient_error *e)
 {
-    int rv = kclient_admin_call(rk,
-                                RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS,
+    int rv = kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS,
                                 &d->desc_ev, e, send_describe_cb, d->group);
     if (rv != RC_OK) {
         return rv;
@@ -67,8 +66,8 @@ static int describe_group(rd_kafka_t *rk, struct describe *d,
                           "unexpected answer from the cluster");
         return RC_IO;
     }
-    const rd_kafka_error_t *err = rd_kafka_ConsumerGroupDescription_error(
-        gs[0]);
+    const rd_kafka_error_t *err =
+        rd_kafka_ConsumerGroupDescription_error(gs[0]);
     if (err != NULL) {
         kclient_error_set(e, rd_kafka_error_code(err),
                           rd_kafka_error_string(err));
@@ -138,8 +137,10 @@ static void add_rows(struct describe *d)
             d->partial = true;
         }
         d->rows[d->n_rows++] = (struct group_row){
-            .topic = o->topic, .partition = o->partition,
-            .committed = o->error_code == 0 ? o->committed : -1, .hw = -1};
+            .topic = o->topic,
+            .partition = o->partition,
+            .committed = o->error_code == 0 ? o->committed : -1,
+            .hw = -1};
     }
     for (size_t k = 0; k < d->n_members; k++) {
         const rd_kafka_topic_partition_list_t *ps =
@@ -147,7 +148,8 @@ static void add_rows(struct describe *d)
         for (int i = 0; ps != NULL && i < ps->cnt; i++) {
             d->rows[d->n_rows++] = (struct group_row){
                 .topic = ps->elems[i].topic,
-                .partition = ps->elems[i].partition, .committed = -1,
+                .partition = ps->elems[i].partition,
+                .committed = -1,
                 .hw = -1,
                 .member_id =
                     rd_kafka_MemberDescription_consumer_id(d->members[k])};
@@ -235,8 +237,8 @@ static int64_t total_lag(const struct describe *d)
 {
     int64_t sum = 0;
     for (size_t i = 0; i < d->n_rows; i++) {
-        sum += has_lag(&d->rows[i]) ? d->rows[i].hw - d->rows[i].committed
-                                    : 0;
+        sum +=
+            has_lag(&d->rows[i]) ? d->rows[i].hw - d->rows[i].committed : 0;
     }
     return sum;
 }
@@ -315,12 +317,15 @@ static void member_rows(struct table *t, const struct describe *d)
     for (size_t k = 0; k < d->n_members; k++) {
         const rd_kafka_MemberDescription_t *m = d->members[k];
         char buf[TABLE_CELL_BYTES_MAX];
-        table_cell(t, "%s", shown(rd_kafka_MemberDescription_consumer_id(m),
-                                  buf, sizeof buf));
-        table_cell(t, "%s", shown(rd_kafka_MemberDescription_client_id(m),
-                                  buf, sizeof buf));
-        table_cell(t, "%s", shown(rd_kafka_MemberDescription_host(m), buf,
-                                  sizeof buf));
+        table_cell(t, "%s",
+                   shown(rd_kafka_MemberDescription_consumer_id(m), buf,
+                         sizeof buf));
+        table_cell(
+            t, "%s",
+            shown(rd_kafka_MemberDescription_client_id(m), buf, sizeof buf));
+        table_cell(
+            t, "%s",
+            shown(rd_kafka_MemberDescription_host(m), buf, sizeof buf));
         rd_kafka_topic_partition_list_t *ps = NULL;
         if (member_partitions(m) != NULL) {
             ps = rd_kafka_topic_partition_list_copy(member_partitions(m));
@@ -486,8 +491,7 @@ static bool is_missing(const struct describe *d)
 }
 
 /* Description, offsets, rows and watermarks into d. */
-static int gather(rd_kafka_t *rk, struct describe *d,
-                  struct kclient_error *e)
+static int gather(rd_kafka_t *rk, struct describe *d, struct kclient_error *e)
 {
     int rv = describe_group(rk, d, e);
     if (rv == RC_OK) {

@@ -130,8 +130,7 @@ static int compute(const char *controllers, int32_t add, int32_t remove,
     size_t n = 0;
     for (size_t i = 0; i < v.image.n_brokers; i++) {
         const struct meta_broker *b = &v.image.brokers[i];
-        if (b->id != remove &&
-            n < REASSIGN_PLAN_BROKERS_MAX) {
+        if (b->id != remove && n < REASSIGN_PLAN_BROKERS_MAX) {
             brokers[n++] = b->id;
         }
     }
@@ -165,8 +164,8 @@ static int read_plan(const char *path, struct reassign_plan *plan)
         return CLI_EXIT_FAILED;
     }
     char *text = malloc(REASSIGN__FILE_BYTES_MAX);
-    size_t len = text != NULL ? fread(text, 1, REASSIGN__FILE_BYTES_MAX, f)
-                              : 0;
+    size_t len =
+        text != NULL ? fread(text, 1, REASSIGN__FILE_BYTES_MAX, f) : 0;
     bool too_big = text != NULL && len == REASSIGN__FILE_BYTES_MAX;
     fclose(f);
     if (text == NULL || too_big) {
@@ -347,9 +346,8 @@ static int cancel(struct ctl_client *cc, const char *topic, int32_t partition)
                                 : KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
                 printf("%s-%d: %s\n", plan.moves[i].topic,
                        (int)plan.moves[i].partition,
-                       e == KAFKA_ERROR_NONE
-                           ? "cancelled"
-                           : cli_kafka_error_text(e, NULL));
+                       e == KAFKA_ERROR_NONE ? "cancelled"
+                                             : cli_kafka_error_text(e, NULL));
                 rc = e == KAFKA_ERROR_NONE ? rc : CLI_EXIT_FAILED;
             }
             cairn__response__free_unpacked(r, NULL);
@@ -391,7 +389,8 @@ static int parse(int argc, char **argv, struct reassign_args *a)
 static int run_plan(const char *controllers, struct reassign_args *a)
 {
     if ((a->add < 0) == (a->remove < 0)) {
-        return opts_usage_error(&reassign_cmd, "plan: give one of "
+        return opts_usage_error(&reassign_cmd,
+                                "plan: give one of "
                                 "--add-broker N and --remove-broker N");
     }
     struct reassign_plan plan;
@@ -405,7 +404,8 @@ static int run_plan(const char *controllers, struct reassign_args *a)
     printf("Current partition replica assignment (save it to roll back):\n");
     reassign_plan_write_json(stdout, &plan, true);
     printf("\nProposed partition reassignment configuration (%zu "
-           "partition%s to move):\n", plan.n, plan.n == 1 ? "" : "s");
+           "partition%s to move):\n",
+           plan.n, plan.n == 1 ? "" : "s");
     reassign_plan_write_json(stdout, &plan, false);
     rc = CLI_EXIT_OK;
     if (a->output != NULL) {
@@ -432,8 +432,8 @@ static int run_execute(const char *controllers, char **argv,
     if ((a->n_pos == 1) == computed || a->n_pos > 1 ||
         (a->add >= 0 && a->remove >= 0)) {
         return opts_usage_error(&reassign_cmd, "execute: give a plan file, "
-                                "or one of --add-broker N and "
-                                "--remove-broker N");
+                                               "or one of --add-broker N and "
+                                               "--remove-broker N");
     }
     struct reassign_plan plan;
     char topics[4096];
@@ -460,7 +460,8 @@ static int run_execute(const char *controllers, char **argv,
 int reassign_main(int argc, char **argv, const char *controllers)
 {
     if (argc < 2 || opts_is_help(argv[1])) {
-        return argc < 2 ? opts_usage_error(&reassign_cmd, "missing "
+        return argc < 2 ? opts_usage_error(&reassign_cmd,
+                                           "missing "
                                            "plan|execute|status|cancel")
                         : opts_help(&reassign_cmd);
     }
@@ -483,7 +484,7 @@ int reassign_main(int argc, char **argv, const char *controllers)
     bool is_cancel = strcmp(sub, "cancel") == 0;
     if (is_cancel && (a.topic == NULL) != (a.partition < 0)) {
         return opts_usage_error(&reassign_cmd, "cancel: --topic and "
-                                "--partition go together");
+                                               "--partition go together");
     }
     struct ctl_client cc;
     rc = cc_connect(&cc, controllers);
@@ -515,8 +516,7 @@ static void pause_ms(int64_t ms)
 
 /* Replicas broker id still holds, and partitions still moving; -1 when
  * no controller answered. */
-static int64_t replicas_on(struct ctl_client *cc, int32_t id,
-                           int64_t *moving)
+static int64_t replicas_on(struct ctl_client *cc, int32_t id, int64_t *moving)
 {
     struct cluster_view v;
     int rv = cluster_describe(cc, &v);
@@ -536,7 +536,8 @@ static int64_t replicas_on(struct ctl_client *cc, int32_t id,
 
 static int unregister(struct ctl_client *cc, int32_t id)
 {
-    Cairn__UnregisterBrokerRequest ur = CAIRN__UNREGISTER_BROKER_REQUEST__INIT;
+    Cairn__UnregisterBrokerRequest ur =
+        CAIRN__UNREGISTER_BROKER_REQUEST__INIT;
     ur.has_broker_id = true;
     ur.broker_id = id;
     Cairn__Request req = CAIRN__REQUEST__INIT;
@@ -566,15 +567,17 @@ static int wait_moved_off(struct ctl_client *cc, int32_t id,
         }
         if (left != last && left > 0) {
             printf("broker %d: %" PRId64 " replica%s left, %" PRId64
-                   " partition%s moving\n", (int)id, left,
-                   left == 1 ? "" : "s", moving, moving == 1 ? "" : "s");
+                   " partition%s moving\n",
+                   (int)id, left, left == 1 ? "" : "s", moving,
+                   moving == 1 ? "" : "s");
             fflush(stdout);
             last = left;
         }
         if ((uint64_t)(cli_mono_ms() - start) >= timeout_ms) {
             cli_error("brokers decommission: broker %d still holds %" PRId64
                       " replicas after %" PRIu64 " ms (see `cairn reassign "
-                      "status`)", (int)id, left, timeout_ms);
+                      "status`)",
+                      (int)id, left, timeout_ms);
             return CLI_EXIT_FAILED;
         }
         pause_ms(REASSIGN__POLL_MS);
@@ -601,14 +604,17 @@ static int wait_stopped(struct ctl_client *cc, int32_t id,
         if (!told) {
             printf("broker %d is still running: stop its process (e.g. "
                    "deploy/cluster.sh stop broker-%d) to unregister it; "
-                   "waiting\n", (int)id, (int)id);
+                   "waiting\n",
+                   (int)id, (int)id);
             fflush(stdout);
             told = true;
         }
         if ((uint64_t)(cli_mono_ms() - start) >= timeout_ms) {
-            cli_error("brokers decommission: broker %d still runs after %"
-                      PRIu64 " ms; unregister it once stopped by running "
-                      "this again", (int)id, timeout_ms);
+            cli_error(
+                "brokers decommission: broker %d still runs after %" PRIu64
+                " ms; unregister it once stopped by running "
+                "this again",
+                (int)id, timeout_ms);
             return CLI_EXIT_FAILED;
         }
         pause_ms(REASSIGN__POLL_MS);
@@ -624,11 +630,11 @@ int brokers_main(int argc, char **argv, const char *controllers)
     int n_pos = 0;
     if (argc < 2 || opts_is_help(argv[1])) {
         return argc < 2 ? opts_usage_error(&brokers_cmd, "missing "
-                                           "decommission")
+                                                         "decommission")
                         : opts_help(&brokers_cmd);
     }
-    int rc = opts_parse(&brokers_cmd, argc, argv, 2, specs,
-                        ARRAY_LEN(specs), &n_pos);
+    int rc = opts_parse(&brokers_cmd, argc, argv, 2, specs, ARRAY_LEN(specs),
+                        &n_pos);
     if (rc >= 0) {
         return rc;
     }
@@ -638,7 +644,7 @@ int brokers_main(int argc, char **argv, const char *controllers)
         !cli_parse_int32(argv[2], 0, INT32_MAX, &id) ||
         (timeout != NULL && !opts_parse_duration_ms(timeout, &timeout_ms))) {
         return opts_usage_error(&brokers_cmd, "expected decommission N "
-                                "[--timeout DURATION]");
+                                              "[--timeout DURATION]");
     }
     struct reassign_plan plan;
     rc = compute(controllers, -1, id, NULL, &plan);

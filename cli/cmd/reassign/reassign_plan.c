@@ -90,9 +90,11 @@ static int plan_evacuate(struct plan_state *s, char *err, size_t cap)
             }
             int b = least_loaded_free(s, m);
             if (b < 0) {
-                plan_err(err, cap, "%s-%d has %d replicas but only %zu "
-                         "brokers would be left", m->topic,
-                         (int)m->partition, (int)m->to.n, s->n_brokers);
+                plan_err(err, cap,
+                         "%s-%d has %d replicas but only %zu "
+                         "brokers would be left",
+                         m->topic, (int)m->partition, (int)m->to.n,
+                         s->n_brokers);
                 return RC_INVALID;
             }
             m->to.ids[r] = s->brokers[b];
@@ -223,9 +225,10 @@ int reassign_plan_compute(const struct meta_image *img,
             }
         }
         if (k > REASSIGN_PLAN_MOVES_MAX) {
-            plan_err(err, cap, "%zu partitions to move; at most %d per "
-                     "plan (name fewer --topics)", k,
-                     REASSIGN_PLAN_MOVES_MAX);
+            plan_err(err, cap,
+                     "%zu partitions to move; at most %d per "
+                     "plan (name fewer --topics)",
+                     k, REASSIGN_PLAN_MOVES_MAX);
             rv = RC_INVALID;
         } else {
             out->moves = s.all;
@@ -292,9 +295,8 @@ static void scan_fail(struct scan *s, const char *what)
 
 static void scan_ws(struct scan *s)
 {
-    while (s->p < s->end &&
-           (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' ||
-            *s->p == '\r')) {
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' ||
+                             *s->p == '\r')) {
         s->p++;
     }
 }
@@ -474,8 +476,8 @@ int reassign_plan_parse(const char *text, size_t len,
     if (out->moves == NULL) {
         return RC_NOMEM;
     }
-    struct scan s = {.p = text, .end = text + len, .start = text,
-                     .err = err, .cap = cap};
+    struct scan s = {
+        .p = text, .end = text + len, .start = text, .err = err, .cap = cap};
     int64_t version = -1;
     bool has_partitions = false;
     int rv = RC_OK;

@@ -47,8 +47,7 @@ void reassign_plan_free(struct reassign_plan *p);
  * the plan. RC_INVALID (why in err) when a partition has more replicas
  * than there are brokers, or a topic is unknown; RC_NOMEM. */
 MUST_CHECK int reassign_plan_compute(const struct meta_image *img,
-                                     const int32_t *brokers,
-                                     size_t n_brokers,
+                                     const int32_t *brokers, size_t n_brokers,
                                      const char *const *topics,
                                      size_t n_topics,
                                      struct reassign_plan *out, char *err,

@@ -48,8 +48,8 @@ static void with_commas(uint64_t v, char out[32])
 /* "2.33 TB" (powers of 1000, as disks are sold). */
 static void human(uint64_t v, char out[32])
 {
-    static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB",
-                                        "EB"};
+    static const char *const units[] = {"B",  "kB", "MB", "GB",
+                                        "TB", "PB", "EB"};
     double d = (double)v;
     size_t u = 0;
     while (d >= 1000.0 && u + 1 < ARRAY_LEN(units)) {
@@ -86,7 +86,8 @@ static int from_topic(const char *controllers, const char *topic,
     if (!have_ms) {
         if (st.retention_ms < 0) {
             cli_error("size: %s keeps its records forever (retention.ms=-1): "
-                      "give --retention", topic);
+                      "give --retention",
+                      topic);
             return 1;
         }
         *ms = (uint64_t)st.retention_ms;
@@ -94,15 +95,16 @@ static int from_topic(const char *controllers, const char *topic,
     printf("%s: replication factor %d, %d brokers, retention %" PRId64
            " ms (%s); %" PRId64 " records in %" PRId64 " ms: %.1f/s\n",
            topic, (int)st.replication_factor, (int)st.brokers,
-           st.retention_ms, st.retention_set ? "the topic's retention.ms"
-                                             : "Kafka's default, 7 days",
+           st.retention_ms,
+           st.retention_set ? "the topic's retention.ms"
+                            : "Kafka's default, 7 days",
            st.records, st.window_ms, st.rate);
     if (*rate == 0) {
         *rate = (int64_t)(st.rate + 0.5);
         if (*rate == 0) {
             cli_error("size: nothing was written to %s in %" PRId64 " ms: "
-                      "give --rate, or a longer --sample-ms", topic,
-                      st.window_ms);
+                      "give --rate, or a longer --sample-ms",
+                      topic, st.window_ms);
             return 1;
         }
     }
@@ -126,8 +128,8 @@ int size_main(int argc, char **argv, const char *controllers)
         {"--sample-ms", OPTS_INT64, &sample_ms, 100, 3600000},
     };
     int n_pos = 0;
-    int rc = opts_parse(&size_cmd, argc, argv, 1, specs, ARRAY_LEN(specs),
-                        &n_pos);
+    int rc =
+        opts_parse(&size_cmd, argc, argv, 1, specs, ARRAY_LEN(specs), &n_pos);
     if (rc >= 0) {
         return rc;
     }
@@ -137,12 +139,14 @@ int size_main(int argc, char **argv, const char *controllers)
     }
     if (message_bytes == 0 ||
         (topic == NULL && (rate == 0 || retention == NULL))) {
-        return opts_usage_error(&size_cmd, "--message-bytes, and --rate and "
+        return opts_usage_error(&size_cmd,
+                                "--message-bytes, and --rate and "
                                 "--retention (or --topic), are needed");
     }
     uint64_t ms = 0;
     if (retention != NULL && !opts_parse_duration_ms(retention, &ms)) {
-        return opts_usage_error(&size_cmd, "--retention %s: expected a "
+        return opts_usage_error(&size_cmd,
+                                "--retention %s: expected a "
                                 "duration like 3d, 72h, 45m, 600s or 250ms",
                                 retention);
     }
@@ -157,8 +161,7 @@ int size_main(int argc, char **argv, const char *controllers)
     brokers = brokers == 0 ? 3 : brokers;
     char retention_text[32];
     if (retention == NULL) {
-        snprintf(retention_text, sizeof retention_text, "%" PRIu64 " ms",
-                 ms);
+        snprintf(retention_text, sizeof retention_text, "%" PRIu64 " ms", ms);
         retention = retention_text;
     }
     /* bytes = size x rate x ms x rf / 1000, every step checked. */
@@ -168,8 +171,8 @@ int size_main(int argc, char **argv, const char *controllers)
         __builtin_mul_overflow(per_s, (uint64_t)rf, &copies) ||
         __builtin_mul_overflow(copies, ms, &total_ms)) {
         cli_error("size: %" PRId64 " bytes x %" PRId64 "/s x %s x RF %d "
-                  "does not fit in 64 bits", message_bytes, rate, retention,
-                  (int)rf);
+                  "does not fit in 64 bits",
+                  message_bytes, rate, retention, (int)rf);
         return 1;
     }
     uint64_t total = total_ms / 1000;
@@ -184,8 +187,8 @@ int size_main(int argc, char **argv, const char *controllers)
     with_room = (with_room + (uint64_t)(100 - headroom) - 1) /
                 (uint64_t)(100 - headroom);
     printf("%" PRId64 "-byte messages at %" PRId64 "/s kept %s (%" PRIu64
-           " s) at replication factor %d:\n", message_bytes, rate, retention,
-           ms / 1000, (int)rf);
+           " s) at replication factor %d:\n",
+           message_bytes, rate, retention, ms / 1000, (int)rf);
     print_line("across the cluster", total, "");
     char tail[64];
     snprintf(tail, sizeof tail, " on each of %d brokers", (int)brokers);

@@ -25,7 +25,8 @@ static bool hw_sum(const struct meta_image *img, const struct meta_topic *t,
         const struct health_partition *hp = health_partition(&h, t, i);
         if (hp->hw < 0) {
             cli_error("size: %s-%d: its leader did not say its high "
-                      "watermark", t->name, (int)i);
+                      "watermark",
+                      t->name, (int)i);
             ok = false;
         } else {
             *sum += hp->hw;
@@ -50,8 +51,8 @@ static bool retention_of(const struct meta_topic *t, struct size_topic *out)
     errno = 0;
     long long ms = strtoll(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || ms < -1) {
-        cli_error("size: %s: retention.ms=%s is not a number of ms",
-                  t->name, v);
+        cli_error("size: %s: retention.ms=%s is not a number of ms", t->name,
+                  v);
         return false;
     }
     out->retention_ms = ms;

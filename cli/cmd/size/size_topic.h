@@ -18,11 +18,11 @@
 struct size_topic {
     int32_t replication_factor;
     int32_t brokers;
-    int64_t retention_ms;     /* -1: kept forever (retention.ms=-1) */
-    bool retention_set;       /* by the topic, not Kafka's default */
-    int64_t records;          /* HW growth over the window */
+    int64_t retention_ms; /* -1: kept forever (retention.ms=-1) */
+    bool retention_set;   /* by the topic, not Kafka's default */
+    int64_t records;      /* HW growth over the window */
     int64_t window_ms;
-    double rate;              /* records per second */
+    double rate; /* records per second */
 };
 
 /* Asks the controllers (voters "id@host:port,...") and the brokers. 0 on

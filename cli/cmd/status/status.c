@@ -56,8 +56,10 @@ static bool ms_arg(int argc, char **argv, int *i, int64_t *out, int *rc)
     }
     long long v = strtoll(argv[++*i], &end, 10);
     if (end == argv[*i] || *end != '\0' || v < 1 || v > 86400000) {
-        *rc = opts_usage_error(&status_cmd, "%s %s: expected milliseconds "
-                               "from 1 to 86400000", name, argv[*i]);
+        *rc = opts_usage_error(&status_cmd,
+                               "%s %s: expected milliseconds "
+                               "from 1 to 86400000",
+                               name, argv[*i]);
         return false;
     }
     *out = v;
@@ -96,14 +98,14 @@ int status_parse(int argc, char **argv, struct status_opts *o)
                                     argv[i]);
         }
     }
-    if (!o->watch && (o->w.topic != NULL || o->w.internal ||
-                      o->w.for_ms > 0)) {
+    if (!o->watch &&
+        (o->w.topic != NULL || o->w.internal || o->w.for_ms > 0)) {
         return opts_usage_error(&status_cmd, "--topic, --internal and "
-                                "--for-ms go with --watch");
+                                             "--for-ms go with --watch");
     }
     if (o->watch && o->json) {
         return opts_usage_error(&status_cmd, "--watch prints lines, not "
-                                "JSON");
+                                             "JSON");
     }
     return -1;
 }
@@ -149,8 +151,9 @@ static void source_text(FILE *out, const struct cluster_view *v)
         return;
     }
     const struct cluster_controller *c = &v->ctls[v->source];
-    fprintf(out, "METADATA offset %" PRId64 " from controller %" PRId32
-            "%s\n", v->image.offset, c->id,
+    fprintf(out,
+            "METADATA offset %" PRId64 " from controller %" PRId32 "%s\n",
+            v->image.offset, c->id,
             c->active ? " (active)"
                       : " (no active controller answered; the freshest)");
 }
@@ -177,13 +180,16 @@ static void health_notes(FILE *out, const struct cluster_view *v,
         return;
     }
     if (h->min_insync_from >= 0) {
-        fprintf(out, "note: min.insync.replicas is %" PRId32 " (broker %"
-                PRId32 "'s default) where a topic sets none\n",
+        fprintf(out,
+                "note: min.insync.replicas is %" PRId32 " (broker %" PRId32
+                "'s default) where a topic sets none\n",
                 h->min_insync_default, h->min_insync_from);
     } else {
-        fprintf(out, "note: min.insync.replicas is %" PRId32 " (Kafka's "
+        fprintf(out,
+                "note: min.insync.replicas is %" PRId32 " (Kafka's "
                 "default) where a topic sets none: no broker named its "
-                "own\n", h->min_insync_default);
+                "own\n",
+                h->min_insync_default);
     }
 }
 
@@ -214,7 +220,8 @@ static void status_text(FILE *out, const struct cluster_view *v,
     }
 }
 
-static void controller_json(struct json *j, const struct cluster_controller *c)
+static void controller_json(struct json *j,
+                            const struct cluster_controller *c)
 {
     json_object_begin(j);
     json_key(j, "id");

@@ -15,7 +15,7 @@
 
 struct status_opts {
     bool json;
-    bool watch;            /* --watch: cli/cmd/status/watch.h */
+    bool watch; /* --watch: cli/cmd/status/watch.h */
     struct watch_opts w;
 };
 

@@ -117,11 +117,12 @@ static void format_end_offsets(const struct meta_replica_set *s,
     out[0] = '\0';
     for (int32_t i = 0; i < s->n && used < cap; i++) {
         const char *sep = i > 0 ? "," : "";
-        int w = hp->end_offsets[i] >= 0
-                    ? snprintf(out + used, cap - used, "%s%" PRId32 ":%"
-                               PRId64, sep, s->ids[i], hp->end_offsets[i])
-                    : snprintf(out + used, cap - used, "%s%" PRId32 ":-",
-                               sep, s->ids[i]);
+        int w =
+            hp->end_offsets[i] >= 0
+                ? snprintf(out + used, cap - used, "%s%" PRId32 ":%" PRId64,
+                           sep, s->ids[i], hp->end_offsets[i])
+                : snprintf(out + used, cap - used, "%s%" PRId32 ":-", sep,
+                           s->ids[i]);
         ASSERT(w >= 0);
         used += (size_t)w;
     }
@@ -134,9 +135,8 @@ static void format_flags(const struct health_partition *hp, char *out,
              hp->under_replicated ? "UNDER-REPLICATED" : "",
              hp->under_replicated && hp->under_min_isr ? "," : "",
              hp->under_min_isr ? "UNDER-MIN-ISR" : "",
-             (hp->under_replicated || hp->under_min_isr) && hp->offline
-                 ? ","
-                 : "",
+             (hp->under_replicated || hp->under_min_isr) && hp->offline ? ","
+                                                                        : "",
              hp->offline ? "OFFLINE" : "");
 }
 
@@ -235,10 +235,11 @@ static void reassignments_text(FILE *out, const struct meta_topic *const *ts,
                             sizeof removing);
             int32_t in_sync = 0;
             for (int32_t k = 0; k < mp->adding.n; k++) {
-                in_sync += meta_replica_set_contains(&mp->isr,
-                                                     mp->adding.ids[k]);
+                in_sync +=
+                    meta_replica_set_contains(&mp->isr, mp->adding.ids[k]);
             }
-            fprintf(out, "%s-%" PRId32 " replicas %s adding %s removing %s "
+            fprintf(out,
+                    "%s-%" PRId32 " replicas %s adding %s removing %s "
                     "(%" PRId32 " of %" PRId32 " new replicas in sync)\n",
                     name, p, replicas, adding[0] != '\0' ? adding : "-",
                     removing[0] != '\0' ? removing : "-", in_sync,
@@ -325,8 +326,7 @@ static void partition_health_json(struct json *j,
         json_key(j, "id");
         json_int(j, p->replicas.ids[i]);
         json_key(j, "end_offset");
-        json_int_or_null(j, hp->end_offsets[i] >= 0,
-                         hp->end_offsets[i]);
+        json_int_or_null(j, hp->end_offsets[i] >= 0, hp->end_offsets[i]);
         json_object_end(j);
     }
     json_array_end(j);

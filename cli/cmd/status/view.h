@@ -28,8 +28,7 @@ void view_ids_json(struct json *j, const int32_t *ids, int32_t n);
  * pointers into img, valid while img is unchanged; the caller frees the
  * array. No topics: *out NULL, *n 0. RC_NOMEM. */
 MUST_CHECK int view_topics_sorted(const struct meta_image *img,
-                                  const struct meta_topic ***out,
-                                  size_t *n);
+                                  const struct meta_topic ***out, size_t *n);
 
 /* "BROKERS" and an id, epoch, address, state table, or "(none)". */
 void view_brokers_text(FILE *out, const struct meta_image *img);

@@ -29,7 +29,7 @@ struct watch_state {
     int32_t brokers[META_BROKERS_MAX];
     bool fenced[META_BROKERS_MAX]; /* of brokers[i] */
     size_t n_brokers;
-    int32_t active;     /* controller id; -1 none */
+    int32_t active; /* controller id; -1 none */
     int64_t term;
 };
 
@@ -81,9 +81,8 @@ static void print_events(const struct watch_opts *o,
         time_t sec = (time_t)(r->time_ms / 1000);
         struct tm tm;
         localtime_r(&sec, &tm);
-        printf("%02d:%02d:%02d.%03d %s: %s", tm.tm_hour, tm.tm_min,
-               tm.tm_sec, (int)(r->time_ms % 1000), src[r->source].name,
-               r->text);
+        printf("%02d:%02d:%02d.%03d %s: %s", tm.tm_hour, tm.tm_min, tm.tm_sec,
+               (int)(r->time_ms % 1000), src[r->source].name, r->text);
         if (r->repeats > 0) {
             printf(" (and %" PRIu32 " more like it)", r->repeats);
         }
@@ -194,7 +193,8 @@ static void print_changes(const struct watch_state *a,
                        n->epoch);
             } else {
                 printf("%s %s leader %s -> %s epoch %" PRId32 " -> %" PRId32
-                       "\n", ts, n->name, from, to, o->epoch, n->epoch);
+                       "\n",
+                       ts, n->name, from, to, o->epoch, n->epoch);
             }
         }
         char si[META_REPLICAS_MAX * 12], so[META_REPLICAS_MAX * 12];

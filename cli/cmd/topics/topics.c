@@ -39,8 +39,10 @@ static const struct opts_cmd topics_cmd = {"topics", topics_usage};
 static int config_option(struct topics_opts *o, const char *v)
 {
     if (!opts_is_key_value(v)) {
-        opts_usage_error(&topics_cmd, "--config: expected KEY=VALUE, got "
-                         "'%s'", v);
+        opts_usage_error(&topics_cmd,
+                         "--config: expected KEY=VALUE, got "
+                         "'%s'",
+                         v);
         return -1;
     }
     if (o->n_configs == TOPICS_CONFIGS_MAX) {
@@ -55,8 +57,8 @@ static int config_option(struct topics_opts *o, const char *v)
 static int int_option(const char *name, const char *v, int32_t *out)
 {
     if (!cli_parse_int32(v, INT32_MIN, INT32_MAX, out)) {
-        opts_usage_error(&topics_cmd, "%s: expected a number, got '%s'",
-                         name, v);
+        opts_usage_error(&topics_cmd, "%s: expected a number, got '%s'", name,
+                         v);
         return -1;
     }
     return 1;
@@ -64,8 +66,7 @@ static int int_option(const char *name, const char *v, int32_t *out)
 
 /* Options of create. 1: consumed argv[*i] (and its value); 0: not one
  * of them; -1: a usage error (printed). */
-static int create_option(struct topics_opts *o, int argc, char **argv,
-                         int *i)
+static int create_option(struct topics_opts *o, int argc, char **argv, int *i)
 {
     static const char *const names[] = {"--partitions",
                                         "--replication-factor", "--config"};
@@ -93,21 +94,21 @@ static int create_option(struct topics_opts *o, int argc, char **argv,
 
 static int parse_subcommand(const char *sub, enum topics_cmd *cmd)
 {
-    static const char *const subs[] = {"create", "delete", "list",
-                                       "describe", "delete-records",
-                                       "alter"};
-    static const enum topics_cmd cmds[] = {TOPICS_CREATE, TOPICS_DELETE,
-                                           TOPICS_LIST, TOPICS_DESCRIBE,
-                                           TOPICS_DELETE_RECORDS,
-                                           TOPICS_ALTER};
+    static const char *const subs[] = {"create",   "delete",         "list",
+                                       "describe", "delete-records", "alter"};
+    static const enum topics_cmd cmds[] = {
+        TOPICS_CREATE,   TOPICS_DELETE,         TOPICS_LIST,
+        TOPICS_DESCRIBE, TOPICS_DELETE_RECORDS, TOPICS_ALTER};
     for (size_t k = 0; k < ARRAY_LEN(subs); k++) {
         if (strcmp(sub, subs[k]) == 0) {
             *cmd = cmds[k];
             return -1;
         }
     }
-    return opts_usage_error(&topics_cmd, "unknown subcommand '%s' (create, "
-                            "delete, list, describe, delete-records, alter)", sub);
+    return opts_usage_error(&topics_cmd,
+                            "unknown subcommand '%s' (create, "
+                            "delete, list, describe, delete-records, alter)",
+                            sub);
 }
 
 /* Options of delete-records, as create_option(). */
@@ -118,8 +119,10 @@ static int delete_records_option(struct topics_opts *o, int argc, char **argv,
     int r = cli_option(argc, argv, i, "--partition", &v);
     if (r > 0) {
         if (!cli_parse_int32(v, 0, INT32_MAX, &o->partition)) {
-            opts_usage_error(&topics_cmd, "--partition: expected a "
-                             "partition number, got '%s'", v);
+            opts_usage_error(&topics_cmd,
+                             "--partition: expected a "
+                             "partition number, got '%s'",
+                             v);
             return -1;
         }
         return 1;
@@ -129,8 +132,10 @@ static int delete_records_option(struct topics_opts *o, int argc, char **argv,
     }
     if (r > 0) {
         if (!cli_parse_int64(v, -1, INT64_MAX, &o->before)) {
-            opts_usage_error(&topics_cmd, "--before: expected an offset "
-                             "(or -1 for the high watermark), got '%s'", v);
+            opts_usage_error(&topics_cmd,
+                             "--before: expected an offset "
+                             "(or -1 for the high watermark), got '%s'",
+                             v);
             return -1;
         }
         return 1;
@@ -169,8 +174,7 @@ static int parse_rest(int argc, char **argv, struct topics_opts *o)
         if (option && opts_is_help(a)) {
             return opts_help(&topics_cmd);
         }
-        if (option && o->cmd == TOPICS_DESCRIBE &&
-            strcmp(a, "--json") == 0) {
+        if (option && o->cmd == TOPICS_DESCRIBE && strcmp(a, "--json") == 0) {
             o->json = true;
             continue;
         }
@@ -219,11 +223,14 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
         return rc;
     }
     if (o->cmd == TOPICS_CREATE && o->n_names != 1) {
-        return opts_usage_error(&topics_cmd, "create: expected one topic "
-                                "name, got %zu", o->n_names);
+        return opts_usage_error(&topics_cmd,
+                                "create: expected one topic "
+                                "name, got %zu",
+                                o->n_names);
     }
     if (o->cmd == TOPICS_ALTER && (o->n_names != 1 || o->partitions < 0)) {
-        return opts_usage_error(&topics_cmd, "%s", "alter: expected one "
+        return opts_usage_error(&topics_cmd, "%s",
+                                "alter: expected one "
                                 "topic name and --partitions N");
     }
     if (o->cmd == TOPICS_DELETE && o->n_names == 0) {
@@ -232,13 +239,16 @@ int topics_parse(int argc, char **argv, struct topics_opts *o)
     }
     if (o->cmd == TOPICS_DELETE_RECORDS &&
         (o->n_names != 1 || o->partition < 0 || o->before == INT64_MIN)) {
-        return opts_usage_error(&topics_cmd, "%s", "delete-records: "
+        return opts_usage_error(&topics_cmd, "%s",
+                                "delete-records: "
                                 "expected one topic name, --partition and "
                                 "--before");
     }
     if (o->cmd == TOPICS_LIST && o->n_names != 0) {
-        return opts_usage_error(&topics_cmd, "list: unexpected argument "
-                                "'%s'", o->names[0]);
+        return opts_usage_error(&topics_cmd,
+                                "list: unexpected argument "
+                                "'%s'",
+                                o->names[0]);
     }
     return -1;
 }
@@ -398,9 +408,8 @@ static int name_cmp(const void *a, const void *b)
 static int run_list(rd_kafka_t *rk)
 {
     const rd_kafka_metadata_t *md = NULL;
-    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */,
-                                                NULL, &md,
-                                                KCLIENT_TIMEOUT_MS);
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */, NULL,
+                                                &md, KCLIENT_TIMEOUT_MS);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         struct kclient_error e;
         kclient_error_set(&e, err, NULL);

@@ -29,7 +29,7 @@ enum topics_cmd {
 
 struct topics_opts {
     enum topics_cmd cmd;
-    char **names;       /* positional arguments, moved to the front of the
+    char **names; /* positional arguments, moved to the front of the
                            parsed argv (borrowed from it) */
     size_t n_names;
     int32_t partitions; /* -1: the cluster's num.partitions; alter: the
@@ -38,8 +38,8 @@ struct topics_opts {
     const char *configs[TOPICS_CONFIGS_MAX]; /* "key=value", borrowed */
     size_t n_configs;
     bool json;
-    int32_t partition;  /* delete-records --partition; -1: not given */
-    int64_t before;     /* delete-records --before; -1: the HW;
+    int32_t partition; /* delete-records --partition; -1: not given */
+    int64_t before;    /* delete-records --before; -1: the HW;
                            INT64_MIN: not given */
 };
 

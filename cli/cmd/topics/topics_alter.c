@@ -74,16 +74,17 @@ static int report_cb(rd_kafka_t *rk, rd_kafka_event_t *ev, const void *arg)
     }
     printf("topic %s now has %d partitions\n", o->names[0],
            (int)o->partitions);
-    fprintf(stderr, "warning: records with keys now hash over %d "
+    fprintf(stderr,
+            "warning: records with keys now hash over %d "
             "partitions: a key's new records may go to another partition "
             "than its earlier ones, so per-key order across the change is "
-            "not kept\n", (int)o->partitions);
+            "not kept\n",
+            (int)o->partitions);
     /* Done once the brokers serve the new count, so a script can go on. */
     if (wait_count(rk, o->names[0], o->partitions, &e) != RC_OK ||
         kclient_wait_topic(rk, o->names[0], true /* exists */,
                            KCLIENT_TIMEOUT_MS, &e) != RC_OK) {
-        snprintf(what, sizeof what, "warning: topics alter %s",
-                 o->names[0]);
+        snprintf(what, sizeof what, "warning: topics alter %s", o->names[0]);
         kclient_error_print(what, &e);
     }
     return CLI_EXIT_OK;

@@ -69,10 +69,10 @@ static int select_topics(struct describe *d, const struct topics_opts *o)
             struct kclient_error e;
             char what[META_TOPIC_NAME_BYTES_MAX + 32];
             snprintf(what, sizeof what, "topics describe %s", o->names[i]);
-            kclient_error_set(&e, t != NULL
-                                      ? t->err
-                                      : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
-                              NULL);
+            kclient_error_set(
+                &e,
+                t != NULL ? t->err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+                NULL);
             kclient_error_print(what, &e);
             d->missing = true;
             continue;
@@ -154,9 +154,9 @@ static int send_describe_configs_cb(rd_kafka_t *rk,
 static int describe_configs(rd_kafka_t *rk, struct describe *d,
                             struct kclient_error *e)
 {
-    int rv = kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS,
-                                &d->configs_ev, e, send_describe_configs_cb,
-                                d);
+    int rv =
+        kclient_admin_call(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS,
+                           &d->configs_ev, e, send_describe_configs_cb, d);
     if (rv == RC_OK) {
         attach_configs(d);
     }
@@ -166,8 +166,8 @@ static int describe_configs(rd_kafka_t *rk, struct describe *d,
 /* The next config entry from *i on that the topic sets (a topic
  * override, not a broker setting or a default, as kafka-topics
  * --describe shows); NULL after the last. */
-static const rd_kafka_ConfigEntry_t *next_set_config(const struct topic_view *v,
-                                                     size_t *i)
+static const rd_kafka_ConfigEntry_t *
+next_set_config(const struct topic_view *v, size_t *i)
 {
     if (v->configs == NULL) {
         return NULL;
@@ -186,8 +186,7 @@ static const rd_kafka_ConfigEntry_t *next_set_config(const struct topic_view *v,
 
 /* --- Text ---------------------------------------------------------------- */
 
-static void format_configs(const struct topic_view *v, char *out,
-                           size_t cap)
+static void format_configs(const struct topic_view *v, char *out, size_t cap)
 {
     size_t used = 0;
     size_t i = 0;
@@ -222,9 +221,8 @@ static void topic_rows(struct table *t, const struct describe *d)
         table_cell(t, "%s", name);
         table_cell(t, "%s", v->id[0] != '\0' ? v->id : "-");
         table_cell(t, "%d", v->md->partition_cnt);
-        table_cell(t, "%d", v->md->partition_cnt > 0
-                                ? v->parts[0]->replica_cnt
-                                : 0);
+        table_cell(t, "%d",
+                   v->md->partition_cnt > 0 ? v->parts[0]->replica_cnt : 0);
         table_cell(t, "%s", shown[0] != '\0' ? shown : "-");
         table_end_row(t);
     }
@@ -379,9 +377,8 @@ static void topic_ids(struct describe *d)
 static int gather(rd_kafka_t *rk, const struct topics_opts *o,
                   struct describe *d, struct kclient_error *e)
 {
-    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */,
-                                                NULL, &d->md,
-                                                KCLIENT_TIMEOUT_MS);
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1 /* all topics */, NULL,
+                                                &d->md, KCLIENT_TIMEOUT_MS);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         kclient_error_set(e, err, NULL);
         return RC_IO;

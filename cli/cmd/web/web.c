@@ -79,7 +79,8 @@ static void respond(int fd, const char *status, const char *type,
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: "
                      "%zu\r\nCache-Control: no-store\r\nConnection: close"
-                     "\r\n\r\n", status, type, len);
+                     "\r\n\r\n",
+                     status, type, len);
     send_all(fd, head, (size_t)n);
     send_all(fd, body, len);
 }
@@ -168,7 +169,8 @@ static void write_groups(struct web *w, FILE *out)
         char err[HTTP_GET_ERROR_BYTES];
         if (http_get(w->src[i].host, w->src[i].port, "/groups",
                      WEB_REQUEST_DEADLINE_MS, &body, &len, err,
-                     sizeof err) == RC_OK && len > 0 && body[0] == '{') {
+                     sizeof err) == RC_OK &&
+            len > 0 && body[0] == '{') {
             fputs(first ? "" : ",", out);
             fwrite(body, 1, len, out);
             first = false;
@@ -267,7 +269,8 @@ static int listen_on(const char *host, int port)
     int one = 1;
     if (fd < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 16) != 0) {
+        bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(fd, 16) != 0) {
         cli_error("web: cannot listen on %s:%d: %s", host, port,
                   strerror(errno));
         if (fd >= 0) {
@@ -292,8 +295,8 @@ int web_main(int argc, char **argv, const char *controllers,
         {"--for-ms", OPTS_INT64, &for_ms, 1, INT64_MAX / 2},
     };
     int n_pos = 0;
-    int rc = opts_parse(&web_cmd, argc, argv, 1, specs, ARRAY_LEN(specs),
-                        &n_pos);
+    int rc =
+        opts_parse(&web_cmd, argc, argv, 1, specs, ARRAY_LEN(specs), &n_pos);
     if (rc >= 0) {
         return rc;
     }
@@ -304,9 +307,10 @@ int web_main(int argc, char **argv, const char *controllers,
     static struct web w;
     const char *list = http != NULL ? http : http_default;
     if (!events_sources_parse(list, w.src, &w.n_src)) {
-        return opts_usage_error(&web_cmd, "--http: expected HOST:PORT,... "
-                                "(at most %d), got '%s'", EVENTS_SOURCES_MAX,
-                                list);
+        return opts_usage_error(&web_cmd,
+                                "--http: expected HOST:PORT,... "
+                                "(at most %d), got '%s'",
+                                EVENTS_SOURCES_MAX, list);
     }
     struct ctl_client cc;
     char err[CTL_CLIENT_ERROR_BYTES];
