@@ -3,8 +3,9 @@
 # runs the tests under AddressSanitizer + UBSan; `make bench` builds -O2 and
 # runs the benchmarks in tests/bench/; `make fuzz` runs the Kafka request
 # decoders under libFuzzer for FUZZ_SECONDS (default 60; `make test` runs it
-# too); `make layout-check` checks include directions and file sizes (also
-# part of `make test`); `make deps` installs what is missing.
+# too); `make layout-check` checks the tree's rules: include directions,
+# file and function sizes, the pure cores, protobuf-c's reach, formatting
+# (also part of `make test`); `make deps` installs what is missing.
 
 SHELL := /bin/bash
 BUILD ?= build/debug
@@ -166,7 +167,7 @@ $(DURABLE_LIB): jepsen/durable/durable.c
 sim: $(SIM_BIN)
 	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIM_BIN)
 
-# Include directions and the file-size bound (tests/layout_check.sh).
+# The tree's rules (tests/layout_check.sh).
 layout-check:
 	@tests/layout_check.sh
 
