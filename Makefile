@@ -3,8 +3,9 @@
 # runs the tests under AddressSanitizer + UBSan; `make bench` builds -O2 and
 # runs the benchmarks in tests/bench/; `make fuzz` runs the Kafka request
 # decoders under libFuzzer for FUZZ_SECONDS (default 60; `make test` runs it
-# too); `make layout-check` checks include directions and file sizes (also
-# part of `make test`); `make deps` installs what is missing.
+# too); `make layout-check` checks the tree's rules: include directions,
+# file and function sizes, the pure cores, protobuf-c's reach, formatting
+# (also part of `make test`); `make deps` installs what is missing.
 
 SHELL := /bin/bash
 BUILD ?= build/debug
@@ -41,7 +42,7 @@ LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 # The CLI's pure modules that have unit tests of their own.
-CLI_UNIT_SRC := cli/reassign_plan.c
+CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c
 UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC) $(CLI_UNIT_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
@@ -175,7 +176,7 @@ $(DURABLE_LIB): jepsen/durable/durable.c
 sim: $(SIM_BIN)
 	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIM_BIN)
 
-# Include directions and the file-size bound (tests/layout_check.sh).
+# The tree's rules (tests/layout_check.sh).
 layout-check:
 	@tests/layout_check.sh
 
@@ -361,8 +362,9 @@ $(BUILD)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-# The cluster page is assembled into the CLI (.incbin in cli/web_page.c).
-$(BUILD)/cli/web_page.o: cli/web/index.html
+# The cluster page is assembled into the CLI (.incbin in
+# cli/cmd/web/web_page.c).
+$(BUILD)/cli/cmd/web/web_page.o: cli/cmd/web/index.html
 
 clean:
 	rm -rf build

@@ -3,10 +3,10 @@
  *           [-X KEY=VALUE]... COMMAND [ARGS]
  * Parses the global options, then hands the command its arguments.
  * `status` talks to the controllers through their own RPC (a blocking
- * client, cli/ctl_client.c), then asks the brokers for offsets over the
- * Kafka protocol (cli/health.c over common/kafka/kafka_client.c); the
+ * client, cli/client/ctl_client.c), then asks the brokers for offsets over the
+ * Kafka protocol (cli/client/health.c over common/kafka/kafka_client.c); the
  * Kafka commands (topics, groups, produce, consume, bench) talk to the
- * brokers with librdkafka (cli/kclient.h).
+ * brokers with librdkafka (cli/client/kclient.h).
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
 #include <errno.h>
@@ -15,28 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench.h"
-#include "cli/bootstrap.h"
-#include "cli/cli.h"
-#include "cli/consume.h"
-#include "cli/ctl_client.h"
-#include "cli/elect.h"
-#include "cli/events.h"
-#include "cli/groups.h"
-#include "cli/kclient.h"
-#include "cli/opts.h"
-#include "cli/size.h"
-#include "cli/produce.h"
-#include "cli/reassign.h"
-#include "cli/status.h"
-#include "cli/topics.h"
-#include "cli/configs.h"
-#include "cli/web.h"
+#include "cli/cmd/bench.h"
+#include "cli/client/bootstrap.h"
+#include "cli/util/cli.h"
+#include "cli/cmd/consume/consume.h"
+#include "cli/client/ctl_client.h"
+#include "cli/cmd/elect.h"
+#include "cli/cmd/events.h"
+#include "cli/cmd/groups/groups.h"
+#include "cli/client/kclient.h"
+#include "cli/util/opts.h"
+#include "cli/cmd/size/size.h"
+#include "cli/cmd/produce.h"
+#include "cli/cmd/reassign/reassign.h"
+#include "cli/cmd/status/status.h"
+#include "cli/cmd/topics/topics.h"
+#include "cli/cmd/configs.h"
+#include "cli/cmd/web/web.h"
 #include "common/rc.h"
 #include "common/trace.h"
 
 /* The local cluster's controllers (deploy/cluster.sh). */
-#define CLI__CONTROLLERS_DEFAULT                                       \
+#define CLI__CONTROLLERS_DEFAULT                                             \
     "101@127.0.0.1:19101,102@127.0.0.1:19102,103@127.0.0.1:19103"
 
 /* deploy/cluster.sh's ports from its base (CAIRN_BASE_PORT): brokers on
@@ -120,8 +120,10 @@ static int parse_global(int argc, char **argv, int *i, struct globals *g)
     if (r == 0) {
         r = cli_option(argc, argv, i, "-X", &v);
         if (r > 0 && !opts_is_key_value(v)) {
-            return opts_usage_error(&cairn_cmd, "-X: expected KEY=VALUE, "
-                                    "got '%s'", v);
+            return opts_usage_error(&cairn_cmd,
+                                    "-X: expected KEY=VALUE, "
+                                    "got '%s'",
+                                    v);
         }
         if (r > 0 && g->kafka.n_props == KCLIENT_PROPS_MAX) {
             return opts_usage_error(&cairn_cmd, "-X: more than %d",
@@ -147,11 +149,10 @@ static int help_for(const char *cmd)
         const char *name;
         void (*usage)(FILE *out);
     } cmds[] = {{"status", status_usage},   {"topics", topics_usage},
-                {"configs", configs_usage},
-                {"groups", groups_usage},   {"produce", produce_usage},
-                {"consume", consume_usage}, {"bench", bench_usage},
-                {"size", size_usage},       {"events", events_usage},
-                {"elect", elect_usage},
+                {"configs", configs_usage}, {"groups", groups_usage},
+                {"produce", produce_usage}, {"consume", consume_usage},
+                {"bench", bench_usage},     {"size", size_usage},
+                {"events", events_usage},   {"elect", elect_usage},
                 {"web", web_usage},         {"reassign", reassign_usage},
                 {"brokers", brokers_usage}};
     for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
@@ -199,7 +200,8 @@ static struct tracer *env_tracer(struct tracer *t)
     int level = trace_level_parse(name);
     if (level < 0) {
         cli_error("CAIRN_LOG=%s: expected debug, info, warn, error or off; "
-                  "ignored", name);
+                  "ignored",
+                  name);
         return NULL;
     }
     trace_init_stderr(t, (enum trace_level)level, "cairn");
@@ -246,9 +248,9 @@ static int resolve_bootstrap(struct globals *g)
         return -1;
     }
     char err[CTL_CLIENT_ERROR_BYTES * 2];
-    int rv = bootstrap_from_controllers(g->controllers, from_controllers,
-                                        sizeof from_controllers, err,
-                                        sizeof err);
+    int rv =
+        bootstrap_from_controllers(g->controllers, from_controllers,
+                                   sizeof from_controllers, err, sizeof err);
     if (rv != RC_OK) {
         cli_error("finding the brokers: %s", err);
         return rv == RC_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAILED;
@@ -286,8 +288,8 @@ static int run_kafka(int argc, char **argv, struct globals *g)
              : is_produce ? produce_parse(argc, argv, &produce)
              : is_consume ? consume_parse(argc, argv, &consume)
                           : bench_parse(argc, argv, &bench);
-    bool needs_brokers = is_topics || is_groups || is_produce ||
-                         is_consume || is_configs || !bench.mock;
+    bool needs_brokers = is_topics || is_groups || is_produce || is_consume ||
+                         is_configs || !bench.mock;
     if (rc < 0 && needs_brokers) {
         rc = resolve_bootstrap(g);
     }
@@ -304,8 +306,8 @@ static int run_kafka(int argc, char **argv, struct globals *g)
 
 static bool is_kafka_command(const char *cmd)
 {
-    static const char *const cmds[] = {"topics", "groups", "produce",
-                                       "consume", "bench", "elect",
+    static const char *const cmds[] = {"topics",  "groups", "produce",
+                                       "consume", "bench",  "elect",
                                        "configs"};
     for (size_t i = 0; i < ARRAY_LEN(cmds); i++) {
         if (strcmp(cmd, cmds[i]) == 0) {
@@ -322,8 +324,9 @@ static void local_http(struct globals *g, long base)
     g->local_web_port = (int)(base + 90);
     snprintf(g->local_http, sizeof g->local_http,
              "127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld,127.0.0.1:%ld,"
-             "127.0.0.1:%ld,127.0.0.1:%ld", base + 104, base + 105,
-             base + 106, base + 94, base + 95, base + 96);
+             "127.0.0.1:%ld,127.0.0.1:%ld",
+             base + 104, base + 105, base + 106, base + 94, base + 95,
+             base + 96);
 }
 
 /* The local cluster's addresses: deploy/cluster.sh's defaults, moved by
@@ -379,23 +382,24 @@ int main(int argc, char **argv)
         return cli_finish_output(rc);
     }
     if (strcmp(argv[i], "size") == 0) {
-        return cli_finish_output(size_main(argc - i, argv + i, g.controllers));
+        return cli_finish_output(
+            size_main(argc - i, argv + i, g.controllers));
     }
     if (strcmp(argv[i], "web") == 0) {
         return cli_finish_output(web_main(argc - i, argv + i, g.controllers,
                                           g.local_http, g.local_web_port));
     }
     if (strcmp(argv[i], "reassign") == 0) {
-        return cli_finish_output(reassign_main(argc - i, argv + i,
-                                               g.controllers));
+        return cli_finish_output(
+            reassign_main(argc - i, argv + i, g.controllers));
     }
     if (strcmp(argv[i], "brokers") == 0) {
-        return cli_finish_output(brokers_main(argc - i, argv + i,
-                                              g.controllers));
+        return cli_finish_output(
+            brokers_main(argc - i, argv + i, g.controllers));
     }
     if (strcmp(argv[i], "events") == 0) {
-        return cli_finish_output(events_main(argc - i, argv + i,
-                                             g.local_http));
+        return cli_finish_output(
+            events_main(argc - i, argv + i, g.local_http));
     }
     if (strcmp(argv[i], "status") == 0) {
         struct status_opts status;

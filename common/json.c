@@ -1,4 +1,4 @@
-/* Streaming JSON writer (cli/json.h). */
+/* Streaming JSON writer (common/json.h). */
 #include "common/json.h"
 
 #include <inttypes.h>

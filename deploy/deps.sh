@@ -13,7 +13,7 @@ PACKAGES=(
     kcat python3 python3-confluent-kafka python3-kafka nodejs nftables
     golang-go golang-github-shopify-sarama-dev burrow zookeeper
     iproute2 chromium
-    clang libclang-rt-dev
+    clang libclang-rt-dev clang-format
 )
 
 missing() {

@@ -1,4 +1,4 @@
-/* Kafka client benchmark (`make bench`): `cairn bench` (cli/bench.h), run
+/* Kafka client benchmark (`make bench`): `cairn bench` (cli/cmd/bench.h), run
  * as a child process, against a real local cluster (3 controllers and 3
  * brokers of this build, started by tests/lib/cluster.h on free ports in
  * a temporary directory) and, in the same run, against librdkafka's

@@ -1,4 +1,4 @@
-/* Replication benchmark (`make bench`): `cairn bench` (cli/bench.h), run
+/* Replication benchmark (`make bench`): `cairn bench` (cli/cmd/bench.h), run
  * as a child process, against one real local cluster (3 controllers and 3
  * brokers of this build, started by tests/lib/cluster.h on free ports in
  * a temporary directory), the brokers with min.insync.replicas=2. Topics

@@ -1,8 +1,8 @@
-/* Unit tests for cli/reassign_plan.c: balanced plans for adding and
+/* Unit tests for cli/cmd/reassign/reassign_plan.c: balanced plans for adding and
  * removing a broker (every replica of a removed broker moves, loads end
  * within one replica of each other, no partition gets a broker twice,
  * only needed moves), and the plan file in Kafka's JSON. */
-#include "cli/reassign_plan.h"
+#include "cli/cmd/reassign/reassign_plan.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
