@@ -202,54 +202,25 @@ static void fetched_one(struct fetcher *f, struct slice topic,
     if (p == NULL) {
         return;
     }
-    int rv = RC_OK;
-    switch (follower_fetched_action(r->ErrorCode, s->fetch_offset,
-                                    log_end_offset(p->log),
-                                    r->LogStartOffset)) {
-    case FOLLOWER_FETCHED_DROP:
-        return;
-    case FOLLOWER_FETCHED_APPEND:
-        if (r->Records.ptr != NULL && r->Records.len > f->round_records_max) {
-            f->round_records_max = r->Records.len;
-        }
-        if (s->throttled && r->Records.ptr != NULL) {
-            throttle_record(f->rf->cfg.throttle, r->Records.len);
-        }
-        rv = partition_follower_append(
-            p, r->Records.ptr, r->Records.ptr != NULL ? r->Records.len : 0,
-            r->HighWatermark);
-        if (rv == RC_OK) {
-            repair_after_fetch(f->rf->ps, p, r->HighWatermark);
-        } else if (rv == RC_INVALID) {
-            /* A batch that does not fit our log end: the logs diverged. */
-            p->follow = PARTITION_FOLLOW_TRUNCATE;
-        } else {
-            TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot append "
-                        "fetched batches: %s", p->topic, p->id, rc_str(rv));
-            f->errors = true;
-        }
-        partition_follow_log_start(p, r->LogStartOffset);
-        wait_durable(f, p);
-        return;
-    case FOLLOWER_FETCHED_RESTART:
-        rv = partition_follower_restart(p, r->LogStartOffset);
-        if (rv != RC_OK) {
-            TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot restart "
-                        "at the leader's log start %" PRId64 ": %s",
-                        p->topic, p->id, r->LogStartOffset, rc_str(rv));
-            f->errors = true;
-            return;
-        }
-        TRACE_INFO(f->rf->tracer, "partition=%s-%d restarts at the "
-                   "leader's log start %" PRId64, p->topic, p->id,
-                   r->LogStartOffset);
-        return;
-    case FOLLOWER_FETCHED_TRUNCATE:
-        p->follow = PARTITION_FOLLOW_TRUNCATE;
-        return;
-    case FOLLOWER_FETCHED_PAUSE:
+    if (r->Records.ptr != NULL && r->Records.len > f->round_records_max) {
+        f->round_records_max = r->Records.len;
+    }
+    if (s->throttled && r->Records.ptr != NULL) {
+        throttle_record(f->rf->cfg.throttle, r->Records.len);
+    }
+    enum partition_fetched got = partition_follower_fetched(
+        p, r->ErrorCode, s->fetch_offset, r->Records.ptr, r->Records.len,
+        r->HighWatermark, r->LogStartOffset);
+    if (got == PARTITION_FETCHED_APPENDED) {
+        repair_after_fetch(f->rf->ps, p, r->HighWatermark);
+    }
+    if (got == PARTITION_FETCHED_FAILED || got == PARTITION_FETCHED_PAUSE) {
         f->errors = true;
-        return;
+    }
+    if (got == PARTITION_FETCHED_APPENDED ||
+        got == PARTITION_FETCHED_DIVERGED ||
+        got == PARTITION_FETCHED_FAILED) {
+        wait_durable(f, p);
     }
 }
 
@@ -289,37 +260,9 @@ static void truncate_one(struct fetcher *f, struct slice topic,
     if (p == NULL) {
         return;
     }
-    if (r->ErrorCode != KAFKA_ERROR_NONE) {
+    if (!partition_follower_epoch_end(p, f->leader, r->ErrorCode,
+                                      r->LeaderEpoch, r->EndOffset)) {
         f->errors = true;
-        return;
-    }
-    int64_t end = log_end_offset(p->log);
-    struct follower_truncation t = follower_truncation_for(
-        log_epochs(p->log), end, p->hw, r->LeaderEpoch, r->EndOffset);
-    int rv = partition_follower_truncate(p, t.offset);
-    if (rv != RC_OK) {
-        TRACE_ERROR(f->rf->tracer, "partition=%s-%d cannot truncate to "
-                    "%" PRId64 ": %s", p->topic, p->id, t.offset, rc_str(rv));
-        f->errors = true;
-        return;
-    }
-    int64_t after = log_end_offset(p->log);
-    if (after < end) {
-        /* KIP-101/279: what this replica wrote past the leader's log of
-         * that epoch was never committed and diverges; it goes. */
-        TRACE_INFO(f->rf->tracer, "event: %s-%d truncated %" PRId64 " -> %"
-                   PRId64 " (leader %d says epoch %d ends at %" PRId64
-                   "; this log diverged after that)%s", p->topic, p->id,
-                   end, after, f->leader, r->LeaderEpoch, r->EndOffset,
-                   t.done ? "" : " (asking again)");
-    } else {
-        TRACE_INFO(f->rf->tracer, "partition=%s-%d leader %d says epoch %d "
-                   "ends at %" PRId64 "; log end %" PRId64 " kept%s",
-                   p->topic, p->id, f->leader, r->LeaderEpoch, r->EndOffset,
-                   end, t.done ? "" : " (asking again)");
-    }
-    if (t.done) {
-        p->follow = PARTITION_FOLLOW_FETCH;
     }
 }
 

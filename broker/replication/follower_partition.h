@@ -4,9 +4,10 @@
  * partition's Fetch answer means (append, restart at the leader's log
  * start, go back to truncating, or pause), and the high watermark it
  * takes after appending. The per-leader session (requests in flight,
- * durability waits, back-off, timeouts) is follower_session.h's; the
- * libuv glue that applies these answers to real logs is follower.c, and
- * the replication simulation (tests/sim/) applies them to simulated ones.
+ * durability waits, back-off, timeouts) is follower_session.h's;
+ * partition.c applies these answers to a real log
+ * (partition_follower_fetched, partition_follower_epoch_end), and
+ * follower.c carries the requests and answers over the network.
  * No I/O, no clock.
  *
  *     NONE --becomes follower--> TRUNCATE --epochs answered (done)--> FETCH

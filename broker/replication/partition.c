@@ -647,6 +647,93 @@ int partition_follower_truncate(struct partition *p, int64_t offset)
     return RC_OK;
 }
 
+enum partition_fetched partition_follower_fetched(struct partition *p,
+                                                  int16_t error,
+                                                  int64_t fetch_offset,
+                                                  const uint8_t *records,
+                                                  size_t len,
+                                                  int64_t leader_hw,
+                                                  int64_t leader_start)
+{
+    int rv = RC_OK;
+    switch (follower_fetched_action(error, fetch_offset,
+                                    log_end_offset(p->log), leader_start)) {
+    case FOLLOWER_FETCHED_DROP:
+        return PARTITION_FETCHED_DONE;
+    case FOLLOWER_FETCHED_APPEND: {
+        enum partition_fetched got = PARTITION_FETCHED_APPENDED;
+        rv = partition_follower_append(p, records, records != NULL ? len : 0,
+                                       leader_hw);
+        if (rv == RC_INVALID) {
+            p->follow = PARTITION_FOLLOW_TRUNCATE; /* the logs diverged */
+            got = PARTITION_FETCHED_DIVERGED;
+        } else if (rv != RC_OK) {
+            TRACE_ERROR(p->host->tracer, "partition=%s-%d cannot append "
+                        "fetched batches: %s", p->topic, p->id, rc_str(rv));
+            got = PARTITION_FETCHED_FAILED;
+        }
+        partition_follow_log_start(p, leader_start);
+        return got;
+    }
+    case FOLLOWER_FETCHED_RESTART:
+        rv = partition_follower_restart(p, leader_start);
+        if (rv != RC_OK) {
+            TRACE_ERROR(p->host->tracer, "partition=%s-%d cannot restart at "
+                        "the leader's log start %" PRId64 ": %s", p->topic,
+                        p->id, leader_start, rc_str(rv));
+            return PARTITION_FETCHED_PAUSE;
+        }
+        TRACE_INFO(p->host->tracer, "partition=%s-%d restarts at the "
+                   "leader's log start %" PRId64, p->topic, p->id,
+                   leader_start);
+        return PARTITION_FETCHED_DONE;
+    case FOLLOWER_FETCHED_TRUNCATE:
+        p->follow = PARTITION_FOLLOW_TRUNCATE;
+        return PARTITION_FETCHED_DONE;
+    case FOLLOWER_FETCHED_PAUSE:
+        return PARTITION_FETCHED_PAUSE;
+    }
+    return PARTITION_FETCHED_PAUSE;
+}
+
+bool partition_follower_epoch_end(struct partition *p, int32_t leader,
+                                  int16_t error, int32_t leader_epoch,
+                                  int64_t end_offset)
+{
+    if (error != KAFKA_ERROR_NONE) {
+        return false;
+    }
+    int64_t end = log_end_offset(p->log);
+    struct follower_truncation t = follower_truncation_for(
+        log_epochs(p->log), end, p->hw, leader_epoch, end_offset);
+    int rv = partition_follower_truncate(p, t.offset);
+    if (rv != RC_OK) {
+        TRACE_ERROR(p->host->tracer, "partition=%s-%d cannot truncate to "
+                    "%" PRId64 ": %s", p->topic, p->id, t.offset,
+                    rc_str(rv));
+        return false;
+    }
+    int64_t after = log_end_offset(p->log);
+    if (after < end) {
+        /* KIP-101/279: what this replica wrote past the leader's log of
+         * that epoch was never committed and diverges; it goes. */
+        TRACE_INFO(p->host->tracer, "event: %s-%d truncated %" PRId64 " -> %"
+                   PRId64 " (leader %d says epoch %d ends at %" PRId64
+                   "; this log diverged after that)%s", p->topic, p->id,
+                   end, after, leader, leader_epoch, end_offset,
+                   t.done ? "" : " (asking again)");
+    } else {
+        TRACE_INFO(p->host->tracer, "partition=%s-%d leader %d says epoch "
+                   "%d ends at %" PRId64 "; log end %" PRId64 " kept%s",
+                   p->topic, p->id, leader, leader_epoch, end_offset, end,
+                   t.done ? "" : " (asking again)");
+    }
+    if (t.done) {
+        p->follow = PARTITION_FOLLOW_FETCH;
+    }
+    return true;
+}
+
 /* --- Retention ----------------------------------------------------------- */
 
 /* The event of a log start that moved from `from` (if it did). */

@@ -228,6 +228,47 @@ MUST_CHECK int partition_follower_append(struct partition *p,
 MUST_CHECK int partition_follower_restart(struct partition *p,
                                           int64_t offset);
 
+/* What a follower's fetcher does after one partition's Fetch answer. */
+enum partition_fetched {
+    PARTITION_FETCHED_DONE,     /* nothing more (dropped, restarted, or
+                                 * back to asking where the logs diverge) */
+    PARTITION_FETCHED_APPENDED, /* appended: wait for durability before
+                                 * the next fetch */
+    PARTITION_FETCHED_DIVERGED, /* a batch did not fit the log end: back
+                                 * to asking where the logs diverge; wait
+                                 * for durability of what is there */
+    PARTITION_FETCHED_FAILED,   /* the append failed (the log reports it):
+                                 * pause; wait for durability of what is
+                                 * there */
+    PARTITION_FETCHED_PAUSE,    /* an error on either side: pause before
+                                 * the next request */
+};
+
+/* Follower: one partition's part of its leader's Fetch answer, to a
+ * request that asked from fetch_offset: error is the partition's Kafka
+ * error, records (len bytes, may be NULL) its batches, leader_hw and
+ * leader_start the leader's high watermark and log start offset. Does
+ * what follower_fetched_action() says: appends and follows the leader's
+ * log start, restarts the log at the leader's log start, or goes back to
+ * TRUNCATE; says what is left to the fetcher. */
+enum partition_fetched partition_follower_fetched(struct partition *p,
+                                                  int16_t error,
+                                                  int64_t fetch_offset,
+                                                  const uint8_t *records,
+                                                  size_t len,
+                                                  int64_t leader_hw,
+                                                  int64_t leader_start);
+
+/* Follower: leader (the broker id) answered OffsetForLeaderEpoch about
+ * this log's latest epoch: error, and the epoch and end offset of its
+ * answer. Truncates where follower_truncation_for() says, with an event
+ * when records go, and fetches next once that is final (KIP-279 may ask
+ * again). false when the answer was an error or the truncation failed:
+ * pause before the next request. */
+bool partition_follower_epoch_end(struct partition *p, int32_t leader,
+                                  int16_t error, int32_t leader_epoch,
+                                  int64_t end_offset);
+
 /* Follower: cuts the log (and producer windows) at offset. */
 MUST_CHECK int partition_follower_truncate(struct partition *p,
                                            int64_t offset);
