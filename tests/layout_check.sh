@@ -240,12 +240,15 @@ impure() {
     done
 }
 
-# protobuf_users DIR...: files of DIRs that use protobuf-c
+# protobuf_users DIR...: files of DIRs that use protobuf-c (grep reads all
+# of code's output: with -q it would stop at the first match, and under
+# pipefail code's SIGPIPE would then count as no match)
 protobuf_users() {
     local f
     find "$@" -name '*.[ch]' | sort | while read -r f; do
         if grep -qE '^#include "[^"]*\.pb-c\.h"' "$f" ||
-            code "$f" | grep -qE '(^|[^A-Za-z0-9_])(Cairn__|cairn__|CAIRN__)'
+            code "$f" |
+                grep -E '(^|[^A-Za-z0-9_])(Cairn__|cairn__|CAIRN__)' >/dev/null
         then
             printf '%s\n' "$f"
         fi
