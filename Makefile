@@ -65,6 +65,17 @@ SIM_BIN := $(if $(SIM_SRC),$(BUILD)/tests/sim_replication)
 # Seeds `make test` runs (a few seconds); `make sim` runs SEEDS (default
 # 2000) from SEED_BASE (default: random), or replays SEED=N alone.
 SIM_TEST_SEEDS ?= 300
+# The controller simulation (tests/simctl/): the real planners and state
+# machine over canonical/raft's fixture.
+SIMCTL_SRC := $(wildcard tests/simctl/*.c)
+SIMCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMCTL_SRC))
+SIMCTL_BIN := $(if $(SIMCTL_SRC),$(BUILD)/tests/sim_controllers)
+SIMCTL_TEST_SEEDS ?= 1000
+# Its planted bug: a copy of the production plan_election.c whose clean
+# election takes any acceptable replica, in the ISR or not.
+SIMCTL_PLANTED_BIN := $(if $(SIMCTL_SRC),$(BUILD)/tests/sim_controllers_planted)
+PLANTED_ELECT_FROM := if (meta_replica_set_contains(isr, r) \&\&
+PLANTED_ELECT_TO := if (true \&\&
 # The planted bug: the same simulation linked with a copy of the production
 # isr.c whose high watermark leaves out an ISR member that lags (so it
 # passes what that member holds, and that member may be elected). The
@@ -88,7 +99,7 @@ TEST_INTEGRATION_JOBS ?= 2
         fuzz fuzz-run layout-check sim jepsen jepsen-smoke
 
 all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN) \
-     $(SIM_PLANTED_BIN)
+     $(SIM_PLANTED_BIN) $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN)
 
 deps:
 	@deploy/deps.sh install
@@ -105,13 +116,16 @@ test: deps-check
 
 # Unit tests in parallel; the integration scripts (real clusters) one at a
 # time, the C integration tests TEST_INTEGRATION_JOBS at a time.
-test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN) $(SIM_PLANTED_BIN)
+test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN) $(SIM_PLANTED_BIN) \
+          $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	$(if $(SIM_BIN),SIM_QUIET=1 SEEDS=$(SIM_TEST_SEEDS) SEED_BASE=1 $(SIM_BIN))
 	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SIM_NO_CRC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
 	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=100 SIM_UNSAFE_FSYNC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
 	$(if $(SIM_PLANTED_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SEED_BASE=1 SIM_EXPECT_CAUGHT=1 $(SIM_PLANTED_BIN) | tail -2)
+	$(if $(SIMCTL_BIN),SEEDS=$(SIMCTL_TEST_SEEDS) SEED_BASE=1 $(SIMCTL_BIN) | tail -2)
+	$(if $(SIMCTL_PLANTED_BIN),set -o pipefail; SEEDS=200 SEED_BASE=1 SIMCTL_EXPECT_CAUGHT=1 $(SIMCTL_PLANTED_BIN) | tail -3)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
@@ -329,6 +343,24 @@ $(SIM_BIN): $(SIM_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(LIB) $(LDLIBS)
 
+$(SIMCTL_BIN): $(SIMCTL_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/planted/plan_election.c: controller/plan_election.c
+	@mkdir -p $(dir $@)
+	sed 's/$(PLANTED_ELECT_FROM)/$(PLANTED_ELECT_TO)/' $< > $@
+	@! cmp -s $< $@ || { echo "planted bug: plan_election.c lost the line" \
+	    "it changes"; rm -f $@; exit 1; }
+
+$(BUILD)/planted/plan_election.o: $(BUILD)/planted/plan_election.c | $(PROTO_H)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(SIMCTL_PLANTED_BIN): $(SIMCTL_OBJ) $(BUILD)/planted/plan_election.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(BUILD)/planted/plan_election.o \
+	    $(LIB) $(LDLIBS)
+
 # The copy with the planted bug; the build fails if the line it changes is
 # gone from isr.c (the control would test nothing).
 $(BUILD)/planted/isr.c: broker/replication/isr.c
@@ -370,7 +402,7 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(INTEGRATION_OBJ:.o=.d) \
-    $(SIM_OBJ:.o=.d) \
+    $(SIM_OBJ:.o=.d) $(SIMCTL_OBJ:.o=.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
     $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d $(FUZZ_RECORD_OBJ:.o=.d) \
