@@ -494,6 +494,11 @@ void partition_apply_metadata(struct partition *p, int32_t self,
     p->leader_epoch = mp->leader_epoch;
     if (mp->leader == self) {
         if (!same) {
+            int rv = log_assign_epoch(p->log, mp->leader_epoch);
+            if (rv != RC_OK) { /* the log has failed, and says so */
+                TRACE_ERROR(p->host->tracer, "partition=%s-%d epoch cache: "
+                            "%s", p->topic, p->id, rc_str(rv));
+            }
             isr_become_leader(&p->repl, self, mp, min_insync,
                               lag_max_ms, log_end_offset(p->log),
                               now_ms);

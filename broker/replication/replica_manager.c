@@ -629,11 +629,6 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     }
     repair_after_metadata(ps, p);
     if (mp->leader == ps->broker_id) {
-        int rv = log_assign_epoch(p->log, mp->leader_epoch);
-        if (rv != RC_OK) {
-            TRACE_ERROR(ps->tracer, "partition=%s-%d epoch cache: %s",
-                        p->topic, p->id, rc_str(rv));
-        }
         TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d "
                    "(isr size %d, hw %" PRId64 ", end %" PRId64 ")",
                    p->topic, p->id, mp->leader_epoch, mp->isr.n, p->hw,

@@ -128,6 +128,8 @@ Test(partition_leader, becoming_leader_takes_the_metadata)
 {
     apply();
     cr_assert(partition_is_leader(&p));
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 5,
+                 "its epoch starts in the log's epoch cache");
     cr_assert_eq(p.leader_epoch, 5);
     cr_assert_eq(p.partition_epoch, 7);
     cr_assert_eq(p.repl.isr.n, 3);
