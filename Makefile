@@ -71,6 +71,13 @@ SIMCTL_SRC := $(wildcard tests/simctl/*.c)
 SIMCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMCTL_SRC))
 SIMCTL_BIN := $(if $(SIMCTL_SRC),$(BUILD)/tests/sim_controllers)
 SIMCTL_TEST_SEEDS ?= 1000
+# The broker simulation (tests/simb/): real partitions and logs on the
+# simulated disk, the real planners as the controller.
+SIMB_SRC := $(wildcard tests/simb/*.c)
+SIMB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMB_SRC))
+SIMB_BIN := $(if $(SIMB_SRC),$(BUILD)/tests/sim_brokers)
+SIMB_PLANTED_BIN := $(if $(SIMB_SRC),$(BUILD)/tests/sim_brokers_planted_hw)
+SIMB_TEST_SEEDS ?= 200
 # Its planted bug: a copy of the production plan_election.c whose clean
 # election takes any acceptable replica, in the ISR or not.
 SIMCTL_PLANTED_BIN := $(if $(SIMCTL_SRC),$(BUILD)/tests/sim_controllers_planted)
@@ -99,7 +106,8 @@ TEST_INTEGRATION_JOBS ?= 2
         fuzz fuzz-run layout-check sim jepsen jepsen-smoke
 
 all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN) \
-     $(SIM_PLANTED_BIN) $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN)
+     $(SIM_PLANTED_BIN) $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN) $(SIMB_BIN) \
+     $(SIMB_PLANTED_BIN)
 
 deps:
 	@deploy/deps.sh install
@@ -117,7 +125,7 @@ test: deps-check
 # Unit tests in parallel; the integration scripts (real clusters) one at a
 # time, the C integration tests TEST_INTEGRATION_JOBS at a time.
 test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN) $(SIM_PLANTED_BIN) \
-          $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN)
+          $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN) $(SIMB_BIN) $(SIMB_PLANTED_BIN)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
 	$(if $(SIM_BIN),SIM_QUIET=1 SEEDS=$(SIM_TEST_SEEDS) SEED_BASE=1 $(SIM_BIN))
@@ -126,6 +134,8 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN) $(SIM_PLANTED_BIN) \
 	$(if $(SIM_PLANTED_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SEED_BASE=1 SIM_EXPECT_CAUGHT=1 $(SIM_PLANTED_BIN) | tail -2)
 	$(if $(SIMCTL_BIN),SEEDS=$(SIMCTL_TEST_SEEDS) SEED_BASE=1 $(SIMCTL_BIN) | tail -2)
 	$(if $(SIMCTL_PLANTED_BIN),set -o pipefail; SEEDS=200 SEED_BASE=1 SIMCTL_EXPECT_CAUGHT=1 $(SIMCTL_PLANTED_BIN) | tail -3)
+	$(if $(SIMB_BIN),set -o pipefail; SEEDS=$(SIMB_TEST_SEEDS) SEED_BASE=1 $(SIMB_BIN) | tail -2)
+	$(if $(SIMB_PLANTED_BIN),set -o pipefail; SEEDS=1000 SEED_BASE=1 SIMB_EXPECT_CAUGHT=1 $(SIMB_PLANTED_BIN) | tail -3)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
@@ -347,6 +357,15 @@ $(SIMCTL_BIN): $(SIMCTL_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(LIB) $(LDLIBS)
 
+$(SIMB_BIN): $(SIMB_OBJ) $(TESTLIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIMB_OBJ) $(TESTLIB_OBJ) $(LIB) $(LDLIBS)
+
+$(SIMB_PLANTED_BIN): $(SIMB_OBJ) $(TESTLIB_OBJ) $(BUILD)/planted/isr.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIMB_OBJ) $(TESTLIB_OBJ) $(BUILD)/planted/isr.o \
+	    $(LIB) $(LDLIBS)
+
 $(BUILD)/planted/plan_election.c: controller/plan_election.c
 	@mkdir -p $(dir $@)
 	sed 's/$(PLANTED_ELECT_FROM)/$(PLANTED_ELECT_TO)/' $< > $@
@@ -402,7 +421,7 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(INTEGRATION_OBJ:.o=.d) \
-    $(SIM_OBJ:.o=.d) $(SIMCTL_OBJ:.o=.d) \
+    $(SIM_OBJ:.o=.d) $(SIMCTL_OBJ:.o=.d) $(SIMB_OBJ:.o=.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
     $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d $(FUZZ_RECORD_OBJ:.o=.d) \

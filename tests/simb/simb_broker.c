@@ -1,0 +1,578 @@
+/* A simulated broker over the production partitions (tests/simb/simb.h). */
+#include "tests/simb/simb.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/log/producer_state.h"
+#include "common/io.h"
+#include "common/kafka/kafka_error.h"
+#include "common/kafka/record_batch.h"
+#include "common/rc.h"
+#include "tests/lib/batch_builder.h"
+
+#define SIMB_WALL_BASE_MS 1700000000000LL
+#define SIMB_REQUEST_TIMEOUT_MS 1000
+
+/* --- The partitions' host -------------------------------------------------- */
+
+static int64_t host_now(void *ctx)
+{
+    const struct simb_broker *b = ctx;
+    return b->w->now_ms;
+}
+
+static int64_t host_wall(void *ctx)
+{
+    const struct simb_broker *b = ctx;
+    return SIMB_WALL_BASE_MS + b->w->now_ms;
+}
+
+static void host_wake(void *ctx, struct partition *p)
+{
+    (void)ctx; /* no fetch is parked: followers ask again */
+    (void)p;
+}
+
+static void host_alter(void *ctx, struct partition *p,
+                       const struct meta_replica_set *isr)
+{
+    struct simb_broker *b = ctx;
+    int64_t req = ++b->w->next_req;
+    b->parts[p->id].alter_req = req;
+    /* alter_partition.c's deadline: no answer, the change is given up
+     * (the next fetch or check may propose again). */
+    simb_schedule(b->w, &(struct simb_event){
+                            .at_ms = b->w->now_ms + SIMB_REQUEST_TIMEOUT_MS,
+                            .type = SIMB_EV_ALTER_TIMEOUT,
+                            .broker = b->idx,
+                            .incarnation = b->incarnation,
+                            .partition = p->id,
+                            .msg = {.req = req}});
+    simb_send(b->w, &(struct simb_msg){.type = SIMB_ALTER,
+                                       .req = req,
+                                       .from = b->idx,
+                                       .to = SIMB_CONTROLLER,
+                                       .incarnation = b->incarnation,
+                                       .partition = p->id,
+                                       .leader_epoch = p->leader_epoch,
+                                       .partition_epoch = p->partition_epoch,
+                                       .isr = *isr});
+}
+
+static void runner_submit(void *ctx, struct log *l)
+{
+    struct simb_broker *b = ctx;
+    if (b->n_pending < SIMB_PARTITIONS) {
+        b->pending[b->n_pending++] = l;
+    }
+    int64_t delay = 1 + (int64_t)(simb_rand(b->w) % 8);
+    simb_schedule(b->w, &(struct simb_event){.at_ms = b->w->now_ms + delay,
+                                             .type = SIMB_EV_SYNC,
+                                             .broker = b->idx,
+                                             .incarnation = b->incarnation});
+}
+
+static void quiet(struct tracer *t, enum trace_level level, const char *file,
+                  int line, const char *msg)
+{
+    struct simb_broker *b = t->data;
+    (void)level;
+    (void)file;
+    (void)line;
+    if (b->w->trace) {
+        printf("t=%" PRId64 " broker %d: %s\n", b->w->now_ms, (int)b->id,
+               msg);
+    }
+}
+
+void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx)
+{
+    *b = (struct simb_broker){.w = w, .idx = idx, .id = idx + 1,
+                              .epoch = -1};
+    b->uuid.b[0] = (uint8_t)(idx + 1);
+    uv_loop_init(&b->loop);
+    b->tracer = (struct tracer){.level = TRACE_LEVEL_INFO, .emit = quiet,
+                                .data = b};
+    b->host = (struct partition_host){.self = b->id,
+                                      .tracer = &b->tracer,
+                                      .ctx = b,
+                                      .now_ms = host_now,
+                                      .wall_ms = host_wall,
+                                      .wake = host_wake,
+                                      .alter_isr = host_alter};
+    b->runner = (struct log_sync_runner){.ctx = b, .submit = runner_submit};
+    meta_image_init(&b->img);
+}
+
+/* --- Power -------------------------------------------------------------- */
+
+static void open_partition(struct simb_broker *b, int32_t id)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/b%d/t-%d", (int)b->id, (int)id);
+    struct log_config cfg;
+    log_config_default(&cfg);
+    cfg.segment_bytes = 8192;
+    cfg.segment_index_bytes = 4096;
+    struct log *l = NULL;
+    if (log_open(&l, dir, &cfg, &b->loop, &b->tracer) != RC_OK) {
+        simb_fail(b->w, "broker %d cannot open %s", (int)b->id, dir);
+        return;
+    }
+    log_set_sync_runner(l, &b->runner);
+    struct partition *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        abort();
+    }
+    *p = (struct partition){.host = &b->host, .log = l, .id = id,
+                            .leader = META_NO_LEADER, .leader_epoch = -1,
+                            .sync_before_ack = true,
+                            .max_message_bytes = 1 << 20,
+                            .corrupt_offset = -1, .repair_until = -1,
+                            .retention = {-1, -1}};
+    strcpy(p->topic, "t");
+    producer_state_init(&p->producers);
+    b->parts[id] = (struct simb_part){.b = b, .p = p};
+}
+
+void simb_broker_start(struct simb_broker *b)
+{
+    b->up = true;
+    b->incarnation++;
+    b->epoch = -1;
+    b->uuid.b[1] = (uint8_t)b->incarnation;
+    b->uuid.b[2] = (uint8_t)(b->incarnation >> 8);
+    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+        open_partition(b, i);
+    }
+}
+
+/* Frees what a waiting produce request holds (the process died: nobody
+ * is answered). */
+static void drop_waiters(struct partition *p)
+{
+    for (size_t i = 0; i < p->n_waiters; i++) {
+        free(p->waiters[i].arg);
+    }
+    free(p->waiters);
+    p->waiters = NULL;
+    p->n_waiters = 0;
+}
+
+static void drop_partitions(struct simb_broker *b)
+{
+    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+        struct partition *p = b->parts[i].p;
+        if (p == NULL) {
+            continue;
+        }
+        drop_waiters(p);
+        log_abandon(p->log);
+        producer_state_free(&p->producers);
+        free(p);
+        b->parts[i] = (struct simb_part){0};
+    }
+    b->n_pending = 0;
+    uv_run(&b->loop, UV_RUN_NOWAIT); /* the logs' handles close */
+}
+
+void simb_broker_crash(struct simb_broker *b)
+{
+    b->up = false;
+    drop_partitions(b);
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "/b%d/", (int)b->id);
+    io_sim_power_loss(b->w->disk, prefix);
+    meta_image_free(&b->img);
+    meta_image_init(&b->img);
+}
+
+void simb_broker_free(struct simb_broker *b)
+{
+    drop_partitions(b);
+    meta_image_free(&b->img);
+    uv_loop_close(&b->loop);
+}
+
+void simb_broker_sync(struct simb_broker *b)
+{
+    size_t n = b->n_pending;
+    struct log *run[SIMB_PARTITIONS];
+    memcpy(run, b->pending, n * sizeof run[0]);
+    b->n_pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        log_sync_run(run[i]);
+    }
+}
+
+/* --- Following --------------------------------------------------------- */
+
+static void fetch_later(struct simb_broker *b, int32_t partition,
+                        int64_t after_ms, int64_t req)
+{
+    simb_schedule(b->w, &(struct simb_event){
+                            .at_ms = b->w->now_ms + after_ms,
+                            .type = SIMB_EV_FETCH,
+                            .broker = b->idx,
+                            .incarnation = b->incarnation,
+                            .partition = partition,
+                            .msg = {.req = req}});
+}
+
+/* A follower's next request to its leader: where the logs diverge
+ * (OffsetForLeaderEpoch) or what follows its log end (Fetch). */
+static void send_request(struct simb_broker *b, struct simb_part *sp)
+{
+    struct partition *p = sp->p;
+    struct simb_msg m = {.from = b->idx,
+                         .to = p->leader - 1,
+                         .incarnation = b->incarnation,
+                         .partition = p->id,
+                         .replica = b->id,
+                         .leader_epoch = p->leader_epoch,
+                         .req = ++b->w->next_req};
+    if (p->follow == PARTITION_FOLLOW_TRUNCATE) {
+        if (!follower_asks_epochs(log_epochs(p->log))) {
+            if (partition_follower_truncate(p, p->hw) != RC_OK) {
+                fetch_later(b, p->id, SIMB_FETCH_PAUSE_MS, 0);
+                return;
+            }
+            p->follow = PARTITION_FOLLOW_FETCH;
+        } else {
+            m.type = SIMB_EPOCH;
+            m.partition_epoch = log_epoch_latest(log_epochs(p->log));
+        }
+    }
+    if (p->follow == PARTITION_FOLLOW_FETCH) {
+        m.type = SIMB_FETCH;
+        m.offset = log_end_offset(p->log);
+    }
+    sp->busy = true;
+    sp->req = m.req;
+    simb_send(b->w, &m);
+    fetch_later(b, p->id, SIMB_REQUEST_TIMEOUT_MS, m.req);
+}
+
+void simb_broker_fetch(struct simb_broker *b, int32_t partition)
+{
+    struct simb_part *sp = &b->parts[partition];
+    if (!b->up || sp->p == NULL || sp->busy ||
+        sp->p->follow == PARTITION_FOLLOW_NONE ||
+        sp->p->leader == META_NO_LEADER || b->epoch < 0) {
+        return;
+    }
+    send_request(b, sp);
+}
+
+static void durable_cb(void *arg, int rc)
+{
+    struct simb_part *sp = arg;
+    (void)rc;
+    sp->busy = false;
+    fetch_later(sp->b, sp->p->id, 0, 0);
+}
+
+static void on_fetch_rsp(struct simb_broker *b, struct simb_part *sp,
+                         const struct simb_msg *m)
+{
+    struct partition *p = sp->p;
+    sp->busy = false;
+    if (p->follow != PARTITION_FOLLOW_FETCH || p->leader != m->from + 1 ||
+        p->leader_epoch != m->leader_epoch) {
+        fetch_later(b, p->id, 0, 0);
+        return;
+    }
+    b->w->n_fetched_bytes += (int64_t)m->len;
+    enum partition_fetched got = partition_follower_fetched(
+        p, m->error, m->offset, m->bytes, m->len, m->hw, m->log_start);
+    bool appended = got == PARTITION_FETCHED_APPENDED ||
+                    got == PARTITION_FETCHED_DIVERGED ||
+                    got == PARTITION_FETCHED_FAILED;
+    /* A follower's fetch offset counts towards the leader's HW: it asks
+     * again once what it holds is durable (follower.c does the same). */
+    if (appended && log_durable_end_offset(p->log) < log_end_offset(p->log) &&
+        log_wait_durable(p->log, log_end_offset(p->log), durable_cb, sp) ==
+            RC_OK) {
+        sp->busy = true;
+        fetch_later(b, p->id, SIMB_REQUEST_TIMEOUT_MS, 0);
+        return;
+    }
+    bool idle = got == PARTITION_FETCHED_PAUSE ||
+                (got == PARTITION_FETCHED_APPENDED && m->len == 0);
+    fetch_later(b, p->id, idle ? SIMB_FETCH_PAUSE_MS : 0, 0);
+}
+
+static void on_epoch_rsp(struct simb_broker *b, struct simb_part *sp,
+                         const struct simb_msg *m)
+{
+    struct partition *p = sp->p;
+    sp->busy = false;
+    if (p->follow != PARTITION_FOLLOW_TRUNCATE || p->leader != m->from + 1 ||
+        p->leader_epoch != m->leader_epoch) {
+        fetch_later(b, p->id, 0, 0);
+        return;
+    }
+    bool ok = partition_follower_epoch_end(p, p->leader, m->error,
+                                           m->partition_epoch, m->offset);
+    fetch_later(b, p->id, ok ? 0 : SIMB_FETCH_PAUSE_MS, 0);
+}
+
+/* --- Leading ------------------------------------------------------------ */
+
+/* The leader's checks of a follower's request, as kafka_fetch.c and
+ * kafka_epoch.c make them. */
+static int16_t leader_error(const struct partition *p, int32_t epoch)
+{
+    if (!partition_is_leader(p)) {
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (epoch < p->leader_epoch) {
+        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
+    }
+    return epoch > p->leader_epoch ? KAFKA_ERROR_UNKNOWN_LEADER_EPOCH
+                                   : KAFKA_ERROR_NONE;
+}
+
+static void on_fetch(struct simb_broker *b, struct partition *p,
+                     const struct simb_msg *m)
+{
+    struct simb_msg r = {.type = SIMB_FETCH_RSP, .from = b->idx,
+                         .to = m->from, .incarnation = m->incarnation,
+                         .partition = p->id, .leader_epoch = m->leader_epoch,
+                         .offset = m->offset, .req = m->req};
+    r.error = leader_error(p, m->leader_epoch);
+    if (r.error == KAFKA_ERROR_NONE) {
+        int rv = partition_replica_fetch(p, m->replica, m->offset,
+                                         b->w->now_ms);
+        r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
+    }
+    struct log_span span = {0};
+    if (r.error == KAFKA_ERROR_NONE) {
+        int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, INT64_MAX,
+                          &span);
+        r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
+    }
+    if (r.error == KAFKA_ERROR_NONE && span.bytes > 0) {
+        r.bytes = malloc((size_t)span.bytes);
+        if (r.bytes == NULL ||
+            io_pread(span.fd, r.bytes, (size_t)span.bytes,
+                     (off_t)span.position) != span.bytes) {
+            simb_fail(b->w, "broker %d cannot read its log", (int)b->id);
+        }
+        r.len = (size_t)span.bytes;
+    }
+    if (span.seg != NULL) {
+        log_span_release(&span);
+    }
+    r.hw = p->hw;
+    r.log_start = log_start_offset(p->log);
+    simb_send(b->w, &r);
+}
+
+static void on_epoch(struct simb_broker *b, struct partition *p,
+                     const struct simb_msg *m)
+{
+    struct simb_msg r = {.type = SIMB_EPOCH_RSP, .from = b->idx,
+                         .to = m->from, .incarnation = m->incarnation,
+                         .partition = p->id, .leader_epoch = m->leader_epoch,
+                         .req = m->req};
+    r.error = leader_error(p, m->leader_epoch);
+    if (r.error == KAFKA_ERROR_NONE) {
+        log_end_offset_for_epoch(p->log, m->partition_epoch,
+                                 &r.partition_epoch, &r.offset);
+    }
+    simb_send(b->w, &r);
+}
+
+struct produce_wait {
+    struct simb_broker *b;
+    uint32_t incarnation;
+    int32_t partition;
+    int64_t offset;
+    uint32_t value;
+    int64_t req;
+};
+
+static void produced_cb(void *arg, int rc)
+{
+    struct produce_wait *pw = arg;
+    struct simb_broker *b = pw->b;
+    simb_send(b->w, &(struct simb_msg){
+                        .type = SIMB_PRODUCE_RSP, .from = b->idx,
+                        .to = SIMB_PRODUCER, .partition = pw->partition,
+                        .offset = pw->offset, .value = pw->value,
+                        .req = pw->req,
+                        .error = rc == RC_OK ? KAFKA_ERROR_NONE
+                                             : kafka_error_from_rc(rc)});
+    free(pw);
+}
+
+static void on_produce(struct simb_broker *b, struct partition *p,
+                       const struct simb_msg *m)
+{
+    struct built_batch bb = batch_build(1, 8, 1000, m->value);
+    struct log_append_info info = {0};
+    int rv = partition_append(p, bb.bytes, bb.len, b->w->now_ms, -1, &info);
+    built_batch_free(&bb);
+    struct produce_wait *pw = malloc(sizeof *pw);
+    if (pw == NULL) {
+        abort();
+    }
+    *pw = (struct produce_wait){b, b->incarnation, p->id, info.base_offset,
+                                m->value, m->req};
+    if (rv == RC_OK && info.last_offset >= p->hw) {
+        rv = partition_wait_hw(p, info.last_offset + 1, produced_cb, pw);
+        if (rv == RC_OK) {
+            return;
+        }
+    }
+    produced_cb(pw, rv);
+}
+
+/* --- Metadata and requests ------------------------------------------------ */
+
+static void apply_metadata(struct simb_broker *b)
+{
+    meta_image_free(&b->img);
+    meta_image_init(&b->img);
+    if (meta_image_copy(&b->img, &b->w->ctl) != RC_OK) {
+        abort();
+    }
+    const struct meta_topic *t = meta_image_topic(&b->img, "t");
+    for (int32_t i = 0; t != NULL && i < SIMB_PARTITIONS; i++) {
+        struct partition *p = b->parts[i].p;
+        const struct meta_partition *mp = &t->partitions[i];
+        if (p == NULL || !meta_replica_set_contains(&mp->replicas, b->id)) {
+            continue;
+        }
+        bool was_leader = partition_is_leader(p);
+        int32_t epoch = p->leader_epoch;
+        partition_apply_metadata(p, b->id, mp, &b->img, SIMB_MIN_INSYNC,
+                                 SIMB_LAG_MAX_MS, b->w->now_ms);
+        if (partition_is_leader(p) && (!was_leader ||
+                                       epoch != p->leader_epoch)) {
+            b->w->n_elections++;
+            simb_check_acked(b->w, b, i);
+        }
+        simb_broker_fetch(b, i);
+    }
+}
+
+void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
+{
+    if (m->type == SIMB_METADATA) {
+        apply_metadata(b);
+        return;
+    }
+    struct simb_part *sp = &b->parts[m->partition];
+    struct partition *p = sp->p;
+    if (p == NULL) {
+        return;
+    }
+    switch (m->type) {
+    case SIMB_FETCH:
+        on_fetch(b, p, m);
+        break;
+    case SIMB_EPOCH:
+        on_epoch(b, p, m);
+        break;
+    case SIMB_PRODUCE:
+        on_produce(b, p, m);
+        break;
+    case SIMB_FETCH_RSP:
+    case SIMB_EPOCH_RSP:
+        if (sp->busy && sp->req == m->req) {
+            if (m->type == SIMB_FETCH_RSP) {
+                on_fetch_rsp(b, sp, m);
+            } else {
+                on_epoch_rsp(b, sp, m);
+            }
+        }
+        break;
+    case SIMB_ALTER_RSP:
+        if (sp->alter_req == m->req) {
+            sp->alter_req = 0;
+            partition_alter_done(p, m->error == KAFKA_ERROR_NONE, &m->isr,
+                                 m->partition_epoch, b->w->now_ms);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void simb_broker_alter_timeout(struct simb_broker *b, int32_t partition,
+                               int64_t req)
+{
+    struct simb_part *sp = &b->parts[partition];
+    if (sp->p != NULL && sp->alter_req == req) {
+        sp->alter_req = 0;
+        partition_alter_done(sp->p, false, NULL, 0, b->w->now_ms);
+    }
+}
+
+void simb_broker_tick(struct simb_broker *b)
+{
+    if (!b->up) {
+        return;
+    }
+    simb_send(b->w, &(struct simb_msg){.type = SIMB_HEARTBEAT,
+                                       .from = b->idx,
+                                       .to = SIMB_CONTROLLER,
+                                       .incarnation = b->incarnation,
+                                       .offset = b->img.offset});
+    bool check = b->w->now_ms >= b->next_isr_check_ms;
+    if (check) {
+        b->next_isr_check_ms = b->w->now_ms + SIMB_ISR_CHECK_MS;
+    }
+    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+        if (b->parts[i].p != NULL) {
+            if (check) {
+                partition_check_isr(b->parts[i].p, b->w->now_ms);
+            }
+            simb_broker_fetch(b, i);
+        }
+    }
+}
+
+/* --- Reading a log back ---------------------------------------------------- */
+
+int simb_read_batches(struct log *l, int64_t from,
+                      void (*cb)(void *arg, const uint8_t *batch,
+                                 const struct record_batch_header *h),
+                      void *arg)
+{
+    int64_t at = from < log_start_offset(l) ? log_start_offset(l) : from;
+    while (at < log_end_offset(l)) {
+        struct log_span span;
+        int rv = log_read(l, at, 1 << 20, INT64_MAX, &span);
+        if (rv != RC_OK || span.bytes == 0) {
+            return rv != RC_OK ? rv : RC_CORRUPT;
+        }
+        uint8_t *buf = malloc((size_t)span.bytes);
+        if (buf == NULL || io_pread(span.fd, buf, (size_t)span.bytes,
+                                    (off_t)span.position) != span.bytes) {
+            free(buf);
+            log_span_release(&span);
+            return RC_IO;
+        }
+        for (size_t pos = 0; pos < (size_t)span.bytes;) {
+            struct record_batch_header h;
+            if (record_batch_parse(buf + pos, (size_t)span.bytes - pos, &h) !=
+                RC_OK) {
+                free(buf);
+                log_span_release(&span);
+                return RC_CORRUPT;
+            }
+            cb(arg, buf + pos, &h);
+            pos += (size_t)record_batch_size(&h);
+            at = record_batch_last_offset(&h) + 1;
+        }
+        free(buf);
+        log_span_release(&span);
+    }
+    return RC_OK;
+}

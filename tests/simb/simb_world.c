@@ -1,0 +1,666 @@
+/* The world of the broker simulation (tests/simb/simb.h): events, the
+ * network, the controller (the real planners on one image), the producer,
+ * the faults and the checks. */
+#include "tests/simb/simb.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/io.h"
+#include "common/kafka/kafka_error.h"
+#include "common/rc.h"
+#include "tests/lib/batch_builder.h"
+
+#define SIMB_TICK_MS 50
+
+uint64_t simb_rand(struct simb_world *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    return w->rng;
+}
+
+static bool chance(struct simb_world *w, int per_mille)
+{
+    return (int)(simb_rand(w) % 1000) < per_mille;
+}
+
+void simb_fail(struct simb_world *w, const char *fmt, ...)
+{
+    if (w->failed) {
+        return;
+    }
+    w->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(w->why, sizeof w->why, "t=%" PRId64 " ", w->now_ms);
+    vsnprintf(w->why + n, sizeof w->why - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+void simb_trace(struct simb_world *w, const char *fmt, ...)
+{
+    if (!w->trace) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    printf("t=%" PRId64 " ", w->now_ms);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+/* --- Events (a binary heap by time, then order of scheduling) ------------ */
+
+static bool before(const struct simb_event *a, const struct simb_event *b)
+{
+    return a->at_ms != b->at_ms ? a->at_ms < b->at_ms : a->seq < b->seq;
+}
+
+void simb_schedule(struct simb_world *w, const struct simb_event *ev)
+{
+    if (w->n_heap == w->cap_heap) {
+        w->cap_heap = w->cap_heap == 0 ? 256 : w->cap_heap * 2;
+        w->heap = realloc(w->heap, w->cap_heap * sizeof *w->heap);
+        if (w->heap == NULL) {
+            abort();
+        }
+    }
+    size_t i = w->n_heap++;
+    w->heap[i] = *ev;
+    w->heap[i].seq = w->seq++;
+    while (i > 0 && before(&w->heap[i], &w->heap[(i - 1) / 2])) {
+        struct simb_event t = w->heap[i];
+        w->heap[i] = w->heap[(i - 1) / 2];
+        w->heap[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct simb_event pop(struct simb_world *w)
+{
+    struct simb_event top = w->heap[0];
+    w->heap[0] = w->heap[--w->n_heap];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1;
+        size_t m = i;
+        if (l < w->n_heap && before(&w->heap[l], &w->heap[m])) {
+            m = l;
+        }
+        if (l + 1 < w->n_heap && before(&w->heap[l + 1], &w->heap[m])) {
+            m = l + 1;
+        }
+        if (m == i) {
+            break;
+        }
+        struct simb_event t = w->heap[i];
+        w->heap[i] = w->heap[m];
+        w->heap[m] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* --- The network ---------------------------------------------------------- */
+
+static bool cut_off(const struct simb_world *w, int endpoint)
+{
+    return endpoint < SIMB_BROKERS && w->isolated[endpoint];
+}
+
+void simb_send(struct simb_world *w, const struct simb_msg *m)
+{
+    bool link_cut = m->from < SIMB_BROKERS && m->to < SIMB_BROKERS &&
+                    w->cut[m->from][m->to];
+    if (cut_off(w, m->from) || cut_off(w, m->to) || link_cut ||
+        chance(w, w->drop_per_mille)) {
+        free(m->bytes);
+        return;
+    }
+    int64_t delay = 1 + (int64_t)(simb_rand(w) % (uint64_t)w->delay_max_ms);
+    simb_schedule(w, &(struct simb_event){.at_ms = w->now_ms + delay,
+                                          .type = SIMB_EV_DELIVER,
+                                          .msg = *m});
+}
+
+/* --- The controller: the real planners on one image ------------------------ */
+
+static void publish(struct simb_world *w)
+{
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        simb_send(w, &(struct simb_msg){.type = SIMB_METADATA,
+                                        .from = SIMB_CONTROLLER, .to = i});
+    }
+}
+
+/* Applies what a planner wrote; false (and a failed run) when the image
+ * refuses a record. */
+static bool commit(struct simb_world *w)
+{
+    for (size_t i = 0; i < w->out.n; i++) {
+        if (meta_apply(&w->ctl, &w->out.recs[i]) != RC_OK) {
+            simb_fail(w, "the image refused a planned record of type %d",
+                      (int)w->out.recs[i].type);
+            return false;
+        }
+    }
+    if (w->out.n > 0) {
+        publish(w);
+    }
+    return true;
+}
+
+static void on_heartbeat(struct simb_world *w, const struct simb_msg *m)
+{
+    struct simb_broker *b = &w->brokers[m->from];
+    if (!b->up || m->incarnation != b->incarnation) {
+        return;
+    }
+    plan_records_clear(&w->out);
+    if (b->epoch < 0) {
+        struct meta_rec_register_broker rq = {.broker_id = b->id,
+                                              .incarnation = b->uuid,
+                                              .port = 9092};
+        int16_t error = 0;
+        int64_t epoch = -1;
+        if (plan_register_broker(&w->ctl, &rq, false, &w->out, &error,
+                                 &epoch) != RC_OK ||
+            error != KAFKA_ERROR_NONE || !commit(w)) {
+            return;
+        }
+        b->epoch = meta_image_broker(&w->ctl, b->id)->epoch;
+        b->last_heartbeat_ms = w->now_ms;
+        return;
+    }
+    struct plan_heartbeat_req rq = {.broker_id = b->id,
+                                    .broker_epoch = b->epoch,
+                                    .current_metadata_offset = m->offset};
+    struct plan_heartbeat_result res;
+    plan_records_clear(&w->out);
+    if (plan_heartbeat(&w->ctl, &rq, false, &w->out, &res) != RC_OK) {
+        return;
+    }
+    if (res.error != KAFKA_ERROR_NONE) {
+        b->epoch = -1;
+        return;
+    }
+    b->last_heartbeat_ms = w->now_ms;
+    (void)commit(w);
+}
+
+static void on_alter(struct simb_world *w, const struct simb_msg *m)
+{
+    struct simb_broker *b = &w->brokers[m->from];
+    struct plan_alter_partition_req rq = {
+        .broker_id = b->id,
+        .broker_epoch = b->epoch,
+        .topic_id = w->topic_id,
+        .partition = m->partition,
+        .leader_epoch = m->leader_epoch,
+        .partition_epoch = m->partition_epoch,
+        .new_isr = m->isr.ids,
+        .n_new_isr = (size_t)m->isr.n};
+    int16_t error = 0;
+    plan_records_clear(&w->out);
+    if (plan_alter_partition(&w->ctl, &rq, &w->out, &error) != RC_OK ||
+        !commit(w)) {
+        return;
+    }
+    const struct meta_partition *mp =
+        &meta_image_topic(&w->ctl, "t")->partitions[m->partition];
+    simb_send(w, &(struct simb_msg){.type = SIMB_ALTER_RSP,
+                                    .req = m->req,
+                                    .from = SIMB_CONTROLLER, .to = m->from,
+                                    .incarnation = m->incarnation,
+                                    .partition = m->partition,
+                                    .error = error,
+                                    .isr = mp->isr,
+                                    .partition_epoch = mp->partition_epoch});
+}
+
+/* Sessions that lapsed are fenced; leaderless partitions get a leader. */
+static void controller_tick(struct simb_world *w)
+{
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        struct simb_broker *b = &w->brokers[i];
+        const struct meta_broker *mb = meta_image_broker(&w->ctl, b->id);
+        if (mb != NULL && !mb->fenced &&
+            w->now_ms - b->last_heartbeat_ms > SIMB_SESSION_MS) {
+            plan_records_clear(&w->out);
+            if (plan_fence_broker(&w->ctl, b->id, false, &w->out) ==
+                RC_OK) {
+                simb_trace(w, "fence broker %d", (int)b->id);
+                (void)commit(w);
+            }
+        }
+    }
+    plan_records_clear(&w->out);
+    if (plan_elect_leaderless(&w->ctl, false, &w->out) == RC_OK) {
+        (void)commit(w);
+    }
+}
+
+static void create_topic(struct simb_world *w)
+{
+    struct plan_topic_req rq = {.name = "t",
+                                .num_partitions = SIMB_PARTITIONS,
+                                .replication_factor = SIMB_BROKERS};
+    rq.id.b[0] = 0x7;
+    w->topic_id = rq.id;
+    struct plan_topic_defaults defaults = {1, 3};
+    struct plan_topic_result res;
+    plan_records_clear(&w->out);
+    if (plan_create_topics(&w->ctl, &rq, 1, &defaults, false, &w->out,
+                           &res) != RC_OK ||
+        res.error != KAFKA_ERROR_NONE) {
+        return;
+    }
+    (void)commit(w);
+}
+
+/* --- The producer (acks=all) and the checks ------------------------------ */
+
+static void produce(struct simb_world *w, int32_t partition)
+{
+    const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+    if (t == NULL || w->produce_out[partition]) {
+        return;
+    }
+    int32_t leader = t->partitions[partition].leader;
+    if (leader == META_NO_LEADER) {
+        return;
+    }
+    w->produce_out[partition] = true;
+    w->n_produced++;
+    simb_send(w, &(struct simb_msg){.type = SIMB_PRODUCE,
+                                    .from = SIMB_PRODUCER,
+                                    .to = leader - 1,
+                                    .partition = partition,
+                                    .value = ++w->next_value,
+                                    .req = ++w->next_req});
+}
+
+static void produce(struct simb_world *w, int32_t partition);
+
+static void on_produce_rsp(struct simb_world *w, const struct simb_msg *m)
+{
+    w->produce_out[m->partition] = false;
+    if (w->now_ms < SIMB_RUN_MS) {
+        produce(w, m->partition); /* the next at once */
+    }
+    if (m->error != KAFKA_ERROR_NONE) {
+        w->n_refused++;
+        return;
+    }
+    size_t *n = &w->n_acks[m->partition];
+    if (*n < SIMB_ACKS_MAX) {
+        w->acks[m->partition][(*n)++] =
+            (struct simb_ack){m->offset, m->value};
+    }
+}
+
+struct found {
+    const struct simb_ack *acks;
+    size_t n;
+    size_t next;      /* the first ack not yet found */
+    const char *bad;  /* why the log lost one, or NULL */
+    int64_t at;
+};
+
+static void each_batch(void *arg, const uint8_t *batch,
+                       const struct record_batch_header *h)
+{
+    struct found *f = arg;
+    while (f->next < f->n && f->acks[f->next].offset < h->base_offset) {
+        f->bad = f->bad != NULL ? f->bad : "an acknowledged record is gone";
+        f->at = f->acks[f->next].offset;
+        f->next++;
+    }
+    if (f->next < f->n && f->acks[f->next].offset == h->base_offset) {
+        struct built_batch bb = batch_build(1, 8, 1000,
+                                            f->acks[f->next].value);
+        if (!batch_same_payload(batch, &bb) && f->bad == NULL) {
+            f->bad = "an acknowledged record changed";
+            f->at = h->base_offset;
+        }
+        built_batch_free(&bb);
+        f->next++;
+    }
+}
+
+/* Every acknowledged record of the partition is in b's log, as produced:
+ * checked when b becomes its leader (a record acknowledged under acks=all
+ * is in every ISR member, and only ISR members are elected) and at the
+ * end. */
+void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
+                      int32_t partition)
+{
+    const struct partition *p = b->parts[partition].p;
+    struct found f = {w->acks[partition], w->n_acks[partition], 0, NULL, -1};
+    if (p == NULL) {
+        return;
+    }
+    if (simb_read_batches(p->log, 0, each_batch, &f) != RC_OK) {
+        simb_fail(w, "broker %d cannot read t-%d back", (int)b->id,
+                  (int)partition);
+        return;
+    }
+    if (f.bad == NULL && f.next < f.n) {
+        f.bad = "an acknowledged record is past its log end";
+        f.at = f.acks[f.next].offset;
+    }
+    if (f.bad != NULL) {
+        simb_fail(w, "%s: t-%d offset %" PRId64 ", leader %d at epoch %d "
+                  "(log end %" PRId64 ")", f.bad, (int)partition, f.at,
+                  (int)b->id, p->leader_epoch, log_end_offset(p->log));
+    }
+}
+
+/* What a log holds below an offset: each batch's base offset, epoch and
+ * CRC, in order. */
+struct held {
+    int64_t below;
+    int64_t base[SIMB_ACKS_MAX];
+    uint64_t sum[SIMB_ACKS_MAX];
+    size_t n;
+};
+
+static void hold(void *arg, const uint8_t *batch,
+                 const struct record_batch_header *h)
+{
+    struct held *hd = arg;
+    (void)batch;
+    if (h->base_offset < hd->below && hd->n < SIMB_ACKS_MAX) {
+        hd->base[hd->n] = h->base_offset;
+        hd->sum[hd->n++] = (uint64_t)h->crc << 32 |
+                           (uint32_t)h->partition_leader_epoch;
+    }
+}
+
+/* At the end: every ISR member holds the leader's batches below the
+ * leader's high watermark. */
+static void check_agreement(struct simb_world *w, int32_t k)
+{
+    const struct meta_partition *mp =
+        &meta_image_topic(&w->ctl, "t")->partitions[k];
+    const struct partition *lp = w->brokers[mp->leader - 1].parts[k].p;
+    static struct held want;
+    static struct held got;
+    if (lp == NULL) {
+        simb_fail(w, "t-%d is led by broker %d, which is down", (int)k,
+                  mp->leader);
+        return;
+    }
+    want = (struct held){.below = lp->hw};
+    if (simb_read_batches(lp->log, 0, hold, &want) != RC_OK) {
+        simb_fail(w, "the leader of t-%d cannot read its log", (int)k);
+        return;
+    }
+    for (int32_t r = 0; r < mp->isr.n; r++) {
+        const struct partition *fp =
+            w->brokers[mp->isr.ids[r] - 1].parts[k].p;
+        if (fp == NULL || fp == lp) {
+            continue;
+        }
+        got = (struct held){.below = lp->hw};
+        if (simb_read_batches(fp->log, 0, hold, &got) != RC_OK ||
+            got.n != want.n ||
+            memcmp(got.base, want.base, want.n * sizeof want.base[0]) != 0 ||
+            memcmp(got.sum, want.sum, want.n * sizeof want.sum[0]) != 0) {
+            simb_fail(w, "t-%d: replica %d differs from leader %d below "
+                      "the high watermark %" PRId64, (int)k,
+                      mp->isr.ids[r], mp->leader, lp->hw);
+            return;
+        }
+    }
+}
+
+/* --- Faults and the run -------------------------------------------------- */
+
+static void crash(struct simb_world *w, struct simb_broker *b)
+{
+    if (!b->up) {
+        return;
+    }
+    simb_trace(w, "broker %d loses power", (int)b->id);
+    simb_broker_crash(b);
+    w->n_crashes++;
+    b->restart_ms = w->now_ms + 200 + (int64_t)(simb_rand(w) % 4000);
+}
+
+static void faults(struct simb_world *w)
+{
+    int i = (int)(simb_rand(w) % SIMB_BROKERS);
+    struct simb_broker *b = &w->brokers[i];
+    if (chance(w, w->crash_per_mille)) {
+        crash(w, b);
+    }
+    if (chance(w, w->isolate_per_mille)) {
+        w->isolated[i] = !w->isolated[i];
+    }
+    if (chance(w, w->cut_per_mille)) {
+        int j = (i + 1 + (int)(simb_rand(w) % (SIMB_BROKERS - 1))) %
+                SIMB_BROKERS;
+        w->cut[i][j] = w->cut[j][i] = !w->cut[i][j];
+        if (w->cut[i][j] && chance(w, 500)) {
+            /* The worst moment: one side of the cut lags while it is
+             * still in the ISR, and the other dies (jepsen/'s
+             * partition-then-kill). */
+            simb_schedule(w, &(struct simb_event){
+                                 .at_ms = w->now_ms + 500 +
+                                          (int64_t)(simb_rand(w) % 4000),
+                                 .type = SIMB_EV_CRASH,
+                                 .broker = chance(w, 500) ? i : j});
+        }
+    }
+}
+
+static void tick(struct simb_world *w, bool faulty)
+{
+    if (faulty) {
+        faults(w);
+    }
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        struct simb_broker *b = &w->brokers[i];
+        if (!b->up && w->now_ms >= b->restart_ms) {
+            simb_trace(w, "broker %d starts", (int)b->id);
+            simb_broker_start(b);
+            publish(w);
+        }
+        simb_broker_tick(b);
+        if (b->up && b->img.offset < w->ctl.offset) {
+            /* A broker behind the controller fetches the metadata again
+             * (membership.c polls; a push can be lost). */
+            simb_send(w, &(struct simb_msg){.type = SIMB_METADATA,
+                                            .from = SIMB_CONTROLLER,
+                                            .to = i});
+        }
+    }
+    controller_tick(w);
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        produce(w, k);
+    }
+}
+
+static void deliver(struct simb_world *w, struct simb_msg *m)
+{
+    if (m->to == SIMB_CONTROLLER) {
+        if (m->type == SIMB_HEARTBEAT) {
+            on_heartbeat(w, m);
+        } else if (m->type == SIMB_ALTER) {
+            on_alter(w, m);
+        }
+    } else if (m->to == SIMB_PRODUCER) {
+        on_produce_rsp(w, m);
+    } else {
+        struct simb_broker *b = &w->brokers[m->to];
+        if (b->up && (m->from == SIMB_CONTROLLER ||
+                      m->from == SIMB_PRODUCER ||
+                      m->type == SIMB_FETCH || m->type == SIMB_EPOCH ||
+                      m->incarnation == b->incarnation)) {
+            simb_broker_receive(b, m);
+        }
+        if (m->type == SIMB_PRODUCE && !b->up) {
+            w->produce_out[m->partition] = false; /* no answer: retry */
+        }
+    }
+    free(m->bytes);
+}
+
+static void dispatch(struct simb_world *w, struct simb_event *ev)
+{
+    struct simb_broker *b = &w->brokers[ev->broker];
+    switch (ev->type) {
+    case SIMB_EV_DELIVER:
+        deliver(w, &ev->msg);
+        break;
+    case SIMB_EV_SYNC:
+        if (b->up && ev->incarnation == b->incarnation) {
+            simb_broker_sync(b);
+        }
+        break;
+    case SIMB_EV_FETCH:
+        if (b->up && ev->incarnation == b->incarnation) {
+            struct simb_part *sp = &b->parts[ev->partition];
+            if (ev->msg.req != 0 && sp->busy && sp->req == ev->msg.req) {
+                sp->busy = false; /* no answer in time */
+            }
+            if (ev->msg.req == 0 || !sp->busy) {
+                simb_broker_fetch(b, ev->partition);
+            }
+        }
+        break;
+    case SIMB_EV_ALTER_TIMEOUT:
+        if (b->up && ev->incarnation == b->incarnation) {
+            simb_broker_alter_timeout(b, ev->partition, ev->msg.req);
+        }
+        break;
+    case SIMB_EV_CRASH:
+        if (w->now_ms < SIMB_RUN_MS) {
+            crash(w, b);
+        }
+        break;
+    case SIMB_EV_TICK:
+        break;
+    }
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        if (w->brokers[i].up) {
+            uv_run(&w->brokers[i].loop, UV_RUN_NOWAIT);
+        }
+    }
+}
+
+/* Every partition led by a live broker with its whole replica set in the
+ * ISR, and that leader holding every acknowledged record. */
+static bool settled(struct simb_world *w, char *why, size_t cap)
+{
+    const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+    if (t == NULL) {
+        snprintf(why, cap, "no topic");
+        return false;
+    }
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        const struct meta_broker *mb = meta_image_broker(&w->ctl, i + 1);
+        if (!w->brokers[i].up || mb == NULL || mb->fenced) {
+            snprintf(why, cap, "broker %d is %s (epoch %" PRId64 ")", i + 1,
+                     !w->brokers[i].up ? "down"
+                     : mb == NULL      ? "not registered"
+                                       : "fenced",
+                     w->brokers[i].epoch);
+            return false;
+        }
+    }
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        const struct meta_partition *mp = &t->partitions[k];
+        if (mp->leader == META_NO_LEADER || mp->isr.n != mp->replicas.n) {
+            snprintf(why, cap, "t-%d: leader %d, %d of %d in the ISR",
+                     (int)k, mp->leader, mp->isr.n, mp->replicas.n);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void swarm(struct simb_world *w)
+{
+    w->delay_max_ms = 2 + (int)(simb_rand(w) % 30);
+    w->drop_per_mille = (int)(simb_rand(w) % 30);
+    w->crash_per_mille = (int)(simb_rand(w) % 25);
+    w->isolate_per_mille = (int)(simb_rand(w) % 10);
+    w->cut_per_mille = (int)(simb_rand(w) % 20);
+}
+
+bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
+{
+    memset(w, 0, sizeof *w);
+    w->seed = seed;
+    w->rng = seed * 0x9e3779b97f4a7c15ULL | 1;
+    w->trace = trace;
+    swarm(w);
+    if (io_sim_new(&w->disk) != RC_OK) {
+        abort();
+    }
+    io_sim_install(w->disk);
+    meta_image_init(&w->ctl);
+    plan_records_init(&w->out);
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        simb_broker_init(w, &w->brokers[i], i);
+        simb_broker_start(&w->brokers[i]);
+    }
+    int64_t next_tick = 0;
+    int64_t settle_from = -1;
+    char unsettled[256] = "";
+    while (!w->failed) {
+        if (w->n_heap > 0 && w->heap[0].at_ms < next_tick) {
+            struct simb_event ev = pop(w);
+            w->now_ms = ev.at_ms;
+            dispatch(w, &ev);
+            continue;
+        }
+        w->now_ms = next_tick;
+        next_tick += SIMB_TICK_MS;
+        bool faulty = w->now_ms < SIMB_RUN_MS;
+        if (!faulty && settle_from < 0) {
+            settle_from = w->now_ms;
+            memset(w->isolated, 0, sizeof w->isolated);
+            memset(w->cut, 0, sizeof w->cut);
+        }
+        if (meta_image_topic(&w->ctl, "t") == NULL &&
+            w->ctl.n_brokers == SIMB_BROKERS && w->now_ms > 1000) {
+            create_topic(w); /* once three brokers are unfenced */
+        }
+        tick(w, faulty);
+        if (settle_from >= 0 && settled(w, unsettled, sizeof unsettled)) {
+            break;
+        }
+        if (settle_from >= 0 && w->now_ms - settle_from > SIMB_SETTLE_MS) {
+            simb_fail(w, "not settled %d ms after the faults stopped: %s",
+                      SIMB_SETTLE_MS, unsettled);
+        }
+    }
+    for (int32_t k = 0; !w->failed && k < SIMB_PARTITIONS; k++) {
+        const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+        int32_t leader = t->partitions[k].leader;
+        simb_check_acked(w, &w->brokers[leader - 1], k);
+        check_agreement(w, k);
+    }
+    while (w->n_heap > 0) {
+        struct simb_event ev = pop(w);
+        free(ev.msg.bytes);
+    }
+    free(w->heap);
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        simb_broker_free(&w->brokers[i]);
+    }
+    meta_image_free(&w->ctl);
+    plan_records_free(&w->out);
+    io_sim_uninstall();
+    io_sim_free(w->disk);
+    return !w->failed;
+}
