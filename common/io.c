@@ -321,6 +321,15 @@ int io_fsize(int fd, off_t *size)
     return 0;
 }
 
+int io_drop_cache(int fd)
+{
+    if (io__backend != NULL) {
+        return io__backend->drop_cache(io__backend->ctx, fd);
+    }
+    int err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    return err == 0 ? 0 : fail(err);
+}
+
 int io_mkdir(const char *path, mode_t mode)
 {
     if (io__backend != NULL) {

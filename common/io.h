@@ -97,6 +97,8 @@ struct io_backend {
      * be read. */
     int (*list)(void *ctx, const char *dir,
                 void (*each)(void *arg, const char *name), void *arg);
+    /* posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED). */
+    int (*drop_cache)(void *ctx, int fd);
 };
 
 /* Sends every later call to b (borrowed until io_backend_set(NULL), which
@@ -162,6 +164,12 @@ int io_close(int fd);
 int io_fsize(int fd, off_t *size);
 /* mkdir(2). */
 int io_mkdir(const char *path, mode_t mode);
+/* Asks the kernel to drop fd's clean cached pages
+ * (posix_fadvise(POSIX_FADV_DONTNEED)), so that the next reads come from
+ * the device. After a failed writeback Linux marks the pages it could not
+ * write clean, yet keeps serving their contents: reads after a restart
+ * would see data the device never got. 0, or -1 with errno. */
+int io_drop_cache(int fd);
 /* Calls each(arg, name) for every entry of dir but "." and ".." (the names
  * are borrowed for the call, which may unlink the entry): 0, or -1 with
  * errno when dir cannot be opened. */

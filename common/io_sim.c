@@ -318,6 +318,38 @@ static void sim_sync_failed(void *ctx, int fd)
     }
 }
 
+/* POSIX_FADV_DONTNEED: the clean pages go, so reads see the platter again
+ * except where writes wait for a sync (those pages are dirty and stay). A
+ * range whose sync failed is clean and goes too: that is the point. */
+static int sim_drop_cache(void *ctx, int fd)
+{
+    struct io_sim__fd *h = fd_get(ctx, fd);
+    if (h == NULL) {
+        return fail(EBADF);
+    }
+    struct io_sim__file *f = h->f;
+    if (f->is_dir || f->size == 0) {
+        return 0;
+    }
+    uint8_t *fresh = calloc((size_t)f->size, 1);
+    if (fresh == NULL) {
+        return fail(ENOMEM);
+    }
+    int64_t n = f->disk_size < f->size ? f->disk_size : f->size;
+    memcpy(fresh, f->disk, (size_t)n);
+    for (size_t i = 0; i < f->n_dirty; i++) {
+        int64_t pos = f->dirty[i].pos;
+        int64_t end = pos + f->dirty[i].len;
+        end = end < f->size ? end : f->size;
+        if (pos < end) {
+            memcpy(fresh + pos, f->data + pos, (size_t)(end - pos));
+        }
+    }
+    memcpy(f->data, fresh, (size_t)f->size);
+    free(fresh);
+    return 0;
+}
+
 static int sim_rename(void *ctx, const char *from, const char *to)
 {
     struct io_sim *d = ctx;
@@ -450,6 +482,7 @@ static struct io_backend io_sim__backend = {
     .size = sim_size,
     .mkdir = sim_mkdir,
     .list = sim_list,
+    .drop_cache = sim_drop_cache,
 };
 
 int io_sim_new(struct io_sim **out)

@@ -213,6 +213,13 @@ static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
     if (trusted) {
         return open_trusted(l, seg, cut);
     }
+    /* What recovery checks must be what the device holds: after a failed
+     * fdatasync (the reason this broker may have stopped) the kernel keeps
+     * serving pages it never wrote, now marked clean, and a later sync
+     * does not write them either. Dropping them makes recovery read the
+     * device, so the log cannot believe in records no sync made durable.
+     * Best effort: a kernel that keeps them leaves recovery as it was. */
+    (void)io_drop_cache(seg->fd);
     int64_t file_size = seg->size;
     int64_t cut_at = -1;
     rv = log_segment_recover(seg, l->scan_buf, l->cfg.index_interval_bytes,
