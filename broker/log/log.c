@@ -773,6 +773,12 @@ int log_assign_epoch(struct log *l, int32_t epoch)
     int rv = log_epoch_assign(&l->epochs, epoch, log_end_offset(l), &changed);
     if (rv == RC_OK && changed) {
         rv = log_save_epochs(l);
+        if (rv != RC_OK) {
+            /* Batches of this epoch would be written with no durable
+             * record of where it starts: a later truncation could keep
+             * what diverged. The log stops, as on any failed sync. */
+            log_fail(l, rv, "saving the leader epoch cache");
+        }
     }
     return rv;
 }
