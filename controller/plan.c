@@ -285,6 +285,23 @@ int plan_register_broker(const struct meta_image *img,
         *error_out = KAFKA_ERROR_INVALID_REQUEST;
         return RC_OK;
     }
+    if (b != NULL && !b->fenced) {
+        /* The old incarnation died without being fenced (its session
+         * lapsed a moment ago). Its partitions must not pass to the new
+         * one at their old leader epochs: it may have lost what it had
+         * not synced, and its followers would keep what they fetched of
+         * that. Fence it first, as Kafka's handleBrokerUncleanShutdown
+         * does: leaders move with new epochs, and the new incarnation
+         * comes back as a follower. */
+        int rv = plan_fence_broker(img, req->broker_id, false, out);
+        if (rv != RC_OK || out->more) {
+            /* Not all of it fits this batch: the broker asks again. */
+            *error_out = rv == RC_OK
+                             ? KAFKA_ERROR_DUPLICATE_BROKER_REGISTRATION
+                             : KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+            return rv;
+        }
+    }
     struct meta_record rec;
     memset(&rec, 0, sizeof rec);
     rec.type = META_REC_REGISTER_BROKER;

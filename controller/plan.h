@@ -183,7 +183,12 @@ MUST_CHECK int plan_heartbeat(const struct meta_image *img,
  *     INVALID_REQUEST;
  *   - otherwise one RegisterBroker record; *epoch_out = -1, because the
  *     epoch is the metadata offset at which the record is applied: read
- *     meta_image_broker(img, id)->epoch after applying it. */
+ *     meta_image_broker(img, id)->epoch after applying it. When the old
+ *     incarnation is still unfenced (its session lapsed, the fence not yet
+ *     planned), plan_fence_broker()'s records come first (no unclean
+ *     elections; the periodic check runs those), so its partitions move
+ *     to new leader epochs; if they do not all fit, only they are
+ *     planned and the answer is DUPLICATE_BROKER_REGISTRATION (retry). */
 MUST_CHECK int plan_register_broker(const struct meta_image *img,
                                     const struct meta_rec_register_broker *req,
                                     bool other_incarnation_alive,

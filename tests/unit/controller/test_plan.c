@@ -620,14 +620,41 @@ Test(plan, registration_of_another_incarnation, .init = setup,
     cr_assert_eq(err, KAFKA_ERROR_DUPLICATE_BROKER_REGISTRATION);
     cr_assert_eq(out.n, 0);
 
-    /* Once the old session lapsed, the new incarnation takes over. */
+    /* Once the old session lapsed, the new incarnation takes over: the
+     * old one, still unfenced, is fenced first. */
     cr_assert_eq(plan_register_broker(&img, &req, false, &out, &err, &epoch),
                  RC_OK);
     cr_assert_eq(err, KAFKA_ERROR_NONE);
-    cr_assert_eq(out.n, 1);
+    cr_assert_eq(out.n, 2);
+    assert_broker_change(0, 4, 1, 0);
+    cr_assert_eq(out.recs[1].type, META_REC_REGISTER_BROKER);
     apply_out();
     cr_assert_gt(broker(4)->epoch, first);
     cr_assert(broker(4)->fenced);
+}
+
+/* Broker 1 died and came back before its session was found lapsed: its
+ * partitions move to new leader epochs before the new incarnation is
+ * registered (before, it took them back at their old epochs, which let
+ * a follower keep batches the new incarnation had lost and rewritten). */
+Test(plan, a_new_incarnation_of_an_unfenced_broker_is_fenced_first,
+     .init = fence_setup, .fini = teardown)
+{
+    int32_t epoch0 = part(1, 0)->leader_epoch;
+    struct meta_rec_register_broker req = reg_req(1, 2);
+    int16_t err;
+    int64_t epoch;
+    cr_assert_eq(plan_register_broker(&img, &req, false, &out, &err, &epoch),
+                 RC_OK);
+    cr_assert_eq(err, KAFKA_ERROR_NONE);
+    cr_assert_eq(out.n, 6, "five fence records, then the registration");
+    cr_assert_eq(out.recs[5].type, META_REC_REGISTER_BROKER);
+    cr_assert_eq(change_of(1, 0)->leader, 2);
+    apply_out();
+    cr_assert_eq(part(1, 0)->leader, 2);
+    cr_assert_gt(part(1, 0)->leader_epoch, epoch0);
+    cr_assert_not(meta_replica_set_contains(&part(1, 0)->isr, 1));
+    cr_assert(broker(1)->fenced);
 }
 
 Test(plan, registration_with_negative_id, .init = setup, .fini = teardown)
