@@ -129,6 +129,7 @@ struct simb_broker {
     struct simb_part parts[SIMB_PARTITIONS];
     int64_t restart_ms;
     int64_t next_isr_check_ms;
+    bool dir_failed;       /* a log failed: the broker exits */
     int64_t last_heartbeat_ms; /* as the controller saw it */
 };
 
@@ -158,6 +159,7 @@ struct simb_world {
     int crash_per_mille;       /* per tick */
     int isolate_per_mille;
     int cut_per_mille;         /* a link between two brokers, per tick */
+    int disk_per_mille;        /* a failed sync or write, per tick */
     bool isolated[SIMB_BROKERS];
     bool cut[SIMB_BROKERS][SIMB_BROKERS]; /* broker links down (both
                                            * ways; the controller still
@@ -165,10 +167,13 @@ struct simb_world {
     /* Producer. */
     uint32_t next_value;
     bool produce_out[SIMB_PARTITIONS];
+    int64_t produce_sent_ms[SIMB_PARTITIONS];
     struct simb_ack acks[SIMB_PARTITIONS][SIMB_ACKS_MAX];
     size_t n_acks[SIMB_PARTITIONS];
     /* Counts. */
     int n_crashes;
+    int n_disk_faults;
+    int n_dir_failed;
     int n_elections;
     int n_produced;
     int n_refused;
@@ -192,7 +197,8 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
 /* simb_broker.c */
 void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx);
 void simb_broker_start(struct simb_broker *b);
-void simb_broker_crash(struct simb_broker *b);
+/* The process dies; with power_loss its unsynced writes are gone too. */
+void simb_broker_crash(struct simb_broker *b, bool power_loss);
 void simb_broker_free(struct simb_broker *b);
 void simb_broker_receive(struct simb_broker *b, struct simb_msg *m);
 void simb_broker_fetch(struct simb_broker *b, int32_t partition);

@@ -88,6 +88,24 @@ static void quiet(struct tracer *t, enum trace_level level, const char *file,
     }
 }
 
+/* A log failed (a sync or write the disk refused): as replica_manager.c,
+ * the log dir is offline and the broker exits, right after this call. */
+static void dir_failed_cb(void *arg, int rc)
+{
+    struct simb_broker *b = arg;
+    (void)rc;
+    if (b->dir_failed) {
+        return;
+    }
+    b->dir_failed = true;
+    b->w->n_dir_failed++;
+    simb_schedule(b->w, &(struct simb_event){.at_ms = b->w->now_ms,
+                                             .type = SIMB_EV_CRASH,
+                                             .broker = b->idx,
+                                             .incarnation = b->incarnation,
+                                             .msg = {.req = 1}});
+}
+
 void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx)
 {
     *b = (struct simb_broker){.w = w, .idx = idx, .id = idx + 1,
@@ -119,10 +137,13 @@ static void open_partition(struct simb_broker *b, int32_t id)
     cfg.segment_index_bytes = 4096;
     struct log *l = NULL;
     if (log_open(&l, dir, &cfg, &b->loop, &b->tracer) != RC_OK) {
-        simb_fail(b->w, "broker %d cannot open %s", (int)b->id, dir);
+        /* The disk refused a call of the recovery: the log dir is
+         * offline, and the broker exits to try again later. */
+        dir_failed_cb(b, RC_IO);
         return;
     }
     log_set_sync_runner(l, &b->runner);
+    log_on_failure(l, dir_failed_cb, b);
     struct partition *p = calloc(1, sizeof *p);
     if (p == NULL) {
         abort();
@@ -141,6 +162,7 @@ static void open_partition(struct simb_broker *b, int32_t id)
 void simb_broker_start(struct simb_broker *b)
 {
     b->up = true;
+    b->dir_failed = false;
     b->incarnation++;
     b->epoch = -1;
     b->uuid.b[1] = (uint8_t)b->incarnation;
@@ -179,13 +201,15 @@ static void drop_partitions(struct simb_broker *b)
     uv_run(&b->loop, UV_RUN_NOWAIT); /* the logs' handles close */
 }
 
-void simb_broker_crash(struct simb_broker *b)
+void simb_broker_crash(struct simb_broker *b, bool power_loss)
 {
     b->up = false;
     drop_partitions(b);
     char prefix[16];
     snprintf(prefix, sizeof prefix, "/b%d/", (int)b->id);
-    io_sim_power_loss(b->w->disk, prefix);
+    if (power_loss) {
+        io_sim_power_loss(b->w->disk, prefix);
+    }
     meta_image_free(&b->img);
     meta_image_init(&b->img);
 }
@@ -259,7 +283,10 @@ static void send_request(struct simb_broker *b, struct simb_part *sp)
 void simb_broker_fetch(struct simb_broker *b, int32_t partition)
 {
     struct simb_part *sp = &b->parts[partition];
-    if (!b->up || sp->p == NULL || sp->busy ||
+    /* A failed log is left out of every later fetch (follower.c): its
+     * end may hold what never became durable. */
+    if (!b->up || b->dir_failed || sp->p == NULL || sp->busy ||
+        log_failure(sp->p->log) != RC_OK ||
         sp->p->follow == PARTITION_FOLLOW_NONE ||
         sp->p->leader == META_NO_LEADER || b->epoch < 0) {
         return;
@@ -470,6 +497,15 @@ void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
     struct simb_part *sp = &b->parts[m->partition];
     struct partition *p = sp->p;
     if (p == NULL) {
+        return;
+    }
+    /* As broker/main.c: the Kafka port serves nothing until the broker is
+     * registered and its image has reached its registration (a restarted
+     * broker is refused while its old incarnation's session lives, and by
+     * then its partitions are led by others). */
+    bool serving = b->epoch >= 0 && b->img.offset >= b->epoch;
+    if (!serving && (m->type == SIMB_FETCH || m->type == SIMB_EPOCH ||
+                     m->type == SIMB_PRODUCE)) {
         return;
     }
     switch (m->type) {

@@ -3,6 +3,7 @@
  * the faults and the checks. */
 #include "tests/simb/simb.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -169,7 +170,17 @@ static void on_heartbeat(struct simb_world *w, const struct simb_msg *m)
                                               .port = 9092};
         int16_t error = 0;
         int64_t epoch = -1;
-        if (plan_register_broker(&w->ctl, &rq, false, &w->out, &error,
+        /* As controller/sessions.c tells the handler: the registered
+         * incarnation still has a live session (it heartbeated within
+         * the session timeout), so a new one is refused until the old
+         * one is fenced and its partitions are led by others. */
+        const struct meta_broker *mb = meta_image_broker(&w->ctl, b->id);
+        bool other_alive = mb != NULL && !mb->fenced &&
+                           memcmp(&mb->incarnation, &b->uuid,
+                                  sizeof b->uuid) != 0 &&
+                           w->now_ms - b->last_heartbeat_ms <=
+                               SIMB_SESSION_MS;
+        if (plan_register_broker(&w->ctl, &rq, other_alive, &w->out, &error,
                                  &epoch) != RC_OK ||
             error != KAFKA_ERROR_NONE || !commit(w)) {
             return;
@@ -269,6 +280,10 @@ static void create_topic(struct simb_world *w)
 static void produce(struct simb_world *w, int32_t partition)
 {
     const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+    if (w->produce_out[partition] &&
+        w->now_ms - w->produce_sent_ms[partition] > 1000) {
+        w->produce_out[partition] = false; /* request.timeout.ms */
+    }
     if (t == NULL || w->produce_out[partition]) {
         return;
     }
@@ -277,6 +292,7 @@ static void produce(struct simb_world *w, int32_t partition)
         return;
     }
     w->produce_out[partition] = true;
+    w->produce_sent_ms[partition] = w->now_ms;
     w->n_produced++;
     simb_send(w, &(struct simb_msg){.type = SIMB_PRODUCE,
                                     .from = SIMB_PRODUCER,
@@ -338,10 +354,21 @@ static void each_batch(void *arg, const uint8_t *batch,
  * checked when b becomes its leader (a record acknowledged under acks=all
  * is in every ISR member, and only ISR members are elected) and at the
  * end. */
+static int by_offset(const void *a, const void *b)
+{
+    int64_t x = ((const struct simb_ack *)a)->offset;
+    int64_t y = ((const struct simb_ack *)b)->offset;
+    return (x > y) - (x < y);
+}
+
 void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
                       int32_t partition)
 {
     const struct partition *p = b->parts[partition].p;
+    /* Answers come back in any order (a request given up on may still be
+     * answered): by offset. */
+    qsort(w->acks[partition], w->n_acks[partition],
+          sizeof w->acks[partition][0], by_offset);
     struct found f = {w->acks[partition], w->n_acks[partition], 0, NULL, -1};
     if (p == NULL) {
         return;
@@ -413,9 +440,21 @@ static void check_agreement(struct simb_world *w, int32_t k)
             got.n != want.n ||
             memcmp(got.base, want.base, want.n * sizeof want.base[0]) != 0 ||
             memcmp(got.sum, want.sum, want.n * sizeof want.sum[0]) != 0) {
+            size_t at = 0;
+            while (at < got.n && at < want.n &&
+                   got.base[at] == want.base[at] &&
+                   got.sum[at] == want.sum[at]) {
+                at++;
+            }
             simb_fail(w, "t-%d: replica %d differs from leader %d below "
-                      "the high watermark %" PRId64, (int)k,
-                      mp->isr.ids[r], mp->leader, lp->hw);
+                      "the high watermark %" PRId64 ": batch %zu of %zu/%zu"
+                      " is at %" PRId64 " (crc, epoch %" PRIx64 ") there, "
+                      "at %" PRId64 " (%" PRIx64 ") on the leader", (int)k,
+                      mp->isr.ids[r], mp->leader, lp->hw, at, got.n, want.n,
+                      at < got.n ? got.base[at] : -1,
+                      at < got.n ? got.sum[at] : 0,
+                      at < want.n ? want.base[at] : -1,
+                      at < want.n ? want.sum[at] : 0);
             return;
         }
     }
@@ -423,13 +462,15 @@ static void check_agreement(struct simb_world *w, int32_t k)
 
 /* --- Faults and the run -------------------------------------------------- */
 
-static void crash(struct simb_world *w, struct simb_broker *b)
+static void crash(struct simb_world *w, struct simb_broker *b,
+                  bool power_loss)
 {
     if (!b->up) {
         return;
     }
-    simb_trace(w, "broker %d loses power", (int)b->id);
-    simb_broker_crash(b);
+    simb_trace(w, "broker %d %s", (int)b->id,
+               power_loss ? "loses power" : "exits");
+    simb_broker_crash(b, power_loss);
     w->n_crashes++;
     b->restart_ms = w->now_ms + 200 + (int64_t)(simb_rand(w) % 4000);
 }
@@ -439,7 +480,19 @@ static void faults(struct simb_world *w)
     int i = (int)(simb_rand(w) % SIMB_BROKERS);
     struct simb_broker *b = &w->brokers[i];
     if (chance(w, w->crash_per_mille)) {
-        crash(w, b);
+        crash(w, b, true);
+    }
+    if (b->up && chance(w, w->disk_per_mille)) {
+        /* One call of this broker's disk fails: a sync (EIO, fsyncgate
+         * semantics on the simulated disk) or a write (EIO or full). */
+        struct io_fault f = {.kind = IO_FAULT_ERRNO, .times = 1};
+        unsigned pick = (unsigned)(simb_rand(w) % 3);
+        f.op = pick == 0 ? IO_OP_SYNC : IO_OP_WRITE;
+        f.err = pick == 2 ? ENOSPC : EIO;
+        snprintf(f.path, sizeof f.path, "/b%d/", (int)b->id);
+        if (io_fault_add(&f) == RC_OK) {
+            w->n_disk_faults++;
+        }
     }
     if (chance(w, w->isolate_per_mille)) {
         w->isolated[i] = !w->isolated[i];
@@ -542,8 +595,12 @@ static void dispatch(struct simb_world *w, struct simb_event *ev)
         }
         break;
     case SIMB_EV_CRASH:
-        if (w->now_ms < SIMB_RUN_MS) {
-            crash(w, b);
+        if (ev->msg.req == 1) { /* its log dir failed: it exits */
+            if (ev->incarnation == b->incarnation) {
+                crash(w, b, false);
+            }
+        } else if (w->now_ms < SIMB_RUN_MS) {
+            crash(w, b, true);
         }
         break;
     case SIMB_EV_TICK:
@@ -594,6 +651,7 @@ static void swarm(struct simb_world *w)
     w->crash_per_mille = (int)(simb_rand(w) % 25);
     w->isolate_per_mille = (int)(simb_rand(w) % 10);
     w->cut_per_mille = (int)(simb_rand(w) % 20);
+    w->disk_per_mille = (int)(simb_rand(w) % 6);
 }
 
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
@@ -629,6 +687,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         if (!faulty && settle_from < 0) {
             settle_from = w->now_ms;
             memset(w->isolated, 0, sizeof w->isolated);
+            io_fault_clear();
             memset(w->cut, 0, sizeof w->cut);
         }
         if (meta_image_topic(&w->ctl, "t") == NULL &&
@@ -660,6 +719,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
     }
     meta_image_free(&w->ctl);
     plan_records_free(&w->out);
+    io_fault_clear();
     io_sim_uninstall();
     io_sim_free(w->disk);
     return !w->failed;
