@@ -195,10 +195,13 @@ $(DURABLE_LIB): jepsen/durable/durable.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -fPIC -shared -o $@ $< -ldl
 
-# The replication simulation: SEEDS seeds from SEED_BASE, or SEED=N alone
-# (SIM_TRACE=1 prints its events).
-sim: $(SIM_BIN)
+# The simulations (replication, brokers, controllers): SEEDS seeds each
+# from SEED_BASE, or SEED=N alone (SIM_TRACE=1, SIMB_TRACE=1,
+# SIMCTL_TRACE=1 print their events).
+sim: $(SIM_BIN) $(SIMB_BIN) $(SIMCTL_BIN)
 	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIM_BIN)
+	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIMB_BIN)
+	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIMCTL_BIN)
 
 # The tree's rules (tests/layout_check.sh).
 layout-check:

@@ -29,7 +29,8 @@ static double now_s(void)
 
 int main(void)
 {
-    bool one = getenv("SEED") != NULL;
+    const char *seed_env = getenv("SEED");
+    bool one = seed_env != NULL && *seed_env != '\0';
     uint64_t base = one ? env_u64("SEED", 1) : env_u64("SEED_BASE", 1);
     uint64_t count = one ? 1 : env_u64("SEEDS", 100);
     bool trace = one && env_u64("SIMCTL_TRACE", 0) != 0;
