@@ -356,9 +356,9 @@ $(SIM_BIN): $(SIM_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(LIB) $(LDLIBS)
 
-$(SIMCTL_BIN): $(SIMCTL_OBJ) $(LIB)
+$(SIMCTL_BIN): $(SIMCTL_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(TESTLIB_OBJ) $(LIB) $(LDLIBS)
 
 $(SIMB_BIN): $(SIMB_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
@@ -378,10 +378,11 @@ $(BUILD)/planted/plan_election.c: controller/plan_election.c
 $(BUILD)/planted/plan_election.o: $(BUILD)/planted/plan_election.c | $(PROTO_H)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(SIMCTL_PLANTED_BIN): $(SIMCTL_OBJ) $(BUILD)/planted/plan_election.o $(LIB)
+$(SIMCTL_PLANTED_BIN): $(SIMCTL_OBJ) $(TESTLIB_OBJ) \
+                       $(BUILD)/planted/plan_election.o $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(BUILD)/planted/plan_election.o \
-	    $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(TESTLIB_OBJ) \
+	    $(BUILD)/planted/plan_election.o $(LIB) $(LDLIBS)
 
 # The copy with the planted bug; the build fails if the line it changes is
 # gone from isr.c (the control would test nothing).

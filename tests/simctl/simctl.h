@@ -24,16 +24,14 @@
 #ifndef CAIRN_TESTS_SIMCTL_H
 #define CAIRN_TESTS_SIMCTL_H
 
-#include <raft.h>
-#include <raft/fixture.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/meta/meta.h"
-#include "controller/fsm.h"
 #include "controller/plan.h"
+#include "tests/lib/meta_quorum.h"
 
-#define SIMCTL_CONTROLLERS 3
+#define SIMCTL_CONTROLLERS META_QUORUM_N
 #define SIMCTL_BROKERS 4
 #define SIMCTL_TOPICS_MAX 6
 #define SIMCTL_SESSION_MS 3000   /* broker.session.timeout.ms */
@@ -42,21 +40,6 @@
 #define SIMCTL_RUN_MS 60000      /* faults and traffic */
 #define SIMCTL_SETTLE_MS 60000   /* then, healed, until everything is led */
 #define SIMCTL_EPOCHS_MAX 4096   /* (partition, leader epoch) seen */
-
-/* One controller: the real state machine behind a wrapper that hashes
- * every entry it applies, by Raft index. */
-struct simctl_controller {
-    struct raft_fsm fsm;      /* handed to the fixture */
-    struct meta_fsm meta;
-    struct simctl *sim;
-    unsigned index;
-    uint64_t *hash;           /* by Raft index; 0: not applied here */
-    raft_index cap_hash;
-    /* Per partition (topic slot * PARTITIONS + id): the highest epochs
-     * its image has shown. */
-    int32_t leader_epoch[SIMCTL_TOPICS_MAX * 8];
-    int32_t partition_epoch[SIMCTL_TOPICS_MAX * 8];
-};
 
 struct simctl_broker {
     int32_t id;
@@ -79,13 +62,14 @@ struct simctl {
     uint64_t seed;
     uint64_t rng;
     bool trace;
-    struct raft_fixture raft;
-    struct simctl_controller ctl[SIMCTL_CONTROLLERS];
+    struct meta_quorum q;     /* the controllers (tests/lib/meta_quorum.h) */
+    /* Per controller and partition (topic slot * 8 + id): the highest
+     * epochs its image has shown. */
+    int32_t leader_epoch[SIMCTL_CONTROLLERS][SIMCTL_TOPICS_MAX * 8];
+    int32_t partition_epoch[SIMCTL_CONTROLLERS][SIMCTL_TOPICS_MAX * 8];
     struct simctl_broker brokers[SIMCTL_BROKERS];
     struct plan_records out;
-    /* The one proposal in flight. */
-    struct raft_apply apply;
-    bool in_flight;
+    int pending_register;     /* broker index whose registration is out */
     int n_topics;
     struct simctl_epoch epochs[SIMCTL_EPOCHS_MAX];
     size_t n_epochs;
@@ -97,8 +81,6 @@ struct simctl {
     int alter_rate;
     int elect_rate;
     /* What happened, for the summary line. */
-    int n_proposals;
-    int n_failed_proposals;
     int n_kills;
     int n_partitions_net;
     int n_isolations;         /* the leader cut off from the others */

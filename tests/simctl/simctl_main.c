@@ -50,7 +50,7 @@ int main(void)
             printf("simctl seed=%" PRIu64 " FAILED: %s (replay with "
                    "SEED=%" PRIu64 ")\n", seed, s.why, seed);
         }
-        proposals += s.n_proposals;
+        proposals += s.q.n_proposals;
         kills += s.n_kills;
         crashes += s.n_broker_crashes;
         alters += s.n_alters;
@@ -58,7 +58,7 @@ int main(void)
             printf("simctl seed=%" PRIu64 " proposals=%d failed_proposals=%d"
                    " controller_kills=%d net_partitions=%d broker_crashes=%d"
                    " alters=%d elections=%d epochs=%zu\n", seed,
-                   s.n_proposals, s.n_failed_proposals, s.n_kills,
+                   s.q.n_proposals, s.q.n_lost, s.n_kills,
                    s.n_partitions_net, s.n_broker_crashes, s.n_alters,
                    s.n_elections, s.n_epochs);
         }

@@ -10,10 +10,7 @@
 #include "common/rc.h"
 #include "controller/plan_elect.h"
 
-int simctl_controllers_init(struct simctl *s);
-void simctl_controllers_close(struct simctl *s);
 void simctl_check(struct simctl *s);
-void simctl_check_images(struct simctl *s);
 
 static uint64_t next_rand(struct simctl *s)
 {
@@ -30,7 +27,7 @@ static bool chance(struct simctl *s, int per_mille)
 
 static int64_t now_ms(struct simctl *s)
 {
-    return (int64_t)raft_fixture_time(&s->raft);
+    return (int64_t)raft_fixture_time(&s->q.raft);
 }
 
 static void trace(struct simctl *s, const char *what, int32_t id)
@@ -42,11 +39,7 @@ static void trace(struct simctl *s, const char *what, int32_t id)
 
 static int leader(struct simctl *s)
 {
-    /* The fixture may still name a killed server as the leader. */
-    unsigned i = raft_fixture_leader_index(&s->raft);
-    return i < SIMCTL_CONTROLLERS && raft_fixture_alive(&s->raft, i)
-               ? (int)i
-               : -1;
+    return meta_quorum_leader(&s->q);
 }
 
 /* What a broker last saw: the image of some live controller (maybe
@@ -56,29 +49,22 @@ static const struct meta_image *view(struct simctl *s)
     unsigned i = (unsigned)(next_rand(s) % SIMCTL_CONTROLLERS);
     for (unsigned k = 0; k < SIMCTL_CONTROLLERS; k++) {
         unsigned j = (i + k) % SIMCTL_CONTROLLERS;
-        if (raft_fixture_alive(&s->raft, j)) {
-            return &s->ctl[j].meta.image;
+        if (raft_fixture_alive(&s->q.raft, j)) {
+            return meta_quorum_image(&s->q, j);
         }
     }
-    return &s->ctl[0].meta.image;
+    return meta_quorum_image(&s->q, 0);
 }
 
 /* --- Proposals ----------------------------------------------------------- */
 
-static int pending_register = -1; /* broker index, while its record is out */
-static int proposer = -1;         /* controller that proposed it */
-
-static void applied_cb(struct raft_apply *req, int status, void *result)
+static void applied_cb(void *arg, int status, unsigned proposer)
 {
-    struct simctl *s = req->data;
-    (void)result;
-    s->in_flight = false;
-    if (status != 0) {
-        s->n_failed_proposals++;
-    } else if (pending_register >= 0) {
-        struct simctl_broker *b = &s->brokers[pending_register];
+    struct simctl *s = arg;
+    if (status == 0 && s->pending_register >= 0) {
+        struct simctl_broker *b = &s->brokers[s->pending_register];
         const struct meta_broker *mb =
-            meta_image_broker(&s->ctl[proposer].meta.image, b->id);
+            meta_image_broker(meta_quorum_image(&s->q, proposer), b->id);
         if (mb != NULL &&
             memcmp(&mb->incarnation, &b->incarnation, sizeof mb->incarnation)
                 == 0) {
@@ -86,35 +72,21 @@ static void applied_cb(struct raft_apply *req, int status, void *result)
             b->last_heartbeat_ms = now_ms(s);
         }
     }
-    pending_register = -1;
+    s->pending_register = -1;
 }
 
 /* Proposes s->out's records on the leader; true when they went out. */
 static bool propose(struct simctl *s, int ctl, int register_broker)
 {
-    if (s->out.n == 0) {
+    (void)ctl; /* the leader the records were planned on */
+    if (!meta_quorum_propose(&s->q, &s->out, applied_cb, s)) {
         return false;
     }
-    struct raft_buffer buf;
-    if (meta_fsm_encode_entry(s->out.recs, s->out.n, &buf) != RC_OK) {
-        return false;
-    }
-    s->apply.data = s;
-    int rv = raft_apply(raft_fixture_get(&s->raft, (unsigned)ctl), &s->apply,
-                        &buf, 1, applied_cb);
-    if (rv != 0) {
-        raft_free(buf.base);
-        return false;
-    }
-    s->in_flight = true;
-    s->n_proposals++;
     if (s->trace) {
-        printf("t=%" PRId64 " propose %zu records, the first of type %d, "
-               "on controller %d\n", now_ms(s), s->out.n,
-               (int)s->out.recs[0].type, ctl);
+        printf("t=%" PRId64 " propose %zu records, the first of type %d\n",
+               now_ms(s), s->out.n, (int)s->out.recs[0].type);
     }
-    pending_register = register_broker;
-    proposer = ctl;
+    s->pending_register = register_broker;
     return true;
 }
 
@@ -325,10 +297,10 @@ static bool do_alter(struct simctl *s, int ctl, const struct meta_image *img,
 static void controller_step(struct simctl *s, bool faults)
 {
     int ctl = leader(s);
-    if (ctl < 0 || s->in_flight) {
+    if (ctl < 0 || s->q.in_flight) {
         return;
     }
-    const struct meta_image *img = &s->ctl[ctl].meta.image;
+    const struct meta_image *img = meta_quorum_image(&s->q, (unsigned)ctl);
     for (int i = 0; i < SIMCTL_BROKERS; i++) {
         struct simctl_broker *b = &s->brokers[i];
         if (!b->up) {
@@ -367,7 +339,7 @@ static unsigned n_dead(struct simctl *s)
 {
     unsigned n = 0;
     for (unsigned i = 0; i < SIMCTL_CONTROLLERS; i++) {
-        n += !raft_fixture_alive(&s->raft, i);
+        n += !raft_fixture_alive(&s->q.raft, i);
     }
     return n;
 }
@@ -377,20 +349,20 @@ static void faults_step(struct simctl *s)
     unsigned i = (unsigned)(next_rand(s) % SIMCTL_CONTROLLERS);
     unsigned j = (i + 1 + (unsigned)(next_rand(s) % 2)) % SIMCTL_CONTROLLERS;
     if (chance(s, s->kill_rate)) {
-        if (raft_fixture_alive(&s->raft, i) && n_dead(s) == 0) {
-            raft_fixture_kill(&s->raft, i);
+        if (raft_fixture_alive(&s->q.raft, i) && n_dead(s) == 0) {
+            raft_fixture_kill(&s->q.raft, i);
             s->n_kills++;
-        } else if (!raft_fixture_alive(&s->raft, i)) {
-            raft_fixture_revive(&s->raft, i);
+        } else if (!raft_fixture_alive(&s->q.raft, i)) {
+            raft_fixture_revive(&s->q.raft, i);
         }
     }
     if (chance(s, s->partition_rate)) {
-        if (raft_fixture_saturated(&s->raft, i, j)) {
-            raft_fixture_desaturate(&s->raft, i, j);
-            raft_fixture_desaturate(&s->raft, j, i);
+        if (raft_fixture_saturated(&s->q.raft, i, j)) {
+            raft_fixture_desaturate(&s->q.raft, i, j);
+            raft_fixture_desaturate(&s->q.raft, j, i);
         } else {
-            raft_fixture_saturate(&s->raft, i, j);
-            raft_fixture_saturate(&s->raft, j, i);
+            raft_fixture_saturate(&s->q.raft, i, j);
+            raft_fixture_saturate(&s->q.raft, j, i);
             s->n_partitions_net++;
         }
     }
@@ -399,10 +371,10 @@ static void faults_step(struct simctl *s)
         /* The leader cut off from both others (the partition toggles or
          * the heal join it again). */
         for (unsigned k = 0; k < SIMCTL_CONTROLLERS; k++) {
-            if (k != (unsigned)l && !raft_fixture_saturated(&s->raft,
+            if (k != (unsigned)l && !raft_fixture_saturated(&s->q.raft,
                                                            (unsigned)l, k)) {
-                raft_fixture_saturate(&s->raft, (unsigned)l, k);
-                raft_fixture_saturate(&s->raft, k, (unsigned)l);
+                raft_fixture_saturate(&s->q.raft, (unsigned)l, k);
+                raft_fixture_saturate(&s->q.raft, k, (unsigned)l);
             }
         }
         s->n_isolations++;
@@ -421,12 +393,12 @@ static void faults_step(struct simctl *s)
 static void heal(struct simctl *s)
 {
     for (unsigned i = 0; i < SIMCTL_CONTROLLERS; i++) {
-        if (!raft_fixture_alive(&s->raft, i)) {
-            raft_fixture_revive(&s->raft, i);
+        if (!raft_fixture_alive(&s->q.raft, i)) {
+            raft_fixture_revive(&s->q.raft, i);
         }
         for (unsigned j = 0; j < SIMCTL_CONTROLLERS; j++) {
-            if (i != j && raft_fixture_saturated(&s->raft, i, j)) {
-                raft_fixture_desaturate(&s->raft, i, j);
+            if (i != j && raft_fixture_saturated(&s->q.raft, i, j)) {
+                raft_fixture_desaturate(&s->q.raft, i, j);
             }
         }
     }
@@ -463,11 +435,11 @@ static void brokers_step(struct simctl *s, int *last_leader)
 static bool settled(struct simctl *s, char *why, size_t cap)
 {
     int l = leader(s);
-    if (l < 0 || s->in_flight) {
+    if (l < 0 || s->q.in_flight) {
         snprintf(why, cap, l < 0 ? "no leader" : "a proposal is out");
         return false;
     }
-    const struct meta_image *img = &s->ctl[l].meta.image;
+    const struct meta_image *img = meta_quorum_image(&s->q, (unsigned)l);
     for (int k = 0; k < SIMCTL_BROKERS; k++) {
         const struct meta_broker *mb =
             meta_image_broker(img, s->brokers[k].id);
@@ -489,14 +461,10 @@ static bool settled(struct simctl *s, char *why, size_t cap)
             }
         }
     }
-    raft_index applied = raft_last_applied(raft_fixture_get(&s->raft,
-                                                            (unsigned)l));
-    for (unsigned i = 0; i < SIMCTL_CONTROLLERS; i++) {
-        if (raft_last_applied(raft_fixture_get(&s->raft, i)) != applied) {
-            snprintf(why, cap, "controller %u has not applied index %llu",
-                     i, (unsigned long long)applied);
-            return false;
-        }
+    if (!meta_quorum_caught_up(&s->q)) {
+        snprintf(why, cap, "a controller has not applied all the leader "
+                 "has");
+        return false;
     }
     return true;
 }
@@ -519,25 +487,25 @@ bool simctl_run(struct simctl *s, uint64_t seed, bool trace_on)
     s->trace = trace_on;
     swarm(s);
     plan_records_init(&s->out);
-    pending_register = -1;
+    s->pending_register = -1;
     for (int k = 0; k < SIMCTL_BROKERS; k++) {
         s->brokers[k] = (struct simctl_broker){.id = k + 1, .up = true,
                                                .epoch = -1};
         s->brokers[k].incarnation.b[15] = (uint8_t)(k + 1);
     }
-    if (simctl_controllers_init(s) != RC_OK) {
+    if (meta_quorum_init(&s->q, 64) != RC_OK) {
         snprintf(s->why, sizeof s->why, "the fixture did not start");
         s->failed = true;
     }
     for (unsigned i = 0; i < SIMCTL_CONTROLLERS; i++) {
-        raft_fixture_set_network_latency(&s->raft, i,
+        raft_fixture_set_network_latency(&s->q.raft, i,
                                          5 + (unsigned)(next_rand(s) % 40));
     }
     int last_leader = -1;
     int64_t settle_from = -1;
     char unsettled[512] = "";
     while (!s->failed) {
-        raft_fixture_step_until_elapsed(&s->raft, SIMCTL_TICK_MS);
+        raft_fixture_step_until_elapsed(&s->q.raft, SIMCTL_TICK_MS);
         bool faults = now_ms(s) < SIMCTL_RUN_MS;
         if (faults) {
             faults_step(s);
@@ -549,7 +517,10 @@ bool simctl_run(struct simctl *s, uint64_t seed, bool trace_on)
         controller_step(s, faults);
         simctl_check(s);
         if (!faults && settled(s, unsettled, sizeof unsettled)) {
-            simctl_check_images(s);
+            if (!meta_quorum_same_images(&s->q)) {
+                s->failed = true;
+                snprintf(s->why, sizeof s->why, "%s", s->q.why);
+            }
             break;
         }
         if (settle_from >= 0 && now_ms(s) - settle_from > SIMCTL_SETTLE_MS) {
@@ -558,7 +529,7 @@ bool simctl_run(struct simctl *s, uint64_t seed, bool trace_on)
                      "faults stopped: %s", SIMCTL_SETTLE_MS, unsettled);
         }
     }
-    simctl_controllers_close(s); /* fails a proposal still out */
+    meta_quorum_close(&s->q); /* fails a proposal still out */
     plan_records_free(&s->out);
     return !s->failed;
 }
