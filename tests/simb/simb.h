@@ -1,11 +1,13 @@
-/* Deterministic simulation of the brokers over the production code: each
- * broker hosts real partitions (broker/replication/partition.c, leader and
- * follower halves, through its host interface) on real logs
+/* Deterministic simulation of a whole cluster over the production code:
+ * each broker hosts real partitions (broker/replication/partition.c,
+ * leader and follower halves, through its host interface) on real logs
  * (broker/log/) on the simulated disk (common/io_sim.h), their group
- * commits run when the seed says (log_set_sync_runner); one controller
- * image changed only by the real planners (controller/plan*.c) and
- * meta_apply; a network that delays, drops and cuts brokers off; brokers
- * that lose power and come back; an acks=all producer.
+ * commits run when the seed says (log_set_sync_runner); three controllers
+ * in libraft's fixture apply the metadata log with the real state machine,
+ * the active one planning every change with the real planners
+ * (tests/lib/meta_quorum.h: killed, cut off, failing over); a network
+ * that delays, drops and cuts brokers off; brokers that lose power, exit
+ * on a failed disk and come back; an acks=all producer.
  *
  * The glue here is what follower.c, kafka_fetch.c, kafka_epoch.c,
  * kafka_produce.c and the controller's handlers do around those cores:
@@ -32,6 +34,7 @@
 #include "common/io_sim.h"
 #include "common/meta/meta.h"
 #include "controller/plan.h"
+#include "tests/lib/meta_quorum.h"
 
 #define SIMB_BROKERS 3
 #define SIMB_PARTITIONS 2
@@ -133,6 +136,22 @@ struct simb_broker {
     int64_t last_heartbeat_ms; /* as the controller saw it */
 };
 
+enum simb_pending_kind {
+    SIMB_PENDING_NONE = 0,
+    SIMB_PENDING_REGISTER,
+    SIMB_PENDING_ALTER,
+};
+
+/* The request waiting for the proposal in flight. */
+struct simb_pending {
+    enum simb_pending_kind kind;
+    int broker;
+    uint32_t incarnation;
+    int32_t partition;
+    int64_t req;
+    int16_t error;
+};
+
 struct simb_ack {
     int64_t offset;
     uint32_t value;
@@ -150,7 +169,10 @@ struct simb_world {
     size_t cap_heap;
     struct io_sim *disk;
     struct simb_broker brokers[SIMB_BROKERS];
-    struct meta_image ctl;     /* the controller's image */
+    struct meta_quorum q;      /* the controllers (tests/lib/meta_quorum.h) */
+    unsigned ctl_idx;          /* the last leader */
+    int last_leader;           /* at the last controller tick */
+    struct simb_pending pending;
     struct plan_records out;
     struct meta_uuid topic_id;
     /* Network, swarm-chosen. */
@@ -160,6 +182,7 @@ struct simb_world {
     int isolate_per_mille;
     int cut_per_mille;         /* a link between two brokers, per tick */
     int disk_per_mille;        /* a failed sync or write, per tick */
+    int ctl_fault_per_mille;   /* a controller killed or cut, per tick */
     bool isolated[SIMB_BROKERS];
     bool cut[SIMB_BROKERS][SIMB_BROKERS]; /* broker links down (both
                                            * ways; the controller still
@@ -172,6 +195,7 @@ struct simb_world {
     size_t n_acks[SIMB_PARTITIONS];
     /* Counts. */
     int n_crashes;
+    int n_controller_kills;
     int n_disk_faults;
     int n_dir_failed;
     int n_elections;
@@ -191,6 +215,8 @@ void simb_fail(struct simb_world *w, const char *fmt, ...)
 void simb_trace(struct simb_world *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace);
+/* The active controller's image (the last leader's while none leads). */
+const struct meta_image *simb_ctl(struct simb_world *w);
 void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
                       int32_t partition);
 

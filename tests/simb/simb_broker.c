@@ -465,7 +465,7 @@ static void apply_metadata(struct simb_broker *b)
 {
     meta_image_free(&b->img);
     meta_image_init(&b->img);
-    if (meta_image_copy(&b->img, &b->w->ctl) != RC_OK) {
+    if (meta_image_copy(&b->img, simb_ctl(b->w)) != RC_OK) {
         abort();
     }
     const struct meta_topic *t = meta_image_topic(&b->img, "t");

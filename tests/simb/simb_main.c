@@ -37,6 +37,7 @@ int main(void)
     int failed = 0;
     long crashes = 0;
     long dir_failed = 0;
+    long ctl_kills = 0;
     long elections = 0;
     long acked = 0;
     double t0 = now_s();
@@ -50,6 +51,7 @@ int main(void)
         }
         crashes += w.n_crashes;
         dir_failed += w.n_dir_failed;
+        ctl_kills += w.n_controller_kills;
         elections += w.n_elections;
         for (int k = 0; k < SIMB_PARTITIONS; k++) {
             acked += (long)w.n_acks[k];
@@ -57,17 +59,18 @@ int main(void)
         if (one) {
             printf("simb seed=%" PRIu64 " produced=%d refused=%d "
                    "acked=%zu+%zu crashes=%d disk_faults=%d dir_failed=%d "
-                   "elections=%d fetched=%" PRId64 "\n", seed,
-                   w.n_produced, w.n_refused, w.n_acks[0], w.n_acks[1],
-                   w.n_crashes, w.n_disk_faults, w.n_dir_failed,
-                   w.n_elections, w.n_fetched_bytes);
+                   "controller_kills=%d proposals=%d elections=%d "
+                   "fetched=%" PRId64 "\n", seed, w.n_produced,
+                   w.n_refused, w.n_acks[0], w.n_acks[1], w.n_crashes,
+                   w.n_disk_faults, w.n_dir_failed, w.n_controller_kills,
+                   w.q.n_proposals, w.n_elections, w.n_fetched_bytes);
         }
     }
     double dt = now_s() - t0;
     printf("sim_brokers: %" PRIu64 " seeds in %.2f s, %.1f seeds/s; "
-           "acked=%ld crashes=%ld dir_failed=%ld elections=%ld\n", count,
-           dt, dt > 0 ? (double)count / dt : 0.0, acked, crashes,
-           dir_failed, elections);
+           "acked=%ld crashes=%ld dir_failed=%ld controller_kills=%ld "
+           "elections=%ld\n", count, dt, dt > 0 ? (double)count / dt : 0.0,
+           acked, crashes, dir_failed, ctl_kills, elections);
     printf("sim_brokers: %d passed, %d failed\n", passed, failed);
     if (env_u64("SIMB_EXPECT_CAUGHT", 0) != 0) {
         printf("sim_brokers: control %s\n",

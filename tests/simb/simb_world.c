@@ -140,29 +140,81 @@ static void publish(struct simb_world *w)
     }
 }
 
-/* Applies what a planner wrote; false (and a failed run) when the image
- * refuses a record. */
-static bool commit(struct simb_world *w)
+/* The active controller's image: the quorum leader's, or, while there is
+ * none, the last leader's. */
+const struct meta_image *simb_ctl(struct simb_world *w)
 {
-    for (size_t i = 0; i < w->out.n; i++) {
-        if (meta_apply(&w->ctl, &w->out.recs[i]) != RC_OK) {
-            simb_fail(w, "the image refused a planned record of type %d",
-                      (int)w->out.recs[i].type);
-            return false;
-        }
+    int l = meta_quorum_leader(&w->q);
+    if (l >= 0) {
+        w->ctl_idx = (unsigned)l;
     }
-    if (w->out.n > 0) {
+    return meta_quorum_image(&w->q, w->ctl_idx);
+}
+
+static bool can_propose(struct simb_world *w)
+{
+    return meta_quorum_leader(&w->q) >= 0 && !w->q.in_flight;
+}
+
+/* An AlterPartition's answer: the partition as img has it. */
+static void answer_alter(struct simb_world *w, const struct simb_pending *p,
+                         const struct meta_image *img, int16_t error)
+{
+    const struct meta_topic *t = meta_image_topic(img, "t");
+    const struct meta_partition *mp = &t->partitions[p->partition];
+    simb_send(w, &(struct simb_msg){.type = SIMB_ALTER_RSP, .req = p->req,
+                                    .from = SIMB_CONTROLLER, .to = p->broker,
+                                    .incarnation = p->incarnation,
+                                    .partition = p->partition,
+                                    .error = error,
+                                    .isr = mp->isr,
+                                    .partition_epoch = mp->partition_epoch});
+}
+
+/* The proposal was applied (status 0) or lost: the request waiting for it
+ * is answered, and the brokers hear of the change. */
+static void applied_cb(void *arg, int status, unsigned proposer)
+{
+    struct simb_world *w = arg;
+    struct simb_pending p = w->pending;
+    w->pending = (struct simb_pending){.kind = SIMB_PENDING_NONE};
+    const struct meta_image *img = meta_quorum_image(&w->q, proposer);
+    if (status == 0) {
         publish(w);
     }
+    if (p.kind == SIMB_PENDING_REGISTER && status == 0) {
+        struct simb_broker *b = &w->brokers[p.broker];
+        const struct meta_broker *mb = meta_image_broker(img, b->id);
+        if (b->up && b->incarnation == p.incarnation && mb != NULL &&
+            memcmp(&mb->incarnation, &b->uuid, sizeof b->uuid) == 0) {
+            b->epoch = mb->epoch;
+            b->last_heartbeat_ms = w->now_ms;
+        }
+    } else if (p.kind == SIMB_PENDING_ALTER) {
+        answer_alter(w, &p, img,
+                     status == 0 ? p.error : KAFKA_ERROR_NOT_CONTROLLER);
+    }
+}
+
+/* Proposes what a planner wrote, answered through applied_cb(). */
+static bool commit(struct simb_world *w, struct simb_pending pending)
+{
+    if (w->out.n == 0 ||
+        !meta_quorum_propose(&w->q, &w->out, applied_cb, w)) {
+        return false;
+    }
+    w->pending = pending;
     return true;
 }
 
 static void on_heartbeat(struct simb_world *w, const struct simb_msg *m)
 {
     struct simb_broker *b = &w->brokers[m->from];
-    if (!b->up || m->incarnation != b->incarnation) {
+    if (!b->up || m->incarnation != b->incarnation ||
+        meta_quorum_leader(&w->q) < 0) {
         return;
     }
+    const struct meta_image *img = simb_ctl(w);
     plan_records_clear(&w->out);
     if (b->epoch < 0) {
         struct meta_rec_register_broker rq = {.broker_id = b->id,
@@ -174,40 +226,58 @@ static void on_heartbeat(struct simb_world *w, const struct simb_msg *m)
          * incarnation still has a live session (it heartbeated within
          * the session timeout), so a new one is refused until the old
          * one is fenced and its partitions are led by others. */
-        const struct meta_broker *mb = meta_image_broker(&w->ctl, b->id);
+        const struct meta_broker *mb = meta_image_broker(img, b->id);
         bool other_alive = mb != NULL && !mb->fenced &&
                            memcmp(&mb->incarnation, &b->uuid,
                                   sizeof b->uuid) != 0 &&
                            w->now_ms - b->last_heartbeat_ms <=
                                SIMB_SESSION_MS;
-        if (plan_register_broker(&w->ctl, &rq, other_alive, &w->out, &error,
+        if (!can_propose(w) ||
+            plan_register_broker(img, &rq, other_alive, &w->out, &error,
                                  &epoch) != RC_OK ||
-            error != KAFKA_ERROR_NONE || !commit(w)) {
+            error != KAFKA_ERROR_NONE) {
             return;
         }
-        b->epoch = meta_image_broker(&w->ctl, b->id)->epoch;
-        b->last_heartbeat_ms = w->now_ms;
+        if (w->out.n == 0) { /* a retry of what is registered */
+            b->epoch = epoch;
+            b->last_heartbeat_ms = w->now_ms;
+            return;
+        }
+        (void)commit(w, (struct simb_pending){.kind = SIMB_PENDING_REGISTER,
+                                              .broker = m->from,
+                                              .incarnation = b->incarnation});
         return;
     }
     struct plan_heartbeat_req rq = {.broker_id = b->id,
                                     .broker_epoch = b->epoch,
                                     .current_metadata_offset = m->offset};
     struct plan_heartbeat_result res;
-    plan_records_clear(&w->out);
-    if (plan_heartbeat(&w->ctl, &rq, false, &w->out, &res) != RC_OK) {
+    if (plan_heartbeat(img, &rq, false, &w->out, &res) != RC_OK) {
         return;
     }
     if (res.error != KAFKA_ERROR_NONE) {
         b->epoch = -1;
         return;
     }
-    b->last_heartbeat_ms = w->now_ms;
-    (void)commit(w);
+    b->last_heartbeat_ms = w->now_ms; /* the session lives, whatever else */
+    if (can_propose(w)) {
+        (void)commit(w, (struct simb_pending){0});
+    }
 }
 
 static void on_alter(struct simb_world *w, const struct simb_msg *m)
 {
     struct simb_broker *b = &w->brokers[m->from];
+    struct simb_pending pending = {.kind = SIMB_PENDING_ALTER,
+                                   .broker = m->from,
+                                   .incarnation = m->incarnation,
+                                   .partition = m->partition,
+                                   .req = m->req};
+    if (!can_propose(w)) {
+        /* One change at a time: the leader asks again later. */
+        answer_alter(w, &pending, simb_ctl(w), KAFKA_ERROR_NOT_CONTROLLER);
+        return;
+    }
     struct plan_alter_partition_req rq = {
         .broker_id = b->id,
         .broker_epoch = b->epoch,
@@ -217,43 +287,45 @@ static void on_alter(struct simb_world *w, const struct simb_msg *m)
         .partition_epoch = m->partition_epoch,
         .new_isr = m->isr.ids,
         .n_new_isr = (size_t)m->isr.n};
-    int16_t error = 0;
     plan_records_clear(&w->out);
-    if (plan_alter_partition(&w->ctl, &rq, &w->out, &error) != RC_OK ||
-        !commit(w)) {
+    if (plan_alter_partition(simb_ctl(w), &rq, &w->out, &pending.error) !=
+        RC_OK) {
         return;
     }
-    const struct meta_partition *mp =
-        &meta_image_topic(&w->ctl, "t")->partitions[m->partition];
-    simb_send(w, &(struct simb_msg){.type = SIMB_ALTER_RSP,
-                                    .req = m->req,
-                                    .from = SIMB_CONTROLLER, .to = m->from,
-                                    .incarnation = m->incarnation,
-                                    .partition = m->partition,
-                                    .error = error,
-                                    .isr = mp->isr,
-                                    .partition_epoch = mp->partition_epoch});
+    if (!commit(w, pending)) { /* nothing to change, or an error */
+        answer_alter(w, &pending, simb_ctl(w), pending.error);
+    }
 }
 
-/* Sessions that lapsed are fenced; leaderless partitions get a leader. */
+/* Sessions that lapsed are fenced; leaderless partitions get a leader.
+ * A new active controller gives every broker a fresh session. */
 static void controller_tick(struct simb_world *w)
 {
+    int l = meta_quorum_leader(&w->q);
+    for (int i = 0; l != w->last_leader && i < SIMB_BROKERS; i++) {
+        w->brokers[i].last_heartbeat_ms = w->now_ms;
+    }
+    w->last_leader = l;
+    if (!can_propose(w)) {
+        return;
+    }
+    const struct meta_image *img = simb_ctl(w);
     for (int i = 0; i < SIMB_BROKERS; i++) {
         struct simb_broker *b = &w->brokers[i];
-        const struct meta_broker *mb = meta_image_broker(&w->ctl, b->id);
+        const struct meta_broker *mb = meta_image_broker(img, b->id);
         if (mb != NULL && !mb->fenced &&
             w->now_ms - b->last_heartbeat_ms > SIMB_SESSION_MS) {
             plan_records_clear(&w->out);
-            if (plan_fence_broker(&w->ctl, b->id, false, &w->out) ==
-                RC_OK) {
+            if (plan_fence_broker(img, b->id, false, &w->out) == RC_OK &&
+                commit(w, (struct simb_pending){0})) {
                 simb_trace(w, "fence broker %d", (int)b->id);
-                (void)commit(w);
+                return;
             }
         }
     }
     plan_records_clear(&w->out);
-    if (plan_elect_leaderless(&w->ctl, false, &w->out) == RC_OK) {
-        (void)commit(w);
+    if (plan_elect_leaderless(img, false, &w->out) == RC_OK) {
+        (void)commit(w, (struct simb_pending){0});
     }
 }
 
@@ -267,19 +339,20 @@ static void create_topic(struct simb_world *w)
     struct plan_topic_defaults defaults = {1, 3};
     struct plan_topic_result res;
     plan_records_clear(&w->out);
-    if (plan_create_topics(&w->ctl, &rq, 1, &defaults, false, &w->out,
+    if (!can_propose(w) ||
+        plan_create_topics(simb_ctl(w), &rq, 1, &defaults, false, &w->out,
                            &res) != RC_OK ||
         res.error != KAFKA_ERROR_NONE) {
         return;
     }
-    (void)commit(w);
+    (void)commit(w, (struct simb_pending){0});
 }
 
 /* --- The producer (acks=all) and the checks ------------------------------ */
 
 static void produce(struct simb_world *w, int32_t partition)
 {
-    const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
     if (w->produce_out[partition] &&
         w->now_ms - w->produce_sent_ms[partition] > 1000) {
         w->produce_out[partition] = false; /* request.timeout.ms */
@@ -415,7 +488,7 @@ static void hold(void *arg, const uint8_t *batch,
 static void check_agreement(struct simb_world *w, int32_t k)
 {
     const struct meta_partition *mp =
-        &meta_image_topic(&w->ctl, "t")->partitions[k];
+        &meta_image_topic(simb_ctl(w), "t")->partitions[k];
     const struct partition *lp = w->brokers[mp->leader - 1].parts[k].p;
     static struct held want;
     static struct held got;
@@ -475,8 +548,55 @@ static void crash(struct simb_world *w, struct simb_broker *b,
     b->restart_ms = w->now_ms + 200 + (int64_t)(simb_rand(w) % 4000);
 }
 
+/* A controller killed or brought back (never two down), or a link
+ * between two of them cut or mended. */
+static void controller_faults(struct simb_world *w)
+{
+    unsigned i = (unsigned)(simb_rand(w) % META_QUORUM_N);
+    unsigned j = (i + 1 + (unsigned)(simb_rand(w) % 2)) % META_QUORUM_N;
+    struct raft_fixture *f = &w->q.raft;
+    if (chance(w, w->ctl_fault_per_mille)) {
+        unsigned dead = 0;
+        for (unsigned k = 0; k < META_QUORUM_N; k++) {
+            dead += !raft_fixture_alive(f, k);
+        }
+        if (raft_fixture_alive(f, i) && dead == 0) {
+            raft_fixture_kill(f, i);
+            w->n_controller_kills++;
+        } else if (!raft_fixture_alive(f, i)) {
+            raft_fixture_revive(f, i);
+        }
+    }
+    if (chance(w, w->ctl_fault_per_mille)) {
+        bool cut = raft_fixture_saturated(f, i, j);
+        if (cut) {
+            raft_fixture_desaturate(f, i, j);
+            raft_fixture_desaturate(f, j, i);
+        } else {
+            raft_fixture_saturate(f, i, j);
+            raft_fixture_saturate(f, j, i);
+        }
+    }
+}
+
+static void heal_controllers(struct simb_world *w)
+{
+    struct raft_fixture *f = &w->q.raft;
+    for (unsigned i = 0; i < META_QUORUM_N; i++) {
+        if (!raft_fixture_alive(f, i)) {
+            raft_fixture_revive(f, i);
+        }
+        for (unsigned j = 0; j < META_QUORUM_N; j++) {
+            if (i != j && raft_fixture_saturated(f, i, j)) {
+                raft_fixture_desaturate(f, i, j);
+            }
+        }
+    }
+}
+
 static void faults(struct simb_world *w)
 {
+    controller_faults(w);
     int i = (int)(simb_rand(w) % SIMB_BROKERS);
     struct simb_broker *b = &w->brokers[i];
     if (chance(w, w->crash_per_mille)) {
@@ -527,7 +647,7 @@ static void tick(struct simb_world *w, bool faulty)
             publish(w);
         }
         simb_broker_tick(b);
-        if (b->up && b->img.offset < w->ctl.offset) {
+        if (b->up && b->img.offset < simb_ctl(w)->offset) {
             /* A broker behind the controller fetches the metadata again
              * (membership.c polls; a push can be lost). */
             simb_send(w, &(struct simb_msg){.type = SIMB_METADATA,
@@ -617,13 +737,17 @@ static void dispatch(struct simb_world *w, struct simb_event *ev)
  * ISR, and that leader holding every acknowledged record. */
 static bool settled(struct simb_world *w, char *why, size_t cap)
 {
-    const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+    if (meta_quorum_leader(&w->q) < 0 || !meta_quorum_caught_up(&w->q)) {
+        snprintf(why, cap, "the controllers have no leader or lag it");
+        return false;
+    }
+    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
     if (t == NULL) {
         snprintf(why, cap, "no topic");
         return false;
     }
     for (int i = 0; i < SIMB_BROKERS; i++) {
-        const struct meta_broker *mb = meta_image_broker(&w->ctl, i + 1);
+        const struct meta_broker *mb = meta_image_broker(simb_ctl(w), i + 1);
         if (!w->brokers[i].up || mb == NULL || mb->fenced) {
             snprintf(why, cap, "broker %d is %s (epoch %" PRId64 ")", i + 1,
                      !w->brokers[i].up ? "down"
@@ -652,6 +776,7 @@ static void swarm(struct simb_world *w)
     w->isolate_per_mille = (int)(simb_rand(w) % 10);
     w->cut_per_mille = (int)(simb_rand(w) % 20);
     w->disk_per_mille = (int)(simb_rand(w) % 6);
+    w->ctl_fault_per_mille = (int)(simb_rand(w) % 8);
 }
 
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
@@ -665,7 +790,10 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         abort();
     }
     io_sim_install(w->disk);
-    meta_image_init(&w->ctl);
+    if (meta_quorum_init(&w->q, 64) != RC_OK) {
+        abort();
+    }
+    w->last_leader = -1;
     plan_records_init(&w->out);
     for (int i = 0; i < SIMB_BROKERS; i++) {
         simb_broker_init(w, &w->brokers[i], i);
@@ -683,15 +811,21 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         }
         w->now_ms = next_tick;
         next_tick += SIMB_TICK_MS;
+        /* The controllers' fixture keeps its own clock in step. */
+        raft_fixture_step_until_elapsed(&w->q.raft, SIMB_TICK_MS);
+        if (w->q.failed) {
+            simb_fail(w, "%s", w->q.why);
+        }
         bool faulty = w->now_ms < SIMB_RUN_MS;
         if (!faulty && settle_from < 0) {
             settle_from = w->now_ms;
             memset(w->isolated, 0, sizeof w->isolated);
             io_fault_clear();
             memset(w->cut, 0, sizeof w->cut);
+            heal_controllers(w);
         }
-        if (meta_image_topic(&w->ctl, "t") == NULL &&
-            w->ctl.n_brokers == SIMB_BROKERS && w->now_ms > 1000) {
+        if (meta_image_topic(simb_ctl(w), "t") == NULL &&
+            simb_ctl(w)->n_brokers == SIMB_BROKERS && w->now_ms > 1000) {
             create_topic(w); /* once three brokers are unfenced */
         }
         tick(w, faulty);
@@ -703,8 +837,11 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
                       SIMB_SETTLE_MS, unsettled);
         }
     }
+    if (!w->failed && !meta_quorum_same_images(&w->q)) {
+        simb_fail(w, "%s", w->q.why);
+    }
     for (int32_t k = 0; !w->failed && k < SIMB_PARTITIONS; k++) {
-        const struct meta_topic *t = meta_image_topic(&w->ctl, "t");
+        const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
         int32_t leader = t->partitions[k].leader;
         simb_check_acked(w, &w->brokers[leader - 1], k);
         check_agreement(w, k);
@@ -717,7 +854,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
     for (int i = 0; i < SIMB_BROKERS; i++) {
         simb_broker_free(&w->brokers[i]);
     }
-    meta_image_free(&w->ctl);
+    meta_quorum_close(&w->q);
     plan_records_free(&w->out);
     io_fault_clear();
     io_sim_uninstall();
