@@ -11,8 +11,10 @@
  *
  * The glue here is what follower.c, kafka_fetch.c, kafka_epoch.c,
  * kafka_produce.c and the controller's handlers do around those cores:
- * carry requests and answers, park nothing (a follower with nothing to
- * read asks again after a pause), and answer from the partition.
+ * carry requests and answers, one session per leader driven by the real
+ * follower_session.c (one request in flight, durability before the next
+ * fetch, back-off, request deadlines), park nothing (an empty answer comes
+ * back at once), and answer from the partition.
  *
  * Checked: every acknowledged record is in the log of every leader elected
  * afterwards (checked at each election and at the end), exactly as
@@ -30,6 +32,7 @@
 #include <uv.h>
 
 #include "broker/log/log.h"
+#include "broker/replication/follower_session.h"
 #include "broker/replication/partition.h"
 #include "common/io_sim.h"
 #include "common/meta/meta.h"
@@ -43,7 +46,7 @@
 #define SIMB_SESSION_MS 2000
 #define SIMB_HEARTBEAT_MS 250
 #define SIMB_ISR_CHECK_MS 1500  /* replica.lag.time.max.ms / 2, as Kafka */
-#define SIMB_FETCH_PAUSE_MS 20    /* nothing to read: ask again then */
+#define SIMB_FETCH_PAUSE_MS 20    /* replica.fetch.backoff.ms, scaled down */
 #define SIMB_RUN_MS 30000
 #define SIMB_SETTLE_MS 30000
 #define SIMB_ACKS_MAX 8192
@@ -109,9 +112,22 @@ struct simb_world;
 struct simb_part {
     struct simb_broker *b;
     struct partition *p;
-    bool busy;             /* a request of this follower is out */
-    int64_t req;           /* its id */
+    int64_t sent_req;      /* the request its part went out in; 0: none */
+    int32_t sent_epoch;    /* the leader epoch it was sent at */
+    int sync_leader;       /* the session waiting for its durability */
     int64_t alter_req;     /* the AlterPartition out, 0: none */
+};
+
+/* A follower's session with one leader (follower.c's struct fetcher). */
+struct simb_fetcher {
+    struct follower_session s;
+    int64_t req;           /* the request out; 0: none */
+    int n_out;             /* its partitions not yet answered */
+    bool fetch;
+    bool errors;
+    size_t largest;        /* the largest record set of the answer */
+    int pending_syncs;
+    int64_t timer_ms;      /* the deadline an event is set for */
 };
 
 struct simb_broker {
@@ -130,6 +146,7 @@ struct simb_broker {
     size_t n_pending;
     struct meta_image img; /* the metadata it last received */
     struct simb_part parts[SIMB_PARTITIONS];
+    struct simb_fetcher fetchers[SIMB_BROKERS]; /* by leader index */
     int64_t restart_ms;
     int64_t next_isr_check_ms;
     bool dir_failed;       /* a log failed: the broker exits */
@@ -227,7 +244,10 @@ void simb_broker_start(struct simb_broker *b);
 void simb_broker_crash(struct simb_broker *b, bool power_loss);
 void simb_broker_free(struct simb_broker *b);
 void simb_broker_receive(struct simb_broker *b, struct simb_msg *m);
-void simb_broker_fetch(struct simb_broker *b, int32_t partition);
+/* Every session does what it can now (after any change). */
+void simb_broker_follow(struct simb_broker *b);
+/* The deadline of the session with leader li passed. */
+void simb_broker_fetcher_tick(struct simb_broker *b, int li);
 void simb_broker_sync(struct simb_broker *b);
 void simb_broker_tick(struct simb_broker *b);
 void simb_broker_alter_timeout(struct simb_broker *b, int32_t partition,

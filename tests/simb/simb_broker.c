@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "broker/log/producer_state.h"
+#include "broker/replication/follower_session.h"
 #include "common/io.h"
 #include "common/kafka/kafka_error.h"
 #include "common/kafka/record_batch.h"
@@ -164,6 +165,19 @@ void simb_broker_start(struct simb_broker *b)
     b->up = true;
     b->dir_failed = false;
     b->incarnation++;
+    struct follower_session_config sc = {
+        .backoff_ms = SIMB_FETCH_PAUSE_MS,
+        .reconnect_max_ms = 1000,
+        .jitter_seed = simb_rand(b->w),
+        .connect_timeout_ms = SIMB_REQUEST_TIMEOUT_MS,
+        .request_timeout_ms = SIMB_REQUEST_TIMEOUT_MS,
+        .partition_max_bytes = SIMB_FETCH_BYTES,
+        .response_max_bytes = 4 * SIMB_FETCH_BYTES};
+    for (int li = 0; li < SIMB_BROKERS; li++) {
+        b->fetchers[li] = (struct simb_fetcher){
+            .timer_ms = FOLLOWER_SESSION_NO_DEADLINE};
+        follower_session_init(&b->fetchers[li].s, &sc);
+    }
     b->epoch = -1;
     b->uuid.b[1] = (uint8_t)b->incarnation;
     b->uuid.b[2] = (uint8_t)(b->incarnation >> 8);
@@ -232,119 +246,206 @@ void simb_broker_sync(struct simb_broker *b)
     }
 }
 
-/* --- Following --------------------------------------------------------- */
+/* --- Following: one session per leader, as follower.c ------------------ */
 
-static void fetch_later(struct simb_broker *b, int32_t partition,
-                        int64_t after_ms, int64_t req)
+/* The partition p follows leader li (a broker index) and could use a
+ * request of the kind follow is (follower.c's collect()): a failed log is
+ * left out, its end may hold what never became durable. */
+static bool follows(const struct simb_broker *b, const struct partition *p,
+                    int li, enum partition_follow follow)
 {
-    simb_schedule(b->w, &(struct simb_event){
-                            .at_ms = b->w->now_ms + after_ms,
-                            .type = SIMB_EV_FETCH,
-                            .broker = b->idx,
-                            .incarnation = b->incarnation,
-                            .partition = partition,
-                            .msg = {.req = req}});
+    return p != NULL && p->leader == li + 1 && p->follow == follow &&
+           log_failure(p->log) == RC_OK && !b->dir_failed;
 }
 
-/* A follower's next request to its leader: where the logs diverge
- * (OffsetForLeaderEpoch) or what follows its log end (Fetch). */
-static void send_request(struct simb_broker *b, struct simb_part *sp)
+static enum follower_want wanted(const struct simb_broker *b, int li)
 {
-    struct partition *p = sp->p;
-    struct simb_msg m = {.from = b->idx,
-                         .to = p->leader - 1,
-                         .incarnation = b->incarnation,
-                         .partition = p->id,
-                         .replica = b->id,
-                         .leader_epoch = p->leader_epoch,
-                         .req = ++b->w->next_req};
-    if (p->follow == PARTITION_FOLLOW_TRUNCATE) {
-        if (!follower_asks_epochs(log_epochs(p->log))) {
-            if (partition_follower_truncate(p, p->hw) != RC_OK) {
-                fetch_later(b, p->id, SIMB_FETCH_PAUSE_MS, 0);
-                return;
-            }
-            p->follow = PARTITION_FOLLOW_FETCH;
-        } else {
-            m.type = SIMB_EPOCH;
-            m.partition_epoch = log_epoch_latest(log_epochs(p->log));
+    enum follower_want want = FOLLOWER_WANT_NOTHING;
+    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+        const struct partition *p = b->parts[i].p;
+        if (follows(b, p, li, PARTITION_FOLLOW_TRUNCATE)) {
+            return FOLLOWER_WANT_EPOCHS;
+        }
+        if (follows(b, p, li, PARTITION_FOLLOW_FETCH)) {
+            want = FOLLOWER_WANT_FETCH;
         }
     }
-    if (p->follow == PARTITION_FOLLOW_FETCH) {
-        m.type = SIMB_FETCH;
-        m.offset = log_end_offset(p->log);
-    }
-    sp->busy = true;
-    sp->req = m.req;
-    simb_send(b->w, &m);
-    fetch_later(b, p->id, SIMB_REQUEST_TIMEOUT_MS, m.req);
+    return want;
 }
 
-void simb_broker_fetch(struct simb_broker *b, int32_t partition)
+/* One request to leader li for every partition that wants that kind;
+ * each partition's part travels as its own message, and the request is
+ * answered once all of them are (or its deadline passes). A partition
+ * whose log holds no epoch is truncated to its HW here, unasked. */
+static void send_request(struct simb_broker *b, int li, bool fetch)
 {
-    struct simb_part *sp = &b->parts[partition];
-    /* A failed log is left out of every later fetch (follower.c): its
-     * end may hold what never became durable. */
-    if (!b->up || b->dir_failed || sp->p == NULL || sp->busy ||
-        log_failure(sp->p->log) != RC_OK ||
-        sp->p->follow == PARTITION_FOLLOW_NONE ||
-        sp->p->leader == META_NO_LEADER || b->epoch < 0) {
+    struct simb_fetcher *f = &b->fetchers[li];
+    f->req = ++b->w->next_req;
+    f->n_out = 0;
+    f->fetch = fetch;
+    f->errors = false;
+    f->largest = 0;
+    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+        struct simb_part *sp = &b->parts[i];
+        struct partition *p = sp->p;
+        if (!follows(b, p, li, fetch ? PARTITION_FOLLOW_FETCH
+                                     : PARTITION_FOLLOW_TRUNCATE)) {
+            continue;
+        }
+        struct simb_msg m = {.type = fetch ? SIMB_FETCH : SIMB_EPOCH,
+                             .from = b->idx, .to = li,
+                             .incarnation = b->incarnation,
+                             .partition = p->id, .replica = b->id,
+                             .leader_epoch = p->leader_epoch,
+                             .req = f->req};
+        if (fetch) {
+            m.offset = log_end_offset(p->log);
+        } else if (!follower_asks_epochs(log_epochs(p->log))) {
+            if (partition_follower_truncate(p, p->hw) == RC_OK) {
+                p->follow = PARTITION_FOLLOW_FETCH;
+            }
+            continue;
+        } else {
+            m.partition_epoch = log_epoch_latest(log_epochs(p->log));
+        }
+        sp->sent_req = f->req;
+        sp->sent_epoch = p->leader_epoch;
+        f->n_out++;
+        simb_send(b->w, &m);
+    }
+}
+
+static void rearm(struct simb_broker *b, int li)
+{
+    struct simb_fetcher *f = &b->fetchers[li];
+    int64_t d = follower_session_deadline(&f->s);
+    if (d == FOLLOWER_SESSION_NO_DEADLINE || d == f->timer_ms) {
         return;
     }
-    send_request(b, sp);
+    f->timer_ms = d;
+    simb_schedule(b->w, &(struct simb_event){.at_ms = d,
+                                             .type = SIMB_EV_FETCH,
+                                             .broker = b->idx,
+                                             .incarnation = b->incarnation,
+                                             .partition = li});
+}
+
+/* follower.c's drive(): whatever the session says next. */
+static void drive(struct simb_broker *b, int li)
+{
+    struct simb_fetcher *f = &b->fetchers[li];
+    int64_t now = b->w->now_ms;
+    for (int round = 0; round < 4 && b->up && b->epoch >= 0; round++) {
+        enum follower_step step =
+            follower_session_next(&f->s, wanted(b, li), now);
+        if (step == FOLLOWER_STEP_CONNECT) {
+            follower_session_connected(&f->s); /* at once: no sockets */
+            continue;
+        }
+        if (step == FOLLOWER_STEP_SEND_EPOCHS ||
+            step == FOLLOWER_STEP_SEND_FETCH) {
+            send_request(b, li, step == FOLLOWER_STEP_SEND_FETCH);
+            if (f->n_out == 0) { /* resolved here */
+                f->req = 0;
+                follower_session_answered(&f->s, false, f->pending_syncs,
+                                          0, false, now);
+                continue;
+            }
+        }
+        break;
+    }
+    rearm(b, li);
+}
+
+void simb_broker_follow(struct simb_broker *b)
+{
+    for (int li = 0; li < SIMB_BROKERS; li++) {
+        if (li != b->idx) {
+            drive(b, li);
+        }
+    }
+}
+
+void simb_broker_fetcher_tick(struct simb_broker *b, int li)
+{
+    struct simb_fetcher *f = &b->fetchers[li];
+    if (b->w->now_ms >= f->timer_ms) {
+        f->timer_ms = FOLLOWER_SESSION_NO_DEADLINE;
+    }
+    if (follower_session_tick(&f->s, b->w->now_ms) ==
+        FOLLOWER_STEP_DISCONNECT) {
+        f->req = 0; /* what was out is lost with the connection */
+        f->n_out = 0;
+    }
+    drive(b, li);
 }
 
 static void durable_cb(void *arg, int rc)
 {
     struct simb_part *sp = arg;
-    (void)rc;
-    sp->busy = false;
-    fetch_later(sp->b, sp->p->id, 0, 0);
+    struct simb_fetcher *f = &sp->b->fetchers[sp->sync_leader];
+    f->pending_syncs--;
+    f->errors |= rc != RC_OK;
+    follower_session_synced(&f->s, f->pending_syncs, f->errors,
+                            sp->b->w->now_ms);
+    drive(sp->b, sp->sync_leader);
 }
 
-static void on_fetch_rsp(struct simb_broker *b, struct simb_part *sp,
-                         const struct simb_msg *m)
+/* A follower's fetch offset counts towards the leader's HW: what it
+ * appended must be durable before it asks again (follower.c). */
+static void wait_durable(struct simb_broker *b, struct simb_part *sp, int li)
 {
     struct partition *p = sp->p;
-    sp->busy = false;
-    if (p->follow != PARTITION_FOLLOW_FETCH || p->leader != m->from + 1 ||
-        p->leader_epoch != m->leader_epoch) {
-        fetch_later(b, p->id, 0, 0);
-        return;
-    }
-    b->w->n_fetched_bytes += (int64_t)m->len;
-    enum partition_fetched got = partition_follower_fetched(
-        p, m->error, m->offset, m->bytes, m->len, m->hw, m->log_start);
-    bool appended = got == PARTITION_FETCHED_APPENDED ||
-                    got == PARTITION_FETCHED_DIVERGED ||
-                    got == PARTITION_FETCHED_FAILED;
-    /* A follower's fetch offset counts towards the leader's HW: it asks
-     * again once what it holds is durable (follower.c does the same). */
-    if (appended && log_durable_end_offset(p->log) < log_end_offset(p->log) &&
-        log_wait_durable(p->log, log_end_offset(p->log), durable_cb, sp) ==
+    if (log_durable_end_offset(p->log) >= log_end_offset(p->log) ||
+        log_wait_durable(p->log, log_end_offset(p->log), durable_cb, sp) !=
             RC_OK) {
-        sp->busy = true;
-        fetch_later(b, p->id, SIMB_REQUEST_TIMEOUT_MS, 0);
         return;
     }
-    bool idle = got == PARTITION_FETCHED_PAUSE ||
-                (got == PARTITION_FETCHED_APPENDED && m->len == 0);
-    fetch_later(b, p->id, idle ? SIMB_FETCH_PAUSE_MS : 0, 0);
+    sp->sync_leader = li;
+    b->fetchers[li].pending_syncs++;
 }
 
-static void on_epoch_rsp(struct simb_broker *b, struct simb_part *sp,
-                         const struct simb_msg *m)
+/* One partition's part of an answer from leader li (follower.c's
+ * fetched_one() and truncate_one(): dropped if leadership moved). */
+static void on_answer(struct simb_broker *b, struct simb_part *sp,
+                      const struct simb_msg *m)
 {
+    int li = m->from;
+    struct simb_fetcher *f = &b->fetchers[li];
     struct partition *p = sp->p;
-    sp->busy = false;
-    if (p->follow != PARTITION_FOLLOW_TRUNCATE || p->leader != m->from + 1 ||
-        p->leader_epoch != m->leader_epoch) {
-        fetch_later(b, p->id, 0, 0);
+    if (f->req == 0 || f->req != m->req || sp->sent_req != m->req) {
         return;
     }
-    bool ok = partition_follower_epoch_end(p, p->leader, m->error,
-                                           m->partition_epoch, m->offset);
-    fetch_later(b, p->id, ok ? 0 : SIMB_FETCH_PAUSE_MS, 0);
+    sp->sent_req = 0;
+    bool fetch = m->type == SIMB_FETCH_RSP;
+    if (follows(b, p, li, fetch ? PARTITION_FOLLOW_FETCH
+                                : PARTITION_FOLLOW_TRUNCATE) &&
+        p->leader_epoch == sp->sent_epoch) {
+        if (fetch) {
+            b->w->n_fetched_bytes += (int64_t)m->len;
+            f->largest = m->len > f->largest ? m->len : f->largest;
+            enum partition_fetched got = partition_follower_fetched(
+                p, m->error, m->offset, m->bytes, m->len, m->hw,
+                m->log_start);
+            f->errors |= got == PARTITION_FETCHED_FAILED ||
+                         got == PARTITION_FETCHED_PAUSE;
+            if (got == PARTITION_FETCHED_APPENDED ||
+                got == PARTITION_FETCHED_DIVERGED ||
+                got == PARTITION_FETCHED_FAILED) {
+                wait_durable(b, sp, li);
+            }
+        } else {
+            f->errors |= !partition_follower_epoch_end(
+                p, p->leader, m->error, m->partition_epoch, m->offset);
+        }
+    }
+    if (--f->n_out > 0) {
+        return;
+    }
+    f->req = 0;
+    follower_session_answered(&f->s, f->errors, f->pending_syncs, f->largest,
+                              fetch, b->w->now_ms);
+    drive(b, li);
 }
 
 /* --- Leading ------------------------------------------------------------ */
@@ -484,8 +585,8 @@ static void apply_metadata(struct simb_broker *b)
             b->w->n_elections++;
             simb_check_acked(b->w, b, i);
         }
-        simb_broker_fetch(b, i);
     }
+    simb_broker_follow(b);
 }
 
 void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
@@ -520,13 +621,7 @@ void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
         break;
     case SIMB_FETCH_RSP:
     case SIMB_EPOCH_RSP:
-        if (sp->busy && sp->req == m->req) {
-            if (m->type == SIMB_FETCH_RSP) {
-                on_fetch_rsp(b, sp, m);
-            } else {
-                on_epoch_rsp(b, sp, m);
-            }
-        }
+        on_answer(b, sp, m);
         break;
     case SIMB_ALTER_RSP:
         if (sp->alter_req == m->req) {
@@ -564,14 +659,12 @@ void simb_broker_tick(struct simb_broker *b)
     if (check) {
         b->next_isr_check_ms = b->w->now_ms + SIMB_ISR_CHECK_MS;
     }
-    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+    for (int32_t i = 0; check && i < SIMB_PARTITIONS; i++) {
         if (b->parts[i].p != NULL) {
-            if (check) {
-                partition_check_isr(b->parts[i].p, b->w->now_ms);
-            }
-            simb_broker_fetch(b, i);
+            partition_check_isr(b->parts[i].p, b->w->now_ms);
         }
     }
+    simb_broker_follow(b);
 }
 
 /* --- Reading a log back ---------------------------------------------------- */

@@ -700,13 +700,7 @@ static void dispatch(struct simb_world *w, struct simb_event *ev)
         break;
     case SIMB_EV_FETCH:
         if (b->up && ev->incarnation == b->incarnation) {
-            struct simb_part *sp = &b->parts[ev->partition];
-            if (ev->msg.req != 0 && sp->busy && sp->req == ev->msg.req) {
-                sp->busy = false; /* no answer in time */
-            }
-            if (ev->msg.req == 0 || !sp->busy) {
-                simb_broker_fetch(b, ev->partition);
-            }
+            simb_broker_fetcher_tick(b, ev->partition);
         }
         break;
     case SIMB_EV_ALTER_TIMEOUT:
