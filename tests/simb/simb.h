@@ -39,7 +39,8 @@
 #include "controller/plan.h"
 #include "tests/lib/meta_quorum.h"
 
-#define SIMB_BROKERS 3
+#define SIMB_BROKERS 4
+#define SIMB_RF 3
 #define SIMB_PARTITIONS 2
 #define SIMB_MIN_INSYNC 2
 #define SIMB_LAG_MAX_MS 3000
@@ -115,6 +116,7 @@ struct simb_part {
     int64_t sent_req;      /* the request its part went out in; 0: none */
     int32_t sent_epoch;    /* the leader epoch it was sent at */
     int sync_leader;       /* the session waiting for its durability */
+    bool syncing;          /* that wait is out */
     int64_t alter_req;     /* the AlterPartition out, 0: none */
 };
 
@@ -200,6 +202,7 @@ struct simb_world {
     int cut_per_mille;         /* a link between two brokers, per tick */
     int disk_per_mille;        /* a failed sync or write, per tick */
     int ctl_fault_per_mille;   /* a controller killed or cut, per tick */
+    int reassign_per_mille;    /* a partition moved, per tick */
     bool isolated[SIMB_BROKERS];
     bool cut[SIMB_BROKERS][SIMB_BROKERS]; /* broker links down (both
                                            * ways; the controller still
@@ -213,6 +216,7 @@ struct simb_world {
     /* Counts. */
     int n_crashes;
     int n_controller_kills;
+    int n_reassignments;
     int n_disk_faults;
     int n_dir_failed;
     int n_elections;

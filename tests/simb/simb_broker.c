@@ -181,9 +181,7 @@ void simb_broker_start(struct simb_broker *b)
     b->epoch = -1;
     b->uuid.b[1] = (uint8_t)b->incarnation;
     b->uuid.b[2] = (uint8_t)(b->incarnation >> 8);
-    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
-        open_partition(b, i);
-    }
+    /* Its partitions open as the metadata names them (replica_manager). */
 }
 
 /* Frees what a waiting produce request holds (the process died: nobody
@@ -198,21 +196,62 @@ static void drop_waiters(struct partition *p)
     p->n_waiters = 0;
 }
 
+static void drop_partition(struct simb_broker *b, int32_t i)
+{
+    struct partition *p = b->parts[i].p;
+    if (p == NULL) {
+        return;
+    }
+    drop_waiters(p);
+    for (size_t k = 0; k < b->n_pending; k++) {
+        if (b->pending[k] == p->log) { /* its job goes with it */
+            b->pending[k] = b->pending[--b->n_pending];
+            break;
+        }
+    }
+    log_abandon(p->log);
+    producer_state_free(&p->producers);
+    free(p);
+    b->parts[i] = (struct simb_part){0};
+}
+
 static void drop_partitions(struct simb_broker *b)
 {
     for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
-        struct partition *p = b->parts[i].p;
-        if (p == NULL) {
-            continue;
-        }
-        drop_waiters(p);
-        log_abandon(p->log);
-        producer_state_free(&p->producers);
-        free(p);
-        b->parts[i] = (struct simb_part){0};
+        drop_partition(b, i);
     }
     b->n_pending = 0;
     uv_run(&b->loop, UV_RUN_NOWAIT); /* the logs' handles close */
+}
+
+static void unlink_one(void *arg, const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", (const char *)arg, name);
+    (void)io_unlink(path);
+}
+
+/* No longer a replica (a reassignment moved it): the log and its files go,
+ * as replica_manager.c deletes them. */
+static void drive(struct simb_broker *b, int li);
+
+static void remove_partition(struct simb_broker *b, int32_t i)
+{
+    bool syncing = b->parts[i].syncing;
+    int li = b->parts[i].sync_leader;
+    drop_partition(b, i);
+    if (syncing) { /* a closing log tells its waiters (RC_CLOSED) */
+        struct simb_fetcher *f = &b->fetchers[li];
+        f->pending_syncs--;
+        f->errors = true;
+        follower_session_synced(&f->s, f->pending_syncs, f->errors,
+                                b->w->now_ms);
+        drive(b, li);
+    }
+    uv_run(&b->loop, UV_RUN_NOWAIT);
+    char dir[64];
+    snprintf(dir, sizeof dir, "/b%d/t-%d", (int)b->id, (int)i);
+    (void)io_list_dir(dir, unlink_one, dir);
 }
 
 void simb_broker_crash(struct simb_broker *b, bool power_loss)
@@ -384,6 +423,7 @@ static void durable_cb(void *arg, int rc)
 {
     struct simb_part *sp = arg;
     struct simb_fetcher *f = &sp->b->fetchers[sp->sync_leader];
+    sp->syncing = false;
     f->pending_syncs--;
     f->errors |= rc != RC_OK;
     follower_session_synced(&f->s, f->pending_syncs, f->errors,
@@ -402,6 +442,7 @@ static void wait_durable(struct simb_broker *b, struct simb_part *sp, int li)
         return;
     }
     sp->sync_leader = li;
+    sp->syncing = true;
     b->fetchers[li].pending_syncs++;
 }
 
@@ -571,9 +612,15 @@ static void apply_metadata(struct simb_broker *b)
     }
     const struct meta_topic *t = meta_image_topic(&b->img, "t");
     for (int32_t i = 0; t != NULL && i < SIMB_PARTITIONS; i++) {
-        struct partition *p = b->parts[i].p;
         const struct meta_partition *mp = &t->partitions[i];
-        if (p == NULL || !meta_replica_set_contains(&mp->replicas, b->id)) {
+        bool replica = meta_replica_set_contains(&mp->replicas, b->id);
+        if (!replica && b->parts[i].p != NULL) {
+            remove_partition(b, i);
+        } else if (replica && b->parts[i].p == NULL && !b->dir_failed) {
+            open_partition(b, i);
+        }
+        struct partition *p = b->parts[i].p;
+        if (p == NULL || !replica) {
             continue;
         }
         bool was_leader = partition_is_leader(p);

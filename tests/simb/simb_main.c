@@ -59,10 +59,12 @@ int main(void)
         if (one) {
             printf("simb seed=%" PRIu64 " produced=%d refused=%d "
                    "acked=%zu+%zu crashes=%d disk_faults=%d dir_failed=%d "
-                   "controller_kills=%d proposals=%d elections=%d "
+                   "controller_kills=%d reassignments=%d proposals=%d "
+                   "elections=%d "
                    "fetched=%" PRId64 "\n", seed, w.n_produced,
                    w.n_refused, w.n_acks[0], w.n_acks[1], w.n_crashes,
                    w.n_disk_faults, w.n_dir_failed, w.n_controller_kills,
+                   w.n_reassignments,
                    w.q.n_proposals, w.n_elections, w.n_fetched_bytes);
         }
     }

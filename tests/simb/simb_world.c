@@ -333,7 +333,7 @@ static void create_topic(struct simb_world *w)
 {
     struct plan_topic_req rq = {.name = "t",
                                 .num_partitions = SIMB_PARTITIONS,
-                                .replication_factor = SIMB_BROKERS};
+                                .replication_factor = SIMB_RF};
     rq.id.b[0] = 0x7;
     w->topic_id = rq.id;
     struct plan_topic_defaults defaults = {1, 3};
@@ -493,7 +493,7 @@ static void check_agreement(struct simb_world *w, int32_t k)
     static struct held want;
     static struct held got;
     if (lp == NULL) {
-        simb_fail(w, "t-%d is led by broker %d, which is down", (int)k,
+        simb_fail(w, "t-%d is led by broker %d, which does not host it", (int)k,
                   mp->leader);
         return;
     }
@@ -594,9 +594,49 @@ static void heal_controllers(struct simb_world *w)
     }
 }
 
+/* AlterPartitionReassignments: a partition to SIMB_RF brokers picked at
+ * random (its leader may be among those leaving). */
+static void reassign(struct simb_world *w)
+{
+    if (!can_propose(w) || meta_image_topic(simb_ctl(w), "t") == NULL) {
+        return;
+    }
+    int32_t target[SIMB_BROKERS];
+    int32_t skip = 1 + (int32_t)(simb_rand(w) % SIMB_BROKERS);
+    size_t n = 0;
+    for (int32_t id = 1; id <= SIMB_BROKERS && n < SIMB_RF; id++) {
+        if (id != skip) {
+            target[n++] = id;
+        }
+    }
+    for (size_t k = n; k > 1; k--) { /* a random preferred order */
+        size_t j = (size_t)(simb_rand(w) % k);
+        int32_t x = target[k - 1];
+        target[k - 1] = target[j];
+        target[j] = x;
+    }
+    struct plan_reassignment rq = {
+        .topic = "t",
+        .partition = (int32_t)(simb_rand(w) % SIMB_PARTITIONS),
+        .replicas = target,
+        .n_replicas = n};
+    int16_t error = 0;
+    plan_records_clear(&w->out);
+    if (plan_alter_reassignments(simb_ctl(w), &rq, 1, &w->out, &error) ==
+            RC_OK &&
+        error == KAFKA_ERROR_NONE &&
+        commit(w, (struct simb_pending){0})) {
+        w->n_reassignments++;
+        simb_trace(w, "reassign t-%d", (int)rq.partition);
+    }
+}
+
 static void faults(struct simb_world *w)
 {
     controller_faults(w);
+    if (chance(w, w->reassign_per_mille)) {
+        reassign(w);
+    }
     int i = (int)(simb_rand(w) % SIMB_BROKERS);
     struct simb_broker *b = &w->brokers[i];
     if (chance(w, w->crash_per_mille)) {
@@ -740,8 +780,14 @@ static bool settled(struct simb_world *w, char *why, size_t cap)
         snprintf(why, cap, "no topic");
         return false;
     }
+    const struct meta_image *img = simb_ctl(w);
     for (int i = 0; i < SIMB_BROKERS; i++) {
-        const struct meta_broker *mb = meta_image_broker(simb_ctl(w), i + 1);
+        const struct meta_broker *mb = meta_image_broker(img, i + 1);
+        if (w->brokers[i].up && w->brokers[i].img.offset != img->offset) {
+            snprintf(why, cap, "broker %d has not the latest metadata",
+                     i + 1);
+            return false;
+        }
         if (!w->brokers[i].up || mb == NULL || mb->fenced) {
             snprintf(why, cap, "broker %d is %s (epoch %" PRId64 ")", i + 1,
                      !w->brokers[i].up ? "down"
@@ -753,9 +799,11 @@ static bool settled(struct simb_world *w, char *why, size_t cap)
     }
     for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
         const struct meta_partition *mp = &t->partitions[k];
-        if (mp->leader == META_NO_LEADER || mp->isr.n != mp->replicas.n) {
-            snprintf(why, cap, "t-%d: leader %d, %d of %d in the ISR",
-                     (int)k, mp->leader, mp->isr.n, mp->replicas.n);
+        if (mp->leader == META_NO_LEADER || mp->isr.n != mp->replicas.n ||
+            mp->adding.n > 0 || mp->removing.n > 0) {
+            snprintf(why, cap, "t-%d: leader %d, %d of %d in the ISR, %d "
+                     "adding, %d removing", (int)k, mp->leader, mp->isr.n,
+                     mp->replicas.n, mp->adding.n, mp->removing.n);
             return false;
         }
     }
@@ -771,6 +819,7 @@ static void swarm(struct simb_world *w)
     w->cut_per_mille = (int)(simb_rand(w) % 20);
     w->disk_per_mille = (int)(simb_rand(w) % 6);
     w->ctl_fault_per_mille = (int)(simb_rand(w) % 8);
+    w->reassign_per_mille = (int)(simb_rand(w) % 10);
 }
 
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
@@ -820,7 +869,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         }
         if (meta_image_topic(simb_ctl(w), "t") == NULL &&
             simb_ctl(w)->n_brokers == SIMB_BROKERS && w->now_ms > 1000) {
-            create_topic(w); /* once three brokers are unfenced */
+            create_topic(w); /* once every broker is unfenced */
         }
         tick(w, faulty);
         if (settle_from >= 0 && settled(w, unsettled, sizeof unsettled)) {
