@@ -109,7 +109,6 @@ LONG_FUNCTIONS=(
     cli/cmd/elect.c:elect_via:75
     cli/cmd/reassign/reassign.c:cancel:75
     cli/cmd/size/size.c:size_main:85
-    controller/controller.c:start_raft:81
     controller/events.c:op_cause:73
     controller/raft_transport.c:in_step:77
 )
