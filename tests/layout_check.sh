@@ -108,7 +108,6 @@ LONG_FUNCTIONS=(
     broker/metrics.c:broker_metrics_render:79
     cli/cmd/elect.c:elect_via:75
     cli/cmd/reassign/reassign.c:cancel:75
-    cli/cmd/size/size.c:size_main:85
     controller/events.c:op_cause:73
     controller/raft_transport.c:in_step:77
 )
