@@ -105,7 +105,6 @@ PROTOBUF_FILES=(
 LONG_FUNCTIONS=(
     broker/kafka/kafka_fetch.c:fetch_one:73
     broker/log/log_cleaner.c:log_clean_start:77
-    broker/metrics.c:broker_metrics_render:79
     cli/cmd/elect.c:elect_via:75
     cli/cmd/reassign/reassign.c:cancel:75
     controller/events.c:op_cause:73
