@@ -108,7 +108,6 @@ LONG_FUNCTIONS=(
     cli/cmd/elect.c:elect_via:75
     cli/cmd/reassign/reassign.c:cancel:75
     controller/events.c:op_cause:73
-    controller/raft_transport.c:in_step:77
 )
 
 # broker/broker.h is the whole broker (it includes kafka/ and
