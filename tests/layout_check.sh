@@ -93,7 +93,6 @@ PROTOBUF_FILES=(
     controller/handlers_elect.c
     controller/handlers_partitions.c
     controller/handlers_reassign.c
-    cli/client/cluster.c
     cli/client/ctl_client.c
     cli/client/ctl_client.h
     cli/cmd/reassign/reassign.c
