@@ -78,7 +78,6 @@ PROTOBUF_FILES=(
     broker/membership.c
     broker/kafka/kafka_admin.c
     broker/kafka/kafka_alter_configs.c
-    broker/kafka/kafka_configs.c
     broker/kafka/kafka_elect.c
     broker/kafka/kafka_forward.c
     broker/kafka/kafka_forward.h
