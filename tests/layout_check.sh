@@ -81,7 +81,6 @@ PROTOBUF_FILES=(
     broker/kafka/kafka_elect.c
     broker/kafka/kafka_forward.c
     broker/kafka/kafka_forward.h
-    broker/kafka/kafka_handlers.c
     broker/kafka/kafka_partitions.c
     broker/kafka/kafka_reassign.c
     broker/replication/alter_partition.c
