@@ -190,6 +190,11 @@ void kafka_send(struct kafka_request *req, kafka_encode_fn enc,
 void broker_create_topic(struct broker *b, const char *name,
                          int32_t partitions, int32_t rf,
                          const char *const *configs, size_t n_configs);
+/* One CreateTopics call to the active controller for the names (the
+ * defaults for partitions and replication factor), however many a
+ * Metadata request named; fire and forget, as broker_create_topic(). */
+void broker_auto_create_topics(struct broker *b, const char *const *names,
+                               size_t n);
 
 /* The topic name in wire slice s as a C string in buf, or NULL when its
  * bytes break Kafka's rule (meta_topic_name_bytes_valid(): an embedded

@@ -383,30 +383,34 @@ static void signal_cb(uv_signal_t *handle, int signum)
     membership_shutdown(b->membership);
 }
 
-static int start(struct broker *b, const struct config *cfg)
+/* The first of log.dirs into dir (Cairn uses one log dir). */
+static int broker_log_dir(const struct config *cfg,
+                          char dir[LOG_PATH_BYTES_MAX])
 {
-    struct membership_config mc;
-    struct log_config lc;
-    if (build(cfg, &mc, &lc) != RC_OK) {
-        return RC_CONFIG;
-    }
-    char dir[LOG_PATH_BYTES_MAX];
     const char *dirs = config_list(cfg, "log.dirs");
     size_t len = strcspn(dirs, ",");
-    if (len == 0 || len >= sizeof dir) {
+    if (len == 0 || len >= LOG_PATH_BYTES_MAX) {
         fprintf(stderr, "cairn-broker: log.dirs: expected a directory\n");
         return RC_CONFIG;
     }
     memcpy(dir, dirs, len);
     dir[len] = '\0';
+    return RC_OK;
+}
+
+/* The throttles and the replica manager, which opens the logs in dir. */
+static int start_partitions(struct broker *b, const struct config *cfg,
+                            int32_t broker_id, const struct log_config *lc,
+                            const char *dir)
+{
     struct topic_config_values topic_defaults;
     if (!broker_topic_defaults(cfg, &topic_defaults)) {
         return RC_CONFIG;
     }
     struct replica_manager_config rc = {
-        .broker_id = mc.broker_id,
+        .broker_id = broker_id,
         .log_dir = dir,
-        .log = lc,
+        .log = *lc,
         .sync_before_ack = config_bool(cfg, "log.sync.before.ack"),
         .unsafe_fsync_failure_ignore =
             config_bool(cfg, "unsafe.fsync.failure.ignore"),
@@ -448,8 +452,15 @@ static int start(struct broker *b, const struct config *cfg)
                    "(a switch for benchmarks only)");
     }
     replica_manager_start_timers(&b->partitions);
+    return RC_OK;
+}
+
+/* replica.fetch.* and friends: the fetchers that follow the leaders. */
+static int start_followers(struct broker *b, const struct config *cfg,
+                           int32_t broker_id)
+{
     struct follower_config fc = {
-        .self = mc.broker_id,
+        .self = broker_id,
         .wait_max_ms = config_int(cfg, "replica.fetch.wait.max.ms"),
         .partition_max_bytes = config_int(cfg, "replica.fetch.max.bytes"),
         .response_max_bytes =
@@ -463,20 +474,19 @@ static int start(struct broker *b, const struct config *cfg)
             config_long(cfg, "replica.socket.timeout.ms") +
             config_int(cfg, "replica.fetch.wait.max.ms"),
         .throttle = &b->follower_throttle};
-    rv = follower_start(&b->fetchers, b->loop, &b->partitions, &fc,
-                        &b->tracer);
+    int rv = follower_start(&b->fetchers, b->loop, &b->partitions, &fc,
+                            &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
         return rv;
     }
-    b->id = mc.broker_id;
-    b->fetch_verify_crc = config_bool(cfg, "log.fetch.verify.crc");
-    if (!b->fetch_verify_crc) {
-        TRACE_WARN(&b->tracer, "log.fetch.verify.crc=false: fetched batches "
-                   "are sent without their CRC checked (a switch for "
-                   "benchmarks only)");
-    }
-    b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
+    return RC_OK;
+}
+
+/* offsets.* and group.*: the group coordinator. */
+static int start_coordinator(struct broker *b, const struct config *cfg,
+                             int32_t broker_id)
+{
     struct coordinator_config cc = {
         .offsets_partitions = config_int(cfg, "offsets.topic.num.partitions"),
         .offsets_replication_factor =
@@ -495,21 +505,28 @@ static int start(struct broker *b, const struct config *cfg)
         config_long(cfg, "offsets.retention.minutes") * 60000;
     cc.group.sweep_interval_ms =
         config_long(cfg, "offsets.retention.check.interval.ms");
-    cc.group.member_id_seed = ((uint64_t)(uint32_t)mc.broker_id << 32) ^
+    cc.group.member_id_seed = ((uint64_t)(uint32_t)broker_id << 32) ^
                               (uint64_t)uv_hrtime();
     struct coordinator_answers answers = {
         .join_done = kafka_group_join_done,
         .sync_done = kafka_group_sync_done,
         .commit_done = kafka_group_commit_done};
-    rv = coordinator_start(&b->coordinator, b, &cc, &answers);
+    int rv = coordinator_start(&b->coordinator, b, &cc, &answers);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: cannot start: %s\n", rc_str(rv));
         return rv;
     }
+    return RC_OK;
+}
+
+/* The Kafka listener, with its connection limits. */
+static int start_kafka(struct broker *b, const struct config *cfg,
+                       const struct membership_config *mc)
+{
     long long per_ip = config_long(cfg, "max.connections.per.ip");
     struct kafka_server_config kcfg = {
-        .host = mc.endpoint.host,
-        .port = mc.endpoint.port,
+        .host = mc->endpoint.host,
+        .port = mc->endpoint.port,
         .max_connections = (size_t)config_int(cfg, "max.connections"),
         .max_connections_per_ip =
             per_ip >= INT32_MAX ? 0 : (size_t)per_ip, /* Kafka's "none" */
@@ -517,32 +534,79 @@ static int start(struct broker *b, const struct config *cfg)
         .queued_max_bytes =
             (size_t)config_long(cfg, "queued.max.request.bytes"),
     };
-    rv = kafka_server_start(&b->kafka, b->loop, &kcfg,
-                            kafka_handlers_request, b, &b->tracer);
+    int rv = kafka_server_start(&b->kafka, b->loop, &kcfg,
+                                kafka_handlers_request, b, &b->tracer);
     if (rv != RC_OK) {
         fprintf(stderr, "cairn-broker: listeners=%s:%d: %s\n",
-                mc.endpoint.host, mc.endpoint.port, rc_str(rv));
+                mc->endpoint.host, mc->endpoint.port, rc_str(rv));
         return rv;
     }
     kafka_forward_start(b);
+    return RC_OK;
+}
+
+/* metrics.port: the HTTP metrics, events and groups, when asked for. The
+ * broker's work goes on without them, so a failure is only logged. */
+static void start_metrics(struct broker *b, const struct config *cfg,
+                          const struct membership_config *mc)
+{
     int metrics_port = config_int(cfg, "metrics.port");
-    if (metrics_port > 0) {
-        int bound = 0;
-        rv = http_metrics_start(&b->metrics, b->loop, mc.endpoint.host,
+    if (metrics_port <= 0) {
+        return;
+    }
+    int bound = 0;
+    int rv = http_metrics_start(&b->metrics, b->loop, mc->endpoint.host,
                                 metrics_port, broker_metrics_render, b,
                                 &b->tracer, &bound);
-        if (rv != RC_OK) { /* the broker's work goes on without them */
-            TRACE_WARN(&b->tracer, "metrics.port=%d: %s; no metrics",
-                       metrics_port, rc_str(rv));
-        } else {
-            snprintf(b->events_source, sizeof b->events_source,
-                     "broker-%d", (int)mc.broker_id);
-            http_metrics_events(b->metrics, &b->events, b->events_source);
-            rv = http_metrics_route(b->metrics, "/groups", "application/json",
-                                    broker_groups_render, b);
-            ASSERT(rv == RC_OK); /* the first of HTTP_METRICS_ROUTES_MAX */
-        }
+    if (rv != RC_OK) {
+        TRACE_WARN(&b->tracer, "metrics.port=%d: %s; no metrics",
+                   metrics_port, rc_str(rv));
+        return;
     }
+    snprintf(b->events_source, sizeof b->events_source, "broker-%d",
+             (int)mc->broker_id);
+    http_metrics_events(b->metrics, &b->events, b->events_source);
+    rv = http_metrics_route(b->metrics, "/groups", "application/json",
+                            broker_groups_render, b);
+    ASSERT(rv == RC_OK); /* the first of HTTP_METRICS_ROUTES_MAX */
+}
+
+static int start(struct broker *b, const struct config *cfg)
+{
+    struct membership_config mc;
+    struct log_config lc;
+    if (build(cfg, &mc, &lc) != RC_OK) {
+        return RC_CONFIG;
+    }
+    char dir[LOG_PATH_BYTES_MAX];
+    if (broker_log_dir(cfg, dir) != RC_OK) {
+        return RC_CONFIG;
+    }
+    int rv = start_partitions(b, cfg, mc.broker_id, &lc, dir);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    rv = start_followers(b, cfg, mc.broker_id);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    b->id = mc.broker_id;
+    b->fetch_verify_crc = config_bool(cfg, "log.fetch.verify.crc");
+    if (!b->fetch_verify_crc) {
+        TRACE_WARN(&b->tracer, "log.fetch.verify.crc=false: fetched batches "
+                   "are sent without their CRC checked (a switch for "
+                   "benchmarks only)");
+    }
+    b->auto_create_topics = config_bool(cfg, "auto.create.topics.enable");
+    rv = start_coordinator(b, cfg, mc.broker_id);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    rv = start_kafka(b, cfg, &mc);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    start_metrics(b, cfg, &mc);
     rv = membership_start(&b->membership, b->loop, &mc, &b->tracer,
                           image_cb, done_cb, b);
     if (rv != RC_OK) {

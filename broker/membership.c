@@ -551,6 +551,42 @@ int membership_call_active(struct membership *m, const uint8_t *req,
 
 /* --- Timer, start, stop -------------------------------------------------- */
 
+size_t membership_producer_ids_request(int32_t broker_id,
+                                       int64_t broker_epoch, uint8_t *buf,
+                                       size_t cap)
+{
+    Cairn__AllocateProducerIdsRequest ap =
+        CAIRN__ALLOCATE_PRODUCER_IDS_REQUEST__INIT;
+    ap.has_broker_id = ap.has_broker_epoch = true;
+    ap.broker_id = broker_id;
+    ap.broker_epoch = broker_epoch;
+    Cairn__Request cr = CAIRN__REQUEST__INIT;
+    cr.body_case = CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS;
+    cr.allocate_producer_ids = &ap;
+    size_t len = cairn__request__get_packed_size(&cr);
+    ASSERT(len <= cap);
+    cairn__request__pack(&cr, buf);
+    return len;
+}
+
+bool membership_producer_ids_granted(const uint8_t *resp, size_t len,
+                                     int64_t *start, int64_t *n)
+{
+    Cairn__Response *r = cairn__response__unpack(NULL, len, resp);
+    const Cairn__AllocateProducerIdsResponse *blk =
+        r != NULL ? r->allocate_producer_ids : NULL;
+    bool granted =
+        blk != NULL && r->error_code == 0 && blk->producer_id_len > 0;
+    if (granted) {
+        *start = blk->producer_id_start;
+        *n = blk->producer_id_len;
+    }
+    if (r != NULL) {
+        cairn__response__free_unpacked(r, NULL);
+    }
+    return granted;
+}
+
 static void tick_cb(uv_timer_t *handle)
 {
     struct membership *m = handle->data;

@@ -74,6 +74,18 @@ MUST_CHECK int membership_call_active(struct membership *m,
 void membership_refresh(struct membership *m);
 
 const struct meta_image *membership_image(const struct membership *m);
+/* The AllocateProducerIds request of broker broker_id at broker_epoch,
+ * packed into buf (cap bytes, which it must fit) for
+ * membership_call_active(); returns its length. */
+size_t membership_producer_ids_request(int32_t broker_id,
+                                       int64_t broker_epoch, uint8_t *buf,
+                                       size_t cap);
+/* The block of producer ids [*start, *start + *n) that resp, a packed
+ * answer to that request, grants; false when it grants none (an error,
+ * an empty block, or bytes that do not parse). */
+bool membership_producer_ids_granted(const uint8_t *resp, size_t len,
+                                     int64_t *start, int64_t *n);
+
 /* True once this incarnation is registered and a metadata fetch reached
  * both its registration record and the controller's end of the log, as
  * a KRaft broker waits to catch up before it serves: the image then

@@ -121,6 +121,38 @@ static void consumer_lag(struct writer *w, struct broker *b)
     }
 }
 
+/* Each hosted partition's log end offset and, for those led here, its
+ * high watermark. */
+static void partition_offsets(struct writer *w,
+                              const struct replica_manager *ps)
+{
+    http_metrics_family(w, "kafka_log_log_logendoffset", "gauge",
+                        "each hosted partition's log end offset");
+    char labels[META_TOPIC_NAME_BYTES_MAX + 64];
+    for (size_t i = 0; i < ps->n; i++) {
+        const struct partition *p = ps->parts[i];
+        if (p->log == NULL) {
+            continue;
+        }
+        snprintf(labels, sizeof labels, "topic=\"%s\",partition=\"%d\"",
+                 p->topic, (int)p->id);
+        http_metrics_sample(w, "kafka_log_log_logendoffset", labels,
+                            (double)log_end_offset(p->log));
+    }
+    http_metrics_family(w, "cairn_partition_high_watermark", "gauge",
+                        "each partition led here: its high watermark");
+    for (size_t i = 0; i < ps->n; i++) {
+        const struct partition *p = ps->parts[i];
+        if (!partition_is_leader(p)) {
+            continue;
+        }
+        snprintf(labels, sizeof labels, "topic=\"%s\",partition=\"%d\"",
+                 p->topic, (int)p->id);
+        http_metrics_sample(w, "cairn_partition_high_watermark", labels,
+                            (double)p->hw);
+    }
+}
+
 void broker_metrics_render(void *arg, struct writer *w)
 {
     struct broker *b = arg;
@@ -175,31 +207,7 @@ void broker_metrics_render(void *arg, struct writer *w)
             (double)ps->host.replication_bytes_in);
     sync_times(w, ps);
     consumer_lag(w, b);
-    http_metrics_family(w, "kafka_log_log_logendoffset", "gauge",
-                        "each hosted partition's log end offset");
-    char labels[META_TOPIC_NAME_BYTES_MAX + 64];
-    for (size_t i = 0; i < ps->n; i++) {
-        const struct partition *p = ps->parts[i];
-        if (p->log == NULL) {
-            continue;
-        }
-        snprintf(labels, sizeof labels, "topic=\"%s\",partition=\"%d\"",
-                 p->topic, (int)p->id);
-        http_metrics_sample(w, "kafka_log_log_logendoffset", labels,
-                            (double)log_end_offset(p->log));
-    }
-    http_metrics_family(w, "cairn_partition_high_watermark", "gauge",
-                        "each partition led here: its high watermark");
-    for (size_t i = 0; i < ps->n; i++) {
-        const struct partition *p = ps->parts[i];
-        if (!partition_is_leader(p)) {
-            continue;
-        }
-        snprintf(labels, sizeof labels, "topic=\"%s\",partition=\"%d\"",
-                 p->topic, (int)p->id);
-        http_metrics_sample(w, "cairn_partition_high_watermark", labels,
-                            (double)p->hw);
-    }
+    partition_offsets(w, ps);
 }
 
 /* A slice as a JSON string (NUL-terminated copy, cut at 1 KiB). */

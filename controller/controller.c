@@ -407,6 +407,56 @@ static void metadata_dir_failed(void *arg, const char *what, int status)
     _exit(CONTROLLER_EXIT_METADATA_DIR_FAILED);
 }
 
+/* The libraft I/O: our transport between the voters, libraft's libuv
+ * storage in metadata.log.dir. */
+static int open_raft_io(struct controller *c)
+{
+    struct raft_transport_config tcfg = {
+        .secret = c->cfg.raft_secret,
+        .voters = c->cfg.raft_voters,
+        .n_voters = c->cfg.n_voters,
+    };
+    int rv = raft_transport_init(&c->transport, c->loop, &tcfg, c->tracer);
+    if (rv != RC_OK) {
+        TRACE_ERROR(c->tracer, "raft transport: %s (the secret must be %d "
+                    "to %d characters, every voter's address must resolve)",
+                    rc_str(rv), RAFT_TRANSPORT_SECRET_BYTES_MIN,
+                    RAFT_TRANSPORT_SECRET_BYTES_MAX);
+        return rv;
+    }
+    if (raft_uv_init(&c->io, c->loop, c->cfg.metadata_dir, &c->transport) !=
+        0) {
+        TRACE_ERROR(c->tracer, "raft I/O set-up failed for %s in %s",
+                    c->raft_address, c->cfg.metadata_dir);
+        raft_transport_free(&c->transport);
+        return RC_IO;
+    }
+    return RC_OK;
+}
+
+/* A first start writes the configured voters as the cluster's first
+ * configuration; a later one finds a log and bootstraps nothing. */
+static int bootstrap_voters(struct controller *c)
+{
+    struct raft_configuration conf;
+    raft_configuration_init(&conf);
+    for (size_t i = 0; i < c->cfg.n_voters; i++) {
+        char address[META_HOST_BYTES_MAX + 8];
+        addr_format(&c->cfg.raft_voters[i].addr, address, sizeof address);
+        int rv = raft_configuration_add(&conf,
+                                        (raft_id)c->cfg.raft_voters[i].id,
+                                        address, RAFT_VOTER);
+        ASSERT(rv == 0);
+    }
+    int rv = raft_bootstrap(&c->raft, &conf);
+    raft_configuration_close(&conf);
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+        TRACE_ERROR(c->tracer, "raft_bootstrap: %s", raft_strerror(rv));
+        return RC_IO;
+    }
+    return RC_OK;
+}
+
 static int start_raft(struct controller *c)
 {
     const struct addr_voter *me = NULL;
@@ -427,25 +477,9 @@ static int start_raft(struct controller *c)
                     c->cfg.metadata_dir);
         return rv;
     }
-    struct raft_transport_config tcfg = {
-        .secret = c->cfg.raft_secret,
-        .voters = c->cfg.raft_voters,
-        .n_voters = c->cfg.n_voters,
-    };
-    rv = raft_transport_init(&c->transport, c->loop, &tcfg, c->tracer);
+    rv = open_raft_io(c);
     if (rv != RC_OK) {
-        TRACE_ERROR(c->tracer, "raft transport: %s (the secret must be %d "
-                    "to %d characters, every voter's address must resolve)",
-                    rc_str(rv), RAFT_TRANSPORT_SECRET_BYTES_MIN,
-                    RAFT_TRANSPORT_SECRET_BYTES_MAX);
         return rv;
-    }
-    if (raft_uv_init(&c->io, c->loop, c->cfg.metadata_dir, &c->transport) !=
-        0) {
-        TRACE_ERROR(c->tracer, "raft I/O set-up failed for %s in %s",
-                    c->raft_address, c->cfg.metadata_dir);
-        raft_transport_free(&c->transport);
-        return RC_IO;
     }
     raft_io_guard_init(&c->guard, &c->io, c->cfg.metadata_dir,
                        metadata_dir_failed, c);
@@ -456,20 +490,9 @@ static int start_raft(struct controller *c)
         return RC_IO;
     }
     raft_io_guard_bind(&c->guard);
-    struct raft_configuration conf;
-    raft_configuration_init(&conf);
-    for (size_t i = 0; i < c->cfg.n_voters; i++) {
-        char address[META_HOST_BYTES_MAX + 8];
-        addr_format(&c->cfg.raft_voters[i].addr, address, sizeof address);
-        rv = raft_configuration_add(&conf, (raft_id)c->cfg.raft_voters[i].id,
-                                    address, RAFT_VOTER);
-        ASSERT(rv == 0);
-    }
-    rv = raft_bootstrap(&c->raft, &conf);
-    raft_configuration_close(&conf);
-    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
-        TRACE_ERROR(c->tracer, "raft_bootstrap: %s", raft_strerror(rv));
-        return RC_IO;
+    rv = bootstrap_voters(c);
+    if (rv != RC_OK) {
+        return rv;
     }
     unsigned election = (unsigned)c->cfg.election_timeout_ms;
     raft_set_election_timeout(&c->raft, election);

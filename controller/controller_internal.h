@@ -93,6 +93,9 @@ bool handlers_run(struct controller *c, struct ctl_op *op);
 /* handlers.c: answers op once its records are committed and applied. */
 void handlers_committed(struct controller *c, struct ctl_op *op,
                         const struct fsm_result *result);
+/* handlers.c: the cause of the changes op's request makes, for the
+ * events (controller/events.c); op->req is not NULL. */
+void handlers_request_cause(const struct ctl_op *op, char *out, size_t cap);
 /* handlers.c: requests any controller answers at once. */
 void handlers_metadata_fetch(struct controller *c, struct rpc_conn *conn,
                              uint64_t correlation_id,

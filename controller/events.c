@@ -14,10 +14,12 @@
 #include "common/meta/meta.h"
 #include "common/trace.h"
 #include "controller/controller_internal.h"
-#include "controller/plan_elect.h"
 
 #define EVENT_LINE_MAX 400
 
+/* The rule that caused op's changes: an internal duty's, or its
+ * request's (described by controller/handlers.c, which reads the
+ * protobuf). */
 static void op_cause(const struct controller *c, const struct ctl_op *op,
                      char *out, size_t cap)
 {
@@ -37,61 +39,7 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
         snprintf(out, cap, "electing leaders where there are none");
         return;
     }
-    const Cairn__BrokerHeartbeatRequest *hb = op->req->broker_heartbeat;
-    switch (op->req->body_case) {
-    case CAIRN__REQUEST__BODY_BROKER_REGISTRATION:
-        snprintf(out, cap, "broker %d registered",
-                 (int)op->req->broker_registration->broker_id);
-        break;
-    case CAIRN__REQUEST__BODY_BROKER_HEARTBEAT:
-        if (hb->want_fence && hb->n_offline_log_dirs > 0) {
-            snprintf(out, cap, "broker %d asked to be fenced: its log dir "
-                     "%s is offline", (int)hb->broker_id,
-                     hb->offline_log_dirs[0]);
-        } else if (hb->want_shut_down) {
-            snprintf(out, cap, "broker %d asked for a controlled shutdown",
-                     (int)hb->broker_id);
-        } else if (hb->want_fence) {
-            snprintf(out, cap, "broker %d asked to be fenced",
-                     (int)hb->broker_id);
-        } else {
-            snprintf(out, cap, "broker %d caught up with the metadata at "
-                     "offset %lld", (int)hb->broker_id,
-                     (long long)hb->current_metadata_offset);
-        }
-        break;
-    case CAIRN__REQUEST__BODY_CREATE_TOPICS:
-        snprintf(out, cap, "CreateTopics");
-        break;
-    case CAIRN__REQUEST__BODY_DELETE_TOPICS:
-        snprintf(out, cap, "DeleteTopics");
-        break;
-    case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
-        snprintf(out, cap, "CreatePartitions");
-        break;
-    case CAIRN__REQUEST__BODY_ALTER_PARTITION:
-        snprintf(out, cap, "AlterPartition from leader %d",
-                 (int)op->req->alter_partition->broker_id);
-        break;
-    case CAIRN__REQUEST__BODY_ELECT_LEADERS:
-        snprintf(out, cap, op->req->elect_leaders->election_type ==
-                                   PLAN_ELECTION_UNCLEAN
-                               ? "unclean leader election: ElectLeaders"
-                               : "preferred leader restored: ElectLeaders");
-        break;
-    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
-        snprintf(out, cap, "AlterConfigs");
-        break;
-    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
-        snprintf(out, cap, "AlterPartitionReassignments");
-        break;
-    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
-        snprintf(out, cap, "UnregisterBroker");
-        break;
-    default:
-        snprintf(out, cap, "request %d", (int)op->req->body_case);
-        break;
-    }
+    handlers_request_cause(op, out, cap);
 }
 
 char *controller_events(const struct controller *c, const struct ctl_op *op,

@@ -11,6 +11,7 @@
 #include "common/kafka/kafka_error.h"
 #include "common/meta/meta_codec.h"
 #include "common/rc.h"
+#include "controller/plan_elect.h"
 
 bool handlers_propose(struct controller *c, struct ctl_op *op,
                       struct plan_records *recs)
@@ -404,6 +405,66 @@ bool handlers_run(struct controller *c, struct ctl_op *op)
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown request");
         return false;
+    }
+}
+
+void handlers_request_cause(const struct ctl_op *op, char *out, size_t cap)
+{
+    ASSERT(op->req != NULL);
+    const Cairn__BrokerHeartbeatRequest *hb = op->req->broker_heartbeat;
+    switch (op->req->body_case) {
+    case CAIRN__REQUEST__BODY_BROKER_REGISTRATION:
+        snprintf(out, cap, "broker %d registered",
+                 (int)op->req->broker_registration->broker_id);
+        break;
+    case CAIRN__REQUEST__BODY_BROKER_HEARTBEAT:
+        if (hb->want_fence && hb->n_offline_log_dirs > 0) {
+            snprintf(out, cap, "broker %d asked to be fenced: its log dir "
+                     "%s is offline", (int)hb->broker_id,
+                     hb->offline_log_dirs[0]);
+        } else if (hb->want_shut_down) {
+            snprintf(out, cap, "broker %d asked for a controlled shutdown",
+                     (int)hb->broker_id);
+        } else if (hb->want_fence) {
+            snprintf(out, cap, "broker %d asked to be fenced",
+                     (int)hb->broker_id);
+        } else {
+            snprintf(out, cap, "broker %d caught up with the metadata at "
+                     "offset %lld", (int)hb->broker_id,
+                     (long long)hb->current_metadata_offset);
+        }
+        break;
+    case CAIRN__REQUEST__BODY_CREATE_TOPICS:
+        snprintf(out, cap, "CreateTopics");
+        break;
+    case CAIRN__REQUEST__BODY_DELETE_TOPICS:
+        snprintf(out, cap, "DeleteTopics");
+        break;
+    case CAIRN__REQUEST__BODY_CREATE_PARTITIONS:
+        snprintf(out, cap, "CreatePartitions");
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_PARTITION:
+        snprintf(out, cap, "AlterPartition from leader %d",
+                 (int)op->req->alter_partition->broker_id);
+        break;
+    case CAIRN__REQUEST__BODY_ELECT_LEADERS:
+        snprintf(out, cap, op->req->elect_leaders->election_type ==
+                                   PLAN_ELECTION_UNCLEAN
+                               ? "unclean leader election: ElectLeaders"
+                               : "preferred leader restored: ElectLeaders");
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_CONFIGS:
+        snprintf(out, cap, "AlterConfigs");
+        break;
+    case CAIRN__REQUEST__BODY_ALTER_REASSIGNMENTS:
+        snprintf(out, cap, "AlterPartitionReassignments");
+        break;
+    case CAIRN__REQUEST__BODY_UNREGISTER_BROKER:
+        snprintf(out, cap, "UnregisterBroker");
+        break;
+    default:
+        snprintf(out, cap, "request %d", (int)op->req->body_case);
+        break;
     }
 }
 

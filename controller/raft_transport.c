@@ -322,10 +322,40 @@ static int hand_over(struct inbound *in, raft_id id, const char *address)
     return RC_OK;
 }
 
+/* The whole hello in in->buf: a voter that holds the secret gets its
+ * connection handed to libraft, which reads messages from then on. */
+static const char *in_hello(struct inbound *in)
+{
+    struct rt *rt = in->rt;
+    const uint8_t *p = in->buf;
+    raft_id id = get_le64(p + 8);
+    size_t len = (size_t)get_le64(p + 16);
+    char address[RT__ADDRESS_MAX + 1];
+    memcpy(address, p + RT__HELLO_FIXED, len);
+    address[len] = '\0';
+    const struct rt_voter *v = voter(rt, id);
+    uint8_t mac[RAFT_TRANSPORT_MAC_BYTES];
+    raft_transport_mac(rt->secret, in->challenge + RT__MAGIC_BYTES, id,
+                       address, len, mac);
+    if (CRYPTO_memcmp(mac, p + RT__HELLO_FIXED + len, sizeof mac) != 0) {
+        return "wrong MAC (not a holder of the Raft secret)";
+    }
+    if (v == NULL || strlen(address) != len ||
+        strcmp(v->address, address) != 0) {
+        return "not a configured voter";
+    }
+    if (hand_over(in, id, v->address) != RC_OK) {
+        return "cannot hand the connection to Raft";
+    }
+    in->stage = IN_PREAMBLE;
+    in->have = 0;
+    in->need = RAFT_GUARD_PREAMBLE_BYTES;
+    return in_reserve(in, in->need) == RC_OK ? NULL : "out of memory";
+}
+
 /* in->buf holds what in->stage waited for: check it, move on. */
 static const char *in_step(struct inbound *in)
 {
-    struct rt *rt = in->rt;
     const uint8_t *p = in->buf;
     switch (in->stage) {
     case IN_HELLO_FIXED: {
@@ -338,31 +368,8 @@ static const char *in_step(struct inbound *in)
         in->need = RT__HELLO_FIXED + (size_t)len + RAFT_TRANSPORT_MAC_BYTES;
         return in_reserve(in, in->need) == RC_OK ? NULL : "out of memory";
     }
-    case IN_HELLO_REST: {
-        raft_id id = get_le64(p + 8);
-        size_t len = (size_t)get_le64(p + 16);
-        char address[RT__ADDRESS_MAX + 1];
-        memcpy(address, p + RT__HELLO_FIXED, len);
-        address[len] = '\0';
-        const struct rt_voter *v = voter(rt, id);
-        uint8_t mac[RAFT_TRANSPORT_MAC_BYTES];
-        raft_transport_mac(rt->secret, in->challenge + RT__MAGIC_BYTES, id,
-                           address, len, mac);
-        if (CRYPTO_memcmp(mac, p + RT__HELLO_FIXED + len, sizeof mac) != 0) {
-            return "wrong MAC (not a holder of the Raft secret)";
-        }
-        if (v == NULL || strlen(address) != len ||
-            strcmp(v->address, address) != 0) {
-            return "not a configured voter";
-        }
-        if (hand_over(in, id, v->address) != RC_OK) {
-            return "cannot hand the connection to Raft";
-        }
-        in->stage = IN_PREAMBLE;
-        in->have = 0;
-        in->need = RAFT_GUARD_PREAMBLE_BYTES;
-        return in_reserve(in, in->need) == RC_OK ? NULL : "out of memory";
-    }
+    case IN_HELLO_REST:
+        return in_hello(in);
     case IN_PREAMBLE:
         if (raft_guard_preamble(p, &in->type, &in->header_len) != RC_OK) {
             return "malformed message preamble";

@@ -23,7 +23,6 @@
 #include "common/limits.h"
 #include "common/rc.h"
 #include "common/topic_config.h"
-#include "rpc.pb-c.h"
 
 /* Kafka's ConfigSource values. */
 #define CONFIG_SOURCE_DYNAMIC_TOPIC 1
@@ -418,23 +417,17 @@ static void block_cb(void *arg, int rc, const uint8_t *payload, size_t len)
 {
     struct pid_wait *pw = arg;
     struct broker *b = pw->b;
-    Cairn__Response *resp = rc == RC_OK
-                                ? cairn__response__unpack(NULL, len, payload)
-                                : NULL;
-    const Cairn__AllocateProducerIdsResponse *blk =
-        resp != NULL ? resp->allocate_producer_ids : NULL;
-    if (blk != NULL && resp->error_code == 0 && blk->producer_id_len > 0) {
+    int64_t start = 0, n = 0;
+    if (rc == RC_OK &&
+        membership_producer_ids_granted(payload, len, &start, &n)) {
         if (b->producer_id_next >= b->producer_id_end) {
-            b->producer_id_next = blk->producer_id_start;
-            b->producer_id_end = blk->producer_id_start + blk->producer_id_len;
+            b->producer_id_next = start;
+            b->producer_id_end = start + n;
         }
         answer_pid(b, pw->req, KAFKA_ERROR_NONE);
     } else {
         /* Retriable: the producer asks again. */
         answer_pid(b, pw->req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);
-    }
-    if (resp != NULL) {
-        cairn__response__free_unpacked(resp, NULL);
     }
     free(pw);
 }
@@ -471,18 +464,9 @@ void kafka_handle_init_producer_id(struct broker *b, struct kafka_request *req)
         answer_pid(b, req, KAFKA_ERROR_NONE);
         return;
     }
-    Cairn__AllocateProducerIdsRequest ap =
-        CAIRN__ALLOCATE_PRODUCER_IDS_REQUEST__INIT;
-    ap.has_broker_id = ap.has_broker_epoch = true;
-    ap.broker_id = b->id;
-    ap.broker_epoch = membership_epoch(b->membership);
-    Cairn__Request cr = CAIRN__REQUEST__INIT;
-    cr.body_case = CAIRN__REQUEST__BODY_ALLOCATE_PRODUCER_IDS;
-    cr.allocate_producer_ids = &ap;
     uint8_t buf[64];
-    size_t len = cairn__request__get_packed_size(&cr);
-    ASSERT(len <= sizeof buf);
-    cairn__request__pack(&cr, buf);
+    size_t len = membership_producer_ids_request(
+        b->id, membership_epoch(b->membership), buf, sizeof buf);
     struct pid_wait *pw = malloc(sizeof *pw);
     if (pw == NULL) {
         answer_pid(b, req, KAFKA_ERROR_COORDINATOR_NOT_AVAILABLE);

@@ -132,6 +132,36 @@ static void verify(struct fetch_wait *w, struct partition *p,
     span->bytes = v.intact_bytes;
 }
 
+/* The partition led here that in asks to read, in *out, or the
+ * ErrorCode that says why it may not be read. */
+static int16_t fetch_partition(struct fetch_wait *w, struct slice topic,
+                               const struct kafka_FetchPartition *in,
+                               struct partition **out)
+{
+    if (slice_is_null(topic)) {
+        return KAFKA_ERROR_UNKNOWN_TOPIC_ID;
+    }
+    struct partition *p = broker_partition(w->b, topic, in->PartitionIndex);
+    if (p == NULL || !partition_is_leader(p)) {
+        return broker_not_leader_error(w->b, topic, in->PartitionIndex);
+    }
+    if (w->b->partitions.dir_failed) { /* the broker is on its way out */
+        return KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+    }
+    if (in->CurrentLeaderEpoch >= 0 &&
+        in->CurrentLeaderEpoch != p->leader_epoch) {
+        return in->CurrentLeaderEpoch < p->leader_epoch
+                   ? KAFKA_ERROR_FENCED_LEADER_EPOCH
+                   : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    }
+    if (w->rq.ReplicaId >= 0 &&
+        !meta_replica_set_contains(&p->replicas, w->rq.ReplicaId)) {
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    }
+    *out = p;
+    return KAFKA_ERROR_NONE;
+}
+
 /* One partition's answer; the span it reads goes in out->records_arg.
  * Only the first partition with data (first) may exceed the budget. */
 static void fetch_one(struct fetch_wait *w, struct slice topic,
@@ -146,31 +176,12 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
         .AbortedTransactionsCnt = -1, .PreferredReadReplica = -1,
         .RecordsBytes = 0}; /* errors carry an empty record set, as
                              * Kafka's do: librdkafka refuses null */
-    if (slice_is_null(topic)) {
-        out->ErrorCode = KAFKA_ERROR_UNKNOWN_TOPIC_ID;
-        return;
-    }
-    struct partition *p = broker_partition(w->b, topic, in->PartitionIndex);
-    if (p == NULL || !partition_is_leader(p)) {
-        out->ErrorCode = broker_not_leader_error(w->b, topic,
-                                                 in->PartitionIndex);
-        return;
-    }
-    if (w->b->partitions.dir_failed) { /* the broker is on its way out */
-        out->ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
-        return;
-    }
-    if (in->CurrentLeaderEpoch >= 0 && in->CurrentLeaderEpoch != p->leader_epoch) {
-        out->ErrorCode = in->CurrentLeaderEpoch < p->leader_epoch
-                             ? KAFKA_ERROR_FENCED_LEADER_EPOCH
-                             : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    struct partition *p = NULL;
+    out->ErrorCode = fetch_partition(w, topic, in, &p);
+    if (out->ErrorCode != KAFKA_ERROR_NONE) {
         return;
     }
     bool replica = w->rq.ReplicaId >= 0;
-    if (replica && !meta_replica_set_contains(&p->replicas, w->rq.ReplicaId)) {
-        out->ErrorCode = KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-        return;
-    }
     out->HighWatermark = p->hw;
     out->LastStableOffset = p->hw;
     out->LogStartOffset = log_start_offset(p->log);

@@ -12,7 +12,6 @@
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
-#include "rpc.pb-c.h"
 
 typedef void (*kafka_handler_fn)(struct broker *b, struct kafka_request *req);
 
@@ -201,89 +200,6 @@ void kafka_handlers_request(void *arg, struct kafka_request *req)
 static int enc_metadata(struct writer *w, int16_t v, const void *r)
 {
     return kafka_metadata_response_encode(w, v, r);
-}
-
-/* Asks the controller to create a topic a client named (fire and forget:
- * the client retries Metadata until it has a leader). */
-static void auto_create_cb(void *arg, int rc, const uint8_t *resp, size_t len)
-{
-    (void)arg;
-    (void)rc;
-    (void)resp;
-    (void)len;
-}
-
-/* One CreateTopics call to the active controller for ts[0..n). */
-static int call_create_topics(struct broker *b, Cairn__CreatableTopic **ts,
-                              size_t n)
-{
-    Cairn__CreateTopicsRequest ct = CAIRN__CREATE_TOPICS_REQUEST__INIT;
-    ct.n_topics = n;
-    ct.topics = ts;
-    Cairn__Request req = CAIRN__REQUEST__INIT;
-    req.body_case = CAIRN__REQUEST__BODY_CREATE_TOPICS;
-    req.create_topics = &ct;
-    size_t len = cairn__request__get_packed_size(&req);
-    uint8_t *buf = malloc(len);
-    if (buf == NULL) {
-        return RC_NOMEM;
-    }
-    cairn__request__pack(&req, buf);
-    int rv = membership_call_active(b->membership, buf, len, 10000,
-                                    auto_create_cb, NULL);
-    free(buf); /* the call keeps its own copy */
-    return rv;
-}
-
-void broker_create_topic(struct broker *b, const char *name,
-                         int32_t partitions, int32_t rf,
-                         const char *const *configs, size_t n_configs)
-{
-    Cairn__CreatableTopic t = CAIRN__CREATABLE_TOPIC__INIT;
-    t.name = (char *)(uintptr_t)name;
-    t.has_num_partitions = t.has_replication_factor = true;
-    t.num_partitions = partitions;
-    t.replication_factor = rf;
-    Cairn__ConfigRecord cr[BROKER_CREATE_CONFIGS_MAX];
-    Cairn__ConfigRecord *crs[BROKER_CREATE_CONFIGS_MAX];
-    ASSERT(n_configs <= BROKER_CREATE_CONFIGS_MAX);
-    for (size_t i = 0; i < n_configs; i++) {
-        cairn__config_record__init(&cr[i]);
-        cr[i].name = (char *)(uintptr_t)configs[2 * i];
-        cr[i].value = (char *)(uintptr_t)configs[2 * i + 1];
-        crs[i] = &cr[i];
-    }
-    t.n_configs = n_configs;
-    t.configs = n_configs > 0 ? crs : NULL;
-    Cairn__CreatableTopic *ts[] = {&t};
-    if (call_create_topics(b, ts, 1) == RC_OK) {
-        TRACE_INFO(&b->tracer, "topic=%s auto-created on first use", name);
-    }
-}
-
-/* One CreateTopics call to the controller for the names (the defaults
- * for partitions and replication factor), however many a Metadata
- * request named. */
-static void auto_create(struct broker *b, const char *const *names, size_t n)
-{
-    Cairn__CreatableTopic *ts = calloc(n, sizeof *ts);
-    Cairn__CreatableTopic **ptrs = calloc(n, sizeof *ptrs);
-    if (ts != NULL && ptrs != NULL) {
-        for (size_t i = 0; i < n; i++) {
-            cairn__creatable_topic__init(&ts[i]);
-            ts[i].name = (char *)(uintptr_t)names[i];
-            ts[i].has_num_partitions = ts[i].has_replication_factor = true;
-            ts[i].num_partitions = -1;
-            ts[i].replication_factor = -1;
-            ptrs[i] = &ts[i];
-        }
-        if (call_create_topics(b, ptrs, n) == RC_OK) {
-            TRACE_INFO(&b->tracer, "topic=%s auto-created on first use%s",
-                       names[0], n > 1 ? " (with others)" : "");
-        }
-    }
-    free(ptrs);
-    free(ts);
 }
 
 static int metadata_brokers(struct broker *b, struct arena *a,
@@ -493,7 +409,7 @@ static int metadata_topics(struct broker *b, const struct kafka_MetadataRequest
             .TopicAuthorizedOperations = INT32_MIN};
     }
     if (n_create > 0) {
-        auto_create(b, create, n_create);
+        broker_auto_create_topics(b, create, n_create);
     }
     resp->Topics = ts;
     resp->TopicsCnt = (int32_t)n;

@@ -600,22 +600,11 @@ static void job_free_cb(uv_handle_t *h)
     job_free(h->data);
 }
 
-int log_clean_start(struct log *l, const struct log_clean_config *c,
-                    int64_t now_ms, int64_t hw,
-                    const int64_t *producer_last, size_t n_producer_last,
-                    log_clean_cb cb, void *arg)
+/* A job over l's first n segments, each pinned and given the path of
+ * its cleaned copy, with its buffers, key map and inflater. */
+static int job_new(struct log *l, const struct log_clean_config *c, size_t n,
+                   size_t first_dirty, struct log_clean_job **out)
 {
-    if (l->cleaning != NULL || l->closing) {
-        return RC_FULL;
-    }
-    size_t n = 0, first_dirty = 0;
-    int64_t clean = 0, dirty = 0;
-    bool lag_due = false;
-    clean_range(l, c, now_ms, hw, &n, &first_dirty, &clean, &dirty,
-                &lag_due);
-    if (dirty == 0) {
-        return RC_NOT_FOUND;
-    }
     struct log_clean_job *job = calloc(1, sizeof *job);
     if (job == NULL) {
         return RC_NOMEM;
@@ -646,6 +635,31 @@ int log_clean_start(struct log *l, const struct log_clean_config *c,
     }
     if (rv != RC_OK) {
         job_free(job);
+        return rv;
+    }
+    *out = job;
+    return RC_OK;
+}
+
+int log_clean_start(struct log *l, const struct log_clean_config *c,
+                    int64_t now_ms, int64_t hw,
+                    const int64_t *producer_last, size_t n_producer_last,
+                    log_clean_cb cb, void *arg)
+{
+    if (l->cleaning != NULL || l->closing) {
+        return RC_FULL;
+    }
+    size_t n = 0, first_dirty = 0;
+    int64_t clean = 0, dirty = 0;
+    bool lag_due = false;
+    clean_range(l, c, now_ms, hw, &n, &first_dirty, &clean, &dirty,
+                &lag_due);
+    if (dirty == 0) {
+        return RC_NOT_FOUND;
+    }
+    struct log_clean_job *job = NULL;
+    int rv = job_new(l, c, n, first_dirty, &job);
+    if (rv != RC_OK) {
         return rv;
     }
     job->log = l;

@@ -11,19 +11,19 @@
 #include "common/rc.h"
 
 static void take_info(struct cluster_controller *c,
-                      const Cairn__ControllerInfo *info)
+                      const struct ctl_describe *d)
 {
-    cli_printable(info->raft_role != NULL ? info->raft_role : "?", c->role,
+    cli_printable(d->raft_role != NULL ? d->raft_role : "?", c->role,
                   sizeof c->role);
-    c->term = info->term;
-    c->leader = info->leader_id;
-    c->applied = info->applied_index;
-    c->active = info->active;
-    if (info->has_node_id && info->node_id != c->id) {
+    c->term = d->term;
+    c->leader = d->leader_id;
+    c->applied = d->applied_index;
+    c->active = d->active;
+    if (d->has_node_id && d->node_id != c->id) {
         snprintf(c->error, sizeof c->error,
                  "answers as node %" PRId32 ", not %" PRId32
                  " (check --controllers)",
-                 info->node_id, c->id);
+                 d->node_id, c->id);
     }
 }
 
@@ -43,16 +43,16 @@ static bool better_source(const struct cluster_controller *a,
 
 /* Decodes controller i's image; keeps it if it beats the current one. */
 static int take_image(struct cluster_view *v, size_t i,
-                      const Cairn__DescribeClusterResponse *dc)
+                      const struct ctl_describe *d)
 {
     struct cluster_controller *c = &v->ctls[i];
-    if (!dc->has_image) {
+    if (!d->has_image) {
         snprintf(c->error, sizeof c->error, "sent no metadata image");
         return RC_OK;
     }
     struct meta_image img;
     meta_image_init(&img);
-    int rv = meta_codec_decode_image(dc->image.data, dc->image.len, &img);
+    int rv = meta_codec_decode_image(d->image, d->image_len, &img);
     if (rv != RC_OK) {
         snprintf(c->error, sizeof c->error,
                  "its metadata image does not "
@@ -74,32 +74,29 @@ static int take_image(struct cluster_view *v, size_t i,
 }
 
 static int take_reply(struct cluster_view *v, size_t i,
-                      const struct ctl_reply *r)
+                      const struct ctl_describe *d)
 {
     struct cluster_controller *c = &v->ctls[i];
-    if (r->rc != RC_OK) {
-        ctl_client_describe_rc(r->rc, CLI_CALL_TIMEOUT_MS, c->error,
+    if (d->rc != RC_OK) {
+        ctl_client_describe_rc(d->rc, CLI_CALL_TIMEOUT_MS, c->error,
                                sizeof c->error);
         return RC_OK;
     }
-    const Cairn__Response *resp = r->resp;
-    if (resp->has_error_code && resp->error_code != KAFKA_ERROR_NONE) {
-        int16_t code = (int16_t)resp->error_code;
+    if (d->has_error) {
         snprintf(c->error, sizeof c->error, "answered %s: %s",
-                 kafka_error_name(code),
-                 cli_kafka_error_text(code, resp->error_message));
+                 kafka_error_name(d->error_code),
+                 cli_kafka_error_text(d->error_code, d->error_message));
         return RC_OK;
     }
-    if (resp->body_case != CAIRN__RESPONSE__BODY_DESCRIBE_CLUSTER ||
-        resp->describe_cluster->controller == NULL) {
+    if (!d->described) {
         snprintf(c->error, sizeof c->error,
                  "unexpected answer to "
                  "DescribeCluster");
         return RC_OK;
     }
     c->reachable = true;
-    take_info(c, resp->describe_cluster->controller);
-    return take_image(v, i, resp->describe_cluster);
+    take_info(c, d);
+    return take_image(v, i, d);
 }
 
 int cluster_describe(struct ctl_client *cc, struct cluster_view *v)
@@ -114,18 +111,16 @@ int cluster_describe(struct ctl_client *cc, struct cluster_view *v)
         snprintf(v->ctls[i].address, sizeof v->ctls[i].address, "%s",
                  cc->addrs[i]);
     }
-    Cairn__DescribeClusterRequest dc = CAIRN__DESCRIBE_CLUSTER_REQUEST__INIT;
-    Cairn__Request req = CAIRN__REQUEST__INIT;
-    req.body_case = CAIRN__REQUEST__BODY_DESCRIBE_CLUSTER;
-    req.describe_cluster = &dc;
     struct ctl_reply replies[CONTROLLER_VOTERS_MAX];
-    int rv = ctl_client_call_all(cc, &req, CLI_CALL_TIMEOUT_MS, replies);
+    int rv = ctl_client_describe_all(cc, CLI_CALL_TIMEOUT_MS, replies);
     if (rv != RC_OK) {
         return rv;
     }
     for (size_t i = 0; i < v->n_ctls; i++) {
         if (rv == RC_OK) {
-            rv = take_reply(v, i, &replies[i]);
+            struct ctl_describe d;
+            ctl_reply_describe(&replies[i], &d);
+            rv = take_reply(v, i, &d);
         }
         ctl_reply_free(&replies[i]);
     }

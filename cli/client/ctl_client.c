@@ -233,6 +233,46 @@ int ctl_client_call_all(struct ctl_client *cc, const Cairn__Request *req,
     return RC_OK;
 }
 
+int ctl_client_describe_all(struct ctl_client *cc, uint64_t timeout_ms,
+                            struct ctl_reply *out)
+{
+    Cairn__DescribeClusterRequest dc = CAIRN__DESCRIBE_CLUSTER_REQUEST__INIT;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_DESCRIBE_CLUSTER;
+    req.describe_cluster = &dc;
+    return ctl_client_call_all(cc, &req, timeout_ms, out);
+}
+
+void ctl_reply_describe(const struct ctl_reply *r, struct ctl_describe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rc = r->rc;
+    if (r->rc != RC_OK) {
+        return;
+    }
+    const Cairn__Response *resp = r->resp;
+    out->has_error =
+        resp->has_error_code && resp->error_code != KAFKA_ERROR_NONE;
+    out->error_code = (int16_t)resp->error_code;
+    out->error_message = resp->error_message;
+    if (resp->body_case != CAIRN__RESPONSE__BODY_DESCRIBE_CLUSTER ||
+        resp->describe_cluster->controller == NULL) {
+        return;
+    }
+    const Cairn__ControllerInfo *info = resp->describe_cluster->controller;
+    out->described = true;
+    out->raft_role = info->raft_role;
+    out->has_node_id = info->has_node_id;
+    out->node_id = info->node_id;
+    out->term = info->term;
+    out->leader_id = info->leader_id;
+    out->applied_index = info->applied_index;
+    out->active = info->active;
+    out->has_image = resp->describe_cluster->has_image;
+    out->image = resp->describe_cluster->image.data;
+    out->image_len = resp->describe_cluster->image.len;
+}
+
 /* --- Calling the active controller -------------------------------------- */
 
 /* Where one attempt of ctl_client_call_active leaves the search. */

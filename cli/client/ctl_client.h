@@ -11,6 +11,7 @@
 #ifndef CAIRN_CLI_CTL_CLIENT_H
 #define CAIRN_CLI_CTL_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -63,6 +64,36 @@ MUST_CHECK int ctl_client_call_all(struct ctl_client *cc,
                                    struct ctl_reply *out);
 
 void ctl_reply_free(struct ctl_reply *r);
+
+/* One controller's answer to DescribeCluster, read out of its reply by
+ * ctl_reply_describe(). Strings and image bytes are borrowed from the
+ * reply: valid until ctl_reply_free(). */
+struct ctl_describe {
+    int rc;                    /* the exchange's; RC_OK: it answered */
+    bool has_error;            /* it answered with an error code ... */
+    int16_t error_code;        /* ... this one */
+    const char *error_message; /* may be NULL */
+    bool described;            /* a DescribeCluster answer, with its info */
+    const char *raft_role;     /* may be NULL */
+    bool has_node_id;
+    int32_t node_id;
+    int64_t term;
+    int32_t leader_id;
+    int64_t applied_index;
+    bool active;
+    bool has_image;
+    const uint8_t *image; /* a packed MetaImage */
+    size_t image_len;
+};
+
+/* Sends DescribeCluster to every controller at once, as
+ * ctl_client_call_all() does. */
+MUST_CHECK int ctl_client_describe_all(struct ctl_client *cc,
+                                       uint64_t timeout_ms,
+                                       struct ctl_reply *out);
+
+/* Reads r, an answer to ctl_client_describe_all(), into out. */
+void ctl_reply_describe(const struct ctl_reply *r, struct ctl_describe *out);
 
 /* Sends req to the active controller: first the last known one, then,
  * on NOT_CONTROLLER, the controller it names (or, when it names none, the

@@ -150,6 +150,33 @@ static int report(const struct kafka_ElectLeadersResponse *resp, bool all)
     return rc;
 }
 
+/* Every partition of topic, 0 to n - 1, in a new *list. 0, or
+ * CLI_EXIT_FAILED (said why). */
+static int all_partitions(struct kafka_client *kc, const char *topic,
+                          int32_t **list, int32_t *n)
+{
+    *n = partition_count(kc, topic);
+    if (*n < 0) {
+        cli_error("Metadata of %s: %s", topic, kc->error);
+        return CLI_EXIT_FAILED;
+    }
+    if (*n == 0) {
+        cli_error("%s: UNKNOWN_TOPIC_OR_PARTITION: %s", topic,
+                  cli_kafka_error_text(KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION,
+                                       NULL));
+        return CLI_EXIT_FAILED;
+    }
+    *list = calloc((size_t)*n, sizeof **list);
+    if (*list == NULL) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILED;
+    }
+    for (int32_t p = 0; p < *n; p++) {
+        (*list)[p] = p;
+    }
+    return 0;
+}
+
 /* The election through kc; the exit code. */
 static int elect_via(struct kafka_client *kc, const struct elect_opts *o)
 {
@@ -165,24 +192,9 @@ static int elect_via(struct kafka_client *kc, const struct elect_opts *o)
         t.Partitions = ids;
         t.PartitionsCnt = 1;
     } else if (o->topic != NULL) {
-        int32_t n = partition_count(kc, o->topic);
-        if (n < 0) {
-            cli_error("Metadata of %s: %s", o->topic, kc->error);
+        int32_t n = 0;
+        if (all_partitions(kc, o->topic, &list, &n) != 0) {
             return CLI_EXIT_FAILED;
-        }
-        if (n == 0) {
-            cli_error("%s: UNKNOWN_TOPIC_OR_PARTITION: %s", o->topic,
-                      cli_kafka_error_text(
-                          KAFKA_ERROR_UNKNOWN_TOPIC_OR_PARTITION, NULL));
-            return CLI_EXIT_FAILED;
-        }
-        list = calloc((size_t)n, sizeof *list);
-        if (list == NULL) {
-            cli_error("out of memory");
-            return CLI_EXIT_FAILED;
-        }
-        for (int32_t p = 0; p < n; p++) {
-            list[p] = p;
         }
         t.Partitions = list;
         t.PartitionsCnt = n;

@@ -283,17 +283,20 @@ static void print_moves(const Cairn__ListReassignmentsResponse *lr)
     }
 }
 
-static int cancel(struct ctl_client *cc, const char *topic, int32_t partition)
+/* The reassignments in progress, or only topic-partition's when topic
+ * is given, as plan's moves. CLI_EXIT_OK, or CLI_EXIT_FAILED (said
+ * why). */
+static int ongoing(struct ctl_client *cc, const char *topic,
+                   int32_t partition, struct reassign_plan *plan)
 {
     Cairn__Response *resp = list(cc);
     if (resp == NULL) {
         return CLI_EXIT_FAILED;
     }
     const Cairn__ListReassignmentsResponse *lr = resp->list_reassignments;
-    struct reassign_plan plan = {0};
     size_t n = lr != NULL ? lr->n_reassignments : 0;
-    plan.moves = calloc(n + 1, sizeof *plan.moves);
-    if (plan.moves == NULL) {
+    plan->moves = calloc(n + 1, sizeof *plan->moves);
+    if (plan->moves == NULL) {
         cairn__response__free_unpacked(resp, NULL);
         cli_error("reassign: out of memory");
         return CLI_EXIT_FAILED;
@@ -305,11 +308,20 @@ static int cancel(struct ctl_client *cc, const char *topic, int32_t partition)
             (strcmp(topic, name) != 0 || partition != o->partition)) {
             continue;
         }
-        snprintf(plan.moves[plan.n].topic, sizeof plan.moves[0].topic, "%s",
-                 name);
-        plan.moves[plan.n++].partition = o->partition;
+        snprintf(plan->moves[plan->n].topic, sizeof plan->moves[0].topic,
+                 "%s", name);
+        plan->moves[plan->n++].partition = o->partition;
     }
     cairn__response__free_unpacked(resp, NULL);
+    return CLI_EXIT_OK;
+}
+
+static int cancel(struct ctl_client *cc, const char *topic, int32_t partition)
+{
+    struct reassign_plan plan = {0};
+    if (ongoing(cc, topic, partition, &plan) != CLI_EXIT_OK) {
+        return CLI_EXIT_FAILED;
+    }
     if (plan.n == 0) {
         printf("no reassignment in progress%s\n",
                topic != NULL ? " for that partition" : "");

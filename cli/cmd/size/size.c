@@ -111,6 +111,46 @@ static int from_topic(const char *controllers, const char *topic,
     return 0;
 }
 
+/* bytes = size x rate x ms x rf / 1000 across the cluster, per broker
+ * and with headroom% free, printed. 0, or the exit code. */
+static int print_sizes(int64_t message_bytes, int64_t rate, uint64_t ms,
+                       const char *retention, int32_t rf, int32_t brokers,
+                       int32_t headroom)
+{
+    /* Every product is checked for overflow. */
+    uint64_t per_s = 0, copies = 0, total_ms = 0;
+    if (__builtin_mul_overflow((uint64_t)message_bytes, (uint64_t)rate,
+                               &per_s) ||
+        __builtin_mul_overflow(per_s, (uint64_t)rf, &copies) ||
+        __builtin_mul_overflow(copies, ms, &total_ms)) {
+        cli_error("size: %" PRId64 " bytes x %" PRId64 "/s x %s x RF %d "
+                  "does not fit in 64 bits",
+                  message_bytes, rate, retention, (int)rf);
+        return 1;
+    }
+    uint64_t total = total_ms / 1000;
+    uint64_t per_broker = (total + (uint64_t)brokers - 1) / (uint64_t)brokers;
+    /* per_broker / (1 - headroom): what leaves headroom% free. */
+    uint64_t with_room = 0;
+    if (__builtin_mul_overflow(per_broker, (uint64_t)100, &with_room)) {
+        cli_error("size: the per-broker figure does not fit in 64 bits "
+                  "with headroom");
+        return 1;
+    }
+    with_room = (with_room + (uint64_t)(100 - headroom) - 1) /
+                (uint64_t)(100 - headroom);
+    printf("%" PRId64 "-byte messages at %" PRId64 "/s kept %s (%" PRIu64
+           " s) at replication factor %d:\n",
+           message_bytes, rate, retention, ms / 1000, (int)rf);
+    print_line("across the cluster", total, "");
+    char tail[64];
+    snprintf(tail, sizeof tail, " on each of %d brokers", (int)brokers);
+    print_line("per broker", per_broker, tail);
+    snprintf(tail, sizeof tail, " per broker, %d%% left free", (int)headroom);
+    print_line("with headroom", with_room, tail);
+    return 0;
+}
+
 int size_main(int argc, char **argv, const char *controllers)
 {
     int64_t message_bytes = 0, rate = 0, sample_ms = 5000;
@@ -164,36 +204,6 @@ int size_main(int argc, char **argv, const char *controllers)
         snprintf(retention_text, sizeof retention_text, "%" PRIu64 " ms", ms);
         retention = retention_text;
     }
-    /* bytes = size x rate x ms x rf / 1000, every step checked. */
-    uint64_t per_s = 0, copies = 0, total_ms = 0;
-    if (__builtin_mul_overflow((uint64_t)message_bytes, (uint64_t)rate,
-                               &per_s) ||
-        __builtin_mul_overflow(per_s, (uint64_t)rf, &copies) ||
-        __builtin_mul_overflow(copies, ms, &total_ms)) {
-        cli_error("size: %" PRId64 " bytes x %" PRId64 "/s x %s x RF %d "
-                  "does not fit in 64 bits",
-                  message_bytes, rate, retention, (int)rf);
-        return 1;
-    }
-    uint64_t total = total_ms / 1000;
-    uint64_t per_broker = (total + (uint64_t)brokers - 1) / (uint64_t)brokers;
-    /* per_broker / (1 - headroom): what leaves headroom% free. */
-    uint64_t with_room = 0;
-    if (__builtin_mul_overflow(per_broker, (uint64_t)100, &with_room)) {
-        cli_error("size: the per-broker figure does not fit in 64 bits "
-                  "with headroom");
-        return 1;
-    }
-    with_room = (with_room + (uint64_t)(100 - headroom) - 1) /
-                (uint64_t)(100 - headroom);
-    printf("%" PRId64 "-byte messages at %" PRId64 "/s kept %s (%" PRIu64
-           " s) at replication factor %d:\n",
-           message_bytes, rate, retention, ms / 1000, (int)rf);
-    print_line("across the cluster", total, "");
-    char tail[64];
-    snprintf(tail, sizeof tail, " on each of %d brokers", (int)brokers);
-    print_line("per broker", per_broker, tail);
-    snprintf(tail, sizeof tail, " per broker, %d%% left free", (int)headroom);
-    print_line("with headroom", with_room, tail);
-    return 0;
+    return print_sizes(message_bytes, rate, ms, retention, rf, brokers,
+                       headroom);
 }
