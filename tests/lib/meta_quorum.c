@@ -120,7 +120,7 @@ int meta_quorum_init(struct meta_quorum *q, unsigned snapshot_every)
         raft_set_snapshot_threshold(raft_fixture_get(&q->raft, i),
                                     snapshot_every);
         raft_set_snapshot_trailing(raft_fixture_get(&q->raft, i),
-                                   snapshot_every / 4 + 1);
+                                   snapshot_every);
     }
     return rv == 0 && raft_fixture_start(&q->raft) == 0 ? RC_OK : RC_IO;
 }
@@ -185,6 +185,17 @@ bool meta_quorum_propose(struct meta_quorum *q,
     q->cb_arg = arg;
     q->n_proposals++;
     return true;
+}
+
+int meta_quorum_unavailable(struct meta_quorum *q)
+{
+    for (unsigned i = 0; i < META_QUORUM_N; i++) {
+        if (raft_fixture_alive(&q->raft, i) &&
+            raft_state(raft_fixture_get(&q->raft, i)) == RAFT_UNAVAILABLE) {
+            return (int)i;
+        }
+    }
+    return -1;
 }
 
 bool meta_quorum_caught_up(struct meta_quorum *q)

@@ -65,6 +65,9 @@ const struct meta_image *meta_quorum_image(const struct meta_quorum *q,
 bool meta_quorum_propose(struct meta_quorum *q,
                          const struct plan_records *out, meta_quorum_cb cb,
                          void *arg);
+/* A live controller libraft has stopped (RAFT_UNAVAILABLE: a handler
+ * of its failed), or -1. Nothing brings it back. */
+int meta_quorum_unavailable(struct meta_quorum *q);
 /* Every controller has applied what the leader has. */
 bool meta_quorum_caught_up(struct meta_quorum *q);
 /* Controllers that applied the same index hold the same image, byte for

@@ -771,6 +771,12 @@ static void dispatch(struct simb_world *w, struct simb_event *ev)
  * ISR, and that leader holding every acknowledged record. */
 static bool settled(struct simb_world *w, char *why, size_t cap)
 {
+    int stopped = meta_quorum_unavailable(&w->q);
+    if (stopped >= 0) {
+        snprintf(why, cap, "libraft stopped controller %d (RAFT_UNAVAILABLE)",
+                 stopped);
+        return false;
+    }
     if (meta_quorum_leader(&w->q) < 0 || !meta_quorum_caught_up(&w->q)) {
         snprintf(why, cap, "the controllers have no leader or lag it");
         return false;

@@ -38,6 +38,9 @@
 #define SIMCTL_HEARTBEAT_MS 500  /* broker.heartbeat.interval.ms */
 #define SIMCTL_TICK_MS 50        /* the driver's step */
 #define SIMCTL_RUN_MS 60000      /* faults and traffic */
+#ifndef SIMCTL_SNAPSHOT_EVERY
+#define SIMCTL_SNAPSHOT_EVERY 64 /* entries between Raft snapshots */
+#endif
 #define SIMCTL_SETTLE_MS 60000   /* then, healed, until everything is led */
 #define SIMCTL_EPOCHS_MAX 4096   /* (partition, leader epoch) seen */
 

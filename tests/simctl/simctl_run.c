@@ -435,6 +435,12 @@ static void brokers_step(struct simctl *s, int *last_leader)
 static bool settled(struct simctl *s, char *why, size_t cap)
 {
     int l = leader(s);
+    int stopped = meta_quorum_unavailable(&s->q);
+    if (stopped >= 0) {
+        snprintf(why, cap, "libraft stopped controller %d (RAFT_UNAVAILABLE)",
+                 stopped);
+        return false;
+    }
     if (l < 0 || s->q.in_flight) {
         snprintf(why, cap, l < 0 ? "no leader" : "a proposal is out");
         return false;
@@ -493,7 +499,7 @@ bool simctl_run(struct simctl *s, uint64_t seed, bool trace_on)
                                                .epoch = -1};
         s->brokers[k].incarnation.b[15] = (uint8_t)(k + 1);
     }
-    if (meta_quorum_init(&s->q, 64) != RC_OK) {
+    if (meta_quorum_init(&s->q, SIMCTL_SNAPSHOT_EVERY) != RC_OK) {
         snprintf(s->why, sizeof s->why, "the fixture did not start");
         s->failed = true;
     }
