@@ -220,8 +220,10 @@ asan: deps-check
 bench: deps-check
 	@$(MAKE) --no-print-directory BUILD=build/release OPT="-O2 -g" bench-run
 
-bench-run: $(BENCH_BIN) $(BINS)
+bench-run: $(BENCH_BIN) $(BINS) $(SIMB_BIN) $(SIMCTL_BIN)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
+	@set -e; for b in $(SIMB_BIN) $(SIMCTL_BIN); do echo "== $$b"; \
+	    SEEDS=500 SEED_BASE=1 $$b | tail -1; done
 
 # libFuzzer, built by clang with ASan + UBSan into build/fuzz/ whatever
 # BUILD is, on four targets, each for FUZZ_SECONDS: the Kafka request

@@ -69,6 +69,11 @@ int main(void)
            "alters=%ld\n", count, dt, dt > 0 ? (double)count / dt : 0.0,
            proposals, kills, crashes, alters);
     printf("sim_controllers: %d passed, %d failed\n", passed, failed);
+    /* The floor: whole-cluster seeds at 10 a second or more. */
+    double rate = dt > 0 ? (double)count / dt : 0.0;
+    printf("RESULT bench=sim_controllers seeds=%" PRIu64 " seconds=%.2f seeds_per_s=%.1f "
+           "floor=10 ratio=%.1f met=%s\n", count, dt, rate, rate / 10.0,
+           rate >= 10.0 ? "yes" : "no");
     if (env_u64("SIMCTL_EXPECT_CAUGHT", 0) != 0) {
         printf("sim_controllers: control %s\n",
                failed > 0 ? "caught" : "NOT caught");
