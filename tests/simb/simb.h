@@ -110,13 +110,25 @@ struct simb_event {
 
 struct simb_world;
 
+#define SIMB_WAITS_MAX 8
+
+struct simb_part;
+
+/* One durability wait a follower session counts on (leader li). */
+struct simb_wait {
+    struct simb_part *sp;
+    int li;
+};
+
 struct simb_part {
     struct simb_broker *b;
     struct partition *p;
     int64_t sent_req;      /* the request its part went out in; 0: none */
     int32_t sent_epoch;    /* the leader epoch it was sent at */
-    int sync_leader;       /* the session waiting for its durability */
-    bool syncing;          /* that wait is out */
+    /* Its durability waits out, each counted by the session that asked
+     * (leadership can move while one is out). */
+    struct simb_wait *waits[SIMB_WAITS_MAX];
+    int n_waits;
     int64_t alter_req;     /* the AlterPartition out, 0: none */
 };
 

@@ -203,6 +203,9 @@ static void drop_partition(struct simb_broker *b, int32_t i)
         return;
     }
     drop_waiters(p);
+    for (int k = 0; k < b->parts[i].n_waits; k++) {
+        free(b->parts[i].waits[k]); /* the log drops them, uncalled */
+    }
     for (size_t k = 0; k < b->n_pending; k++) {
         if (b->pending[k] == p->log) { /* its job goes with it */
             b->pending[k] = b->pending[--b->n_pending];
@@ -237,16 +240,19 @@ static void drive(struct simb_broker *b, int li);
 
 static void remove_partition(struct simb_broker *b, int32_t i)
 {
-    bool syncing = b->parts[i].syncing;
-    int li = b->parts[i].sync_leader;
+    int li[SIMB_WAITS_MAX];
+    int n = b->parts[i].n_waits;
+    for (int k = 0; k < n; k++) {
+        li[k] = b->parts[i].waits[k]->li;
+    }
     drop_partition(b, i);
-    if (syncing) { /* a closing log tells its waiters (RC_CLOSED) */
-        struct simb_fetcher *f = &b->fetchers[li];
+    for (int k = 0; k < n; k++) { /* a closing log tells its waiters */
+        struct simb_fetcher *f = &b->fetchers[li[k]];
         f->pending_syncs--;
         f->errors = true;
         follower_session_synced(&f->s, f->pending_syncs, f->errors,
                                 b->w->now_ms);
-        drive(b, li);
+        drive(b, li[k]);
     }
     uv_run(&b->loop, UV_RUN_NOWAIT);
     char dir[64];
@@ -421,14 +427,22 @@ void simb_broker_fetcher_tick(struct simb_broker *b, int li)
 
 static void durable_cb(void *arg, int rc)
 {
-    struct simb_part *sp = arg;
-    struct simb_fetcher *f = &sp->b->fetchers[sp->sync_leader];
-    sp->syncing = false;
+    struct simb_wait *wt = arg;
+    struct simb_part *sp = wt->sp;
+    int li = wt->li;
+    for (int k = 0; k < sp->n_waits; k++) {
+        if (sp->waits[k] == wt) {
+            sp->waits[k] = sp->waits[--sp->n_waits];
+            break;
+        }
+    }
+    free(wt);
+    struct simb_fetcher *f = &sp->b->fetchers[li];
     f->pending_syncs--;
     f->errors |= rc != RC_OK;
     follower_session_synced(&f->s, f->pending_syncs, f->errors,
                             sp->b->w->now_ms);
-    drive(sp->b, sp->sync_leader);
+    drive(sp->b, li);
 }
 
 /* A follower's fetch offset counts towards the leader's HW: what it
@@ -436,13 +450,23 @@ static void durable_cb(void *arg, int rc)
 static void wait_durable(struct simb_broker *b, struct simb_part *sp, int li)
 {
     struct partition *p = sp->p;
-    if (log_durable_end_offset(p->log) >= log_end_offset(p->log) ||
-        log_wait_durable(p->log, log_end_offset(p->log), durable_cb, sp) !=
-            RC_OK) {
+    if (log_durable_end_offset(p->log) >= log_end_offset(p->log)) {
         return;
     }
-    sp->sync_leader = li;
-    sp->syncing = true;
+    struct simb_wait *wt = malloc(sizeof *wt);
+    if (wt == NULL || sp->n_waits == SIMB_WAITS_MAX) {
+        free(wt);
+        simb_fail(b->w, "broker %d: more than %d durability waits on t-%d",
+                  (int)b->id, SIMB_WAITS_MAX, (int)p->id);
+        return;
+    }
+    *wt = (struct simb_wait){sp, li};
+    if (log_wait_durable(p->log, log_end_offset(p->log), durable_cb, wt) !=
+        RC_OK) {
+        free(wt);
+        return;
+    }
+    sp->waits[sp->n_waits++] = wt;
     b->fetchers[li].pending_syncs++;
 }
 
