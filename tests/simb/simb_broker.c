@@ -303,6 +303,17 @@ static bool follows(const struct simb_broker *b, const struct partition *p,
            log_failure(p->log) == RC_OK && !b->dir_failed;
 }
 
+/* A fetch offset counts towards the leader's HW, so a partition whose
+ * log end is not yet durable is left out of a Fetch (follower.c's
+ * fetch_offset_durable(); its sync may have been asked for by a session
+ * with an earlier leader). */
+static bool may_fetch(const struct simb_broker *b, const struct partition *p,
+                      int li)
+{
+    return follows(b, p, li, PARTITION_FOLLOW_FETCH) &&
+           log_durable_end_offset(p->log) >= log_end_offset(p->log);
+}
+
 static enum follower_want wanted(const struct simb_broker *b, int li)
 {
     enum follower_want want = FOLLOWER_WANT_NOTHING;
@@ -311,7 +322,7 @@ static enum follower_want wanted(const struct simb_broker *b, int li)
         if (follows(b, p, li, PARTITION_FOLLOW_TRUNCATE)) {
             return FOLLOWER_WANT_EPOCHS;
         }
-        if (follows(b, p, li, PARTITION_FOLLOW_FETCH)) {
+        if (may_fetch(b, p, li)) {
             want = FOLLOWER_WANT_FETCH;
         }
     }
@@ -333,8 +344,8 @@ static void send_request(struct simb_broker *b, int li, bool fetch)
     for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
         struct simb_part *sp = &b->parts[i];
         struct partition *p = sp->p;
-        if (!follows(b, p, li, fetch ? PARTITION_FOLLOW_FETCH
-                                     : PARTITION_FOLLOW_TRUNCATE)) {
+        if (fetch ? !may_fetch(b, p, li)
+                  : !follows(b, p, li, PARTITION_FOLLOW_TRUNCATE)) {
             continue;
         }
         struct simb_msg m = {.type = fetch ? SIMB_FETCH : SIMB_EPOCH,
