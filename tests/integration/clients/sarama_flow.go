@@ -331,8 +331,19 @@ func modern(boot []string, topic string) {
 	if err := waitLeaders(client, topic); err != nil {
 		fatal("leaders of "+topic, err)
 	}
-	topics, err := admin.ListTopics()
-	d, found := topics[topic]
+	// ListTopics asks any broker; one that is not the one CreateTopic went
+	// through may take a moment to hold the new topic, as in Kafka.
+	var topics map[string]sarama.TopicDetail
+	var d sarama.TopicDetail
+	found := false
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		topics, err = admin.ListTopics()
+		d, found = topics[topic]
+		if (err == nil && found) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	check("ClusterAdmin.ListTopics lists it with 2 partitions, 3 replicas",
 		err == nil && found && d.NumPartitions == nPartitions &&
 			d.ReplicationFactor == 3, "%v %v %+v", err, found, d)
