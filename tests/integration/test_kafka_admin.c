@@ -58,47 +58,17 @@ static void start(void)
     start_with(NULL);
 }
 
-typedef int (*encode_fn)(struct writer *w, int16_t v, const void *req);
-typedef int (*decode_fn)(struct reader *r, int16_t v, struct arena *a,
-                         void *out);
-
 /* req encoded at version v, sent to broker i on a new connection; the
  * answer decoded into out, its memory in ans until
  * kafka_wire_answer_free(). */
-static void call(int i, int16_t key, int16_t v, encode_fn enc,
-                 const void *req, decode_fn dec, void *out,
+static void call(int i, int16_t key, int16_t v, kafka_wire_encode_fn enc,
+                 const void *req, kafka_wire_decode_fn dec, void *out,
                  struct kafka_wire_answer *ans)
 {
-    struct writer body;
-    writer_init(&body, 1u << 20);
-    cr_assert_eq(enc(&body, v, req), RC_OK);
-    bool answered = kafka_wire_call(c.brokers[i].port, key, v, &body, ans);
-    writer_free(&body);
-    cr_assert(answered, "no answer to api key %d v%d", key, v);
-    cr_assert_eq(dec(&ans->r, v, &ans->a, out), RC_OK,
-                 "answer to api key %d v%d does not decode", key, v);
-}
-
-static int enc_metadata(struct writer *w, int16_t v, const void *req)
-{
-    return kafka_metadata_request_encode(w, v, req);
-}
-
-static int dec_metadata(struct reader *r, int16_t v, struct arena *a,
-                        void *out)
-{
-    return kafka_metadata_response_decode(r, v, a, out);
-}
-
-static int enc_create(struct writer *w, int16_t v, const void *req)
-{
-    return kafka_create_topics_request_encode(w, v, req);
-}
-
-static int dec_create(struct reader *r, int16_t v, struct arena *a,
-                      void *out)
-{
-    return kafka_create_topics_response_decode(r, v, a, out);
+    int rv = kafka_wire_typed_call(c.brokers[i].port, key, v, enc, req, dec,
+                                   out, ans);
+    cr_assert_eq(rv, RC_OK, "api key %d v%d on broker %d: %s", key, v, i,
+                 rc_str(rv));
 }
 
 static int enc_delete(struct writer *w, int16_t v, const void *req)
@@ -129,7 +99,7 @@ metadata_one(int i, int16_t v, struct slice name, struct kafka_uuid id,
         .Topics = &t, .TopicsCnt = 1, .AllowAutoTopicCreation = false};
     struct kafka_MetadataResponse resp;
     struct kafka_wire_answer ans;
-    call(i, KAFKA_API_METADATA, v, enc_metadata, &rq, dec_metadata, &resp,
+    call(i, KAFKA_API_METADATA, v, kafka_wire_enc_metadata, &rq, kafka_wire_dec_metadata, &resp,
          &ans);
     cr_assert_eq(resp.TopicsCnt, 1);
     struct kafka_MetadataResponseTopic out = resp.Topics[0];
@@ -185,7 +155,7 @@ static struct kafka_CreatableTopicResult create_v7(const char *name,
                                            .TimeoutMs = 10000};
     struct kafka_CreateTopicsResponse resp;
     struct kafka_wire_answer ans;
-    call(0, KAFKA_API_CREATE_TOPICS, 7, enc_create, &rq, dec_create, &resp,
+    call(0, KAFKA_API_CREATE_TOPICS, 7, kafka_wire_enc_create, &rq, kafka_wire_dec_create, &resp,
          &ans);
     cr_assert_eq(resp.TopicsCnt, 1);
     struct kafka_CreatableTopicResult r = resp.Topics[0];
@@ -423,7 +393,7 @@ Test(kafka_admin, create_topics_refuses_min_insync_replicas_two)
                                            .TimeoutMs = 10000};
     struct kafka_CreateTopicsResponse resp;
     struct kafka_wire_answer ans;
-    call(0, KAFKA_API_CREATE_TOPICS, 7, enc_create, &rq, dec_create, &resp,
+    call(0, KAFKA_API_CREATE_TOPICS, 7, kafka_wire_enc_create, &rq, kafka_wire_dec_create, &resp,
          &ans);
     cr_assert_eq(resp.TopicsCnt, 1);
     char msg[256];

@@ -174,3 +174,44 @@ int16_t kafka_wire_reassign(int port, const char *topic, int32_t partition,
     kafka_wire_answer_free(&ans);
     return e;
 }
+
+int kafka_wire_typed_call(int port, int16_t key, int16_t v,
+                          kafka_wire_encode_fn enc, const void *req,
+                          kafka_wire_decode_fn dec, void *out,
+                          struct kafka_wire_answer *ans)
+{
+    struct writer body;
+    writer_init(&body, 1u << 20);
+    if (enc(&body, v, req) != RC_OK) {
+        writer_free(&body);
+        return RC_INVALID;
+    }
+    bool answered = kafka_wire_call(port, key, v, &body, ans);
+    writer_free(&body);
+    if (!answered) {
+        return RC_IO;
+    }
+    return dec(&ans->r, v, &ans->a, out) == RC_OK ? RC_OK : RC_MALFORMED;
+}
+
+int kafka_wire_enc_metadata(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_metadata_request_encode(w, v, req);
+}
+
+int kafka_wire_dec_metadata(struct reader *r, int16_t v, struct arena *a,
+                            void *out)
+{
+    return kafka_metadata_response_decode(r, v, a, out);
+}
+
+int kafka_wire_enc_create(struct writer *w, int16_t v, const void *req)
+{
+    return kafka_create_topics_request_encode(w, v, req);
+}
+
+int kafka_wire_dec_create(struct reader *r, int16_t v, struct arena *a,
+                          void *out)
+{
+    return kafka_create_topics_response_decode(r, v, a, out);
+}

@@ -60,6 +60,30 @@ bool kafka_wire_call(int port, int16_t key, int16_t version,
                      const struct writer *body, struct kafka_wire_answer *ans);
 void kafka_wire_answer_free(struct kafka_wire_answer *ans);
 
+/* A request encoder and an answer decoder of common/kafka's codec, with
+ * the request and answer types erased, for kafka_wire_typed_call(). */
+typedef int (*kafka_wire_encode_fn)(struct writer *w, int16_t v,
+                                    const void *req);
+typedef int (*kafka_wire_decode_fn)(struct reader *r, int16_t v,
+                                    struct arena *a, void *out);
+
+/* Encodes req with enc, sends it (kafka_wire_call) and decodes the answer
+ * with dec into out, its memory in ans until kafka_wire_answer_free().
+ * RC_OK; RC_INVALID when it would not encode, RC_IO when no answer came
+ * (nothing to free), RC_MALFORMED when the answer does not decode. */
+int kafka_wire_typed_call(int port, int16_t key, int16_t v,
+                          kafka_wire_encode_fn enc, const void *req,
+                          kafka_wire_decode_fn dec, void *out,
+                          struct kafka_wire_answer *ans);
+
+/* The codec's Metadata and CreateTopics, as kafka_wire_*_fn. */
+int kafka_wire_enc_metadata(struct writer *w, int16_t v, const void *req);
+int kafka_wire_dec_metadata(struct reader *r, int16_t v, struct arena *a,
+                            void *out);
+int kafka_wire_enc_create(struct writer *w, int16_t v, const void *req);
+int kafka_wire_dec_create(struct reader *r, int16_t v, struct arena *a,
+                          void *out);
+
 /* IncrementalAlterConfigs v0 through the broker at port: SET name=value
  * (DELETE when value is NULL) on broker resource `broker` ("" for the
  * cluster-wide default, "N" for broker N). Its Kafka error;
