@@ -4,7 +4,6 @@
 #include "broker/log/log_cleaner.h"
 #include "broker/log/log_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

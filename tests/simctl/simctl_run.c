@@ -76,9 +76,8 @@ static void applied_cb(void *arg, int status, unsigned proposer)
 }
 
 /* Proposes s->out's records on the leader; true when they went out. */
-static bool propose(struct simctl *s, int ctl, int register_broker)
+static bool propose(struct simctl *s, int register_broker)
 {
-    (void)ctl; /* the leader the records were planned on */
     if (!meta_quorum_propose(&s->q, &s->out, applied_cb, s)) {
         return false;
     }
@@ -97,8 +96,7 @@ static bool session_alive(struct simctl *s, const struct simctl_broker *b)
     return now_ms(s) - b->last_heartbeat_ms < SIMCTL_SESSION_MS;
 }
 
-static bool do_register(struct simctl *s, int ctl,
-                        const struct meta_image *img, int i)
+static bool do_register(struct simctl *s, const struct meta_image *img, int i)
 {
     struct simctl_broker *b = &s->brokers[i];
     struct meta_rec_register_broker rq = {.broker_id = b->id,
@@ -124,11 +122,10 @@ static bool do_register(struct simctl *s, int ctl,
         return false;
     }
     trace(s, "register", b->id);
-    return propose(s, ctl, i);
+    return propose(s, i);
 }
 
-static bool do_heartbeat(struct simctl *s, int ctl,
-                         const struct meta_image *img,
+static bool do_heartbeat(struct simctl *s, const struct meta_image *img,
                          struct simctl_broker *b)
 {
     struct plan_heartbeat_req rq = {
@@ -146,11 +143,11 @@ static bool do_heartbeat(struct simctl *s, int ctl,
         return false;
     }
     b->last_heartbeat_ms = now_ms(s);
-    return propose(s, ctl, -1);
+    return propose(s, -1);
 }
 
 /* A registered, unfenced broker whose session lapsed is fenced. */
-static bool do_fence(struct simctl *s, int ctl, const struct meta_image *img)
+static bool do_fence(struct simctl *s, const struct meta_image *img)
 {
     for (int i = 0; i < SIMCTL_BROKERS; i++) {
         struct simctl_broker *b = &s->brokers[i];
@@ -160,7 +157,7 @@ static bool do_fence(struct simctl *s, int ctl, const struct meta_image *img)
         }
         plan_records_clear(&s->out);
         if (plan_fence_broker(img, b->id, false, &s->out) == RC_OK &&
-            propose(s, ctl, -1)) {
+            propose(s, -1)) {
             trace(s, "fence", b->id);
             return true;
         }
@@ -168,8 +165,7 @@ static bool do_fence(struct simctl *s, int ctl, const struct meta_image *img)
     return false;
 }
 
-static bool do_create_topic(struct simctl *s, int ctl,
-                            const struct meta_image *img)
+static bool do_create_topic(struct simctl *s, const struct meta_image *img)
 {
     char name[16];
     snprintf(name, sizeof name, "t%d", s->n_topics);
@@ -190,10 +186,10 @@ static bool do_create_topic(struct simctl *s, int ctl,
     }
     s->n_topics++;
     trace(s, "create topic", s->n_topics - 1);
-    return propose(s, ctl, -1);
+    return propose(s, -1);
 }
 
-static bool do_elect(struct simctl *s, int ctl, const struct meta_image *img)
+static bool do_elect(struct simctl *s, const struct meta_image *img)
 {
     if (img->n_topics == 0) {
         return false;
@@ -208,7 +204,7 @@ static bool do_elect(struct simctl *s, int ctl, const struct meta_image *img)
         return false;
     }
     s->n_elections++;
-    return propose(s, ctl, -1);
+    return propose(s, -1);
 }
 
 /* The ISR partition p's leader would ask for: during faults without an
@@ -240,7 +236,7 @@ static bool wanted_isr(struct simctl *s, const struct meta_partition *p,
  * view and checked by the controller against the leader's image: the
  * first partition, from a random one on, whose live leader wants
  * another ISR. */
-static bool do_alter(struct simctl *s, int ctl, const struct meta_image *img,
+static bool do_alter(struct simctl *s, const struct meta_image *img,
                      bool faults)
 {
     const struct meta_image *v = view(s);
@@ -287,7 +283,7 @@ static bool do_alter(struct simctl *s, int ctl, const struct meta_image *img,
                    (int)error);
         }
         s->n_alters++;
-        return propose(s, ctl, -1);
+        return propose(s, -1);
     }
     return false;
 }
@@ -306,30 +302,30 @@ static void controller_step(struct simctl *s, bool faults)
         if (!b->up) {
             continue;
         }
-        if (b->epoch < 0 ? do_register(s, ctl, img, i)
+        if (b->epoch < 0 ? do_register(s, img, i)
                          : b->next_heartbeat_ms <= now_ms(s) &&
-                               do_heartbeat(s, ctl, img, b)) {
+                               do_heartbeat(s, img, b)) {
             return;
         }
     }
-    if (do_fence(s, ctl, img)) {
+    if (do_fence(s, img)) {
         return;
     }
     plan_records_clear(&s->out);
     if (chance(s, 50) && plan_elect_leaderless(img, false, &s->out) ==
                              RC_OK &&
-        propose(s, ctl, -1)) {
+        propose(s, -1)) {
         return;
     }
     if (s->n_topics < SIMCTL_TOPICS_MAX && chance(s, 20) &&
-        do_create_topic(s, ctl, img)) {
+        do_create_topic(s, img)) {
         return;
     }
-    if (faults && chance(s, s->elect_rate) && do_elect(s, ctl, img)) {
+    if (faults && chance(s, s->elect_rate) && do_elect(s, img)) {
         return;
     }
     if (chance(s, faults ? s->alter_rate : 300)) {
-        (void)do_alter(s, ctl, img, faults);
+        (void)do_alter(s, img, faults);
     }
 }
 

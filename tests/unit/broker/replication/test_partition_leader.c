@@ -340,8 +340,7 @@ Test(partition_leader, waiters_past_the_cap_are_refused)
     apply();
     cr_assert_eq(produce(1, -1, NULL), RC_OK);
     for (uint32_t i = 0; i < PARTITION_WAITERS_MAX; i++) {
-        cr_assert_eq(partition_wait_hw(&p, 1, waiter_cb, NULL) == RC_OK,
-                     true);
+        cr_assert_eq(partition_wait_hw(&p, 1, waiter_cb, NULL), RC_OK);
     }
     cr_assert_eq(partition_wait_hw(&p, 1, waiter_cb, NULL), RC_FULL);
     p.n_waiters = 0; /* the callbacks would overflow told[] */
