@@ -213,10 +213,13 @@ int log_save_epochs(struct log *l)
 
 /* The batch at base_offset is in the segment: records its epoch in the
  * cache and the checkpoint. The append has happened whatever this
- * returns, so failures are not the append's: a cache that cannot grow
- * stops the log from taking more (reopening rebuilds the cache from the
- * batches); a checkpoint that cannot be written is retried at the next
- * epoch change and at close, and an unclean close recovers it. */
+ * returns, so failures are not the append's, but either stops the log
+ * from taking more: a cache that cannot grow (reopening rebuilds the
+ * cache from the batches), and a checkpoint that cannot be written, as
+ * in log_assign_epoch(). A log that went on would, after a power loss,
+ * trust segments below its recovery point with a checkpoint that never
+ * heard of this epoch, and answer OffsetForLeaderEpoch with a wrong end
+ * (Kafka takes the dir offline on a failed checkpoint write). */
 static void note_epoch(struct log *l, int32_t epoch, int64_t base_offset)
 {
     if (epoch <= log_epoch_latest(&l->epochs)) {
@@ -231,8 +234,11 @@ static void note_epoch(struct log *l, int32_t epoch, int64_t base_offset)
         l->failed = rv;
         return;
     }
-    if (changed && log_save_epochs(l) != RC_OK) {
-        return; /* logged; epochs_unsaved has it retried */
+    if (changed) {
+        rv = log_save_epochs(l);
+        if (rv != RC_OK) {
+            log_fail(l, rv, "saving the leader epoch cache");
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 /* AlterPartition from a leader to the active controller (broker/broker.h):
  * the proposed ISR with the leader and partition epochs the leader holds.
- * The controller answers after the change is committed; a refusal (stale
- * epochs, an ineligible member) reverts the leader's pending change and
- * asks for fresh metadata. LeaveLeadership, a leader's request to hand a
+ * The controller answers after the change is committed; a refusal of the
+ * change itself (an ineligible member) reverts the leader's pending
+ * change; any other failure leaves it pending, to be sent again, since
+ * it may yet commit. Both ask for fresh metadata. LeaveLeadership, a leader's request to hand a
  * partition whose log holds a corrupt batch to an in-sync replica, goes
  * the same way (broker/replication/repair.h). */
 #include "broker/broker.h"
@@ -64,9 +65,16 @@ static void answered_cb(void *arg, int rc, const uint8_t *payload, size_t len)
         bool ok = resp != NULL && resp->error_code == 0 &&
                   read_isr(resp->alter_partition, &isr);
         int32_t pe = ok ? resp->alter_partition->partition_epoch : 0;
+        enum partition_alter outcome = PARTITION_ALTER_COMMITTED;
         if (!ok) {
-            TRACE_WARN(&b->tracer, "partition=%s-%d AlterPartition refused: "
+            outcome = resp != NULL
+                          ? partition_alter_outcome((int16_t)resp->error_code)
+                          : PARTITION_ALTER_UNKNOWN;
+            TRACE_WARN(&b->tracer, "partition=%s-%d AlterPartition %s: "
                        "%s (error %d)", p->topic, p->id,
+                       outcome == PARTITION_ALTER_REFUSED
+                           ? "refused"
+                           : "outcome unknown, kept pending",
                        resp == NULL ? rc_str(rc) : "controller",
                        resp == NULL ? -1 : resp->error_code);
             membership_refresh(b->membership);
@@ -83,7 +91,7 @@ static void answered_cb(void *arg, int rc, const uint8_t *payload, size_t len)
                 b->isr_expands++;
             }
         }
-        partition_alter_done(p, ok, &isr, pe, (int64_t)uv_now(b->loop));
+        partition_alter_done(p, outcome, &isr, pe, (int64_t)uv_now(b->loop));
     }
     if (resp != NULL) {
         cairn__response__free_unpacked(resp, NULL);
@@ -142,7 +150,10 @@ void broker_alter_isr(void *arg, struct partition *p,
     TRACE_INFO(&b->tracer, "event: %s-%d isr %s -> %s proposed (%s)",
                p->topic, p->id, from, to, p->isr_why);
     if (call_about(b, p, &cr, answered_cb) != RC_OK) {
-        partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(b->loop));
+        /* Not sent; an earlier attempt of the same change may have been,
+         * so it stays pending and the next check sends it again. */
+        partition_alter_done(p, PARTITION_ALTER_UNKNOWN, NULL, 0,
+                             (int64_t)uv_now(b->loop));
     }
 }
 

@@ -418,6 +418,16 @@ void isr_alter_done(struct isr_state *s, bool ok,
     check_invariants(s);
 }
 
+bool isr_pending_change(const struct isr_state *s,
+                        struct meta_replica_set *out)
+{
+    if (s->pending == ISR_PENDING_NONE) {
+        return false;
+    }
+    *out = s->proposed;
+    return true;
+}
+
 /* --- Explanations --------------------------------------------------------- */
 
 void isr_explain(const struct isr_state *s,

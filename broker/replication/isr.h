@@ -150,10 +150,19 @@ void isr_explain(const struct isr_state *s,
                  int64_t now_ms, char *out, size_t cap);
 
 /* The controller answered the pending change: on success adopt isr and
- * partition_epoch; on failure go back to the committed state (the next
- * fetches or checks may propose again). Ignored with nothing pending. */
+ * partition_epoch; on a refusal go back to the committed state (the next
+ * fetches or checks may propose again). A refusal is only for an answer
+ * that says the change was not applied and could not have been by an
+ * earlier attempt (Kafka: INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED):
+ * when the outcome is unknown (no answer, a lost controller) the change
+ * stays pending, since it may still commit, and is sent again
+ * (isr_pending_change()). Ignored with nothing pending. */
 void isr_alter_done(struct isr_state *s, bool ok,
                     const struct meta_replica_set *isr,
                     int32_t partition_epoch);
+
+/* The ISR of the pending change into *out, or false with none. */
+bool isr_pending_change(const struct isr_state *s,
+                        struct meta_replica_set *out);
 
 #endif

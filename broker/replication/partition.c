@@ -555,24 +555,39 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
         return;
     }
     struct meta_replica_set isr;
-    if (!p->alter_in_flight &&
-        isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
-                         &isr)) {
+    if (!p->alter_in_flight && isr_pending_change(&p->repl, &isr)) {
+        /* The last answer could not say whether it was applied. */
+        p->alter_in_flight = true;
+        p->host->alter_isr(p->host->ctx, p, &isr);
+    } else if (!p->alter_in_flight &&
+               isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
+                                &isr)) {
         propose_isr(p, &isr, now_ms);
     }
     update_hw(p, now_ms, &hw_by_check);
 }
 
-void partition_alter_done(struct partition *p, bool ok,
+enum partition_alter partition_alter_outcome(int16_t error)
+{
+    if (error == KAFKA_ERROR_NONE) {
+        return PARTITION_ALTER_COMMITTED;
+    }
+    return error == KAFKA_ERROR_INELIGIBLE_REPLICA ||
+                   error == KAFKA_ERROR_INVALID_REQUEST
+               ? PARTITION_ALTER_REFUSED
+               : PARTITION_ALTER_UNKNOWN;
+}
+
+void partition_alter_done(struct partition *p, enum partition_alter outcome,
                           const struct meta_replica_set *isr,
                           int32_t partition_epoch, int64_t now_ms)
 {
     p->alter_in_flight = false;
-    if (!partition_is_leader(p)) {
+    if (!partition_is_leader(p) || outcome == PARTITION_ALTER_UNKNOWN) {
         return;
     }
     p->isr_prev = p->isr;
-    if (!ok || isr == NULL) {
+    if (outcome == PARTITION_ALTER_REFUSED || isr == NULL) {
         isr_alter_done(&p->repl, false, &p->isr, p->partition_epoch);
     } else {
         isr_alter_done(&p->repl, true, isr, partition_epoch);

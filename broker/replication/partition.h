@@ -202,13 +202,33 @@ void partition_apply_metadata(struct partition *p, int32_t self,
 MUST_CHECK int partition_replica_fetch(struct partition *p, int32_t replica_id,
                                        int64_t fetch_offset, int64_t now_ms);
 
-/* Leader: drops lagging followers from the ISR (AlterPartition) and
- * re-evaluates the high watermark. Called periodically. */
+/* Leader: drops lagging followers from the ISR (AlterPartition), sends
+ * again a change whose outcome is unknown, and re-evaluates the high
+ * watermark. Called periodically. */
 void partition_check_isr(struct partition *p, int64_t now_ms);
 
-/* The controller answered this partition's AlterPartition: on success
- * (ok) the committed ISR and partition epoch are isr / partition_epoch. */
-void partition_alter_done(struct partition *p, bool ok,
+/* How an AlterPartition ended (isr.h, isr_alter_done()). */
+enum partition_alter {
+    PARTITION_ALTER_COMMITTED, /* isr / partition_epoch are committed */
+    PARTITION_ALTER_REFUSED,   /* not applied, by no attempt: revert */
+    PARTITION_ALTER_UNKNOWN,   /* no answer, or one that cannot say: the
+                                * change may still commit, so it stays
+                                * pending and the next check sends it
+                                * again */
+};
+
+/* What an AlterPartition answer with Kafka error code error says. Only
+ * an error that says the change was not applied by this or any earlier
+ * attempt of it is a refusal: the controller checked the leader and
+ * partition epochs (so nothing was applied since) and then refused the
+ * change itself (INELIGIBLE_REPLICA, INVALID_REQUEST). Every other error,
+ * a stale epoch or a lost controller among them, may follow an attempt
+ * that did commit (Kafka's Partition.handleAlterPartitionError). */
+enum partition_alter partition_alter_outcome(int16_t error);
+
+/* The controller answered this partition's AlterPartition (outcome); isr
+ * and partition_epoch are read only when it is committed. */
+void partition_alter_done(struct partition *p, enum partition_alter outcome,
                           const struct meta_replica_set *isr,
                           int32_t partition_epoch, int64_t now_ms);
 

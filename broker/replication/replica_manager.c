@@ -185,7 +185,8 @@ void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
                                const struct meta_replica_set *isr)
 {
     if (ps->hooks.alter_isr == NULL) {
-        partition_alter_done(p, false, NULL, 0, (int64_t)uv_now(ps->loop));
+        partition_alter_done(p, PARTITION_ALTER_REFUSED, NULL, 0,
+                             (int64_t)uv_now(ps->loop));
         return;
     }
     ps->hooks.alter_isr(ps->hooks.arg, p, isr);

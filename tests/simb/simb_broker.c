@@ -43,8 +43,8 @@ static void host_alter(void *ctx, struct partition *p,
     struct simb_broker *b = ctx;
     int64_t req = ++b->w->next_req;
     b->parts[p->id].alter_req = req;
-    /* alter_partition.c's deadline: no answer, the change is given up
-     * (the next fetch or check may propose again). */
+    /* alter_partition.c's deadline: no answer, the outcome is unknown
+     * (the next check sends the change again). */
     simb_schedule(b->w, &(struct simb_event){
                             .at_ms = b->w->now_ms + SIMB_REQUEST_TIMEOUT_MS,
                             .type = SIMB_EV_ALTER_TIMEOUT,
@@ -708,7 +708,7 @@ void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
     case SIMB_ALTER_RSP:
         if (sp->alter_req == m->req) {
             sp->alter_req = 0;
-            partition_alter_done(p, m->error == KAFKA_ERROR_NONE, &m->isr,
+            partition_alter_done(p, partition_alter_outcome(m->error), &m->isr,
                                  m->partition_epoch, b->w->now_ms);
         }
         break;
@@ -723,7 +723,8 @@ void simb_broker_alter_timeout(struct simb_broker *b, int32_t partition,
     struct simb_part *sp = &b->parts[partition];
     if (sp->p != NULL && sp->alter_req == req) {
         sp->alter_req = 0;
-        partition_alter_done(sp->p, false, NULL, 0, b->w->now_ms);
+        partition_alter_done(sp->p, PARTITION_ALTER_UNKNOWN, NULL, 0,
+                             b->w->now_ms);
     }
 }
 

@@ -20,6 +20,7 @@
 #include "common/limits.h"
 #include "common/kafka/record_batch.h"
 #include "common/rc.h"
+#include "tests/lib/batch_builder.h"
 #include "tests/lib/log_fixture.h"
 
 static struct log_fixture f;
@@ -467,6 +468,41 @@ Test(log_corruption, failed_epoch_checkpoint_write_keeps_the_old_one)
         cr_assert_eq(read_whole(path, now, sizeof now), good_len);
         cr_assert_eq(memcmp(now, good, good_len), 0, "%s", specs[i]);
     }
+}
+
+/* A follower's batch that starts a new epoch whose checkpoint cannot be
+ * written: the log stops. Before, it went on, and after a power loss
+ * trusted the segments below its recovery point with a checkpoint that
+ * never heard of the epoch (its OffsetForLeaderEpoch answers then named
+ * the wrong end, and a follower kept a record the leader had replaced). */
+Test(log_corruption, failed_epoch_checkpoint_on_a_replica_append_stops_the_log)
+{
+    write_log();
+    int64_t end = log_end_offset(f.log);
+    int32_t epoch = log_epoch_latest(log_epochs(f.log)) + 2;
+    struct built_batch b = batch_build(2, 10, 0, 1);
+    record_batch_set_base_offset(b.bytes, end);
+    record_batch_set_leader_epoch(b.bytes, epoch);
+    cr_assert_eq(io_fault_parse("rename:eio:path=leader-epoch"), RC_OK);
+    struct log_append_info info;
+    cr_assert_eq(log_append_replica(f.log, b.bytes, b.len, 0, &info), RC_OK,
+                 "the batch itself is in the segment");
+    io_fault_clear();
+    cr_assert_neq(log_failure(f.log), RC_OK);
+    record_batch_set_base_offset(b.bytes, end + 2);
+    cr_assert_neq(log_append_replica(f.log, b.bytes, b.len, 0, &info),
+                  RC_OK, "nothing more is taken");
+    built_batch_free(&b);
+    log_fixture_close(&f); /* unclean: the log had failed */
+    log_fixture_open(&f);
+    int32_t e = -1;
+    int64_t epoch_end = -1;
+    log_end_offset_for_epoch(f.log, epoch - 2, &e, &epoch_end);
+    cr_assert_eq(e, epoch - 2);
+    cr_assert_eq(epoch_end, log_end_offset(f.log) > end ? end
+                                                       : log_end_offset(f.log),
+                 "the old epoch ends where the new one's batch starts, if "
+                 "recovery kept it");
 }
 
 Test(log_corruption, failed_offset_checkpoint_write_keeps_the_old_one)

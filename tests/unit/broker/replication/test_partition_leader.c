@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/replication/partition.h"
+#include "common/kafka/kafka_error.h"
 #include "common/limits.h"
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
@@ -220,7 +221,7 @@ Test(partition_leader, a_lagging_follower_is_proposed_out_and_the_hw_moves)
     cr_assert_eq(p.hw, 0, "not before the controller commits it");
     partition_check_isr(&p, th.now_ms);
     cr_assert_eq(th.alters, 1, "one change in flight at a time");
-    partition_alter_done(&p, true, &th.proposed, 8, th.now_ms);
+    partition_alter_done(&p, PARTITION_ALTER_COMMITTED, &th.proposed, 8, th.now_ms);
     cr_assert_not(p.alter_in_flight);
     cr_assert_eq(p.isr.n, 2);
     cr_assert_eq(p.partition_epoch, 8);
@@ -237,13 +238,82 @@ Test(partition_leader, a_refused_change_keeps_the_committed_isr_and_retries)
     fetch(2, 5);
     partition_check_isr(&p, th.now_ms);
     cr_assert_eq(th.alters, 1);
-    partition_alter_done(&p, false, NULL, 0, th.now_ms);
+    partition_alter_done(&p, PARTITION_ALTER_REFUSED, NULL, 0, th.now_ms);
     cr_assert_not(p.alter_in_flight);
     cr_assert_eq(p.isr.n, 3);
     cr_assert_eq(p.partition_epoch, 7);
     cr_assert_eq(n_told, 0);
     partition_check_isr(&p, th.now_ms);
     cr_assert_eq(th.alters, 2, "asked again");
+}
+
+/* The controller may have committed an expansion whose answer was lost:
+ * replica 3 may be in the ISR it would elect from, so the HW must keep
+ * counting it until the outcome is known. */
+Test(partition_leader, an_expansion_of_unknown_outcome_keeps_counting_the_joiner)
+{
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce_and_wait(5);
+    fetch(2, 5);
+    fetch(3, 5);
+    cr_assert_eq(th.alters, 1);
+    cr_assert_eq(th.proposed.n, 3);
+    partition_alter_done(&p, PARTITION_ALTER_UNKNOWN, NULL, 0, th.now_ms);
+    cr_assert_not(p.alter_in_flight);
+    cr_assert_eq(p.isr.n, 2, "nothing is known to be committed");
+    int64_t last = -1;
+    cr_assert_eq(produce(3, -1, &last), RC_OK);
+    th.now_ms += LAG_MS + 1; /* replica 3 falls behind */
+    fetch(2, 8);
+    cr_assert_eq(p.hw, 5, "the HW waits for replica 3, which may be in "
+                          "the controller's ISR");
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 2, "the same change is sent again");
+    cr_assert_eq(th.proposed.n, 3);
+    cr_assert(meta_replica_set_contains(&th.proposed, 3));
+    partition_alter_done(&p, PARTITION_ALTER_COMMITTED, &th.proposed, 8,
+                         th.now_ms);
+    cr_assert_eq(p.isr.n, 3);
+    cr_assert_eq(p.hw, 5);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 3, "then the lagging replica is dropped");
+    cr_assert_eq(th.proposed.n, 2);
+}
+
+Test(partition_leader, newer_metadata_settles_a_change_of_unknown_outcome)
+{
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce_and_wait(5);
+    fetch(2, 5);
+    fetch(3, 5);
+    cr_assert_eq(th.alters, 1);
+    partition_alter_done(&p, PARTITION_ALTER_UNKNOWN, NULL, 0, th.now_ms);
+    mp.isr = (struct meta_replica_set){3, {1, 2, 3}};
+    mp.partition_epoch = 8; /* the lost answer's change, committed */
+    apply();
+    cr_assert_eq(p.isr.n, 3);
+    cr_assert_eq(p.partition_epoch, 8);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 1, "nothing left to send");
+}
+
+Test(partition_leader, only_a_refusal_of_the_change_itself_reverts_it)
+{
+    cr_assert_eq(partition_alter_outcome(KAFKA_ERROR_NONE),
+                 PARTITION_ALTER_COMMITTED);
+    cr_assert_eq(partition_alter_outcome(KAFKA_ERROR_INELIGIBLE_REPLICA),
+                 PARTITION_ALTER_REFUSED);
+    cr_assert_eq(partition_alter_outcome(KAFKA_ERROR_INVALID_REQUEST),
+                 PARTITION_ALTER_REFUSED);
+    int16_t unknown[] = {KAFKA_ERROR_NOT_CONTROLLER,
+                         KAFKA_ERROR_INVALID_UPDATE_VERSION,
+                         KAFKA_ERROR_FENCED_LEADER_EPOCH,
+                         KAFKA_ERROR_STALE_BROKER_EPOCH,
+                         KAFKA_ERROR_REQUEST_TIMED_OUT};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        cr_assert_eq(partition_alter_outcome(unknown[i]),
+                     PARTITION_ALTER_UNKNOWN, "error %d", unknown[i]);
+    }
 }
 
 Test(partition_leader, a_shrink_below_min_fails_the_waiters_after_append)
@@ -254,7 +324,7 @@ Test(partition_leader, a_shrink_below_min_fails_the_waiters_after_append)
     partition_check_isr(&p, th.now_ms);
     cr_assert_eq(th.alters, 1);
     cr_assert_eq(th.proposed.n, 1);
-    partition_alter_done(&p, true, &th.proposed, 8, th.now_ms);
+    partition_alter_done(&p, PARTITION_ALTER_COMMITTED, &th.proposed, 8, th.now_ms);
     cr_assert_eq(n_told, 1);
     cr_assert_eq(told[0], RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
     cr_assert_eq(p.hw, 0, "the HW stays while the ISR is below min");
@@ -290,7 +360,7 @@ Test(partition_leader, a_caught_up_follower_is_proposed_back_in)
     cr_assert_eq(th.proposed.n, 3);
     cr_assert(meta_replica_set_contains(&th.proposed, 3));
     cr_assert(strstr(p.isr_why, "replica 3") != NULL, "%s", p.isr_why);
-    partition_alter_done(&p, true, &th.proposed, 8, th.now_ms);
+    partition_alter_done(&p, PARTITION_ALTER_COMMITTED, &th.proposed, 8, th.now_ms);
     cr_assert_eq(p.isr.n, 3);
 }
 
