@@ -120,7 +120,7 @@ static void verify(struct fetch_wait *w, struct partition *p,
                 w->rq.ReplicaId >= 0 ? "replica" : "consumer",
                 w->rq.ReplicaId);
     if (v.rc != RC_IO) {
-        repair_log_corrupt(&b->partitions, p, v.stop_offset);
+        repair_log_corrupt(p, v.stop_offset);
     } else {
         replica_manager_io_failed(&b->partitions, p, v.rc, "a read");
     }

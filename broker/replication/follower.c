@@ -212,7 +212,7 @@ static void fetched_one(struct fetcher *f, struct slice topic,
         p, r->ErrorCode, s->fetch_offset, r->Records.ptr, r->Records.len,
         r->HighWatermark, r->LogStartOffset);
     if (got == PARTITION_FETCHED_APPENDED) {
-        repair_after_fetch(f->rf->ps, p, r->HighWatermark);
+        repair_after_fetch(p, r->HighWatermark);
     }
     if (got == PARTITION_FETCHED_FAILED || got == PARTITION_FETCHED_PAUSE) {
         f->errors = true;
@@ -445,7 +445,7 @@ static int collect(struct fetcher *f, enum partition_follow want)
         if (p->closing || p->follow != want || p->leader != f->leader) {
             continue;
         }
-        if (!repair_follower_ready(ps, p)) {
+        if (!repair_follower_ready(p)) {
             f->n_held++; /* damaged, still in the ISR: asked again later */
             continue;
         }

@@ -56,6 +56,11 @@ struct partition_host {
      * answer comes back through partition_alter_done(). */
     void (*alter_isr)(void *ctx, struct partition *p,
                       const struct meta_replica_set *isr);
+    /* p's log is damaged from corrupt_offset (-1: it lacks records below
+     * the HW it was cut under): ask the controller to take this replica
+     * out of p's ISR, and its leadership (LeaveLeadership,
+     * broker/replication/repair.h). May be NULL: nobody to ask. */
+    void (*leave_isr)(void *ctx, struct partition *p, int64_t corrupt_offset);
 };
 
 struct partition_waiter {

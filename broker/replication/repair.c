@@ -9,24 +9,22 @@
 #include "broker/replication/replica_manager.h"
 #include "common/rc.h"
 
-static bool follows(const struct replica_manager *ps,
-                    const struct partition *p)
+static bool follows(const struct partition *p)
 {
-    return !p->closing && p->leader >= 0 && p->leader != ps->broker_id &&
+    return !p->closing && p->leader >= 0 && p->leader != p->host->self &&
            p->follow != PARTITION_FOLLOW_NONE;
 }
 
 /* A follower cuts its log at offset; the fetcher then asks the leader
  * for the rest (a fetch in flight is dropped: its offset is no longer
  * the log end). */
-static void truncate_follower(struct replica_manager *ps, struct partition *p,
-                              int64_t offset)
+static void truncate_follower(struct partition *p, int64_t offset)
 {
     int64_t end = log_end_offset(p->log);
     int64_t hw = p->hw;
     int rv = partition_follower_truncate(p, offset);
     if (rv != RC_OK) {
-        TRACE_ERROR(ps->tracer, "partition=%s-%d cannot truncate to %" PRId64
+        TRACE_ERROR(p->host->tracer, "partition=%s-%d cannot truncate to %" PRId64
                     " before a corrupt batch: %s", p->topic, p->id, offset,
                     rc_str(rv));
         return;
@@ -37,7 +35,7 @@ static void truncate_follower(struct replica_manager *ps, struct partition *p,
     if (hw > offset && hw > p->repair_until) {
         p->repair_until = hw;
     }
-    TRACE_INFO(ps->tracer, "event: %s-%d truncated %" PRId64 " -> %" PRId64
+    TRACE_INFO(p->host->tracer, "event: %s-%d truncated %" PRId64 " -> %" PRId64
                " (a corrupt batch at %" PRId64 "; fetching it again from "
                "leader %d)", p->topic, p->id, end, log_end_offset(p->log),
                offset, p->leader);
@@ -45,38 +43,37 @@ static void truncate_follower(struct replica_manager *ps, struct partition *p,
 
 /* Asks the controller to take p out of its ISR (and its leadership, if it
  * leads), at most once per REPAIR_ASK_EVERY_MS. */
-static void ask_to_leave(struct replica_manager *ps, struct partition *p,
-                         const char *role)
+static void ask_to_leave(struct partition *p, const char *role)
 {
-    if (ps->hooks.log_corrupt == NULL) {
+    const struct partition_host *h = p->host;
+    if (h->leave_isr == NULL) {
         return;
     }
-    int64_t now = (int64_t)uv_now(ps->loop);
+    int64_t now = h->now_ms(h->ctx);
     if (p->corrupt_asked_ms > 0 &&
         now - p->corrupt_asked_ms < REPAIR_ASK_EVERY_MS) {
         return;
     }
     p->corrupt_asked_ms = now;
     if (p->corrupt_offset >= 0) {
-        TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " corrupt "
+        TRACE_ERROR(p->host->tracer, "partition=%s-%d offset=%" PRId64 " corrupt "
                     "batch on the %s: asking the controller to take this "
                     "replica out of the ISR%s before it repairs", p->topic,
                     p->id, p->corrupt_offset, role,
                     partition_is_leader(p) ? " and move leadership" : "");
     } else {
-        TRACE_ERROR(ps->tracer, "partition=%s-%d the %s is in the ISR while "
+        TRACE_ERROR(p->host->tracer, "partition=%s-%d the %s is in the ISR while "
                     "it lacks records below offset=%" PRId64 " (cut to "
                     "repair): asking the controller to take it out%s",
                     p->topic, p->id, role, p->repair_until,
                     partition_is_leader(p) ? " and move leadership" : "");
     }
-    ps->hooks.log_corrupt(ps->hooks.arg, p, p->corrupt_offset);
+    h->leave_isr(h->ctx, p, p->corrupt_offset);
 }
 
-static bool in_isr(const struct replica_manager *ps,
-                   const struct partition *p)
+static bool in_isr(const struct partition *p)
 {
-    return meta_replica_set_contains(&p->isr, ps->broker_id);
+    return meta_replica_set_contains(&p->isr, p->host->self);
 }
 
 /* Whether p still lacks records below the high watermark it had when it
@@ -89,13 +86,12 @@ static bool repairing(struct partition *p)
     return p->repair_until >= 0;
 }
 
-void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
-                        int64_t offset)
+void repair_log_corrupt(struct partition *p, int64_t offset)
 {
     if (p->corrupt_offset < 0 || offset < p->corrupt_offset) {
         p->corrupt_offset = offset;
     }
-    if (follows(ps, p)) {
+    if (follows(p)) {
         /* The fetcher asks to leave the ISR, then truncates, each when
          * no fetch of p is in flight (repair_follower_ready()). */
         return;
@@ -103,36 +99,35 @@ void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
     if (!partition_is_leader(p)) {
         return; /* offline: the damage stays recorded for later */
     }
-    ask_to_leave(ps, p, "leader");
+    ask_to_leave(p, "leader");
 }
 
-bool repair_follower_ready(struct replica_manager *ps, struct partition *p)
+bool repair_follower_ready(struct partition *p)
 {
     if (p->corrupt_offset < 0) {
-        if (repairing(p) && in_isr(ps, p)) {
+        if (repairing(p) && in_isr(p)) {
             /* Back in the ISR on a fetch sent before it cut its log (a
              * late one): out again, while it catches up. */
-            ask_to_leave(ps, p, "follower");
+            ask_to_leave(p, "follower");
         }
         return true;
     }
-    if (in_isr(ps, p)) {
+    if (in_isr(p)) {
         /* Cut now, it could be elected leader without records the ISR
          * promised: first out of the ISR. Asked with no fetch of p in
          * flight and none sent until it is out, so the leader cannot
          * take it back on what it fetched before (isr.c forgets that
          * when it leaves). */
-        ask_to_leave(ps, p, "follower");
+        ask_to_leave(p, "follower");
         return false;
     }
-    truncate_follower(ps, p, p->corrupt_offset);
+    truncate_follower(p, p->corrupt_offset);
     return p->corrupt_offset < 0;
 }
 
-void repair_after_fetch(struct replica_manager *ps, struct partition *p,
-                        int64_t leader_hw)
+void repair_after_fetch(struct partition *p, int64_t leader_hw)
 {
-    if (!p->cut_to_repair || !in_isr(ps, p)) {
+    if (!p->cut_to_repair || !in_isr(p)) {
         return;
     }
     if (leader_hw <= log_end_offset(p->log)) {
@@ -142,36 +137,34 @@ void repair_after_fetch(struct replica_manager *ps, struct partition *p,
     if (leader_hw > p->repair_until) {
         p->repair_until = leader_hw;
     }
-    ask_to_leave(ps, p, "follower");
+    ask_to_leave(p, "follower");
 }
 
-void repair_after_metadata(struct replica_manager *ps, struct partition *p)
+void repair_after_metadata(struct partition *p)
 {
     p->corrupt_asked_ms = 0; /* a new state: ask again at once if need be */
-    if (p->corrupt_offset < 0 && repairing(p) && in_isr(ps, p)) {
+    if (p->corrupt_offset < 0 && repairing(p) && in_isr(p)) {
         /* In the ISR, or elected, while it lacks records the ISR
          * promised: out again (elected, it takes no writes meanwhile,
          * partition.c). */
-        ask_to_leave(ps, p, partition_is_leader(p) ? "leader" : "follower");
+        ask_to_leave(p, partition_is_leader(p) ? "leader" : "follower");
         return;
     }
     if (p->corrupt_offset < 0) {
         return;
     }
-    if (follows(ps, p) || partition_is_leader(p)) {
-        repair_log_corrupt(ps, p, p->corrupt_offset); /* found at open */
+    if (follows(p) || partition_is_leader(p)) {
+        repair_log_corrupt(p, p->corrupt_offset); /* found at open */
     }
 }
 
-/* Checks up to budget bytes of p from its scrub offset; the bytes read.
- * *pass_done when this pass reached the log end (or found damage): the
- * next call starts a new pass. */
-static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
-                         int64_t budget, bool *pass_done)
+int64_t repair_scrub_partition(struct partition *p, uint8_t *buf, size_t cap,
+                               int64_t budget, bool *pass_done, int *read_rc)
 {
     int64_t start = log_start_offset(p->log);
     int64_t end = log_end_offset(p->log);
     *pass_done = true;
+    *read_rc = RC_OK;
     if (p->scrub_offset < start || p->scrub_offset >= end) {
         p->scrub_offset = start; /* a new pass from the start */
     }
@@ -186,8 +179,7 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
         return 0;
     }
     struct log_verify v;
-    rv = log_verify_span(&span, ps->scrub_buf, REPLICA_SCRUB_BUFFER_BYTES,
-                         &v);
+    rv = log_verify_span(&span, buf, cap, &v);
     int64_t bytes = span.bytes;
     log_span_release(&span);
     if (rv == RC_OK) {
@@ -199,14 +191,14 @@ static int64_t scrub_one(struct replica_manager *ps, struct partition *p,
         p->scrub_offset = *pass_done ? start : v.stop_offset;
         return bytes;
     }
-    TRACE_ERROR(ps->tracer, "partition=%s-%d offset=%" PRId64 " segment=%s/"
-                "%020" PRId64 ".log position=%" PRId64 " found by the "
-                "scrub: %s", p->topic, p->id, v.stop_offset, v.dir,
-                v.segment_base, v.bad_position, rc_str(v.rc));
+    TRACE_ERROR(p->host->tracer, "partition=%s-%d offset=%" PRId64
+                " segment=%s/%020" PRId64 ".log position=%" PRId64
+                " found by the scrub: %s", p->topic, p->id, v.stop_offset,
+                v.dir, v.segment_base, v.bad_position, rc_str(v.rc));
     if (rv != RC_IO) {
-        repair_log_corrupt(ps, p, v.stop_offset);
+        repair_log_corrupt(p, v.stop_offset);
     } else {
-        replica_manager_io_failed(ps, p, rv, "a read");
+        *read_rc = rv;
     }
     p->scrub_offset = start; /* the next pass starts over */
     return bytes;
@@ -221,9 +213,17 @@ void repair_scrub(struct replica_manager *ps, int64_t budget_bytes)
     while (ps->n > 0 && budget_bytes > 0 && passes < ps->n) {
         struct partition *p = ps->parts[ps->scrub_next % ps->n];
         bool pass_done = true;
-        int64_t used = p->closing ? 0
-                                  : scrub_one(ps, p, budget_bytes,
-                                              &pass_done);
+        int read_rc = RC_OK;
+        int64_t used = 0;
+        if (!p->closing) {
+            used = repair_scrub_partition(p, ps->scrub_buf,
+                                          REPLICA_SCRUB_BUFFER_BYTES,
+                                          budget_bytes, &pass_done,
+                                          &read_rc);
+        }
+        if (read_rc != RC_OK) {
+            replica_manager_io_failed(ps, p, read_rc, "a read");
+        }
         budget_bytes -= used;
         if (pass_done || used == 0) {
             ps->scrub_next = (ps->scrub_next + 1) % ps->n;

@@ -4,8 +4,8 @@
  * log_startup.h) or by the background scrub below, is reported with
  * repair_log_corrupt(); what follows depends on this replica's role:
  *
- *   follower  first leaves the ISR (it asks the active controller, the
- *             hook log_corrupt, broker/main.c, at most once per
+ *   follower  first leaves the ISR (it asks the active controller through
+ *             its host's leave_isr, at most once per
  *             REPAIR_ASK_EVERY_MS), so that it is never elected while it
  *             lacks records the ISR promised; it is not fetched for
  *             meanwhile. Once out, and with no fetch of it in flight, it
@@ -22,11 +22,17 @@
  * The scrub (repair_scrub, from the replica manager's periodic timer)
  * reads every hosted log in turn, a bounded number of bytes per call,
  * and checks each batch (broker/log/log_verify.h), so a follower finds
- * damage no reader would have shown it. Loop thread only. */
+ * damage no reader would have shown it.
+ *
+ * Every rule here takes one partition and reaches the world only through
+ * its host (partition.h: self, clock, tracer, leave_isr), so the same
+ * code runs in the broker and in the simulation (tests/simb). Loop
+ * thread only. */
 #ifndef CAIRN_BROKER_REPAIR_H
 #define CAIRN_BROKER_REPAIR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct partition;
@@ -37,25 +43,32 @@ struct replica_manager;
 
 /* The batches of p's log from offset on cannot be trusted (offset is the
  * one after the last intact batch before the bad one). */
-void repair_log_corrupt(struct replica_manager *ps, struct partition *p,
-                        int64_t offset);
+void repair_log_corrupt(struct partition *p, int64_t offset);
 
 /* The fetcher is about to ask for p (no fetch of it is in flight): true
  * when p may be fetched, after truncating a damaged log once out of the
  * ISR; false while it waits to leave the ISR. */
-bool repair_follower_ready(struct replica_manager *ps, struct partition *p);
+bool repair_follower_ready(struct partition *p);
 
 /* A fetch answer was appended to p's log: a replica that cut its log to
  * repair and is in the ISR again while its log ends below the leader's
  * high watermark lacks records the ISR promised (it was taken back on a
  * fetch sent before the cut): it marks itself repairing up to that
  * offset and asks to leave the ISR. */
-void repair_after_fetch(struct replica_manager *ps, struct partition *p,
-                        int64_t leader_hw);
+void repair_after_fetch(struct partition *p, int64_t leader_hw);
 
-/* p's leadership or ISR changed (the replica manager applied metadata):
- * damage found earlier is reported again in p's new role. */
-void repair_after_metadata(struct replica_manager *ps, struct partition *p);
+/* p's leadership or ISR changed (its owner applied metadata): damage
+ * found earlier is reported again in p's new role. */
+void repair_after_metadata(struct partition *p);
+
+/* Checks up to budget bytes of p's log from its scrub offset, with buf
+ * (cap bytes) for decompressing; returns the bytes read. *pass_done when
+ * this pass reached the log end (or found damage): the next call starts
+ * a new pass. Damage found is reported (repair_log_corrupt()); a read
+ * that failed sets *read_rc (else RC_OK), for the owner to take the dir
+ * offline. */
+int64_t repair_scrub_partition(struct partition *p, uint8_t *buf, size_t cap,
+                               int64_t budget, bool *pass_done, int *read_rc);
 
 /* Checks up to budget_bytes of the hosted logs, continuing where the last
  * call stopped. */

@@ -44,6 +44,14 @@ static void host_alter_isr(void *ctx, struct partition *p,
     replica_manager_alter_isr(ctx, p, isr);
 }
 
+static void host_leave_isr(void *ctx, struct partition *p, int64_t offset)
+{
+    struct replica_manager *ps = ctx;
+    if (ps->hooks.log_corrupt != NULL) {
+        ps->hooks.log_corrupt(ps->hooks.arg, p, offset);
+    }
+}
+
 int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                          const struct replica_manager_config *cfg,
                          const struct replica_manager_hooks *hooks,
@@ -80,7 +88,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                                        .now_ms = host_now_ms,
                                        .wall_ms = host_wall_ms,
                                        .wake = host_wake,
-                                       .alter_isr = host_alter_isr};
+                                       .alter_isr = host_alter_isr,
+                                       .leave_isr = host_leave_isr};
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
     uv_idle_init(loop, &ps->wake_idle);
@@ -506,7 +515,7 @@ static void hosted_log_damaged_cb(void *arg, int rc, int64_t offset)
 {
     struct partition *p = arg;
     if (rc == RC_CORRUPT) {
-        repair_log_corrupt(p->owner, p, offset);
+        repair_log_corrupt(p, offset);
     } else {
         replica_manager_io_failed(p->owner, p, rc, "a read");
     }
@@ -628,7 +637,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     if (!changed) {
         return false;
     }
-    repair_after_metadata(ps, p);
+    repair_after_metadata(p);
     if (mp->leader == ps->broker_id) {
         TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d "
                    "(isr size %d, hw %" PRId64 ", end %" PRId64 ")",

@@ -48,6 +48,14 @@ static void alter_isr(void *ctx, struct partition *p,
     h->last = p;
 }
 
+static void leave_isr(void *ctx, struct partition *p, int64_t offset)
+{
+    struct test_host *h = ctx;
+    h->leaves++;
+    h->leave_offset = offset;
+    h->last = p;
+}
+
 void test_host_init(struct test_host *h, int32_t self)
 {
     *h = (struct test_host){.host = {.self = self,
@@ -56,7 +64,8 @@ void test_host_init(struct test_host *h, int32_t self)
                                      .now_ms = now_ms,
                                      .wall_ms = wall_ms,
                                      .wake = wake,
-                                     .alter_isr = alter_isr}};
+                                     .alter_isr = alter_isr,
+                                     .leave_isr = leave_isr}};
     h->tracer = (struct tracer){.level = TRACE_LEVEL_INFO, .emit = emit,
                                 .data = h};
 }

@@ -1,7 +1,7 @@
 /* Test helper: a partition host (broker/replication/partition.h) with a
  * clock the test moves by hand, and a record of what the partitions told
- * it: how many wakes, each ISR they proposed to the controller, and their
- * event lines. */
+ * it: how many wakes, each ISR they proposed to the controller, their asks
+ * to leave the ISR, and their event lines. */
 #ifndef CAIRN_TESTS_TEST_HOST_H
 #define CAIRN_TESTS_TEST_HOST_H
 
@@ -19,6 +19,8 @@ struct test_host {
     int alters;                /* AlterPartition proposals */
     struct meta_replica_set proposed; /* the last one */
     const struct partition *last; /* the partition that proposed it */
+    int leaves;                /* asks to leave the ISR (LeaveLeadership) */
+    int64_t leave_offset;      /* the last one's corrupt offset */
     struct tracer tracer;
     int events;                /* "event: " lines */
     char last_event[1024];

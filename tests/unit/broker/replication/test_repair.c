@@ -1,0 +1,196 @@
+/* Tests for broker/replication/repair.c through its partition host: a
+ * follower with a damaged log leaves the ISR before it cuts its log and
+ * fetches the rest again; a damaged leader asks to hand over leadership,
+ * at most once per REPAIR_ASK_EVERY_MS; a repaired follower taken back
+ * into the ISR too early asks to leave again; damage found earlier is
+ * reported again in a new role; and the scrub finds a flipped byte no
+ * reader asked for. Broker 2 hosts the partition (replicas 1, 2, 3). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/replication/partition.h"
+#include "broker/replication/repair.h"
+#include "common/rc.h"
+#include "tests/lib/log_fixture.h"
+#include "tests/lib/test_host.h"
+
+#define SELF 2
+
+static struct log_fixture f;
+static struct test_host th;
+static struct partition p;
+static int64_t sizes[3];
+
+/* Three batches of 10 records: offsets 0-9, 10-19, 20-29. */
+static void setup(void)
+{
+    log_fixture_setup(&f);
+    log_fixture_open(&f);
+    for (int i = 0; i < 3; i++) {
+        struct log_append_info info =
+            log_fixture_append(&f, 10, 40, 1000 + i, (uint32_t)i + 1);
+        sizes[i] = info.bytes;
+    }
+    cr_assert_eq(log_fixture_wait_durable(&f, 30), RC_OK);
+    test_host_init(&th, SELF);
+    th.now_ms = 10000;
+    p = (struct partition){.host = &th.host, .log = f.log, .id = 0,
+                           .leader = 1, .leader_epoch = 4,
+                           .follow = PARTITION_FOLLOW_FETCH,
+                           .isr = {3, {1, 2, 3}}, .hw = 30,
+                           .corrupt_offset = -1, .repair_until = -1};
+    strcpy(p.topic, "t");
+    producer_state_init(&p.producers);
+}
+
+static void teardown(void)
+{
+    producer_state_free(&p.producers);
+    log_fixture_teardown(&f);
+}
+
+TestSuite(repair, .init = setup, .fini = teardown, .timeout = 60);
+
+static void leave_isr(void)
+{
+    p.isr = (struct meta_replica_set){2, {1, 3}};
+    repair_after_metadata(&p);
+}
+
+Test(repair, a_damaged_follower_leaves_the_isr_before_it_cuts)
+{
+    repair_log_corrupt(&p, 10);
+    cr_assert_eq(th.leaves, 0, "the fetcher asks, with no fetch in flight");
+    cr_assert_not(repair_follower_ready(&p), "not fetched while in the ISR");
+    cr_assert_eq(th.leaves, 1);
+    cr_assert_eq(th.leave_offset, 10);
+    cr_assert_eq(log_end_offset(f.log), 30, "nothing cut yet");
+    cr_assert_not(repair_follower_ready(&p));
+    cr_assert_eq(th.leaves, 1, "asked at most once a second");
+    th.now_ms += REPAIR_ASK_EVERY_MS;
+    cr_assert_not(repair_follower_ready(&p));
+    cr_assert_eq(th.leaves, 2, "and again after that");
+    leave_isr();
+    cr_assert(repair_follower_ready(&p), "out of the ISR: cut, then fetch");
+    cr_assert_eq(log_end_offset(f.log), 10);
+    cr_assert_eq(p.corrupt_offset, -1);
+    cr_assert_eq(p.repair_until, 30, "it owes what the HW promised");
+    cr_assert(strstr(th.last_event, "truncated 30 -> 10") != NULL, "%s",
+              th.last_event);
+}
+
+Test(repair, a_damaged_leader_asks_to_hand_over_leadership)
+{
+    p.leader = SELF;
+    p.follow = PARTITION_FOLLOW_NONE;
+    repair_log_corrupt(&p, 20);
+    cr_assert_eq(th.leaves, 1);
+    cr_assert_eq(th.leave_offset, 20);
+    repair_log_corrupt(&p, 25);
+    cr_assert_eq(th.leaves, 1, "at most once a second");
+    cr_assert_eq(p.corrupt_offset, 20, "the first damage counts");
+    repair_log_corrupt(&p, 10);
+    cr_assert_eq(p.corrupt_offset, 10, "earlier damage moves it back");
+    cr_assert_eq(log_end_offset(f.log), 30, "a leader cuts nothing");
+}
+
+Test(repair, a_partition_without_a_leader_keeps_the_damage_for_later)
+{
+    p.leader = META_NO_LEADER;
+    p.follow = PARTITION_FOLLOW_NONE;
+    repair_log_corrupt(&p, 20);
+    cr_assert_eq(th.leaves, 0);
+    cr_assert_eq(p.corrupt_offset, 20);
+    p.leader = SELF; /* elected after all */
+    repair_after_metadata(&p);
+    cr_assert_eq(th.leaves, 1, "reported again in its new role");
+}
+
+Test(repair, a_repaired_follower_back_in_the_isr_too_early_leaves_again)
+{
+    repair_log_corrupt(&p, 10);
+    cr_assert_not(repair_follower_ready(&p));
+    leave_isr();
+    cr_assert(repair_follower_ready(&p));
+    cr_assert_eq(log_end_offset(f.log), 10);
+    int leaves = th.leaves;
+    p.isr = (struct meta_replica_set){3, {1, 2, 3}}; /* a late fetch */
+    repair_after_fetch(&p, 30);
+    cr_assert_eq(th.leaves, leaves + 1,
+                 "in the ISR while it lacks records below the HW");
+    cr_assert_eq(th.leave_offset, -1, "no damage left: it owes records");
+}
+
+Test(repair, a_follower_that_caught_up_stays)
+{
+    repair_log_corrupt(&p, 20);
+    cr_assert_not(repair_follower_ready(&p));
+    leave_isr();
+    cr_assert(repair_follower_ready(&p));
+    cr_assert_eq(log_end_offset(f.log), 20);
+    log_fixture_append(&f, 10, 40, 2000, 9); /* fetched again: 20-29 */
+    p.isr = (struct meta_replica_set){3, {1, 2, 3}};
+    int leaves = th.leaves;
+    repair_after_fetch(&p, 30);
+    cr_assert_eq(th.leaves, leaves);
+    cr_assert_not(p.cut_to_repair);
+    cr_assert(repair_follower_ready(&p));
+    cr_assert_eq(p.repair_until, -1);
+}
+
+static void flip_at(int64_t position)
+{
+    char path[4200];
+    log_fixture_file(&f, 0, "log", path, sizeof path);
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    uint8_t b = 0;
+    cr_assert_eq(pread(fd, &b, 1, (off_t)position), 1);
+    b ^= 0x40;
+    cr_assert_eq(pwrite(fd, &b, 1, (off_t)position), 1);
+    close(fd);
+}
+
+Test(repair, the_scrub_finds_damage_no_reader_asked_for)
+{
+    uint8_t *buf = malloc(1 << 20);
+    cr_assert_not_null(buf);
+    bool done = false;
+    int read_rc = -1;
+    int64_t n = repair_scrub_partition(&p, buf, 1 << 20, 1 << 20, &done,
+                                       &read_rc);
+    cr_assert_eq(n, sizes[0] + sizes[1] + sizes[2]);
+    cr_assert(done);
+    cr_assert_eq(read_rc, RC_OK);
+    cr_assert_eq(p.corrupt_offset, -1);
+    flip_at(sizes[0] + 60); /* inside the second batch */
+    n = repair_scrub_partition(&p, buf, 1 << 20, 1 << 20, &done, &read_rc);
+    cr_assert_gt(n, 0);
+    cr_assert(done, "damage ends the pass");
+    cr_assert_eq(read_rc, RC_OK, "damage is not a failed read");
+    cr_assert_eq(p.corrupt_offset, 10);
+    cr_assert_eq(p.scrub_offset, 0, "the next pass starts over");
+    free(buf);
+}
+
+Test(repair, the_scrub_reads_a_log_in_bounded_steps)
+{
+    uint8_t *buf = malloc(1 << 20);
+    cr_assert_not_null(buf);
+    bool done = true;
+    int read_rc = -1;
+    int64_t n = repair_scrub_partition(&p, buf, 1 << 20, sizes[0], &done,
+                                       &read_rc);
+    cr_assert_eq(n, sizes[0]);
+    cr_assert_not(done);
+    cr_assert_eq(p.scrub_offset, 10);
+    n = repair_scrub_partition(&p, buf, 1 << 20, 1 << 20, &done, &read_rc);
+    cr_assert_eq(n, sizes[1] + sizes[2]);
+    cr_assert(done);
+    cr_assert_eq(p.scrub_offset, 0);
+    free(buf);
+}
