@@ -222,6 +222,13 @@ void isr_update_metadata(struct isr_state *s,
     s->replicas = p->replicas;
     s->isr = p->isr;
     s->partition_epoch = p->partition_epoch;
+    if (s->pending != ISR_PENDING_NONE &&
+        !set_is_subset(&s->proposed, &s->replicas)) {
+        /* Proposed before a reassignment took a member away (an answer
+         * can run ahead of the metadata that removed it): the
+         * controller refuses it at this partition epoch. */
+        drop_pending(s);
+    }
     /* The configured value is not kept, so a larger replica set cannot
      * raise min_isr again; a smaller one must lower it. */
     s->min_isr = min_isr_for(s->min_isr, &s->replicas);

@@ -52,6 +52,8 @@
 #define SIMB_SETTLE_MS 30000
 #define SIMB_ACKS_MAX 8192
 #define SIMB_FETCH_BYTES 4096
+#define SIMB_OFFSETS_MAX 16384    /* consumed offsets remembered */
+#define SIMB_EPOCHS_MAX 1024      /* leader epochs checked for one leader */
 
 enum simb_msg_type {
     SIMB_FETCH = 1,
@@ -64,10 +66,13 @@ enum simb_msg_type {
     SIMB_ALTER_RSP,
     SIMB_HEARTBEAT,
     SIMB_METADATA,
+    SIMB_CONSUME,
+    SIMB_CONSUME_RSP,
 };
 
 #define SIMB_CONTROLLER SIMB_BROKERS       /* endpoint */
 #define SIMB_PRODUCER (SIMB_BROKERS + 1)   /* endpoint */
+#define SIMB_CONSUMER (SIMB_BROKERS + 2)   /* endpoint */
 
 struct simb_msg {
     enum simb_msg_type type;
@@ -79,6 +84,7 @@ struct simb_msg {
     int32_t leader_epoch;
     int32_t partition_epoch;
     int16_t error;
+    int16_t acks;          /* produce: -1, 1 or 0 */
     int64_t offset;        /* fetch offset, end offset, produced offset */
     int64_t hw;
     int64_t log_start;
@@ -130,6 +136,8 @@ struct simb_part {
     struct simb_wait *waits[SIMB_WAITS_MAX];
     int n_waits;
     int64_t alter_req;     /* the AlterPartition out, 0: none */
+    int32_t hw_epoch;      /* the leader epoch hw_last was seen at */
+    int64_t hw_last;       /* its HW as leader at the last step */
 };
 
 /* A follower's session with one leader (follower.c's struct fetcher). */
@@ -215,6 +223,9 @@ struct simb_world {
     int disk_per_mille;        /* a failed sync or write, per tick */
     int ctl_fault_per_mille;   /* a controller killed or cut, per tick */
     int reassign_per_mille;    /* a partition moved, per tick */
+    int dup_per_mille;         /* a message delivered twice */
+    int acks0_per_mille;       /* produce requests with acks=0 */
+    int acks1_per_mille;       /* and with acks=1; the rest acks=all */
     bool isolated[SIMB_BROKERS];
     bool cut[SIMB_BROKERS][SIMB_BROKERS]; /* broker links down (both
                                            * ways; the controller still
@@ -223,8 +234,16 @@ struct simb_world {
     uint32_t next_value;
     bool produce_out[SIMB_PARTITIONS];
     int64_t produce_sent_ms[SIMB_PARTITIONS];
+    int64_t produce_req[SIMB_PARTITIONS]; /* the request out */
     struct simb_ack acks[SIMB_PARTITIONS][SIMB_ACKS_MAX];
     size_t n_acks[SIMB_PARTITIONS];
+    /* Consumer. */
+    int64_t consume_next[SIMB_PARTITIONS];
+    bool consume_out[SIMB_PARTITIONS];
+    int64_t consume_sent_ms[SIMB_PARTITIONS];
+    uint64_t consumed[SIMB_PARTITIONS][SIMB_OFFSETS_MAX]; /* 0: not read */
+    /* The broker that led each partition at each epoch (0: none seen). */
+    int32_t leader_of[SIMB_PARTITIONS][SIMB_EPOCHS_MAX];
     /* Counts. */
     int n_crashes;
     int n_controller_kills;
@@ -234,6 +253,8 @@ struct simb_world {
     int n_elections;
     int n_produced;
     int n_refused;
+    int n_acked_weak;          /* acks=1 answers */
+    long n_consumed;           /* distinct offsets read */
     int64_t n_fetched_bytes;
     bool failed;
     char why[1024];
@@ -241,6 +262,7 @@ struct simb_world {
 
 /* simb_world.c */
 uint64_t simb_rand(struct simb_world *w);
+bool simb_chance(struct simb_world *w, int per_mille);
 void simb_send(struct simb_world *w, const struct simb_msg *m);
 void simb_schedule(struct simb_world *w, const struct simb_event *ev);
 void simb_fail(struct simb_world *w, const char *fmt, ...)
@@ -250,8 +272,18 @@ void simb_trace(struct simb_world *w, const char *fmt, ...)
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace);
 /* The active controller's image (the last leader's while none leads). */
 const struct meta_image *simb_ctl(struct simb_world *w);
+
+/* simb_clients.c */
+void simb_produce(struct simb_world *w, int32_t partition);
+void simb_on_produce_rsp(struct simb_world *w, const struct simb_msg *m);
+void simb_consume(struct simb_world *w, int32_t partition);
+void simb_on_consume_rsp(struct simb_world *w, const struct simb_msg *m);
+/* Every acknowledged and consumed record of the partition is in b's log
+ * (b was just elected, or leads at the end). */
 void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
                       int32_t partition);
+/* The invariants checked after every step. */
+void simb_check_step(struct simb_world *w);
 
 /* simb_broker.c */
 void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx);

@@ -598,6 +598,7 @@ struct produce_wait {
     int64_t offset;
     uint32_t value;
     int64_t req;
+    int16_t acks;
 };
 
 static void produced_cb(void *arg, int rc)
@@ -608,7 +609,7 @@ static void produced_cb(void *arg, int rc)
                         .type = SIMB_PRODUCE_RSP, .from = b->idx,
                         .to = SIMB_PRODUCER, .partition = pw->partition,
                         .offset = pw->offset, .value = pw->value,
-                        .req = pw->req,
+                        .req = pw->req, .acks = pw->acks,
                         .error = rc == RC_OK ? KAFKA_ERROR_NONE
                                              : kafka_error_from_rc(rc)});
     free(pw);
@@ -619,21 +620,55 @@ static void on_produce(struct simb_broker *b, struct partition *p,
 {
     struct built_batch bb = batch_build(1, 8, 1000, m->value);
     struct log_append_info info = {0};
-    int rv = partition_append(p, bb.bytes, bb.len, b->w->now_ms, -1, &info);
+    int rv = partition_append(p, bb.bytes, bb.len, b->w->now_ms, m->acks,
+                              &info);
     built_batch_free(&bb);
+    if (m->acks == 0) {
+        return; /* nobody waits for an answer */
+    }
     struct produce_wait *pw = malloc(sizeof *pw);
     if (pw == NULL) {
         abort();
     }
     *pw = (struct produce_wait){b, b->incarnation, p->id, info.base_offset,
-                                m->value, m->req};
-    if (rv == RC_OK && info.last_offset >= p->hw) {
+                                m->value, m->req, m->acks};
+    if (rv == RC_OK && m->acks == -1 && info.last_offset >= p->hw) {
         rv = partition_wait_hw(p, info.last_offset + 1, produced_cb, pw);
         if (rv == RC_OK) {
             return;
         }
     }
     produced_cb(pw, rv);
+}
+
+/* A consumer's Fetch: what the leader holds from the offset up to the
+ * high watermark (kafka_fetch.c for a consumer). */
+static void on_consume(struct simb_broker *b, struct partition *p,
+                       const struct simb_msg *m)
+{
+    struct simb_msg r = {.type = SIMB_CONSUME_RSP, .from = b->idx,
+                         .to = SIMB_CONSUMER, .partition = p->id,
+                         .offset = m->offset, .req = m->req, .hw = p->hw};
+    r.error = partition_is_leader(p) ? KAFKA_ERROR_NONE
+                                     : KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    struct log_span span = {0};
+    if (r.error == KAFKA_ERROR_NONE && m->offset < p->hw) {
+        int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, p->hw, &span);
+        r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
+    }
+    if (r.error == KAFKA_ERROR_NONE && span.bytes > 0) {
+        r.bytes = malloc((size_t)span.bytes);
+        if (r.bytes == NULL ||
+            io_pread(span.fd, r.bytes, (size_t)span.bytes,
+                     (off_t)span.position) != span.bytes) {
+            simb_fail(b->w, "broker %d cannot read its log", (int)b->id);
+        }
+        r.len = (size_t)span.bytes;
+    }
+    if (span.seg != NULL) {
+        log_span_release(&span);
+    }
+    simb_send(b->w, &r);
 }
 
 /* --- Metadata and requests ------------------------------------------------ */
@@ -688,7 +723,7 @@ void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
      * then its partitions are led by others). */
     bool serving = b->epoch >= 0 && b->img.offset >= b->epoch;
     if (!serving && (m->type == SIMB_FETCH || m->type == SIMB_EPOCH ||
-                     m->type == SIMB_PRODUCE)) {
+                     m->type == SIMB_PRODUCE || m->type == SIMB_CONSUME)) {
         return;
     }
     switch (m->type) {
@@ -700,6 +735,9 @@ void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
         break;
     case SIMB_PRODUCE:
         on_produce(b, p, m);
+        break;
+    case SIMB_CONSUME:
+        on_consume(b, p, m);
         break;
     case SIMB_FETCH_RSP:
     case SIMB_EPOCH_RSP:

@@ -21,6 +21,7 @@ int main(void)
     long ctl_kills = 0;
     long elections = 0;
     long acked = 0;
+    long consumed = 0;
     for (uint64_t seed = l.base; seed < l.base + l.count; seed++) {
         if (simb_run(&w, seed, l.trace)) {
             l.passed++;
@@ -33,23 +34,26 @@ int main(void)
         dir_failed += w.n_dir_failed;
         ctl_kills += w.n_controller_kills;
         elections += w.n_elections;
+        consumed += w.n_consumed;
         for (int k = 0; k < SIMB_PARTITIONS; k++) {
             acked += (long)w.n_acks[k];
         }
         if (l.one) {
             printf("simb seed=%" PRIu64 " produced=%d refused=%d "
-                   "acked=%zu+%zu crashes=%d disk_faults=%d dir_failed=%d "
+                   "acked=%zu+%zu acks1=%d consumed=%ld crashes=%d "
+                   "disk_faults=%d dir_failed=%d "
                    "controller_kills=%d reassignments=%d proposals=%d "
                    "elections=%d fetched=%" PRId64 "\n", seed, w.n_produced,
-                   w.n_refused, w.n_acks[0], w.n_acks[1], w.n_crashes,
+                   w.n_refused, w.n_acks[0], w.n_acks[1], w.n_acked_weak,
+                   w.n_consumed, w.n_crashes,
                    w.n_disk_faults, w.n_dir_failed, w.n_controller_kills,
                    w.n_reassignments, w.q.n_proposals, w.n_elections,
                    w.n_fetched_bytes);
         }
     }
     char totals[256];
-    snprintf(totals, sizeof totals, "acked=%ld crashes=%ld dir_failed=%ld "
-             "controller_kills=%ld elections=%ld", acked, crashes,
-             dir_failed, ctl_kills, elections);
+    snprintf(totals, sizeof totals, "acked=%ld consumed=%ld crashes=%ld "
+             "dir_failed=%ld controller_kills=%ld elections=%ld", acked,
+             consumed, crashes, dir_failed, ctl_kills, elections);
     return seed_loop_finish(&l, totals);
 }

@@ -25,7 +25,7 @@ uint64_t simb_rand(struct simb_world *w)
     return w->rng;
 }
 
-static bool chance(struct simb_world *w, int per_mille)
+bool simb_chance(struct simb_world *w, int per_mille)
 {
     return (int)(simb_rand(w) % 1000) < per_mille;
 }
@@ -120,7 +120,7 @@ void simb_send(struct simb_world *w, const struct simb_msg *m)
     bool link_cut = m->from < SIMB_BROKERS && m->to < SIMB_BROKERS &&
                     w->cut[m->from][m->to];
     if (cut_off(w, m->from) || cut_off(w, m->to) || link_cut ||
-        chance(w, w->drop_per_mille)) {
+        simb_chance(w, w->drop_per_mille)) {
         free(m->bytes);
         return;
     }
@@ -128,6 +128,21 @@ void simb_send(struct simb_world *w, const struct simb_msg *m)
     simb_schedule(w, &(struct simb_event){.at_ms = w->now_ms + delay,
                                           .type = SIMB_EV_DELIVER,
                                           .msg = *m});
+    if (simb_chance(w, w->dup_per_mille)) { /* a retransmission */
+        struct simb_msg copy = *m;
+        copy.bytes = NULL;
+        if (m->len > 0) {
+            copy.bytes = malloc(m->len);
+            if (copy.bytes == NULL) {
+                abort();
+            }
+            memcpy(copy.bytes, m->bytes, m->len);
+        }
+        delay = 1 + (int64_t)(simb_rand(w) % (uint64_t)w->delay_max_ms);
+        simb_schedule(w, &(struct simb_event){.at_ms = w->now_ms + delay,
+                                              .type = SIMB_EV_DELIVER,
+                                              .msg = copy});
+    }
 }
 
 /* --- The controller: the real planners on one image ------------------------ */
@@ -162,6 +177,11 @@ static void answer_alter(struct simb_world *w, const struct simb_pending *p,
 {
     const struct meta_topic *t = meta_image_topic(img, "t");
     const struct meta_partition *mp = &t->partitions[p->partition];
+    if (error == KAFKA_ERROR_NONE && mp->leader != p->broker + 1) {
+        /* As controller/handlers.c: the change completed a reassignment
+         * that moved the leader. */
+        error = KAFKA_ERROR_NEW_LEADER_ELECTED;
+    }
     simb_send(w, &(struct simb_msg){.type = SIMB_ALTER_RSP, .req = p->req,
                                     .from = SIMB_CONTROLLER, .to = p->broker,
                                     .incarnation = p->incarnation,
@@ -348,120 +368,6 @@ static void create_topic(struct simb_world *w)
     (void)commit(w, (struct simb_pending){0});
 }
 
-/* --- The producer (acks=all) and the checks ------------------------------ */
-
-static void produce(struct simb_world *w, int32_t partition)
-{
-    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
-    if (w->produce_out[partition] &&
-        w->now_ms - w->produce_sent_ms[partition] > 1000) {
-        w->produce_out[partition] = false; /* request.timeout.ms */
-    }
-    if (t == NULL || w->produce_out[partition]) {
-        return;
-    }
-    int32_t leader = t->partitions[partition].leader;
-    if (leader == META_NO_LEADER) {
-        return;
-    }
-    w->produce_out[partition] = true;
-    w->produce_sent_ms[partition] = w->now_ms;
-    w->n_produced++;
-    simb_send(w, &(struct simb_msg){.type = SIMB_PRODUCE,
-                                    .from = SIMB_PRODUCER,
-                                    .to = leader - 1,
-                                    .partition = partition,
-                                    .value = ++w->next_value,
-                                    .req = ++w->next_req});
-}
-
-static void produce(struct simb_world *w, int32_t partition);
-
-static void on_produce_rsp(struct simb_world *w, const struct simb_msg *m)
-{
-    w->produce_out[m->partition] = false;
-    if (w->now_ms < SIMB_RUN_MS) {
-        produce(w, m->partition); /* the next at once */
-    }
-    if (m->error != KAFKA_ERROR_NONE) {
-        w->n_refused++;
-        return;
-    }
-    size_t *n = &w->n_acks[m->partition];
-    if (*n < SIMB_ACKS_MAX) {
-        w->acks[m->partition][(*n)++] =
-            (struct simb_ack){m->offset, m->value};
-    }
-}
-
-struct found {
-    const struct simb_ack *acks;
-    size_t n;
-    size_t next;      /* the first ack not yet found */
-    const char *bad;  /* why the log lost one, or NULL */
-    int64_t at;
-};
-
-static void each_batch(void *arg, const uint8_t *batch,
-                       const struct record_batch_header *h)
-{
-    struct found *f = arg;
-    while (f->next < f->n && f->acks[f->next].offset < h->base_offset) {
-        f->bad = f->bad != NULL ? f->bad : "an acknowledged record is gone";
-        f->at = f->acks[f->next].offset;
-        f->next++;
-    }
-    if (f->next < f->n && f->acks[f->next].offset == h->base_offset) {
-        struct built_batch bb = batch_build(1, 8, 1000,
-                                            f->acks[f->next].value);
-        if (!batch_same_payload(batch, &bb) && f->bad == NULL) {
-            f->bad = "an acknowledged record changed";
-            f->at = h->base_offset;
-        }
-        built_batch_free(&bb);
-        f->next++;
-    }
-}
-
-/* Every acknowledged record of the partition is in b's log, as produced:
- * checked when b becomes its leader (a record acknowledged under acks=all
- * is in every ISR member, and only ISR members are elected) and at the
- * end. */
-static int by_offset(const void *a, const void *b)
-{
-    int64_t x = ((const struct simb_ack *)a)->offset;
-    int64_t y = ((const struct simb_ack *)b)->offset;
-    return (x > y) - (x < y);
-}
-
-void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
-                      int32_t partition)
-{
-    const struct partition *p = b->parts[partition].p;
-    /* Answers come back in any order (a request given up on may still be
-     * answered): by offset. */
-    qsort(w->acks[partition], w->n_acks[partition],
-          sizeof w->acks[partition][0], by_offset);
-    struct found f = {w->acks[partition], w->n_acks[partition], 0, NULL, -1};
-    if (p == NULL) {
-        return;
-    }
-    if (simb_read_batches(p->log, 0, each_batch, &f) != RC_OK) {
-        simb_fail(w, "broker %d cannot read t-%d back", (int)b->id,
-                  (int)partition);
-        return;
-    }
-    if (f.bad == NULL && f.next < f.n) {
-        f.bad = "an acknowledged record is past its log end";
-        f.at = f.acks[f.next].offset;
-    }
-    if (f.bad != NULL) {
-        simb_fail(w, "%s: t-%d offset %" PRId64 ", leader %d at epoch %d "
-                  "(log end %" PRId64 ")", f.bad, (int)partition, f.at,
-                  (int)b->id, p->leader_epoch, log_end_offset(p->log));
-    }
-}
-
 /* What a log holds below an offset: each batch's base offset, epoch and
  * CRC, in order. */
 struct held {
@@ -555,7 +461,7 @@ static void controller_faults(struct simb_world *w)
     unsigned i = (unsigned)(simb_rand(w) % META_QUORUM_N);
     unsigned j = (i + 1 + (unsigned)(simb_rand(w) % 2)) % META_QUORUM_N;
     struct raft_fixture *f = &w->q.raft;
-    if (chance(w, w->ctl_fault_per_mille)) {
+    if (simb_chance(w, w->ctl_fault_per_mille)) {
         unsigned dead = 0;
         for (unsigned k = 0; k < META_QUORUM_N; k++) {
             dead += !raft_fixture_alive(f, k);
@@ -567,7 +473,7 @@ static void controller_faults(struct simb_world *w)
             raft_fixture_revive(f, i);
         }
     }
-    if (chance(w, w->ctl_fault_per_mille)) {
+    if (simb_chance(w, w->ctl_fault_per_mille)) {
         bool cut = raft_fixture_saturated(f, i, j);
         if (cut) {
             raft_fixture_desaturate(f, i, j);
@@ -634,15 +540,15 @@ static void reassign(struct simb_world *w)
 static void faults(struct simb_world *w)
 {
     controller_faults(w);
-    if (chance(w, w->reassign_per_mille)) {
+    if (simb_chance(w, w->reassign_per_mille)) {
         reassign(w);
     }
     int i = (int)(simb_rand(w) % SIMB_BROKERS);
     struct simb_broker *b = &w->brokers[i];
-    if (chance(w, w->crash_per_mille)) {
+    if (simb_chance(w, w->crash_per_mille)) {
         crash(w, b, true);
     }
-    if (b->up && chance(w, w->disk_per_mille)) {
+    if (b->up && simb_chance(w, w->disk_per_mille)) {
         /* One call of this broker's disk fails: a sync (EIO, fsyncgate
          * semantics on the simulated disk) or a write (EIO or full). */
         struct io_fault f = {.kind = IO_FAULT_ERRNO, .times = 1};
@@ -654,14 +560,14 @@ static void faults(struct simb_world *w)
             w->n_disk_faults++;
         }
     }
-    if (chance(w, w->isolate_per_mille)) {
+    if (simb_chance(w, w->isolate_per_mille)) {
         w->isolated[i] = !w->isolated[i];
     }
-    if (chance(w, w->cut_per_mille)) {
+    if (simb_chance(w, w->cut_per_mille)) {
         int j = (i + 1 + (int)(simb_rand(w) % (SIMB_BROKERS - 1))) %
                 SIMB_BROKERS;
         w->cut[i][j] = w->cut[j][i] = !w->cut[i][j];
-        if (w->cut[i][j] && chance(w, 500)) {
+        if (w->cut[i][j] && simb_chance(w, 500)) {
             /* The worst moment: one side of the cut lags while it is
              * still in the ISR, and the other dies (jepsen/'s
              * partition-then-kill). */
@@ -669,7 +575,7 @@ static void faults(struct simb_world *w)
                                  .at_ms = w->now_ms + 500 +
                                           (int64_t)(simb_rand(w) % 4000),
                                  .type = SIMB_EV_CRASH,
-                                 .broker = chance(w, 500) ? i : j});
+                                 .broker = simb_chance(w, 500) ? i : j});
         }
     }
 }
@@ -697,7 +603,8 @@ static void tick(struct simb_world *w, bool faulty)
     }
     controller_tick(w);
     for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
-        produce(w, k);
+        simb_produce(w, k);
+        simb_consume(w, k);
     }
 }
 
@@ -710,17 +617,23 @@ static void deliver(struct simb_world *w, struct simb_msg *m)
             on_alter(w, m);
         }
     } else if (m->to == SIMB_PRODUCER) {
-        on_produce_rsp(w, m);
+        simb_on_produce_rsp(w, m);
+    } else if (m->to == SIMB_CONSUMER) {
+        simb_on_consume_rsp(w, m);
     } else {
         struct simb_broker *b = &w->brokers[m->to];
         if (b->up && (m->from == SIMB_CONTROLLER ||
                       m->from == SIMB_PRODUCER ||
+                      m->from == SIMB_CONSUMER ||
                       m->type == SIMB_FETCH || m->type == SIMB_EPOCH ||
                       m->incarnation == b->incarnation)) {
             simb_broker_receive(b, m);
         }
         if (m->type == SIMB_PRODUCE && !b->up) {
             w->produce_out[m->partition] = false; /* no answer: retry */
+        }
+        if (m->type == SIMB_CONSUME && !b->up) {
+            w->consume_out[m->partition] = false;
         }
     }
     free(m->bytes);
@@ -826,6 +739,9 @@ static void swarm(struct simb_world *w)
     w->disk_per_mille = (int)(simb_rand(w) % 6);
     w->ctl_fault_per_mille = (int)(simb_rand(w) % 8);
     w->reassign_per_mille = (int)(simb_rand(w) % 10);
+    w->dup_per_mille = (int)(simb_rand(w) % 20);
+    w->acks0_per_mille = (int)(simb_rand(w) % 150);
+    w->acks1_per_mille = (int)(simb_rand(w) % 300);
 }
 
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
@@ -856,6 +772,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
             struct simb_event ev = pop(w);
             w->now_ms = ev.at_ms;
             dispatch(w, &ev);
+            simb_check_step(w);
             continue;
         }
         w->now_ms = next_tick;
@@ -878,6 +795,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
             create_topic(w); /* once every broker is unfenced */
         }
         tick(w, faulty);
+        simb_check_step(w);
         if (settle_from >= 0 && settled(w, unsettled, sizeof unsettled)) {
             break;
         }

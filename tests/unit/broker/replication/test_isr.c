@@ -672,6 +672,26 @@ Test(replica, metadata_with_same_partition_epoch_keeps_pending_change)
     expect_set(&s.proposed, SET(1, 2, 3));
 }
 
+/* A reassignment from 1,2,3 to 1,2,4 completed by an answer that ran
+ * ahead of the metadata: the leader, still holding replica 3, proposed it
+ * back; the metadata at that same partition epoch no longer names 3, so
+ * the controller refuses the change and it is dropped at once. */
+Test(replica, metadata_that_removed_a_proposed_member_drops_the_change)
+{
+    lead(SET(1, 2, 3, 4), SET(1, 2, 4), 1, 100);
+    struct meta_replica_set isr = SET(1, 2, 4);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set proposed = {0};
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0 + 1, &proposed));
+    expect_set(&proposed, SET(1, 2, 4, 3));
+    struct meta_partition p = part(SET(1, 2, 4), isr, PARTITION_EPOCH);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(s.pending, ISR_PENDING_NONE);
+    struct meta_replica_set max = {0};
+    isr_maximal_isr(&s, &max);
+    expect_set(&max, SET(1, 2, 4));
+}
+
 Test(replica, metadata_older_than_adopted_alter_answer_is_ignored)
 {
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);
