@@ -548,7 +548,9 @@ void io_sim_power_loss(struct io_sim *d, const char *prefix)
         }
         /* The cache has held every size the platter has: no allocation. */
         ASSERT(f->disk_size <= f->cap);
-        memcpy(f->data, f->disk, (size_t)f->disk_size);
+        if (f->disk_size > 0) {
+            memcpy(f->data, f->disk, (size_t)f->disk_size);
+        }
         f->size = f->disk_size;
         f->n_dirty = 0;
         i++;

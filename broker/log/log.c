@@ -438,6 +438,21 @@ int log_read(struct log *l, int64_t offset, int64_t max_bytes,
         if (rv != RC_OK) {
             return rv;
         }
+        if (record_batch_last_offset(&h) >= end) {
+            /* It claims offsets past the log end, which an intact batch
+             * never does (the end is where the last one stops): its
+             * header is damaged. Handed out alone, so that the reader's
+             * check finds it (log_verify.h); an empty span here would
+             * leave the fetchers and the scrub reading nothing there,
+             * ever again. */
+            int64_t size = record_batch_size(&h);
+            log_segment_ref(seg);
+            *span = (struct log_span){
+                .seg = seg, .fd = seg->fd, .position = pos,
+                .bytes = size < seg->size - pos ? size : seg->size - pos,
+                .first_offset = h.base_offset};
+            return RC_OK;
+        }
         if (record_batch_last_offset(&h) >= max_offset) {
             return RC_OK;
         }

@@ -657,14 +657,15 @@ int partition_follower_truncate(struct partition *p, int64_t offset)
     /* Also at or past the log end: log_truncate_to() then drops an epoch
      * that holds no record. */
     int rv = log_truncate_to(p->log, offset);
-    if (rv != RC_OK) {
-        return rv;
+    if (rv == RC_OK) {
+        producer_state_truncate(&p->producers, log_end_offset(p->log));
     }
-    producer_state_truncate(&p->producers, log_end_offset(p->log));
+    /* Also after a failed cut (the log has failed and says so): the HW
+     * never passes what the log holds. */
     if (p->hw > log_end_offset(p->log)) {
         p->hw = log_end_offset(p->log);
     }
-    return RC_OK;
+    return rv;
 }
 
 enum partition_fetched partition_follower_fetched(struct partition *p,

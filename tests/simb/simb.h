@@ -68,6 +68,7 @@ enum simb_msg_type {
     SIMB_METADATA,
     SIMB_CONSUME,
     SIMB_CONSUME_RSP,
+    SIMB_LEAVE,            /* LeaveLeadership: a damaged replica */
 };
 
 #define SIMB_CONTROLLER SIMB_BROKERS       /* endpoint */
@@ -224,6 +225,9 @@ struct simb_world {
     int ctl_fault_per_mille;   /* a controller killed or cut, per tick */
     int reassign_per_mille;    /* a partition moved, per tick */
     int dup_per_mille;         /* a message delivered twice */
+    int rot_per_mille;         /* a bit flipped in a durable batch */
+    int rot_broker[SIMB_PARTITIONS]; /* index of the replica holding the
+                                      * last rot injected; -1: none */
     int acks0_per_mille;       /* produce requests with acks=0 */
     int acks1_per_mille;       /* and with acks=1; the rest acks=all */
     bool isolated[SIMB_BROKERS];
@@ -254,6 +258,8 @@ struct simb_world {
     int n_produced;
     int n_refused;
     int n_acked_weak;          /* acks=1 answers */
+    int n_rot;
+    int n_corrupt_found;       /* by a read or the scrub */
     long n_consumed;           /* distinct offsets read */
     int64_t n_fetched_bytes;
     bool failed;
@@ -284,6 +290,24 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
                       int32_t partition);
 /* The invariants checked after every step. */
 void simb_check_step(struct simb_world *w);
+
+/* simb_rot.c */
+/* The offset of the first batch of l whose CRC fails, or -1. */
+int64_t simb_log_damage(struct log *l);
+/* A leader's read of span for a follower or consumer, checked: the
+ * intact bytes to send, or -1 when none (KAFKA_STORAGE_ERROR); damage
+ * is reported to the repair rules. */
+int64_t simb_verify_read(struct simb_broker *b, struct partition *p,
+                         struct log_span *span);
+/* The background scrub's share of one broker tick. */
+void simb_scrub(struct simb_broker *b);
+/* Maybe flips a bit (the seed's rate), one damaged copy at a time. */
+void simb_rot_tick(struct simb_world *w);
+/* Whether the last rot injected into partition k is repaired (its
+ * replica up, its log intact). */
+bool simb_rot_gone(struct simb_world *w, int32_t k);
+/* After the quiet tail: no live replica holds damage. */
+void simb_rot_check_end(struct simb_world *w);
 
 /* simb_broker.c */
 void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx);

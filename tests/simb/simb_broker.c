@@ -8,6 +8,7 @@
 
 #include "broker/log/producer_state.h"
 #include "broker/replication/follower_session.h"
+#include "broker/replication/repair.h"
 #include "common/io.h"
 #include "common/kafka/kafka_error.h"
 #include "common/kafka/record_batch.h"
@@ -61,6 +62,19 @@ static void host_alter(void *ctx, struct partition *p,
                                        .leader_epoch = p->leader_epoch,
                                        .partition_epoch = p->partition_epoch,
                                        .isr = *isr});
+}
+
+/* repair.c asks to leave p's ISR (broker_log_corrupt's LeaveLeadership). */
+static void host_leave_isr(void *ctx, struct partition *p, int64_t offset)
+{
+    struct simb_broker *b = ctx;
+    (void)offset;
+    simb_send(b->w, &(struct simb_msg){.type = SIMB_LEAVE,
+                                       .from = b->idx,
+                                       .to = SIMB_CONTROLLER,
+                                       .incarnation = b->incarnation,
+                                       .partition = p->id,
+                                       .leader_epoch = p->leader_epoch});
 }
 
 static void runner_submit(void *ctx, struct log *l)
@@ -121,7 +135,8 @@ void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx)
                                       .now_ms = host_now,
                                       .wall_ms = host_wall,
                                       .wake = host_wake,
-                                      .alter_isr = host_alter};
+                                      .alter_isr = host_alter,
+                                      .leave_isr = host_leave_isr};
     b->runner = (struct log_sync_runner){.ctx = b, .submit = runner_submit};
     meta_image_init(&b->img);
 }
@@ -344,6 +359,10 @@ static void send_request(struct simb_broker *b, int li, bool fetch)
     for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
         struct simb_part *sp = &b->parts[i];
         struct partition *p = sp->p;
+        if (fetch && follows(b, p, li, PARTITION_FOLLOW_FETCH) &&
+            !repair_follower_ready(p)) {
+            continue; /* damaged, still in the ISR: asked again later */
+        }
         if (fetch ? !may_fetch(b, p, li)
                   : !follows(b, p, li, PARTITION_FOLLOW_TRUNCATE)) {
             continue;
@@ -505,6 +524,9 @@ static void on_answer(struct simb_broker *b, struct simb_part *sp,
                 m->log_start);
             f->errors |= got == PARTITION_FETCHED_FAILED ||
                          got == PARTITION_FETCHED_PAUSE;
+            if (got == PARTITION_FETCHED_APPENDED) {
+                repair_after_fetch(p, m->hw);
+            }
             if (got == PARTITION_FETCHED_APPENDED ||
                 got == PARTITION_FETCHED_DIVERGED ||
                 got == PARTITION_FETCHED_FAILED) {
@@ -540,6 +562,24 @@ static int16_t leader_error(const struct partition *p, int32_t epoch)
                                    : KAFKA_ERROR_NONE;
 }
 
+/* What a read may send, as kafka_fetch.c's verify(): the intact batches
+ * before any damage, or KAFKA_STORAGE_ERROR when there are none. */
+static void checked(struct simb_broker *b, struct partition *p,
+                    struct log_span *span, struct simb_msg *r)
+{
+    if (r->error != KAFKA_ERROR_NONE) {
+        return;
+    }
+    int64_t intact = simb_verify_read(b, p, span);
+    if (intact < 0) {
+        log_span_release(span);
+        *span = (struct log_span){0};
+        r->error = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
+    } else {
+        span->bytes = intact;
+    }
+}
+
 static void on_fetch(struct simb_broker *b, struct partition *p,
                      const struct simb_msg *m)
 {
@@ -558,6 +598,7 @@ static void on_fetch(struct simb_broker *b, struct partition *p,
         int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, INT64_MAX,
                           &span);
         r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
+        checked(b, p, &span, &r);
     }
     if (r.error == KAFKA_ERROR_NONE && span.bytes > 0) {
         r.bytes = malloc((size_t)span.bytes);
@@ -655,6 +696,7 @@ static void on_consume(struct simb_broker *b, struct partition *p,
     if (r.error == KAFKA_ERROR_NONE && m->offset < p->hw) {
         int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, p->hw, &span);
         r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
+        checked(b, p, &span, &r);
     }
     if (r.error == KAFKA_ERROR_NONE && span.bytes > 0) {
         r.bytes = malloc((size_t)span.bytes);
@@ -695,8 +737,12 @@ static void apply_metadata(struct simb_broker *b)
         }
         bool was_leader = partition_is_leader(p);
         int32_t epoch = p->leader_epoch;
+        int32_t pe = p->partition_epoch;
         partition_apply_metadata(p, b->id, mp, &b->img, SIMB_MIN_INSYNC,
                                  SIMB_LAG_MAX_MS, b->w->now_ms);
+        if (epoch != p->leader_epoch || pe != p->partition_epoch) {
+            repair_after_metadata(p);
+        }
         if (partition_is_leader(p) && (!was_leader ||
                                        epoch != p->leader_epoch)) {
             b->w->n_elections++;
@@ -785,6 +831,7 @@ void simb_broker_tick(struct simb_broker *b)
             partition_check_isr(b->parts[i].p, b->w->now_ms);
         }
     }
+    simb_scrub(b);
     simb_broker_follow(b);
 }
 

@@ -176,12 +176,17 @@ struct found {
     uint8_t *held;    /* consumed offsets found, by offset */
     const char *bad;  /* why the log lost one, or NULL */
     int64_t at;
+    int64_t damaged;  /* the first batch whose CRC fails, or -1 */
 };
 
 static void each_batch(void *arg, const uint8_t *batch,
                        const struct record_batch_header *h)
 {
     struct found *f = arg;
+    bool intact = record_batch_crc_ok(batch, h);
+    if (!intact && f->damaged < 0) {
+        f->damaged = h->base_offset;
+    }
     while (f->next < f->n && f->acks[f->next].offset < h->base_offset) {
         f->bad = f->bad != NULL ? f->bad : "an acknowledged record is gone";
         f->at = f->acks[f->next].offset;
@@ -190,7 +195,7 @@ static void each_batch(void *arg, const uint8_t *batch,
     if (f->next < f->n && f->acks[f->next].offset == h->base_offset) {
         struct built_batch bb = batch_build(1, 8, 1000,
                                             f->acks[f->next].value);
-        if (!batch_same_payload(batch, &bb) && f->bad == NULL) {
+        if (intact && !batch_same_payload(batch, &bb) && f->bad == NULL) {
             f->bad = "an acknowledged record changed";
             f->at = h->base_offset;
         }
@@ -200,7 +205,7 @@ static void each_batch(void *arg, const uint8_t *batch,
     int64_t o = h->base_offset;
     if (o >= 0 && o < SIMB_OFFSETS_MAX && f->consumed[o] != 0) {
         f->held[o] = 1;
-        if (f->consumed[o] != seen_key(h) && f->bad == NULL) {
+        if (intact && f->consumed[o] != seen_key(h) && f->bad == NULL) {
             f->bad = "a consumed record changed";
             f->at = o;
         }
@@ -248,7 +253,7 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
     static uint8_t held[SIMB_OFFSETS_MAX];
     memset(held, 0, sizeof held);
     struct found f = {w->acks[partition], w->n_acks[partition], 0,
-                      w->consumed[partition], held, NULL, -1};
+                      w->consumed[partition], held, NULL, -1, -1};
     if (simb_read_batches(p->log, 0, each_batch, &f) != RC_OK) {
         simb_fail(w, "broker %d cannot read t-%d back", (int)b->id,
                   (int)partition);
@@ -260,6 +265,14 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
     }
     if (f.bad == NULL && (f.at = consumed_missing(&f)) >= 0) {
         f.bad = "a consumed record is gone";
+    }
+    if (f.bad == NULL && f.damaged >= 0 &&
+        w->rot_broker[partition] != b->idx) {
+        /* A damaged copy is elected only while its damage is unfound
+         * (it never serves it); damage no injected rot explains is a
+         * write that did not last. */
+        f.bad = "damage no injected fault explains";
+        f.at = f.damaged;
     }
     if (f.bad != NULL) {
         simb_fail(w, "%s: t-%d offset %" PRId64 ", leader %d at epoch %d "

@@ -317,6 +317,26 @@ static void on_alter(struct simb_world *w, const struct simb_msg *m)
     }
 }
 
+/* LeaveLeadership from a replica whose log is damaged (controller/
+ * plan_repair.c). */
+static void on_leave(struct simb_world *w, const struct simb_msg *m)
+{
+    struct simb_broker *b = &w->brokers[m->from];
+    if (!can_propose(w)) {
+        return; /* it asks again */
+    }
+    struct plan_leave_leadership_req rq = {.broker_id = b->id,
+                                           .broker_epoch = b->epoch,
+                                           .topic_id = w->topic_id,
+                                           .partition = m->partition,
+                                           .leader_epoch = m->leader_epoch};
+    int16_t error = 0;
+    plan_records_clear(&w->out);
+    if (plan_leave_leadership(simb_ctl(w), &rq, &w->out, &error) == RC_OK) {
+        (void)commit(w, (struct simb_pending){0});
+    }
+}
+
 /* Sessions that lapsed are fenced; leaderless partitions get a leader.
  * A new active controller gives every broker a fresh session. */
 static void controller_tick(struct simb_world *w)
@@ -539,7 +559,13 @@ static void reassign(struct simb_world *w)
 
 static void faults(struct simb_world *w)
 {
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        if (!simb_rot_gone(w, k)) {
+            return; /* one fault at a time (simb_rot.c) */
+        }
+    }
     controller_faults(w);
+    simb_rot_tick(w);
     if (simb_chance(w, w->reassign_per_mille)) {
         reassign(w);
     }
@@ -615,6 +641,8 @@ static void deliver(struct simb_world *w, struct simb_msg *m)
             on_heartbeat(w, m);
         } else if (m->type == SIMB_ALTER) {
             on_alter(w, m);
+        } else if (m->type == SIMB_LEAVE) {
+            on_leave(w, m);
         }
     } else if (m->to == SIMB_PRODUCER) {
         simb_on_produce_rsp(w, m);
@@ -718,6 +746,11 @@ static bool settled(struct simb_world *w, char *why, size_t cap)
     }
     for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
         const struct meta_partition *mp = &t->partitions[k];
+        if (!simb_rot_gone(w, k)) {
+            snprintf(why, cap, "t-%d: broker %d has not repaired its "
+                     "damaged copy", (int)k, w->rot_broker[k] + 1);
+            return false;
+        }
         if (mp->leader == META_NO_LEADER || mp->isr.n != mp->replicas.n ||
             mp->adding.n > 0 || mp->removing.n > 0) {
             snprintf(why, cap, "t-%d: leader %d, %d of %d in the ISR, %d "
@@ -742,6 +775,7 @@ static void swarm(struct simb_world *w)
     w->dup_per_mille = (int)(simb_rand(w) % 20);
     w->acks0_per_mille = (int)(simb_rand(w) % 150);
     w->acks1_per_mille = (int)(simb_rand(w) % 300);
+    w->rot_per_mille = (int)(simb_rand(w) % 20);
 }
 
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
@@ -759,6 +793,9 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         abort();
     }
     w->last_leader = -1;
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        w->rot_broker[k] = -1;
+    }
     plan_records_init(&w->out);
     for (int i = 0; i < SIMB_BROKERS; i++) {
         simb_broker_init(w, &w->brokers[i], i);
@@ -806,6 +843,9 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
     }
     if (!w->failed && !meta_quorum_same_images(&w->q)) {
         simb_fail(w, "%s", w->q.why);
+    }
+    if (!w->failed) {
+        simb_rot_check_end(w);
     }
     for (int32_t k = 0; !w->failed && k < SIMB_PARTITIONS; k++) {
         const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");

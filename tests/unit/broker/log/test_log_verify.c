@@ -9,6 +9,7 @@
 
 #include "broker/log/log_verify.h"
 #include "common/io.h"
+#include "common/kafka/record_batch.h"
 #include "common/rc.h"
 #include "tests/lib/log_fixture.h"
 
@@ -94,6 +95,29 @@ Test(log_verify, a_corrupt_first_batch_leaves_nothing_to_serve)
     cr_assert_eq(v.intact_bytes, 0);
     cr_assert_eq(v.stop_offset, 0);
     cr_assert_eq(v.bad_position, 0);
+}
+
+/* A flip in the first batch's lastOffsetDelta (CRC-covered) makes it
+ * claim offsets far past the log end. Before, log_read() answered an
+ * empty span for it, so neither a fetch nor the scrub ever read it: a
+ * follower fetching from offset 0 got nothing, forever. Now the batch is
+ * handed out alone and its check fails. */
+Test(log_verify, a_batch_claiming_offsets_past_the_end_is_read_and_caught)
+{
+    int64_t sizes[3];
+    append_three(100, sizes);
+    flip_at(RECORD_BATCH_OFF_ATTRIBUTES + 2); /* lastOffsetDelta's top byte */
+    struct log_span span;
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(span.bytes, sizes[0], "the damaged batch, alone");
+    log_span_release(&span);
+    struct log_verify v = verify_from(0, sizeof buf);
+    cr_assert_eq(v.rc, RC_CORRUPT);
+    cr_assert_eq(v.intact_bytes, 0);
+    cr_assert_eq(v.stop_offset, 0);
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, 5, &span), RC_OK);
+    cr_assert_eq(span.bytes, sizes[0], "whatever bound the reader gives");
+    log_span_release(&span);
 }
 
 Test(log_verify, a_corrupt_middle_batch_serves_the_batches_before_it)
