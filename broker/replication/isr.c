@@ -183,12 +183,12 @@ void isr_update_metadata(struct isr_state *s,
 {
     ASSERT(p->leader == s->self);
     ASSERT(p->leader_epoch == s->leader_epoch);
-    /* An AlterPartition answer can run ahead of the metadata log: what is
+    /* An AlterPartition answer can run ahead of the metadata log: an ISR
      * older than the epoch we adopted from it is stale (Kafka's
-     * Partition.makeLeader skips it too). */
-    if (p->partition_epoch < s->partition_epoch) {
-        return;
-    }
+     * Partition.makeLeader skips it too). The replica set is not: answers
+     * carry none, so the metadata's is the newest known, and a follower
+     * a reassignment removed must not stay proposable. */
+    bool stale = p->partition_epoch < s->partition_epoch;
     if (p->partition_epoch > s->partition_epoch) {
         drop_pending(s);
     }
@@ -207,7 +207,7 @@ void isr_update_metadata(struct isr_state *s,
                 f = old[k];
             }
         }
-        if (meta_replica_set_contains(&s->isr, id) &&
+        if (!stale && meta_replica_set_contains(&s->isr, id) &&
             !meta_replica_set_contains(&p->isr, id)) {
             /* Out of the ISR: it joins again only on what it fetches
              * from here on. What it fetched before may be gone (a
@@ -220,8 +220,10 @@ void isr_update_metadata(struct isr_state *s,
         s->followers[s->n_followers++] = f;
     }
     s->replicas = p->replicas;
-    s->isr = p->isr;
-    s->partition_epoch = p->partition_epoch;
+    if (!stale) {
+        s->isr = p->isr;
+        s->partition_epoch = p->partition_epoch;
+    }
     if (s->pending != ISR_PENDING_NONE &&
         !set_is_subset(&s->proposed, &s->replicas)) {
         /* Proposed before a reassignment took a member away (an answer

@@ -87,9 +87,11 @@ void isr_become_leader(struct isr_state *s, int32_t self,
                        int64_t leo, int64_t now_ms);
 
 /* Newer metadata for the same leadership (same leader and leader epoch):
- * adopts the committed ISR and partition epoch. A pending change is
- * dropped when the partition epoch moved. Followers no longer in the
- * replica set are dropped, new ones added (never caught up). */
+ * adopts the committed ISR and partition epoch, unless an AlterPartition
+ * answer already gave a newer one. A pending change is dropped when the
+ * partition epoch moved, or when it names a replica the metadata no
+ * longer has. Followers no longer in the replica set are dropped, new
+ * ones added (never caught up). */
 void isr_update_metadata(struct isr_state *s,
                          const struct meta_partition *p);
 

@@ -137,6 +137,8 @@ struct simb_part {
     struct simb_wait *waits[SIMB_WAITS_MAX];
     int n_waits;
     int64_t alter_req;     /* the AlterPartition out, 0: none */
+    int32_t checked_epoch; /* leader epoch + 1 its log was last checked
+                            * at as leader; 0: never */
     int32_t hw_epoch;      /* the leader epoch hw_last was seen at */
     int64_t hw_last;       /* its HW as leader at the last step */
 };
@@ -306,6 +308,8 @@ void simb_rot_tick(struct simb_world *w);
 /* Whether the last rot injected into partition k is repaired (its
  * replica up, its log intact). */
 bool simb_rot_gone(struct simb_world *w, int32_t k);
+/* No injected rot is left unrepaired. */
+bool simb_no_rot(struct simb_world *w);
 /* After the quiet tail: no live replica holds damage. */
 void simb_rot_check_end(struct simb_world *w);
 

@@ -735,7 +735,6 @@ static void apply_metadata(struct simb_broker *b)
         if (p == NULL || !replica) {
             continue;
         }
-        bool was_leader = partition_is_leader(p);
         int32_t epoch = p->leader_epoch;
         int32_t pe = p->partition_epoch;
         partition_apply_metadata(p, b->id, mp, &b->img, SIMB_MIN_INSYNC,
@@ -743,8 +742,15 @@ static void apply_metadata(struct simb_broker *b)
         if (epoch != p->leader_epoch || pe != p->partition_epoch) {
             repair_after_metadata(p);
         }
-        if (partition_is_leader(p) && (!was_leader ||
-                                       epoch != p->leader_epoch)) {
+        /* Checked once it leads at an epoch and serves (as the Kafka
+         * port: registered, its image past its registration). A broker
+         * restarted before its old incarnation was fenced reads itself
+         * leader from the old image, but no client reaches it, and its
+         * registration moves leadership first. */
+        bool serving = b->epoch >= 0 && b->img.offset >= b->epoch;
+        if (partition_is_leader(p) && serving &&
+            b->parts[i].checked_epoch != p->leader_epoch + 1) {
+            b->parts[i].checked_epoch = p->leader_epoch + 1;
             b->w->n_elections++;
             simb_check_acked(b->w, b, i);
         }

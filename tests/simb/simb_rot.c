@@ -109,6 +109,16 @@ bool simb_rot_gone(struct simb_world *w, int32_t k)
     return true;
 }
 
+bool simb_no_rot(struct simb_world *w)
+{
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        if (!simb_rot_gone(w, k)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void simb_rot_tick(struct simb_world *w)
 {
     if (!simb_chance(w, w->rot_per_mille)) {

@@ -559,10 +559,8 @@ static void reassign(struct simb_world *w)
 
 static void faults(struct simb_world *w)
 {
-    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
-        if (!simb_rot_gone(w, k)) {
-            return; /* one fault at a time (simb_rot.c) */
-        }
+    if (!simb_no_rot(w)) {
+        return; /* one fault at a time (simb_rot.c) */
     }
     controller_faults(w);
     simb_rot_tick(w);
@@ -694,8 +692,8 @@ static void dispatch(struct simb_world *w, struct simb_event *ev)
             if (ev->incarnation == b->incarnation) {
                 crash(w, b, false);
             }
-        } else if (w->now_ms < SIMB_RUN_MS) {
-            crash(w, b, true);
+        } else if (w->now_ms < SIMB_RUN_MS && simb_no_rot(w)) {
+            crash(w, b, true); /* not while rot is out: one at a time */
         }
         break;
     case SIMB_EV_TICK:

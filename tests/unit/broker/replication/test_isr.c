@@ -705,6 +705,27 @@ Test(replica, metadata_older_than_adopted_alter_answer_is_ignored)
     expect_set(&s.isr, SET(1, 2, 3));
 }
 
+/* An answer at a newer partition epoch ran ahead of metadata that took
+ * replica 4 away (a cancelled reassignment): the ISR stays the answer's,
+ * but 4 is no follower any more, so it is never proposed back. */
+Test(replica, metadata_older_than_an_answer_still_brings_the_replicas)
+{
+    lead(SET(1, 2, 3, 4), SET(1, 2), 1, 100);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0 + 1, &isr));
+    expect_set(&isr, SET(1, 2, 3));
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 2);
+    struct meta_partition p = part(SET(1, 2, 3), SET(1, 2),
+                                   PARTITION_EPOCH + 1);
+    isr_update_metadata(&s, &p);
+    expect_set(&s.isr, SET(1, 2, 3));
+    cr_assert_eq(s.partition_epoch, PARTITION_EPOCH + 2);
+    cr_assert_null(isr_follower(&s, 4));
+    cr_assert_eq(isr_follower_fetch(&s, 4, 100, 100, T0 + 2), RC_NOT_FOUND);
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0 + 2, &isr));
+}
+
 Test(replica, metadata_removes_and_adds_followers)
 {
     lead(SET(1, 2, 3), SET(1, 2, 3), 1, 100);
