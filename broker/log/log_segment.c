@@ -485,7 +485,12 @@ int log_segment_find(const struct log_segment *seg, uint8_t *scan_buf,
     log_scan_init(&s, seg, scan_buf, e.position, seg->size);
     int rv;
     while ((rv = log_scan_next(&s, false, h, pos)) == RC_OK) {
-        if (record_batch_last_offset(h) >= offset) {
+        /* The second test only matters for a batch whose damaged header
+         * (lastOffsetDelta, under the CRC) ends it before it starts:
+         * skipped, no reader would ever check it, the scrub included,
+         * and a fetch there would answer with the batches after it. */
+        if (record_batch_last_offset(h) >= offset ||
+            h->base_offset >= offset) {
             return RC_OK;
         }
     }

@@ -278,6 +278,9 @@ void simb_fail(struct simb_world *w, const char *fmt, ...)
 void simb_trace(struct simb_world *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool simb_run(struct simb_world *w, uint64_t seed, bool trace);
+/* Every controller alive and connected with a leader; every broker up,
+ * registered, unfenced and connected. */
+bool simb_healthy(struct simb_world *w);
 /* The active controller's image (the last leader's while none leads). */
 const struct meta_image *simb_ctl(struct simb_world *w);
 

@@ -183,9 +183,12 @@ static void each_batch(void *arg, const uint8_t *batch,
                        const struct record_batch_header *h)
 {
     struct found *f = arg;
-    bool intact = record_batch_crc_ok(batch, h);
-    if (!intact && f->damaged < 0) {
+    if (f->damaged >= 0) {
+        return; /* past damage, even the offsets may lie */
+    }
+    if (!record_batch_crc_ok(batch, h)) {
         f->damaged = h->base_offset;
+        return;
     }
     while (f->next < f->n && f->acks[f->next].offset < h->base_offset) {
         f->bad = f->bad != NULL ? f->bad : "an acknowledged record is gone";
@@ -195,7 +198,7 @@ static void each_batch(void *arg, const uint8_t *batch,
     if (f->next < f->n && f->acks[f->next].offset == h->base_offset) {
         struct built_batch bb = batch_build(1, 8, 1000,
                                             f->acks[f->next].value);
-        if (intact && !batch_same_payload(batch, &bb) && f->bad == NULL) {
+        if (!batch_same_payload(batch, &bb) && f->bad == NULL) {
             f->bad = "an acknowledged record changed";
             f->at = h->base_offset;
         }
@@ -205,7 +208,7 @@ static void each_batch(void *arg, const uint8_t *batch,
     int64_t o = h->base_offset;
     if (o >= 0 && o < SIMB_OFFSETS_MAX && f->consumed[o] != 0) {
         f->held[o] = 1;
-        if (intact && f->consumed[o] != seen_key(h) && f->bad == NULL) {
+        if (f->consumed[o] != seen_key(h) && f->bad == NULL) {
             f->bad = "a consumed record changed";
             f->at = o;
         }
@@ -259,20 +262,23 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
                   (int)partition);
         return;
     }
-    if (f.bad == NULL && f.next < f.n) {
-        f.bad = "an acknowledged record is past its log end";
-        f.at = f.acks[f.next].offset;
-    }
-    if (f.bad == NULL && (f.at = consumed_missing(&f)) >= 0) {
-        f.bad = "a consumed record is gone";
-    }
-    if (f.bad == NULL && f.damaged >= 0 &&
-        w->rot_broker[partition] != b->idx) {
+    if (f.damaged >= 0) {
         /* A damaged copy is elected only while its damage is unfound
-         * (it never serves it); damage no injected rot explains is a
+         * (it never serves it, and leaves once it knows); what lies past
+         * the damage is not judged. Damage no injected rot explains is a
          * write that did not last. */
-        f.bad = "damage no injected fault explains";
-        f.at = f.damaged;
+        if (f.bad == NULL && w->rot_broker[partition] != b->idx) {
+            f.bad = "damage no injected fault explains";
+            f.at = f.damaged;
+        }
+    } else {
+        if (f.bad == NULL && f.next < f.n) {
+            f.bad = "an acknowledged record is past its log end";
+            f.at = f.acks[f.next].offset;
+        }
+        if (f.bad == NULL && (f.at = consumed_missing(&f)) >= 0) {
+            f.bad = "a consumed record is gone";
+        }
     }
     if (f.bad != NULL) {
         simb_fail(w, "%s: t-%d offset %" PRId64 ", leader %d at epoch %d "

@@ -7,7 +7,8 @@
  * the damage and fetches it again.
  *
  * One fault at a time, as in Ganesan et al. (FAST 2017): rot is injected
- * only while every replica of the partition is up and in the ISR and no
+ * only into a healthy cluster (every controller and broker up and
+ * connected) while every replica of the partition is in the ISR and no
  * copy is damaged, and no other fault is injected until it is repaired,
  * so an acknowledged record always has an intact in-sync copy. (With a
  * second fault, say the other replicas falling out of the ISR and the
@@ -126,7 +127,7 @@ void simb_rot_tick(struct simb_world *w)
     }
     int32_t k = (int32_t)(simb_rand(w) % SIMB_PARTITIONS);
     const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
-    if (t == NULL || !simb_rot_gone(w, k)) {
+    if (t == NULL || !simb_rot_gone(w, k) || !simb_healthy(w)) {
         return;
     }
     const struct meta_partition *mp = &t->partitions[k];

@@ -505,6 +505,38 @@ static void controller_faults(struct simb_world *w)
     }
 }
 
+bool simb_healthy(struct simb_world *w)
+{
+    struct raft_fixture *f = &w->q.raft;
+    for (unsigned i = 0; i < META_QUORUM_N; i++) {
+        if (!raft_fixture_alive(f, i)) {
+            return false;
+        }
+        for (unsigned j = 0; j < META_QUORUM_N; j++) {
+            if (i != j && raft_fixture_saturated(f, i, j)) {
+                return false;
+            }
+        }
+    }
+    if (meta_quorum_leader(&w->q) < 0) {
+        return false;
+    }
+    for (int i = 0; i < SIMB_BROKERS; i++) {
+        const struct meta_broker *mb =
+            meta_image_broker(simb_ctl(w), w->brokers[i].id);
+        if (!w->brokers[i].up || w->brokers[i].epoch < 0 || mb == NULL ||
+            mb->fenced || w->isolated[i]) {
+            return false;
+        }
+        for (int j = 0; j < SIMB_BROKERS; j++) {
+            if (w->cut[i][j]) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 static void heal_controllers(struct simb_world *w)
 {
     struct raft_fixture *f = &w->q.raft;

@@ -40,8 +40,8 @@ static void append_three(size_t value_bytes, int64_t sizes[3])
     }
 }
 
-/* Flips one byte of segment 0's file at position. */
-static void flip_at(int64_t position)
+/* Flips the bits of mask in one byte of segment 0's file at position. */
+static void flip_mask_at(int64_t position, uint8_t mask)
 {
     char path[4200];
     log_fixture_file(&f, 0, "log", path, sizeof path);
@@ -49,9 +49,14 @@ static void flip_at(int64_t position)
     cr_assert_geq(fd, 0);
     uint8_t b = 0;
     cr_assert_eq(pread(fd, &b, 1, (off_t)position), 1);
-    b ^= 0x40;
+    b ^= mask;
     cr_assert_eq(pwrite(fd, &b, 1, (off_t)position), 1);
     close(fd);
+}
+
+static void flip_at(int64_t position)
+{
+    flip_mask_at(position, 0x40);
 }
 
 static struct log_verify verify_from(int64_t offset, size_t cap)
@@ -118,6 +123,27 @@ Test(log_verify, a_batch_claiming_offsets_past_the_end_is_read_and_caught)
     cr_assert_eq(log_read(f.log, 0, INT64_MAX, 5, &span), RC_OK);
     cr_assert_eq(span.bytes, sizes[0], "whatever bound the reader gives");
     log_span_release(&span);
+}
+
+/* The same flip the other way: lastOffsetDelta negative, so the batch
+ * ends before it starts. Before, every read from offset 0 skipped it and
+ * began at offset 10 (a follower then held a hole where an acknowledged
+ * record was, and the scrub never read it). Now it is the batch read
+ * there, and its check fails. */
+Test(log_verify, a_batch_ending_before_it_starts_is_read_and_caught)
+{
+    int64_t sizes[3];
+    append_three(100, sizes);
+    flip_mask_at(RECORD_BATCH_OFF_ATTRIBUTES + 2, 0x80);
+    struct log_span span;
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(span.first_offset, 0, "not the batch after it");
+    cr_assert_eq(span.position, 0);
+    log_span_release(&span);
+    struct log_verify v = verify_from(0, sizeof buf);
+    cr_assert_eq(v.rc, RC_CORRUPT);
+    cr_assert_eq(v.intact_bytes, 0);
+    cr_assert_eq(v.stop_offset, 0);
 }
 
 Test(log_verify, a_corrupt_middle_batch_serves_the_batches_before_it)
