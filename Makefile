@@ -58,13 +58,8 @@ INTEGRATION_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(INTEGRATION_SRC))
 TESTLIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TESTLIB_SRC))
 INTEGRATION_BIN := $(if $(INTEGRATION_SRC),$(BUILD)/tests/integration_tests)
 
-# The replication simulation (tests/sim/): one binary, a plain main.
-SIM_SRC := $(wildcard tests/sim/*.c)
-SIM_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
-SIM_BIN := $(if $(SIM_SRC),$(BUILD)/tests/sim_replication)
-# Seeds `make test` runs (a few seconds); `make sim` runs SEEDS (default
-# 2000) from SEED_BASE (default: random), or replays SEED=N alone.
-SIM_TEST_SEEDS ?= 300
+# `make sim` runs SEEDS seeds (default 2000) of each simulation from
+# SEED_BASE (default: random), or replays SEED=N alone.
 # The controller simulation (tests/simctl/): the real planners and state
 # machine over canonical/raft's fixture.
 SIMCTL_SRC := $(wildcard tests/simctl/*.c)
@@ -77,17 +72,27 @@ SIMB_SRC := $(wildcard tests/simb/*.c)
 SIMB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMB_SRC))
 SIMB_BIN := $(if $(SIMB_SRC),$(BUILD)/tests/sim_brokers)
 SIMB_PLANTED_BIN := $(if $(SIMB_SRC),$(BUILD)/tests/sim_brokers_planted_hw)
+# Two more planted bugs in production files, each caught by the broker
+# simulation: reads whose batches are not checked by CRC (log_verify.c),
+# and a failed fdatasync taken as done (log_sync.c).
+SIMB_PLANTED_CRC_BIN := $(if $(SIMB_SRC),$(BUILD)/tests/sim_brokers_planted_crc)
+SIMB_PLANTED_FSYNC_BIN := $(if $(SIMB_SRC),$(BUILD)/tests/sim_brokers_planted_fsync)
+PLANTED_CRC_FROM := log_scan_next(&s, true, &h, &pos)
+PLANTED_CRC_TO := log_scan_next(\&s, false, \&h, \&pos)
+PLANTED_FSYNC_FROM := log_fail(l, job->rc, "fdatasync");
+PLANTED_FSYNC_TO := job->rc = RC_OK;
 SIMB_TEST_SEEDS ?= 200
+SIMB_PLANTED_CRC_SEEDS ?= 300
+SIMB_PLANTED_FSYNC_SEEDS ?= 1000
 # Its planted bug: a copy of the production plan_election.c whose clean
 # election takes any acceptable replica, in the ISR or not.
 SIMCTL_PLANTED_BIN := $(if $(SIMCTL_SRC),$(BUILD)/tests/sim_controllers_planted)
 PLANTED_ELECT_FROM := if (meta_replica_set_contains(isr, r) \&\&
 PLANTED_ELECT_TO := if (true \&\&
-# The planted bug: the same simulation linked with a copy of the production
+# The planted bug of sim_brokers_planted_hw: a copy of the production
 # isr.c whose high watermark leaves out an ISR member that lags (so it
 # passes what that member holds, and that member may be elected). The
 # simulation's checks must catch it.
-SIM_PLANTED_BIN := $(if $(SIM_SRC),$(BUILD)/tests/sim_planted_hw)
 PLANTED_HW_FROM := bool counts = meta_replica_set_contains(&maximal, f->id) ||
 PLANTED_HW_TO := bool counts =
 SEEDS ?= 2000
@@ -105,9 +110,11 @@ TEST_INTEGRATION_JOBS ?= 2
 .PHONY: scenarios all deps deps-check test test-run asan bench bench-run clean cluster \
         fuzz fuzz-run layout-check sim jepsen jepsen-smoke
 
-all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) $(SIM_BIN) \
-     $(SIM_PLANTED_BIN) $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN) $(SIMB_BIN) \
-     $(SIMB_PLANTED_BIN)
+SIMB_PLANTED_ALL := $(SIMB_PLANTED_BIN) $(SIMB_PLANTED_CRC_BIN) \
+                    $(SIMB_PLANTED_FSYNC_BIN)
+
+all: $(LIB) $(BINS) $(UNIT_BIN) $(INTEGRATION_BIN) $(BENCH_BIN) \
+     $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN) $(SIMB_BIN) $(SIMB_PLANTED_ALL)
 
 deps:
 	@deploy/deps.sh install
@@ -124,18 +131,16 @@ test: deps-check
 
 # Unit tests in parallel; the integration scripts (real clusters) one at a
 # time, the C integration tests TEST_INTEGRATION_JOBS at a time.
-test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) $(SIM_BIN) $(SIM_PLANTED_BIN) \
-          $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN) $(SIMB_BIN) $(SIMB_PLANTED_BIN)
+test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) \
+          $(SIMCTL_BIN) $(SIMCTL_PLANTED_BIN) $(SIMB_BIN) $(SIMB_PLANTED_ALL)
 	tests/layout_check.sh
 	$(UNIT_BIN) --jobs=$(TEST_JOBS)
-	$(if $(SIM_BIN),SIM_QUIET=1 SEEDS=$(SIM_TEST_SEEDS) SEED_BASE=1 $(SIM_BIN))
-	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SIM_NO_CRC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
-	$(if $(SIM_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=100 SIM_UNSAFE_FSYNC=1 SIM_EXPECT_CAUGHT=1 $(SIM_BIN) | tail -2)
-	$(if $(SIM_PLANTED_BIN),set -o pipefail; SIM_QUIET=1 SEEDS=300 SEED_BASE=1 SIM_EXPECT_CAUGHT=1 $(SIM_PLANTED_BIN) | tail -2)
 	$(if $(SIMCTL_BIN),SEEDS=$(SIMCTL_TEST_SEEDS) SEED_BASE=1 $(SIMCTL_BIN) | tail -2)
 	$(if $(SIMCTL_PLANTED_BIN),set -o pipefail; SEEDS=200 SEED_BASE=1 SIMCTL_EXPECT_CAUGHT=1 $(SIMCTL_PLANTED_BIN) | tail -3)
 	$(if $(SIMB_BIN),set -o pipefail; SEEDS=$(SIMB_TEST_SEEDS) SEED_BASE=1 $(SIMB_BIN) | tail -2)
 	$(if $(SIMB_PLANTED_BIN),set -o pipefail; SEEDS=1000 SEED_BASE=1 SIMB_EXPECT_CAUGHT=1 $(SIMB_PLANTED_BIN) | tail -3)
+	$(if $(SIMB_PLANTED_CRC_BIN),set -o pipefail; SEEDS=$(SIMB_PLANTED_CRC_SEEDS) SEED_BASE=1 SIMB_EXPECT_CAUGHT=1 $(SIMB_PLANTED_CRC_BIN) | tail -3)
+	$(if $(SIMB_PLANTED_FSYNC_BIN),set -o pipefail; SEEDS=$(SIMB_PLANTED_FSYNC_SEEDS) SEED_BASE=1 SIMB_EXPECT_CAUGHT=1 $(SIMB_PLANTED_FSYNC_BIN) | tail -3)
 	tests/integration/cluster_script.sh $(BUILD)
 	tests/integration/kafka_clients.sh $(BUILD)
 	tests/integration/kafkajs.sh $(BUILD)
@@ -195,11 +200,10 @@ $(DURABLE_LIB): jepsen/durable/durable.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(OPT) -fPIC -shared -o $@ $< -ldl
 
-# The simulations (replication, brokers, controllers): SEEDS seeds each
-# from SEED_BASE, or SEED=N alone (SIM_TRACE=1, SIMB_TRACE=1,
-# SIMCTL_TRACE=1 print their events).
-sim: $(SIM_BIN) $(SIMB_BIN) $(SIMCTL_BIN)
-	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIM_BIN)
+# The simulations (brokers, controllers): SEEDS seeds each from
+# SEED_BASE, or SEED=N alone (SIMB_TRACE=1, SIMCTL_TRACE=1 print their
+# events).
+sim: $(SIMB_BIN) $(SIMCTL_BIN)
 	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIMB_BIN)
 	SEED=$(SEED) SEEDS=$(SEEDS) SEED_BASE=$(SEED_BASE) $(SIMCTL_BIN)
 
@@ -354,10 +358,6 @@ $(INTEGRATION_BIN): $(INTEGRATION_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(TEST_LDLIBS) $(LDLIBS)
 
-$(SIM_BIN): $(SIM_OBJ) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(LIB) $(LDLIBS)
-
 $(SIMCTL_BIN): $(SIMCTL_OBJ) $(TESTLIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(SIMCTL_OBJ) $(TESTLIB_OBJ) $(LIB) $(LDLIBS)
@@ -397,9 +397,32 @@ $(BUILD)/planted/isr.c: broker/replication/isr.c
 $(BUILD)/planted/isr.o: $(BUILD)/planted/isr.c | $(PROTO_H)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(SIM_PLANTED_BIN): $(SIM_OBJ) $(BUILD)/planted/isr.o $(LIB)
+$(BUILD)/planted/log_verify.c: broker/log/log_verify.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(SIM_OBJ) $(BUILD)/planted/isr.o $(LIB) $(LDLIBS)
+	sed 's/$(PLANTED_CRC_FROM)/$(PLANTED_CRC_TO)/' $< > $@
+	@! cmp -s $< $@ || { echo "planted bug: log_verify.c lost the line" \
+	    "it changes"; rm -f $@; exit 1; }
+
+$(BUILD)/planted/log_sync.c: broker/log/log_sync.c
+	@mkdir -p $(dir $@)
+	sed 's/$(PLANTED_FSYNC_FROM)/$(PLANTED_FSYNC_TO)/' $< > $@
+	@! cmp -s $< $@ || { echo "planted bug: log_sync.c lost the line" \
+	    "it changes"; rm -f $@; exit 1; }
+
+$(BUILD)/planted/%.o: $(BUILD)/planted/%.c | $(PROTO_H)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(SIMB_PLANTED_CRC_BIN): $(SIMB_OBJ) $(TESTLIB_OBJ) \
+                         $(BUILD)/planted/log_verify.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIMB_OBJ) $(TESTLIB_OBJ) \
+	    $(BUILD)/planted/log_verify.o $(LIB) $(LDLIBS)
+
+$(SIMB_PLANTED_FSYNC_BIN): $(SIMB_OBJ) $(TESTLIB_OBJ) \
+                           $(BUILD)/planted/log_sync.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(SIMB_OBJ) $(TESTLIB_OBJ) \
+	    $(BUILD)/planted/log_sync.o $(LIB) $(LDLIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(TESTLIB_OBJ) $(LIB) | $(PROTO_H)
 	@mkdir -p $(dir $@)

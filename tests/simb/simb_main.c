@@ -22,6 +22,9 @@ int main(void)
     long elections = 0;
     long acked = 0;
     long consumed = 0;
+    long rot = 0;
+    long found = 0;
+    long disk_faults = 0;
     for (uint64_t seed = l.base; seed < l.base + l.count; seed++) {
         if (simb_run(&w, seed, l.trace)) {
             l.passed++;
@@ -35,6 +38,9 @@ int main(void)
         ctl_kills += w.n_controller_kills;
         elections += w.n_elections;
         consumed += w.n_consumed;
+        rot += w.n_rot;
+        found += w.n_corrupt_found;
+        disk_faults += w.n_disk_faults;
         for (int k = 0; k < SIMB_PARTITIONS; k++) {
             acked += (long)w.n_acks[k];
         }
@@ -53,7 +59,8 @@ int main(void)
     }
     char totals[256];
     snprintf(totals, sizeof totals, "acked=%ld consumed=%ld crashes=%ld "
-             "dir_failed=%ld controller_kills=%ld elections=%ld", acked,
-             consumed, crashes, dir_failed, ctl_kills, elections);
+             "disk_faults=%ld rot=%ld corrupt_found=%ld dir_failed=%ld "
+             "controller_kills=%ld elections=%ld", acked, consumed, crashes,
+             disk_faults, rot, found, dir_failed, ctl_kills, elections);
     return seed_loop_finish(&l, totals);
 }
