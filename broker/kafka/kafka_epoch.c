@@ -30,11 +30,8 @@ static void answer_one(struct broker *b, struct slice topic,
         out->ErrorCode = broker_not_leader_error(b, topic, in->Partition);
         return;
     }
-    if (in->CurrentLeaderEpoch >= 0 &&
-        in->CurrentLeaderEpoch != p->leader_epoch) {
-        out->ErrorCode = in->CurrentLeaderEpoch < p->leader_epoch
-                             ? KAFKA_ERROR_FENCED_LEADER_EPOCH
-                             : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    out->ErrorCode = partition_check_reader(p, in->CurrentLeaderEpoch, -1);
+    if (out->ErrorCode != KAFKA_ERROR_NONE) {
         return;
     }
     log_end_offset_for_epoch(p->log, in->LeaderEpoch, &out->LeaderEpoch,

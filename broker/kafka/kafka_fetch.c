@@ -107,8 +107,9 @@ static void verify(struct fetch_wait *w, struct partition *p,
         return;
     }
     struct log_verify v;
-    if (log_verify_span(span, b->fetch_verify_buf,
-                        sizeof b->fetch_verify_buf, &v) == RC_OK) {
+    int64_t intact = repair_check_read(p, span, b->fetch_verify_buf,
+                                       sizeof b->fetch_verify_buf, &v);
+    if (v.rc == RC_OK) {
         return;
     }
     b->fetch_corrupt_batches++;
@@ -119,17 +120,15 @@ static void verify(struct fetch_wait *w, struct partition *p,
                 v.bad_position, rc_str(v.rc), v.intact_bytes,
                 w->rq.ReplicaId >= 0 ? "replica" : "consumer",
                 w->rq.ReplicaId);
-    if (v.rc != RC_IO) {
-        repair_log_corrupt(p, v.stop_offset);
-    } else {
+    if (v.rc == RC_IO) {
         replica_manager_io_failed(&b->partitions, p, v.rc, "a read");
     }
-    if (v.intact_bytes == 0) {
+    if (intact < 0) {
         log_span_release(span);
         out->ErrorCode = KAFKA_ERROR_KAFKA_STORAGE_ERROR;
         return;
     }
-    span->bytes = v.intact_bytes;
+    span->bytes = intact;
 }
 
 /* The partition led here that in asks to read, in *out, or the
@@ -148,18 +147,12 @@ static int16_t fetch_partition(struct fetch_wait *w, struct slice topic,
     if (w->b->partitions.dir_failed) { /* the broker is on its way out */
         return KAFKA_ERROR_KAFKA_STORAGE_ERROR;
     }
-    if (in->CurrentLeaderEpoch >= 0 &&
-        in->CurrentLeaderEpoch != p->leader_epoch) {
-        return in->CurrentLeaderEpoch < p->leader_epoch
-                   ? KAFKA_ERROR_FENCED_LEADER_EPOCH
-                   : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    int16_t error = partition_check_reader(p, in->CurrentLeaderEpoch,
+                                           w->rq.ReplicaId);
+    if (error == KAFKA_ERROR_NONE) {
+        *out = p;
     }
-    if (w->rq.ReplicaId >= 0 &&
-        !meta_replica_set_contains(&p->replicas, w->rq.ReplicaId)) {
-        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    }
-    *out = p;
-    return KAFKA_ERROR_NONE;
+    return error;
 }
 
 /* One partition's answer; the span it reads goes in out->records_arg.

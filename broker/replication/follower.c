@@ -365,11 +365,7 @@ static bool fetch_offset_durable(const struct partition *p)
     if (p->owner->unsafe_fsync_failure_ignore) {
         return true; /* the negative control: as before fsyncgate */
     }
-    if (p->owner->dir_failed || log_failure(p->log) != RC_OK) {
-        return false;
-    }
-    return !p->sync_before_ack ||
-           log_durable_end_offset(p->log) >= log_end_offset(p->log);
+    return !p->owner->dir_failed && partition_fetch_offset_durable(p);
 }
 
 static int add_sent(struct fetcher *f, const struct partition *p,
@@ -442,7 +438,7 @@ static int collect(struct fetcher *f, enum partition_follow want)
     f->n_held = 0;
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
-        if (p->closing || p->follow != want || p->leader != f->leader) {
+        if (!partition_follows(p, f->leader, want)) {
             continue;
         }
         if (!repair_follower_ready(p)) {

@@ -567,6 +567,25 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
     update_hw(p, now_ms, &hw_by_check);
 }
 
+int16_t partition_check_reader(const struct partition *p,
+                               int32_t current_leader_epoch,
+                               int32_t replica_id)
+{
+    if (!partition_is_leader(p)) {
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (current_leader_epoch >= 0 && current_leader_epoch != p->leader_epoch) {
+        return current_leader_epoch < p->leader_epoch
+                   ? KAFKA_ERROR_FENCED_LEADER_EPOCH
+                   : KAFKA_ERROR_UNKNOWN_LEADER_EPOCH;
+    }
+    if (replica_id >= 0 &&
+        !meta_replica_set_contains(&p->replicas, replica_id)) {
+        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    }
+    return KAFKA_ERROR_NONE;
+}
+
 enum partition_alter partition_alter_outcome(int16_t error)
 {
     if (error == KAFKA_ERROR_NONE) {
@@ -650,6 +669,19 @@ int partition_follower_restart(struct partition *p, int64_t offset)
     producer_state_clear(&p->producers);
     p->hw = offset;
     return RC_OK;
+}
+
+bool partition_follows(const struct partition *p, int32_t leader,
+                       enum partition_follow want)
+{
+    return !p->closing && p->follow == want && p->leader == leader;
+}
+
+bool partition_fetch_offset_durable(const struct partition *p)
+{
+    return log_failure(p->log) == RC_OK &&
+           (!p->sync_before_ack ||
+            log_durable_end_offset(p->log) >= log_end_offset(p->log));
 }
 
 int partition_follower_truncate(struct partition *p, int64_t offset)

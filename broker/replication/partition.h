@@ -139,6 +139,16 @@ struct partition {
 
 bool partition_is_leader(const struct partition *p);
 
+/* The leader's checks of a reader (a Fetch or OffsetForLeaderEpoch) of a
+ * partition it leads: a current_leader_epoch other than its own fences
+ * the caller (KIP-320: FENCED_LEADER_EPOCH when older,
+ * UNKNOWN_LEADER_EPOCH when newer; -1 is not checked), and a replica_id
+ * (>= 0: a follower; -1: a consumer) outside the replicas is
+ * NOT_LEADER_OR_FOLLOWER. A Kafka error code, 0 when it may read. */
+int16_t partition_check_reader(const struct partition *p,
+                               int32_t current_leader_epoch,
+                               int32_t replica_id);
+
 /* The host's wall clock in ms since the epoch: what record timestamps,
  * segment.ms rolls and retention are measured against (host->now_ms is
  * monotonic). */
@@ -236,6 +246,15 @@ enum partition_alter partition_alter_outcome(int16_t error);
 void partition_alter_done(struct partition *p, enum partition_alter outcome,
                           const struct meta_replica_set *isr,
                           int32_t partition_epoch, int64_t now_ms);
+
+/* Follower: whether p follows leader in state want (not closing). */
+bool partition_follows(const struct partition *p, int32_t leader,
+                       enum partition_follow want);
+
+/* Follower: whether p's log end may be named in a Fetch, which counts it
+ * towards the leader's HW: the log has not failed and, with
+ * sync_before_ack, all of it is durable. */
+bool partition_fetch_offset_durable(const struct partition *p);
 
 /* Follower: appends the batches of a fetch response (records, len bytes)
  * keeping the leader's offsets and epochs; batches already held are

@@ -158,6 +158,18 @@ void repair_after_metadata(struct partition *p)
     }
 }
 
+int64_t repair_check_read(struct partition *p, const struct log_span *span,
+                          uint8_t *buf, size_t cap, struct log_verify *v)
+{
+    if (log_verify_span(span, buf, cap, v) == RC_OK) {
+        return span->bytes;
+    }
+    if (v->rc != RC_IO) {
+        repair_log_corrupt(p, v->stop_offset);
+    }
+    return v->intact_bytes > 0 ? v->intact_bytes : -1;
+}
+
 int64_t repair_scrub_partition(struct partition *p, uint8_t *buf, size_t cap,
                                int64_t budget, bool *pass_done, int *read_rc)
 {

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct log_span;
+struct log_verify;
 struct partition;
 struct replica_manager;
 
@@ -60,6 +62,14 @@ void repair_after_fetch(struct partition *p, int64_t leader_hw);
 /* p's leadership or ISR changed (its owner applied metadata): damage
  * found earlier is reported again in p's new role. */
 void repair_after_metadata(struct partition *p);
+
+/* A read of p's log (span) about to leave the broker, checked by CRC
+ * with buf (cap bytes) into *v: the intact bytes from the span's start
+ * (all of it when v->rc is RC_OK), or -1 when not one whole batch is
+ * intact. Damage is reported (repair_log_corrupt()); a read that failed
+ * (v->rc RC_IO) is the owner's to take the dir offline. */
+int64_t repair_check_read(struct partition *p, const struct log_span *span,
+                          uint8_t *buf, size_t cap, struct log_verify *v);
 
 /* Checks up to budget bytes of p's log from its scrub offset, with buf
  * (cap bytes) for decompressing; returns the bytes read. *pass_done when

@@ -314,7 +314,7 @@ void simb_broker_sync(struct simb_broker *b)
 static bool follows(const struct simb_broker *b, const struct partition *p,
                     int li, enum partition_follow follow)
 {
-    return p != NULL && p->leader == li + 1 && p->follow == follow &&
+    return p != NULL && partition_follows(p, li + 1, follow) &&
            log_failure(p->log) == RC_OK && !b->dir_failed;
 }
 
@@ -326,7 +326,7 @@ static bool may_fetch(const struct simb_broker *b, const struct partition *p,
                       int li)
 {
     return follows(b, p, li, PARTITION_FOLLOW_FETCH) &&
-           log_durable_end_offset(p->log) >= log_end_offset(p->log);
+           partition_fetch_offset_durable(p);
 }
 
 static enum follower_want wanted(const struct simb_broker *b, int li)
@@ -548,20 +548,6 @@ static void on_answer(struct simb_broker *b, struct simb_part *sp,
 
 /* --- Leading ------------------------------------------------------------ */
 
-/* The leader's checks of a follower's request, as kafka_fetch.c and
- * kafka_epoch.c make them. */
-static int16_t leader_error(const struct partition *p, int32_t epoch)
-{
-    if (!partition_is_leader(p)) {
-        return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
-    }
-    if (epoch < p->leader_epoch) {
-        return KAFKA_ERROR_FENCED_LEADER_EPOCH;
-    }
-    return epoch > p->leader_epoch ? KAFKA_ERROR_UNKNOWN_LEADER_EPOCH
-                                   : KAFKA_ERROR_NONE;
-}
-
 /* What a read may send, as kafka_fetch.c's verify(): the intact batches
  * before any damage, or KAFKA_STORAGE_ERROR when there are none. */
 static void checked(struct simb_broker *b, struct partition *p,
@@ -587,7 +573,7 @@ static void on_fetch(struct simb_broker *b, struct partition *p,
                          .to = m->from, .incarnation = m->incarnation,
                          .partition = p->id, .leader_epoch = m->leader_epoch,
                          .offset = m->offset, .req = m->req};
-    r.error = leader_error(p, m->leader_epoch);
+    r.error = partition_check_reader(p, m->leader_epoch, m->replica);
     if (r.error == KAFKA_ERROR_NONE) {
         int rv = partition_replica_fetch(p, m->replica, m->offset,
                                          b->w->now_ms);
@@ -624,7 +610,7 @@ static void on_epoch(struct simb_broker *b, struct partition *p,
                          .to = m->from, .incarnation = m->incarnation,
                          .partition = p->id, .leader_epoch = m->leader_epoch,
                          .req = m->req};
-    r.error = leader_error(p, m->leader_epoch);
+    r.error = partition_check_reader(p, m->leader_epoch, -1);
     if (r.error == KAFKA_ERROR_NONE) {
         log_end_offset_for_epoch(p->log, m->partition_epoch,
                                  &r.partition_epoch, &r.offset);
@@ -690,8 +676,7 @@ static void on_consume(struct simb_broker *b, struct partition *p,
     struct simb_msg r = {.type = SIMB_CONSUME_RSP, .from = b->idx,
                          .to = SIMB_CONSUMER, .partition = p->id,
                          .offset = m->offset, .req = m->req, .hw = p->hw};
-    r.error = partition_is_leader(p) ? KAFKA_ERROR_NONE
-                                     : KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
+    r.error = partition_check_reader(p, -1, -1);
     struct log_span span = {0};
     if (r.error == KAFKA_ERROR_NONE && m->offset < p->hw) {
         int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, p->hw, &span);

@@ -63,16 +63,15 @@ int64_t simb_verify_read(struct simb_broker *b, struct partition *p,
         return 0;
     }
     struct log_verify v;
-    if (log_verify_span(span, verify_buf, sizeof verify_buf, &v) == RC_OK) {
-        return span->bytes;
+    int64_t intact = repair_check_read(p, span, verify_buf,
+                                       sizeof verify_buf, &v);
+    if (v.rc != RC_OK) {
+        b->w->n_corrupt_found++;
+        simb_trace(b->w, "broker %d: t-%d batch at %" PRId64 " not served: "
+                   "%s", (int)b->id, (int)p->id, v.stop_offset,
+                   rc_str(v.rc));
     }
-    b->w->n_corrupt_found++;
-    simb_trace(b->w, "broker %d: t-%d batch at %" PRId64 " not served: %s",
-               (int)b->id, (int)p->id, v.stop_offset, rc_str(v.rc));
-    if (v.rc != RC_IO) {
-        repair_log_corrupt(p, v.stop_offset);
-    }
-    return v.intact_bytes > 0 ? v.intact_bytes : -1;
+    return intact;
 }
 
 void simb_scrub(struct simb_broker *b)

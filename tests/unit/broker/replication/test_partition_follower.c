@@ -214,3 +214,23 @@ Test(partition_follower, an_epoch_answer_with_an_error_cuts_nothing)
     cr_assert_eq(log_end_offset(f.log), 10);
     cr_assert_eq(p.follow, PARTITION_FOLLOW_TRUNCATE);
 }
+
+Test(partition_follower, a_fetch_names_only_a_durable_log_end)
+{
+    p.leader = 1;
+    cr_assert(partition_follows(&p, 1, PARTITION_FOLLOW_FETCH));
+    cr_assert_not(partition_follows(&p, 3, PARTITION_FOLLOW_FETCH));
+    cr_assert_not(partition_follows(&p, 1, PARTITION_FOLLOW_TRUNCATE));
+    p.closing = true;
+    cr_assert_not(partition_follows(&p, 1, PARTITION_FOLLOW_FETCH));
+    p.closing = false;
+    cr_assert_eq(append_from_leader(0, 5, 0), RC_OK);
+    p.sync_before_ack = true;
+    cr_assert_not(partition_fetch_offset_durable(&p), "not synced yet");
+    cr_assert_eq(log_fixture_wait_durable(&f, 5), RC_OK);
+    cr_assert(partition_fetch_offset_durable(&p));
+    p.sync_before_ack = false;
+    cr_assert_eq(append_from_leader(5, 5, 0), RC_OK);
+    cr_assert(partition_fetch_offset_durable(&p),
+              "without sync before ack, any end counts");
+}

@@ -297,6 +297,21 @@ Test(partition_leader, newer_metadata_settles_a_change_of_unknown_outcome)
     cr_assert_eq(th.alters, 1, "nothing left to send");
 }
 
+Test(partition_leader, readers_are_checked_by_epoch_and_membership)
+{
+    cr_assert_eq(partition_check_reader(&p, -1, -1),
+                 KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER, "not leading yet");
+    apply();
+    cr_assert_eq(partition_check_reader(&p, -1, -1), KAFKA_ERROR_NONE);
+    cr_assert_eq(partition_check_reader(&p, 5, 2), KAFKA_ERROR_NONE);
+    cr_assert_eq(partition_check_reader(&p, 4, 2),
+                 KAFKA_ERROR_FENCED_LEADER_EPOCH);
+    cr_assert_eq(partition_check_reader(&p, 6, -1),
+                 KAFKA_ERROR_UNKNOWN_LEADER_EPOCH);
+    cr_assert_eq(partition_check_reader(&p, 5, 9),
+                 KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER, "not a replica");
+}
+
 Test(partition_leader, only_a_refusal_of_the_change_itself_reverts_it)
 {
     cr_assert_eq(partition_alter_outcome(KAFKA_ERROR_NONE),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "broker/replication/partition.h"
+#include "broker/log/log_verify.h"
 #include "broker/replication/repair.h"
 #include "common/rc.h"
 #include "tests/lib/log_fixture.h"
@@ -193,4 +194,25 @@ Test(repair, the_scrub_reads_a_log_in_bounded_steps)
     cr_assert(done);
     cr_assert_eq(p.scrub_offset, 0);
     free(buf);
+}
+
+Test(repair, a_checked_read_sends_the_intact_batches_before_damage)
+{
+    static uint8_t buf[1 << 16];
+    struct log_span span;
+    struct log_verify v;
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(repair_check_read(&p, &span, buf, sizeof buf, &v),
+                 sizes[0] + sizes[1] + sizes[2]);
+    log_span_release(&span);
+    flip_at(sizes[0] + 60); /* inside the second batch */
+    cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(repair_check_read(&p, &span, buf, sizeof buf, &v),
+                 sizes[0], "the first batch only");
+    log_span_release(&span);
+    cr_assert_eq(p.corrupt_offset, 10, "the damage is reported");
+    cr_assert_eq(log_read(f.log, 10, INT64_MAX, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(repair_check_read(&p, &span, buf, sizeof buf, &v), -1,
+                 "nothing intact: a storage error");
+    log_span_release(&span);
 }
