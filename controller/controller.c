@@ -341,6 +341,15 @@ static void tick_cb(uv_timer_t *handle)
 {
     struct controller *c = handle->data;
     int state = raft_state(&c->raft);
+    if (state == RAFT_UNAVAILABLE && !c->stopping) {
+        /* libraft stopped this voter (a failed write it could not take
+         * back, say): it would stay up a vote short in silence. It stops,
+         * as on a failed metadata dir, to be started again. */
+        TRACE_ERROR(c->tracer, "controller=%d stopped: libraft is no longer "
+                    "available (RAFT_UNAVAILABLE); start it again",
+                    (int)c->cfg.node_id);
+        _exit(CONTROLLER_EXIT_METADATA_DIR_FAILED);
+    }
     if (state == RAFT_LEADER) {
         if (!c->active && !c->barrier_pending) {
             c->barrier.data = c;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/record_batch.h"
 #include "common/kafka/kafka_error.h"
@@ -127,16 +128,6 @@ static int16_t precheck(int16_t version, struct slice records,
     return KAFKA_ERROR_NONE;
 }
 
-/* The broker's wall clock: record timestamps are checked against it and
- * LogAppendTime topics stamp it (uv_now() is monotonic, not the epoch). */
-static int64_t wall_ms(void)
-{
-    uv_timeval64_t tv;
-    int rv = uv_gettimeofday(&tv);
-    ASSERT(rv == 0);
-    return tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
 /* A batch the record walk refused: Produce v8+ carries why, and which
  * record (RecordErrors) when one is at fault. Static text, no copy. */
 static void explain_refusal(struct produce_ctx *ctx,
@@ -188,7 +179,7 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
     struct record_validate_result why;
     int rv = partition_append_client(p, (uint8_t *)(uintptr_t)in->Records.ptr,
                                      in->Records.len,
-                                     (int64_t)uv_now(ctx->b->loop), wall_ms(),
+                                     (int64_t)uv_now(ctx->b->loop), clock_wall_ms(),
                                      ctx->rq.Acks, &info, &why);
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);
@@ -204,26 +195,14 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
         out->LogAppendTimeMs = info.max_timestamp;
     }
     out->LogStartOffset = log_start_offset(p->log);
-    if (ctx->rq.Acks == 0) {
-        return false;
-    }
-    if (ctx->rq.Acks == 1) {
-        if (!p->sync_before_ack ||
-            log_durable_end_offset(p->log) > info.last_offset) {
-            return false;
-        }
-        rv = partition_wait_durable(p, info.last_offset + 1, hw_cb, part);
-    } else if (p->hw > info.last_offset) {
-        return false;
-    } else {
-        rv = partition_wait_hw(p, info.last_offset + 1, hw_cb, part);
-    }
+    bool waiting = false;
+    rv = partition_wait_acks(p, ctx->rq.Acks, info.last_offset, hw_cb, part,
+                             &waiting);
     if (rv != RC_OK) {
         out->ErrorCode = kafka_error_from_rc(rv);
-        return false;
     }
-    part->waiting = true;
-    return true;
+    part->waiting = waiting;
+    return waiting;
 }
 
 static int plan_parts(struct produce_ctx *ctx)

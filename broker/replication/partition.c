@@ -567,6 +567,23 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
     update_hw(p, now_ms, &hw_by_check);
 }
 
+int partition_wait_acks(struct partition *p, int16_t acks,
+                        int64_t last_offset, partition_hw_cb cb, void *arg,
+                        bool *waiting)
+{
+    *waiting = false;
+    int rv = RC_OK;
+    if (acks == 1 && p->sync_before_ack &&
+        log_durable_end_offset(p->log) <= last_offset) {
+        rv = partition_wait_durable(p, last_offset + 1, cb, arg);
+        *waiting = rv == RC_OK;
+    } else if (acks == -1 && p->hw <= last_offset) {
+        rv = partition_wait_hw(p, last_offset + 1, cb, arg);
+        *waiting = rv == RC_OK;
+    }
+    return rv;
+}
+
 int16_t partition_check_reader(const struct partition *p,
                                int32_t current_leader_epoch,
                                int32_t replica_id)

@@ -200,6 +200,16 @@ MUST_CHECK int partition_wait_hw(struct partition *p, int64_t offset,
 MUST_CHECK int partition_wait_durable(struct partition *p, int64_t offset,
                                       partition_hw_cb cb, void *arg);
 
+/* After an append whose batch ends at last_offset, what its acks ask to
+ * wait for before the answer: nothing for acks=0 or once it holds; the
+ * durable end for acks=1 with sync_before_ack; the high watermark for
+ * acks=all. RC_OK with *waiting when cb will be called (as
+ * partition_wait_hw()), RC_OK without when the answer may go now, or
+ * the error that refuses the wait. */
+MUST_CHECK int partition_wait_acks(struct partition *p, int16_t acks,
+                                   int64_t last_offset, partition_hw_cb cb,
+                                   void *arg, bool *waiting);
+
 /* Follows the metadata of this partition: leadership, leader epoch, ISR,
  * partition epoch, the brokers' eligibility for the ISR (from img). A
  * new leader keeps its high watermark and assigns its epoch in the log's

@@ -659,13 +659,14 @@ static void on_produce(struct simb_broker *b, struct partition *p,
     }
     *pw = (struct produce_wait){b, b->incarnation, p->id, info.base_offset,
                                 m->value, m->req, m->acks};
-    if (rv == RC_OK && m->acks == -1 && info.last_offset >= p->hw) {
-        rv = partition_wait_hw(p, info.last_offset + 1, produced_cb, pw);
-        if (rv == RC_OK) {
-            return;
-        }
+    bool waiting = false;
+    if (rv == RC_OK) {
+        rv = partition_wait_acks(p, m->acks, info.last_offset, produced_cb,
+                                 pw, &waiting);
     }
-    produced_cb(pw, rv);
+    if (!waiting) {
+        produced_cb(pw, rv);
+    }
 }
 
 /* A consumer's Fetch: what the leader holds from the offset up to the

@@ -297,6 +297,37 @@ Test(partition_leader, newer_metadata_settles_a_change_of_unknown_outcome)
     cr_assert_eq(th.alters, 1, "nothing left to send");
 }
 
+Test(partition_leader, each_acks_waits_for_what_it_promises)
+{
+    apply();
+    int64_t last = -1;
+    bool waiting = true;
+    cr_assert_eq(produce(2, 0, &last), RC_OK);
+    cr_assert_eq(partition_wait_acks(&p, 0, last, waiter_cb, NULL, &waiting),
+                 RC_OK);
+    cr_assert_not(waiting, "acks=0: nothing");
+    cr_assert_eq(partition_wait_acks(&p, 1, last, waiter_cb, NULL, &waiting),
+                 RC_OK);
+    cr_assert_not(waiting, "acks=1 without sync before ack: the append");
+    p.sync_before_ack = true;
+    cr_assert_eq(produce(2, 1, &last), RC_OK);
+    cr_assert_eq(partition_wait_acks(&p, 1, last, waiter_cb, NULL, &waiting),
+                 RC_OK);
+    cr_assert(waiting, "acks=1 with sync before ack: the fsync");
+    cr_assert_eq(partition_wait_acks(&p, -1, last, waiter_cb, NULL,
+                                     &waiting), RC_OK);
+    cr_assert(waiting, "acks=all: the HW");
+    cr_assert_eq(n_told, 0);
+    fetch(2, last + 1);
+    fetch(3, last + 1);
+    cr_assert_eq(log_fixture_wait_durable(&f, last + 1), RC_OK);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(p.hw, last + 1);
+    cr_assert_eq(partition_wait_acks(&p, -1, last, waiter_cb, NULL,
+                                     &waiting), RC_OK);
+    cr_assert_not(waiting, "the HW has passed it already");
+}
+
 Test(partition_leader, readers_are_checked_by_epoch_and_membership)
 {
     cr_assert_eq(partition_check_reader(&p, -1, -1),
