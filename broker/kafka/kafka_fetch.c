@@ -196,9 +196,7 @@ static void fetch_one(struct fetch_wait *w, struct slice topic,
     if (throttled && throttle_available(&w->b->leader_throttle) < max) {
         max = throttle_available(&w->b->leader_throttle);
     }
-    /* Followers read up to the log end; consumers below the HW. */
-    int rv = log_read(p->log, in->FetchOffset, max,
-                      replica ? INT64_MAX : p->hw, span);
+    int rv = partition_read(p, replica, in->FetchOffset, max, span);
     if (rv == RC_IO) {
         replica_manager_io_failed(&w->b->partitions, p, rv, "a read");
     }

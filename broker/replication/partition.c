@@ -567,6 +567,13 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
     update_hw(p, now_ms, &hw_by_check);
 }
 
+int partition_read(const struct partition *p, bool replica, int64_t offset,
+                   int64_t max_bytes, struct log_span *span)
+{
+    return log_read(p->log, offset, max_bytes, replica ? INT64_MAX : p->hw,
+                    span);
+}
+
 int partition_wait_acks(struct partition *p, int16_t acks,
                         int64_t last_offset, partition_hw_cb cb, void *arg,
                         bool *waiting)

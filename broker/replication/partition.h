@@ -200,6 +200,13 @@ MUST_CHECK int partition_wait_hw(struct partition *p, int64_t offset,
 MUST_CHECK int partition_wait_durable(struct partition *p, int64_t offset,
                                       partition_hw_cb cb, void *arg);
 
+/* A read of at most max_bytes (the first batch whole) from offset for a
+ * Fetch: a follower (replica) reads up to the log end, a consumer below
+ * the high watermark (log_read()'s errors and span). */
+MUST_CHECK int partition_read(const struct partition *p, bool replica,
+                              int64_t offset, int64_t max_bytes,
+                              struct log_span *span);
+
 /* After an append whose batch ends at last_offset, what its acks ask to
  * wait for before the answer: nothing for acks=0 or once it holds; the
  * durable end for acks=1 with sync_before_ack; the high watermark for

@@ -581,8 +581,8 @@ static void on_fetch(struct simb_broker *b, struct partition *p,
     }
     struct log_span span = {0};
     if (r.error == KAFKA_ERROR_NONE) {
-        int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, INT64_MAX,
-                          &span);
+        int rv = partition_read(p, true, m->offset, SIMB_FETCH_BYTES,
+                                &span);
         r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
         checked(b, p, &span, &r);
     }
@@ -680,7 +680,8 @@ static void on_consume(struct simb_broker *b, struct partition *p,
     r.error = partition_check_reader(p, -1, -1);
     struct log_span span = {0};
     if (r.error == KAFKA_ERROR_NONE && m->offset < p->hw) {
-        int rv = log_read(p->log, m->offset, SIMB_FETCH_BYTES, p->hw, &span);
+        int rv = partition_read(p, false, m->offset, SIMB_FETCH_BYTES,
+                                &span);
         r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
         checked(b, p, &span, &r);
     }

@@ -328,6 +328,26 @@ Test(partition_leader, each_acks_waits_for_what_it_promises)
     cr_assert_not(waiting, "the HW has passed it already");
 }
 
+Test(partition_leader, a_consumer_reads_below_the_hw_a_follower_to_the_end)
+{
+    apply();
+    produce_and_wait(3);
+    fetch(2, 3);
+    fetch(3, 3);
+    cr_assert_eq(p.hw, 3);
+    produce_and_wait(2); /* offsets 3-4, above the HW */
+    struct log_span span;
+    cr_assert_eq(partition_read(&p, false, 0, INT64_MAX, &span), RC_OK);
+    int64_t below_hw = span.bytes;
+    log_span_release(&span);
+    cr_assert_eq(partition_read(&p, true, 0, INT64_MAX, &span), RC_OK);
+    cr_assert_gt(span.bytes, below_hw, "the follower gets 3-4 too");
+    log_span_release(&span);
+    cr_assert_eq(partition_read(&p, false, 3, INT64_MAX, &span), RC_OK);
+    cr_assert_eq(span.bytes, 0, "nothing at the HW for a consumer");
+    log_span_release(&span);
+}
+
 Test(partition_leader, readers_are_checked_by_epoch_and_membership)
 {
     cr_assert_eq(partition_check_reader(&p, -1, -1),
