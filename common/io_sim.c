@@ -336,7 +336,9 @@ static int sim_drop_cache(void *ctx, int fd)
         return fail(ENOMEM);
     }
     int64_t n = f->disk_size < f->size ? f->disk_size : f->size;
-    memcpy(fresh, f->disk, (size_t)n);
+    if (n > 0) {
+        memcpy(fresh, f->disk, (size_t)n);
+    }
     for (size_t i = 0; i < f->n_dirty; i++) {
         int64_t pos = f->dirty[i].pos;
         int64_t end = pos + f->dirty[i].len;

@@ -1,29 +1,42 @@
 /* Deterministic simulation of a whole cluster over the production code:
- * each broker hosts real partitions (broker/replication/partition.c,
- * leader and follower halves, through its host interface) on real logs
+ * four brokers host real partitions of two topics (t with two
+ * partitions, u with one; replication factor 3) through the partition
+ * host interface: broker/replication/partition.c (leader and follower
+ * halves), isr.c, follower_partition.c, repair.c, on real logs
  * (broker/log/) on the simulated disk (common/io_sim.h), their group
- * commits run when the seed says (log_set_sync_runner); three controllers
- * in libraft's fixture apply the metadata log with the real state machine,
- * the active one planning every change with the real planners
- * (tests/lib/meta_quorum.h: killed, cut off, failing over); a network
- * that delays, drops and cuts brokers off; brokers that lose power, exit
- * on a failed disk and come back; an acks=all producer.
+ * commits run when the seed says (log_set_sync_runner). Three
+ * controllers in libraft's fixture apply the metadata log with the real
+ * state machine, the active one planning every change with the real
+ * planners (tests/lib/meta_quorum.h: killed, cut off, failing over).
+ *
+ * Faults, at rates chosen per seed (swarm): a network that delays,
+ * reorders, drops, duplicates and cuts brokers off; brokers that lose
+ * power, exit on a failed disk (sync, write, full) and come back; bit
+ * rot in one replica's durable batches (simb_rot.c); controller kills
+ * and partitions; reassignments. Clients (simb_clients.c): a producer
+ * with acks 0, 1 and all, and a consumer reading up to the HW.
  *
  * The glue here is what follower.c, kafka_fetch.c, kafka_epoch.c,
  * kafka_produce.c and the controller's handlers do around those cores:
  * carry requests and answers, one session per leader driven by the real
  * follower_session.c (one request in flight, durability before the next
  * fetch, back-off, request deadlines), park nothing (an empty answer comes
- * back at once), and answer from the partition.
+ * back at once), and answer with the partition's own checks and reads
+ * (partition_check_reader, partition_read, partition_wait_acks,
+ * repair_check_read).
  *
- * Checked: every acknowledged record is in the log of every leader elected
- * afterwards (checked at each election and at the end), exactly as
- * produced; at the end, with faults healed, every broker is unfenced and
- * every partition led with a full ISR within a bounded time, and every
- * ISR member holds the leader's batches below the leader's high
- * watermark. A build with a planted bug in the production isr.c must fail
- * some seeds (make test). Everything runs on one thread from one seed;
- * time is simulated. */
+ * Checked after every step (simb_check_step): the HW never passes the log
+ * end nor goes back under one leader; one leader per epoch; each ISR
+ * within its replicas. When a broker starts to serve as leader and at the
+ * end: every acknowledged and consumed record is in its log, as produced.
+ * A consumer never reads a batch whose CRC fails, nor a different record
+ * at an offset it read before. At the end, with faults healed: within a
+ * bounded time every broker is unfenced, every partition led with a full
+ * ISR and its damage repaired; every ISR member holds the leader's
+ * batches below the HW; the controllers' metadata logs and images agree.
+ * Builds with a bug planted in isr.c, log_verify.c or log_sync.c must
+ * fail some seeds (make test). Everything runs on one thread from one
+ * seed; time is simulated. */
 #ifndef CAIRN_TESTS_SIMB_H
 #define CAIRN_TESTS_SIMB_H
 
@@ -41,7 +54,8 @@
 
 #define SIMB_BROKERS 4
 #define SIMB_RF 3
-#define SIMB_PARTITIONS 2
+#define SIMB_TOPICS 2
+#define SIMB_PARTITIONS 3 /* slots: t-0, t-1 and u-0 (simb_slots) */
 #define SIMB_MIN_INSYNC 2
 #define SIMB_LAG_MAX_MS 3000
 #define SIMB_SESSION_MS 2000
@@ -137,6 +151,10 @@ struct simb_part {
     struct simb_wait *waits[SIMB_WAITS_MAX];
     int n_waits;
     int64_t alter_req;     /* the AlterPartition out, 0: none */
+    /* acks=1 produce requests waiting for the log's fsync (the log
+     * drops them uncalled if the broker dies). */
+    void *acks1[SIMB_WAITS_MAX];
+    int n_acks1;
     int32_t checked_epoch; /* leader epoch + 1 its log was last checked
                             * at as leader; 0: never */
     int32_t hw_epoch;      /* the leader epoch hw_last was seen at */
@@ -216,7 +234,7 @@ struct simb_world {
     int last_leader;           /* at the last controller tick */
     struct simb_pending pending;
     struct plan_records out;
-    struct meta_uuid topic_id;
+    struct meta_uuid topic_id[SIMB_TOPICS];
     /* Network, swarm-chosen. */
     int delay_max_ms;
     int drop_per_mille;
@@ -265,8 +283,24 @@ struct simb_world {
     long n_consumed;           /* distinct offsets read */
     int64_t n_fetched_bytes;
     bool failed;
+    bool closing;              /* the run is over, its world going */
     char why[1024];
 };
+
+/* The partitions, by slot: topic, its index and the partition's id. */
+struct simb_slot {
+    const char *name; /* "t-0" */
+    const char *topic;
+    int topic_idx;
+    int32_t id;
+};
+extern const struct simb_slot simb_slots[SIMB_PARTITIONS];
+extern const char *const simb_topics[SIMB_TOPICS];
+/* The slot of a hosted partition. */
+int32_t simb_slot(const struct partition *p);
+/* Slot k's partition in img, or NULL before its topic exists. */
+const struct meta_partition *simb_meta_partition(const struct meta_image *img,
+                                                 int32_t k);
 
 /* simb_world.c */
 uint64_t simb_rand(struct simb_world *w);

@@ -43,7 +43,7 @@ static void host_alter(void *ctx, struct partition *p,
 {
     struct simb_broker *b = ctx;
     int64_t req = ++b->w->next_req;
-    b->parts[p->id].alter_req = req;
+    b->parts[simb_slot(p)].alter_req = req;
     /* alter_partition.c's deadline: no answer, the outcome is unknown
      * (the next check sends the change again). */
     simb_schedule(b->w, &(struct simb_event){
@@ -51,14 +51,14 @@ static void host_alter(void *ctx, struct partition *p,
                             .type = SIMB_EV_ALTER_TIMEOUT,
                             .broker = b->idx,
                             .incarnation = b->incarnation,
-                            .partition = p->id,
+                            .partition = simb_slot(p),
                             .msg = {.req = req}});
     simb_send(b->w, &(struct simb_msg){.type = SIMB_ALTER,
                                        .req = req,
                                        .from = b->idx,
                                        .to = SIMB_CONTROLLER,
                                        .incarnation = b->incarnation,
-                                       .partition = p->id,
+                                       .partition = simb_slot(p),
                                        .leader_epoch = p->leader_epoch,
                                        .partition_epoch = p->partition_epoch,
                                        .isr = *isr});
@@ -73,7 +73,7 @@ static void host_leave_isr(void *ctx, struct partition *p, int64_t offset)
                                        .from = b->idx,
                                        .to = SIMB_CONTROLLER,
                                        .incarnation = b->incarnation,
-                                       .partition = p->id,
+                                       .partition = simb_slot(p),
                                        .leader_epoch = p->leader_epoch});
 }
 
@@ -146,7 +146,7 @@ void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx)
 static void open_partition(struct simb_broker *b, int32_t id)
 {
     char dir[64];
-    snprintf(dir, sizeof dir, "/b%d/t-%d", (int)b->id, (int)id);
+    snprintf(dir, sizeof dir, "/b%d/%s", (int)b->id, simb_slots[id].name);
     struct log_config cfg;
     log_config_default(&cfg);
     cfg.segment_bytes = 8192;
@@ -164,13 +164,14 @@ static void open_partition(struct simb_broker *b, int32_t id)
     if (p == NULL) {
         abort();
     }
-    *p = (struct partition){.host = &b->host, .log = l, .id = id,
+    *p = (struct partition){.host = &b->host, .log = l,
+                            .id = simb_slots[id].id,
                             .leader = META_NO_LEADER, .leader_epoch = -1,
                             .sync_before_ack = true,
                             .max_message_bytes = 1 << 20,
                             .corrupt_offset = -1, .repair_until = -1,
                             .retention = {-1, -1}};
-    strcpy(p->topic, "t");
+    strcpy(p->topic, simb_slots[id].topic);
     producer_state_init(&p->producers);
     b->parts[id] = (struct simb_part){.b = b, .p = p};
 }
@@ -220,6 +221,9 @@ static void drop_partition(struct simb_broker *b, int32_t i)
     drop_waiters(p);
     for (int k = 0; k < b->parts[i].n_waits; k++) {
         free(b->parts[i].waits[k]); /* the log drops them, uncalled */
+    }
+    for (int k = 0; k < b->parts[i].n_acks1; k++) {
+        free(b->parts[i].acks1[k]); /* the same */
     }
     for (size_t k = 0; k < b->n_pending; k++) {
         if (b->pending[k] == p->log) { /* its job goes with it */
@@ -271,7 +275,7 @@ static void remove_partition(struct simb_broker *b, int32_t i)
     }
     uv_run(&b->loop, UV_RUN_NOWAIT);
     char dir[64];
-    snprintf(dir, sizeof dir, "/b%d/t-%d", (int)b->id, (int)i);
+    snprintf(dir, sizeof dir, "/b%d/%s", (int)b->id, simb_slots[i].name);
     (void)io_list_dir(dir, unlink_one, dir);
 }
 
@@ -370,7 +374,7 @@ static void send_request(struct simb_broker *b, int li, bool fetch)
         struct simb_msg m = {.type = fetch ? SIMB_FETCH : SIMB_EPOCH,
                              .from = b->idx, .to = li,
                              .incarnation = b->incarnation,
-                             .partition = p->id, .replica = b->id,
+                             .partition = simb_slot(p), .replica = b->id,
                              .leader_epoch = p->leader_epoch,
                              .req = f->req};
         if (fetch) {
@@ -486,8 +490,8 @@ static void wait_durable(struct simb_broker *b, struct simb_part *sp, int li)
     struct simb_wait *wt = malloc(sizeof *wt);
     if (wt == NULL || sp->n_waits == SIMB_WAITS_MAX) {
         free(wt);
-        simb_fail(b->w, "broker %d: more than %d durability waits on t-%d",
-                  (int)b->id, SIMB_WAITS_MAX, (int)p->id);
+        simb_fail(b->w, "broker %d: more than %d durability waits on %s",
+                  (int)b->id, SIMB_WAITS_MAX, simb_slots[simb_slot(p)].name);
         return;
     }
     *wt = (struct simb_wait){sp, li};
@@ -571,7 +575,7 @@ static void on_fetch(struct simb_broker *b, struct partition *p,
 {
     struct simb_msg r = {.type = SIMB_FETCH_RSP, .from = b->idx,
                          .to = m->from, .incarnation = m->incarnation,
-                         .partition = p->id, .leader_epoch = m->leader_epoch,
+                         .partition = simb_slot(p), .leader_epoch = m->leader_epoch,
                          .offset = m->offset, .req = m->req};
     r.error = partition_check_reader(p, m->leader_epoch, m->replica);
     if (r.error == KAFKA_ERROR_NONE) {
@@ -608,7 +612,7 @@ static void on_epoch(struct simb_broker *b, struct partition *p,
 {
     struct simb_msg r = {.type = SIMB_EPOCH_RSP, .from = b->idx,
                          .to = m->from, .incarnation = m->incarnation,
-                         .partition = p->id, .leader_epoch = m->leader_epoch,
+                         .partition = simb_slot(p), .leader_epoch = m->leader_epoch,
                          .req = m->req};
     r.error = partition_check_reader(p, m->leader_epoch, -1);
     if (r.error == KAFKA_ERROR_NONE) {
@@ -632,6 +636,13 @@ static void produced_cb(void *arg, int rc)
 {
     struct produce_wait *pw = arg;
     struct simb_broker *b = pw->b;
+    struct simb_part *sp = &b->parts[pw->partition];
+    for (int k = 0; k < sp->n_acks1; k++) {
+        if (sp->acks1[k] == pw) {
+            sp->acks1[k] = sp->acks1[--sp->n_acks1];
+            break;
+        }
+    }
     simb_send(b->w, &(struct simb_msg){
                         .type = SIMB_PRODUCE_RSP, .from = b->idx,
                         .to = SIMB_PRODUCER, .partition = pw->partition,
@@ -657,7 +668,8 @@ static void on_produce(struct simb_broker *b, struct partition *p,
     if (pw == NULL) {
         abort();
     }
-    *pw = (struct produce_wait){b, b->incarnation, p->id, info.base_offset,
+    *pw = (struct produce_wait){b, b->incarnation, simb_slot(p),
+                                info.base_offset,
                                 m->value, m->req, m->acks};
     bool waiting = false;
     if (rv == RC_OK) {
@@ -666,6 +678,15 @@ static void on_produce(struct simb_broker *b, struct partition *p,
     }
     if (!waiting) {
         produced_cb(pw, rv);
+    } else if (m->acks == 1) {
+        struct simb_part *sp = &b->parts[pw->partition];
+        if (sp->n_acks1 == SIMB_WAITS_MAX) {
+            simb_fail(b->w, "broker %d: more than %d acks=1 waits on %s",
+                      (int)b->id, SIMB_WAITS_MAX,
+                      simb_slots[pw->partition].name);
+            return;
+        }
+        sp->acks1[sp->n_acks1++] = pw;
     }
 }
 
@@ -675,7 +696,7 @@ static void on_consume(struct simb_broker *b, struct partition *p,
                        const struct simb_msg *m)
 {
     struct simb_msg r = {.type = SIMB_CONSUME_RSP, .from = b->idx,
-                         .to = SIMB_CONSUMER, .partition = p->id,
+                         .to = SIMB_CONSUMER, .partition = simb_slot(p),
                          .offset = m->offset, .req = m->req, .hw = p->hw};
     r.error = partition_check_reader(p, -1, -1);
     struct log_span span = {0};
@@ -709,9 +730,11 @@ static void apply_metadata(struct simb_broker *b)
     if (meta_image_copy(&b->img, simb_ctl(b->w)) != RC_OK) {
         abort();
     }
-    const struct meta_topic *t = meta_image_topic(&b->img, "t");
-    for (int32_t i = 0; t != NULL && i < SIMB_PARTITIONS; i++) {
-        const struct meta_partition *mp = &t->partitions[i];
+    for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
+        const struct meta_partition *mp = simb_meta_partition(&b->img, i);
+        if (mp == NULL) {
+            continue;
+        }
         bool replica = meta_replica_set_contains(&mp->replicas, b->id);
         if (!replica && b->parts[i].p != NULL) {
             remove_partition(b, i);

@@ -29,6 +29,38 @@
 #include "common/rc.h"
 #include "tests/lib/batch_builder.h"
 
+/* --- Partitions -------------------------------------------------------------- */
+
+const char *const simb_topics[SIMB_TOPICS] = {"t", "u"};
+
+const struct simb_slot simb_slots[SIMB_PARTITIONS] = {
+    {"t-0", "t", 0, 0},
+    {"t-1", "t", 0, 1},
+    {"u-0", "u", 1, 0},
+};
+
+int32_t simb_slot(const struct partition *p)
+{
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        if (p->id == simb_slots[k].id &&
+            strcmp(p->topic, simb_slots[k].topic) == 0) {
+            return k;
+        }
+    }
+    ASSERT_UNREACHABLE("a partition the simulation does not know");
+    return -1;
+}
+
+const struct meta_partition *simb_meta_partition(const struct meta_image *img,
+                                                 int32_t k)
+{
+    const struct meta_topic *t = meta_image_topic(img, simb_slots[k].topic);
+    if (t == NULL || simb_slots[k].id >= t->n_partitions) {
+        return NULL;
+    }
+    return &t->partitions[simb_slots[k].id];
+}
+
 /* --- The producer ---------------------------------------------------------- */
 
 static int16_t pick_acks(struct simb_world *w)
@@ -42,15 +74,16 @@ static int16_t pick_acks(struct simb_world *w)
 
 void simb_produce(struct simb_world *w, int32_t partition)
 {
-    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
+    const struct meta_partition *mp = simb_meta_partition(simb_ctl(w),
+                                                          partition);
     if (w->produce_out[partition] &&
         w->now_ms - w->produce_sent_ms[partition] > 1000) {
         w->produce_out[partition] = false; /* request.timeout.ms */
     }
-    if (t == NULL || w->produce_out[partition]) {
+    if (mp == NULL || w->produce_out[partition]) {
         return;
     }
-    int32_t leader = t->partitions[partition].leader;
+    int32_t leader = mp->leader;
     if (leader == META_NO_LEADER) {
         return;
     }
@@ -95,15 +128,16 @@ void simb_on_produce_rsp(struct simb_world *w, const struct simb_msg *m)
 
 void simb_consume(struct simb_world *w, int32_t partition)
 {
-    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
+    const struct meta_partition *mp = simb_meta_partition(simb_ctl(w),
+                                                          partition);
     if (w->consume_out[partition] &&
         w->now_ms - w->consume_sent_ms[partition] > 1000) {
         w->consume_out[partition] = false;
     }
-    if (t == NULL || w->consume_out[partition]) {
+    if (mp == NULL || w->consume_out[partition]) {
         return;
     }
-    int32_t leader = t->partitions[partition].leader;
+    int32_t leader = mp->leader;
     if (leader == META_NO_LEADER) {
         return;
     }
@@ -138,21 +172,22 @@ void simb_on_consume_rsp(struct simb_world *w, const struct simb_msg *m)
         if (record_batch_parse(m->bytes + pos, m->len - pos, &h) != RC_OK ||
             (size_t)record_batch_size(&h) > m->len - pos ||
             !record_batch_crc_ok(m->bytes + pos, &h)) {
-            simb_fail(w, "the consumer read a batch of t-%d at %" PRId64
-                      " that does not check", (int)k, m->offset);
+            simb_fail(w, "the consumer read a batch of %s at %" PRId64
+                      " that does not check", simb_slots[k].name, m->offset);
             return;
         }
         if (h.base_offset >= m->hw) {
-            simb_fail(w, "the consumer read t-%d offset %" PRId64 " at or "
-                      "past the high watermark %" PRId64, (int)k,
+            simb_fail(w, "the consumer read %s offset %" PRId64 " at or "
+                      "past the high watermark %" PRId64, simb_slots[k].name,
                       h.base_offset, m->hw);
             return;
         }
         if (h.base_offset >= 0 && h.base_offset < SIMB_OFFSETS_MAX) {
             uint64_t *was = &w->consumed[k][h.base_offset];
             if (*was != 0 && *was != seen_key(&h)) {
-                simb_fail(w, "a consumed record changed: t-%d offset %"
-                          PRId64 " read again from broker %d", (int)k,
+                simb_fail(w, "a consumed record changed: %s offset %"
+                          PRId64 " read again from broker %d",
+                          simb_slots[k].name,
                           h.base_offset, m->from + 1);
                 return;
             }
@@ -281,8 +316,9 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
         }
     }
     if (f.bad != NULL) {
-        simb_fail(w, "%s: t-%d offset %" PRId64 ", leader %d at epoch %d "
-                  "(log end %" PRId64 ")", f.bad, (int)partition, f.at,
+        simb_fail(w, "%s: %s offset %" PRId64 ", leader %d at epoch %d "
+                  "(log end %" PRId64 ")", f.bad, simb_slots[partition].name,
+                  f.at,
                   (int)b->id, p->leader_epoch, log_end_offset(p->log));
     }
 }
@@ -304,10 +340,11 @@ static void check_leader(struct simb_world *w, struct simb_broker *b,
                          struct simb_part *sp)
 {
     const struct partition *p = sp->p;
-    int32_t k = p->id;
+    int32_t k = simb_slot(p);
     if (sp->hw_epoch == p->leader_epoch && p->hw < sp->hw_last) {
-        simb_fail(w, "t-%d: the HW of leader %d went back from %" PRId64
-                  " to %" PRId64 " at epoch %d", (int)k, (int)b->id,
+        simb_fail(w, "%s: the HW of leader %d went back from %" PRId64
+                  " to %" PRId64 " at epoch %d", simb_slots[k].name,
+                  (int)b->id,
                   sp->hw_last, p->hw, p->leader_epoch);
         return;
     }
@@ -317,8 +354,8 @@ static void check_leader(struct simb_world *w, struct simb_broker *b,
     if (e >= 0 && e < SIMB_EPOCHS_MAX) {
         int32_t *who = &w->leader_of[k][e];
         if (*who != 0 && *who != b->id) {
-            simb_fail(w, "t-%d: brokers %d and %d both led at epoch %d",
-                      (int)k, *who, (int)b->id, e);
+            simb_fail(w, "%s: brokers %d and %d both led at epoch %d",
+                      simb_slots[k].name, *who, (int)b->id, e);
             return;
         }
         *who = b->id;
@@ -332,22 +369,25 @@ static void check_leader(struct simb_world *w, struct simb_broker *b,
         meta_replica_set_format(&p->isr, isr, sizeof isr);
         meta_replica_set_format(&max, mx, sizeof mx);
         meta_replica_set_format(&p->replicas, reps, sizeof reps);
-        simb_fail(w, "t-%d: leader %d's ISR %s (%s with the pending "
+        simb_fail(w, "%s: leader %d's ISR %s (%s with the pending "
                   "change) is not within its replicas %s or lacks it",
-                  (int)k, (int)b->id, isr, mx, reps);
+                  simb_slots[k].name, (int)b->id, isr, mx, reps);
     }
 }
 
 static void check_image(struct simb_world *w)
 {
-    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
-    for (int32_t k = 0; t != NULL && k < t->n_partitions; k++) {
-        const struct meta_partition *mp = &t->partitions[k];
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        const struct meta_partition *mp = simb_meta_partition(simb_ctl(w), k);
+        if (mp == NULL) {
+            continue;
+        }
         bool led = mp->leader == META_NO_LEADER ||
                    meta_replica_set_contains(&mp->isr, mp->leader);
         if (!within(&mp->isr, &mp->replicas) || mp->isr.n == 0 || !led) {
-            simb_fail(w, "t-%d: the controller's ISR (%d members) is not "
-                      "within the replicas or lacks leader %d", (int)k,
+            simb_fail(w, "%s: the controller's ISR (%d members) is not "
+                      "within the replicas or lacks leader %d",
+                      simb_slots[k].name,
                       mp->isr.n, mp->leader);
         }
     }
@@ -363,8 +403,9 @@ void simb_check_step(struct simb_world *w)
                 continue;
             }
             if (sp->p->hw > log_end_offset(sp->p->log)) {
-                simb_fail(w, "t-%d: broker %d's HW %" PRId64 " is past its "
-                          "log end %" PRId64, (int)k, (int)b->id, sp->p->hw,
+                simb_fail(w, "%s: broker %d's HW %" PRId64 " is past its "
+                          "log end %" PRId64, simb_slots[k].name, (int)b->id,
+                          sp->p->hw,
                           log_end_offset(sp->p->log));
                 return;
             }

@@ -67,9 +67,9 @@ int64_t simb_verify_read(struct simb_broker *b, struct partition *p,
                                        sizeof verify_buf, &v);
     if (v.rc != RC_OK) {
         b->w->n_corrupt_found++;
-        simb_trace(b->w, "broker %d: t-%d batch at %" PRId64 " not served: "
-                   "%s", (int)b->id, (int)p->id, v.stop_offset,
-                   rc_str(v.rc));
+        simb_trace(b->w, "broker %d: %s batch at %" PRId64 " not served: "
+                   "%s", (int)b->id, simb_slots[simb_slot(p)].name,
+                   v.stop_offset, rc_str(v.rc));
     }
     return intact;
 }
@@ -101,9 +101,12 @@ bool simb_rot_gone(struct simb_world *w, int32_t k)
         return true;
     }
     const struct simb_broker *b = &w->brokers[i];
-    if (!b->up || b->parts[k].p == NULL ||
-        simb_log_damage(b->parts[k].p->log) >= 0) {
-        return false;
+    const struct meta_partition *mp = simb_meta_partition(&b->img, k);
+    bool moved = b->up && b->parts[k].p == NULL && mp != NULL &&
+                 !meta_replica_set_contains(&mp->replicas, b->id);
+    if (!moved && (!b->up || b->parts[k].p == NULL ||
+                   simb_log_damage(b->parts[k].p->log) >= 0)) {
+        return false; /* a reassignment that moved it took its files */
     }
     w->rot_broker[k] = -1;
     return true;
@@ -125,11 +128,10 @@ void simb_rot_tick(struct simb_world *w)
         return;
     }
     int32_t k = (int32_t)(simb_rand(w) % SIMB_PARTITIONS);
-    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
-    if (t == NULL || !simb_rot_gone(w, k) || !simb_healthy(w)) {
+    const struct meta_partition *mp = simb_meta_partition(simb_ctl(w), k);
+    if (mp == NULL || !simb_rot_gone(w, k) || !simb_healthy(w)) {
         return;
     }
-    const struct meta_partition *mp = &t->partitions[k];
     if (mp->isr.n != mp->replicas.n || mp->adding.n > 0 ||
         mp->removing.n > 0) {
         return;
@@ -164,7 +166,7 @@ void simb_rot_tick(struct simb_world *w)
                   (int64_t)(simb_rand(w) % (uint64_t)covered);
     char dir[64];
     char path[128];
-    snprintf(dir, sizeof dir, "/b%d/t-%d", (int)b->id, (int)k);
+    snprintf(dir, sizeof dir, "/b%d/%s", (int)b->id, simb_slots[k].name);
     int rv = log_segment_path(path, sizeof path, dir, span.seg->base_offset);
     log_span_release(&span);
     if (rv != RC_OK) {
@@ -176,8 +178,8 @@ void simb_rot_tick(struct simb_world *w)
     }
     w->rot_broker[k] = b->idx;
     w->n_rot++;
-    simb_trace(w, "bit rot on broker %d: t-%d near offset %" PRId64,
-               (int)b->id, (int)k, offset);
+    simb_trace(w, "bit rot on broker %d: %s near offset %" PRId64,
+               (int)b->id, simb_slots[k].name, offset);
 }
 
 void simb_rot_check_end(struct simb_world *w)
@@ -189,9 +191,9 @@ void simb_rot_check_end(struct simb_world *w)
                               ? simb_log_damage(b->parts[k].p->log)
                               : -1;
             if (bad >= 0) {
-                simb_fail(w, "broker %d still holds damage in t-%d at "
+                simb_fail(w, "broker %d still holds damage in %s at "
                           "offset %" PRId64 " after the quiet tail",
-                          (int)b->id, (int)k, bad);
+                          (int)b->id, simb_slots[k].name, bad);
                 return;
             }
         }

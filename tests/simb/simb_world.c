@@ -175,8 +175,7 @@ static bool can_propose(struct simb_world *w)
 static void answer_alter(struct simb_world *w, const struct simb_pending *p,
                          const struct meta_image *img, int16_t error)
 {
-    const struct meta_topic *t = meta_image_topic(img, "t");
-    const struct meta_partition *mp = &t->partitions[p->partition];
+    const struct meta_partition *mp = simb_meta_partition(img, p->partition);
     if (error == KAFKA_ERROR_NONE && mp->leader != p->broker + 1) {
         /* As controller/handlers.c: the change completed a reassignment
          * that moved the leader. */
@@ -196,6 +195,9 @@ static void answer_alter(struct simb_world *w, const struct simb_pending *p,
 static void applied_cb(void *arg, int status, unsigned proposer)
 {
     struct simb_world *w = arg;
+    if (w->closing) {
+        return; /* the fixture fails what is in flight as it closes */
+    }
     struct simb_pending p = w->pending;
     w->pending = (struct simb_pending){.kind = SIMB_PENDING_NONE};
     const struct meta_image *img = meta_quorum_image(&w->q, proposer);
@@ -301,8 +303,8 @@ static void on_alter(struct simb_world *w, const struct simb_msg *m)
     struct plan_alter_partition_req rq = {
         .broker_id = b->id,
         .broker_epoch = b->epoch,
-        .topic_id = w->topic_id,
-        .partition = m->partition,
+        .topic_id = w->topic_id[simb_slots[m->partition].topic_idx],
+        .partition = simb_slots[m->partition].id,
         .leader_epoch = m->leader_epoch,
         .partition_epoch = m->partition_epoch,
         .new_isr = m->isr.ids,
@@ -325,11 +327,13 @@ static void on_leave(struct simb_world *w, const struct simb_msg *m)
     if (!can_propose(w)) {
         return; /* it asks again */
     }
-    struct plan_leave_leadership_req rq = {.broker_id = b->id,
-                                           .broker_epoch = b->epoch,
-                                           .topic_id = w->topic_id,
-                                           .partition = m->partition,
-                                           .leader_epoch = m->leader_epoch};
+    const struct simb_slot *slot = &simb_slots[m->partition];
+    struct plan_leave_leadership_req rq = {
+        .broker_id = b->id,
+        .broker_epoch = b->epoch,
+        .topic_id = w->topic_id[slot->topic_idx],
+        .partition = slot->id,
+        .leader_epoch = m->leader_epoch};
     int16_t error = 0;
     plan_records_clear(&w->out);
     if (plan_leave_leadership(simb_ctl(w), &rq, &w->out, &error) == RC_OK) {
@@ -369,18 +373,31 @@ static void controller_tick(struct simb_world *w)
     }
 }
 
-static void create_topic(struct simb_world *w)
+/* The next topic not yet created, one at a time: t (two partitions),
+ * then u (one). */
+static void create_topics(struct simb_world *w)
 {
-    struct plan_topic_req rq = {.name = "t",
-                                .num_partitions = SIMB_PARTITIONS,
+    int i = 0;
+    while (i < SIMB_TOPICS &&
+           meta_image_topic(simb_ctl(w), simb_topics[i]) != NULL) {
+        i++;
+    }
+    if (i == SIMB_TOPICS || !can_propose(w)) {
+        return;
+    }
+    int32_t n = 0;
+    for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
+        n += simb_slots[k].topic_idx == i;
+    }
+    struct plan_topic_req rq = {.name = simb_topics[i],
+                                .num_partitions = n,
                                 .replication_factor = SIMB_RF};
-    rq.id.b[0] = 0x7;
-    w->topic_id = rq.id;
+    rq.id.b[0] = (uint8_t)(0x7 + i);
+    w->topic_id[i] = rq.id;
     struct plan_topic_defaults defaults = {1, 3};
     struct plan_topic_result res;
     plan_records_clear(&w->out);
-    if (!can_propose(w) ||
-        plan_create_topics(simb_ctl(w), &rq, 1, &defaults, false, &w->out,
+    if (plan_create_topics(simb_ctl(w), &rq, 1, &defaults, false, &w->out,
                            &res) != RC_OK ||
         res.error != KAFKA_ERROR_NONE) {
         return;
@@ -413,19 +430,19 @@ static void hold(void *arg, const uint8_t *batch,
  * leader's high watermark. */
 static void check_agreement(struct simb_world *w, int32_t k)
 {
-    const struct meta_partition *mp =
-        &meta_image_topic(simb_ctl(w), "t")->partitions[k];
+    const struct meta_partition *mp = simb_meta_partition(simb_ctl(w), k);
     const struct partition *lp = w->brokers[mp->leader - 1].parts[k].p;
     static struct held want;
     static struct held got;
     if (lp == NULL) {
-        simb_fail(w, "t-%d is led by broker %d, which does not host it", (int)k,
-                  mp->leader);
+        simb_fail(w, "%s is led by broker %d, which does not host it",
+                  simb_slots[k].name, mp->leader);
         return;
     }
     want = (struct held){.below = lp->hw};
     if (simb_read_batches(lp->log, 0, hold, &want) != RC_OK) {
-        simb_fail(w, "the leader of t-%d cannot read its log", (int)k);
+        simb_fail(w, "the leader of %s cannot read its log",
+                  simb_slots[k].name);
         return;
     }
     for (int32_t r = 0; r < mp->isr.n; r++) {
@@ -445,10 +462,11 @@ static void check_agreement(struct simb_world *w, int32_t k)
                    got.sum[at] == want.sum[at]) {
                 at++;
             }
-            simb_fail(w, "t-%d: replica %d differs from leader %d below "
+            simb_fail(w, "%s: replica %d differs from leader %d below "
                       "the high watermark %" PRId64 ": batch %zu of %zu/%zu"
                       " is at %" PRId64 " (crc, epoch %" PRIx64 ") there, "
-                      "at %" PRId64 " (%" PRIx64 ") on the leader", (int)k,
+                      "at %" PRId64 " (%" PRIx64 ") on the leader",
+                      simb_slots[k].name,
                       mp->isr.ids[r], mp->leader, lp->hw, at, got.n, want.n,
                       at < got.n ? got.base[at] : -1,
                       at < got.n ? got.sum[at] : 0,
@@ -556,7 +574,8 @@ static void heal_controllers(struct simb_world *w)
  * random (its leader may be among those leaving). */
 static void reassign(struct simb_world *w)
 {
-    if (!can_propose(w) || meta_image_topic(simb_ctl(w), "t") == NULL) {
+    int32_t k = (int32_t)(simb_rand(w) % SIMB_PARTITIONS);
+    if (!can_propose(w) || simb_meta_partition(simb_ctl(w), k) == NULL) {
         return;
     }
     int32_t target[SIMB_BROKERS];
@@ -567,15 +586,15 @@ static void reassign(struct simb_world *w)
             target[n++] = id;
         }
     }
-    for (size_t k = n; k > 1; k--) { /* a random preferred order */
-        size_t j = (size_t)(simb_rand(w) % k);
-        int32_t x = target[k - 1];
-        target[k - 1] = target[j];
+    for (size_t i = n; i > 1; i--) { /* a random preferred order */
+        size_t j = (size_t)(simb_rand(w) % i);
+        int32_t x = target[i - 1];
+        target[i - 1] = target[j];
         target[j] = x;
     }
     struct plan_reassignment rq = {
-        .topic = "t",
-        .partition = (int32_t)(simb_rand(w) % SIMB_PARTITIONS),
+        .topic = simb_slots[k].topic,
+        .partition = simb_slots[k].id,
         .replicas = target,
         .n_replicas = n};
     int16_t error = 0;
@@ -585,7 +604,7 @@ static void reassign(struct simb_world *w)
         error == KAFKA_ERROR_NONE &&
         commit(w, (struct simb_pending){0})) {
         w->n_reassignments++;
-        simb_trace(w, "reassign t-%d", (int)rq.partition);
+        simb_trace(w, "reassign %s", simb_slots[k].name);
     }
 }
 
@@ -752,11 +771,6 @@ static bool settled(struct simb_world *w, char *why, size_t cap)
         snprintf(why, cap, "the controllers have no leader or lag it");
         return false;
     }
-    const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
-    if (t == NULL) {
-        snprintf(why, cap, "no topic");
-        return false;
-    }
     const struct meta_image *img = simb_ctl(w);
     for (int i = 0; i < SIMB_BROKERS; i++) {
         const struct meta_broker *mb = meta_image_broker(img, i + 1);
@@ -775,16 +789,22 @@ static bool settled(struct simb_world *w, char *why, size_t cap)
         }
     }
     for (int32_t k = 0; k < SIMB_PARTITIONS; k++) {
-        const struct meta_partition *mp = &t->partitions[k];
+        const struct meta_partition *mp = simb_meta_partition(img, k);
+        if (mp == NULL) {
+            snprintf(why, cap, "no topic %s", simb_slots[k].topic);
+            return false;
+        }
         if (!simb_rot_gone(w, k)) {
-            snprintf(why, cap, "t-%d: broker %d has not repaired its "
-                     "damaged copy", (int)k, w->rot_broker[k] + 1);
+            snprintf(why, cap, "%s: broker %d has not repaired its "
+                     "damaged copy", simb_slots[k].name,
+                     w->rot_broker[k] + 1);
             return false;
         }
         if (mp->leader == META_NO_LEADER || mp->isr.n != mp->replicas.n ||
             mp->adding.n > 0 || mp->removing.n > 0) {
-            snprintf(why, cap, "t-%d: leader %d, %d of %d in the ISR, %d "
-                     "adding, %d removing", (int)k, mp->leader, mp->isr.n,
+            snprintf(why, cap, "%s: leader %d, %d of %d in the ISR, %d "
+                     "adding, %d removing", simb_slots[k].name, mp->leader,
+                     mp->isr.n,
                      mp->replicas.n, mp->adding.n, mp->removing.n);
             return false;
         }
@@ -857,9 +877,8 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
             memset(w->cut, 0, sizeof w->cut);
             heal_controllers(w);
         }
-        if (meta_image_topic(simb_ctl(w), "t") == NULL &&
-            simb_ctl(w)->n_brokers == SIMB_BROKERS && w->now_ms > 1000) {
-            create_topic(w); /* once every broker is unfenced */
+        if (simb_ctl(w)->n_brokers == SIMB_BROKERS && w->now_ms > 1000) {
+            create_topics(w); /* once every broker is unfenced */
         }
         tick(w, faulty);
         simb_check_step(w);
@@ -878,11 +897,11 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         simb_rot_check_end(w);
     }
     for (int32_t k = 0; !w->failed && k < SIMB_PARTITIONS; k++) {
-        const struct meta_topic *t = meta_image_topic(simb_ctl(w), "t");
-        int32_t leader = t->partitions[k].leader;
+        int32_t leader = simb_meta_partition(simb_ctl(w), k)->leader;
         simb_check_acked(w, &w->brokers[leader - 1], k);
         check_agreement(w, k);
     }
+    w->closing = true;
     while (w->n_heap > 0) {
         struct simb_event ev = pop(w);
         free(ev.msg.bytes);
