@@ -158,6 +158,23 @@ void log_fixture_file(const struct log_fixture *f, int64_t base,
     ASSERT(n > 0 && (size_t)n < cap);
 }
 
+bool log_fixture_flip(const struct log_fixture *f, int64_t base,
+                      int64_t position, uint8_t mask)
+{
+    char path[4200];
+    log_fixture_file(f, base, "log", path, sizeof path);
+    int fd = open(path, O_RDWR);
+    if (fd < 0) {
+        return false;
+    }
+    uint8_t b = 0;
+    bool ok = pread(fd, &b, 1, (off_t)position) == 1;
+    b ^= mask;
+    ok = ok && pwrite(fd, &b, 1, (off_t)position) == 1;
+    close(fd);
+    return ok;
+}
+
 int64_t log_fixture_file_size(const char *path)
 {
     struct stat st;

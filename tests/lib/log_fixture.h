@@ -55,6 +55,10 @@ uint8_t *log_fixture_span_bytes(const struct log_span *span,
 void log_fixture_file(const struct log_fixture *f, int64_t base,
                       const char *ext, char *out, size_t cap);
 int64_t log_fixture_file_size(const char *path);
+/* Flips the bits of mask in the byte at position of the segment file
+ * based at base (bit rot, behind the log's back); false if it cannot. */
+bool log_fixture_flip(const struct log_fixture *f, int64_t base,
+                      int64_t position, uint8_t mask);
 /* True when a WARN or ERROR line since setup contains every one of the
  * strings a and b (b may be NULL). */
 bool log_fixture_warned(const struct log_fixture *f, const char *a,

@@ -570,6 +570,28 @@ static void checked(struct simb_broker *b, struct partition *p,
     }
 }
 
+/* A Fetch's read from r->offset into r's bytes, checked. */
+static void read_into(struct simb_broker *b, struct partition *p,
+                      bool replica, struct simb_msg *r)
+{
+    struct log_span span = {0};
+    int rv = partition_read(p, replica, r->offset, SIMB_FETCH_BYTES, &span);
+    r->error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
+    checked(b, p, &span, r);
+    if (r->error == KAFKA_ERROR_NONE && span.bytes > 0) {
+        r->bytes = malloc((size_t)span.bytes);
+        if (r->bytes == NULL ||
+            io_pread(span.fd, r->bytes, (size_t)span.bytes,
+                     (off_t)span.position) != span.bytes) {
+            simb_fail(b->w, "broker %d cannot read its log", (int)b->id);
+        }
+        r->len = (size_t)span.bytes;
+    }
+    if (span.seg != NULL) {
+        log_span_release(&span);
+    }
+}
+
 static void on_fetch(struct simb_broker *b, struct partition *p,
                      const struct simb_msg *m)
 {
@@ -583,24 +605,8 @@ static void on_fetch(struct simb_broker *b, struct partition *p,
                                          b->w->now_ms);
         r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
     }
-    struct log_span span = {0};
     if (r.error == KAFKA_ERROR_NONE) {
-        int rv = partition_read(p, true, m->offset, SIMB_FETCH_BYTES,
-                                &span);
-        r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
-        checked(b, p, &span, &r);
-    }
-    if (r.error == KAFKA_ERROR_NONE && span.bytes > 0) {
-        r.bytes = malloc((size_t)span.bytes);
-        if (r.bytes == NULL ||
-            io_pread(span.fd, r.bytes, (size_t)span.bytes,
-                     (off_t)span.position) != span.bytes) {
-            simb_fail(b->w, "broker %d cannot read its log", (int)b->id);
-        }
-        r.len = (size_t)span.bytes;
-    }
-    if (span.seg != NULL) {
-        log_span_release(&span);
+        read_into(b, p, true, &r);
     }
     r.hw = p->hw;
     r.log_start = log_start_offset(p->log);
@@ -699,24 +705,8 @@ static void on_consume(struct simb_broker *b, struct partition *p,
                          .to = SIMB_CONSUMER, .partition = simb_slot(p),
                          .offset = m->offset, .req = m->req, .hw = p->hw};
     r.error = partition_check_reader(p, -1, -1);
-    struct log_span span = {0};
     if (r.error == KAFKA_ERROR_NONE && m->offset < p->hw) {
-        int rv = partition_read(p, false, m->offset, SIMB_FETCH_BYTES,
-                                &span);
-        r.error = rv == RC_OK ? KAFKA_ERROR_NONE : kafka_error_from_rc(rv);
-        checked(b, p, &span, &r);
-    }
-    if (r.error == KAFKA_ERROR_NONE && span.bytes > 0) {
-        r.bytes = malloc((size_t)span.bytes);
-        if (r.bytes == NULL ||
-            io_pread(span.fd, r.bytes, (size_t)span.bytes,
-                     (off_t)span.position) != span.bytes) {
-            simb_fail(b->w, "broker %d cannot read its log", (int)b->id);
-        }
-        r.len = (size_t)span.bytes;
-    }
-    if (span.seg != NULL) {
-        log_span_release(&span);
+        read_into(b, p, false, &r);
     }
     simb_send(b->w, &r);
 }

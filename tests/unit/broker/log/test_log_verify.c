@@ -3,9 +3,7 @@
  * batch, a batch cut short, a batch larger than the buffer, and a read
  * that flips a bit (common/io.h's faults). */
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "broker/log/log_verify.h"
 #include "common/io.h"
@@ -40,23 +38,10 @@ static void append_three(size_t value_bytes, int64_t sizes[3])
     }
 }
 
-/* Flips the bits of mask in one byte of segment 0's file at position. */
-static void flip_mask_at(int64_t position, uint8_t mask)
-{
-    char path[4200];
-    log_fixture_file(&f, 0, "log", path, sizeof path);
-    int fd = open(path, O_RDWR);
-    cr_assert_geq(fd, 0);
-    uint8_t b = 0;
-    cr_assert_eq(pread(fd, &b, 1, (off_t)position), 1);
-    b ^= mask;
-    cr_assert_eq(pwrite(fd, &b, 1, (off_t)position), 1);
-    close(fd);
-}
-
+/* Flips one byte of segment 0's file at position. */
 static void flip_at(int64_t position)
 {
-    flip_mask_at(position, 0x40);
+    cr_assert(log_fixture_flip(&f, 0, position, 0x40));
 }
 
 static struct log_verify verify_from(int64_t offset, size_t cap)
@@ -134,7 +119,7 @@ Test(log_verify, a_batch_ending_before_it_starts_is_read_and_caught)
 {
     int64_t sizes[3];
     append_three(100, sizes);
-    flip_mask_at(RECORD_BATCH_OFF_ATTRIBUTES + 2, 0x80);
+    cr_assert(log_fixture_flip(&f, 0, RECORD_BATCH_OFF_ATTRIBUTES + 2, 0x80));
     struct log_span span;
     cr_assert_eq(log_read(f.log, 0, INT64_MAX, INT64_MAX, &span), RC_OK);
     cr_assert_eq(span.first_offset, 0, "not the batch after it");

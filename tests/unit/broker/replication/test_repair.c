@@ -6,11 +6,9 @@
  * reported again in a new role; and the scrub finds a flipped byte no
  * reader asked for. Broker 2 hosts the partition (replicas 1, 2, 3). */
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "broker/replication/partition.h"
 #include "broker/log/log_verify.h"
@@ -145,15 +143,7 @@ Test(repair, a_follower_that_caught_up_stays)
 
 static void flip_at(int64_t position)
 {
-    char path[4200];
-    log_fixture_file(&f, 0, "log", path, sizeof path);
-    int fd = open(path, O_RDWR);
-    cr_assert_geq(fd, 0);
-    uint8_t b = 0;
-    cr_assert_eq(pread(fd, &b, 1, (off_t)position), 1);
-    b ^= 0x40;
-    cr_assert_eq(pwrite(fd, &b, 1, (off_t)position), 1);
-    close(fd);
+    cr_assert(log_fixture_flip(&f, 0, position, 0x40));
 }
 
 Test(repair, the_scrub_finds_damage_no_reader_asked_for)
