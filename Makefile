@@ -81,7 +81,7 @@ PLANTED_CRC_FROM := log_scan_next(&s, true, &h, &pos)
 PLANTED_CRC_TO := log_scan_next(\&s, false, \&h, \&pos)
 PLANTED_FSYNC_FROM := log_fail(l, job->rc, "fdatasync");
 PLANTED_FSYNC_TO := job->rc = RC_OK;
-SIMB_TEST_SEEDS ?= 200
+SIMB_TEST_SEEDS ?= 2000
 SIMB_PLANTED_CRC_SEEDS ?= 300
 SIMB_PLANTED_FSYNC_SEEDS ?= 1000
 # Its planted bug: a copy of the production plan_election.c whose clean
