@@ -40,12 +40,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <uv.h>
 
 #include "broker/log/log_epoch.h"
 #include "common/kafka/record_batch.h"
 #include "common/assert.h"
-#include "common/net/http_metrics.h"
 #include "common/trace.h"
 
 struct log_segment;
@@ -80,11 +78,7 @@ struct log_span {
 typedef void (*log_durable_cb)(void *arg, int rc);
 
 struct log;
-
-/* Opens (creating if needed) the log in dir, recovering it. */
-MUST_CHECK int log_open(struct log **out, const char *dir,
-                        const struct log_config *cfg, uv_loop_t *loop,
-                        struct tracer *tracer);
+struct http_metrics_hist;
 
 /* Takes new settings (a topic's configs changed in the metadata): the
  * next append rolls by the new segment.bytes and segment.ms; the index

@@ -2,6 +2,7 @@
  * the loop thread; recovery reads and fsyncs synchronously, which is what
  * a broker does before it serves the partition. */
 #include "broker/log/log_cleaner.h"
+#include "broker/log/log_open.h"
 #include "broker/log/log_internal.h"
 
 #include <errno.h>

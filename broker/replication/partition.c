@@ -3,6 +3,7 @@
 #include "broker/replication/partition.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,7 @@
 /* Hosted partitions following the metadata image
  * (broker/replication/replica_manager.h). */
 #include "broker/replication/replica_manager.h"
+#include "broker/log/log_open.h"
 
 #include <ftw.h>
 #include <inttypes.h>

@@ -75,6 +75,7 @@
 #include <uv.h>
 
 #include "broker/log/log.h"
+#include "broker/log/log_open.h"
 #include "broker/log/log_cleaner.h"
 #include "common/assert.h"
 #include "common/file.h"

@@ -23,6 +23,7 @@
  * fdatasync on the threadpool. Batches are built here with
  * common/writer.h. */
 #include "broker/log/log.h"
+#include "broker/log/log_open.h"
 #include "tests/lib/bench_util.h"
 
 #include <errno.h>

@@ -33,6 +33,7 @@
  * directory under $TMPDIR (or /tmp), removed at the end. One libuv loop;
  * the pass's reads on the threadpool. */
 #include "broker/log/log.h"
+#include "broker/log/log_open.h"
 #include "broker/log/log_startup.h"
 #include "tests/lib/bench_util.h"
 

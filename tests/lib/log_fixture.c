@@ -1,5 +1,6 @@
 /* Test helper: partition log fixture (tests/lib/log_fixture.h). */
 #include "tests/lib/log_fixture.h"
+#include "broker/log/log_open.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* A simulated broker over the production partitions (tests/simb/simb.h). */
 #include "tests/simb/simb.h"
+#include "broker/log/log_open.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * must serve the same members at the same generation. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "broker/group/group.h"

@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "broker/log/log.h"
+#include "broker/log/log_open.h"
 #include "common/io.h"
 #include "common/io_sim.h"
 #include "common/kafka/record_batch.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "broker/log/log.h"
+#include "broker/log/log_open.h"
 #include "common/kafka/record_batch.h"
 #include "common/rc.h"
 #include "tests/lib/log_fixture.h"

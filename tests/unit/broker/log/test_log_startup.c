@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "broker/log/log.h"
+#include "broker/log/log_open.h"
 #include "broker/log/log_segment.h"
 #include "broker/log/log_startup.h"
 #include "common/io.h"
