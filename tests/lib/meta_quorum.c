@@ -90,6 +90,7 @@ static int wrap_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
 int meta_quorum_init(struct meta_quorum *q, unsigned snapshot_every)
 {
     memset(q, 0, sizeof *q);
+    q->ready = -1;
     if (raft_fixture_initialize(&q->raft) != 0) {
         return RC_NOMEM;
     }
@@ -127,6 +128,7 @@ int meta_quorum_init(struct meta_quorum *q, unsigned snapshot_every)
 
 void meta_quorum_close(struct meta_quorum *q)
 {
+    q->closing = true;
     raft_fixture_close(&q->raft);
     for (unsigned i = 0; i < META_QUORUM_N; i++) {
         meta_fsm_close(&q->ctl[i].meta);
@@ -134,11 +136,33 @@ void meta_quorum_close(struct meta_quorum *q)
     }
 }
 
+static void barrier_cb(struct raft_barrier *req, int status)
+{
+    struct meta_quorum *q = req->data;
+    q->barrier_out = false;
+    if (status == 0) {
+        q->ready = (int)q->barrier_leader;
+        q->ready_term = q->barrier_term;
+    }
+}
+
 int meta_quorum_leader(struct meta_quorum *q)
 {
     unsigned i = raft_fixture_leader_index(&q->raft);
-    return i < META_QUORUM_N && raft_fixture_alive(&q->raft, i) ? (int)i
-                                                                  : -1;
+    if (i >= META_QUORUM_N || !raft_fixture_alive(&q->raft, i)) {
+        return -1;
+    }
+    struct raft *r = raft_fixture_get(&q->raft, i);
+    if (q->ready == (int)i && q->ready_term == r->current_term) {
+        return (int)i;
+    }
+    if (!q->barrier_out && !q->closing) {
+        q->barrier.data = q;
+        q->barrier_leader = i;
+        q->barrier_term = r->current_term;
+        q->barrier_out = raft_barrier(r, &q->barrier, barrier_cb) == 0;
+    }
+    return -1;
 }
 
 const struct meta_image *meta_quorum_image(const struct meta_quorum *q,

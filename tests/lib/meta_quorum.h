@@ -39,6 +39,16 @@ struct meta_quorum {
     struct meta_quorum_ctl ctl[META_QUORUM_N];
     struct raft_apply apply;
     bool in_flight;
+    /* A new leader plans only once a barrier of its term is applied (as
+     * controller/controller.c waits for raft_barrier): before that its
+     * image may lack entries committed in earlier terms. */
+    struct raft_barrier barrier;
+    bool barrier_out;
+    unsigned barrier_leader;
+    raft_term barrier_term;
+    int ready;                /* the leader that may plan, or -1 */
+    raft_term ready_term;     /* the term it was ready in */
+    bool closing;
     unsigned proposer;
     meta_quorum_cb cb;
     void *cb_arg;
@@ -54,8 +64,9 @@ int meta_quorum_init(struct meta_quorum *q, unsigned snapshot_every);
 /* Fails a proposal still out (its callback runs) and frees it all. */
 void meta_quorum_close(struct meta_quorum *q);
 
-/* The leader, if it is alive (the fixture may still name a killed one),
- * else -1. */
+/* The leader, if it is alive (the fixture may still name a killed one)
+ * and has applied a barrier of its term, else -1 (the first call for a
+ * new leader sends the barrier). */
 int meta_quorum_leader(struct meta_quorum *q);
 const struct meta_image *meta_quorum_image(const struct meta_quorum *q,
                                            unsigned i);

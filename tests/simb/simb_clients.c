@@ -385,10 +385,13 @@ static void check_image(struct simb_world *w)
         bool led = mp->leader == META_NO_LEADER ||
                    meta_replica_set_contains(&mp->isr, mp->leader);
         if (!within(&mp->isr, &mp->replicas) || mp->isr.n == 0 || !led) {
-            simb_fail(w, "%s: the controller's ISR (%d members) is not "
-                      "within the replicas or lacks leader %d",
-                      simb_slots[k].name,
-                      mp->isr.n, mp->leader);
+            char isr[META_REPLICAS_MAX * 12], reps[META_REPLICAS_MAX * 12];
+            meta_replica_set_format(&mp->isr, isr, sizeof isr);
+            meta_replica_set_format(&mp->replicas, reps, sizeof reps);
+            simb_fail(w, "%s: the controller's ISR %s is not within the "
+                      "replicas %s or lacks leader %d at epoch %d",
+                      simb_slots[k].name, isr, reps, mp->leader,
+                      mp->leader_epoch);
         }
     }
 }
