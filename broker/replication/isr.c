@@ -31,17 +31,6 @@ static void check_set(const struct meta_replica_set *set)
     ASSERT(set->n <= META_REPLICAS_MAX);
 }
 
-static bool set_is_subset(const struct meta_replica_set *a,
-                          const struct meta_replica_set *b)
-{
-    for (int32_t i = 0; i < a->n; i++) {
-        if (!meta_replica_set_contains(b, a->ids[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static void check_follower(const struct isr_follower *f)
 {
     ASSERT(f->leo >= ISR_OFFSET_UNKNOWN);
@@ -83,11 +72,11 @@ static void check_invariants(const struct isr_state *s)
         break;
     case ISR_PENDING_EXPAND:
         ASSERT(s->proposed.n > s->isr.n);
-        ASSERT(set_is_subset(&s->isr, &s->proposed));
+        ASSERT(meta_replica_set_within(&s->isr, &s->proposed));
         break;
     case ISR_PENDING_SHRINK:
         ASSERT(s->proposed.n < s->isr.n);
-        ASSERT(set_is_subset(&s->proposed, &s->isr));
+        ASSERT(meta_replica_set_within(&s->proposed, &s->isr));
         if (meta_replica_set_contains(&s->isr, s->self)) {
             ASSERT(meta_replica_set_contains(&s->proposed, s->self));
         }
@@ -225,7 +214,7 @@ void isr_update_metadata(struct isr_state *s,
         s->partition_epoch = p->partition_epoch;
     }
     if (s->pending != ISR_PENDING_NONE &&
-        !set_is_subset(&s->proposed, &s->replicas)) {
+        !meta_replica_set_within(&s->proposed, &s->replicas)) {
         /* Proposed before a reassignment took a member away (an answer
          * can run ahead of the metadata that removed it): the
          * controller refuses it at this partition epoch. */

@@ -47,6 +47,9 @@ struct meta_replica_set {
 };
 
 bool meta_replica_set_contains(const struct meta_replica_set *s, int32_t id);
+/* Every member of a is in b. */
+bool meta_replica_set_within(const struct meta_replica_set *a,
+                             const struct meta_replica_set *b);
 
 /* --- Records ------------------------------------------------------------ */
 

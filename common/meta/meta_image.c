@@ -69,6 +69,17 @@ bool meta_uuid_ok_as_topic_id(const struct meta_uuid *u)
            (u->b[0] >> 2) != 62;
 }
 
+bool meta_replica_set_within(const struct meta_replica_set *a,
+                             const struct meta_replica_set *b)
+{
+    for (int32_t i = 0; i < a->n && i < META_REPLICAS_MAX; i++) {
+        if (!meta_replica_set_contains(b, a->ids[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool meta_replica_set_contains(const struct meta_replica_set *s, int32_t id)
 {
     /* A set from a record may be out of bounds; never read past ids[]. */

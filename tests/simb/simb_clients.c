@@ -325,17 +325,6 @@ void simb_check_acked(struct simb_world *w, const struct simb_broker *b,
 
 /* --- After every step ------------------------------------------------------- */
 
-static bool within(const struct meta_replica_set *a,
-                   const struct meta_replica_set *b)
-{
-    for (int32_t i = 0; i < a->n; i++) {
-        if (!meta_replica_set_contains(b, a->ids[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static void check_leader(struct simb_world *w, struct simb_broker *b,
                          struct simb_part *sp)
 {
@@ -363,7 +352,8 @@ static void check_leader(struct simb_world *w, struct simb_broker *b,
     struct meta_replica_set max;
     isr_maximal_isr(&p->repl, &max);
     if (!meta_replica_set_contains(&p->isr, b->id) ||
-        !within(&p->isr, &p->replicas) || !within(&max, &p->replicas)) {
+        !meta_replica_set_within(&p->isr, &p->replicas) ||
+        !meta_replica_set_within(&max, &p->replicas)) {
         char isr[META_REPLICAS_MAX * 12], mx[META_REPLICAS_MAX * 12];
         char reps[META_REPLICAS_MAX * 12];
         meta_replica_set_format(&p->isr, isr, sizeof isr);
@@ -384,7 +374,8 @@ static void check_image(struct simb_world *w)
         }
         bool led = mp->leader == META_NO_LEADER ||
                    meta_replica_set_contains(&mp->isr, mp->leader);
-        if (!within(&mp->isr, &mp->replicas) || mp->isr.n == 0 || !led) {
+        if (!meta_replica_set_within(&mp->isr, &mp->replicas) ||
+            mp->isr.n == 0 || !led) {
             char isr[META_REPLICAS_MAX * 12], reps[META_REPLICAS_MAX * 12];
             meta_replica_set_format(&mp->isr, isr, sizeof isr);
             meta_replica_set_format(&mp->replicas, reps, sizeof reps);
