@@ -492,12 +492,14 @@ static int start_raft(struct controller *c)
     }
     raft_io_guard_init(&c->guard, &c->io, c->cfg.metadata_dir,
                        metadata_dir_failed, c);
-    rv = raft_init(&c->raft, &c->guard.io, &c->fsm.raft_fsm,
+    raft_reply_clamp_init(&c->clamp, &c->guard.io);
+    rv = raft_init(&c->raft, &c->clamp.io, &c->fsm.raft_fsm,
                    (raft_id)c->cfg.node_id, c->raft_address);
     if (rv != 0) {
         TRACE_ERROR(c->tracer, "raft_init: %s", raft_strerror(rv));
         return RC_IO;
     }
+    raft_reply_clamp_bind(&c->clamp);
     raft_io_guard_bind(&c->guard);
     rv = bootstrap_voters(c);
     if (rv != RC_OK) {

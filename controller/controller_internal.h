@@ -15,6 +15,7 @@
 #include "controller/plan_create_partitions.h"
 #include "controller/plan_configs.h"
 #include "controller/raft_io_guard.h"
+#include "controller/raft_reply_clamp.h"
 #include "controller/sessions.h"
 #include "rpc.pb-c.h"
 
@@ -47,8 +48,9 @@ struct controller {
     struct controller_config cfg;
     struct tracer *tracer;
     struct raft raft;
-    struct raft_io io;           /* raft_uv's */
-    struct raft_io_guard guard;  /* around it: what raft is given */
+    struct raft_io io;             /* raft_uv's */
+    struct raft_io_guard guard;    /* around it */
+    struct raft_reply_clamp clamp; /* around that: what raft is given */
     struct raft_uv_transport transport;
     char raft_address[META_HOST_BYTES_MAX + 8];
     struct meta_fsm fsm;

@@ -109,6 +109,7 @@ int meta_quorum_init(struct meta_quorum *q, unsigned snapshot_every)
         if (raft_fixture_grow(&q->raft, &c->fsm) != 0) {
             return RC_NOMEM;
         }
+        raft_reply_clamp_install(&c->clamp, raft_fixture_get(&q->raft, i));
     }
     struct raft_configuration conf;
     if (raft_fixture_configuration(&q->raft, META_QUORUM_N, &conf) != 0) {

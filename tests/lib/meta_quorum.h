@@ -17,6 +17,7 @@
 #include "common/meta/meta.h"
 #include "controller/fsm.h"
 #include "controller/plan.h"
+#include "controller/raft_reply_clamp.h"
 
 #define META_QUORUM_N 3
 
@@ -29,6 +30,7 @@ struct meta_quorum_ctl {
     unsigned index;
     uint64_t *hash;           /* by Raft index; 0: not applied here */
     raft_index cap_hash;
+    struct raft_reply_clamp clamp; /* as the controller has it */
 };
 
 /* Called when the proposal is applied (status 0) or lost. */

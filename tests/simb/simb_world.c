@@ -757,6 +757,32 @@ static void dispatch(struct simb_world *w, struct simb_event *ev)
     }
 }
 
+/* Each controller's Raft state, for a trace that ends unsettled. */
+static void trace_controllers(struct simb_world *w)
+{
+    for (unsigned i = 0; w->trace && i < META_QUORUM_N; i++) {
+        struct raft *r = raft_fixture_get(&w->q.raft, i);
+        simb_trace(w, "controller %u: state %d term %llu last %llu stored "
+                   "%llu commit %llu applied %llu snapshot %llu",
+                   i + 1, r->state, (unsigned long long)r->current_term,
+                   (unsigned long long)raft_last_index(r),
+                   (unsigned long long)r->last_stored,
+                   (unsigned long long)r->commit_index,
+                   (unsigned long long)r->last_applied,
+                   (unsigned long long)r->log.snapshot.last_index);
+        for (unsigned j = 0; r->state == RAFT_LEADER && j < META_QUORUM_N;
+             j++) {
+            struct raft_progress *pr = &r->leader_state.progress[j];
+            simb_trace(w, "  progress of %u: state %u next %llu match %llu "
+                       "snapshot %llu last_send %llu", j + 1, pr->state,
+                       (unsigned long long)pr->next_index,
+                       (unsigned long long)pr->match_index,
+                       (unsigned long long)pr->snapshot_index,
+                       (unsigned long long)pr->last_send);
+        }
+    }
+}
+
 /* Every partition led by a live broker with its whole replica set in the
  * ISR, and that leader holding every acknowledged record. */
 static bool settled(struct simb_world *w, char *why, size_t cap)
@@ -886,6 +912,7 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
             break;
         }
         if (settle_from >= 0 && w->now_ms - settle_from > SIMB_SETTLE_MS) {
+            trace_controllers(w);
             simb_fail(w, "not settled %d ms after the faults stopped: %s",
                       SIMB_SETTLE_MS, unsettled);
         }
