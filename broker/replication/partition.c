@@ -474,7 +474,24 @@ static void propose_isr(struct partition *p, const struct meta_replica_set *isr,
 {
     isr_explain(&p->repl, isr, p->hw, now_ms, p->isr_why, sizeof p->isr_why);
     p->alter_in_flight = true;
+    p->alter_sent_ms = now_ms;
     p->host->alter_isr(p->host->ctx, p, isr);
+}
+
+/* Sends again a change whose last answer could not say whether it was
+ * applied; true when one went. */
+static bool resend_pending(struct partition *p, int64_t now_ms)
+{
+    struct meta_replica_set isr;
+    if (p->alter_in_flight ||
+        now_ms - p->alter_sent_ms < PARTITION_ALTER_RETRY_MS ||
+        !isr_pending_change(&p->repl, &isr)) {
+        return false;
+    }
+    p->alter_in_flight = true;
+    p->alter_sent_ms = now_ms;
+    p->host->alter_isr(p->host->ctx, p, &isr);
+    return true;
 }
 
 void partition_apply_metadata(struct partition *p, int32_t self,
@@ -542,7 +559,7 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
     struct hw_move m = {HW_CAUSE_FETCH, replica_id, fetch_offset};
     update_hw(p, now_ms, &m);
     struct meta_replica_set isr;
-    if (!p->alter_in_flight &&
+    if (!resend_pending(p, now_ms) && !p->alter_in_flight &&
         isr_maybe_expand(&p->repl, p->hw, log_end_offset(p->log), now_ms,
                          &isr)) {
         propose_isr(p, &isr, now_ms);
@@ -556,13 +573,8 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
         return;
     }
     struct meta_replica_set isr;
-    if (!p->alter_in_flight && isr_pending_change(&p->repl, &isr)) {
-        /* The last answer could not say whether it was applied. */
-        p->alter_in_flight = true;
-        p->host->alter_isr(p->host->ctx, p, &isr);
-    } else if (!p->alter_in_flight &&
-               isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms,
-                                &isr)) {
+    if (!resend_pending(p, now_ms) && !p->alter_in_flight &&
+        isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms, &isr)) {
         propose_isr(p, &isr, now_ms);
     }
     update_hw(p, now_ms, &hw_by_check);

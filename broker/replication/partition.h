@@ -77,6 +77,10 @@ struct partition_waiter {
 /* At most one such release event per partition this often; the next one
  * counts those held back. */
 #define PARTITION_ACK_EVENT_EVERY_MS 1000
+/* An ISR change whose outcome is unknown (the answer lost, the controller
+ * moved) is sent again at the next follower fetch or ISR check this long
+ * after the last attempt, as Kafka's AlterPartitionManager retries. */
+#define PARTITION_ALTER_RETRY_MS 500
 
 struct partition {
     struct partition_host *host;
@@ -107,6 +111,7 @@ struct partition {
     bool closing;
     bool sync_before_ack;
     bool alter_in_flight;             /* an AlterPartition is out */
+    int64_t alter_sent_ms;            /* when the last one went */
     bool wake_queued;                 /* in the owner's wake list */
     enum partition_follow follow;
     int64_t hw;                       /* high watermark */
@@ -229,7 +234,9 @@ void partition_apply_metadata(struct partition *p, int32_t self,
                               int64_t now_ms);
 
 /* Leader: replica_id fetched at fetch_offset. Records it, moves the high
- * watermark, and may propose an ISR expansion. RC_NOT_LEADER when not
+ * watermark, and may propose an ISR expansion (or send again one whose
+ * outcome is unknown, PARTITION_ALTER_RETRY_MS after the last attempt).
+ * RC_NOT_LEADER when not
  * leading, RC_NOT_FOUND when replica_id is not a follower. */
 MUST_CHECK int partition_replica_fetch(struct partition *p, int32_t replica_id,
                                        int64_t fetch_offset, int64_t now_ms);

@@ -280,6 +280,26 @@ Test(partition_leader, an_expansion_of_unknown_outcome_keeps_counting_the_joiner
     cr_assert_eq(th.proposed.n, 2);
 }
 
+Test(partition_leader, a_change_of_unknown_outcome_goes_again_at_a_fetch)
+{
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce_and_wait(5);
+    fetch(2, 5);
+    fetch(3, 5);
+    cr_assert_eq(th.alters, 1);
+    partition_alter_done(&p, PARTITION_ALTER_UNKNOWN, NULL, 0, th.now_ms);
+    fetch(2, 5);
+    cr_assert_eq(th.alters, 1, "not before the retry backoff");
+    th.now_ms += PARTITION_ALTER_RETRY_MS;
+    fetch(2, 5);
+    cr_assert_eq(th.alters, 2, "the next fetch after it sends it again");
+    cr_assert(meta_replica_set_contains(&th.proposed, 3));
+    th.now_ms += PARTITION_ALTER_RETRY_MS;
+    fetch(3, 5);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 2, "one at a time");
+}
+
 Test(partition_leader, newer_metadata_settles_a_change_of_unknown_outcome)
 {
     lead_with_isr(2, (int32_t[]){1, 2});
