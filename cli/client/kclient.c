@@ -274,11 +274,12 @@ int kclient_partition_count(rd_kafka_t *rk, const char *topic, int wait_ms,
     }
 }
 
-/* Whether the broker at host:port lists topic with every partition led:
- * RC_OK, RC_NOT_FOUND (it does not list it), RC_BUSY (listed, not all
- * led), RC_IO (no answer). Metadata v4 for that topic alone, with
+/* Whether the broker at host:port lists topic with at least partitions
+ * partitions, every one led: RC_OK, RC_NOT_FOUND (it does not list it),
+ * RC_BUSY (listed, fewer or not all led), RC_IO (no answer). Metadata v4 for that topic alone, with
  * AllowAutoTopicCreation false, so asking never creates it. */
-static int broker_lists(const char *host, int port, const char *topic)
+static int broker_lists(const char *host, int port, const char *topic,
+                        int32_t partitions)
 {
     struct kafka_client kc;
     if (kafka_client_open(&kc, host, port, CLI_KAFKA_CLIENT_ID,
@@ -315,6 +316,9 @@ static int broker_lists(const char *host, int port, const char *topic)
                  : RC_NOT_FOUND;
     } else {
         rv = RC_IO;
+    }
+    if (rv == RC_OK && resp.Topics[0].PartitionsCnt < partitions) {
+        rv = RC_BUSY;
     }
     for (int32_t i = 0; rv == RC_OK && i < resp.Topics[0].PartitionsCnt;
          i++) {
@@ -390,10 +394,12 @@ void kclient_topic_ids(const rd_kafka_metadata_t *md,
 }
 
 /* Every broker in the cluster's metadata that answers agrees that topic
- * exists (or not) by the deadline; brokers that do not answer are not
- * waited for (one may be down). */
+ * exists with at least partitions partitions (or does not exist) by the
+ * deadline; brokers that do not answer are not waited for (one may be
+ * down). */
 static int wait_every_broker(rd_kafka_t *rk, const char *topic, bool exists,
-                             int64_t deadline, struct kclient_error *e)
+                             int32_t partitions, int64_t deadline,
+                             struct kclient_error *e)
 {
     const rd_kafka_metadata_t *md = all_metadata(rk, e);
     if (md == NULL) {
@@ -402,8 +408,8 @@ static int wait_every_broker(rd_kafka_t *rk, const char *topic, bool exists,
     int rv = RC_OK;
     for (int i = 0; rv == RC_OK && i < md->broker_cnt; i++) {
         for (;;) {
-            int seen =
-                broker_lists(md->brokers[i].host, md->brokers[i].port, topic);
+            int seen = broker_lists(md->brokers[i].host, md->brokers[i].port,
+                                    topic, partitions);
             if (seen == RC_IO || (exists && seen == RC_OK) ||
                 (!exists && seen == RC_NOT_FOUND)) {
                 break;
@@ -420,17 +426,20 @@ static int wait_every_broker(rd_kafka_t *rk, const char *topic, bool exists,
 }
 
 int kclient_wait_topic(rd_kafka_t *rk, const char *topic, bool exists,
-                       int timeout_ms, struct kclient_error *e)
+                       int32_t partitions, int timeout_ms,
+                       struct kclient_error *e)
 {
     int64_t deadline = cli_clock_ns() + (int64_t)timeout_ms * 1000000;
     for (;;) {
         int32_t n = 0;
         int rv = look(rk, topic, true /* led */, &n, e);
         if ((exists && rv == RC_OK) || (!exists && rv == RC_NOT_FOUND)) {
-            rv = wait_every_broker(rk, topic, exists, deadline, e);
+            rv =
+                wait_every_broker(rk, topic, exists, partitions, deadline, e);
             if (rv == RC_TIMEOUT) {
                 kclient_error_set(e, RD_KAFKA_RESP_ERR__TIMED_OUT,
-                                  exists ? "not every broker lists the topic"
+                                  exists ? "not every broker lists the topic "
+                                           "with all its partitions led"
                                          : "some broker still lists it");
             }
             return rv;

@@ -107,12 +107,13 @@ MUST_CHECK int kclient_partition_count(rd_kafka_t *rk, const char *topic,
 
 /* Polls metadata until topic exists with a leader for each partition
  * (exists) or is no longer listed (!exists), then until every broker that
- * answers says the same (each learns of the change on its own, so a
- * script's next command may ask another broker); RC_TIMEOUT after
- * timeout_ms (e says what was missing). */
+ * answers says the same, listing at least partitions partitions (0: any)
+ * (each learns of the change on its own, so a script's next command may
+ * ask another broker); RC_TIMEOUT after timeout_ms (e says what was
+ * missing). */
 MUST_CHECK int kclient_wait_topic(rd_kafka_t *rk, const char *topic,
-                                  bool exists, int timeout_ms,
-                                  struct kclient_error *e);
+                                  bool exists, int32_t partitions,
+                                  int timeout_ms, struct kclient_error *e);
 
 /* The ids of topics names[0..n), which librdkafka 2.0's metadata does
  * not carry: one Metadata v12 of every topic from the first of md's

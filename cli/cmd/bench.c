@@ -225,7 +225,7 @@ static int ensure_topic(struct bench *b, struct kclient_error *e)
         rv = rv == RC_EXISTS ? RC_OK : rv; /* created meanwhile */
     }
     if (rv == RC_OK) {
-        rv = kclient_wait_topic(rk, o->topic, true /* exists */,
+        rv = kclient_wait_topic(rk, o->topic, true /* exists */, 0,
                                 KCLIENT_TIMEOUT_MS, e);
     }
     if (rv == RC_OK) {

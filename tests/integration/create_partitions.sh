@@ -27,13 +27,15 @@ cli_alter_grows() {
     "${CAIRN[@]}" topics create cli-grow --partitions 2 \
         --replication-factor 3 >/dev/null || return 1
     "${CAIRN[@]}" topics alter cli-grow --partitions 5 \
-        >"$DATA/alter.out" 2>"$DATA/alter.err" || return 1
-    grep -qx "topic cli-grow now has 5 partitions" "$DATA/alter.out" &&
+        >"$DATA/alter.out" 2>"$DATA/alter.err" &&
+        grep -qx "topic cli-grow now has 5 partitions" "$DATA/alter.out" &&
         grep -q "^warning: records with keys now hash over 5 partitions" \
             "$DATA/alter.err" &&
         [ "$("${CAIRN[@]}" topics describe --json cli-grow |
             python3 -c 'import json,sys; d=json.load(sys.stdin)
-print(len(d["topics"][0]["partitions"]))')" = 5 ]
+print(len(d["topics"][0]["partitions"]))')" = 5 ] && return 0
+    sed 's/^/  alter said: /' "$DATA/alter.out" "$DATA/alter.err"
+    return 1
 }
 check "cairn topics alter grows a topic, warns about keys" cli_alter_grows
 

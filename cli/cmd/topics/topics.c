@@ -274,8 +274,9 @@ static int run_create(rd_kafka_t *rk, const struct topics_opts *o)
     }
     printf("created topic %s\n", name);
     /* Done once the brokers serve it, so a script can go on using it. */
-    if (kclient_wait_topic(rk, name, true /* exists */, KCLIENT_TIMEOUT_MS,
-                           &e) != RC_OK) {
+    if (kclient_wait_topic(rk, name, true /* exists */,
+                           o->partitions > 0 ? o->partitions : 0,
+                           KCLIENT_TIMEOUT_MS, &e) != RC_OK) {
         snprintf(what, sizeof what, "warning: topics create %s", name);
         kclient_error_print(what, &e);
     }
@@ -299,7 +300,7 @@ static int report_delete_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
         struct kclient_error e;
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
             printf("deleted topic %s\n", name);
-            if (kclient_wait_topic(rk, name, false /* exists */,
+            if (kclient_wait_topic(rk, name, false /* exists */, 0,
                                    KCLIENT_TIMEOUT_MS, &e) != RC_OK) {
                 snprintf(what, sizeof what, "warning: topics delete %s",
                          name);

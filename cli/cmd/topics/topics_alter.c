@@ -27,30 +27,6 @@ static int send_cb(rd_kafka_t *rk, rd_kafka_AdminOptions_t *opts,
     return RC_OK;
 }
 
-/* Polls the metadata until the topic lists at least want partitions. */
-static int wait_count(rd_kafka_t *rk, const char *name, int32_t want,
-                      struct kclient_error *e)
-{
-    int64_t deadline = cli_clock_ns() + (int64_t)KCLIENT_TIMEOUT_MS * 1000000;
-    for (;;) {
-        int32_t n = 0;
-        int rv = kclient_partition_count(rk, name, KCLIENT_TIMEOUT_MS, &n, e);
-        if (rv != RC_OK) {
-            return rv;
-        }
-        if (n >= want) {
-            return RC_OK;
-        }
-        if (cli_clock_ns() >= deadline) {
-            kclient_error_set(e, RD_KAFKA_RESP_ERR__TIMED_OUT,
-                              "the brokers still list fewer partitions");
-            return RC_TIMEOUT;
-        }
-        struct timespec pause = {0, KCLIENT_POLL_MS * 1000000L};
-        nanosleep(&pause, NULL);
-    }
-}
-
 static int report_cb(rd_kafka_t *rk, rd_kafka_event_t *ev, const void *arg)
 {
     const struct topics_opts *o = arg;
@@ -80,9 +56,9 @@ static int report_cb(rd_kafka_t *rk, rd_kafka_event_t *ev, const void *arg)
             "than its earlier ones, so per-key order across the change is "
             "not kept\n",
             (int)o->partitions);
-    /* Done once the brokers serve the new count, so a script can go on. */
-    if (wait_count(rk, o->names[0], o->partitions, &e) != RC_OK ||
-        kclient_wait_topic(rk, o->names[0], true /* exists */,
+    /* Done once every broker serves the new count, so a script can go on
+     * (its next command may ask another broker). */
+    if (kclient_wait_topic(rk, o->names[0], true /* exists */, o->partitions,
                            KCLIENT_TIMEOUT_MS, &e) != RC_OK) {
         snprintf(what, sizeof what, "warning: topics alter %s", o->names[0]);
         kclient_error_print(what, &e);
