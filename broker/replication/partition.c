@@ -167,7 +167,7 @@ static void advance_hw(struct partition *p, int64_t hw,
  * below min.insync.replicas). */
 static void note_hw_stall(struct partition *p)
 {
-    bool stalled = !isr_enough_for_append(&p->repl);
+    bool stalled = !isr_hw_may_move(&p->repl);
     if (stalled == p->hw_stalled) {
         return;
     }
@@ -223,7 +223,7 @@ void partition_fail_waiters(struct partition *p, int rc)
                    "request%s after up to %" PRId64 " ms: %s (hw %" PRId64
                    ", isr %s, min.insync.replicas=%d)", p->topic, p->id, n,
                    n == 1 ? "" : "s", longest, rc_str(rc), p->hw, isr,
-                   p->repl.min_isr);
+                   p->repl.min_insync);
     }
     for (size_t i = 0; i < n; i++) {
         all[i].cb(all[i].arg, rc);
@@ -527,6 +527,7 @@ void partition_apply_metadata(struct partition *p, int32_t self,
             isr_update_metadata(&p->repl, mp);
             p->repl.min_isr = min_insync < mp->replicas.n ? min_insync
                                                           : mp->replicas.n;
+            p->repl.min_insync = min_insync;
         }
         p->isr = p->repl.isr; /* an AlterPartition answer may be newer */
         p->partition_epoch = p->repl.partition_epoch;

@@ -627,12 +627,11 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     struct topic_config_values v;
     topic_settings(ps, t, &v);
     follow_settings(ps, p, &v);
-    /* Above META_REPLICAS_MAX min.insync.replicas asks for every replica,
-     * as the partition reads any value above its replica count
-     * (broker/replication/isr.c). */
+    /* Any value above META_REPLICAS_MAX is more than a partition can
+     * have: acks=all is refused either way (broker/replication/isr.h). */
     int32_t min_insync = v.min_insync_replicas <= META_REPLICAS_MAX
                              ? v.min_insync_replicas
-                             : META_REPLICAS_MAX;
+                             : META_REPLICAS_MAX + 1;
     partition_apply_metadata(p, ps->broker_id, mp, ps->img, min_insync,
                              ps->lag_max_ms, (int64_t)uv_now(ps->loop));
     if (!changed) {
