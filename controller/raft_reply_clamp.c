@@ -48,13 +48,62 @@ static int send(struct raft_io *io, struct raft_io_send *req,
     return c->inner->send(c->inner, req, m, cb);
 }
 
+/* The disk calls go to the inner io itself: the controller's inner io is
+ * the guard (controller/raft_io_guard.c), whose calls find the guard by
+ * their io argument, so the guard's table copied under the clamp's io
+ * would take the clamp for the guard. */
+static struct raft_io *inner_of(struct raft_io *io)
+{
+    return ((struct raft_reply_clamp *)(void *)io)->inner;
+}
+
+static int append(struct raft_io *io, struct raft_io_append *req,
+                  const struct raft_entry entries[], unsigned n,
+                  raft_io_append_cb cb)
+{
+    struct raft_io *in = inner_of(io);
+    return in->append(in, req, entries, n, cb);
+}
+
+static int truncate_log(struct raft_io *io, raft_index index)
+{
+    struct raft_io *in = inner_of(io);
+    return in->truncate(in, index);
+}
+
+static int snapshot_put(struct raft_io *io, unsigned trailing,
+                        struct raft_io_snapshot_put *req,
+                        const struct raft_snapshot *snapshot,
+                        raft_io_snapshot_put_cb cb)
+{
+    struct raft_io *in = inner_of(io);
+    return in->snapshot_put(in, trailing, req, snapshot, cb);
+}
+
+static int set_term(struct raft_io *io, raft_term term)
+{
+    struct raft_io *in = inner_of(io);
+    return in->set_term(in, term);
+}
+
+static int set_vote(struct raft_io *io, raft_id id)
+{
+    struct raft_io *in = inner_of(io);
+    return in->set_vote(in, id);
+}
+
 void raft_reply_clamp_init(struct raft_reply_clamp *c, struct raft_io *inner)
 {
-    /* The I/O's calls find their state through io->impl, so the rest of
-     * its table serves the clamp's io as it is. */
+    /* libraft's own I/O finds its state through io->impl, so the rest of
+     * the table serves the clamp's io as it is. */
     *c = (struct raft_reply_clamp){.io = *inner, .inner = inner};
     c->io.start = start;
     c->io.send = send;
+    c->io.append = append;
+    c->io.truncate = truncate_log;
+    c->io.snapshot_put = snapshot_put;
+    c->io.set_term = set_term;
+    c->io.set_vote = set_vote;
 }
 
 void raft_reply_clamp_bind(struct raft_reply_clamp *c)

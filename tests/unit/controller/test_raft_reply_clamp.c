@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "controller/raft_io_guard.h"
 #include "controller/raft_reply_clamp.h"
 
 #define N 3
@@ -209,4 +210,59 @@ Test(raft_reply_clamp, a_healthy_cluster_is_not_clamped)
         cr_assert_eq(fx.clamps[i].n_clamped, 0);
         cr_assert_eq(fx.fsms[i].value[fx.fsms[i].last], 5);
     }
+}
+
+/* --- Over the disk guard, as the controller stacks them ------------------ */
+
+/* The I/O under the guard: an append completes at once. */
+static unsigned n_inner_appends;
+static unsigned n_raft_append_cbs;
+static int raft_append_status = -1;
+
+static int inner_append(struct raft_io *io, struct raft_io_append *req,
+                        const struct raft_entry entries[], unsigned n,
+                        raft_io_append_cb cb)
+{
+    (void)io;
+    (void)entries;
+    (void)n;
+    n_inner_appends++;
+    cb(req, 0);
+    return 0;
+}
+
+static void raft_append_cb(struct raft_io_append *req, int status)
+{
+    (void)req;
+    n_raft_append_cbs++;
+    raft_append_status = status;
+}
+
+static void guard_failed(void *arg, const char *what, int status)
+{
+    (void)arg;
+    cr_assert_fail("the guard reported %s failing (%d)", what, status);
+}
+
+/* raft -> clamp -> guard -> libraft's I/O (controller.c, start_raft): a
+ * write through the clamp reaches the guard as the guard, once. Before,
+ * the clamp's copy of the guard's table made the guard take the clamp
+ * for itself, and the append's completion aborted ("a request the guard
+ * did not send"). */
+Test(raft_reply_clamp, passes_appends_to_the_guard_below_it)
+{
+    struct raft_io inner = {.version = 1, .append = inner_append};
+    struct raft_io_guard guard;
+    struct raft_reply_clamp clamp;
+    raft_io_guard_init(&guard, &inner, "/nonexistent-metadata-dir",
+                       guard_failed, NULL);
+    raft_reply_clamp_init(&clamp, &guard.io);
+    struct raft_io_append req;
+    struct raft_entry entry = {.term = 1, .type = RAFT_COMMAND};
+    cr_assert_eq(clamp.io.append(&clamp.io, &req, &entry, 1,
+                                 raft_append_cb),
+                 0);
+    cr_assert_eq(n_inner_appends, 1);
+    cr_assert_eq(n_raft_append_cbs, 1);
+    cr_assert_eq(raft_append_status, 0);
 }
