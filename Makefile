@@ -336,10 +336,13 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# The local three-node cluster (deploy/cluster.sh up).
+# The local three-node cluster (deploy/cluster.sh up) of this BUILD. It
+# builds only what the cluster and the README's commands run: the two
+# daemons, the cairn CLI and the power-loss recorder jepsen/run preloads
+# (`make all` adds the tests, simulations and benchmarks).
 cluster: deps-check
-	@$(MAKE) --no-print-directory all
-	deploy/cluster.sh up
+	@$(MAKE) --no-print-directory $(BINS) $(DURABLE_LIB)
+	CAIRN_BIN=$(abspath $(BUILD)) deploy/cluster.sh up
 
 $(BUILD)/cairn-controller: $(BUILD)/controller/main.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

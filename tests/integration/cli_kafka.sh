@@ -6,7 +6,9 @@
 # list/describe/delete, keyed records on Kafka's murmur2 partition
 # (checked against an independent Python murmur2 that first reproduces
 # Kafka's own test vectors), the bootstrap fallback through --controllers,
-# and a `cairn bench` smoke run. Own free ports and data directory.
+# a `cairn bench` smoke run, and errors that say why: delete-records past
+# the high watermark, acks=all below min.insync.replicas with a broker
+# stopped. Own free ports and data directory.
 #     tests/integration/cli_kafka.sh BUILD_DIR
 set -uo pipefail
 
@@ -381,5 +383,69 @@ check "bench e2e prints a RESULT line" \
     bench_line e2e --records 2000 --rate 2000
 check "bench --mock produce prints a RESULT line" \
     bench_line produce --mock --records 20000
+
+# --- Errors that say why -----------------------------------------------------
+
+delete_records_past_hw() {
+    "${CAIRN[@]}" topics create few --partitions 1 >/dev/null || return 1
+    echo a | "${CAIRN[@]}" produce few --acks all || return 1
+    "${CAIRN[@]}" topics delete-records few --partition 0 --before 100 \
+        2> "$ERR"
+    [ $? = 1 ] &&
+        grep -q "offset 100 is past partition 0's high watermark 1 " "$ERR"
+}
+check "delete-records past the HW names the HW" delete_records_past_hw
+
+# strict_partition EXPR: topics describe --json of strict's partition 0
+# (p) satisfies the Python expression.
+strict_partition() {
+    "${CAIRN[@]}" topics describe --json strict 2>/dev/null |
+        /usr/bin/python3 -c "
+import json, sys
+p = json.load(sys.stdin)['topics'][0]['partitions'][0]
+sys.exit(0 if ($1) else 1)"
+}
+
+# until_ok SECONDS COMMAND...: until COMMAND succeeds, SECONDS at most.
+until_ok() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.2
+    done
+}
+
+# A topic whose writes need all 3 replicas in sync, one follower stopped:
+# acks=all fails with the broker's error, the ISR and the minimum.
+# enable.sparse.connections=false makes librdkafka connect to every
+# broker it knows, so the stopped one's connection errors are certain;
+# they take one line.
+not_enough_replicas() {
+    "${CAIRN[@]}" topics create strict --partitions 1 --replication-factor 3 \
+        --config min.insync.replicas=3 >/dev/null || return 1
+    until_ok 15 strict_partition "p['leader'] > 0 and len(p['isr']) == 3" ||
+        return 1
+    local leader follower rc
+    leader=$("${CAIRN[@]}" topics describe --json strict | /usr/bin/python3 -c "
+import json, sys
+print(json.load(sys.stdin)['topics'][0]['partitions'][0]['leader'])")
+    follower=$(( leader % 3 + 1 ))
+    "$ROOT/deploy/cluster.sh" stop "broker-$follower" || return 1
+    until_ok 15 strict_partition "len(p['isr']) == 2" || return 1
+    echo x | "${CAIRN[@]}" -X enable.sparse.connections=false produce strict \
+        --timeout-ms 3000 2> "$ERR"
+    rc=$?
+    "$ROOT/deploy/cluster.sh" start "broker-$follower" >/dev/null
+    local said="partition 0's last error from broker $leader"
+    [ $rc = 1 ] &&
+        grep -q "^cairn: produce strict: line 1: _MSG_TIMED_OUT: .*; $said: NOT_ENOUGH_REPLICAS$" "$ERR" &&
+        grep -Eq "^cairn: produce strict: partition 0: NOT_ENOUGH_REPLICAS: ISR [1-3],[1-3] \(2 of replicas [1-3],[1-3],[1-3]\) is below min.insync.replicas=3 \(the topic's\)$" "$ERR" &&
+        [ "$(grep -c "127.0.0.1:$((base + 90 + follower))" "$ERR")" = 1 ] &&
+        grep -q "further broker connection errors not shown" "$ERR" &&
+        [ "$(wc -l < "$ERR")" = 4 ] || { cat "$ERR"; return 1; }
+}
+check "acks=all below min.insync.replicas: NOT_ENOUGH_REPLICAS, the ISR, one line of connection errors" \
+    not_enough_replicas
 
 summary
