@@ -42,7 +42,7 @@ LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 # The CLI's pure modules that have unit tests of their own.
-CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c
+CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c cli/cmd/web/lab.c cli/util/cli.c
 UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC) $(CLI_UNIT_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
