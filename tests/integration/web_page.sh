@@ -2,8 +2,9 @@
 # The cluster page of `cairn web`, rendered by headless Chromium (Debian's
 # chromium), through one lesson of its lab bench: it shows a partition
 # with its full ISR and the bench's buttons (deploy/cluster.sh up marked
-# the cluster); the page's own "kill broker-2" request (and a small
-# acks=all load) makes the rendered page show broker 2 fenced, the ISR
+# the cluster); pressing its "kill broker-2" button (cdp_press.py, over
+# Chromium's DevTools protocol), under a small acks=all load started by its
+# load button, makes the rendered page show broker 2 fenced, the ISR
 # shrunk, AT-MIN-ISR and, in the fault panel, the shrink with its cause;
 # "start broker-2" brings the ISR back to full, which the panel tells as an
 # ISR expand. The bench refuses requests not from the page (403) and
@@ -69,6 +70,16 @@ status_is() {
     [ "${out%%$'\n'*}" = "$2" ]
 }
 running() { "$ROOT/deploy/cluster.sh" pid "$1" >/dev/null; }
+# press SELECTOR: clicks that button of the page in headless Chromium
+# (cdp_press.py) and waits for the bench's answer in #lab-msg, which must
+# say the action started.
+press() {
+    local out
+    out=$(timeout 60 /usr/bin/python3 "$ROOT/tests/integration/cdp_press.py" \
+        "$DATA" "$page" "$1" "#lab-msg" 2>&1)
+    echo "press $1: $out" >>"$DATA/lab.out"
+    grep -q "started" <<< "$out"
+}
 
 "$BIN/cairn" consume page --group pagegroup --from-beginning --count 30 \
     >/dev/null 2>&1 || give_up "consume in group pagegroup"
@@ -159,9 +170,10 @@ check "cluster.sh kill broker-2 was not run by the refused requests" \
     running broker-2
 
 # The lesson: a small acks=all load, then "kill broker-2".
-check "the page starts an acks=all load" lab_action load-start
+check "the page's load button, pressed, starts an acks=all load" press "#lab-load"
 sleep 2
-check "the page's kill broker-2 is accepted" lab_action kill broker-2
+check "the page's kill broker-2 button, pressed, is accepted" \
+    press 'button.lab-action[data-action="kill"][data-node="broker-2"]'
 # The controller fences it once its session expires (3 s here).
 fenced() {
     "$BIN/cairn" status --json 2>/dev/null | /usr/bin/python3 -c '
@@ -193,7 +205,8 @@ render --window-size=1400,1300 --screenshot="$shot" >/dev/null
 check "a screenshot of the page after the kill was saved ($shot)" test -s "$shot"
 
 # Restart it: it catches up and the leader takes it back into the ISR.
-check "the page's start broker-2 is accepted" lab_action start broker-2
+check "the page's start broker-2 button, pressed, is accepted" \
+    press 'button.lab-action[data-action="start"][data-node="broker-2"]'
 full() {
     "$BIN/cairn" status --json 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
