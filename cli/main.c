@@ -389,8 +389,14 @@ int main(int argc, char **argv)
             size_main(argc - i, argv + i, g.controllers));
     }
     if (strcmp(argv[i], "web") == 0) {
-        return cli_finish_output(web_main(argc - i, argv + i, g.controllers,
-                                          g.local_http, g.local_web_port));
+        const struct web_local local = {
+            .controllers = g.controllers,
+            .is_local = !g.controllers_named,
+            .http_default = g.local_http,
+            .base_port = g.local_web_port - 90,
+            .port_default = g.local_web_port,
+        };
+        return cli_finish_output(web_main(argc - i, argv + i, &local));
     }
     if (strcmp(argv[i], "reassign") == 0) {
         return cli_finish_output(

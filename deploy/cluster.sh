@@ -9,7 +9,8 @@
 #
 #   deploy/cluster.sh up              start what is not running, wait until a
 #                                     controller is active and every broker
-#                                     registered; last line bootstrap.servers=
+#                                     registered; last line bootstrap.servers=;
+#                                     marks $CAIRN_DATA/lab for cairn web
 #   deploy/cluster.sh down            stop everything (brokers first)
 #   deploy/cluster.sh status          cairn status against this cluster
 #   deploy/cluster.sh kill NODE       SIGKILL, wait for it to die
@@ -381,6 +382,9 @@ cmd_up() {
         node_pid "$node" >/dev/null && n_running=$((n_running + 1))
     done
     check_ports
+    # Marks this cluster as a lab bench: `cairn web` on 127.0.0.1 serving
+    # this base port offers its buttons (cli/cmd/web/lab.h).
+    echo "base_port=$BASE" > "$DATA/lab"
     if [ -n "$NETNS" ]; then
         "$ROOT/deploy/netns.sh" up "$NETNS" "${#BROKERS[@]}" >/dev/null
     fi

@@ -307,20 +307,20 @@ check "found a follower of offsets-0" test -n "$follower"
 follower=${follower:-2}
 check "kill broker-$follower (a follower)" \
     "$ROOT/deploy/cluster.sh" kill "broker-$follower"
-check "status: its end offset unknown, others 5, UNDER-REPLICATED" \
+check "status: its end offset unknown, others 5, UNDER-REPLICATED, AT-MIN-ISR" \
     wait_for 30 "(p := part('offsets', 0)) is not None
      and b[$follower]['reachable'] is False and ends(p)[$follower] is None and p['hw'] == 5
      and all(v == 5 for k, v in ends(p).items() if k != $follower)
      and $follower not in p['isr'] and p['under_replicated']
-     and not p['under_min_isr'] and not p['offline']"
-check "status text: '-' for its end offset, the flag" \
+     and p['at_min_isr'] and not p['under_min_isr'] and not p['offline']"
+check "status text: '-' for its end offset, the flags" \
     status_text \
-    "[1-3],[1-3] +5 +[1-3]:[5-],[1-3]:[5-],[1-3]:[5-] +UNDER-REPLICATED"
+    "[1-3],[1-3] +5 +[1-3]:[5-],[1-3]:[5-],[1-3]:[5-] +UNDER-REPLICATED,AT-MIN-ISR"
 check "start broker-$follower" "$ROOT/deploy/cluster.sh" start "broker-$follower"
 check "status: back in the ISR at end offset 5, no flags" wait_for 30 \
     "(p := part('offsets', 0)) is not None
      and b[$follower]['reachable'] is True and set(ends(p).values()) == {5} and len(p['isr']) == 3
-     and not p['under_replicated']"
+     and not p['under_replicated'] and not p['at_min_isr']"
 pids=$(cat "$DATA"/*/pid)
 check "down" "$ROOT/deploy/cluster.sh" down
 alive=0
