@@ -14,7 +14,7 @@ cluster_up "${1:-}" prepare
 command -v kcat >/dev/null || give_up "kcat not found (apt-get install kcat)"
 command -v curl >/dev/null || give_up "curl not found (apt-get install curl)"
 
-run_flow readme_blocks 600 /usr/bin/python3 \
+run_flow readme_blocks 400 /usr/bin/python3 \
     "$ROOT/tests/integration/clients/readme_blocks.py" "$ROOT/README.md"
 
 # A paused node left behind would keep `down` waiting.

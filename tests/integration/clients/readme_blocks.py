@@ -63,6 +63,9 @@ EXPECT_FAIL = {
 # regex its output (stdout and stderr; for `wc -l`, stdout) must match,
 # and what that shows.
 EXPECT_OUTPUT = {
+    (r"^make cluster\b", 1):
+        (r"bootstrap\.servers=127\.0\.0\.1:\d+,127\.0\.0\.1:\d+,"
+         r"127\.0\.0\.1:\d+\s*\Z", "bootstrap.servers= last"),
     (r"cairn status$", 2):
         (r"(?m)^lesson +\d .*\b1:-.*UNDER-REPLICATED",
          "lesson's partitions UNDER-REPLICATED, broker 1's end offsets -"),
@@ -101,7 +104,8 @@ EXPECT_OUTPUT = {
         (r"(?m)^started broker-2 \(pid \d+\)$",
          "it started broker 2 again: the failed one had exited"),
     ("deploy/cluster.sh logs broker-2", 1):
-        (r"event: ", "its event lines"),
+        (r"became leader of [\w.-]+-\d+ at epoch \d+[\s\S]* event: ",
+         "'became leader of ... at epoch N' and event lines"),
 }
 # What the python block must print.
 PYTHON_EXPECT = (r"""b'\{"id": 1\}'""", "the record it produced")
@@ -314,6 +318,15 @@ def controller_caught_up(n):
     return pred
 
 
+def leads_nothing(n):
+    return lambda s: all(p["leader"] != n for p in partitions(s))
+
+
+def preferred_leaders(s):
+    """Every partition led by its first replica."""
+    return all(p["leader"] == p["replicas"][0] for p in partitions(s))
+
+
 def one_active_controller(s):
     return sum(1 for c in s["controllers"] if c.get("active")) == 1
 
@@ -334,6 +347,13 @@ def waits_for(cmd):
         n = int(m.group(1))
         out.append(("controller %d caught up with the active one's log" % n,
                     controller_caught_up(n), 60))
+    for m in re.finditer(r"cluster\.sh stop broker-(\d)", cmd):
+        n = int(m.group(1))
+        out.append(("broker %d's leaderships moved away" % n,
+                    leads_nothing(n), 10))
+    if re.search(r"cairn elect$", cmd):
+        out.append(("every partition led by its first replica",
+                    preferred_leaders, 15))
     if re.search(r"cluster\.sh kill controller-", cmd):
         out.append(("one controller active", one_active_controller, 30))
     return [(says, on_status(pred), deadline) for says, pred, deadline in out]
@@ -351,13 +371,23 @@ def fsync_failed(n):
 
 # --- running -----------------------------------------------------------------
 
-def run_long(n, cmd, spec):
+def run_long(n, cmd, shown, spec):
     pattern, what, extra = spec
     log = os.path.join(DATA, "readme-long-%d.out" % n)
     with open(log, "w") as f:
         proc = subprocess.Popen(["bash", "-c", "exec " + cmd], cwd=ROOT,
                                 stdout=f, stderr=subprocess.STDOUT,
                                 start_new_session=True, env=os.environ)
+    try:
+        return watch_long(n, shown, proc, log, spec)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def watch_long(n, shown, proc, log, spec):
+    pattern, what, extra = spec
     ok = False
     end = time.monotonic() + LONG_RUNNING_S
     text = ""
@@ -387,10 +417,30 @@ def run_long(n, cmd, spec):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    result(ok, n, "%s (runs until stopped: %s)" % (cmd, what))
+    result(ok, n, "%s (runs until stopped: %s)" % (shown, what))
     if not ok:
         print("    exit %s; output: %s" % (proc.returncode, text[-2000:]))
     return ok
+
+
+def run_group(argv):
+    """Runs argv in a process group of its own under CMD_TIMEOUT_S; at the
+    timeout the group (a pipeline's every process) is killed. Its exit
+    status, or a string saying it timed out; stdout; stderr."""
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=os.environ)
+    try:
+        out, err = proc.communicate(timeout=CMD_TIMEOUT_S)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        return "timeout after %d s" % CMD_TIMEOUT_S, out, err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def run_one(n, raw, cmd, shown, seen, waits=None):
@@ -399,18 +449,9 @@ def run_one(n, raw, cmd, shown, seen, waits=None):
     the command as the README has it, cmd as it runs."""
     for key, spec in LONG_RUNNING.items():
         if key in raw:
-            return run_long(n, cmd, spec)
-    try:
-        r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=ROOT,
-                           capture_output=True, text=True, env=os.environ,
-                           timeout=CMD_TIMEOUT_S)
-        rc, stdout, text = r.returncode, r.stdout, r.stdout + r.stderr
-    except subprocess.TimeoutExpired as e:
-        rc = "timeout after %d s" % CMD_TIMEOUT_S
-        stdout = e.stdout or b""
-        if isinstance(stdout, bytes):
-            stdout = stdout.decode(errors="replace")
-        text = stdout
+            return run_long(n, cmd, shown, spec)
+    rc, stdout, stderr = run_group(["bash", "-o", "pipefail", "-c", cmd])
+    text = stdout + stderr
     must_fail = [why for key, why in EXPECT_FAIL.items() if key in raw]
     if must_fail:
         ok = isinstance(rc, int) and rc not in (0, 124)
@@ -503,12 +544,8 @@ def check_jepsen(n, raw):
 
 def run_python_block(first, lines, seen):
     src = rewrite("\n".join(t for _, t in lines))
-    try:
-        r = subprocess.run(["/usr/bin/python3", "-c", src], cwd=ROOT,
-                           capture_output=True, text=True, timeout=CMD_TIMEOUT_S)
-        rc, text = r.returncode, r.stdout + r.stderr
-    except subprocess.TimeoutExpired:
-        rc, text = "timeout", ""
+    rc, stdout, stderr = run_group(["/usr/bin/python3", "-c", src])
+    text = stdout + stderr
     pattern, says = PYTHON_EXPECT
     good = re.search(pattern, text) is not None
     ok = result(rc == 0 and good, first + 1,
@@ -520,6 +557,8 @@ def run_python_block(first, lines, seen):
 
 
 def main():
+    # A timeout's SIGTERM unwinds, so that what runs until stopped stops.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     path = sys.argv[1]
     listing = "--list" in sys.argv[2:]
     seen = {}
