@@ -479,11 +479,6 @@ def run_one(n, raw, cmd, shown, seen, waits=None):
     return ok
 
 
-def cluster_running():
-    return subprocess.run([ROOT + "/deploy/cluster.sh", "pid",
-                           "controller-101"], capture_output=True).returncode == 0
-
-
 def run_sh_block(first, lines, seen, state):
     ok = True
     cmds = commands(lines)
@@ -542,7 +537,7 @@ def check_jepsen(n, raw):
                      if "--time" in args else "?"))
 
 
-def run_python_block(first, lines, seen):
+def run_python_block(first, lines):
     src = rewrite("\n".join(t for _, t in lines))
     rc, stdout, stderr = run_group(["/usr/bin/python3", "-c", src])
     text = stdout + stderr
@@ -573,7 +568,7 @@ def main():
         print("--- %s block at README:%d" % (lang, first), flush=True)
         t0 = time.monotonic()
         if lang == "python":
-            ok = run_python_block(first, lines, seen)
+            ok = run_python_block(first, lines)
             count = 1
         else:
             ok, count = run_sh_block(first, lines, seen, state)
