@@ -300,17 +300,22 @@ static void image_cb(void *arg, const struct meta_image *img)
     /* Fenced until registered and caught up, as a Kafka broker: the
      * logs open and recover meanwhile, but the partitions take the roles
      * of the image only from here, and clients are served from here. */
-    bool ready = b->partitions.fenced && membership_caught_up(b->membership);
+    bool ready = b->kafka != NULL && !kafka_server_serving(b->kafka) &&
+                 membership_caught_up(b->membership);
     if (ready) {
+        /* Stopping already (a signal, a failed log dir): no roles now. */
         TRACE_INFO(&b->tracer, "broker=%d metadata caught up at offset "
-                   "%lld: taking partition roles, serving clients",
-                   b->partitions.broker_id, (long long)img->offset);
-        replica_manager_unfence(&b->partitions);
+                   "%lld: %sserving clients", b->partitions.broker_id,
+                   (long long)img->offset,
+                   b->stopping ? "" : "taking partition roles, ");
+        if (!b->stopping) {
+            replica_manager_unfence(&b->partitions);
+        }
     }
     if (!b->stopping) {
         replica_manager_apply(&b->partitions, img);
     }
-    if (ready && b->kafka != NULL) {
+    if (ready) {
         kafka_server_serve(b->kafka);
     }
     /* Last: answers held for a change go out once everything above
