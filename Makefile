@@ -160,6 +160,7 @@ test-run: $(UNIT_BIN) $(INTEGRATION_BIN) $(BINS) \
 	tests/integration/create_partitions.sh $(BUILD)
 	tests/integration/describe_cluster.sh $(BUILD)
 	tests/integration/elect.sh $(BUILD)
+	tests/integration/readme.sh $(BUILD)
 	$(if $(INTEGRATION_BIN),$(INTEGRATION_BIN) --jobs=$(TEST_INTEGRATION_JOBS))
 	$(MAKE) --no-print-directory scenarios
 	$(MAKE) --no-print-directory jepsen-smoke

@@ -258,6 +258,7 @@ stop_node() {
     local node=$1 pid
     pid=$(node_pid "$node") || return 0
     kill -TERM "$pid"
+    kill -CONT "$pid" 2>/dev/null # a paused node acts on the TERM too
     if ! wait_exit "$pid" 30; then
         echo "cluster: $node did not stop in 30 s, sending SIGKILL" >&2
         kill -KILL "$pid" 2>/dev/null || true

@@ -116,24 +116,11 @@ AS_WRITTEN = os.environ.get("README_AS_WRITTEN") == "1"
 
 # Text of the README's commands that cannot run as written -> what runs
 # instead (each is a fix the README needs).
-FIXES = {
-    # A placeholder: mv fails, as /somewhere does not exist.
-    "/somewhere/safe": "data/cluster/controller-102.metadata.bad",
-}
+FIXES = {}
 
 # Commands the README leaves out, run after the command matching the
 # regex (each is a fix the README needs): regex -> (command, why).
-INSERT_AFTER = {
-    # `down` would wait 30 s for the SIGTERM a stopped process does not
-    # take, then SIGKILL it: resume it, as the comment says.
-    r"cluster\.sh pause (broker-\d|controller-\d+)":
-        (r"deploy/cluster.sh resume \1", "the comment's resume", None),
-    # Armed faults fail the next fsync, and a broker syncs only what it
-    # is written: without a write nothing fails, nothing is fenced.
-    r"kill -USR2 \$\(deploy/cluster\.sh pid broker-(\d)\)":
-        ("seq 1 10 | build/debug/cairn produce lesson --acks all",
-         "a write, so that the broker syncs", lambda n: fsync_failed(n)),
-}
+INSERT_AFTER = {}
 
 # Command substring -> (regex the output must match while it runs, what
 # it shows, an extra check or None).
@@ -505,7 +492,16 @@ def run_sh_block(first, lines, seen, state):
             state["down"] = False
         shown = raw if cmd == raw else "%s [%s: %s]" % (
             raw, "as" if fixed == raw else "fixed, as", cmd)
-        ok = run_one(n, raw, cmd, shown, seen) and ok
+        # Armed faults fail the next fsync: the write after the signal
+        # makes the broker sync, and what follows is its fencing.
+        waits = None
+        if state.get("armed") and re.search(r"cairn produce", cmd):
+            waits = fsync_failed(state.pop("armed"))
+        ok = run_one(n, raw, cmd, shown, seen, waits) and ok
+        armed = re.search(r"kill -USR2 \$\(deploy/cluster\.sh pid broker-(\d)\)",
+                          raw)
+        if armed:
+            state["armed"] = int(armed.group(1))
         if re.search(r"cluster\.sh down\b", cmd):
             state["down"] = True
         for pattern, (added, why, then) in ({} if AS_WRITTEN
