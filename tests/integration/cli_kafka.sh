@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The cairn command's Kafka side (librdkafka) against a local Cairn cluster
-# (replication factor 1): topics create/list/describe/delete through the
+# (replication factor 1, min.insync.replicas=1: acks=all needs as many
+# replicas as the minimum, as in Kafka): topics create/list/describe/delete through the
 # Admin API, produce and consume round trips (keys, counts, --partition,
 # --offset, acks and codecs), consume --group with its commits and groups
 # list/describe/delete, keyed records on Kafka's murmur2 partition
@@ -64,7 +65,8 @@ for line in sys.stdin:
 
 topics_create() {
     "${CAIRN[@]}" topics create orders --partitions 3 --replication-factor 1 \
-        --config retention.ms=3600000 > "$OUT" || return 1
+        --config retention.ms=3600000 --config min.insync.replicas=1 \
+        > "$OUT" || return 1
     grep -qx "created topic orders" "$OUT"
 }
 check "topics create (CreateTopics)" topics_create
@@ -91,7 +93,7 @@ check "topics list (Metadata)" topics_list
 
 topics_describe_text() {
     "${CAIRN[@]}" topics describe orders > "$OUT" || return 1
-    grep -Eq "^orders +[A-Za-z0-9_-]{22} +3 +1 +retention.ms=3600000$" \
+    grep -Eq "^orders +[A-Za-z0-9_-]{22} +3 +1 +(min.insync.replicas=1,retention.ms=3600000|retention.ms=3600000,min.insync.replicas=1)$" \
         "$OUT" &&
         [ "$(grep -Ec '^orders +[0-2] +[1-3] +[1-3] +[1-3]$' "$OUT")" = 3 ]
 }
@@ -105,7 +107,8 @@ import json, sys
 t = json.load(open(sys.argv[1]))["topics"]
 ok = (len(t) == 1 and t[0]["name"] == "orders"
       and len(t[0]["topic_id"]) == 22 and t[0]["topic_id"][0] != "-"
-      and t[0]["configs"] == {"retention.ms": "3600000"}
+      and t[0]["configs"] == {"retention.ms": "3600000",
+                              "min.insync.replicas": "1"}
       and sorted(p["partition"] for p in t[0]["partitions"]) == [0, 1, 2]
       and all(p["leader"] in p["replicas"] for p in t[0]["partitions"]))
 sys.exit(0 if ok else 1)
@@ -407,7 +410,10 @@ topics_delete() {
 check "topics delete (DeleteTopics), then again fails" topics_delete
 
 bench_line() {
-    "${CAIRN[@]}" bench "$@" > "$OUT" || return 1
+    "${CAIRN[@]}" bench "$@" > "$OUT" 2> "$ERR" || {
+        sed 's/^/  bench said: /' "$OUT" "$ERR" | tail -5
+        return 1
+    }
     local fields="records=[0-9]+ record_bytes=[0-9]+ msgs_s=[0-9]+"
     grep -Eq "^RESULT bench=$1 $fields mb_s=[0-9.]+" "$OUT"
 }

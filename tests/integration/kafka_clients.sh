@@ -44,7 +44,8 @@ check "librdkafka negotiates ApiVersions v3 in one round trip" api_versions_v3
 round_trip() {
     local codec=$1 acks=$2 topic="rt-$1-$2" want got
     "$BIN/cairn" --controllers "$CTL" topics create "$topic" \
-        --partitions 1 --replication-factor 1 >/dev/null || return 1
+        --partitions 1 --replication-factor 1 \
+        --config min.insync.replicas=1 >/dev/null || return 1
     wait_leader "$topic" || return 1
     want=$(seq 1 200 | sed "s/^/$codec-$acks-record-/")
     printf '%s\n' "$want" | "${KCAT[@]}" -P -t "$topic" -z "$codec" \

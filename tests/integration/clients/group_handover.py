@@ -97,8 +97,9 @@ def coordinator(admin):
 admin = AdminClient({"bootstrap.servers": BOOT})
 for f in admin.create_topics([
         NewTopic("handover", num_partitions=1, replication_factor=3),
-        NewTopic("ledger", num_partitions=PARTITIONS,
-                 replication_factor=1)]).values():
+        NewTopic("ledger", num_partitions=PARTITIONS, replication_factor=1,
+                 # acks=all on one replica: the minimum must be 1 (Kafka)
+                 config={"min.insync.replicas": "1"})]).values():
     f.result(60)
 
 # 1. The member that must keep its generation.

@@ -207,6 +207,8 @@ async function adminChecks(admin) {
         topic,
         numPartitions: topic === IDEM || topic === SCRATCH ? 1 : PARTITIONS,
         replicationFactor: 1,
+        // acks=all on one replica: the minimum must be 1, as in Kafka
+        configEntries: [{ name: 'min.insync.replicas', value: '1' }],
       })),
     })
     if (created !== true) return `createTopics answered ${created}`
