@@ -582,6 +582,7 @@ static int start(struct broker *b, const struct config *cfg)
     if (broker_log_dir(cfg, dir) != RC_OK) {
         return RC_CONFIG;
     }
+    daemon_events_persist(&b->events, dir, &b->tracer); /* before any */
     int rv = start_partitions(b, cfg, mc.broker_id, &lc, dir);
     if (rv != RC_OK) {
         return rv;

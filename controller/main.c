@@ -151,6 +151,7 @@ int main(int argc, char **argv)
     }
     int metrics_port = config_int(cfg, "metrics.port");
     config_free(cfg);
+    daemon_events_persist(&events, cc.metadata_dir, &tracer);
     uv_loop_t *loop = uv_default_loop();
     signal(SIGPIPE, SIG_IGN);
     if (controller_start(&controller, loop, &cc, &tracer) != RC_OK) {
