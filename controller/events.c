@@ -83,7 +83,12 @@ void controller_events_log(struct controller *c, const char *events)
     for (const char *p = events; p != NULL && *p != '\0';) {
         const char *nl = strchr(p, '\n');
         int n = (int)(nl != NULL ? nl - p : (ptrdiff_t)strlen(p));
-        TRACE_INFO(c->tracer, "event: %.*s", n, p);
+        /* The internal topic's own creation is housekeeping too; its
+         * partitions' lines are so by their name (common/trace.h). */
+        bool routine = strncmp(p, "topic __", 8) == 0;
+        TRACE_INFO(c->tracer, "%s%.*s",
+                   routine ? TRACE_ROUTINE_EVENT_PREFIX : TRACE_EVENT_PREFIX,
+                   n, p);
         p = nl != NULL ? nl + 1 : p + n;
     }
 }
