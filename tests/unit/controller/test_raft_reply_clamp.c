@@ -5,6 +5,7 @@
 #include <raft.h>
 #include <raft/fixture.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "controller/raft_reply_clamp.h"
@@ -209,4 +210,71 @@ Test(raft_reply_clamp, a_healthy_cluster_is_not_clamped)
         cr_assert_eq(fx.clamps[i].n_clamped, 0);
         cr_assert_eq(fx.fsms[i].value[fx.fsms[i].last], 5);
     }
+}
+
+/* --- Calls pass to the I/O below with its own io ------------------------- */
+
+static struct {
+    struct raft_io io;
+    unsigned calls;
+    unsigned wrong;
+} below;
+
+static void seen(struct raft_io *io)
+{
+    below.calls++;
+    below.wrong += io != &below.io;
+}
+
+static int below_append(struct raft_io *io, struct raft_io_append *req,
+                        const struct raft_entry entries[], unsigned n,
+                        raft_io_append_cb cb)
+{
+    (void)req, (void)entries, (void)n, (void)cb;
+    seen(io);
+    return 0;
+}
+
+static int below_truncate(struct raft_io *io, raft_index index)
+{
+    (void)index;
+    seen(io);
+    return 0;
+}
+
+static int below_set_term(struct raft_io *io, raft_term term)
+{
+    (void)term;
+    seen(io);
+    snprintf(io->errmsg, sizeof io->errmsg, "no space left on device");
+    return RAFT_IOERR;
+}
+
+static raft_time below_time(struct raft_io *io)
+{
+    seen(io);
+    return 42;
+}
+
+/* A wrapper below the clamp (the controller's disk guard) finds itself
+ * through the io it is called with, and raft reads a failure's message
+ * from its own io. */
+Test(raft_reply_clamp_io, calls_reach_the_io_below_as_its_own)
+{
+    memset(&below, 0, sizeof below);
+    below.io.version = 1;
+    below.io.append = below_append;
+    below.io.truncate = below_truncate;
+    below.io.set_term = below_set_term;
+    below.io.time = below_time;
+    struct raft_reply_clamp c;
+    raft_reply_clamp_init(&c, &below.io);
+    cr_assert_eq(c.io.append(&c.io, NULL, NULL, 0, NULL), 0);
+    cr_assert_eq(c.io.truncate(&c.io, 3), 0);
+    cr_assert_eq(c.io.time(&c.io), 42);
+    cr_assert_eq(c.io.set_term(&c.io, 2), RAFT_IOERR);
+    cr_assert_str_eq(c.io.errmsg, "no space left on device");
+    cr_assert_eq(below.calls, 4);
+    cr_assert_eq(below.wrong, 0);
+    cr_assert_null(c.io.async_work, "below has none");
 }
