@@ -91,7 +91,8 @@ void plan_election_rule(const struct meta_partition *p,
     case PLAN_ELECT_NONE:
         snprintf(out, cap, "rule: no live ISR member (isr %s) of replicas "
                  "%s%s, chose none", in_sync, replicas,
-                 e->unclean_allowed ? " and no live replica"
+                 e->unclean_allowed ? ", and no live replica to elect "
+                                      "uncleanly"
                                     : ", and unclean.leader.election."
                                       "enable=false");
         break;
