@@ -646,5 +646,7 @@ int main(int argc, char **argv)
     uv_signal_start(&b.sig_int, signal_cb, SIGINT);
     uv_run(b.loop, UV_RUN_DEFAULT);
     uv_loop_close(b.loop);
+    b.tracer.events = NULL;
+    event_ring_destroy(&b.events); /* the newest repeat count to its file */
     return 0;
 }

@@ -175,5 +175,7 @@ int main(int argc, char **argv)
     uv_signal_start(&sig_int, signal_cb, SIGINT);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
+    tracer.events = NULL;
+    event_ring_destroy(&events); /* the newest repeat count to its file */
     return 0;
 }
