@@ -42,7 +42,8 @@ LIB := $(BUILD)/libcairn.a
 
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 # The CLI's pure modules that have unit tests of their own.
-CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c
+CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c $(call srcs,cli/cmd/dump_log) \
+                cli/cmd/web/lab.c cli/util/cli.c cli/util/opts.c
 UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC) $(CLI_UNIT_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests
@@ -336,10 +337,13 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# The local three-node cluster (deploy/cluster.sh up).
+# The local three-node cluster (deploy/cluster.sh up) of this BUILD. It
+# builds only what the cluster and the README's commands run: the two
+# daemons, the cairn CLI and the power-loss recorder jepsen/run preloads
+# (`make all` adds the tests, simulations and benchmarks).
 cluster: deps-check
-	@$(MAKE) --no-print-directory all
-	deploy/cluster.sh up
+	@$(MAKE) --no-print-directory $(BINS) $(DURABLE_LIB)
+	CAIRN_BIN=$(abspath $(BUILD)) deploy/cluster.sh up
 
 $(BUILD)/cairn-controller: $(BUILD)/controller/main.o $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -297,14 +297,25 @@ static void image_cb(void *arg, const struct meta_image *img)
                    &b->leader_throttle, b->leader_throttle_static);
     apply_throttle(b, img, "follower.replication.throttled.rate",
                    &b->follower_throttle, b->follower_throttle_static);
+    /* Fenced until registered and caught up, as a Kafka broker: the
+     * logs open and recover meanwhile, but the partitions take the roles
+     * of the image only from here, and clients are served from here. */
+    bool ready = b->kafka != NULL && !kafka_server_serving(b->kafka) &&
+                 membership_caught_up(b->membership);
+    if (ready) {
+        /* Stopping already (a signal, a failed log dir): no roles now. */
+        TRACE_INFO(&b->tracer, "broker=%d metadata caught up at offset "
+                   "%lld: %sserving clients", b->partitions.broker_id,
+                   (long long)img->offset,
+                   b->stopping ? "" : "taking partition roles, ");
+        if (!b->stopping) {
+            replica_manager_unfence(&b->partitions);
+        }
+    }
     if (!b->stopping) {
         replica_manager_apply(&b->partitions, img);
     }
-    if (b->kafka != NULL && !kafka_server_serving(b->kafka) &&
-        membership_caught_up(b->membership)) {
-        TRACE_INFO(&b->tracer, "broker=%d metadata caught up at offset "
-                   "%lld: serving clients", b->partitions.broker_id,
-                   (long long)img->offset);
+    if (ready) {
         kafka_server_serve(b->kafka);
     }
     /* Last: answers held for a change go out once everything above

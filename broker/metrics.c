@@ -195,7 +195,7 @@ void broker_metrics_render(void *arg, struct writer *w)
         }
         leaders++;
         under += p->isr.n < p->replicas.n;
-        under_min += p->isr.n < p->repl.min_isr;
+        under_min += p->isr.n < p->repl.min_insync;
     }
     offline_dirs = ps->dir_failed ? 1 : 0;
     gauge(w, "kafka_server_replicamanager_partitioncount",

@@ -6,7 +6,8 @@
  * client, cli/client/ctl_client.c), then asks the brokers for offsets over the
  * Kafka protocol (cli/client/health.c over common/kafka/kafka_client.c); the
  * Kafka commands (topics, groups, produce, consume, bench) talk to the
- * brokers with librdkafka (cli/client/kclient.h).
+ * brokers with librdkafka (cli/client/kclient.h); `dump-log` reads a
+ * broker's files offline and talks to nothing.
  * Exit status: 0 success, 1 the operation failed, 2 a usage error. One
  * thread of ours; librdkafka adds its own behind its handles. */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "cli/client/bootstrap.h"
 #include "cli/util/cli.h"
 #include "cli/cmd/consume/consume.h"
+#include "cli/cmd/dump_log/dump_log.h"
 #include "cli/client/ctl_client.h"
 #include "cli/cmd/elect.h"
 #include "cli/cmd/events.h"
@@ -89,6 +91,7 @@ static void commands_usage(FILE *out)
     web_usage(out);
     reassign_usage(out);
     brokers_usage(out);
+    dump_log_usage(out);
     fputs("  help [COMMAND]\n"
           "      This text, or only COMMAND's.\n"
           "\n"
@@ -154,7 +157,7 @@ static int help_for(const char *cmd)
                 {"bench", bench_usage},     {"size", size_usage},
                 {"events", events_usage},   {"elect", elect_usage},
                 {"web", web_usage},         {"reassign", reassign_usage},
-                {"brokers", brokers_usage}};
+                {"brokers", brokers_usage}, {"dump-log", dump_log_usage}};
     for (size_t k = 0; cmd != NULL && k < ARRAY_LEN(cmds); k++) {
         if (strcmp(cmd, cmds[k].name) == 0) {
             struct opts_cmd one = {cmds[k].name, cmds[k].usage};
@@ -386,8 +389,14 @@ int main(int argc, char **argv)
             size_main(argc - i, argv + i, g.controllers));
     }
     if (strcmp(argv[i], "web") == 0) {
-        return cli_finish_output(web_main(argc - i, argv + i, g.controllers,
-                                          g.local_http, g.local_web_port));
+        const struct web_local local = {
+            .controllers = g.controllers,
+            .is_local = !g.controllers_named,
+            .http_default = g.local_http,
+            .base_port = g.local_web_port - 90,
+            .port_default = g.local_web_port,
+        };
+        return cli_finish_output(web_main(argc - i, argv + i, &local));
     }
     if (strcmp(argv[i], "reassign") == 0) {
         return cli_finish_output(
@@ -396,6 +405,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[i], "brokers") == 0) {
         return cli_finish_output(
             brokers_main(argc - i, argv + i, g.controllers));
+    }
+    if (strcmp(argv[i], "dump-log") == 0) {
+        return cli_finish_output(dump_log_main(argc - i, argv + i));
     }
     if (strcmp(argv[i], "events") == 0) {
         return cli_finish_output(

@@ -9,7 +9,8 @@
 #
 #   deploy/cluster.sh up              start what is not running, wait until a
 #                                     controller is active and every broker
-#                                     registered; last line bootstrap.servers=
+#                                     registered; last line bootstrap.servers=;
+#                                     marks $CAIRN_DATA/lab for cairn web
 #   deploy/cluster.sh down            stop everything (brokers first)
 #   deploy/cluster.sh status          cairn status against this cluster
 #   deploy/cluster.sh kill NODE       SIGKILL, wait for it to die
@@ -49,6 +50,7 @@ if [ -f "$EXTRA_BROKERS_FILE" ]; then
     done < "$EXTRA_BROKERS_FILE"
 fi
 WAIT_S=${CAIRN_WAIT_S:-60}
+source "$ROOT/deploy/ports.sh" # port_free
 
 die() { echo "cluster: $*" >&2; exit 1; }
 
@@ -285,24 +287,130 @@ sys.exit(0 if active and len(brokers) >= int(sys.argv[2]) else 1)
 PY
 }
 
+# PORT's listener as "pid N (COMMAND LINE)", from ss (all processes as
+# root, one's own otherwise); fails when nothing listens there.
+port_holder() {
+    local port=$1 line pid cmd
+    if command -v ss >/dev/null 2>&1; then
+        line=$(ss -Hltnp "sport = :$port" 2>/dev/null | head -n 1)
+        [ -n "$line" ] || return 1
+        pid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' <<< "$line")
+        if [ -z "$pid" ]; then
+            echo "a process of another user (sudo ss -ltnp 'sport = :$port')"
+            return 0
+        fi
+        cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null || true)
+        echo "pid $pid (${cmd% })"
+        return 0
+    fi
+    port_free "$port" && return 1
+    echo "an unknown process (no ss to name it)"
+}
+
+# NODE's listening ports, one "PORT WHAT" a line.
+node_ports() {
+    local node=$1 id=${1#*-}
+    if [ "$(node_kind "$node")" = controller ]; then
+        echo "$(ctl_rpc_port "$id") $node controller RPC"
+        echo "$(ctl_raft_port "$id") $node Raft"
+        echo "$(ctl_metrics_port "$id") $node metrics"
+    else
+        echo "$(broker_port "$id") $node Kafka listener"
+        echo "$(broker_metrics_port "$id") $node metrics"
+    fi
+}
+
+# Before anything starts: every port of a node that is not running must be
+# free, else names each holder and exits 1 (nothing started). A running
+# node of this cluster (its pid file under $DATA) owns its ports.
+check_ports() {
+    [ -n "$NETNS" ] && return 0 # each node has an address of its own
+    local node port what holder busy=0
+    for node in $(all_nodes); do
+        node_pid "$node" >/dev/null && continue
+        while read -r port what; do
+            holder=$(port_holder "$port") || continue
+            echo "cluster: port $port ($what) is in use by $holder" >&2
+            busy=1
+        done < <(node_ports "$node")
+    done
+    if [ $busy = 1 ]; then
+        die "not started: stop what holds those ports, or move this" \
+            "cluster with CAIRN_BASE_PORT (now $BASE)"
+    fi
+    # `cairn web` is run by hand later; only a note.
+    if holder=$(port_holder $((BASE + 90))); then
+        echo "cluster: note: port $((BASE + 90)) (cairn web) is in use by" \
+            "$holder; give cairn web --port" >&2
+    fi
+}
+
+# The last line of FILE past byte FROM that says what went wrong: an
+# ERROR line or a "cairn-broker: ..." startup message, else the last line.
+last_error_line() {
+    local text
+    text=$(tail -c +"$(($2 + 1))" "$1" 2>/dev/null |
+        grep -v '^[[:space:]]*$' || true)
+    local line
+    line=$(grep -E ' (ERROR|FATAL) |^cairn-[a-z]+: ' <<< "$text" |
+        tail -n 1 || true)
+    [ -n "$line" ] || line=$(tail -n 1 <<< "$text")
+    echo "${line:-(its log is empty)}"
+}
+
+# Fails (1) when a node this `up` started has died, naming each with the
+# last error line its log got since. STARTED: "NODE LOG_OFFSET" lines.
+report_dead() {
+    local node from dead=0 pid
+    while read -r node from; do
+        [ -n "$node" ] || continue
+        node_pid "$node" >/dev/null && continue
+        pid=$(cat "$(pid_file "$node")" 2>/dev/null || true)
+        echo "cluster: $node (pid ${pid:-?}) died at start:" \
+            "$(last_error_line "$(log_file "$node")" "$from")" >&2
+        dead=1
+    done <<< "$1"
+    return $dead
+}
+
 cmd_up() {
     [ -x "$BIN/cairn" ] || die "$BIN/cairn is missing: run make"
     mkdir -p "$DATA"
+    local node from started="" n_running=0 n_nodes=0
+    for node in $(all_nodes); do
+        n_nodes=$((n_nodes + 1))
+        node_pid "$node" >/dev/null && n_running=$((n_running + 1))
+    done
+    check_ports
+    # Marks this cluster as a lab bench: `cairn web` on 127.0.0.1 serving
+    # this base port offers its buttons (cli/cmd/web/lab.h).
+    echo "base_port=$BASE" > "$DATA/lab"
     if [ -n "$NETNS" ]; then
         "$ROOT/deploy/netns.sh" up "$NETNS" "${#BROKERS[@]}" >/dev/null
     fi
-    local node
     for node in $(all_nodes); do
+        node_pid "$node" >/dev/null && continue
+        mkdir -p "$(node_dir "$node")"
+        from=$(stat -c %s "$(log_file "$node")" 2>/dev/null || echo 0)
+        started+="$node $from"$'\n'
         start_node "$node"
     done
+    [ "$n_running" = "$n_nodes" ] &&
+        echo "cluster: already up (all $n_nodes nodes of $DATA are running)"
     local deadline=$((SECONDS + WAIT_S))
     until cluster_ready; do
+        report_dead "$started" ||
+            die "not up (deploy/cluster.sh down stops what still runs);" \
+                "logs in $DATA/*/"
         if [ $SECONDS -ge $deadline ]; then
             echo "cluster: not ready after ${WAIT_S}s; logs in $DATA/*/" >&2
             exit 1
         fi
         sleep 0.2
     done
+    report_dead "$started" ||
+        die "not up (deploy/cluster.sh down stops what still runs); logs" \
+            "in $DATA/*/"
     cairn_status
     echo "bootstrap.servers=$(bootstrap)"
 }
@@ -337,7 +445,10 @@ cmd_add() {
 }
 
 port_free_or_die() {
-    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null || die "port $1 is in use"
+    local holder
+    if holder=$(port_holder "$1"); then
+        die "port $1 is in use by $holder"
+    fi
 }
 
 case "${1:-}" in

@@ -129,6 +129,8 @@ FORMATTED=(
     common/assert.c
     common/backoff.h
     common/bytes.h
+    common/checkpoint_text.c
+    common/checkpoint_text.h
     common/crc32c.c
     common/crc32c.h
     common/event_ring.c
@@ -146,6 +148,7 @@ FORMATTED=(
     common/kafka/kafka_error.c
     common/kafka/record_filter.c
     common/kafka/record_inflate.h
+    common/log_layout.h
     common/meta/meta_codec.h
     common/murmur2.h
     common/net/addr.c

@@ -1,16 +1,17 @@
 /* Leader-epoch cache (broker/log/log_epoch.h). */
 #include "broker/log/log_epoch.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/checkpoint_text.h"
 #include "common/file.h"
 #include "common/limits.h"
+#include "common/log_layout.h"
 #include "common/rc.h"
 
-#define LOG_EPOCH__FILE "leader-epoch-checkpoint"
+#define LOG_EPOCH__FILE LOG_LAYOUT_EPOCH_FILE
 #define LOG_EPOCH__LINE_BYTES 48 /* "<int32> <int64>\n" */
 
 void log_epoch_init(struct log_epoch_cache *c)
@@ -142,49 +143,10 @@ int log_epoch_save(const struct log_epoch_cache *c, const char *dir)
     return rv;
 }
 
-/* Parses one decimal integer followed by the separator sep. */
-static int parse_num(char **p, char sep, int64_t min, int64_t max,
-                     int64_t *out)
+/* A checkpoint entry, into the cache arg. */
+static int push_cb(void *arg, int32_t epoch, int64_t start_offset)
 {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(*p, &end, 10);
-    if (end == *p || errno != 0 || *end != sep || v < min || v > max) {
-        return RC_CORRUPT;
-    }
-    *out = v;
-    *p = end + 1;
-    return RC_OK;
-}
-
-static int parse_entries(struct log_epoch_cache *c, char *p)
-{
-    int64_t version = 0;
-    int64_t n = 0;
-    int rv = parse_num(&p, '\n', 0, 0, &version);
-    if (rv == RC_OK) {
-        rv = parse_num(&p, '\n', 0, LOG_EPOCH_ENTRIES_MAX, &n);
-    }
-    for (int64_t i = 0; rv == RC_OK && i < n; i++) {
-        int64_t epoch = 0;
-        int64_t start = 0;
-        rv = parse_num(&p, ' ', 0, INT32_MAX, &epoch);
-        if (rv == RC_OK) {
-            rv = parse_num(&p, '\n', 0, INT64_MAX, &start);
-        }
-        if (rv == RC_OK && c->n > 0 &&
-            (epoch <= c->entries[c->n - 1].epoch ||
-             start < c->entries[c->n - 1].start_offset)) {
-            rv = RC_CORRUPT;
-        }
-        if (rv == RC_OK) {
-            rv = push(c, (int32_t)epoch, start);
-        }
-    }
-    if (rv == RC_OK && *p != '\0') {
-        rv = RC_CORRUPT;
-    }
-    return rv;
+    return push(arg, epoch, start_offset);
 }
 
 int log_epoch_load(struct log_epoch_cache *c, const char *dir,
@@ -210,7 +172,8 @@ int log_epoch_load(struct log_epoch_cache *c, const char *dir,
             continue;
         }
         if (rv == RC_OK) {
-            rv = parse_entries(c, buf);
+            rv = checkpoint_text_epochs(buf, LOG_EPOCH_ENTRIES_MAX, push_cb,
+                                        c);
         }
         free(buf);
         if (rv == RC_TOO_LARGE) {

@@ -13,14 +13,15 @@
 #include "common/file.h"
 #include "common/io.h"
 #include "common/limits.h"
+#include "common/log_layout.h"
 #include "common/rc.h"
 
-#define LOG_INDEX__ENTRY_BYTES 8
-#define LOG_INDEX__TIME_ENTRY_BYTES 12
+#define LOG_INDEX__ENTRY_BYTES LOG_LAYOUT_INDEX_ENTRY_BYTES
+#define LOG_INDEX__TIME_ENTRY_BYTES LOG_LAYOUT_TIME_INDEX_ENTRY_BYTES
 /* Each file starts with a magic number and the CRC-32C of its entries. */
-#define LOG_INDEX__HEADER_BYTES 8
-#define LOG_INDEX__MAGIC 0x43495831u      /* "CIX1" */
-#define LOG_INDEX__TIME_MAGIC 0x43544931u /* "CTI1" */
+#define LOG_INDEX__HEADER_BYTES LOG_LAYOUT_INDEX_HEADER_BYTES
+#define LOG_INDEX__MAGIC LOG_LAYOUT_INDEX_MAGIC
+#define LOG_INDEX__TIME_MAGIC LOG_LAYOUT_TIME_INDEX_MAGIC
 
 void log_index_init(struct log_index *ix, size_t entries_max)
 {

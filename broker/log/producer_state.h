@@ -63,10 +63,11 @@
 #include "common/kafka/record_batch.h"
 #include "common/assert.h"
 #include "common/limits.h"
+#include "common/log_layout.h"
 
 struct writer;
 
-#define PRODUCER_STATE_SNAPSHOT_FILE "producer-state.snapshot"
+#define PRODUCER_STATE_SNAPSHOT_FILE LOG_LAYOUT_PRODUCER_SNAPSHOT_FILE
 
 /* Metadata of one appended batch. */
 struct producer_batch {

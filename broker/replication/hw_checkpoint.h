@@ -13,8 +13,9 @@
 #include <stdint.h>
 
 #include "common/assert.h"
+#include "common/log_layout.h"
 
-#define HW_CHECKPOINT_FILE "replication-offset-checkpoint"
+#define HW_CHECKPOINT_FILE LOG_LAYOUT_HW_CHECKPOINT_FILE
 
 /* The high watermark of topic-partition in dir's checkpoint: RC_OK with
  * *hw (0 when the file has no line for it), RC_NOT_FOUND when there is no

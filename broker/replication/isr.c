@@ -150,6 +150,7 @@ void isr_become_leader(struct isr_state *s, int32_t self,
         .partition_epoch = p->partition_epoch,
         .epoch_start_offset = leo,
         .min_isr = min_isr_for(min_insync_replicas, &p->replicas),
+        .min_insync = min_insync_replicas,
         .lag_max_ms = lag_max_ms,
         .replicas = p->replicas,
         .isr = p->isr,
@@ -319,9 +320,14 @@ int64_t isr_hw_candidate(const struct isr_state *s, int64_t leader_leo,
     return hw;
 }
 
-bool isr_enough_for_append(const struct isr_state *s)
+bool isr_hw_may_move(const struct isr_state *s)
 {
     return s->isr.n >= s->min_isr;
+}
+
+bool isr_enough_for_append(const struct isr_state *s)
+{
+    return s->isr.n >= s->min_insync;
 }
 
 /* --- ISR changes --------------------------------------------------------- */

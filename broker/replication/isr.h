@@ -34,7 +34,12 @@
  *     lagging follower whose LEO passed the stalled HW would join and be
  *     dropped again at the next check, over and over. One change in
  *     flight at a time: nothing is proposed while one is pending.
- *   - min_isr is min(min.insync.replicas, number of replicas). */
+ *   - min_isr is min(min.insync.replicas, number of replicas): the HW of a
+ *     topic with fewer replicas than min.insync.replicas moves on the
+ *     replicas it has, for acks=0 and 1 (Kafka's HW ignores the minimum
+ *     altogether), while acks=all admission compares the ISR with the
+ *     configured value, as Kafka does: such a topic refuses every acks=all
+ *     write with NOT_ENOUGH_REPLICAS. */
 #ifndef CAIRN_BROKER_ISR_H
 #define CAIRN_BROKER_ISR_H
 
@@ -67,6 +72,7 @@ struct isr_state {
     int32_t partition_epoch;
     int64_t epoch_start_offset;       /* leader's LEO when it took over */
     int32_t min_isr;                  /* min(min.insync.replicas, |replicas|) */
+    int32_t min_insync;               /* min.insync.replicas as configured */
     int64_t lag_max_ms;               /* replica.lag.time.max.ms */
     struct meta_replica_set replicas; /* every replica, the leader included */
     struct meta_replica_set isr;      /* committed */
@@ -123,11 +129,15 @@ void isr_maximal_isr(const struct isr_state *s,
 int64_t isr_hw_candidate(const struct isr_state *s, int64_t leader_leo,
                          int64_t now_ms);
 
-/* Committed |ISR| >= min_isr. acks=all admission (else
+/* Committed |ISR| >= min_isr: the HW may move (else it stalls). */
+bool isr_hw_may_move(const struct isr_state *s);
+
+/* Committed |ISR| >= min.insync.replicas as configured. acks=all
+ * admission (else
  * NOT_ENOUGH_REPLICAS before appending), and the check that fails
  * acks=all requests still waiting for the HW with
  * NOT_ENOUGH_REPLICAS_AFTER_APPEND once a committed shrink leaves the ISR
- * below min_isr (broker/replication/partition.c). */
+ * below it (broker/replication/partition.c). */
 bool isr_enough_for_append(const struct isr_state *s);
 
 /* If no change is pending and some ISR follower is not caught up, fills

@@ -167,7 +167,7 @@ static void advance_hw(struct partition *p, int64_t hw,
  * below min.insync.replicas). */
 static void note_hw_stall(struct partition *p)
 {
-    bool stalled = !isr_enough_for_append(&p->repl);
+    bool stalled = !isr_hw_may_move(&p->repl);
     if (stalled == p->hw_stalled) {
         return;
     }
@@ -224,7 +224,7 @@ void partition_fail_waiters(struct partition *p, int rc)
                    ", isr %s, min.insync.replicas=%d)", p->topic, p->id, n,
                    n == 1 ? "" : "s", longest,
                    kafka_error_name(kafka_error_from_rc(rc)), p->hw, isr,
-                   p->repl.min_isr);
+                   p->repl.min_insync);
     }
     for (size_t i = 0; i < n; i++) {
         all[i].cb(all[i].arg, rc);
@@ -302,7 +302,7 @@ static void tell_refused(struct partition *p, int64_t now_ms)
                "nothing written)", p->topic, p->id, t->held,
                t->held == 1 ? "" : "s",
                kafka_error_name(KAFKA_ERROR_NOT_ENOUGH_REPLICAS), isr,
-               p->repl.isr.n, p->repl.min_isr);
+               p->repl.isr.n, p->repl.min_insync);
     t->held = 0;
     t->line_ms = now_ms;
 }
@@ -317,7 +317,7 @@ static void tell_timed_out(struct partition *p, int64_t now_ms)
                " short of offset %" PRId64 "; isr %s, min.insync.replicas="
                "%d)", p->topic, p->id, t->held, t->held == 1 ? "" : "s",
                t->longest_ms, kafka_error_name(KAFKA_ERROR_REQUEST_TIMED_OUT),
-               p->hw, t->offset, isr, p->repl.min_isr);
+               p->hw, t->offset, isr, p->repl.min_insync);
     t->held = 0;
     t->longest_ms = 0;
     t->offset = 0;
@@ -604,6 +604,7 @@ void partition_apply_metadata(struct partition *p, int32_t self,
             isr_update_metadata(&p->repl, mp);
             p->repl.min_isr = min_insync < mp->replicas.n ? min_insync
                                                           : mp->replicas.n;
+            p->repl.min_insync = min_insync;
         }
         p->isr = p->repl.isr; /* an AlterPartition answer may be newer */
         p->partition_epoch = p->repl.partition_epoch;

@@ -72,6 +72,7 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->loop = loop;
     ps->tracer = tracer;
     ps->broker_id = cfg->broker_id;
+    ps->fenced = true;
     ps->log_cfg = cfg->log;
     ps->sync_before_ack = cfg->sync_before_ack;
     ps->unsafe_fsync_failure_ignore = cfg->unsafe_fsync_failure_ignore;
@@ -627,12 +628,14 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     struct topic_config_values v;
     topic_settings(ps, t, &v);
     follow_settings(ps, p, &v);
-    /* Above META_REPLICAS_MAX min.insync.replicas asks for every replica,
-     * as the partition reads any value above its replica count
-     * (broker/replication/isr.c). */
+    if (ps->fenced) {
+        return false; /* no role yet: leader and epoch stay unknown */
+    }
+    /* Any value above META_REPLICAS_MAX is more than a partition can
+     * have: acks=all is refused either way (broker/replication/isr.h). */
     int32_t min_insync = v.min_insync_replicas <= META_REPLICAS_MAX
                              ? v.min_insync_replicas
-                             : META_REPLICAS_MAX;
+                             : META_REPLICAS_MAX + 1;
     partition_apply_metadata(p, ps->broker_id, mp, ps->img, min_insync,
                              ps->lag_max_ms, (int64_t)uv_now(ps->loop));
     if (!changed) {
@@ -703,6 +706,11 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     }
     ps->closing++;
     log_close_then(p->log, closed_cb, r);
+}
+
+void replica_manager_unfence(struct replica_manager *ps)
+{
+    ps->fenced = false;
 }
 
 static bool hosts(const struct replica_manager *ps,

@@ -18,6 +18,12 @@
  * time for the whole broker; damage it finds is repaired
  * (broker/replication/repair.h), a read it cannot make takes the log dir
  * offline as any failed read does.
+ * The manager starts fenced, as a Kafka broker does: it opens and
+ * recovers the logs the image names, but takes no role (no leader, no
+ * follower, no "became" line) until replica_manager_unfence(), once the
+ * broker is registered and caught up with the metadata log. An image
+ * loaded before that may be older than the broker's registration: one
+ * that still names it leader of what the controller is about to move.
  * Loop thread only. */
 #ifndef CAIRN_BROKER_REPLICA_MANAGER_H
 #define CAIRN_BROKER_REPLICA_MANAGER_H
@@ -90,6 +96,7 @@ struct replica_manager {
     uv_loop_t *loop;
     uv_idle_t more;              /* continues a partial apply */
     const struct meta_image *img; /* the image being followed */
+    bool fenced;                 /* no roles until replica_manager_unfence */
     struct tracer *tracer;
     int32_t broker_id;
     char log_dir[LOG_PATH_BYTES_MAX];
@@ -144,10 +151,17 @@ MUST_CHECK int replica_manager_init(struct replica_manager *ps,
                                     const struct replica_manager_hooks *hooks,
                                     struct tracer *tracer);
 
-/* Brings the hosted partitions in line with img. Errors on one partition
- * are logged and leave it out; the rest go on. */
+/* Brings the hosted partitions in line with img: opens, closes and
+ * configures their logs, and, once unfenced, takes the roles img gives
+ * this broker. Errors on one partition are logged and leave it out; the
+ * rest go on. */
 void replica_manager_apply(struct replica_manager *ps,
                            const struct meta_image *img);
+
+/* The broker is registered and its image has caught up with the
+ * metadata log past its registration: the next replica_manager_apply()
+ * takes the roles of its image. Once; harmless when unfenced already. */
+void replica_manager_unfence(struct replica_manager *ps);
 
 /* p's high watermark or log end moved: parked fetches reading it are
  * re-evaluated at the start of the next loop turn, never from inside the

@@ -367,6 +367,7 @@ static void set_flags(struct health *h)
             hp->offline = mp->leader == META_NO_LEADER;
             hp->under_replicated = mp->isr.n < mp->replicas.n;
             hp->under_min_isr = mp->isr.n < hp->min_isr;
+            hp->at_min_isr = mp->isr.n == hp->min_isr;
         }
     }
 }

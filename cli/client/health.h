@@ -25,6 +25,9 @@
  *   under_min_isr     ISR smaller than min_isr, which is min.insync.replicas
  *                     capped at the number of replicas, as the brokers
  *                     enforce it for acks=all (broker/replication/isr.c)
+ *   at_min_isr        ISR exactly min_isr (kafka-topics --describe
+ *                     --at-min-isr-partitions): acks=all writes still
+ *                     succeed, and one more replica out stops them
  *
  * A struct health borrows the image it was gathered from; it stays valid
  * while the image is unchanged. One thread. */
@@ -57,6 +60,7 @@ struct health_partition {
     bool offline;
     bool under_replicated;
     bool under_min_isr;
+    bool at_min_isr;
 };
 
 struct health_broker {

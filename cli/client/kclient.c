@@ -1,6 +1,7 @@
 /* librdkafka plumbing of the Kafka commands (cli/client/kclient.h). */
 #include "cli/client/kclient.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,65 @@
 /* An admin result may come this long after the operation timeout. */
 #define KCLIENT__ADMIN_MARGIN_MS 5000
 
-/* Runs on librdkafka's threads; librdkafka filters by log_level. */
-static void log_cb(const rd_kafka_t *rk, int level, const char *fac,
-                   const char *buf)
+/* librdkafka's level of debug lines (syslog's LOG_DEBUG). */
+#define KCLIENT__LOG_DEBUG 7
+
+/* The most detailed level printed: $CAIRN_LOG's, or debug with -X debug=
+ * (a debug context makes librdkafka send every level). Set before any
+ * handle exists, read on librdkafka's threads. */
+static atomic_int kclient__log_max = 3;
+
+/* Whether a line about a broker connection failing was printed. */
+static atomic_bool kclient__conn_noise_shown;
+
+/* A line about a broker being down: librdkafka's "FAIL" (a connection
+ * failed), and the "ERROR" it then reports (no error_cb is set), which
+ * names a broker ("HOST:PORT/ID: ...") or counts them ("N/M brokers are
+ * down"). */
+static bool is_connection_noise(const char *fac, const char *buf)
+{
+    if (strcmp(fac, "FAIL") == 0) {
+        return true;
+    }
+    if (strcmp(fac, "ERROR") != 0) {
+        return false;
+    }
+    if (strstr(buf, " brokers are down") != NULL ||
+        strstr(buf, "/bootstrap: ") != NULL) {
+        return true;
+    }
+    /* "cairn#producer-1: 127.0.0.1:19092/2: Connect to ..." */
+    for (const char *p = strchr(buf, '/'); p != NULL;
+         p = strchr(p + 1, '/')) {
+        const char *q = p + 1;
+        while (*q >= '0' && *q <= '9') {
+            q++;
+        }
+        if (q > p + 1 && q[0] == ':' && q[1] == ' ') {
+            return true;
+        }
+    }
+    return false;
+}
+
+void kclient_log(const rd_kafka_t *rk, int level, const char *fac,
+                 const char *buf)
 {
     (void)rk;
-    (void)level;
+    int max = atomic_load(&kclient__log_max);
+    if (level > max) {
+        return;
+    }
+    if (max < KCLIENT__LOG_DEBUG && is_connection_noise(fac, buf)) {
+        if (atomic_exchange(&kclient__conn_noise_shown, true)) {
+            return;
+        }
+        fprintf(stderr,
+                "cairn: librdkafka: %s: %s (further broker connection "
+                "errors not shown; CAIRN_LOG=debug shows them)\n",
+                fac, buf);
+        return;
+    }
     fprintf(stderr, "cairn: librdkafka: %s: %s\n", fac, buf);
 }
 
@@ -113,8 +167,9 @@ rd_kafka_conf_t *kclient_conf_new(const struct kclient_opts *o,
         return NULL;
     }
     char level[8];
+    atomic_store(&kclient__log_max, env_log_level());
     snprintf(level, sizeof level, "%d", env_log_level());
-    rd_kafka_conf_set_log_cb(conf, log_cb);
+    rd_kafka_conf_set_log_cb(conf, kclient_log);
     if (kclient_conf_set(conf, "bootstrap.servers", o->bootstrap, e) !=
             RC_OK ||
         kclient_conf_set(conf, "client.id", "cairn", e) != RC_OK ||
@@ -151,6 +206,9 @@ rd_kafka_t *kclient_new(const struct kclient_opts *o, rd_kafka_type_t type,
         if (apply_prop(conf, o->props[i], e) != RC_OK) {
             rd_kafka_conf_destroy(conf);
             return NULL;
+        }
+        if (strncmp(o->props[i], "debug=", 6) == 0) {
+            atomic_store(&kclient__log_max, KCLIENT__LOG_DEBUG);
         }
     }
     char why[KCLIENT_ERROR_BYTES];

@@ -4,8 +4,8 @@
  * errors, and blocking metadata and admin calls. The commands run on one
  * thread; librdkafka runs its own threads behind each handle. The one
  * callback installed here, the log callback, runs on those threads and
- * touches nothing but stderr. Handles and configurations returned belong to
- * the caller. */
+ * touches nothing but stderr and two atomic flags. Handles and
+ * configurations returned belong to the caller. */
 #ifndef CAIRN_CLI_KCLIENT_H
 #define CAIRN_CLI_KCLIENT_H
 
@@ -58,11 +58,20 @@ struct kclient_topic {
     size_t n_configs;
 };
 
+/* The log callback of every configuration kclient_conf_new() makes (a
+ * command that installs its own hands each line on to it): prints
+ * librdkafka's line on stderr when its level is within $CAIRN_LOG's
+ * (debug, info, warn, error, off; errors only by default; all with -X
+ * debug=...). Lines about broker connections failing (a broker down)
+ * are folded: the process prints the first, saying that the rest are
+ * not shown, unless CAIRN_LOG=debug. Runs on librdkafka's threads. */
+void kclient_log(const rd_kafka_t *rk, int level, const char *fac,
+                 const char *buf);
+
 /* A configuration with bootstrap.servers, client.id and the log callback
- * set: librdkafka's log lines go to stderr at the level $CAIRN_LOG names
- * (debug, info, warn, error, off), errors only by default. The -X
- * properties are applied later, by kclient_new(). NULL when out of
- * memory or a property is refused (e says why). */
+ * (kclient_log) set, log_level at $CAIRN_LOG's. The -X properties are
+ * applied later, by kclient_new(). NULL when out of memory or a
+ * property is refused (e says why). */
 rd_kafka_conf_t *kclient_conf_new(const struct kclient_opts *o,
                                   struct kclient_error *e);
 

@@ -68,7 +68,8 @@ void bench_usage(FILE *out)
           "      produce() to arrival at a consumer. --mock runs against\n"
           "      librdkafka's in-memory mock cluster instead. Defaults:\n"
           "      topic cairn-bench, 1000000 records of 100 bytes, acks 1,\n"
-          "      created with 3 partitions and replication factor 1.\n",
+          "      created with 3 partitions and the cluster's\n"
+          "      default.replication.factor (1 on --mock).\n",
           out);
 }
 
@@ -97,7 +98,7 @@ static void bench_defaults(struct bench_opts *o)
     o->acks = "1";
     o->linger_ms = -1;
     o->partitions = 3;
-    o->replication_factor = 1;
+    o->replication_factor = -1; /* the cluster's default */
     o->configs.items = o->config_items;
     o->configs.cap = BENCH_CONFIGS_MAX;
 }
@@ -195,7 +196,8 @@ static int start_mock(struct bench *b, struct kclient_error *e)
     }
     b->k.bootstrap = rd_kafka_mock_cluster_bootstraps(b->mock);
     rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(
-        b->mock, b->o->topic, b->o->partitions, b->o->replication_factor);
+        b->mock, b->o->topic, b->o->partitions,
+        b->o->replication_factor > 0 ? b->o->replication_factor : 1);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         kclient_error_set(e, err, NULL);
         return RC_IO;

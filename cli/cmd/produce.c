@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd/produce_why.h"
 #include "cli/util/cli.h"
 #include "cli/util/opts.h"
 #include "common/rc.h"
@@ -26,8 +27,10 @@ void produce_usage(FILE *out)
           "      Keyed records go to Kafka's murmur2 partition of the key,\n"
           "      as from a Java producer; unkeyed ones to a random one.\n"
           "      --acks defaults to all; a record not delivered within\n"
-          "      --timeout-ms (default 30000) fails. Exits 1 when any\n"
-          "      record failed.\n",
+          "      --timeout-ms (default 30000) fails, named with the\n"
+          "      broker's last error for its partition (too few in-sync\n"
+          "      replicas: with the ISR and min.insync.replicas). Exits 1\n"
+          "      when any record failed.\n",
           out);
 }
 
@@ -76,9 +79,12 @@ struct produce_state {
     int64_t sent;      /* records handed to librdkafka */
     int64_t delivered; /* acknowledged as asked (--acks) */
     int64_t failed;
+    struct produce_why why; /* the brokers' last errors */
 };
 
-/* Runs inside rd_kafka_poll() and rd_kafka_flush(), on our thread. */
+/* Runs inside rd_kafka_poll() and rd_kafka_flush(), on our thread. A
+ * record that timed out says what the broker last answered for its
+ * partition. */
 static void delivery_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
                         void *opaque)
 {
@@ -89,11 +95,32 @@ static void delivery_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
         return;
     }
     st->failed++;
-    if (st->failed <= PRODUCE_ERRORS_SHOWN) {
+    struct produce_why_error last =
+        produce_why_failed(&st->why, m->partition);
+    if (st->failed > PRODUCE_ERRORS_SHOWN) {
+        return;
+    }
+    if (last.err == RD_KAFKA_RESP_ERR_NO_ERROR || last.err == m->err) {
         cli_error("produce %s: line %" PRIuPTR ": %s: %s", st->o->topic,
                   (uintptr_t)m->_private, kclient_err_name(m->err),
                   rd_kafka_err2str(m->err));
+        return;
     }
+    cli_error("produce %s: line %" PRIuPTR ": %s: %s; partition %" PRId32
+              "'s last error from broker %" PRId32 ": %s",
+              st->o->topic, (uintptr_t)m->_private, kclient_err_name(m->err),
+              rd_kafka_err2str(m->err), m->partition, last.broker_id,
+              kclient_err_name(last.err));
+}
+
+/* Every librdkafka log line: the brokers' errors are noted, then the
+ * line goes on to kclient's callback. librdkafka's threads. */
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac,
+                   const char *buf)
+{
+    struct produce_state *st = rd_kafka_opaque(rk);
+    produce_why_note(&st->why, level, fac, buf);
+    kclient_log(rk, level, fac, buf);
 }
 
 static rd_kafka_t *make_producer(const struct kclient_opts *k,
@@ -110,6 +137,8 @@ static rd_kafka_t *make_producer(const struct kclient_opts *k,
         kclient_conf_set(conf, "partitioner", "murmur2_random", &e) ==
             RC_OK &&
         kclient_conf_set(conf, "message.timeout.ms", timeout, &e) == RC_OK &&
+        /* the debug line of each failed Produce (produce_why.h) */
+        kclient_conf_set(conf, "debug", "msg", &e) == RC_OK &&
         (o->compression == NULL ||
          kclient_conf_set(conf, "compression.codec", o->compression, &e) ==
              RC_OK);
@@ -121,6 +150,7 @@ static rd_kafka_t *make_producer(const struct kclient_opts *k,
         return NULL;
     }
     rd_kafka_conf_set_dr_msg_cb(conf, delivery_cb);
+    rd_kafka_conf_set_log_cb(conf, log_cb);
     rd_kafka_conf_set_opaque(conf, st);
     rd_kafka_t *rk = kclient_new(k, RD_KAFKA_PRODUCER, conf, &e);
     if (rk == NULL) {
@@ -224,7 +254,8 @@ static int send_stdin(rd_kafka_t *rk, const struct produce_opts *o,
 
 /* Checks that the topic (and --partition) exist, so a typo fails now
  * rather than after --timeout-ms. */
-static int check_topic(rd_kafka_t *rk, const struct produce_opts *o)
+static int check_topic(rd_kafka_t *rk, const struct produce_opts *o,
+                       struct produce_why *why)
 {
     struct kclient_error e;
     int32_t n = 0;
@@ -241,12 +272,16 @@ static int check_topic(rd_kafka_t *rk, const struct produce_opts *o)
                   what, o->partition, n);
         return CLI_EXIT_FAILED;
     }
+    if (produce_why_start(why, n) != RC_OK) {
+        cli_error("%s: out of memory", what);
+        return CLI_EXIT_FAILED;
+    }
     return CLI_EXIT_OK;
 }
 
 /* Waits for every delivery report and sums up. */
 static int finish(rd_kafka_t *rk, const struct produce_opts *o,
-                  const struct produce_state *st, int rc)
+                  struct produce_state *st, int rc)
 {
     int wait_ms = (int)o->timeout_ms + PRODUCE__FLUSH_MARGIN_MS;
     if (rd_kafka_flush(rk, wait_ms) != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -255,6 +290,7 @@ static int finish(rd_kafka_t *rk, const struct produce_opts *o,
         rc = CLI_EXIT_FAILED;
     }
     if (st->failed > 0) {
+        produce_why_explain(&st->why, rk);
         cli_error("produce %s: %" PRId64 " of %" PRId64 " records failed",
                   o->topic, st->failed, st->sent);
         rc = CLI_EXIT_FAILED;
@@ -270,8 +306,9 @@ int produce_run(const struct kclient_opts *k, const struct produce_opts *o)
         cli_error("produce: out of memory");
         return CLI_EXIT_FAILED;
     }
+    produce_why_init(&st.why, o->topic);
     rd_kafka_t *rk = make_producer(k, o, &st);
-    int rc = rk != NULL ? check_topic(rk, o) : CLI_EXIT_FAILED;
+    int rc = rk != NULL ? check_topic(rk, o, &st.why) : CLI_EXIT_FAILED;
     if (rc == CLI_EXIT_OK) {
         rc = send_stdin(rk, o, &st, buf);
     }
@@ -279,6 +316,7 @@ int produce_run(const struct kclient_opts *k, const struct produce_opts *o)
         rc = finish(rk, o, &st, rc);
         rd_kafka_destroy(rk);
     }
+    produce_why_destroy(&st.why);
     free(buf);
     return rc;
 }

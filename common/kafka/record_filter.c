@@ -78,6 +78,8 @@ static int read_record(struct reader *r, const struct record_batch_header *h,
         return RC_MALFORMED;
     }
     v->null_value = value_len < 0;
+    v->value = value_len > 0 ? reader_raw(&rec, (size_t)value_len)
+                             : (struct slice){.ptr = rec.p, .len = 0};
     v->offset = h->base_offset + off_delta;
     v->timestamp = h->base_timestamp + ts_delta;
     if (off_delta < 0 || off_delta > h->last_offset_delta) {

@@ -37,6 +37,7 @@ struct record_view {
     int64_t offset;    /* base offset + offset delta */
     int64_t timestamp; /* base timestamp + timestamp delta */
     struct slice key;  /* borrowed; empty when null */
+    struct slice value; /* borrowed; empty when null */
     bool null_key;
     bool null_value;   /* a tombstone */
 };

@@ -7,9 +7,11 @@
 # (checked against an independent Python murmur2 that first reproduces
 # Kafka's own test vectors), the bootstrap fallback through --controllers,
 # `cairn events` leaving the group coordinators' routine lines out (and
-# --all showing them), a refused acks=all write's event and the produce
-# metrics, a restarted broker still serving its earlier events, and a
-# `cairn bench` smoke run. Own free ports and data directory.
+# --all showing them), a `cairn bench` smoke run, errors that say why:
+# delete-records past the high watermark, acks=all below
+# min.insync.replicas with a broker stopped (and its event and the
+# produce metrics), and a restarted broker still serving its earlier
+# events. Own free ports and data directory.
 #     tests/integration/cli_kafka.sh BUILD_DIR
 set -uo pipefail
 
@@ -195,6 +197,42 @@ partition_offset() {
     [ ! -s "$OUT" ]
 }
 check "produce --partition, consume --partition --offset" partition_offset
+
+# cairn dump-log reads a broker's partition directory offline: the
+# offsets produced, each batch's CRC, and a leader epoch that agrees with
+# the partition's leader-epoch checkpoint. One replica, acks=1 (whatever
+# min.insync.replicas says); the dump is retried until the five records
+# are on disk, for 10 s at most.
+dump_log_all() {
+    "$BIN/cairn" dump-log --records "$1" > "$OUT" &&
+        grep -q "^  batches=[12] records=5 next_offset=5$" "$OUT"
+}
+
+dump_log() {
+    "${CAIRN[@]}" topics create dumped --partitions 1 \
+        --replication-factor 1 >/dev/null || return 1
+    seq 1 3 | "${CAIRN[@]}" produce dumped --acks 1 || return 1
+    seq 4 5 | "${CAIRN[@]}" produce dumped --acks 1 || return 1
+    local dir n epoch
+    dir=$(find "$DATA" -type d -name dumped-0 | head -n 1)
+    [ -n "$dir" ] || return 1
+    wait_for 10 dump_log_all "$dir" || {
+        cat "$OUT"
+        return 1
+    }
+    grep -q "topic=dumped partition=0 segments=1$" "$OUT" || return 1
+    [ "$(grep -c "^    | offset=" "$OUT")" = 5 ] || return 1
+    for n in 0 1 2 3 4; do
+        grep -q "^    | offset=$n .* value=\"$((n + 1))\"$" "$OUT" ||
+            return 1
+    done
+    [ "$(grep "^  position=" "$OUT" | grep -vc " crc valid$")" = 0 ] ||
+        return 1
+    epoch=$(sed -n 's/^  epoch=\([0-9]*\) start_offset=0$/\1/p' "$OUT")
+    [ -n "$epoch" ] &&
+        ! grep "^  position=" "$OUT" | grep -qv " leader_epoch=$epoch "
+}
+check "dump-log shows the produced offsets, CRCs and leader epoch" dump_log
 
 produce_unknown_topic() {
     echo x | "${CAIRN[@]}" produce nosuch 2> "$ERR"
@@ -426,6 +464,69 @@ check "bench e2e prints a RESULT line" \
 check "bench --mock produce prints a RESULT line" \
     bench_line produce --mock --records 20000
 
+# --- Errors that say why -----------------------------------------------------
+
+delete_records_past_hw() {
+    "${CAIRN[@]}" topics create few --partitions 1 >/dev/null || return 1
+    echo a | "${CAIRN[@]}" produce few --acks all || return 1
+    "${CAIRN[@]}" topics delete-records few --partition 0 --before 100 \
+        2> "$ERR"
+    [ $? = 1 ] &&
+        grep -q "offset 100 is past partition 0's high watermark 1 " "$ERR"
+}
+check "delete-records past the HW names the HW" delete_records_past_hw
+
+# strict_partition EXPR: topics describe --json of strict's partition 0
+# (p) satisfies the Python expression.
+strict_partition() {
+    "${CAIRN[@]}" topics describe --json strict 2>/dev/null |
+        /usr/bin/python3 -c "
+import json, sys
+p = json.load(sys.stdin)['topics'][0]['partitions'][0]
+sys.exit(0 if ($1) else 1)"
+}
+
+# until_ok SECONDS COMMAND...: until COMMAND succeeds, SECONDS at most.
+until_ok() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.2
+    done
+}
+
+# A topic whose writes need all 3 replicas in sync, one follower stopped:
+# acks=all fails with the broker's error, the ISR and the minimum.
+# enable.sparse.connections=false makes librdkafka connect to every
+# broker it knows, so the stopped one's connection errors are certain;
+# they take one line.
+not_enough_replicas() {
+    "${CAIRN[@]}" topics create strict --partitions 1 --replication-factor 3 \
+        --config min.insync.replicas=3 >/dev/null || return 1
+    until_ok 15 strict_partition "p['leader'] > 0 and len(p['isr']) == 3" ||
+        return 1
+    local leader follower rc
+    leader=$("${CAIRN[@]}" topics describe --json strict | /usr/bin/python3 -c "
+import json, sys
+print(json.load(sys.stdin)['topics'][0]['partitions'][0]['leader'])")
+    follower=$(( leader % 3 + 1 ))
+    "$ROOT/deploy/cluster.sh" stop "broker-$follower" || return 1
+    until_ok 15 strict_partition "len(p['isr']) == 2" || return 1
+    echo x | "${CAIRN[@]}" -X enable.sparse.connections=false produce strict \
+        --timeout-ms 3000 2> "$ERR"
+    rc=$?
+    "$ROOT/deploy/cluster.sh" start "broker-$follower" >/dev/null
+    local said="partition 0's last error from broker $leader"
+    [ $rc = 1 ] &&
+        grep -q "^cairn: produce strict: line 1: _MSG_TIMED_OUT: .*; $said: NOT_ENOUGH_REPLICAS$" "$ERR" &&
+        grep -Eq "^cairn: produce strict: partition 0: NOT_ENOUGH_REPLICAS: ISR [1-3],[1-3] \(2 of replicas [1-3],[1-3],[1-3]\) is below min.insync.replicas=3 \(the topic's\)$" "$ERR" &&
+        [ "$(grep -c "127.0.0.1:$((base + 90 + follower))" "$ERR")" = 1 ] &&
+        grep -q "further broker connection errors not shown" "$ERR" &&
+        [ "$(wc -l < "$ERR")" = 4 ] || { cat "$ERR"; return 1; }
+}
+check "acks=all below min.insync.replicas: NOT_ENOUGH_REPLICAS, the ISR, one line of connection errors" \
+    not_enough_replicas
 # --- A restarted broker keeps its events ----------------------------------
 
 # "SEQ TEXT" of each of broker-1's events (JSON /events), one a line.
@@ -438,6 +539,7 @@ for e in doc["events"]:
     print(e["seq"], e["text"])' "${BROKER_HTTP[0]}"
 }
 
+wait_for 30 broker1_events # an earlier check may have restarted it
 broker1_events > "$DATA/ev.before"
 
 # min.insync.replicas=3 of 3 replicas, one broker stopped: acks=all is

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# deploy/cluster.sh and the cairn command end to end: up, topics, kill a
-# broker and watch it fenced, start it again; `cairn status` offsets (HW,
-# each replica's log end offset) and flags, with a follower killed and
-# started again; stop everything. Runs on its own free ports and data
-# directory, so it passes beside `make cluster`.
+# deploy/cluster.sh and the cairn command end to end: up refusing a port
+# another process holds and reporting a node that dies at start, up,
+# topics, kill a broker and watch it fenced, start it again; `cairn
+# status` offsets (HW, each replica's log end offset) and flags, with a
+# follower killed and started again; stop everything. Runs on its own
+# free ports and data directory, so it passes beside `make cluster`.
 #     tests/integration/cluster_script.sh BUILD_DIR
 set -uo pipefail
 
@@ -53,10 +54,53 @@ check "cairn help status prints the status command's usage only" bash -c '
     out=$("$1" help status) && echo "$out" | grep -q "status --watch" &&
     ! echo "$out" | grep -q "topics create"' _ "$BIN/cairn"
 
+# --- up: ports in use, a node that dies at start ----------------------------
+# wait_listening SECONDS PORT: until something listens on 127.0.0.1:PORT.
+wait_listening() {
+    local deadline=$((SECONDS + $1))
+    while port_free "$2"; do
+        [ $SECONDS -ge $deadline ] && return 1
+        sleep 0.05
+    done
+}
+no_node_started() { ! compgen -G "$DATA/*/pid" >/dev/null; }
+held=$((base + 92))
+/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+time.sleep(300)' "$held" &
+holder=$!
+check "another process listens on broker-2's port" wait_listening 10 "$held"
+up_out=$("$ROOT/deploy/cluster.sh" up 2>&1)
+check "up fails when a port it needs is in use" test $? != 0
+check "up names the port, what needs it, the holder's pid and command" \
+    grep -q "^cluster: port $held (broker-2 Kafka listener) is in use by pid $holder (/usr/bin/python3 -c" \
+    <<< "$up_out"
+check "up started nothing" no_node_started
+kill "$holder"
+wait "$holder" 2>/dev/null
+# broker-3 with a config it refuses: it exits at once.
+mkdir -p "$DATA/broker-3"
+printf 'node.id=3\nmin.insync.replicas=0\n' > "$DATA/broker-3/broker.properties"
+up_out=$("$ROOT/deploy/cluster.sh" up 2>&1)
+check "up fails when a node dies at start" test $? != 0
+check "up names the dead node and its log's last error line" grep -qF \
+    "died at start: $(tail -n 1 "$DATA/broker-3/broker-3.log")" \
+    <<< "$(grep "^cluster: broker-3 (pid [0-9]*) died at start: cairn-broker: " <<< "$up_out")"
+check "up reports only the dead node" \
+    test "$(grep -c "died at start" <<< "$up_out")" = 1
+rm "$DATA/broker-3/broker.properties"
+
 out=$("$ROOT/deploy/cluster.sh" up 2>&1)
 last=$(printf '%s\n' "$out" | tail -n 1)
 check "up prints bootstrap.servers last" \
     test "$last" = "bootstrap.servers=127.0.0.1:$((base + 91)),127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))"
+check "up again says it is already up, exits 0" bash -c '
+    out=$("$1" up 2>&1) && echo "$out" | grep -q "^cluster: already up" &&
+    echo "$out" | tail -n 1 | grep -q "^bootstrap.servers="' \
+    _ "$ROOT/deploy/cluster.sh"
 check "topics create" "$BIN/cairn" --controllers \
     "101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))" \
     topics create orders --partitions 3 --replication-factor 3
@@ -263,20 +307,20 @@ check "found a follower of offsets-0" test -n "$follower"
 follower=${follower:-2}
 check "kill broker-$follower (a follower)" \
     "$ROOT/deploy/cluster.sh" kill "broker-$follower"
-check "status: its end offset unknown, others 5, UNDER-REPLICATED" \
+check "status: its end offset unknown, others 5, UNDER-REPLICATED, AT-MIN-ISR" \
     wait_for 30 "(p := part('offsets', 0)) is not None
      and b[$follower]['reachable'] is False and ends(p)[$follower] is None and p['hw'] == 5
      and all(v == 5 for k, v in ends(p).items() if k != $follower)
      and $follower not in p['isr'] and p['under_replicated']
-     and not p['under_min_isr'] and not p['offline']"
-check "status text: '-' for its end offset, the flag" \
+     and p['at_min_isr'] and not p['under_min_isr'] and not p['offline']"
+check "status text: '-' for its end offset, the flags" \
     status_text \
-    "[1-3],[1-3] +5 +[1-3]:[5-],[1-3]:[5-],[1-3]:[5-] +UNDER-REPLICATED"
+    "[1-3],[1-3] +5 +[1-3]:[5-],[1-3]:[5-],[1-3]:[5-] +UNDER-REPLICATED,AT-MIN-ISR"
 check "start broker-$follower" "$ROOT/deploy/cluster.sh" start "broker-$follower"
 check "status: back in the ISR at end offset 5, no flags" wait_for 30 \
     "(p := part('offsets', 0)) is not None
      and b[$follower]['reachable'] is True and set(ends(p).values()) == {5} and len(p['isr']) == 3
-     and not p['under_replicated']"
+     and not p['under_replicated'] and not p['at_min_isr']"
 pids=$(cat "$DATA"/*/pid)
 check "down" "$ROOT/deploy/cluster.sh" down
 alive=0

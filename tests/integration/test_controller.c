@@ -4,6 +4,8 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -515,6 +517,103 @@ Test(controller, a_restarted_leader_never_serves_its_old_epoch)
     cluster_node_signal(&c, ln, SIGKILL, true);
     cluster_node_start(&c, ln);
     (void)expect_no_offset_below_100(ln->port, "hw", false);
+}
+
+/* Broker n's log from its latest start on (its "broker node=<id>
+ * listener=" line), malloc'd; the log file is appended to across
+ * restarts. */
+static char *log_of_this_start(const struct cluster_node *n)
+{
+    FILE *f = fopen(n->log, "r");
+    cr_assert_not_null(f, "no log %s", n->log);
+    size_t cap = 1u << 20;
+    char *all = malloc(cap);
+    cr_assert_not_null(all);
+    size_t len = 0;
+    size_t got;
+    while ((got = fread(all + len, 1, cap - 1 - len, f)) > 0) {
+        len += got;
+        if (len == cap - 1) {
+            cap *= 2;
+            all = realloc(all, cap);
+            cr_assert_not_null(all);
+        }
+    }
+    fclose(f);
+    all[len] = '\0';
+    char marker[64];
+    snprintf(marker, sizeof marker, "broker node=%d listener=", n->id);
+    const char *start = NULL;
+    for (const char *at = strstr(all, marker); at != NULL;
+         at = strstr(at + 1, marker)) {
+        start = at;
+    }
+    cr_assert_not_null(start, "no start line in %s", n->log);
+    char *out = strdup(start);
+    free(all);
+    return out;
+}
+
+/* Where the first line saying a partition role starts in text, or NULL. */
+static const char *first_role_line(const char *text)
+{
+    static const char *const roles[] = {
+        "became leader of ", "became follower of ", " is offline at epoch "};
+    const char *first = NULL;
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
+        const char *at = strstr(text, roles[i]);
+        if (at != NULL && (first == NULL || at < first)) {
+            first = at;
+        }
+    }
+    return first;
+}
+
+/* A Kafka broker starts fenced (BrokerLifecycleManager): it takes no
+ * partition role until it is registered with a new broker epoch and has
+ * caught up with the metadata log. Restarted within its session timeout,
+ * its registration is refused (DUPLICATE_BROKER_REGISTRATION) until the
+ * controller fences the old incarnation and moves its leadership; the
+ * image it fetched meanwhile still names it leader. A broker that
+ * applied that image said "became leader" before it had registered, then
+ * "became follower": two leaders, to whoever read its log. */
+Test(controller, a_restarted_broker_takes_no_role_before_it_is_caught_up)
+{
+    start_ready(1, 2);
+    cr_assert_eq(cluster_create_topic(&c, "roles", 1, 2), KAFKA_ERROR_NONE);
+    struct cluster_node *ln =
+        cluster_broker(&c, wait_partition("roles", full_isr).leader);
+    cluster_node_signal(&c, ln, SIGKILL, true);
+    cluster_node_start(&c, ln);
+    /* Until it has caught up and then taken its role in roles-0. */
+    char *text = NULL;
+    const char *caught_up = NULL;
+    bool took_role = false;
+    uint64_t deadline = cluster_now_ms() + 20000;
+    do {
+        free(text);
+        pause_ms(50);
+        text = log_of_this_start(ln);
+        caught_up = strstr(text, "metadata caught up at offset");
+        took_role =
+            caught_up != NULL &&
+            (strstr(caught_up, "became follower of roles-0 ") != NULL ||
+             strstr(caught_up, "became leader of roles-0 ") != NULL);
+    } while (!took_role && cluster_now_ms() < deadline);
+    const char *refused = strstr(text, "DUPLICATE_BROKER_REGISTRATION");
+    const char *registered = strstr(text, "registered with controller=");
+    const char *role = first_role_line(text);
+    cr_assert_not_null(refused, "not restarted within the session: %s",
+                       ln->log);
+    cr_assert_not_null(registered, "never registered: %s", ln->log);
+    cr_assert_not_null(caught_up, "never caught up: %s", ln->log);
+    cr_assert(refused < registered && registered < caught_up,
+              "not refused, registered, caught up in order: %s", ln->log);
+    cr_assert_not_null(role, "no role for roles-0 in 20 s: %s", ln->log);
+    cr_assert(role > caught_up, "a role before it caught up: %.*s",
+              (int)strcspn(role, "\n"), role);
+    cr_assert(took_role, "no role for roles-0 once caught up: %s", ln->log);
+    free(text);
 }
 
 /* KIP-207: every replica killed; the last ISR member comes back alone and

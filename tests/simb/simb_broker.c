@@ -721,6 +721,11 @@ static void apply_metadata(struct simb_broker *b)
     if (meta_image_copy(&b->img, simb_ctl(b->w)) != RC_OK) {
         abort();
     }
+    /* As broker/main.c: fenced until registered and caught up past its
+     * registration, the broker opens its logs but takes no role (a
+     * restarted broker's first image may still name it leader of what
+     * the controller moves away before registering it). */
+    bool serving = b->epoch >= 0 && b->img.offset >= b->epoch;
     for (int32_t i = 0; i < SIMB_PARTITIONS; i++) {
         const struct meta_partition *mp = simb_meta_partition(&b->img, i);
         if (mp == NULL) {
@@ -733,7 +738,7 @@ static void apply_metadata(struct simb_broker *b)
             open_partition(b, i);
         }
         struct partition *p = b->parts[i].p;
-        if (p == NULL || !replica) {
+        if (p == NULL || !replica || !serving) {
             continue;
         }
         int32_t epoch = p->leader_epoch;
@@ -743,13 +748,8 @@ static void apply_metadata(struct simb_broker *b)
         if (epoch != p->leader_epoch || pe != p->partition_epoch) {
             repair_after_metadata(p);
         }
-        /* Checked once it leads at an epoch and serves (as the Kafka
-         * port: registered, its image past its registration). A broker
-         * restarted before its old incarnation was fenced reads itself
-         * leader from the old image, but no client reaches it, and its
-         * registration moves leadership first. */
-        bool serving = b->epoch >= 0 && b->img.offset >= b->epoch;
-        if (partition_is_leader(p) && serving &&
+        /* Checked once it leads at an epoch. */
+        if (partition_is_leader(p) &&
             b->parts[i].checked_epoch != p->leader_epoch + 1) {
             b->parts[i].checked_epoch = p->leader_epoch + 1;
             b->w->n_elections++;

@@ -147,6 +147,15 @@ void simb_send(struct simb_world *w, const struct simb_msg *m)
 
 /* --- The controller: the real planners on one image ------------------------ */
 
+/* A registered broker fetches at once to catch up past its registration
+ * (membership.c), and takes its roles then. */
+static void fetch_metadata(struct simb_world *w, int broker)
+{
+    simb_send(w, &(struct simb_msg){.type = SIMB_METADATA,
+                                    .from = SIMB_CONTROLLER,
+                                    .to = broker});
+}
+
 static void publish(struct simb_world *w)
 {
     for (int i = 0; i < SIMB_BROKERS; i++) {
@@ -211,6 +220,7 @@ static void applied_cb(void *arg, int status, unsigned proposer)
             memcmp(&mb->incarnation, &b->uuid, sizeof b->uuid) == 0) {
             b->epoch = mb->epoch;
             b->last_heartbeat_ms = w->now_ms;
+            fetch_metadata(w, p.broker);
         }
     } else if (p.kind == SIMB_PENDING_ALTER) {
         answer_alter(w, &p, img,
@@ -263,6 +273,7 @@ static void on_heartbeat(struct simb_world *w, const struct simb_msg *m)
         if (w->out.n == 0) { /* a retry of what is registered */
             b->epoch = epoch;
             b->last_heartbeat_ms = w->now_ms;
+            fetch_metadata(w, m->from);
             return;
         }
         (void)commit(w, (struct simb_pending){.kind = SIMB_PENDING_REGISTER,

@@ -37,8 +37,11 @@ void status_usage(FILE *out)
           "      UNDER-MIN-ISR (ISR below min.insync.replicas: the topic's,\n"
           "      else the brokers' as DescribeConfigs reports it, else 1;\n"
           "      Cairn's brokers report none yet, so the local cluster's\n"
-          "      min.insync.replicas=2 counts only where a topic sets it)\n"
-          "      and OFFLINE (no leader).\n",
+          "      min.insync.replicas=2 counts only where a topic sets it),\n"
+          "      AT-MIN-ISR (ISR exactly min.insync.replicas, as\n"
+          "      kafka-topics --describe --at-min-isr-partitions: acks=all\n"
+          "      still succeeds; one more replica out stops it) and\n"
+          "      OFFLINE (no leader).\n",
           out);
 }
 

@@ -13,8 +13,8 @@
  * (a table cell cuts what is beyond TABLE_CELL_BYTES_MAX). */
 #define VIEW__END_OFFSETS_BYTES (META_REPLICAS_MAX * 33 + 1)
 
-/* "UNDER-REPLICATED,UNDER-MIN-ISR,OFFLINE" and room. */
-#define VIEW__FLAGS_BYTES 48
+/* "UNDER-REPLICATED,UNDER-MIN-ISR,AT-MIN-ISR,OFFLINE" and room. */
+#define VIEW__FLAGS_BYTES 64
 
 static int topic_cmp(const void *a, const void *b)
 {
@@ -131,13 +131,28 @@ static void format_end_offsets(const struct meta_replica_set *s,
 static void format_flags(const struct health_partition *hp, char *out,
                          size_t cap)
 {
-    snprintf(out, cap, "%s%s%s%s%s",
-             hp->under_replicated ? "UNDER-REPLICATED" : "",
-             hp->under_replicated && hp->under_min_isr ? "," : "",
-             hp->under_min_isr ? "UNDER-MIN-ISR" : "",
-             (hp->under_replicated || hp->under_min_isr) && hp->offline ? ","
-                                                                        : "",
-             hp->offline ? "OFFLINE" : "");
+    const char *names[4];
+    size_t n = 0;
+    if (hp->under_replicated) {
+        names[n++] = "UNDER-REPLICATED";
+    }
+    if (hp->under_min_isr) {
+        names[n++] = "UNDER-MIN-ISR";
+    }
+    if (hp->at_min_isr) {
+        names[n++] = "AT-MIN-ISR";
+    }
+    if (hp->offline) {
+        names[n++] = "OFFLINE";
+    }
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < cap; i++) {
+        int w = snprintf(out + used, cap - used, "%s%s", i > 0 ? "," : "",
+                         names[i]);
+        ASSERT(w >= 0);
+        used += (size_t)w;
+    }
 }
 
 static void health_cells(struct table *t, const struct meta_partition *p,
@@ -336,6 +351,8 @@ static void partition_health_json(struct json *j,
     json_bool(j, hp->under_replicated);
     json_key(j, "under_min_isr");
     json_bool(j, hp->under_min_isr);
+    json_key(j, "at_min_isr");
+    json_bool(j, hp->at_min_isr);
     json_key(j, "offline");
     json_bool(j, hp->offline);
 }

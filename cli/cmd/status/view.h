@@ -37,7 +37,8 @@ void view_brokers_text(FILE *out, const struct meta_image *img);
  * table of the given topics, or "(none)". With h (may be NULL; gathered
  * from the topics' image) also the HW, each replica's log end offset as
  * "id:offset,..." in replica order ("-" unknown) and the flags
- * (UNDER-REPLICATED, UNDER-MIN-ISR, OFFLINE; empty when healthy). */
+ * (UNDER-REPLICATED, UNDER-MIN-ISR, AT-MIN-ISR, OFFLINE; empty when
+ * healthy). */
 void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
                           size_t n, const struct health *h);
 
@@ -45,7 +46,7 @@ void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
  * h (may be NULL), brokers also get "reachable" (null when not asked)
  * and, when set, "error"; partitions get "hw", "end_offsets" ([{"id",
  * "end_offset"}] in replica order; null unknown), "min_isr",
- * "under_replicated", "under_min_isr" and "offline". */
+ * "under_replicated", "under_min_isr", "at_min_isr" and "offline". */
 void view_brokers_json(struct json *j, const struct meta_image *img,
                        const struct health *h);
 void view_topics_json(struct json *j, const struct meta_topic *const *topics,

@@ -345,10 +345,32 @@ static int run_delete(rd_kafka_t *rk, const struct topics_opts *o)
 
 /* --- DeleteRecords ------------------------------------------------------- */
 
+/* OFFSET_OUT_OF_RANGE: Kafka's answer to an offset past the high
+ * watermark, said with the HW itself (ListOffsets), or with Kafka's
+ * description when that query fails too. */
+static void print_past_hw(rd_kafka_t *rk, const struct topics_opts *o,
+                          const char *what, rd_kafka_resp_err_t err)
+{
+    int64_t low = -1;
+    int64_t high = -1;
+    rd_kafka_resp_err_t qerr = rd_kafka_query_watermark_offsets(
+        rk, o->names[0], o->partition, &low, &high, KCLIENT_TIMEOUT_MS);
+    if (qerr != RD_KAFKA_RESP_ERR_NO_ERROR || o->before <= high) {
+        struct kclient_error e;
+        kclient_error_set(&e, err, NULL);
+        kclient_error_print(what, &e);
+        return;
+    }
+    cli_error("%s: %s: offset %" PRId64 " is past partition %" PRId32
+              "'s high watermark %" PRId64 " (--before %" PRId64
+              " or -1 deletes every record it holds)",
+              what, kclient_err_name(err), o->before, o->partition, high,
+              high);
+}
+
 static int report_delete_records_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
                                     const void *arg)
 {
-    (void)rk;
     const struct topics_opts *o = arg;
     const rd_kafka_topic_partition_list_t *l =
         rd_kafka_DeleteRecords_result_offsets(
@@ -363,6 +385,10 @@ static int report_delete_records_cb(rd_kafka_t *rk, rd_kafka_event_t *ev,
         struct kclient_error e;
         snprintf(what, sizeof what, "topics delete-records %s-%d",
                  o->names[0], (int)o->partition);
+        if (p->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+            print_past_hw(rk, o, what, p->err);
+            return CLI_EXIT_FAILED;
+        }
         kclient_error_set(&e, p->err, NULL);
         kclient_error_print(what, &e);
         return CLI_EXIT_FAILED;

@@ -203,29 +203,37 @@ Test(replica, no_hw_candidate_while_committed_isr_below_min_isr)
     cr_assert(isr_enough_for_append(&s));
 }
 
-Test(replica, min_isr_clamps_to_replica_count)
+/* The HW moves on the replicas there are; acks=all compares with the
+ * configured minimum, as Kafka's Partition.appendRecordsToLeader does. */
+Test(replica, min_isr_clamps_to_replica_count_for_the_hw_only)
 {
     lead(SET(1, 2), SET(1, 2), 3, 100);
     cr_assert_eq(s.min_isr, 2);
+    cr_assert_eq(s.min_insync, 3);
     fetch(2, 100, 100, T0 + 1);
     cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 1), 100);
-    cr_assert(isr_enough_for_append(&s));
+    cr_assert(isr_hw_may_move(&s));
+    cr_assert_not(isr_enough_for_append(&s),
+                  "2 replicas cannot hold min.insync.replicas=3");
     cr_assert(maximal_reaches_min_isr(&s));
 
     struct meta_partition p = part(SET(1, 2), SET(1), 8);
     isr_update_metadata(&s, &p);
     cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 2),
                  ISR_OFFSET_UNKNOWN);
+    cr_assert_not(isr_hw_may_move(&s));
     cr_assert_not(isr_enough_for_append(&s));
     cr_assert_not(maximal_reaches_min_isr(&s));
 }
 
-Test(replica, single_replica_commits_alone_whatever_min_insync)
+Test(replica, single_replica_commits_alone_but_refuses_acks_all_above_one)
 {
     lead(SET(1), SET(1), 2, 100);
     cr_assert_eq(s.min_isr, 1);
     cr_assert_eq(s.n_followers, 0);
     cr_assert_eq(isr_hw_candidate(&s, 120, T0), 120);
+    cr_assert_not(isr_enough_for_append(&s));
+    lead(SET(1), SET(1), 1, 100);
     cr_assert(isr_enough_for_append(&s));
 }
 
@@ -762,7 +770,8 @@ Test(replica, metadata_with_fewer_replicas_lowers_min_isr)
     struct meta_partition p = part(SET(1, 2), SET(1, 2), PARTITION_EPOCH + 1);
     isr_update_metadata(&s, &p);
     cr_assert_eq(s.min_isr, 2);
-    cr_assert(isr_enough_for_append(&s));
+    cr_assert(isr_hw_may_move(&s));
+    cr_assert_not(isr_enough_for_append(&s), "still 3 asked, 2 possible");
 }
 
 /* --- Fetch from strangers ------------------------------------------------ */

@@ -71,10 +71,15 @@ static void teardown(void)
 
 TestSuite(partition_leader, .init = setup, .fini = teardown, .timeout = 60);
 
+static void apply_min(int32_t min_insync)
+{
+    partition_apply_metadata(&p, SELF, &mp, &img, min_insync, LAG_MS,
+                             th.now_ms);
+}
+
 static void apply(void)
 {
-    partition_apply_metadata(&p, SELF, &mp, &img, MIN_INSYNC, LAG_MS,
-                             th.now_ms);
+    apply_min(MIN_INSYNC);
 }
 
 static void lead_with_isr(int32_t n, const int32_t *ids)
@@ -511,7 +516,7 @@ Test(partition_leader, with_sync_before_ack_the_hw_waits_for_the_fsync)
     p.sync_before_ack = true;
     mp.replicas = (struct meta_replica_set){1, {1}};
     mp.isr = (struct meta_replica_set){1, {1}};
-    apply();
+    apply_min(1);
     produce_and_wait(4);
     cr_assert_eq(p.hw, 0, "written, not yet synced");
     for (int i = 0; i < 1000 && n_told == 0; i++) {
@@ -521,6 +526,23 @@ Test(partition_leader, with_sync_before_ack_the_hw_waits_for_the_fsync)
     cr_assert_eq(told[0], RC_OK);
     cr_assert_eq(p.hw, 4);
     cr_assert_geq(log_durable_end_offset(f.log), 4);
+}
+
+/* Fewer replicas than min.insync.replicas: acks=all is refused before
+ * anything is written (Kafka's NotEnoughReplicasException), while acks=1
+ * writes become visible on the one replica there is. */
+Test(partition_leader, fewer_replicas_than_min_insync_refuse_acks_all)
+{
+    mp.replicas = (struct meta_replica_set){1, {1}};
+    mp.isr = (struct meta_replica_set){1, {1}};
+    apply_min(2);
+    int64_t last = -1;
+    cr_assert_eq(produce(3, -1, &last), RC_NOT_ENOUGH_REPLICAS);
+    cr_assert_eq(log_end_offset(f.log), 0, "nothing written");
+    cr_assert_eq(produce(3, 1, &last), RC_OK);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(p.hw, 3);
+    cr_assert_not(p.hw_stalled);
 }
 
 /* A waiter released after a long wait is told as an event naming what
