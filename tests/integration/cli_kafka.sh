@@ -546,8 +546,9 @@ broker1_events > "$DATA/ev.before"
 # refused (librdkafka retries NOT_ENOUGH_REPLICAS until the timeout:
 # several refusals, the first told at once, the rest counted).
 acks_refused() {
-    "${CAIRN[@]}" topics create mir --partitions 1 --replication-factor 3 \
-        --config min.insync.replicas=3 > /dev/null || return 1
+    # A broker restarted by the check before may still be fenced.
+    wait_for 30 "${CAIRN[@]}" topics create mir --partitions 1 \
+        --replication-factor 3 --config min.insync.replicas=3 || return 1
     "$ROOT/deploy/cluster.sh" stop broker-1 > /dev/null 2>&1 || return 1
     local boot=127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
     wait_for 30 bash -c '
@@ -561,7 +562,7 @@ check "a refused acks=all write is an event with its cause" acks_refused
 produce_metrics() {
     /usr/bin/python3 - "${BROKER_HTTP[@]}" <<'PY'
 import re, sys, urllib.request
-seen = {"none": 0, "refused": 0, "failed": 0, "purgatory": 0}
+seen = {"refused": 0, "failed": 0, "purgatory": 0}
 for hp in sys.argv[1:]:
     try:
         text = urllib.request.urlopen("http://%s/metrics" % hp, timeout=10).read().decode()
@@ -569,8 +570,6 @@ for hp in sys.argv[1:]:
         continue # broker-1, stopped
     for line in text.splitlines():
         m = re.match(r'kafka_network_requestmetrics_errors_total\{request="Produce",error="(\w+)"\} (\S+)$', line)
-        if m and m.group(1) == "NONE":
-            seen["none"] += float(m.group(2))
         if m and m.group(1) == "NOT_ENOUGH_REPLICAS":
             seen["refused"] += float(m.group(2))
         m = re.match(r"kafka_server_brokertopicmetrics_failedproducerequests_total (\S+)$", line)
@@ -578,8 +577,8 @@ for hp in sys.argv[1:]:
             seen["failed"] += float(m.group(1))
         if re.match(r'kafka_server_delayedoperationpurgatory_purgatorysize\{delayedOperation="Produce"\} 0$', line):
             seen["purgatory"] += 1
-ok = (seen["none"] > 0 and seen["refused"] > 0
-      and seen["failed"] >= seen["refused"] and seen["purgatory"] == 2)
+ok = (seen["refused"] > 0 and seen["failed"] >= seen["refused"]
+      and seen["purgatory"] == 2)
 print(seen) if not ok else None
 sys.exit(0 if ok else 1)
 PY
