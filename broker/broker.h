@@ -25,6 +25,10 @@
 
 struct fetch_wait;
 
+/* Produce answers counted per Kafka ErrorCode, -1 to 128: slot code + 1
+ * (a code outside counts as UNKNOWN_SERVER_ERROR, slot 0). */
+#define BROKER_ERROR_SLOTS 130
+
 /* The broker's exit status after its only log dir failed. */
 #define BROKER_EXIT_LOG_DIR_FAILED 3
 
@@ -58,6 +62,14 @@ struct broker {
     uint64_t isr_expands;
     uint64_t bytes_in;             /* record bytes produced by clients */
     uint64_t messages_in;          /* and their records */
+    /* Produce: each partition's answer by ErrorCode (Kafka's
+     * RequestMetrics ErrorsPerSec, NONE included), those with an error
+     * (BrokerTopicMetrics FailedProduceRequestsPerSec), and the requests
+     * waiting for their acks now, acks=all's HW or acks=1's fsync with
+     * log.sync.before.ack (DelayedOperationPurgatory PurgatorySize). */
+    uint64_t produce_errors[BROKER_ERROR_SLOTS];
+    uint64_t produce_failed;
+    uint64_t produce_waiting;
     /* leader.replication.throttled.rate: what this broker, as leader,
      * sends to followers of partitions being reassigned;
      * follower.replication.throttled.rate: what it fetches for them. Their

@@ -593,6 +593,7 @@ static int start(struct broker *b, const struct config *cfg)
     if (broker_log_dir(cfg, dir) != RC_OK) {
         return RC_CONFIG;
     }
+    daemon_events_persist(&b->events, dir, &b->tracer); /* before any */
     int rv = start_partitions(b, cfg, mc.broker_id, &lc, dir);
     if (rv != RC_OK) {
         return rv;
@@ -656,5 +657,7 @@ int main(int argc, char **argv)
     uv_signal_start(&b.sig_int, signal_cb, SIGINT);
     uv_run(b.loop, UV_RUN_DEFAULT);
     uv_loop_close(b.loop);
+    b.tracer.events = NULL;
+    event_ring_destroy(&b.events); /* the newest repeat count to its file */
     return 0;
 }

@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/kafka/consumer_assignment.h"
 #include "common/kafka/kafka_codec.h"
+#include "common/kafka/kafka_error.h"
 #include "common/net/http_metrics.h"
 #include "common/rc.h"
 
@@ -48,6 +49,35 @@ static void request_times(struct writer *w, const struct broker *b)
                  api != NULL ? api->name : "unknown");
         http_metrics_histogram(w, name, labels, &h[key]);
     }
+}
+
+/* Produce answers per ErrorCode, failed ones, and those waiting. */
+static void produce_errors(struct writer *w, const struct broker *b)
+{
+    static const char name[] = "kafka_network_requestmetrics_errors_total";
+    http_metrics_family(w, name, "counter",
+                        "Produce partition answers per ErrorCode (NONE "
+                        "included), as Kafka's ErrorsPerSec");
+    for (int code = -1; code < BROKER_ERROR_SLOTS - 1; code++) {
+        uint64_t n = b->produce_errors[code + 1];
+        if (n == 0) {
+            continue;
+        }
+        char labels[96];
+        snprintf(labels, sizeof labels, "request=\"Produce\",error=\"%s\"",
+                 kafka_error_name((int16_t)code));
+        http_metrics_sample(w, name, labels, (double)n);
+    }
+    counter(w, "kafka_server_brokertopicmetrics_failedproducerequests_total",
+            "Produce partition answers with an error (refused, failed "
+            "after the append, timed out)", (double)b->produce_failed);
+    static const char purgatory[] =
+        "kafka_server_delayedoperationpurgatory_purgatorysize";
+    http_metrics_family(w, purgatory, "gauge",
+                        "Produce requests waiting for their acks (acks=all: "
+                        "the high watermark; acks=1: the fsync)");
+    http_metrics_sample(w, purgatory, "delayedOperation=\"Produce\"",
+                        (double)b->produce_waiting);
 }
 
 /* Every log's group-commit syncs, as one histogram. */
@@ -205,6 +235,7 @@ void broker_metrics_render(void *arg, struct writer *w)
     counter(w, "kafka_server_brokertopicmetrics_replicationbytesin_total",
             "record bytes appended as a follower",
             (double)ps->host.replication_bytes_in);
+    produce_errors(w, b);
     sync_times(w, ps);
     consumer_lag(w, b);
     partition_offsets(w, ps);

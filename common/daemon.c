@@ -1,10 +1,13 @@
 /* Daemon start-up shared by both daemons (common/daemon.h). */
 #include "common/daemon.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "common/event_ring.h"
 #include "common/io.h"
 #include "common/rc.h"
 
@@ -90,4 +93,28 @@ int daemon_config_voters(const struct config *cfg, const char *prog,
         return RC_CONFIG;
     }
     return RC_OK;
+}
+
+void daemon_events_persist(struct event_ring *ring, const char *dir,
+                           struct tracer *t)
+{
+    char path[EVENT_PATH_BYTES_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, DAEMON_EVENTS_FILE);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        TRACE_WARN(t, "events: %s/%s: path too long; events are kept in "
+                   "memory only", dir, DAEMON_EVENTS_FILE);
+        return;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        TRACE_WARN(t, "events: cannot create %s (%s)", dir, strerror(errno));
+    }
+    struct event_load ld;
+    if (event_ring_persist(ring, path, &ld) != RC_OK) {
+        TRACE_WARN(t, "events: cannot keep events in %s (%s); they are "
+                   "kept in memory only", path, strerror(ld.error));
+    } else if (ld.loaded > 0 || ld.skipped > 0) {
+        TRACE_INFO(t, "events: %zu lines of earlier events reloaded from "
+                   "%s, %zu damaged or out-of-order lines skipped",
+                   ld.loaded, path, ld.skipped);
+    }
 }

@@ -49,4 +49,16 @@ MUST_CHECK int daemon_config_voters(const struct config *cfg,
                                     struct addr_voter *out, size_t max,
                                     size_t *n);
 
+/* The file a daemon keeps its events in, in its data dir. */
+#define DAEMON_EVENTS_FILE "events.log"
+
+struct event_ring;
+
+/* Loads the events a daemon kept in dir/DAEMON_EVENTS_FILE into ring
+ * (empty) and keeps writing them there (common/event_ring.h), creating
+ * dir if it is missing. A failure is logged to t and the daemon goes on
+ * with its events in memory only. */
+void daemon_events_persist(struct event_ring *ring, const char *dir,
+                           struct tracer *t);
+
 #endif

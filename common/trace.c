@@ -45,6 +45,49 @@ static const char *const trace_level_names[] = {
     [TRACE_LEVEL_OFF] = "OFF",
 };
 
+/* Records msg in t->events if it is an event; false when the ring folded
+ * it into the one before (then it is not emitted). */
+static bool record_event(struct tracer *t, enum trace_level level,
+                         const char *file, int line, const char *msg)
+{
+    size_t plen = sizeof TRACE_EVENT_PREFIX - 1;
+    size_t rlen = sizeof TRACE_ROUTINE_EVENT_PREFIX - 1;
+    bool routine = strncmp(msg, TRACE_ROUTINE_EVENT_PREFIX, rlen) == 0;
+    if (!routine && strncmp(msg, TRACE_EVENT_PREFIX, plen) != 0) {
+        return true;
+    }
+    const char *text = msg + (routine ? rlen : plen);
+    /* An event about an internal topic ("__consumer_offsets-7 leader 1
+     * -> 2 ...") is the cluster's housekeeping whoever tells it. */
+    routine |= strncmp(text, TRACE_INTERNAL_TOPIC_PREFIX,
+                       sizeof TRACE_INTERNAL_TOPIC_PREFIX - 1) == 0;
+    struct timespec ts;
+    int64_t now_ms = 0;
+    if (clock_gettime(CLOCK_REALTIME, &ts) == 0) {
+        now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    struct event_push p = routine
+                              ? event_ring_push_routine(t->events, now_ms, text)
+                              : event_ring_push(t->events, now_ms, text);
+    if (p.persist_errno != 0) {
+        char err[160];
+        snprintf(err, sizeof err, "events: cannot write the events file "
+                 "(%s); events are kept in memory only from now on",
+                 strerror(p.persist_errno));
+        t->emit(t, TRACE_LEVEL_WARN, file, line, err);
+    }
+    if (p.collapsed) {
+        return false;
+    }
+    if (p.ended_repeats > 0) {
+        char rep[64];
+        snprintf(rep, sizeof rep, "events: the one before repeated %u "
+                 "more times", p.ended_repeats);
+        t->emit(t, level, file, line, rep);
+    }
+    return true;
+}
+
 void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
                  int line, const char *fmt, ...)
 {
@@ -62,23 +105,8 @@ void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
     if (n < 0) {
         msg[0] = '\0'; /* an encoding error leaves msg unspecified */
     }
-    size_t plen = sizeof TRACE_EVENT_PREFIX - 1;
-    if (t->events != NULL && strncmp(msg, TRACE_EVENT_PREFIX, plen) == 0) {
-        struct timespec ts;
-        int64_t now_ms = 0;
-        if (clock_gettime(CLOCK_REALTIME, &ts) == 0) {
-            now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-        }
-        struct event_push p = event_ring_push(t->events, now_ms, msg + plen);
-        if (p.collapsed) {
-            return;
-        }
-        if (p.ended_repeats > 0) {
-            char rep[64];
-            snprintf(rep, sizeof rep, "events: the one before repeated %u "
-                     "more times", p.ended_repeats);
-            t->emit(t, level, file, line, rep);
-        }
+    if (t->events != NULL && !record_event(t, level, file, line, msg)) {
+        return;
     }
     t->emit(t, level, file, line, msg);
 }

@@ -32,10 +32,13 @@ struct tracer {
 };
 
 /* Formats and hands the message to t->emit. Use the macros instead.
- * A message that starts with TRACE_EVENT_PREFIX is an event: with
+ * A message that starts with TRACE_EVENT_PREFIX is an event, one that
+ * starts with TRACE_ROUTINE_EVENT_PREFIX a routine event (housekeeping
+ * that readers leave out by default, common/event_ring.h): with
  * t->events set it is also recorded there, and a repeat that the ring
  * collapses (common/event_ring.h) is not emitted; the first different
- * event after a run of repeats is preceded by a line saying how many. */
+ * event after a run of repeats is preceded by a line saying how many,
+ * and a failure to write the ring's file is told once, as a warning. */
 void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
                  int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -56,6 +59,10 @@ int trace_level_parse(const char *s);
 const char *trace_level_name(enum trace_level level);
 
 #define TRACE_EVENT_PREFIX "event: "
+#define TRACE_ROUTINE_EVENT_PREFIX "routine event: "
+/* An event whose text starts with this (an internal topic's name, as in
+ * "__consumer_offsets-7 leader 1 -> 2 ...") is routine too. */
+#define TRACE_INTERNAL_TOPIC_PREFIX "__"
 
 #define TRACE__AT(t, lvl, ...)                                         \
     do {                                                               \

@@ -121,16 +121,16 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
 }
 
 int controller_propose(struct controller *c, struct ctl_op *op,
-                       const struct meta_record *recs, size_t n)
+                       const struct plan_records *recs)
 {
     ASSERT(c->in_flight == NULL);
     struct raft_buffer buf;
-    int rv = meta_fsm_encode_entry(recs, n, &buf);
+    int rv = meta_fsm_encode_entry(recs->recs, recs->n, &buf);
     if (rv != RC_OK) {
         return rv;
     }
     free(op->events);
-    op->events = controller_events(c, op, recs, n);
+    op->events = controller_events(c, op, recs);
     c->apply_req.data = c;
     c->in_flight = op;
     rv = raft_apply(&c->raft, &c->apply_req, &buf, 1, apply_cb);

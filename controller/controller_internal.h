@@ -77,9 +77,10 @@ struct controller {
 
 uint64_t controller_now_ms(const struct controller *c);
 
-/* Proposes recs[0..n) for op; the answer goes out after commit. */
+/* Proposes recs (their records; their rules go into the events) for op;
+ * the answer goes out after commit. */
 MUST_CHECK int controller_propose(struct controller *c, struct ctl_op *op,
-                                  const struct meta_record *recs, size_t n);
+                                  const struct plan_records *recs);
 
 /* Answers op with an error (NOT_CONTROLLER carries the leader's id). */
 void controller_reply_error(struct controller *c, struct ctl_op *op,
@@ -156,9 +157,10 @@ void handlers_elect_free(struct elect_answer *a);
 
 /* controller/events.c: the lines (malloc'd, "\n"-ended; NULL if none)
  * describing what recs change in the committed image, each with the
- * cause op stands for; and their logging. */
+ * cause op stands for and the rule that picked a new leader; and their
+ * logging. */
 char *controller_events(const struct controller *c, const struct ctl_op *op,
-                        const struct meta_record *recs, size_t n);
+                        const struct plan_records *recs);
 void controller_events_log(struct controller *c, const char *events);
 
 #endif

@@ -2,11 +2,16 @@
  * per change, before -> after, with the rule that caused it, e.g.
  *
  *   event: demo-0 leader 1 -> 2 epoch 3 -> 4, isr 1,2,3 -> 2,3 (broker 1
- *   fenced: session expired after 3000 ms)
+ *   fenced: session expired after 3000 ms; rule: first live ISR member
+ *   of replicas 2,3,1, chose 2)
+ *
+ * The rule is the planner's (controller/plan.h: plan_records.rules), for
+ * a record that moves a leader.
  *
  * Described against the committed image before the proposal (the
  * controller has one proposal in flight at a time), logged once it
  * commits. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +48,19 @@ static void op_cause(const struct controller *c, const struct ctl_op *op,
 }
 
 char *controller_events(const struct controller *c, const struct ctl_op *op,
-                        const struct meta_record *recs, size_t n)
+                        const struct plan_records *recs)
 {
     char cause[200];
     op_cause(c, op, cause, sizeof cause);
     char *text = NULL;
     size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < recs->n; i++) {
         char line[EVENT_LINE_MAX];
-        if (!meta_record_event(&c->fsm.image, &recs[i], line, sizeof line)) {
+        if (!meta_record_event(&c->fsm.image, &recs->recs[i], line,
+                               sizeof line)) {
             continue;
         }
+        const char *rule = recs->rules != NULL ? recs->rules[i] : "";
         /* "broker 1 fenced (session expired ...)", not "broker 1 fenced
          * (broker 1 fenced: session expired ...)"; no cause that the line
          * already says ("broker 1 registered"). */
@@ -65,15 +72,18 @@ char *controller_events(const struct controller *c, const struct ctl_op *op,
         } else if (strncmp(line, cause, cl) == 0) {
             why = "";
         }
-        size_t add = ll + strlen(why) + 5; /* " ()\n" and the NUL */
+        /* "(cause; rule: ...)", "(cause)", "(rule: ...)" or nothing */
+        const char *sep = *why != '\0' && *rule != '\0' ? "; " : "";
+        bool paren = *why != '\0' || *rule != '\0';
+        size_t add = ll + strlen(why) + strlen(rule) + 7; /* " (; )\n" */
         char *grown = realloc(text, len + add);
         if (grown == NULL) {
             break; /* events are for people; the proposal goes on */
         }
         text = grown;
-        len += (size_t)snprintf(text + len, add, *why != '\0' ? "%s (%s)\n"
-                                                             : "%s%s\n",
-                                line, why);
+        len += (size_t)snprintf(text + len, add, "%s%s%s%s%s%s\n", line,
+                                paren ? " (" : "", why, sep, rule,
+                                paren ? ")" : "");
     }
     return text;
 }
@@ -83,7 +93,12 @@ void controller_events_log(struct controller *c, const char *events)
     for (const char *p = events; p != NULL && *p != '\0';) {
         const char *nl = strchr(p, '\n');
         int n = (int)(nl != NULL ? nl - p : (ptrdiff_t)strlen(p));
-        TRACE_INFO(c->tracer, "event: %.*s", n, p);
+        /* The internal topic's own creation is housekeeping too; its
+         * partitions' lines are so by their name (common/trace.h). */
+        bool routine = strncmp(p, "topic __", 8) == 0;
+        TRACE_INFO(c->tracer, "%s%.*s",
+                   routine ? TRACE_ROUTINE_EVENT_PREFIX : TRACE_EVENT_PREFIX,
+                   n, p);
         p = nl != NULL ? nl + 1 : p + n;
     }
 }

@@ -16,7 +16,7 @@
 bool handlers_propose(struct controller *c, struct ctl_op *op,
                       struct plan_records *recs)
 {
-    int rv = controller_propose(c, op, recs->recs, recs->n);
+    int rv = controller_propose(c, op, recs);
     plan_records_free(recs);
     if (rv != RC_OK) {
         controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,

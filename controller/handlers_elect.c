@@ -239,7 +239,7 @@ bool handlers_rebalance(struct controller *c, struct ctl_op *op)
     }
     TRACE_INFO(c->tracer, "leader imbalance: restoring %zu preferred "
                "leaders", n);
-    rv = controller_propose(c, op, recs.recs, recs.n);
+    rv = controller_propose(c, op, &recs);
     plan_records_free(&recs);
     return rv == RC_OK;
 }

@@ -151,6 +151,7 @@ int main(int argc, char **argv)
     }
     int metrics_port = config_int(cfg, "metrics.port");
     config_free(cfg);
+    daemon_events_persist(&events, cc.metadata_dir, &tracer);
     uv_loop_t *loop = uv_default_loop();
     signal(SIGPIPE, SIG_IGN);
     if (controller_start(&controller, loop, &cc, &tracer) != RC_OK) {
@@ -174,5 +175,7 @@ int main(int argc, char **argv)
     uv_signal_start(&sig_int, signal_cb, SIGINT);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
+    tracer.events = NULL;
+    event_ring_destroy(&events); /* the newest repeat count to its file */
     return 0;
 }

@@ -7,6 +7,8 @@
 #include "controller/plan_configs.h"
 #include "controller/plan_internal.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -32,6 +34,7 @@ void plan_records_init(struct plan_records *r)
 void plan_records_free(struct plan_records *r)
 {
     free(r->recs);
+    free(r->rules);
     plan_records_init(r);
 }
 
@@ -57,10 +60,26 @@ int plan_records_push(struct plan_records *r, const struct meta_record *rec)
             return RC_NOMEM;
         }
         r->recs = recs;
+        char(*rules)[PLAN_RULE_BYTES] = realloc(r->rules,
+                                                cap * sizeof *rules);
+        if (rules == NULL) {
+            return RC_NOMEM; /* recs grew alone: cap stays, both hold it */
+        }
+        r->rules = rules;
         r->cap = cap;
     }
+    r->rules[r->n][0] = '\0';
     r->recs[r->n++] = *rec;
     return RC_OK;
+}
+
+void plan_records_rule(struct plan_records *r, const char *fmt, ...)
+{
+    ASSERT(r->n > 0);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->rules[r->n - 1], PLAN_RULE_BYTES, fmt, ap);
+    va_end(ap);
 }
 
 size_t plan_room(const struct plan_records *r)
@@ -663,10 +682,14 @@ int plan_alter_partition(const struct meta_image *img,
         return RC_OK;
     }
     struct meta_record rec;
-    if (!plan_reassign_complete(img, t, p, &isr, &rec)) {
+    char rule[PLAN_RULE_BYTES] = "";
+    if (!plan_reassign_complete(img, t, p, &isr, &rec, rule)) {
         plan_partition_change(&rec, t, p, &isr, META_LEADER_UNCHANGED);
     }
     int rv = plan_records_push(out, &rec);
+    if (rv == RC_OK && rule[0] != '\0') {
+        plan_records_rule(out, "%s", rule);
+    }
     if (rv != RC_OK) {
         *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
     }

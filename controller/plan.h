@@ -51,10 +51,15 @@
 
 /* --- Record list -------------------------------------------------------- */
 
+/* The rule that picked a leader, for its event: "rule: first live ISR
+ * member of replicas 2,3,1, chose 2". */
+#define PLAN_RULE_BYTES 512u
+
 /* Records to propose, in order. Grows on demand up to
  * META_BATCH_RECORDS_MAX records. */
 struct plan_records {
     struct meta_record *recs;
+    char (*rules)[PLAN_RULE_BYTES]; /* rules[i]: recs[i]'s, or "" */
     size_t n;
     size_t cap;
     bool more; /* a planner stopped at the bound; work is left */
@@ -68,12 +73,25 @@ void plan_records_clear(struct plan_records *r);
  * already there, RC_NOMEM when growing fails. */
 MUST_CHECK int plan_records_push(struct plan_records *r,
                                  const struct meta_record *rec);
+/* Sets the rule of the record pushed last (cut to PLAN_RULE_BYTES). */
+void plan_records_rule(struct plan_records *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* --- Leader election ---------------------------------------------------- */
+
+/* Which step of plan_elect_leader() chose. */
+enum plan_elect_step {
+    PLAN_ELECT_KEPT,      /* 1: the leader stays */
+    PLAN_ELECT_FIRST_ISR, /* 2: the first acceptable ISR member */
+    PLAN_ELECT_UNCLEAN,   /* 3: the first acceptable replica */
+    PLAN_ELECT_NONE,      /* 4: nobody */
+};
 
 struct plan_election {
     int32_t leader; /* META_NO_LEADER when nobody is acceptable */
     bool unclean;   /* leader is outside the target ISR: new ISR = [it] */
+    enum plan_elect_step step;
+    bool unclean_allowed; /* as asked */
 };
 
 /* Whether the controller may make broker id a leader: registered, unfenced,
@@ -98,6 +116,14 @@ struct plan_election plan_elect_leader(const struct meta_image *img,
                                        int32_t excluded_broker,
                                        int32_t extra_acceptable_broker,
                                        bool unclean_allowed);
+
+/* The rule e followed for partition p (replicas in order) and target
+ * ISR isr, as "rule: first live ISR member of replicas 2,3,1, chose 2";
+ * "" when the leader stays. "Live" is plan_broker_acceptable(). */
+void plan_election_rule(const struct meta_partition *p,
+                        const struct meta_replica_set *isr,
+                        const struct plan_election *e, char *out,
+                        size_t cap);
 
 /* The topic's unclean.leader.election.enable ("true"/"false", any case)
  * if set, else the controller's default. */

@@ -3,6 +3,7 @@
  * active controller. */
 #include "controller/plan_elect.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/kafka/kafka_error.h"
@@ -42,7 +43,8 @@ static int32_t elect_preferred(const struct meta_image *img,
 static int push_change(const struct meta_topic *t,
                        const struct meta_partition *p,
                        const struct meta_replica_set *isr, int32_t leader,
-                       struct plan_records *out, int16_t *error_out)
+                       const char *rule, struct plan_records *out,
+                       int16_t *error_out)
 {
     if (plan_room(out) == 0) {
         out->more = true;
@@ -52,9 +54,30 @@ static int push_change(const struct meta_topic *t,
     struct meta_record rec;
     plan_partition_change(&rec, t, p, isr, leader);
     int rv = plan_records_push(out, &rec);
+    if (rv == RC_OK) {
+        plan_records_rule(out, "%s", rule);
+    }
     *error_out = rv == RC_OK ? KAFKA_ERROR_NONE
                              : KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
     return rv;
+}
+
+/* The rule of a preferred election that chose leader. */
+static void preferred_rule(const struct meta_partition *p, int32_t leader,
+                           char rule[PLAN_RULE_BYTES])
+{
+    char replicas[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->replicas, replicas, sizeof replicas);
+    if (leader == p->replicas.ids[0]) {
+        snprintf(rule, PLAN_RULE_BYTES, "rule: preferred leader, the first "
+                 "of replicas %s, live and in the ISR, chose %d", replicas,
+                 (int)leader);
+    } else {
+        snprintf(rule, PLAN_RULE_BYTES, "rule: preferred replica %d not live "
+                 "or not in the ISR, so the first live ISR member of "
+                 "replicas %s, chose %d", (int)p->replicas.ids[0], replicas,
+                 (int)leader);
+    }
 }
 
 int plan_elect_partition(const struct meta_image *img, const char *topic,
@@ -78,7 +101,9 @@ int plan_elect_partition(const struct meta_image *img, const char *topic,
             *error_out = KAFKA_ERROR_PREFERRED_LEADER_NOT_AVAILABLE;
             return RC_OK;
         }
-        return push_change(t, p, NULL, leader, out, error_out);
+        char rule[PLAN_RULE_BYTES];
+        preferred_rule(p, leader, rule);
+        return push_change(t, p, NULL, leader, rule, out, error_out);
     }
     if (p->leader != META_NO_LEADER) {
         *error_out = KAFKA_ERROR_ELECTION_NOT_NEEDED;
@@ -93,7 +118,9 @@ int plan_elect_partition(const struct meta_image *img, const char *topic,
     }
     struct meta_replica_set isr;
     plan_set_single(e.leader, &isr);
-    return push_change(t, p, e.unclean ? &isr : NULL, e.leader, out,
+    char rule[PLAN_RULE_BYTES];
+    plan_election_rule(p, &p->isr, &e, rule, sizeof rule);
+    return push_change(t, p, e.unclean ? &isr : NULL, e.leader, rule, out,
                        error_out);
 }
 
@@ -182,7 +209,14 @@ int plan_rebalance_leaders(const struct meta_image *img, int32_t percentage,
                 continue;
             }
             int16_t error;
-            int rv = push_change(t, p, NULL, p->replicas.ids[0], out,
+            char rule[PLAN_RULE_BYTES];
+            preferred_rule(p, p->replicas.ids[0], rule);
+            size_t k = strlen(rule);
+            snprintf(rule + k, sizeof rule - k, " (it led %d of the %d "
+                     "partitions it prefers)",
+                     (int)(im->preferred - im->not_preferred),
+                     (int)im->preferred);
+            int rv = push_change(t, p, NULL, p->replicas.ids[0], rule, out,
                                  &error);
             if (rv != RC_OK) {
                 *n_out = 0;

@@ -5,6 +5,7 @@
  * last member stays and the partition goes offline), elections when a
  * broker is unfenced, and the periodic retry for leaderless partitions.
  * Pure and deterministic; loop thread of the active controller. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,27 +40,79 @@ struct plan_election plan_elect_leader(const struct meta_image *img,
 {
     int32_t ex = excluded_broker;
     int32_t extra = extra_acceptable_broker;
+    bool ua = unclean_allowed;
 
     if (p->leader >= 0 && meta_replica_set_contains(isr, p->leader) &&
         plan_broker_acceptable(img, p->leader, ex, extra)) {
-        return (struct plan_election){p->leader, false};
+        return (struct plan_election){p->leader, false, PLAN_ELECT_KEPT, ua};
     }
     for (int32_t i = 0; i < p->replicas.n; i++) {
         int32_t r = p->replicas.ids[i];
         if (meta_replica_set_contains(isr, r) &&
             plan_broker_acceptable(img, r, ex, extra)) {
-            return (struct plan_election){r, false};
+            return (struct plan_election){r, false, PLAN_ELECT_FIRST_ISR,
+                                          ua};
         }
     }
     if (unclean_allowed) {
         for (int32_t i = 0; i < p->replicas.n; i++) {
             int32_t r = p->replicas.ids[i];
             if (plan_broker_acceptable(img, r, ex, extra)) {
-                return (struct plan_election){r, true};
+                return (struct plan_election){r, true, PLAN_ELECT_UNCLEAN,
+                                              ua};
             }
         }
     }
-    return (struct plan_election){META_NO_LEADER, false};
+    return (struct plan_election){META_NO_LEADER, false, PLAN_ELECT_NONE,
+                                  ua};
+}
+
+void plan_election_rule(const struct meta_partition *p,
+                        const struct meta_replica_set *isr,
+                        const struct plan_election *e, char *out, size_t cap)
+{
+    char replicas[META_REPLICAS_MAX * 12], in_sync[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->replicas, replicas, sizeof replicas);
+    meta_replica_set_format(isr, in_sync, sizeof in_sync);
+    switch (e->step) {
+    case PLAN_ELECT_KEPT:
+        snprintf(out, cap, "%s", "");
+        break;
+    case PLAN_ELECT_FIRST_ISR:
+        snprintf(out, cap, "rule: first live ISR member of replicas %s, "
+                 "chose %d", replicas, (int)e->leader);
+        break;
+    case PLAN_ELECT_UNCLEAN:
+        snprintf(out, cap, "rule: no live ISR member (isr %s), and "
+                 "unclean.leader.election.enable=true: first live replica "
+                 "of replicas %s, chose %d", in_sync, replicas,
+                 (int)e->leader);
+        break;
+    case PLAN_ELECT_NONE:
+        snprintf(out, cap, "rule: no live ISR member (isr %s) of replicas "
+                 "%s%s, chose none", in_sync, replicas,
+                 e->unclean_allowed ? ", and no live replica to elect "
+                                      "uncleanly"
+                                    : ", and unclean.leader.election."
+                                      "enable=false");
+        break;
+    }
+}
+
+/* Pushes rec, with the rule of election e (ISR isr) if it moves the
+ * leader. */
+static int push_elected(struct plan_records *out,
+                        const struct meta_record *rec,
+                        const struct meta_partition *p,
+                        const struct meta_replica_set *isr,
+                        const struct plan_election *e)
+{
+    int rv = plan_records_push(out, rec);
+    if (rv == RC_OK && rec->u.partition_change.leader != META_LEADER_UNCHANGED) {
+        plan_election_rule(p, isr, e, out->rules[out->n - 1],
+                           PLAN_RULE_BYTES);
+    }
+    return rv;
 }
 
 bool plan_unclean_allowed(const struct meta_topic *t, bool unclean_default)
@@ -81,7 +134,9 @@ bool plan_unclean_allowed(const struct meta_topic *t, bool unclean_default)
 static bool plan_evict_change(const struct meta_image *img,
                               const struct meta_topic *t,
                               const struct meta_partition *p, int32_t b,
-                              bool unclean, struct meta_record *rec)
+                              bool unclean, struct meta_record *rec,
+                              struct plan_election *e_out,
+                              struct meta_replica_set *isr_out)
 {
     if (!meta_replica_set_contains(&p->isr, b) && p->leader != b) {
         return false;
@@ -93,6 +148,8 @@ static bool plan_evict_change(const struct meta_image *img,
     }
     struct plan_election e =
         plan_elect_leader(img, p, &target, b, PLAN_NO_BROKER, unclean);
+    *e_out = e;
+    *isr_out = target; /* the ISR it elected from */
     if (e.unclean) {
         plan_set_single(e.leader, &target);
     }
@@ -119,8 +176,10 @@ int plan_evict(const struct meta_image *img, int32_t b,
         bool unclean = plan_unclean_allowed(t, unclean_default);
         for (int32_t pi = 0; pi < t->n_partitions; pi++) {
             struct meta_record rec;
-            if (!plan_evict_change(img, t, &t->partitions[pi], b, unclean,
-                                   &rec)) {
+            struct plan_election e;
+            struct meta_replica_set from;
+            const struct meta_partition *p = &t->partitions[pi];
+            if (!plan_evict_change(img, t, p, b, unclean, &rec, &e, &from)) {
                 continue;
             }
             if (plan_room(out) <= reserve) {
@@ -128,7 +187,7 @@ int plan_evict(const struct meta_image *img, int32_t b,
                 *complete_out = false;
                 return RC_OK;
             }
-            int rv = plan_records_push(out, &rec);
+            int rv = push_elected(out, &rec, p, &from, &e);
             if (rv != RC_OK) {
                 return rv;
             }
@@ -170,7 +229,7 @@ static int plan_elect_offline(const struct meta_image *img, int32_t b,
             struct meta_record rec;
             plan_partition_change(&rec, t, p, e.unclean ? &isr : NULL,
                                   e.leader);
-            int rv = plan_records_push(out, &rec);
+            int rv = push_elected(out, &rec, p, &p->isr, &e);
             if (rv != RC_OK) {
                 return rv;
             }

@@ -84,11 +84,13 @@ MUST_CHECK int plan_unfence(const struct meta_image *img,
  * target (replicas without removing), ISR = isr without removing, adding
  * and removing empty, and the leader re-elected if it leaves or is not
  * acceptable. False (rec untouched) when there is no reassignment, an
- * adding replica is not in isr yet, or no target replica could lead. */
+ * adding replica is not in isr yet, or no target replica could lead.
+ * rule: the election's (plan_election_rule()), "" if the leader stays. */
 bool plan_reassign_complete(const struct meta_image *img,
                             const struct meta_topic *t,
                             const struct meta_partition *p,
                             const struct meta_replica_set *isr,
-                            struct meta_record *rec);
+                            struct meta_record *rec,
+                            char rule[PLAN_RULE_BYTES]);
 
 #endif

@@ -76,7 +76,8 @@ bool plan_reassign_complete(const struct meta_image *img,
                             const struct meta_topic *t,
                             const struct meta_partition *p,
                             const struct meta_replica_set *isr,
-                            struct meta_record *rec)
+                            struct meta_record *rec,
+                            char rule[PLAN_RULE_BYTES])
 {
     if (p->adding.n == 0 && p->removing.n == 0) {
         return false;
@@ -114,8 +115,10 @@ bool plan_reassign_complete(const struct meta_image *img,
     reassign_change(rec, t, p, &done.replicas, &done.adding, &done.removing);
     rec->u.partition_change.isr_changed = true;
     rec->u.partition_change.isr = new_isr;
+    rule[0] = '\0';
     if (e.leader != p->leader) {
         rec->u.partition_change.leader = e.leader;
+        plan_election_rule(&done, &new_isr, &e, rule, PLAN_RULE_BYTES);
     }
     return true;
 }
@@ -125,7 +128,8 @@ bool plan_reassign_complete(const struct meta_image *img,
 static int16_t reassign_cancel(const struct meta_image *img,
                                const struct meta_topic *t,
                                const struct meta_partition *p,
-                               struct meta_record *rec)
+                               struct meta_record *rec,
+                               char rule[PLAN_RULE_BYTES])
 {
     if (p->adding.n == 0 && p->removing.n == 0) {
         return KAFKA_ERROR_NO_REASSIGNMENT_IN_PROGRESS;
@@ -152,6 +156,7 @@ static int16_t reassign_cancel(const struct meta_image *img,
     rec->u.partition_change.isr = isr;
     if (e.leader != p->leader) {
         rec->u.partition_change.leader = e.leader;
+        plan_election_rule(&back, &isr, &e, rule, PLAN_RULE_BYTES);
     }
     return KAFKA_ERROR_NONE;
 }
@@ -163,7 +168,8 @@ static int16_t reassign_start(const struct meta_image *img,
                               const struct meta_topic *t,
                               const struct meta_partition *p,
                               const struct meta_replica_set *target,
-                              struct meta_record *rec, size_t *n_recs_out)
+                              struct meta_record *rec, size_t *n_recs_out,
+                              char rule[PLAN_RULE_BYTES])
 {
     *n_recs_out = 0;
     struct meta_replica_set orig;
@@ -202,7 +208,7 @@ static int16_t reassign_start(const struct meta_image *img,
     if (isr.n == 0) {
         return KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
     }
-    if (!plan_reassign_complete(img, t, &next, &isr, rec)) {
+    if (!plan_reassign_complete(img, t, &next, &isr, rec, rule)) {
         reassign_change(rec, t, p, &next.replicas, &next.adding,
                         &next.removing);
         if (!plan_set_same_members(&isr, &p->isr)) {
@@ -213,6 +219,7 @@ static int16_t reassign_start(const struct meta_image *img,
             struct plan_election e = plan_elect_leader(
                 img, &next, &isr, PLAN_NO_BROKER, PLAN_NO_BROKER, false);
             rec->u.partition_change.leader = e.leader;
+            plan_election_rule(&next, &isr, &e, rule, PLAN_RULE_BYTES);
         }
     }
     *n_recs_out = 1;
@@ -298,15 +305,16 @@ int plan_alter_reassignments(const struct meta_image *img,
         }
         const struct meta_partition *p = &t->partitions[r->partition];
         struct meta_record rec;
+        char rule[PLAN_RULE_BYTES] = "";
         size_t n_recs = 1;
         if (r->cancel) {
-            errors[i] = reassign_cancel(img, t, p, &rec);
+            errors[i] = reassign_cancel(img, t, p, &rec, rule);
         } else {
             struct meta_replica_set target;
             errors[i] = reassign_check_target(img, r, &target);
             if (errors[i] == KAFKA_ERROR_NONE) {
                 errors[i] = reassign_start(img, t, p, &target, &rec,
-                                           &n_recs);
+                                           &n_recs, rule);
             }
         }
         if (errors[i] != KAFKA_ERROR_NONE || n_recs == 0) {
@@ -317,6 +325,9 @@ int plan_alter_reassignments(const struct meta_image *img,
             continue;
         }
         rv = plan_records_push(out, &rec);
+        if (rv == RC_OK && rule[0] != '\0') {
+            plan_records_rule(out, "%s", rule);
+        }
     }
     free(repeated);
     if (rv != RC_OK) {

@@ -74,6 +74,15 @@ int plan_leave_leadership(const struct meta_image *img,
     struct meta_record rec;
     plan_partition_change(&rec, t, p, &isr, leader);
     int rv = plan_records_push(out, &rec);
+    if (rv == RC_OK && leader != META_LEADER_UNCHANGED) {
+        char replicas[META_REPLICAS_MAX * 12], chose[16];
+        meta_replica_set_format(&p->replicas, replicas, sizeof replicas);
+        meta_leader_format(leader, chose);
+        plan_records_rule(out,
+                          "rule: first live ISR member of replicas %s "
+                          "but %d, whose copy is damaged, chose %s",
+                          replicas, (int)req->broker_id, chose);
+    }
     if (rv != RC_OK) {
         *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
     }

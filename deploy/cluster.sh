@@ -463,7 +463,8 @@ case "${1:-}" in
             [ -f "$f" ] || continue
             n=$(basename "$f" .log)
             { grep -h " event: " "$f" || true; } |
-                sed "s/^\([^ ]*\) [A-Z]* [a-z]* [^ ]* event: /\1 $n: /"
+                sed -e "s/ routine event: / event: (routine) /" \
+                    -e "s/^\([^ ]*\) [A-Z]* [a-z]* [^ ]* event: /\1 $n: /"
         done | awk -v s="$since" '$1 >= s' | sort
         ;;
     kill)

@@ -288,7 +288,8 @@ static void load_finish(struct coordinator *co, int rc)
     uv_update_time(co->b->loop);
     group_load_adopt(&co->groups, &co->loading, (int64_t)uv_now(co->b->loop));
     co->loaded_epoch[id] = cl->epoch;
-    TRACE_INFO(&co->b->tracer, "event: coordinating the groups of %s-%d at "
+    TRACE_INFO(&co->b->tracer, "routine event: coordinating the groups of "
+               "%s-%d at "
                "epoch %d: %zu records (%zu bytes, offsets below %" PRId64
                ") loaded in %" PRIu64 " ms over %zu slices, %zu dropped",
                GROUP_STORE_TOPIC, id, cl->epoch, cl->records, cl->bytes,
@@ -401,8 +402,9 @@ void coordinator_sync(struct coordinator *co)
             group_unload_partition(&co->groups, id);
             co->loaded_epoch[id] = -1;
             co->want_load[id] = false;
-            TRACE_INFO(&co->b->tracer, "no longer coordinating the groups "
-                       "of %s-%d", GROUP_STORE_TOPIC, id);
+            TRACE_INFO(&co->b->tracer, "routine event: no longer "
+                       "coordinating the groups of %s-%d (this broker no "
+                       "longer leads it)", GROUP_STORE_TOPIC, id);
         }
     }
     if (any) {

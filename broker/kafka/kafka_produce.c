@@ -27,6 +27,8 @@ struct produce_part {
     struct produce_ctx *ctx;
     struct kafka_PartitionProduceResponse *out;
     bool waiting;
+    struct partition *p;  /* while waiting: its waiter keeps p open */
+    int64_t last_offset;  /* while waiting: the batch's last offset */
 };
 
 struct produce_ctx {
@@ -40,6 +42,7 @@ struct produce_ctx {
     int waiting;       /* partitions still waiting for their high watermark */
     int refs;          /* waiters plus the timer */
     bool answered;
+    bool delayed;      /* counted in the broker's produce_waiting */
     uv_timer_t timer;
 };
 
@@ -62,10 +65,30 @@ static void timer_closed_cb(uv_handle_t *h)
     ctx_unref(h->data);
 }
 
+/* Each partition's answer into the broker's error counts. */
+static void count_answers(struct produce_ctx *ctx)
+{
+    struct broker *b = ctx->b;
+    for (size_t i = 0; i < ctx->n_parts; i++) {
+        int16_t code = ctx->parts[i].out->ErrorCode;
+        size_t slot = code >= -1 && code < BROKER_ERROR_SLOTS - 1
+                          ? (size_t)(code + 1)
+                          : 0;
+        b->produce_errors[slot]++;
+        b->produce_failed += code != KAFKA_ERROR_NONE;
+    }
+    if (ctx->delayed) {
+        ASSERT(b->produce_waiting > 0);
+        b->produce_waiting--;
+        ctx->delayed = false;
+    }
+}
+
 static void answer(struct produce_ctx *ctx)
 {
     ASSERT(!ctx->answered);
     ctx->answered = true;
+    count_answers(ctx);
     struct kafka_ProduceResponse resp = {.Responses = ctx->topics,
                                          .ResponsesCnt = ctx->rq.TopicsCnt};
     kafka_send(ctx->req, enc_produce, &resp);
@@ -76,8 +99,13 @@ static void timeout_cb(uv_timer_t *t)
 {
     struct produce_ctx *ctx = t->data;
     for (size_t i = 0; i < ctx->n_parts; i++) {
-        if (ctx->parts[i].waiting) {
-            ctx->parts[i].out->ErrorCode = KAFKA_ERROR_REQUEST_TIMED_OUT;
+        struct produce_part *part = &ctx->parts[i];
+        if (part->waiting) {
+            part->out->ErrorCode = KAFKA_ERROR_REQUEST_TIMED_OUT;
+            if (ctx->rq.Acks == -1) {
+                partition_note_ack_timeout(part->p, part->last_offset,
+                                           ctx->rq.TimeoutMs);
+            }
         }
     }
     answer(ctx);
@@ -202,6 +230,8 @@ static bool produce_one(struct produce_ctx *ctx, struct slice topic,
         out->ErrorCode = kafka_error_from_rc(rv);
     }
     part->waiting = waiting;
+    part->p = p;
+    part->last_offset = info.last_offset;
     return waiting;
 }
 
@@ -268,6 +298,7 @@ static void run(struct produce_ctx *ctx)
     }
     if (ctx->rq.Acks == 0) {
         ctx->answered = true;
+        count_answers(ctx);
         if (any_error) {
             kafka_close_conn(ctx->req, "produce with acks=0 failed");
         } else {
@@ -278,6 +309,8 @@ static void run(struct produce_ctx *ctx)
         answer(ctx);
     } else {
         uint64_t ms = ctx->rq.TimeoutMs > 0 ? (uint64_t)ctx->rq.TimeoutMs : 0;
+        ctx->delayed = true;
+        ctx->b->produce_waiting++;
         uv_timer_start(&ctx->timer, timeout_cb, ms, 0);
     }
 }

@@ -222,7 +222,8 @@ void partition_fail_waiters(struct partition *p, int rc)
         TRACE_INFO(p->host->tracer, "event: %s-%d acks=all failed %zu "
                    "request%s after up to %" PRId64 " ms: %s (hw %" PRId64
                    ", isr %s, min.insync.replicas=%d)", p->topic, p->id, n,
-                   n == 1 ? "" : "s", longest, rc_str(rc), p->hw, isr,
+                   n == 1 ? "" : "s", longest,
+                   kafka_error_name(kafka_error_from_rc(rc)), p->hw, isr,
                    p->repl.min_insync);
     }
     for (size_t i = 0; i < n; i++) {
@@ -280,13 +281,89 @@ static int check_producer(struct partition *p,
     }
 }
 
+/* --- Refused and timed-out acks=all writes ------------------------------ */
+
+/* Whether a tally's line is due at now_ms: the first at once, then at
+ * most one per PARTITION_ACK_EVENT_EVERY_MS. */
+static bool tally_due(const struct partition_ack_tally *t, int64_t now_ms)
+{
+    return t->held > 0 &&
+           (t->line_ms == 0 ||
+            now_ms - t->line_ms >= PARTITION_ACK_EVENT_EVERY_MS);
+}
+
+static void tell_refused(struct partition *p, int64_t now_ms)
+{
+    struct partition_ack_tally *t = &p->ack_refused;
+    char isr[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
+    TRACE_INFO(p->host->tracer, "event: %s-%d acks=all refused %" PRIu64
+               " request%s: %s (isr %s: %d < min.insync.replicas=%d; "
+               "nothing written)", p->topic, p->id, t->held,
+               t->held == 1 ? "" : "s",
+               kafka_error_name(KAFKA_ERROR_NOT_ENOUGH_REPLICAS), isr,
+               p->repl.isr.n, p->repl.min_insync);
+    t->held = 0;
+    t->line_ms = now_ms;
+}
+
+static void tell_timed_out(struct partition *p, int64_t now_ms)
+{
+    struct partition_ack_tally *t = &p->ack_timed_out;
+    char isr[META_REPLICAS_MAX * 12];
+    meta_replica_set_format(&p->repl.isr, isr, sizeof isr);
+    TRACE_INFO(p->host->tracer, "event: %s-%d acks=all timed out %" PRIu64
+               " request%s after up to %" PRId64 " ms: %s (hw %" PRId64
+               " short of offset %" PRId64 "; isr %s, min.insync.replicas="
+               "%d)", p->topic, p->id, t->held, t->held == 1 ? "" : "s",
+               t->longest_ms, kafka_error_name(KAFKA_ERROR_REQUEST_TIMED_OUT),
+               p->hw, t->offset, isr, p->repl.min_insync);
+    t->held = 0;
+    t->longest_ms = 0;
+    t->offset = 0;
+    t->line_ms = now_ms;
+}
+
+/* The lines held back that are due by now (the periodic ISR check). */
+static void tell_held(struct partition *p, int64_t now_ms)
+{
+    if (tally_due(&p->ack_refused, now_ms)) {
+        tell_refused(p, now_ms);
+    }
+    if (tally_due(&p->ack_timed_out, now_ms)) {
+        tell_timed_out(p, now_ms);
+    }
+}
+
+void partition_note_ack_timeout(struct partition *p, int64_t offset,
+                                int64_t timeout_ms)
+{
+    struct partition_ack_tally *t = &p->ack_timed_out;
+    t->held++;
+    if (timeout_ms > t->longest_ms) {
+        t->longest_ms = timeout_ms;
+    }
+    if (offset > t->offset) {
+        t->offset = offset;
+    }
+    int64_t now_ms = now(p);
+    if (tally_due(t, now_ms)) {
+        tell_timed_out(p, now_ms);
+    }
+}
+
 /* What every leader append checks before looking at the batch. */
-static int check_leader(const struct partition *p, int16_t acks)
+static int check_leader(struct partition *p, int16_t acks)
 {
     if (!partition_is_leader(p) || p->repair_until >= 0) {
         return RC_NOT_LEADER; /* repairing: it is leaving (repair.h) */
     }
     if (acks == -1 && !isr_enough_for_append(&p->repl)) {
+        int64_t now_ms = now(p);
+        p->ack_refused.held++;
+        if (tally_due(&p->ack_refused, now_ms)) {
+            tell_refused(p, now_ms);
+        }
         return RC_NOT_ENOUGH_REPLICAS;
     }
     return RC_OK;
@@ -570,6 +647,7 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
 
 void partition_check_isr(struct partition *p, int64_t now_ms)
 {
+    tell_held(p, now_ms); /* also what a lost leadership left untold */
     if (!partition_is_leader(p)) {
         return;
     }

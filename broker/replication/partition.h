@@ -77,6 +77,17 @@ struct partition_waiter {
 /* At most one such release event per partition this often; the next one
  * counts those held back. */
 #define PARTITION_ACK_EVENT_EVERY_MS 1000
+/* acks=all writes refused (NOT_ENOUGH_REPLICAS) or timed out are counted
+ * per partition and told as events at the same pace: the first at once,
+ * the rest of each PARTITION_ACK_EVENT_EVERY_MS in one line ("refused 12
+ * requests"), by the next refusal or ISR check after it. */
+struct partition_ack_tally {
+    uint64_t held;      /* counted since the last line */
+    int64_t line_ms;    /* when the last line went; 0: none yet */
+    int64_t longest_ms; /* timeouts: the longest wait among held */
+    int64_t offset;     /* timeouts: the highest offset waited for */
+};
+
 /* An ISR change whose outcome is unknown (the answer lost, the controller
  * moved) is sent again at the next follower fetch or ISR check this long
  * after the last attempt, as Kafka's AlterPartitionManager retries. */
@@ -120,6 +131,8 @@ struct partition {
     bool hw_stalled;                  /* as leader: ISR below min ISR */
     int64_t ack_event_ms;             /* last acks=all release event */
     uint64_t ack_events_held;         /* releases not told since */
+    struct partition_ack_tally ack_refused;   /* NOT_ENOUGH_REPLICAS */
+    struct partition_ack_tally ack_timed_out; /* REQUEST_TIMED_OUT */
     struct isr_state repl;        /* as leader: followers and ISR */
     struct producer_state producers;  /* idempotent producers' windows */
     /* broker/replication/repair.h: where this log's batches stop being
@@ -374,6 +387,13 @@ void partition_follow_log_start(struct partition *p, int64_t leader_start);
  * RC_NOT_LEADER, RC_OUT_OF_RANGE above the HW, RC_IO. */
 MUST_CHECK int partition_delete_records(struct partition *p, int64_t offset,
                                         int64_t *low_watermark);
+
+/* An acks=all request that waited timeout_ms for the high watermark to
+ * pass offset timed out (the Produce handler answers it
+ * REQUEST_TIMED_OUT; its waiter stays until the HW or a failure ends it):
+ * counted, and told as an event as struct partition_ack_tally says. */
+void partition_note_ack_timeout(struct partition *p, int64_t offset,
+                                int64_t timeout_ms);
 
 /* Fails every waiter with rc (leadership lost, partition closing). */
 void partition_fail_waiters(struct partition *p, int rc);

@@ -21,20 +21,23 @@
 
 void events_usage(FILE *out)
 {
-    fputs(
-        "  events [--since DURATION] [--follow] [--for-ms MS] [--internal]\n"
-        "         [--http HOST:PORT,...]\n"
-        "      The controllers' and brokers' events (leader moves,\n"
-        "      ISR changes, fencing, HW stalls, truncations, elections,\n"
-        "      each with its cause) as one timeline, from each\n"
-        "      process's /events (its last 1,024). --since: only the\n"
-        "      last DURATION (e.g. 10m, 30s). --follow: keep printing\n"
-        "      new ones until killed or --for-ms has passed. Internal\n"
-        "      topics' (__consumer_offsets) only with --internal. --http:\n"
-        "      the processes' metrics listeners; default the local\n"
-        "      cluster's (brokers base+94..96, controllers\n"
-        "      base+104..106, base from $CAIRN_BASE_PORT).\n",
-        out);
+    fputs("  events [--since DURATION] [--follow] [--for-ms MS] [--all]\n"
+          "         [--http HOST:PORT,...]\n"
+          "      The controllers' and brokers' events (leader moves,\n"
+          "      ISR changes, fencing, HW stalls, truncations, elections,\n"
+          "      each with its cause) as one timeline, from each\n"
+          "      process's /events (its last 1,024, kept across restarts\n"
+          "      in its data dir's events.log). --since: only the last\n"
+          "      DURATION (e.g. 10m, 30s). --follow: keep printing new\n"
+          "      ones until killed or --for-ms has passed. Routine events\n"
+          "      (group coordinators moving and loading their offsets,\n"
+          "      internal topics' leaders) are counted on a last line and\n"
+          "      shown only with --all (--internal is its older name).\n"
+          "      --http:\n"
+          "      the processes' metrics listeners; default the local\n"
+          "      cluster's (brokers base+94..96, controllers\n"
+          "      base+104..106, base from $CAIRN_BASE_PORT).\n",
+          out);
 }
 
 static const struct opts_cmd events_cmd = {"events", events_usage};
@@ -74,29 +77,19 @@ bool events_sources_parse(const char *list, struct events_source *out,
     return *n > 0;
 }
 
-/* Parses one "SEQ TIME LAST REPEATS TEXT" line (text form of
- * event_ring.h) in place. */
-static bool parse_line(char *line, struct events_record *r)
+/* One line of the text form (common/event_ring.h). */
+static bool parse_line(const char *line, size_t len, struct events_record *r)
 {
-    char *end = NULL;
-    r->seq = strtoull(line, &end, 10);
-    if (end == line || *end != ' ') {
+    struct event_line l;
+    if (!event_ring_parse_line(line, len, &l)) {
         return false;
     }
-    r->time_ms = strtoll(end + 1, &end, 10);
-    if (*end != ' ') {
-        return false;
-    }
-    r->last_ms = strtoll(end + 1, &end, 10);
-    if (*end != ' ') {
-        return false;
-    }
-    unsigned long rep = strtoul(end + 1, &end, 10);
-    if (*end != ' ' || rep > UINT32_MAX) {
-        return false;
-    }
-    r->repeats = (uint32_t)rep;
-    r->text = end + 1;
+    *r = (struct events_record){.time_ms = l.time_ms,
+                                .last_ms = l.last_ms,
+                                .repeats = l.repeats,
+                                .seq = l.seq,
+                                .routine = l.routine,
+                                .text = l.text};
     return true;
 }
 
@@ -151,7 +144,10 @@ int events_collect(struct events_source *src, size_t n_src, int64_t since_ms,
                 *nl = '\0';
             }
             struct events_record r;
-            if (parse_line(line, &r) && r.seq > seen) {
+            if (parse_line(line,
+                           nl != NULL ? (size_t)(nl - line) : strlen(line),
+                           &r) &&
+                r.seq > seen) {
                 if (r.seq > src[i].seen) {
                     src[i].seen = r.seq;
                 }
@@ -190,11 +186,18 @@ void events_batch_free(struct events_batch *b)
     memset(b, 0, sizeof *b);
 }
 
-/* One round: every source's new records, merged and printed; sources
- * that do not answer are named on stderr when they stop answering.
- * Returns how many answered. */
+bool events_is_routine(const struct events_record *r)
+{
+    return r->routine || strncmp(r->text, "__", 2) == 0;
+}
+
+/* One round: every source's new records, merged and printed (routine ones
+ * only with all, else counted in *hidden); sources that do not answer
+ * are named on stderr when they stop answering. Returns how many
+ * answered. */
 static size_t round_once(struct events_source *src, size_t n_src,
-                         int64_t since_ms, bool internal, bool *warned)
+                         int64_t since_ms, bool all, bool *warned,
+                         size_t *hidden)
 {
     struct events_batch b;
     if (events_collect(src, n_src, since_ms, &b) != RC_OK) {
@@ -213,8 +216,9 @@ static size_t round_once(struct events_source *src, size_t n_src,
     }
     for (size_t k = 0; k < b.n; k++) {
         const struct events_record *r = &b.recs[k];
-        if (!internal && strncmp(r->text, "__", 2) == 0) {
-            continue; /* __consumer_offsets-N: 50 lines a broker */
+        if (!all && events_is_routine(r)) {
+            (*hidden)++; /* __consumer_offsets-N: 50 lines a broker */
+            continue;
         }
         char when[32];
         format_time(r->time_ms, when, sizeof when, true);
@@ -258,17 +262,28 @@ void events_sources_name(struct events_source *src, size_t n_src)
     }
 }
 
+static void print_hidden(size_t hidden)
+{
+    if (hidden > 0) {
+        printf("(%zu routine event%s hidden: coordinator moves and offset "
+               "loads, internal topics' leaders; --all shows them)\n",
+               hidden, hidden == 1 ? "" : "s");
+    }
+}
+
 int events_main(int argc, char **argv, const char *http_default)
 {
     const char *since = NULL;
     const char *http = NULL;
     bool follow = false;
+    bool all = false;
     bool internal = false;
     int64_t for_ms = 0;
     const struct opts_spec specs[] = {
         {"--since", OPTS_STRING, &since, 0, 0},
         {"--http", OPTS_STRING, &http, 0, 0},
         {"--follow", OPTS_FLAG, &follow, 0, 0},
+        {"--all", OPTS_FLAG, &all, 0, 0},
         {"--internal", OPTS_FLAG, &internal, 0, 0},
         {"--for-ms", OPTS_INT64, &for_ms, 1, INT64_MAX / 2},
     };
@@ -303,19 +318,23 @@ int events_main(int argc, char **argv, const char *http_default)
     int64_t from = since != NULL && since_ms < (uint64_t)start
                        ? start - (int64_t)since_ms
                        : INT64_MIN;
+    all |= internal; /* the older name, from when only __ lines hid */
     bool warned[EVENTS_SOURCES_MAX] = {0};
-    size_t answered = round_once(src, n_src, from, internal, warned);
+    size_t hidden = 0;
+    size_t answered = round_once(src, n_src, from, all, warned, &hidden);
     if (!follow) {
         if (answered == 0) {
             cli_error("events: no process answered (is the cluster up? "
                       "deploy/cluster.sh up)");
             return 1;
         }
+        print_hidden(hidden);
         return 0;
     }
     while (for_ms == 0 || cli_wall_ms() - start < for_ms) {
         usleep(EVENTS_FOLLOW_MS * 1000);
-        round_once(src, n_src, from, internal, warned);
+        round_once(src, n_src, from, all, warned, &hidden);
     }
+    print_hidden(hidden);
     return 0;
 }

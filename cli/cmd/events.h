@@ -7,7 +7,8 @@
  *   2026-12-01T12:00:07.020Z controller-101 demo-0 leader 1 -> 2 ...
  *
  * A record that stands for repeats says so: "(and 33 more like it until
- * 12:00:07.021)". A process that does not answer is named on stderr and
+ * 12:00:07.021)". Routine events are left out but for --all, and counted
+ * on a last line. A process that does not answer is named on stderr and
  * skipped. --follow keeps reading every 500 ms. One thread. */
 #ifndef CAIRN_CLI_EVENTS_H
 #define CAIRN_CLI_EVENTS_H
@@ -36,6 +37,7 @@ struct events_record {
     int64_t last_ms;
     uint32_t repeats;
     uint64_t seq;
+    bool routine;     /* housekeeping (common/event_ring.h) */
     size_t source;    /* index in the sources */
     const char *text; /* into the batch's bodies */
 };
@@ -62,6 +64,11 @@ MUST_CHECK int events_collect(struct events_source *src, size_t n_src,
                               int64_t since_ms, struct events_batch *b);
 
 void events_batch_free(struct events_batch *b);
+
+/* Whether r is left out of default views: a routine event, or one about
+ * an internal topic ("__consumer_offsets-3 ...", from processes older
+ * than the routine flag). */
+bool events_is_routine(const struct events_record *r);
 
 void events_usage(FILE *out);
 

@@ -15,7 +15,7 @@ started=$SECONDS
 "$CLUSTER" stop "broker-$leader" || fail "stop"
 note "it exited after $((SECONDS - started)) s"
 wait_event 5 "broker $leader in controlled shutdown \(broker $leader asked for a controlled shutdown\)"
-wait_event 5 "lesson-0 leader $leader -> [0-9]+ epoch [0-9]+ -> [0-9]+.*\(broker $leader asked for a controlled shutdown\)"
+wait_event 5 "lesson-0 leader $leader -> [0-9]+ epoch [0-9]+ -> [0-9]+.*\(broker $leader asked for a controlled shutdown; rule: first live ISR member of replicas [0-9,]+, chose [0-9]+\)"
 note "the move was the shutdown's, not a session expiry's: no timeout to wait for"
 seq 101 200 | cairn produce lesson --acks all >/dev/null 2>&1 ||
     fail "writes stopped"

@@ -16,7 +16,7 @@ mark
 "$CLUSTER" kill "broker-$leader"
 note "the controller waits for its session to expire (broker.session.timeout.ms)"
 wait_event 15 "broker $leader fenced \(session expired after"
-wait_event 5 "lesson-0 leader $leader -> [0-9]+ epoch [0-9]+ -> [0-9]+.*\(broker $leader fenced"
+wait_event 5 "lesson-0 leader $leader -> [0-9]+ epoch [0-9]+ -> [0-9]+.*\(broker $leader fenced: session expired after [0-9]+ ms; rule: first live ISR member of replicas [0-9,]+, chose [0-9]+\)"
 read -r new isr hw < <(part_state lesson 0)
 note "cairn status: leader $new, ISR $isr, HW $hw"
 seq 101 200 | cairn produce lesson --acks all >/dev/null 2>&1 ||

@@ -7,9 +7,12 @@
 # list/describe/delete, keyed records on Kafka's murmur2 partition
 # (checked against an independent Python murmur2 that first reproduces
 # Kafka's own test vectors), the bootstrap fallback through --controllers,
-# a `cairn bench` smoke run, and errors that say why: delete-records past
-# the high watermark, acks=all below min.insync.replicas with a broker
-# stopped. Own free ports and data directory.
+# `cairn events` leaving the group coordinators' routine lines out (and
+# --all showing them), a `cairn bench` smoke run, errors that say why:
+# delete-records past the high watermark, acks=all below
+# min.insync.replicas with a broker stopped (and its event and the
+# produce metrics), and a restarted broker still serving its earlier
+# events. Own free ports and data directory.
 #     tests/integration/cli_kafka.sh BUILD_DIR
 set -uo pipefail
 
@@ -397,6 +400,47 @@ groups_usage_errors() {
 }
 check "bad groups command lines exit 2" groups_usage_errors
 
+# --- Events and produce metrics ---------------------------------------------
+
+# The brokers' metrics listeners (deploy/cluster.sh: base + 94..96).
+BROKER_HTTP=(127.0.0.1:$((base + 94)) 127.0.0.1:$((base + 95))
+             127.0.0.1:$((base + 96)))
+
+events_hide_routine() {
+    timeout 60 "$BIN/cairn" events > "$OUT" 2> "$ERR" || return 1
+    ! grep -q "coordinating the groups of __consumer_offsets" "$OUT" &&
+        grep -Eq "^\([0-9]+ routine events? hidden: .*; --all shows them\)$" \
+            "$OUT"
+}
+check "after groups: cairn events hides the coordinators' lines, counts them" \
+    events_hide_routine
+
+events_all() {
+    timeout 60 "$BIN/cairn" events --all > "$OUT" 2> "$ERR" || return 1
+    grep -Eq "broker-[1-3] +coordinating the groups of __consumer_offsets-[0-9]+ at epoch" \
+        "$OUT" && ! grep -q "routine events hidden" "$OUT"
+}
+check "cairn events --all shows them" events_all
+
+events_json_routine() {
+    /usr/bin/python3 - "${BROKER_HTTP[@]}" <<'PY'
+import json, sys, urllib.request
+coord = 0
+for hp in sys.argv[1:]:
+    doc = json.load(urllib.request.urlopen("http://%s/events" % hp, timeout=10))
+    for e in doc["events"]:
+        if e["text"].startswith("coordinating the groups of __consumer_offsets"):
+            coord += 1
+            assert e.get("routine") is True, e
+        elif not e["text"].startswith("__"):
+            assert "routine" not in e, e
+sys.exit(0 if coord > 0 else 1)
+PY
+}
+check "/events marks the coordinators' lines \"routine\":true, no others" \
+    events_json_routine
+
+
 # --- Delete, bench ----------------------------------------------------------
 
 topics_delete() {
@@ -489,5 +533,84 @@ print(json.load(sys.stdin)['topics'][0]['partitions'][0]['leader'])")
 }
 check "acks=all below min.insync.replicas: NOT_ENOUGH_REPLICAS, the ISR, one line of connection errors" \
     not_enough_replicas
+# --- A restarted broker keeps its events ----------------------------------
+
+# "SEQ TEXT" of each of broker-1's events (JSON /events), one a line.
+broker1_events() {
+    /usr/bin/python3 -c '
+import json, sys, urllib.request
+doc = json.load(urllib.request.urlopen("http://%s/events" % sys.argv[1], timeout=5))
+print("next", doc["next"])
+for e in doc["events"]:
+    print(e["seq"], e["text"])' "${BROKER_HTTP[0]}"
+}
+
+wait_for 30 broker1_events # an earlier check may have restarted it
+broker1_events > "$DATA/ev.before"
+
+# min.insync.replicas=3 of 3 replicas, one broker stopped: acks=all is
+# refused (librdkafka retries NOT_ENOUGH_REPLICAS until the timeout:
+# several refusals, the first told at once, the rest counted).
+acks_refused() {
+    # A broker restarted by the check before may still be fenced.
+    wait_for 30 "${CAIRN[@]}" topics create mir --partitions 1 \
+        --replication-factor 3 --config min.insync.replicas=3 || return 1
+    "$ROOT/deploy/cluster.sh" stop broker-1 > /dev/null 2>&1 || return 1
+    local boot=127.0.0.1:$((base + 92)),127.0.0.1:$((base + 93))
+    wait_for 30 bash -c '
+        seq 1 3 | timeout 20 "$1" --bootstrap-servers "$2" produce mir \
+            --acks all --timeout-ms 2000
+        "$1" events 2>/dev/null | grep -Eq "broker-[23] +mir-0 acks=all refused [0-9]+ requests?: NOT_ENOUGH_REPLICAS \(isr [23],[23]: 2 < min.insync.replicas=3; nothing written\)"' \
+        _ "$BIN/cairn" "$boot"
+}
+check "a refused acks=all write is an event with its cause" acks_refused
+
+produce_metrics() {
+    /usr/bin/python3 - "${BROKER_HTTP[@]}" <<'PY'
+import re, sys, urllib.request
+seen = {"refused": 0, "failed": 0, "purgatory": 0}
+for hp in sys.argv[1:]:
+    try:
+        text = urllib.request.urlopen("http://%s/metrics" % hp, timeout=10).read().decode()
+    except OSError:
+        continue # broker-1, stopped
+    for line in text.splitlines():
+        m = re.match(r'kafka_network_requestmetrics_errors_total\{request="Produce",error="(\w+)"\} (\S+)$', line)
+        if m and m.group(1) == "NOT_ENOUGH_REPLICAS":
+            seen["refused"] += float(m.group(2))
+        m = re.match(r"kafka_server_brokertopicmetrics_failedproducerequests_total (\S+)$", line)
+        if m:
+            seen["failed"] += float(m.group(1))
+        if re.match(r'kafka_server_delayedoperationpurgatory_purgatorysize\{delayedOperation="Produce"\} 0$', line):
+            seen["purgatory"] += 1
+ok = (seen["refused"] > 0 and seen["failed"] >= seen["refused"]
+      and seen["purgatory"] == 2)
+print(seen) if not ok else None
+sys.exit(0 if ok else 1)
+PY
+}
+check "/metrics: Produce errors per code, failed produces, purgatory size" \
+    produce_metrics
+
+events_survive_restart() {
+    local next_before n_before
+    next_before=$(awk '$1 == "next" {print $2}' "$DATA/ev.before")
+    n_before=$(grep -vc '^next ' "$DATA/ev.before")
+    [ "$n_before" -gt 0 ] || return 1
+    "$ROOT/deploy/cluster.sh" start broker-1 > /dev/null 2>&1 || return 1
+    wait_for 30 broker1_events || return 1
+    broker1_events > "$DATA/ev.after" || return 1
+    local next_after
+    next_after=$(awk '$1 == "next" {print $2}' "$DATA/ev.after")
+    # Every event from before is still served, under its own seq, and new
+    # ones come after them.
+    [ -z "$(comm -23 <(grep -v '^next ' "$DATA/ev.before" | sort) \
+                     <(grep -v '^next ' "$DATA/ev.after" | sort))" ] &&
+        [ "$next_after" -ge "$next_before" ] &&
+        grep -q "events: [0-9]* lines of earlier events reloaded" \
+            "$DATA/broker-1/broker-1.log"
+}
+check "a restarted broker's /events still holds its events from before" \
+    events_survive_restart
 
 summary

@@ -52,8 +52,10 @@ static void stamp(char out[32])
 
 /* An event line is shown as its topic would be; broker and controller
  * events always. */
-static bool event_shown(const struct watch_opts *o, const char *text)
+static bool event_shown(const struct watch_opts *o,
+                        const struct events_record *r)
 {
+    const char *text = r->text;
     if (o->topic != NULL) {
         size_t n = strlen(o->topic);
         return strncmp(text, "broker ", 7) == 0 ||
@@ -61,7 +63,7 @@ static bool event_shown(const struct watch_opts *o, const char *text)
                (strncmp(text, o->topic, n) == 0 && text[n] == '-' &&
                 text[n + 1] >= '0' && text[n + 1] <= '9');
     }
-    return o->internal || strncmp(text, "__", 2) != 0;
+    return o->internal || !events_is_routine(r);
 }
 
 /* The processes' new events, each with its own time, its source and its
@@ -75,7 +77,7 @@ static void print_events(const struct watch_opts *o,
     }
     for (size_t k = 0; !first && k < b.n; k++) {
         const struct events_record *r = &b.recs[k];
-        if (!event_shown(o, r->text)) {
+        if (!event_shown(o, r)) {
             continue;
         }
         time_t sec = (time_t)(r->time_ms / 1000);

@@ -420,7 +420,9 @@ Test(partition_leader, a_shrink_below_min_fails_the_waiters_after_append)
     cr_assert_eq(told[0], RC_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
     cr_assert_eq(p.hw, 0, "the HW stays while the ISR is below min");
     cr_assert(p.hw_stalled);
-    cr_assert(strstr(th.event_text, "acks=all failed 1 request") != NULL,
+    cr_assert(strstr(th.event_text, "acks=all failed 1 request after up to "
+                                    "3001 ms: NOT_ENOUGH_REPLICAS_AFTER_"
+                                    "APPEND (hw 0, isr 1") != NULL,
               "%s", th.event_text);
     cr_assert_eq(log_end_offset(f.log), 5, "the write stays in the log");
     cr_assert_eq(produce(1, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
@@ -557,5 +559,51 @@ Test(partition_leader, a_long_acks_all_wait_is_explained)
               "%s", th.last_event);
     cr_assert(strstr(th.last_event, "replica 3 fetched from offset 5") !=
                   NULL,
+              "%s", th.last_event);
+}
+
+Test(partition_leader, refused_acks_all_writes_are_counted_in_paced_events)
+{
+    lead_with_isr(1, (int32_t[]){1});
+    int before = th.events;
+    cr_assert_eq(produce(1, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
+    cr_assert_eq(th.events, before + 1, "the first refusal is told at once");
+    cr_assert_str_eq(th.last_event, "event: t-0 acks=all refused 1 request: "
+                     "NOT_ENOUGH_REPLICAS (isr 1: 1 < min.insync.replicas=2; "
+                     "nothing written)");
+    for (int i = 0; i < 4; i++) {
+        th.now_ms += 10;
+        cr_assert_eq(produce(1, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
+    }
+    cr_assert_eq(produce(1, 1, NULL), RC_OK, "acks=1 is not refused");
+    cr_assert_eq(th.events, before + 1, "the next ones are held");
+    th.now_ms += PARTITION_ACK_EVENT_EVERY_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.events, before + 2);
+    cr_assert(strstr(th.last_event, "acks=all refused 4 requests: "
+                                    "NOT_ENOUGH_REPLICAS") != NULL,
+              "%s", th.last_event);
+    th.now_ms += PARTITION_ACK_EVENT_EVERY_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.events, before + 2, "nothing held: nothing told");
+}
+
+Test(partition_leader, timed_out_acks_all_writes_are_counted_in_paced_events)
+{
+    lead_with_isr(2, (int32_t[]){1, 2});
+    produce_and_wait(5);
+    int before = th.events;
+    partition_note_ack_timeout(&p, 4, 30000);
+    cr_assert_eq(th.events, before + 1);
+    cr_assert_str_eq(th.last_event, "event: t-0 acks=all timed out 1 request "
+                     "after up to 30000 ms: REQUEST_TIMED_OUT (hw 0 short of "
+                     "offset 4; isr 1,2, min.insync.replicas=2)");
+    partition_note_ack_timeout(&p, 4, 30000);
+    partition_note_ack_timeout(&p, 4, 25000);
+    cr_assert_eq(th.events, before + 1, "held within the window");
+    th.now_ms += PARTITION_ACK_EVENT_EVERY_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert(strstr(th.last_event, "acks=all timed out 2 requests after up "
+                                    "to 30000 ms: REQUEST_TIMED_OUT") != NULL,
               "%s", th.last_event);
 }
