@@ -26,6 +26,10 @@
 
 /* One wait for records or delivery reports. */
 #define BENCH__POLL_MS 100
+/* consume: how long, and how often, to ask for the watermarks again
+ * while fewer than --records are readable (start_consumer). */
+#define BENCH__HW_WAIT_MS 5000
+#define BENCH__HW_POLL_MS 250
 
 struct bench {
     const struct bench_opts *o;
@@ -473,14 +477,40 @@ static int plan_partitions(struct bench *b, rd_kafka_t *rk,
     return RC_OK;
 }
 
+/* The watermarks of every partition (b->target: the records readable). */
+static int plan_all(struct bench *b, rd_kafka_t *rk, struct kclient_error *e)
+{
+    b->target = 0;
+    b->n_done = 0;
+    int rv = RC_OK;
+    for (int32_t p = 0; rv == RC_OK && p < b->n_partitions; p++) {
+        rv = plan_partition(b, rk, p, e);
+    }
+    return rv;
+}
+
 /* Starts the simple consumer on every partition into one queue; for
- * consume, the clock starts here, once the watermarks are known. */
+ * consume, the clock starts here, once the watermarks are known. Right
+ * after a produce with acks=1 the high watermarks trail the leaders' logs
+ * by a follower fetch, so consume asks again, for up to
+ * BENCH__HW_WAIT_MS, while fewer than --records are readable and the
+ * count still grows. */
 static int start_consumer(struct bench *b, rd_kafka_t *rk,
                           struct kclient_error *e)
 {
     int rv = plan_partitions(b, rk, e);
-    for (int32_t p = 0; rv == RC_OK && p < b->n_partitions; p++) {
-        rv = plan_partition(b, rk, p, e);
+    if (rv == RC_OK) {
+        rv = plan_all(b, rk, e);
+    }
+    int64_t deadline = cli_clock_ns() + (int64_t)BENCH__HW_WAIT_MS * 1000000;
+    int64_t seen = -1;
+    while (rv == RC_OK && b->o->mode == BENCH_CONSUME &&
+           b->target < b->o->records && b->target != seen &&
+           cli_clock_ns() < deadline) {
+        seen = b->target;
+        struct timespec pause = {0, BENCH__HW_POLL_MS * 1000000L};
+        nanosleep(&pause, NULL);
+        rv = plan_all(b, rk, e);
     }
     if (b->o->mode == BENCH_CONSUME) {
         b->target = b->target < b->o->records ? b->target : b->o->records;
