@@ -202,6 +202,6 @@ check "a second unclean election: ELECTION_NOT_NEEDED" \
     grep -q "^un-0: ELECTION_NOT_NEEDED" "$DATA/elect6.out"
 "$CLUSTER" events >"$DATA/log-events.out" 2>&1
 check "the controllers' logs narrate both kinds of ElectLeaders" \
-    test "$(grep -c "$TOPIC-[0-5] leader .*(preferred leader restored: ElectLeaders)" "$DATA/log-events.out")" -gt 0 -a \
-    "$(grep -c "un-0 leader none -> $first .*(unclean leader election: ElectLeaders)" "$DATA/log-events.out")" = 1
+    test "$(grep -c "$TOPIC-[0-5] leader .*(preferred leader restored: ElectLeaders; rule: preferred leader" "$DATA/log-events.out")" -gt 0 -a \
+    "$(grep -c "un-0 leader none -> $first .*(unclean leader election: ElectLeaders; rule: " "$DATA/log-events.out")" = 1
 summary
