@@ -171,7 +171,16 @@ check "cluster.sh kill broker-2 was not run by the refused requests" \
 
 # The lesson: a small acks=all load, then "kill broker-2".
 check "the page's load button, pressed, starts an acks=all load" press "#lab-load"
-sleep 2
+# The load is under way once its topic holds acknowledged records.
+load_acked() {
+    "$BIN/cairn" status --json 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+hws = [p.get("hw") or 0 for t in s["topics"] if t["name"] == "lesson"
+       for p in t["partitions"]]
+sys.exit(0 if hws and max(hws) > 0 else 1)'
+}
+check "the load's acks=all records are acknowledged" wait_for 30 load_acked
 check "the page's kill broker-2 button, pressed, is accepted" \
     press 'button.lab-action[data-action="kill"][data-node="broker-2"]'
 # The controller fences it once its session expires (3 s here).
