@@ -23,9 +23,7 @@ Rewrites, so that the test runs beside `make cluster` (each is printed):
     their own and take minutes: they are not run here (`make test` runs
     both); the test checks that each lesson is an executable file and
     that jepsen/run takes the options the README gives it.
-Where a README command cannot work as written, FIXES and INSERT_AFTER
-hold the corrected text, each marked in the output; README_AS_WRITTEN=1
-leaves them out.
+Every command runs as the README writes it (with the rewrites above).
 
 Where the README's narrative waits ("once the controller has fenced
 them", "catches up and rejoins the ISR"), the runner waits after the
@@ -109,18 +107,6 @@ EXPECT_OUTPUT = {
 }
 # What the python block must print.
 PYTHON_EXPECT = (r"""b'\{"id": 1\}'""", "the record it produced")
-
-# README_AS_WRITTEN=1 runs the commands without FIXES and INSERT_AFTER,
-# to show what fails without them.
-AS_WRITTEN = os.environ.get("README_AS_WRITTEN") == "1"
-
-# Text of the README's commands that cannot run as written -> what runs
-# instead (each is a fix the README needs).
-FIXES = {}
-
-# Commands the README leaves out, run after the command matching the
-# regex (each is a fix the README needs): regex -> (command, why).
-INSERT_AFTER = {}
 
 # Command substring -> (regex the output must match while it runs, what
 # it shows, an extra check or None).
@@ -483,15 +469,11 @@ def run_sh_block(first, lines, seen, state):
         if raw.startswith("jepsen/run"):
             ok = check_jepsen(n, raw) and ok
             continue
-        fixed = raw
-        for wrong, right in ({} if AS_WRITTEN else FIXES).items():
-            fixed = fixed.replace(wrong, right)
-        cmd = rewrite(fixed)
+        cmd = rewrite(raw)
         if state["down"] and "cluster.sh up" not in cmd:
             ok = bring_up(n) and ok
             state["down"] = False
-        shown = raw if cmd == raw else "%s [%s: %s]" % (
-            raw, "as" if fixed == raw else "fixed, as", cmd)
+        shown = raw if cmd == raw else "%s [as: %s]" % (raw, cmd)
         # Armed faults fail the next fsync: the write after the signal
         # makes the broker sync, and what follows is its fencing.
         waits = None
@@ -504,14 +486,6 @@ def run_sh_block(first, lines, seen, state):
             state["armed"] = int(armed.group(1))
         if re.search(r"cluster\.sh down\b", cmd):
             state["down"] = True
-        for pattern, (added, why, then) in ({} if AS_WRITTEN
-                                            else INSERT_AFTER).items():
-            m = re.search(pattern, raw)
-            if m:
-                added = m.expand(added)
-                waits = then(int(m.group(1))) if then else None
-                ok = run_one(n, added, rewrite(added), "%s [added: %s]"
-                             % (added, why), seen, waits) and ok
     return ok, len(cmds)
 
 
