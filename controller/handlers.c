@@ -608,9 +608,10 @@ static void reply_leave_leadership(struct controller *c, struct ctl_op *op)
         return;
     }
     Cairn__LeaveLeadershipResponse lr = CAIRN__LEAVE_LEADERSHIP_RESPONSE__INIT;
-    lr.has_leader = lr.has_leader_epoch = true;
+    lr.has_leader = lr.has_leader_epoch = lr.has_partition_epoch = true;
     lr.leader = p->leader;
     lr.leader_epoch = p->leader_epoch;
+    lr.partition_epoch = p->partition_epoch;
     Cairn__Response resp = CAIRN__RESPONSE__INIT;
     resp.has_error_code = op->error != KAFKA_ERROR_NONE;
     resp.error_code = op->error; /* the last in-sync copy: offline */

@@ -336,7 +336,10 @@ struct plan_leave_leadership_req {
  * STALE_BROKER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER
  * (not a replica), FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. Then:
  *
- *   out of the ISR already   NONE, no record;
+ *   out of the ISR already   NONE, a PartitionChange that changes
+ *                            nothing but the partition epoch, so that a
+ *                            leader's expansion computed on fetches from
+ *                            before its cut is refused as stale;
  *   a follower in the ISR    NONE, a PartitionChange: the ISR without it;
  *   the leader               NONE, a PartitionChange: the ISR without it,
  *                            led by its first acceptable member in

@@ -52,8 +52,19 @@ int plan_leave_leadership(const struct meta_image *img,
         return RC_OK;
     }
     *error_out = KAFKA_ERROR_NONE;
+    struct meta_record rec;
     if (!meta_replica_set_contains(&p->isr, req->broker_id)) {
-        return RC_OK; /* out of the ISR already: free to repair */
+        /* Out of the ISR already: free to repair once this is applied.
+         * The change bumps the partition epoch all the same, so that an
+         * expansion the leader computed on what the replica fetched
+         * before it cuts its log is refused as stale (and the leader,
+         * at the new epoch, forgets those fetches). */
+        plan_partition_change(&rec, t, p, NULL, META_LEADER_UNCHANGED);
+        int rv = plan_records_push(out, &rec);
+        if (rv != RC_OK) {
+            *error_out = KAFKA_ERROR_UNKNOWN_SERVER_ERROR;
+        }
+        return rv;
     }
     struct meta_replica_set isr;
     plan_set_without(&p->isr, req->broker_id, &isr);
@@ -71,7 +82,6 @@ int plan_leave_leadership(const struct meta_image *img,
         }
         *error_out = KAFKA_ERROR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
     }
-    struct meta_record rec;
     plan_partition_change(&rec, t, p, &isr, leader);
     int rv = plan_records_push(out, &rec);
     if (rv == RC_OK && leader != META_LEADER_UNCHANGED) {

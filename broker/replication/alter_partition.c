@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/replication/repair.h"
 #include "common/meta/meta.h"
 #include "common/kafka/kafka_error.h"
 #include "common/rc.h"
@@ -194,6 +195,10 @@ static void left_cb(void *arg, int rc, const uint8_t *payload, size_t len)
                    "corrupt batch at offset %" PRId64 " (leader %d, epoch "
                    "%d)", topic, aw->partition, at, leader,
                    resp->leave_leadership->leader_epoch);
+        if (p != NULL && resp->leave_leadership->has_partition_epoch) {
+            repair_left_isr(p, resp->leave_leadership->leader_epoch,
+                            resp->leave_leadership->partition_epoch);
+        }
     }
     membership_refresh(b->membership); /* learn the new leader soon */
     if (resp != NULL) {

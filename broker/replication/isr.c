@@ -168,6 +168,22 @@ void isr_become_leader(struct isr_state *s, int32_t self,
     check_invariants(s);
 }
 
+/* f is out of the ISR at a new partition epoch (taken out, or confirmed
+ * out by the controller for a damaged replica that is about to cut its
+ * log): it joins again, and counts for the HW, only on what it fetches
+ * from here on. What it fetched before may be gone (the damaged replica
+ * truncates and fetches again), and counting it would put it back at
+ * once. Kafka keeps a caught-up replica outside the ISR counting for the
+ * HW; it has no repair by truncation. */
+static void forget(struct isr_follower *f)
+{
+    f->leo = ISR_OFFSET_UNKNOWN;
+    f->last_fetch_ms = ISR__NEVER; /* else its next fetch, at any offset,
+                                    * would count as caught up then */
+    f->last_fetch_leader_leo = ISR_OFFSET_UNKNOWN;
+    f->last_caught_up_ms = ISR__NEVER;
+}
+
 void isr_update_metadata(struct isr_state *s,
                          const struct meta_partition *p)
 {
@@ -197,14 +213,9 @@ void isr_update_metadata(struct isr_state *s,
                 f = old[k];
             }
         }
-        if (!stale && meta_replica_set_contains(&s->isr, id) &&
+        if (p->partition_epoch > s->partition_epoch &&
             !meta_replica_set_contains(&p->isr, id)) {
-            /* Out of the ISR: it joins again only on what it fetches
-             * from here on. What it fetched before may be gone (a
-             * damaged replica leaves the ISR to truncate and fetch
-             * again), and counting it would put it back at once. */
-            f.leo = ISR_OFFSET_UNKNOWN;
-            f.last_fetch_leader_leo = ISR_OFFSET_UNKNOWN;
+            forget(&f);
         }
         ASSERT(s->n_followers < META_REPLICAS_MAX);
         s->followers[s->n_followers++] = f;
@@ -415,6 +426,12 @@ void isr_alter_done(struct isr_state *s, bool ok,
      * success. */
     if (ok && partition_epoch >= s->partition_epoch) {
         check_set(isr);
+        for (int32_t i = 0; partition_epoch > s->partition_epoch &&
+                            i < s->n_followers; i++) {
+            if (!meta_replica_set_contains(isr, s->followers[i].id)) {
+                forget(&s->followers[i]);
+            }
+        }
         s->isr = *isr;
         s->partition_epoch = partition_epoch;
     }

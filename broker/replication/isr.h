@@ -97,7 +97,11 @@ void isr_become_leader(struct isr_state *s, int32_t self,
  * answer already gave a newer one. A pending change is dropped when the
  * partition epoch moved, or when it names a replica the metadata no
  * longer has. Followers no longer in the replica set are dropped, new
- * ones added (never caught up). */
+ * ones added (never caught up). When the partition epoch moved, each
+ * follower outside the new ISR is forgotten (LEO unknown, never caught
+ * up): it joins again, and counts for the HW, only on what it fetches
+ * from then on (a damaged replica confirmed out cuts its log next,
+ * broker/replication/repair.h). isr_alter_done() does the same. */
 void isr_update_metadata(struct isr_state *s,
                          const struct meta_partition *p);
 

@@ -687,7 +687,11 @@ int16_t partition_check_reader(const struct partition *p,
                                int32_t current_leader_epoch,
                                int32_t replica_id)
 {
-    if (!partition_is_leader(p)) {
+    if (!partition_is_leader(p) || p->repair_until >= 0) {
+        /* A leader that lacks records below its high watermark (cut to
+         * repair, elected before it caught up) serves nobody: a follower
+         * would truncate to its log, a consumer miss records. It is
+         * handing the partition on (repair.h). */
         return KAFKA_ERROR_NOT_LEADER_OR_FOLLOWER;
     }
     if (current_leader_epoch >= 0 && current_leader_epoch != p->leader_epoch) {

@@ -150,6 +150,15 @@ struct partition {
      * watermark: until then an answer with a higher one means it was
      * taken back too early. */
     bool cut_to_repair;
+    /* The controller confirmed this replica out of the ISR to repair:
+     * out as of leader epoch left_leader_epoch and partition epoch
+     * left_partition_epoch (repair_left_isr()); answers at or below the
+     * partition epoch of the last cut (cut_partition_epoch) are late
+     * answers to asks made before it. */
+    bool left_confirmed;
+    int32_t left_leader_epoch;
+    int32_t left_partition_epoch;
+    int32_t cut_partition_epoch;
     struct partition_waiter *waiters; /* by offset, oldest first */
     size_t n_waiters;
     size_t cap_waiters;

@@ -32,6 +32,8 @@ static void truncate_follower(struct partition *p, int64_t offset)
     p->corrupt_offset = -1;
     p->scrub_offset = offset;
     p->cut_to_repair = true;
+    p->left_confirmed = false; /* damage found later asks again */
+    p->cut_partition_epoch = p->partition_epoch;
     if (hw > offset && hw > p->repair_until) {
         p->repair_until = hw;
     }
@@ -102,6 +104,24 @@ void repair_log_corrupt(struct partition *p, int64_t offset)
     ask_to_leave(p, "leader");
 }
 
+/* Whether the controller's answer covers the state p's image is in: same
+ * leadership, image at least as new as the answer. */
+static bool left_now(const struct partition *p)
+{
+    return p->left_confirmed && p->left_leader_epoch == p->leader_epoch &&
+           p->partition_epoch >= p->left_partition_epoch;
+}
+
+/* Whether the image has yet to reach the state the controller answered
+ * with (asking again meanwhile would be refused as stale). */
+static bool left_ahead(const struct partition *p)
+{
+    return p->left_confirmed &&
+           (p->left_leader_epoch > p->leader_epoch ||
+            (p->left_leader_epoch == p->leader_epoch &&
+             p->partition_epoch < p->left_partition_epoch));
+}
+
 bool repair_follower_ready(struct partition *p)
 {
     if (p->corrupt_offset < 0) {
@@ -112,17 +132,39 @@ bool repair_follower_ready(struct partition *p)
         }
         return true;
     }
-    if (in_isr(p)) {
+    if (in_isr(p) || !left_now(p)) {
         /* Cut now, it could be elected leader without records the ISR
-         * promised: first out of the ISR. Asked with no fetch of p in
-         * flight and none sent until it is out, so the leader cannot
-         * take it back on what it fetched before (isr.c forgets that
-         * when it leaves). */
-        ask_to_leave(p, "follower");
+         * promised: first out of the ISR, as the controller has it, not
+         * as this image says. Asked with no fetch of p in flight and
+         * none sent until it is out, so the leader cannot take it back
+         * on what it fetched before. */
+        if (!left_ahead(p)) {
+            ask_to_leave(p, "follower");
+        }
         return false;
     }
     truncate_follower(p, p->corrupt_offset);
     return p->corrupt_offset < 0;
+}
+
+void repair_left_isr(struct partition *p, int32_t leader_epoch,
+                     int32_t partition_epoch)
+{
+    if (p->corrupt_offset < 0 || partition_epoch <= p->cut_partition_epoch) {
+        /* Nothing to cut, or an answer to an ask made before the last
+         * cut: it may have fetched since, so only a newer state (the
+         * controller bumps the epoch for each ask) lets it cut again. */
+        return;
+    }
+    if (p->left_confirmed &&
+        (p->left_leader_epoch > leader_epoch ||
+         (p->left_leader_epoch == leader_epoch &&
+          p->left_partition_epoch >= partition_epoch))) {
+        return; /* a newer answer came first */
+    }
+    p->left_confirmed = true;
+    p->left_leader_epoch = leader_epoch;
+    p->left_partition_epoch = partition_epoch;
 }
 
 void repair_after_fetch(struct partition *p, int64_t leader_hw)

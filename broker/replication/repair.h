@@ -8,10 +8,18 @@
  *             its host's leave_isr, at most once per
  *             REPAIR_ASK_EVERY_MS), so that it is never elected while it
  *             lacks records the ISR promised; it is not fetched for
- *             meanwhile. Once out, and with no fetch of it in flight, it
- *             truncates its log to just before the bad batch (below its
- *             high watermark if need be: the leader holds the data) and
- *             fetches the rest again, rejoining the ISR when caught up;
+ *             meanwhile. Its own image saying it is out is not enough:
+ *             the image can lag behind a leader that took it back and
+ *             an election that made it leader. It cuts only once the
+ *             controller has answered that it is out (repair_left_isr()),
+ *             at a partition epoch of its own (the controller bumps it,
+ *             so a leader's ISR change computed on what it fetched before
+ *             is refused, and the leader forgets that when it applies the
+ *             new epoch, isr.h), and its image has reached that state.
+ *             Then, with no fetch of it in flight, it truncates its log
+ *             to just before the bad batch (below its high watermark if
+ *             need be: the leader holds the data) and fetches the rest
+ *             again, rejoining the ISR when caught up;
  *   leader    asks the same: the controller moves leadership to another
  *             ISR member and drops it from the ISR; with no other ISR
  *             member left, the partition goes offline (no leader) rather
@@ -51,6 +59,12 @@ void repair_log_corrupt(struct partition *p, int64_t offset);
  * when p may be fetched, after truncating a damaged log once out of the
  * ISR; false while it waits to leave the ISR. */
 bool repair_follower_ready(struct partition *p);
+
+/* The controller answered p's LeaveLeadership: this replica is out of
+ * the ISR in its state at leader epoch leader_epoch and partition epoch
+ * partition_epoch (leader and partition epochs of the answer). */
+void repair_left_isr(struct partition *p, int32_t leader_epoch,
+                     int32_t partition_epoch);
 
 /* A fetch answer was appended to p's log: a replica that cut its log to
  * repair and is in the ISR again while its log ends below the leader's

@@ -83,6 +83,7 @@ enum simb_msg_type {
     SIMB_CONSUME,
     SIMB_CONSUME_RSP,
     SIMB_LEAVE,            /* LeaveLeadership: a damaged replica */
+    SIMB_LEAVE_RSP,
 };
 
 #define SIMB_CONTROLLER SIMB_BROKERS       /* endpoint */
@@ -200,6 +201,7 @@ enum simb_pending_kind {
     SIMB_PENDING_NONE = 0,
     SIMB_PENDING_REGISTER,
     SIMB_PENDING_ALTER,
+    SIMB_PENDING_LEAVE,
 };
 
 /* The request waiting for the proposal in flight. */

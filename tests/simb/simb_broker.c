@@ -796,6 +796,11 @@ void simb_broker_receive(struct simb_broker *b, struct simb_msg *m)
     case SIMB_EPOCH_RSP:
         on_answer(b, sp, m);
         break;
+    case SIMB_LEAVE_RSP:
+        if (m->incarnation == b->incarnation) { /* else its RPC is gone */
+            repair_left_isr(p, m->leader_epoch, m->partition_epoch);
+        }
+        break;
     case SIMB_ALTER_RSP:
         if (sp->alter_req == m->req) {
             sp->alter_req = 0;

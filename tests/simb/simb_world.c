@@ -225,6 +225,19 @@ static void applied_cb(void *arg, int status, unsigned proposer)
     } else if (p.kind == SIMB_PENDING_ALTER) {
         answer_alter(w, &p, img,
                      status == 0 ? p.error : KAFKA_ERROR_NOT_CONTROLLER);
+    } else if (p.kind == SIMB_PENDING_LEAVE && status == 0 &&
+               p.error == KAFKA_ERROR_NONE) {
+        /* As controller/handlers.c: the partition as it is now. */
+        const struct meta_partition *mp =
+            simb_meta_partition(img, p.partition);
+        simb_send(w, &(struct simb_msg){.type = SIMB_LEAVE_RSP,
+                                        .from = SIMB_CONTROLLER,
+                                        .to = p.broker,
+                                        .incarnation = p.incarnation,
+                                        .partition = p.partition,
+                                        .leader_epoch = mp->leader_epoch,
+                                        .partition_epoch =
+                                            mp->partition_epoch});
     }
 }
 
@@ -345,10 +358,14 @@ static void on_leave(struct simb_world *w, const struct simb_msg *m)
         .topic_id = w->topic_id[slot->topic_idx],
         .partition = slot->id,
         .leader_epoch = m->leader_epoch};
-    int16_t error = 0;
+    struct simb_pending pending = {.kind = SIMB_PENDING_LEAVE,
+                                   .broker = m->from,
+                                   .incarnation = m->incarnation,
+                                   .partition = m->partition};
     plan_records_clear(&w->out);
-    if (plan_leave_leadership(simb_ctl(w), &rq, &w->out, &error) == RC_OK) {
-        (void)commit(w, (struct simb_pending){0});
+    if (plan_leave_leadership(simb_ctl(w), &rq, &w->out, &pending.error) ==
+        RC_OK) {
+        (void)commit(w, pending); /* refused: it asks again */
     }
 }
 

@@ -93,8 +93,15 @@ Test(plan_repair, a_follower_leaves_the_isr_and_the_leader_stays,
     cr_assert_eq(part(1, 0)->leader, 1);
     cr_assert_eq(part(1, 0)->leader_epoch, epoch);
     cr_assert(set_eq(&part(1, 0)->isr, SET(1, 3)));
+    int32_t partition_epoch = part(1, 0)->partition_epoch;
     cr_assert_eq(leave(2, 0, epoch), KAFKA_ERROR_NONE, "out already");
-    cr_assert_eq(out.n, 0);
+    cr_assert_eq(out.n, 1, "a change all the same: the epoch moves, so a "
+                 "leader's expansion computed before is refused");
+    apply_out();
+    cr_assert_eq(part(1, 0)->partition_epoch, partition_epoch + 1);
+    cr_assert(set_eq(&part(1, 0)->isr, SET(1, 3)), "nothing else changes");
+    cr_assert_eq(part(1, 0)->leader, 1);
+    cr_assert_eq(part(1, 0)->leader_epoch, epoch);
 }
 
 Test(plan_repair, only_a_replica_at_the_current_epoch_may_ask,

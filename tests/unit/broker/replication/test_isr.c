@@ -668,6 +668,50 @@ Test(replica, a_follower_taken_out_by_metadata_rejoins_only_on_a_new_fetch)
     expect_set(&isr, SET(1, 3, 2));
 }
 
+/* Follower 2 is out and has fetched up to the HW; before the leader
+ * proposes it, it finds damage and the controller confirms it out with a
+ * change of nothing but the partition epoch. It is about to cut its log:
+ * what it fetched before must not put it back. */
+Test(replica, an_epoch_that_changes_nothing_forgets_the_followers_outside)
+{
+    lead(SET(1, 2, 3), SET(1, 3), 1, 100);
+    fetch(2, 100, 100, T0 + 1);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_partition p = part(SET(1, 2, 3), SET(1, 3),
+                                   PARTITION_EPOCH + 1);
+    isr_update_metadata(&s, &p);
+    cr_assert_eq(follower(2)->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(follower(2)->last_fetch_ms, -1);
+    cr_assert_eq(follower(3)->leo, 100, "a member keeps what it fetched");
+    struct meta_replica_set isr = {0};
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0 + 2, &isr));
+    fetch(2, 40, 100, T0 + 3); /* it cut its log to 40 */
+    cr_assert_not(caught_up(2, 100, T0 + 3), "one low fetch is not caught up");
+    cr_assert_eq(isr_hw_candidate(&s, 100, T0 + 3), 100,
+                 "nor does it hold the HW back");
+    cr_assert_not(isr_maybe_expand(&s, 100, 100, T0 + 3, &isr));
+    fetch(2, 100, 100, T0 + 4);
+    cr_assert(isr_maybe_expand(&s, 100, 100, T0 + 4, &isr));
+    expect_set(&isr, SET(1, 3, 2));
+}
+
+/* The same when the new epoch comes in the answer to the leader's own
+ * shrink, ahead of the metadata. */
+Test(replica, a_shrink_answered_forgets_the_follower_it_dropped)
+{
+    lead(SET(1, 2, 3), SET(1, 2, 3), 1, 100);
+    fetch(2, 90, 100, T0 + 1);
+    fetch(3, 100, 100, T0 + 1);
+    struct meta_replica_set isr = {0};
+    int64_t later = T0 + LAG_MS + 10;
+    fetch(3, 100, 100, later);
+    cr_assert(isr_maybe_shrink(&s, 100, later, &isr));
+    expect_set(&isr, SET(1, 3));
+    isr_alter_done(&s, true, &isr, PARTITION_EPOCH + 1);
+    cr_assert_eq(follower(2)->leo, ISR_OFFSET_UNKNOWN);
+    cr_assert_eq(follower(3)->leo, 100);
+}
+
 Test(replica, metadata_with_same_partition_epoch_keeps_pending_change)
 {
     lead(SET(1, 2, 3), SET(1, 2), 1, 100);

@@ -1,6 +1,7 @@
 /* Tests for broker/replication/repair.c through its partition host: a
- * follower with a damaged log leaves the ISR before it cuts its log and
- * fetches the rest again; a damaged leader asks to hand over leadership,
+ * follower with a damaged log leaves the ISR, as the controller answers
+ * and not as its image says, before it cuts its log and fetches the rest
+ * again; a damaged leader asks to hand over leadership,
  * at most once per REPAIR_ASK_EVERY_MS; a repaired follower taken back
  * into the ISR too early asks to leave again; damage found earlier is
  * reported again in a new role; and the scrub finds a flipped byte no
@@ -54,8 +55,12 @@ static void teardown(void)
 
 TestSuite(repair, .init = setup, .fini = teardown, .timeout = 60);
 
+/* The controller takes this replica out of the ISR (a new partition
+ * epoch), answers its LeaveLeadership, and the image applies the change. */
 static void leave_isr(void)
 {
+    p.partition_epoch++;
+    repair_left_isr(&p, p.leader_epoch, p.partition_epoch);
     p.isr = (struct meta_replica_set){2, {1, 3}};
     repair_after_metadata(&p);
 }
@@ -80,6 +85,81 @@ Test(repair, a_damaged_follower_leaves_the_isr_before_it_cuts)
     cr_assert_eq(p.repair_until, 30, "it owes what the HW promised");
     cr_assert(strstr(th.last_event, "truncated 30 -> 10") != NULL, "%s",
               th.last_event);
+}
+
+/* Seed 6069857 of the broker simulation: the image says "follower outside
+ * the ISR", but it is stale: the leader has taken the replica back into
+ * the ISR and an election has made it leader. Cut on that image, it would
+ * lead without records the ISR promised. */
+Test(repair, an_image_that_says_out_is_not_enough_to_cut)
+{
+    p.isr = (struct meta_replica_set){2, {1, 3}};
+    p.partition_epoch = 7;
+    repair_log_corrupt(&p, 10);
+    cr_assert_not(repair_follower_ready(&p), "the controller decides");
+    cr_assert_eq(th.leaves, 1, "asked to leave, at the image's epoch");
+    cr_assert_eq(log_end_offset(f.log), 30, "nothing cut");
+    /* The controller refused (a newer leader epoch): no answer counts.
+     * Then the image learns it is leader, in the ISR. */
+    p.leader = SELF;
+    p.leader_epoch = 5;
+    p.partition_epoch = 9;
+    p.follow = PARTITION_FOLLOW_NONE;
+    p.isr = (struct meta_replica_set){3, {1, 2, 3}};
+    repair_after_metadata(&p);
+    cr_assert_eq(th.leaves, 2, "asks to hand the partition on");
+    cr_assert_eq(log_end_offset(f.log), 30, "a leader keeps its records");
+}
+
+Test(repair, a_follower_cuts_once_its_image_has_the_answered_state)
+{
+    p.isr = (struct meta_replica_set){2, {1, 3}};
+    p.partition_epoch = 7;
+    repair_log_corrupt(&p, 10);
+    cr_assert_not(repair_follower_ready(&p));
+    cr_assert_eq(th.leaves, 1);
+    repair_left_isr(&p, 4, 8); /* out as of partition epoch 8 */
+    th.now_ms += REPAIR_ASK_EVERY_MS;
+    cr_assert_not(repair_follower_ready(&p), "the image is still at 7");
+    cr_assert_eq(th.leaves, 1, "no need to ask again: it waits");
+    cr_assert_eq(log_end_offset(f.log), 30);
+    p.partition_epoch = 8;
+    cr_assert(repair_follower_ready(&p), "now it cuts");
+    cr_assert_eq(log_end_offset(f.log), 10);
+}
+
+Test(repair, an_answer_for_another_leadership_does_not_count)
+{
+    p.isr = (struct meta_replica_set){2, {1, 3}};
+    p.partition_epoch = 7;
+    repair_log_corrupt(&p, 10);
+    cr_assert_not(repair_follower_ready(&p));
+    repair_left_isr(&p, 3, 8); /* answered for an older leader epoch */
+    p.partition_epoch = 8;
+    th.now_ms += REPAIR_ASK_EVERY_MS;
+    cr_assert_not(repair_follower_ready(&p));
+    cr_assert_eq(th.leaves, 2, "asks again, at the leader epoch it has");
+    cr_assert_eq(log_end_offset(f.log), 30);
+}
+
+Test(repair, a_late_answer_from_before_the_last_cut_does_not_count)
+{
+    repair_log_corrupt(&p, 20);
+    cr_assert_not(repair_follower_ready(&p));
+    leave_isr(); /* out at partition epoch 1 */
+    cr_assert(repair_follower_ready(&p));
+    cr_assert_eq(log_end_offset(f.log), 20);
+    /* It fetched again since; new damage, and a late answer to an ask
+     * from before the cut arrives. */
+    repair_log_corrupt(&p, 10);
+    repair_left_isr(&p, p.leader_epoch, p.partition_epoch);
+    th.now_ms += REPAIR_ASK_EVERY_MS;
+    cr_assert_not(repair_follower_ready(&p), "it may have fetched since");
+    cr_assert_eq(log_end_offset(f.log), 20);
+    p.partition_epoch++;
+    repair_left_isr(&p, p.leader_epoch, p.partition_epoch);
+    cr_assert(repair_follower_ready(&p), "a new answer: it cuts");
+    cr_assert_eq(log_end_offset(f.log), 10);
 }
 
 Test(repair, a_damaged_leader_asks_to_hand_over_leadership)
