@@ -87,6 +87,16 @@ EXPECT_OUTPUT = {
         (r"2,332,800,000,000 bytes", "2,332,800,000,000 bytes at RF 3"),
     ("wc -l", 1): (r"\A\s*2000\s*\Z", "2000: the consumer stops at the HW"),
     ("wc -l", 2): (r"\A\s*2010\s*\Z", "2010: the HW passed the acks=1 records"),
+    (r"cairn status$", 4):
+        (r"(?m)^lesson +\d +none .*OFFLINE",
+         "lesson's partitions OFFLINE: no live replica in the ISR"),
+    ("cairn elect --type unclean", 1):
+        (r"(?m)^lesson-\d: elected$", "the partitions elected"),
+    ("grep truncated", 1):
+        (r"broker-1 +lesson-\d truncated \d+ -> \d+ \(leader [23] says",
+         "broker 1 cut what the unclean leaders lack"),
+    ("wc -l", 3): (r"\A\s*2010\s*\Z",
+                   "2010: the acks=1 records 21-30 are gone"),
     ("curl -s 127.0.0.1:19094/metrics", 1):
         (r"(?m)^kafka_server_replicamanager_underreplicatedpartitions ",
          "broker 1's metrics"),
@@ -259,13 +269,14 @@ def fenced_and_moved(n):
 
 
 def caught_up(n):
-    """Broker n unfenced, in the ISR of every partition it replicates,
-    and those partitions' HW at every replica's end offset."""
+    """Broker n unfenced, in the ISR of every partition it replicates that
+    has a leader (an offline one waits for an election), and those
+    partitions' HW at every replica's end offset."""
     def pred(s):
         if broker(s, n)["fenced"]:
             return False
         for p in partitions(s):
-            if n not in p["replicas"]:
+            if n not in p["replicas"] or p["leader"] < 0:
                 continue
             ends = [r["end_offset"] for r in p["end_offsets"]]
             if n not in p["isr"] or any(e != p["hw"] for e in ends):
@@ -324,6 +335,13 @@ def waits_for(cmd):
         n = int(m.group(1))
         out.append(("broker %d's leaderships moved away" % n,
                     leads_nothing(n), 10))
+    m = re.search(r"cairn elect --type unclean --topic (\S+)", cmd)
+    if m:
+        topic = m.group(1)
+        out.append(("every partition of %s led" % topic,
+                    lambda s: all(p["leader"] >= 0 for t in s["topics"]
+                                  if t["name"] == topic
+                                  for p in t["partitions"]), 15))
     if re.search(r"cairn elect$", cmd):
         out.append(("every partition led by its first replica",
                     preferred_leaders, 15))
