@@ -28,7 +28,10 @@ struct membership {
     struct membership_config cfg;
     struct tracer *tracer;
     struct rpc_client *client;
-    int target;
+    int target;                   /* where the next call goes */
+    int register_to;              /* where the call in flight of each */
+    int heartbeat_to;             /* kind went: its answer speaks for */
+    int fetch_to;                 /* that controller only */
     uv_timer_t timer;
     struct meta_image image;
     struct meta_uuid incarnation;
@@ -89,9 +92,10 @@ static void maybe_free(struct membership *m)
     }
 }
 
-/* Sends req to the current target; cb gets the raw answer. */
+/* Sends req to the current target, which goes into *sent_to; cb gets the
+ * raw answer. */
 static int call(struct membership *m, const Cairn__Request *req,
-                rpc_response_cb cb)
+                rpc_response_cb cb, int *sent_to)
 {
     size_t len = cairn__request__get_packed_size(req);
     uint8_t *buf = malloc(len == 0 ? 1 : len);
@@ -104,31 +108,41 @@ static int call(struct membership *m, const Cairn__Request *req,
     free(buf);
     if (rv == RC_OK) {
         m->pending++;
+        *sent_to = m->target;
     }
     return rv;
 }
 
-static void next_target(struct membership *m)
+/* Controller sent_to failed a call or is not the active one and does not
+ * know who is: the next one is tried, unless the target has already
+ * moved. Several calls are out at once (a heartbeat and a metadata fetch
+ * leave on the same tick), so one answer often comes twice: moving on
+ * from wherever the target is now would undo what the first answer did
+ * (a redirect to the active controller, followed by a step past it). */
+static void move_on(struct membership *m, int sent_to)
 {
-    m->target = (m->target + 1) % (int)m->cfg.n_controllers;
+    if (m->target == sent_to) {
+        m->target = (m->target + 1) % (int)m->cfg.n_controllers;
+    }
 }
 
-/* Common answer handling: NULL when the call failed or the controller
- * redirected us (the target is then updated). */
-static Cairn__Response *answer(struct membership *m, int rc,
+/* Common answer handling of a call that went to controller sent_to: NULL
+ * when the call failed or the controller redirected us (the target is
+ * then updated). */
+static Cairn__Response *answer(struct membership *m, int sent_to, int rc,
                                const uint8_t *payload, size_t len,
                                const char *what)
 {
     if (rc != RC_OK) {
         TRACE_DEBUG(m->tracer, "%s to controller=%d failed: %s", what,
-                    m->cfg.controllers[m->target].id, rc_str(rc));
-        next_target(m);
+                    m->cfg.controllers[sent_to].id, rc_str(rc));
+        move_on(m, sent_to);
         return NULL;
     }
     Cairn__Response *resp = cairn__response__unpack(NULL, len, payload);
     if (resp == NULL) {
         TRACE_WARN(m->tracer, "%s: malformed answer", what);
-        next_target(m);
+        move_on(m, sent_to);
         return NULL;
     }
     if (resp->error_code != KAFKA_ERROR_NOT_CONTROLLER) {
@@ -141,10 +155,10 @@ static Cairn__Response *answer(struct membership *m, int rc,
             to = (int)i;
         }
     }
-    if (to >= 0 && to != m->target) {
+    if (to >= 0 && to != sent_to) {
         m->target = to;
     } else {
-        next_target(m);
+        move_on(m, sent_to); /* no leader known, or not ready yet */
     }
     cairn__response__free_unpacked(resp, NULL);
     return NULL;
@@ -171,7 +185,8 @@ static void register_cb(void *arg, int rc, const uint8_t *payload,
         maybe_free(m);
         return;
     }
-    Cairn__Response *resp = answer(m, rc, payload, len, "registration");
+    Cairn__Response *resp = answer(m, m->register_to, rc, payload, len,
+                                   "registration");
     uint64_t now = uv_now(m->loop);
     if (resp == NULL || resp->error_code != KAFKA_ERROR_NONE ||
         resp->body_case != CAIRN__RESPONSE__BODY_BROKER_REGISTRATION) {
@@ -212,7 +227,7 @@ static void send_registration(struct membership *m)
     Cairn__Request req = CAIRN__REQUEST__INIT;
     req.body_case = CAIRN__REQUEST__BODY_BROKER_REGISTRATION;
     req.broker_registration = &br;
-    if (call(m, &req, register_cb) == RC_OK) {
+    if (call(m, &req, register_cb, &m->register_to) == RC_OK) {
         m->registering = true;
     } else {
         m->next_register_ms = uv_now(m->loop) + backoff(m);
@@ -247,7 +262,8 @@ static void heartbeat_cb(void *arg, int rc, const uint8_t *payload,
         maybe_free(m);
         return;
     }
-    Cairn__Response *resp = answer(m, rc, payload, len, "heartbeat");
+    Cairn__Response *resp = answer(m, m->heartbeat_to, rc, payload, len,
+                                   "heartbeat");
     if (resp == NULL) {
         m->next_heartbeat_ms = uv_now(m->loop) + MEMBERSHIP__BACKOFF_MIN_MS;
         return;
@@ -285,7 +301,7 @@ static void send_heartbeat(struct membership *m)
     Cairn__Request req = CAIRN__REQUEST__INIT;
     req.body_case = CAIRN__REQUEST__BODY_BROKER_HEARTBEAT;
     req.broker_heartbeat = &hb;
-    if (call(m, &req, heartbeat_cb) == RC_OK) {
+    if (call(m, &req, heartbeat_cb, &m->heartbeat_to) == RC_OK) {
         m->heartbeat_in_flight = true;
     }
 }
@@ -347,7 +363,8 @@ static void fetch_cb(void *arg, int rc, const uint8_t *payload, size_t len)
     uint64_t now = uv_now(m->loop);
     m->next_fetch_ms = m->refetch ? now : now + MEMBERSHIP__FETCH_INTERVAL_MS;
     m->refetch = false;
-    Cairn__Response *resp = answer(m, rc, payload, len, "metadata fetch");
+    Cairn__Response *resp = answer(m, m->fetch_to, rc, payload, len,
+                                   "metadata fetch");
     if (resp == NULL) {
         return;
     }
@@ -387,7 +404,7 @@ static void send_fetch(struct membership *m)
     Cairn__Request req = CAIRN__REQUEST__INIT;
     req.body_case = CAIRN__REQUEST__BODY_METADATA_FETCH;
     req.metadata_fetch = &mf;
-    if (call(m, &req, fetch_cb) == RC_OK) {
+    if (call(m, &req, fetch_cb, &m->fetch_to) == RC_OK) {
         m->fetch_in_flight = true;
     }
 }
@@ -399,6 +416,7 @@ struct active_call {
     uint8_t *req;
     size_t len;
     uint64_t deadline_ms;
+    int sent_to;                  /* the controller of the latest try */
     membership_call_cb cb;
     void *arg;
     uint64_t backoff_ms;          /* the next pause; doubles, jittered */
@@ -433,12 +451,13 @@ static int active_call_send(struct active_call *ac)
                              active_call_cb, ac);
     if (rv == RC_OK) {
         m->pending++;
+        ac->sent_to = m->target;
     }
     return rv;
 }
 
-static bool redirected(struct membership *m, const uint8_t *payload,
-                       size_t len)
+static bool redirected(struct membership *m, int sent_to,
+                       const uint8_t *payload, size_t len)
 {
     Cairn__Response *resp = cairn__response__unpack(NULL, len, payload);
     bool not_controller = resp == NULL ||
@@ -450,7 +469,7 @@ static bool redirected(struct membership *m, const uint8_t *payload,
         return false;
     }
     /* answer() does the redirect bookkeeping on a fresh unpack. */
-    Cairn__Response *again = answer(m, RC_OK, payload, len, "call");
+    Cairn__Response *again = answer(m, sent_to, RC_OK, payload, len, "call");
     if (again != NULL) {
         cairn__response__free_unpacked(again, NULL);
     }
@@ -515,12 +534,12 @@ static void active_call_cb(void *arg, int rc, const uint8_t *payload,
         maybe_free(m);
         return;
     }
-    if (rc == RC_OK && !redirected(m, payload, len)) {
+    if (rc == RC_OK && !redirected(m, ac->sent_to, payload, len)) {
         active_call_finish(ac, RC_OK, payload, len);
         return;
     }
     if (rc != RC_OK) {
-        next_target(m);
+        move_on(m, ac->sent_to);
     }
     active_call_retry(ac);
 }
