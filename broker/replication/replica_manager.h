@@ -136,6 +136,10 @@ struct replica_manager {
     struct partition **parts;
     size_t n;
     size_t cap;
+    struct meta_index by_id;     /* parts by (topic id, partition) */
+    bool full_pass;              /* the next apply visits the whole image */
+    uint64_t visits;             /* partitions of the image visited by
+                                  * the applies, for tests */
     size_t closing;              /* logs closing, not yet freed */
     /* Hashes of the topic config values logged as bad (a ring), so each
      * is logged once, not at every metadata update. */
@@ -154,7 +158,12 @@ MUST_CHECK int replica_manager_init(struct replica_manager *ps,
 /* Brings the hosted partitions in line with img: opens, closes and
  * configures their logs, and, once unfenced, takes the roles img gives
  * this broker. Errors on one partition are logged and leave it out; the
- * rest go on. */
+ * rest go on. Visits what img->changes names (common/meta/meta.h): the
+ * partitions changed, the topics whose configs changed, every hosted
+ * partition when brokers changed; the whole image when it says `all`,
+ * when it records nothing (NULL), the first time, once unfenced, and
+ * while logs wait to open. So the cost of a change does not grow with
+ * the partitions the broker holds. */
 void replica_manager_apply(struct replica_manager *ps,
                            const struct meta_image *img);
 
