@@ -242,6 +242,7 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
         len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
                                 p->topic, p->id, p->hw);
     }
+    hw_checkpoint_cache_drop(&ps->hw_cache); /* the file changes */
     if (file_write_checked(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
         RC_OK) {
         for (size_t i = 0; i < ps->n; i++) {
@@ -263,7 +264,8 @@ static int64_t load_checkpoint(struct replica_manager *ps, const char *topic,
                                int32_t id)
 {
     int64_t hw = 0;
-    int rv = hw_checkpoint_read(ps->log_dir, topic, id, &hw);
+    int rv = hw_checkpoint_cache_read(&ps->hw_cache, ps->log_dir, topic, id,
+                                      &hw);
     if (rv == RC_OK || rv == RC_NOT_FOUND) {
         return hw;
     }
@@ -930,6 +932,7 @@ void replica_manager_close(struct replica_manager *ps)
     uv_close((uv_handle_t *)&ps->clean_timer, NULL);
     open_retry_free(&ps->retry);
     meta_index_free(&ps->by_id);
+    hw_checkpoint_cache_drop(&ps->hw_cache);
     free(ps->wake);
     ps->wake = NULL;
     ps->n_wake = ps->cap_wake = 0;

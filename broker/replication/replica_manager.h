@@ -34,6 +34,7 @@
 
 #include "broker/log/log.h"
 #include "broker/log/log_startup.h"
+#include "broker/replication/hw_checkpoint.h"
 #include "broker/replication/partition.h"
 #include "broker/replication/open_retry.h"
 #include "common/meta/meta.h"
@@ -137,6 +138,7 @@ struct replica_manager {
     size_t n;
     size_t cap;
     struct meta_index by_id;     /* parts by (topic id, partition) */
+    struct hw_checkpoint_cache hw_cache; /* the HW checkpoint, read once */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by
                                   * the applies, for tests */
