@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What a cluster costs as its partitions grow: for each count, a local
 three-node cluster of its own (deploy/cluster.sh on free ports, a
-temporary data directory, BUILD_DIR's binaries) gets one topic of that
+temporary data directory, BUILD_DIR's binaries) gets topics of that
 many partitions at replication factor 3, nothing produced, and this
 measures
 
@@ -18,7 +18,8 @@ measures
 
 Prints one RESULT line per count, then one with each figure of the
 largest count as a ratio to the smallest (measured in the same run, as
-the figures drift with the machine). A figure not reached within its
+the figures drift with the machine). Topics hold at most 10,000
+partitions each: larger counts are several topics. A figure not reached within its
 deadline is printed as timeout. Stops only the processes it started."""
 
 import json
@@ -36,6 +37,7 @@ SESSION_S = 3.0   # broker.session.timeout.ms of deploy/cluster.sh
 IDLE_S = float(os.environ.get("SCALE_IDLE_S", "20"))
 DEADLINE_S = float(os.environ.get("SCALE_DEADLINE_S", "600"))
 TICK = os.sysconf("SC_CLK_TCK")
+PER_TOPIC = 10000  # partitions of one topic at most (META_PARTITIONS_MAX)
 
 
 def pick_base():
@@ -75,7 +77,7 @@ class Cluster:
         return int(self.sh("pid", node).strip())
 
     def partitions(self):
-        r = self.cli("topics", "describe", "--json", "scale", timeout=60)
+        r = self.cli("topics", "describe", "--json", *self.topics, timeout=120)
         if r.returncode != 0:
             return None
         try:
@@ -121,10 +123,15 @@ def measure(build, count):
     try:
         c.sh("up")
         t0 = time.monotonic()
-        r = c.cli("topics", "create", "scale", "--partitions", str(count),
-                  "--replication-factor", "3", timeout=300)
-        if r.returncode != 0:
-            raise RuntimeError("create: %s%s" % (r.stdout, r.stderr))
+        c.topics = []
+        for k in range(0, count, PER_TOPIC):
+            name = "scale-%d" % (k // PER_TOPIC)
+            r = c.cli("topics", "create", name, "--partitions",
+                      str(min(PER_TOPIC, count - k)), "--replication-factor",
+                      "3", timeout=300)
+            if r.returncode != 0:
+                raise RuntimeError("create: %s%s" % (r.stdout, r.stderr))
+            c.topics.append(name)
 
         def ready():
             ps = c.partitions()
