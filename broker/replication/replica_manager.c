@@ -792,6 +792,8 @@ static void apply_all(struct replica_manager *ps, const struct meta_image *img)
     bool changed = false;
     bool probed = false;
     uint64_t now = uv_now(ps->loop);
+    uint64_t t0 = uv_hrtime();
+    const uint64_t budget_ns = PARTITIONS_OPEN_BUDGET_MS * 1000000ull;
     ps->full_pass = false;
     for (size_t i = 0; i < ps->n; i++) {
         ps->parts[i]->seen = false;
@@ -811,7 +813,8 @@ static void apply_all(struct replica_manager *ps, const struct meta_image *img)
                                               now))) {
                 continue; /* waits out its back-off */
             }
-            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN) {
+            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN &&
+                (opens == 0 || uv_hrtime() - t0 < budget_ns)) {
                 opens++;
                 p = add(ps, topic, id);
                 if (p == NULL) {

@@ -8,8 +8,10 @@
  * keeps a partition.metadata file with the topic id, so a topic deleted
  * and created again under the same name never reuses old data.
  * Opening a log is blocking file work (directories, fsyncs), so at most
- * PARTITIONS_OPENS_PER_TURN are opened per loop iteration; the rest follow
- * in later iterations, and heartbeats and timers run in between. A log
+ * PARTITIONS_OPENS_PER_TURN are opened per loop iteration, and none more
+ * once PARTITIONS_OPEN_BUDGET_MS have gone by in it (a slow disk makes
+ * each fsync long); the rest follow in later iterations, and heartbeats
+ * and timers run in between. A log
  * that fails to open is tried again after a growing pause
  * (broker/replication/open_retry.h), and after a failure the log
  * directory itself is probed: if it no longer takes writes the broker is
@@ -42,6 +44,7 @@
 #include "common/trace.h"
 
 #define PARTITIONS_OPENS_PER_TURN 16
+#define PARTITIONS_OPEN_BUDGET_MS 20
 
 /* Bad topic config values remembered as logged; past this many distinct
  * ones, the oldest may be logged again. */

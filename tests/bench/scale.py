@@ -5,14 +5,16 @@ temporary data directory, BUILD_DIR's binaries) gets topics of that
 many partitions at replication factor 3, nothing produced, and this
 measures
 
-  ready_s      creating the topic until every partition has a leader and
-               a full ISR;
+  ready_s      creating the topics until every broker has opened the logs
+               of all of them, they are all led and none is under-
+               replicated (the brokers' /metrics gauges);
   rss_mb, fds  per broker (the largest of the three) once ready;
   idle_cpu     per broker, percent of a core, over IDLE_S seconds;
-  failover_s   a SIGKILLed broker: until no partition names it leader,
-               beyond the session timeout (3 s here);
-  rejoin_s     that broker started again: until it is back in the ISR of
-               every partition it replicates.
+  failover_s   a SIGKILLed broker: until no partition names it leader
+               in broker 2's metadata, beyond the session timeout (3 s
+               here);
+  rejoin_s     that broker started again: until the same holds again (it
+               hosts them all, and is back in every ISR).
 
     tests/bench/scale.py BUILD_DIR [COUNT...]     (default 1000 10000)
 
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -77,14 +80,53 @@ class Cluster:
         return int(self.sh("pid", node).strip())
 
     def partitions(self):
-        r = self.cli("topics", "describe", "--json", *self.topics, timeout=120)
-        if r.returncode != 0:
-            return None
+        """Every partition of the scale topics as broker 2 has them (a
+        Metadata request, kcat: broker 1 is the one killed), or None."""
         try:
+            r = subprocess.run(["kcat", "-b", "127.0.0.1:%d" % (self.base + 92),
+                                "-L", "-J", "-m", "10"], capture_output=True,
+                               text=True, timeout=60)
             topics = json.loads(r.stdout)["topics"]
-        except (ValueError, KeyError):
+        except (subprocess.TimeoutExpired, ValueError, KeyError):
             return None
-        return [p for t in topics for p in t["partitions"]]
+        out = []
+        for t in topics:
+            if t["topic"] not in self.topics:
+                continue
+            for p in t["partitions"]:
+                out.append({"leader": p["leader"],
+                            "replicas": [x["id"] for x in p["replicas"]],
+                            "isr": [x["id"] for x in p["isrs"]]})
+        return out
+
+    def gauges(self, broker, names):
+        """The named gauges of broker's /metrics, or None."""
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % (
+                    self.base + 93 + broker), timeout=10) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        out = {}
+        for n in names:
+            m = re.search(r"(?m)^%s (\S+)$" % n, text)
+            if m is None:
+                return None
+            out[n] = float(m.group(1))
+        return out
+
+    def settled(self, count, brokers=(1, 2, 3)):
+        """Every broker hosts count partitions (logs open), they lead
+        count between them, none of them under-replicated."""
+        names = ("kafka_server_replicamanager_partitioncount",
+                 "kafka_server_replicamanager_leadercount",
+                 "kafka_server_replicamanager_underreplicatedpartitions")
+        gs = [self.gauges(b, names) for b in brokers]
+        if any(g is None for g in gs):
+            return False
+        return (all(g[names[0]] == count for g in gs) and
+                sum(g[names[1]] for g in gs) == count and
+                sum(g[names[2]] for g in gs) == 0)
 
     def down(self):
         self.sh("down", check=False)
@@ -133,11 +175,7 @@ def measure(build, count):
                 raise RuntimeError("create: %s%s" % (r.stdout, r.stderr))
             c.topics.append(name)
 
-        def ready():
-            ps = c.partitions()
-            return ps is not None and len(ps) == count and all(
-                p["leader"] >= 0 and len(p["isr"]) == 3 for p in ps)
-        waited = wait(ready, DEADLINE_S)
+        waited = wait(lambda: c.settled(count), DEADLINE_S)
         res["ready_s"] = None if waited is None else time.monotonic() - t0
         brokers = ["broker-%d" % i for i in (1, 2, 3)]
         pids = [c.pid(b) for b in brokers]
@@ -155,9 +193,7 @@ def measure(build, count):
         res["failover_s"] = None if led is None else max(
             0.0, time.monotonic() - t1 - SESSION_S)
         c.sh("start", "broker-1")
-        back = wait(lambda: (lambda ps: ps is not None and all(
-            1 in p["isr"] for p in ps if 1 in p["replicas"]))(c.partitions()),
-            DEADLINE_S)
+        back = wait(lambda: c.settled(count), DEADLINE_S)
         res["rejoin_s"] = back
     finally:
         c.down()
