@@ -34,6 +34,7 @@ struct membership {
     int fetch_to;                 /* that controller only */
     uv_timer_t timer;
     struct meta_image image;
+    struct meta_changes changes; /* since the image was last told */
     struct meta_uuid incarnation;
     int64_t epoch;                /* -1 until registered */
     bool fenced;
@@ -88,6 +89,7 @@ static void maybe_free(struct membership *m)
 {
     if (m->closing && m->pending == 0) {
         meta_image_free(&m->image);
+        meta_changes_free(&m->changes);
         free(m);
     }
 }
@@ -342,6 +344,8 @@ static int apply_fetch(struct membership *m,
         }
         meta_image_free(&m->image);
         m->image = img;
+        m->image.changes = &m->changes;
+        m->changes.all = true; /* a whole new image */
         *changed = true;
         return RC_OK;
     }
@@ -391,6 +395,7 @@ static void fetch_cb(void *arg, int rc, const uint8_t *payload, size_t len)
         }
         if (changed) {
             m->image_cb(m->arg, &m->image);
+            meta_changes_clear(&m->changes); /* told */
         }
     }
     cairn__response__free_unpacked(resp, NULL);
@@ -664,6 +669,9 @@ int membership_start(struct membership **out, uv_loop_t *loop,
                              .image_cb = image_cb, .done_cb = done_cb,
                              .arg = arg};
     meta_image_init(&m->image);
+    meta_changes_init(&m->changes);
+    m->image.changes = &m->changes;
+    m->changes.all = true; /* the first image is all new */
     ssize_t got = getrandom(m->incarnation.b, sizeof m->incarnation.b, 0);
     int rv = got == (ssize_t)sizeof m->incarnation.b ? make_client(m)
                                                       : RC_IO;

@@ -58,15 +58,13 @@ int checkpoint_text_epochs(char *p, size_t entries_max,
     return rv;
 }
 
-int checkpoint_text_offset(char *text, const char *topic, int32_t partition,
-                           int64_t *offset, bool *found)
+int checkpoint_text_offsets(char *text, checkpoint_text_offset_fn fn,
+                            void *arg)
 {
     char *save = NULL;
     char *line = strtok_r(text, "\n", &save);
     long long n = -1;
     char tail = 0;
-    *offset = 0;
-    *found = false;
     if (line == NULL || strcmp(line, "0") != 0) {
         return RC_CORRUPT;
     }
@@ -83,16 +81,39 @@ int checkpoint_text_offset(char *text, const char *topic, int32_t partition,
             part < 0 || off < 0) {
             return RC_CORRUPT;
         }
-        if (part == partition && strcmp(name, topic) == 0) {
-            *offset = off;
-            *found = true;
+        int rv = fn(arg, name, part, off);
+        if (rv != RC_OK) {
+            return rv;
         }
         seen++;
     }
-    if (seen != n) {
-        *offset = 0;
-        *found = false;
-        return RC_CORRUPT;
+    return seen == n ? RC_OK : RC_CORRUPT;
+}
+
+struct checkpoint_text__find {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    bool found;
+};
+
+static int find_cb(void *arg, const char *topic, int32_t partition,
+                   int64_t offset)
+{
+    struct checkpoint_text__find *f = arg;
+    if (partition == f->partition && strcmp(topic, f->topic) == 0) {
+        f->offset = offset;
+        f->found = true;
     }
     return RC_OK;
+}
+
+int checkpoint_text_offset(char *text, const char *topic, int32_t partition,
+                           int64_t *offset, bool *found)
+{
+    struct checkpoint_text__find f = {.topic = topic, .partition = partition};
+    int rv = checkpoint_text_offsets(text, find_cb, &f);
+    *offset = rv == RC_OK ? f.offset : 0;
+    *found = rv == RC_OK && f.found;
+    return rv;
 }

@@ -28,6 +28,17 @@ typedef int (*checkpoint_text_epoch_fn)(void *arg, int32_t epoch,
 MUST_CHECK int checkpoint_text_epochs(char *text, size_t entries_max,
                                       checkpoint_text_epoch_fn fn, void *arg);
 
+/* One "TOPIC PARTITION OFFSET" line; a non-zero return stops the parse
+ * and is returned. */
+typedef int (*checkpoint_text_offset_fn)(void *arg, const char *topic,
+                                         int32_t partition, int64_t offset);
+
+/* The offsets checkpoint (below): calls fn for each line, in order.
+ * RC_OK, RC_CORRUPT (the lines seen so far were given to fn: a caller
+ * that keeps them must drop them), or fn's code. */
+MUST_CHECK int
+checkpoint_text_offsets(char *text, checkpoint_text_offset_fn fn, void *arg);
+
 /* The offsets checkpoint of a log directory (the high watermarks,
  * broker/replication/hw_checkpoint.h):
  *     0                      version

@@ -119,6 +119,7 @@ struct partition {
                                        * records need keys */
     struct log_clean_config clean;    /* the topic's cleaner settings */
     bool seen;
+    size_t owner_pos;                 /* its place in its owner's parts */
     bool closing;
     bool sync_before_ack;
     bool alter_in_flight;             /* an AlterPartition is out */

@@ -106,6 +106,7 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     ps->clean_timer.data = ps;
     open_retry_init(&ps->retry);
     ps->jitter = uv_hrtime() | 1;
+    ps->full_pass = true; /* the first image is all new */
     int rv = file_mkdirs(ps->log_dir);
     if (rv == RC_OK) {
         rv = record_validator_new(&ps->validator);
@@ -123,6 +124,15 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
 struct partition *replica_manager_find(const struct replica_manager *ps,
                                        const char *topic, int32_t id)
 {
+    const struct meta_topic *t =
+        ps->img != NULL ? meta_image_topic(ps->img, topic) : NULL;
+    if (t != NULL) {
+        struct partition *p = meta_index_get(&ps->by_id, &t->id, id);
+        return p != NULL && strcmp(p->topic, topic) == 0 ? p : NULL;
+    }
+    if (ps->img != NULL) {
+        return NULL; /* partitions come from the image: none of t */
+    }
     for (size_t i = 0; i < ps->n; i++) {
         if (ps->parts[i]->id == id && strcmp(ps->parts[i]->topic, topic) == 0) {
             return ps->parts[i];
@@ -232,6 +242,7 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
         len += (size_t)snprintf(buf + len, cap - len, "%s %d %" PRId64 "\n",
                                 p->topic, p->id, p->hw);
     }
+    hw_checkpoint_cache_drop(&ps->hw_cache); /* the file changes */
     if (file_write_checked(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
         RC_OK) {
         for (size_t i = 0; i < ps->n; i++) {
@@ -253,7 +264,8 @@ static int64_t load_checkpoint(struct replica_manager *ps, const char *topic,
                                int32_t id)
 {
     int64_t hw = 0;
-    int rv = hw_checkpoint_read(ps->log_dir, topic, id, &hw);
+    int rv = hw_checkpoint_cache_read(&ps->hw_cache, ps->log_dir, topic, id,
+                                      &hw);
     if (rv == RC_OK || rv == RC_NOT_FOUND) {
         return hw;
     }
@@ -348,13 +360,7 @@ static struct partition *find_by_id(struct replica_manager *ps,
                                     const struct meta_uuid *topic_id,
                                     int32_t id)
 {
-    for (size_t i = 0; i < ps->n; i++) {
-        if (ps->parts[i]->id == id &&
-            meta_uuid_eq(&ps->parts[i]->topic_id, topic_id)) {
-            return ps->parts[i];
-        }
-    }
-    return NULL;
+    return meta_index_get(&ps->by_id, topic_id, id);
 }
 
 static void part_dir(const struct replica_manager *ps, const char *topic,
@@ -552,7 +558,8 @@ static struct partition *add(struct replica_manager *ps,
         return NULL;
     }
     struct partition *p = calloc(1, sizeof *p);
-    if (p == NULL) {
+    if (p == NULL || meta_index_put(&ps->by_id, &t->id, id, p) != RC_OK) {
+        free(p);
         log_close(l);
         return NULL;
     }
@@ -564,6 +571,7 @@ static struct partition *add(struct replica_manager *ps,
                             .corrupt_offset = -1,
                             .repair_until = -1,
                             .retention = {-1, -1}}; /* until the topic's */
+    p->owner_pos = ps->n - 1;
     log_on_failure(l, hosted_log_failed_cb, p);
     /* Damage found once the metadata says whom it follows is repaired at
      * once, before that when it does (repair_after_metadata()). */
@@ -683,7 +691,10 @@ static void closed_cb(void *arg)
 static void drop(struct replica_manager *ps, size_t i, bool delete_files)
 {
     struct partition *p = ps->parts[i];
+    ASSERT(p->owner_pos == i);
     ps->parts[i] = ps->parts[--ps->n];
+    ps->parts[i]->owner_pos = i;
+    (void)meta_index_remove(&ps->by_id, &p->topic_id, p->id);
     unqueue_wake(ps, p);
     if (ps->cleaning.p == p) {
         ps->cleaning.p = NULL; /* its pass ends with the log, untold */
@@ -711,6 +722,7 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
 void replica_manager_unfence(struct replica_manager *ps)
 {
     ps->fenced = false;
+    ps->full_pass = true; /* every partition takes its role */
 }
 
 static bool hosts(const struct replica_manager *ps,
@@ -723,6 +735,7 @@ static void more_cb(uv_idle_t *handle)
 {
     struct replica_manager *ps = handle->data;
     uv_idle_stop(handle);
+    ps->full_pass = true;
     replica_manager_apply(ps, ps->img);
 }
 
@@ -730,6 +743,7 @@ static void retry_cb(uv_timer_t *handle)
 {
     struct replica_manager *ps = handle->data;
     if (ps->img != NULL) {
+        ps->full_pass = true;
         replica_manager_apply(ps, ps->img);
     }
 }
@@ -770,14 +784,17 @@ static void retry_arm(struct replica_manager *ps, uint64_t now)
                    0);
 }
 
-void replica_manager_apply(struct replica_manager *ps,
-                           const struct meta_image *img)
+/* The whole image: opens what is missing (PARTITIONS_OPENS_PER_TURN a
+ * turn), drops what is no longer hosted. */
+static void apply_all(struct replica_manager *ps, const struct meta_image *img)
 {
     int opens = 0;
     bool changed = false;
     bool probed = false;
     uint64_t now = uv_now(ps->loop);
-    ps->img = img;
+    uint64_t t0 = uv_hrtime();
+    const uint64_t budget_ns = PARTITIONS_OPEN_BUDGET_MS * 1000000ull;
+    ps->full_pass = false;
     for (size_t i = 0; i < ps->n; i++) {
         ps->parts[i]->seen = false;
     }
@@ -786,6 +803,7 @@ void replica_manager_apply(struct replica_manager *ps,
         const struct meta_topic *topic = &img->topics[t];
         for (int32_t id = 0; id < topic->n_partitions; id++) {
             const struct meta_partition *mp = &topic->partitions[id];
+            ps->visits++;
             if (!hosts(ps, mp)) {
                 continue;
             }
@@ -795,7 +813,8 @@ void replica_manager_apply(struct replica_manager *ps,
                                               now))) {
                 continue; /* waits out its back-off */
             }
-            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN) {
+            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN &&
+                (opens == 0 || uv_hrtime() - t0 < budget_ns)) {
                 opens++;
                 p = add(ps, topic, id);
                 if (p == NULL) {
@@ -828,6 +847,82 @@ void replica_manager_apply(struct replica_manager *ps,
     }
 }
 
+/* Partition id of topic t changed: it takes its role, or is dropped when
+ * no longer hosted. *more when it is hosted but not open (the whole
+ * image is visited next turn, where opens are paced). True when its
+ * leadership changed or it was dropped. */
+static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
+                      int32_t id, bool *more)
+{
+    const struct meta_partition *mp = &t->partitions[id];
+    struct partition *p = find_by_id(ps, &t->id, id);
+    ps->visits++;
+    if (!hosts(ps, mp)) {
+        if (p != NULL) {
+            drop(ps, p->owner_pos, true);
+            return true;
+        }
+        return false;
+    }
+    if (p == NULL) {
+        *more = true;
+        return false;
+    }
+    return follow_leadership(ps, p, t, mp);
+}
+
+/* Only what c names (replica_manager_apply()). */
+static void apply_changes(struct replica_manager *ps,
+                          const struct meta_image *img,
+                          const struct meta_changes *c)
+{
+    bool changed = false;
+    bool more = false;
+    for (size_t i = ps->n; c->hosted && i > 0; i--) {
+        struct partition *p = ps->parts[i - 1];
+        const struct meta_topic *t = meta_image_topic_by_id(img, &p->topic_id);
+        if (t == NULL || p->id >= t->n_partitions) {
+            ps->visits++;
+            drop(ps, i - 1, true); /* its topic was removed */
+            changed = true;
+        } else {
+            changed |= apply_one(ps, t, p->id, &more);
+        }
+    }
+    for (size_t k = 0; k < c->n; k++) {
+        const struct meta_change *ch = &c->items[k];
+        const struct meta_topic *t = meta_image_topic_by_id(img, &ch->topic_id);
+        if (t == NULL) {
+            continue; /* removed since: the hosted pass dropped it */
+        }
+        bool whole = ch->partition == META_INDEX_TOPIC;
+        int32_t end = whole ? t->n_partitions : ch->partition + 1;
+        for (int32_t id = whole ? 0 : ch->partition;
+             id >= 0 && id < end && id < t->n_partitions; id++) {
+            changed |= apply_one(ps, t, id, &more);
+        }
+    }
+    if (more) {
+        ps->full_pass = true;
+        uv_idle_start(&ps->more, more_cb);
+    }
+    if (changed && ps->hooks.followers_changed != NULL) {
+        ps->hooks.followers_changed(ps->hooks.arg);
+    }
+}
+
+void replica_manager_apply(struct replica_manager *ps,
+                           const struct meta_image *img)
+{
+    ps->img = img;
+    const struct meta_changes *c = img->changes;
+    if (c == NULL || c->all || ps->full_pass) {
+        apply_all(ps, img);
+    } else {
+        apply_changes(ps, img, c);
+    }
+}
+
 
 void replica_manager_close(struct replica_manager *ps)
 {
@@ -839,6 +934,8 @@ void replica_manager_close(struct replica_manager *ps)
     uv_close((uv_handle_t *)&ps->retention_timer, NULL);
     uv_close((uv_handle_t *)&ps->clean_timer, NULL);
     open_retry_free(&ps->retry);
+    meta_index_free(&ps->by_id);
+    hw_checkpoint_cache_drop(&ps->hw_cache);
     free(ps->wake);
     ps->wake = NULL;
     ps->n_wake = ps->cap_wake = 0;

@@ -8,8 +8,10 @@
  * keeps a partition.metadata file with the topic id, so a topic deleted
  * and created again under the same name never reuses old data.
  * Opening a log is blocking file work (directories, fsyncs), so at most
- * PARTITIONS_OPENS_PER_TURN are opened per loop iteration; the rest follow
- * in later iterations, and heartbeats and timers run in between. A log
+ * PARTITIONS_OPENS_PER_TURN are opened per loop iteration, and none more
+ * once PARTITIONS_OPEN_BUDGET_MS have gone by in it (a slow disk makes
+ * each fsync long); the rest follow in later iterations, and heartbeats
+ * and timers run in between. A log
  * that fails to open is tried again after a growing pause
  * (broker/replication/open_retry.h), and after a failure the log
  * directory itself is probed: if it no longer takes writes the broker is
@@ -34,6 +36,7 @@
 
 #include "broker/log/log.h"
 #include "broker/log/log_startup.h"
+#include "broker/replication/hw_checkpoint.h"
 #include "broker/replication/partition.h"
 #include "broker/replication/open_retry.h"
 #include "common/meta/meta.h"
@@ -41,6 +44,7 @@
 #include "common/trace.h"
 
 #define PARTITIONS_OPENS_PER_TURN 16
+#define PARTITIONS_OPEN_BUDGET_MS 20
 
 /* Bad topic config values remembered as logged; past this many distinct
  * ones, the oldest may be logged again. */
@@ -136,6 +140,11 @@ struct replica_manager {
     struct partition **parts;
     size_t n;
     size_t cap;
+    struct meta_index by_id;     /* parts by (topic id, partition) */
+    struct hw_checkpoint_cache hw_cache; /* the HW checkpoint, read once */
+    bool full_pass;              /* the next apply visits the whole image */
+    uint64_t visits;             /* partitions of the image visited by
+                                  * the applies, for tests */
     size_t closing;              /* logs closing, not yet freed */
     /* Hashes of the topic config values logged as bad (a ring), so each
      * is logged once, not at every metadata update. */
@@ -154,7 +163,12 @@ MUST_CHECK int replica_manager_init(struct replica_manager *ps,
 /* Brings the hosted partitions in line with img: opens, closes and
  * configures their logs, and, once unfenced, takes the roles img gives
  * this broker. Errors on one partition are logged and leave it out; the
- * rest go on. */
+ * rest go on. Visits what img->changes names (common/meta/meta.h): the
+ * partitions changed, the topics whose configs changed, every hosted
+ * partition when brokers changed; the whole image when it says `all`,
+ * when it records nothing (NULL), the first time, once unfenced, and
+ * while logs wait to open. So the cost of a change does not grow with
+ * the partitions the broker holds. */
 void replica_manager_apply(struct replica_manager *ps,
                            const struct meta_image *img);
 

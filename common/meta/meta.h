@@ -14,6 +14,7 @@
 
 #include "common/assert.h"
 #include "common/limits.h"
+#include "common/meta/meta_index.h"
 
 #define META_NO_LEADER (-1)
 #define META_LEADER_UNCHANGED (-2)
@@ -205,6 +206,38 @@ struct meta_broker_configs {
     struct meta_config_entry *configs; /* sorted by name (strcmp) */
 };
 
+/* What a run of applies changed, so that who follows the image (the
+ * broker's replica manager) visits only that: partitions created or
+ * changed, and topics whose every partition may have changed (a config).
+ * `hosted` asks for a visit of everything the follower holds (a broker
+ * registered, changed or left, a broker config, a topic removed), `all`
+ * for a visit of the whole image (the image was replaced, or more
+ * changes came than are kept). Recorded by meta_apply() while
+ * img->changes points at one. */
+#define META_CHANGES_MAX 8192
+
+struct meta_change {
+    struct meta_uuid topic_id;
+    int32_t partition; /* META_INDEX_TOPIC: each partition of the topic */
+};
+
+struct meta_changes {
+    struct meta_change *items;
+    size_t n;
+    size_t cap;
+    bool hosted;
+    bool all;
+};
+
+void meta_changes_init(struct meta_changes *c);
+void meta_changes_free(struct meta_changes *c);
+/* Empties c (keeps its memory). */
+void meta_changes_clear(struct meta_changes *c);
+/* Notes a partition (or, with META_INDEX_TOPIC, a topic) as changed; once
+ * META_CHANGES_MAX are noted, or memory runs out, c says `all`. */
+void meta_changes_note(struct meta_changes *c, const struct meta_uuid *topic,
+                       int32_t partition);
+
 struct meta_image {
     int64_t offset;           /* records applied; the next gets offset + 1 */
     struct meta_broker *brokers; /* sorted by id */
@@ -216,9 +249,20 @@ struct meta_image {
     int64_t next_producer_id;
     struct meta_broker_configs *broker_configs; /* sorted by broker */
     size_t n_broker_configs;
+    /* Each topic's position + 1, by id (partition META_INDEX_TOPIC) and
+     * by name key (META_INDEX_NAME), so that lookups cost the same
+     * whatever the number of topics; while topics_indexed is false (an
+     * index that could not grow) lookups scan. */
+    struct meta_index topic_index;
+    bool topics_indexed;
+    struct meta_changes *changes; /* not owned; NULL: not recorded */
 };
 
 void meta_image_init(struct meta_image *img);
+/* Indexes every topic again (after topics were removed or loaded). */
+void meta_image_reindex(struct meta_image *img);
+/* Indexes the topic at position i, the last one added. */
+void meta_image_index_topic(struct meta_image *img, size_t i);
 void meta_image_free(struct meta_image *img);
 /* Deep copy of src into an initialised, empty dst. */
 MUST_CHECK int meta_image_copy(struct meta_image *dst,

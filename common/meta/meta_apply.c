@@ -125,26 +125,19 @@ static size_t apply_broker_index(const struct meta_image *img, int32_t id,
     return lo;
 }
 
+/* The image's lookups, for changing what they find. */
 static struct meta_topic *apply_topic_by_id(struct meta_image *img,
                                             const struct meta_uuid *id)
 {
-    for (size_t i = img->n_topics; i > 0; i--) {
-        if (meta_uuid_eq(&img->topics[i - 1].id, id)) {
-            return &img->topics[i - 1];
-        }
-    }
-    return NULL;
+    const struct meta_topic *t = meta_image_topic_by_id(img, id);
+    return t == NULL ? NULL : &img->topics[t - img->topics];
 }
 
 static struct meta_topic *apply_topic_by_name(struct meta_image *img,
                                               const char *name)
 {
-    for (size_t i = img->n_topics; i > 0; i--) {
-        if (strcmp(img->topics[i - 1].name, name) == 0) {
-            return &img->topics[i - 1];
-        }
-    }
-    return NULL;
+    const struct meta_topic *t = meta_image_topic(img, name);
+    return t == NULL ? NULL : &img->topics[t - img->topics];
 }
 
 /* A sorted array of config entries: a topic's or a broker resource's. */
@@ -329,6 +322,7 @@ static int apply_topic(struct meta_image *img, const struct meta_rec_topic *r)
     memset(t, 0, sizeof *t);
     apply_str_copy(t->name, r->name);
     t->id = r->id;
+    meta_image_index_topic(img, img->n_topics - 1);
     return RC_OK;
 }
 
@@ -473,6 +467,7 @@ static int apply_remove_topic(struct meta_image *img,
     memmove(&img->topics[i], &img->topics[i + 1],
             (img->n_topics - i - 1) * sizeof *img->topics);
     img->n_topics--;
+    meta_image_reindex(img); /* the later topics moved down */
     return RC_OK;
 }
 
@@ -664,6 +659,41 @@ static void apply_check_invariants(const struct meta_image *img)
     }
 }
 
+/* Notes what rec changed in img->changes. */
+static void apply_note(struct meta_image *img, const struct meta_record *rec)
+{
+    struct meta_changes *c = img->changes;
+    const struct meta_topic *t;
+    switch (rec->type) {
+    case META_REC_PARTITION:
+        meta_changes_note(c, &rec->u.partition.topic_id,
+                          rec->u.partition.partition);
+        break;
+    case META_REC_PARTITION_CHANGE:
+        meta_changes_note(c, &rec->u.partition_change.topic_id,
+                          rec->u.partition_change.partition);
+        break;
+    case META_REC_CONFIG:
+        t = rec->u.config.resource_type == META_RESOURCE_TOPIC
+                ? meta_image_topic(img, rec->u.config.resource_name)
+                : NULL;
+        if (t != NULL) {
+            meta_changes_note(c, &t->id, META_INDEX_TOPIC);
+        } else {
+            c->hosted = true; /* a broker's config: every topic's default */
+        }
+        break;
+    case META_REC_REGISTER_BROKER:
+    case META_REC_BROKER_CHANGE:
+    case META_REC_UNREGISTER_BROKER:
+    case META_REC_REMOVE_TOPIC:
+        c->hosted = true;
+        break;
+    default:
+        break; /* a new topic has no partitions yet; producer ids */
+    }
+}
+
 int meta_apply(struct meta_image *img, const struct meta_record *rec)
 {
     int rv;
@@ -705,6 +735,9 @@ int meta_apply(struct meta_image *img, const struct meta_record *rec)
     }
     if (rv != RC_NOMEM) {
         img->offset++;
+    }
+    if (rv == RC_OK && img->changes != NULL) {
+        apply_note(img, rec);
     }
     apply_check_invariants(img);
     return rv;

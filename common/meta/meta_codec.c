@@ -1221,6 +1221,7 @@ static int codec_get_image(const Cairn__MetaImage *mi, struct meta_image *img)
     if (rv != RC_OK) {
         return rv;
     }
+    meta_image_reindex(img);
     return codec_check_topics_unique(img);
 }
 

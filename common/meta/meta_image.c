@@ -124,6 +124,7 @@ static void image_entries_free(struct meta_config_entry *e, size_t n)
 
 void meta_image_free(struct meta_image *img)
 {
+    meta_index_free(&img->topic_index);
     for (size_t i = 0; i < img->n_topics; i++) {
         meta_topic_free(&img->topics[i]);
     }
@@ -262,10 +263,107 @@ int meta_image_copy(struct meta_image *dst, const struct meta_image *src)
     if (image_broker_configs_copy(dst, src) != RC_OK) {
         goto err;
     }
+    meta_image_reindex(dst);
     return RC_OK;
 err:
     meta_image_free(dst);
     return RC_NOMEM;
+}
+
+/* --- Changes ------------------------------------------------------------- */
+
+void meta_changes_init(struct meta_changes *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void meta_changes_free(struct meta_changes *c)
+{
+    free(c->items);
+    meta_changes_init(c);
+}
+
+void meta_changes_clear(struct meta_changes *c)
+{
+    c->n = 0;
+    c->hosted = false;
+    c->all = false;
+}
+
+void meta_changes_note(struct meta_changes *c, const struct meta_uuid *topic,
+                       int32_t partition)
+{
+    if (c->all) {
+        return;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap == 0 ? 64 : c->cap * 2;
+        void *items = cap > META_CHANGES_MAX
+                          ? NULL
+                          : realloc(c->items, cap * sizeof c->items[0]);
+        if (items == NULL) {
+            c->all = true; /* too many to visit one by one */
+            return;
+        }
+        c->items = items;
+        c->cap = cap;
+    }
+    c->items[c->n++] = (struct meta_change){.topic_id = *topic,
+                                            .partition = partition};
+}
+
+/* --- Topic index --------------------------------------------------------- */
+
+static void *pos_value(size_t i)
+{
+    return (void *)(uintptr_t)(i + 1);
+}
+
+void meta_image_index_topic(struct meta_image *img, size_t i)
+{
+    ASSERT(i < img->n_topics);
+    if (i == 0) {
+        meta_index_clear(&img->topic_index);
+        img->topics_indexed = true;
+    }
+    if (!img->topics_indexed) {
+        return;
+    }
+    const struct meta_topic *t = &img->topics[i];
+    struct meta_uuid name = meta_index_name_key(t->name);
+    if (meta_index_put(&img->topic_index, &t->id, META_INDEX_TOPIC,
+                       pos_value(i)) != RC_OK ||
+        meta_index_put(&img->topic_index, &name, META_INDEX_NAME,
+                       pos_value(i)) != RC_OK) {
+        img->topics_indexed = false; /* scans, until the next reindex */
+    }
+}
+
+void meta_image_reindex(struct meta_image *img)
+{
+    meta_index_clear(&img->topic_index);
+    img->topics_indexed = true;
+    for (size_t i = 0; i < img->n_topics && img->topics_indexed; i++) {
+        meta_image_index_topic(img, i);
+    }
+}
+
+/* The topic the index says, NULL when it says none; *sure false when the
+ * index cannot say (not indexed). */
+static const struct meta_topic *index_lookup(const struct meta_image *img,
+                                             const struct meta_uuid *key,
+                                             int32_t kind, bool *sure)
+{
+    *sure = img->topics_indexed;
+    if (!*sure) {
+        return NULL;
+    }
+    uintptr_t v = (uintptr_t)meta_index_get(&img->topic_index, key, kind);
+    if (v == 0) {
+        return NULL;
+    }
+    ASSERT(v - 1 < img->n_topics);
+    return &img->topics[v - 1];
 }
 
 /* --- Lookups ------------------------------------------------------------- */
@@ -294,6 +392,13 @@ const struct meta_broker *meta_image_broker(const struct meta_image *img,
 const struct meta_topic *meta_image_topic(const struct meta_image *img,
                                           const char *name)
 {
+    bool sure;
+    struct meta_uuid key = meta_index_name_key(name);
+    const struct meta_topic *t = index_lookup(img, &key, META_INDEX_NAME,
+                                              &sure);
+    if (sure && (t == NULL || strcmp(t->name, name) == 0)) {
+        return t; /* else two names with one key: scan */
+    }
     for (size_t i = img->n_topics; i > 0; i--) {
         if (strcmp(img->topics[i - 1].name, name) == 0) {
             return &img->topics[i - 1];
@@ -305,6 +410,12 @@ const struct meta_topic *meta_image_topic(const struct meta_image *img,
 const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img,
                                                 const struct meta_uuid *id)
 {
+    bool sure;
+    const struct meta_topic *t = index_lookup(img, id, META_INDEX_TOPIC,
+                                              &sure);
+    if (sure) {
+        return t;
+    }
     for (size_t i = img->n_topics; i > 0; i--) {
         if (meta_uuid_eq(&img->topics[i - 1].id, id)) {
             return &img->topics[i - 1];

@@ -2,7 +2,8 @@
  * Until replica_manager_unfence() the manager opens the logs the image
  * names but takes no role from it (no leader, no follower, no "became"
  * line, no re-plan of the fetchers); once unfenced, the next apply takes
- * the roles of the image it is given, once. Real logs in a temporary
+ * the roles of the image it is given, once. An apply visits what the
+ * image's changes name, not every partition. Real logs in a temporary
  * directory on a private loop; no sockets. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -167,4 +168,114 @@ Test(replica_manager, unfenced_leads_what_the_image_gives_it)
     cr_assert_eq(f.n_became, 1);
     cr_assert(strstr(f.last, "became leader of t-0 at epoch 0") != NULL, "%s",
               f.last);
+}
+
+/* --- What an apply visits ------------------------------------------------ */
+
+#define WIDE_PARTITIONS 1000
+#define WIDE_HOSTED 10 /* every 100th partition is on SELF */
+
+/* Topic "w" of WIDE_PARTITIONS partitions, WIDE_HOSTED of them hosted
+ * here (led by OTHER), the rest on brokers 2 and 3; opened and
+ * unfenced, with img recording its changes into c. */
+static void wide_topic(struct meta_changes *c)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    snprintf(r.u.topic.name, sizeof r.u.topic.name, "w");
+    r.u.topic.id.b[0] = 9;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    for (int32_t i = 0; i < WIDE_PARTITIONS; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION};
+        r.u.partition.topic_id.b[0] = 9;
+        r.u.partition.partition = i;
+        r.u.partition.replicas =
+            i % 100 == 0 ? pair()
+                         : (struct meta_replica_set){.n = 2, .ids = {2, 3}};
+        r.u.partition.isr = r.u.partition.replicas;
+        r.u.partition.leader = OTHER;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+    replica_manager_unfence(&f.rm);
+    replica_manager_apply(&f.rm, &f.img);
+    for (int turn = 0; turn < 100 && f.rm.n < WIDE_HOSTED; turn++) {
+        uv_run(&f.loop, UV_RUN_NOWAIT); /* opens are paced per turn */
+    }
+    cr_assert_eq(f.rm.n, WIDE_HOSTED);
+    meta_changes_init(c);
+    f.img.changes = c;
+}
+
+/* The leader of w-p moves to broker 3 (a new leader epoch). */
+static void wide_leader_moves(int32_t p)
+{
+    struct meta_record r = {.type = META_REC_PARTITION_CHANGE};
+    r.u.partition_change.topic_id.b[0] = 9;
+    r.u.partition_change.partition = p;
+    r.u.partition_change.leader = 3;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+}
+
+/* Rejoining thousands of partitions applies thousands of changes: each
+ * must cost what it changed, not a walk of every partition (n changes
+ * cost n squared visits before). */
+Test(replica_manager, a_change_visits_what_changed_not_every_partition)
+{
+    struct meta_changes c;
+    wide_topic(&c);
+    f.rm.visits = 0;
+    wide_leader_moves(300); /* hosted */
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.visits, 1, "visited %llu partitions",
+                 (unsigned long long)f.rm.visits);
+    struct partition *p = replica_manager_find(&f.rm, "w", 300);
+    cr_assert_not_null(p);
+    cr_assert_eq(p->leader, 3, "and it took the change");
+    meta_changes_clear(&c);
+    f.rm.visits = 0;
+    wide_leader_moves(301); /* not hosted */
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.visits, 1);
+    meta_changes_clear(&c);
+    f.rm.visits = 0;
+    struct meta_record r = {.type = META_REC_REGISTER_BROKER};
+    r.u.register_broker.broker_id = 5;
+    snprintf(r.u.register_broker.host, sizeof r.u.register_broker.host,
+             "127.0.0.1");
+    r.u.register_broker.port = 9092;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK); /* every hosted one */
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.visits, WIDE_HOSTED);
+    meta_changes_clear(&c);
+    c.all = true; /* a whole new image: everything */
+    f.rm.visits = 0;
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.visits, WIDE_PARTITIONS, "every partition: %llu",
+                 (unsigned long long)f.rm.visits);
+    f.img.changes = NULL;
+    meta_changes_free(&c);
+}
+
+/* A partition reassigned away is dropped by the change alone. */
+Test(replica_manager, a_change_that_moves_a_replica_away_drops_it)
+{
+    struct meta_changes c;
+    wide_topic(&c);
+    struct meta_record r = {.type = META_REC_PARTITION_CHANGE};
+    r.u.partition_change.topic_id.b[0] = 9;
+    r.u.partition_change.partition = 500;
+    r.u.partition_change.leader = META_LEADER_UNCHANGED;
+    r.u.partition_change.replicas_changed = true;
+    r.u.partition_change.replicas =
+        (struct meta_replica_set){.n = 2, .ids = {OTHER, 3}};
+    r.u.partition_change.isr_changed = true;
+    r.u.partition_change.isr = r.u.partition_change.replicas;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    f.rm.visits = 0;
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.visits, 1);
+    cr_assert_null(replica_manager_find(&f.rm, "w", 500), "dropped");
+    cr_assert_eq(f.rm.n, WIDE_HOSTED - 1);
+    cr_assert_not_null(replica_manager_find(&f.rm, "w", 600), "the rest stay");
+    f.img.changes = NULL;
+    meta_changes_free(&c);
 }

@@ -1,0 +1,240 @@
+#!/usr/bin/python3
+"""What a cluster costs as its partitions grow: for each count, a local
+three-node cluster of its own (deploy/cluster.sh on free ports, a
+temporary data directory, BUILD_DIR's binaries) gets topics of that
+many partitions at replication factor 3, nothing produced, and this
+measures
+
+  ready_s      creating the topics until every broker has opened the logs
+               of all of them, they are all led and none is under-
+               replicated (the brokers' /metrics gauges);
+  rss_mb, fds  per broker (the largest of the three) once ready;
+  idle_cpu     per broker, percent of a core, over IDLE_S seconds;
+  failover_s   a SIGKILLed broker: until no partition names it leader
+               in broker 2's metadata, beyond the session timeout (3 s
+               here);
+  rejoin_s     that broker started again: until the same holds again (it
+               hosts them all, and is back in every ISR).
+
+    tests/bench/scale.py BUILD_DIR [COUNT...]     (default 1000 10000)
+
+Prints one RESULT line per count, then one with each figure of the
+largest count as a ratio to the smallest (measured in the same run, as
+the figures drift with the machine). Topics hold at most 10,000
+partitions each: larger counts are several topics. A figure not reached within its
+deadline is printed as timeout. Stops only the processes it started."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SESSION_S = 3.0   # broker.session.timeout.ms of deploy/cluster.sh
+IDLE_S = float(os.environ.get("SCALE_IDLE_S", "20"))
+DEADLINE_S = float(os.environ.get("SCALE_DEADLINE_S", "600"))
+TICK = os.sysconf("SC_CLK_TCK")
+PER_TOPIC = 10000  # partitions of one topic at most (META_PARTITIONS_MAX)
+
+
+def pick_base():
+    out = subprocess.run(["bash", "-c", "source deploy/ports.sh; pick_base"],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+class Cluster:
+    def __init__(self, build):
+        self.base = pick_base()
+        self.data = tempfile.mkdtemp(prefix="cairn-scale-")
+        self.env = dict(os.environ, CAIRN_BASE_PORT=str(self.base),
+                        CAIRN_DATA=self.data, CAIRN_BIN=os.path.abspath(build))
+        self.cairn = [os.path.join(os.path.abspath(build), "cairn"),
+                      "--bootstrap-servers",
+                      ",".join("127.0.0.1:%d" % (self.base + 91 + i)
+                               for i in range(3)),
+                      "--controllers",
+                      ",".join("%d@127.0.0.1:%d" % (101 + i, self.base + 101 + i)
+                               for i in range(3))]
+
+    def sh(self, *args, check=True):
+        r = subprocess.run([os.path.join(ROOT, "deploy/cluster.sh")] +
+                           list(args), cwd=ROOT, env=self.env,
+                           capture_output=True, text=True, timeout=300)
+        if check and r.returncode != 0:
+            raise RuntimeError("cluster.sh %s: %s%s" % (" ".join(args),
+                                                       r.stdout, r.stderr))
+        return r.stdout
+
+    def cli(self, *args, timeout=120):
+        return subprocess.run(self.cairn + list(args), cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def pid(self, node):
+        return int(self.sh("pid", node).strip())
+
+    def partitions(self):
+        """Every partition of the scale topics as broker 2 has them (a
+        Metadata request, kcat: broker 1 is the one killed), or None."""
+        try:
+            r = subprocess.run(["kcat", "-b", "127.0.0.1:%d" % (self.base + 92),
+                                "-L", "-J", "-m", "10"], capture_output=True,
+                               text=True, timeout=60)
+            topics = json.loads(r.stdout)["topics"]
+        except (subprocess.TimeoutExpired, ValueError, KeyError):
+            return None
+        out = []
+        for t in topics:
+            if t["topic"] not in self.topics:
+                continue
+            for p in t["partitions"]:
+                out.append({"leader": p["leader"],
+                            "replicas": [x["id"] for x in p["replicas"]],
+                            "isr": [x["id"] for x in p["isrs"]]})
+        return out
+
+    def gauges(self, broker, names):
+        """The named gauges of broker's /metrics, or None."""
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % (
+                    self.base + 93 + broker), timeout=10) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        out = {}
+        for n in names:
+            m = re.search(r"(?m)^%s (\S+)$" % n, text)
+            if m is None:
+                return None
+            out[n] = float(m.group(1))
+        return out
+
+    def settled(self, count, brokers=(1, 2, 3)):
+        """Every broker hosts count partitions (logs open), they lead
+        count between them, none of them under-replicated."""
+        names = ("kafka_server_replicamanager_partitioncount",
+                 "kafka_server_replicamanager_leadercount",
+                 "kafka_server_replicamanager_underreplicatedpartitions")
+        gs = [self.gauges(b, names) for b in brokers]
+        if any(g is None for g in gs):
+            return False
+        return (all(g[names[0]] == count for g in gs) and
+                sum(g[names[1]] for g in gs) == count and
+                sum(g[names[2]] for g in gs) == 0)
+
+    def down(self):
+        self.sh("down", check=False)
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def wait(check, deadline_s):
+    """Seconds until check() holds, or None past the deadline."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < deadline_s:
+        if check():
+            return time.monotonic() - t0
+        time.sleep(0.25)
+    return None
+
+
+def proc_cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def proc_rss_mb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        m = re.search(r"VmRSS:\s+(\d+) kB", f.read())
+    return int(m.group(1)) / 1024.0
+
+
+def proc_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def measure(build, count):
+    c = Cluster(build)
+    res = {"partitions": count}
+    try:
+        c.sh("up")
+        t0 = time.monotonic()
+        c.topics = []
+        for k in range(0, count, PER_TOPIC):
+            name = "scale-%d" % (k // PER_TOPIC)
+            r = c.cli("topics", "create", name, "--partitions",
+                      str(min(PER_TOPIC, count - k)), "--replication-factor",
+                      "3", timeout=300)
+            if r.returncode != 0:
+                raise RuntimeError("create: %s%s" % (r.stdout, r.stderr))
+            c.topics.append(name)
+
+        waited = wait(lambda: c.settled(count), DEADLINE_S)
+        res["ready_s"] = None if waited is None else time.monotonic() - t0
+        brokers = ["broker-%d" % i for i in (1, 2, 3)]
+        pids = [c.pid(b) for b in brokers]
+        res["rss_mb"] = max(proc_rss_mb(p) for p in pids)
+        res["fds"] = max(proc_fds(p) for p in pids)
+        before = [proc_cpu_s(p) for p in pids]
+        time.sleep(IDLE_S)  # a measuring window, not a wait for a state
+        after = [proc_cpu_s(p) for p in pids]
+        res["idle_cpu"] = max(100.0 * (a - b) / IDLE_S
+                              for a, b in zip(after, before))
+        c.sh("kill", "broker-1")
+        t1 = time.monotonic()
+        led = wait(lambda: (lambda ps: ps is not None and all(
+            p["leader"] != 1 for p in ps))(c.partitions()), DEADLINE_S)
+        res["failover_s"] = None if led is None else max(
+            0.0, time.monotonic() - t1 - SESSION_S)
+        c.sh("start", "broker-1")
+        back = wait(lambda: c.settled(count), DEADLINE_S)
+        res["rejoin_s"] = back
+    finally:
+        c.down()
+    return res
+
+
+def fmt(v):
+    if v is None:
+        return "timeout"
+    return "%.2f" % v if isinstance(v, float) else str(v)
+
+
+KEYS = ("ready_s", "rss_mb", "fds", "idle_cpu", "failover_s", "rejoin_s")
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    build = sys.argv[1]
+    counts = [int(a) for a in sys.argv[2:]] or [1000, 10000]
+    results = []
+    for n in counts:
+        r = measure(build, n)
+        results.append(r)
+        print("RESULT bench=scale partitions=%d %s" % (
+            n, " ".join("%s=%s" % (k, fmt(r.get(k))) for k in KEYS)),
+            flush=True)
+    lo, hi = results[0], results[-1]
+    ratios = []
+    for k in KEYS:
+        a, b = lo.get(k), hi.get(k)
+        if a is None or b is None:
+            ratios.append("%s=timeout" % k)
+        else:
+            # Sub-second figures are compared with a floor of 0.1 s.
+            ratios.append("%s=%.2f" % (k, max(b, 0.1) / max(a, 0.1)))
+    print("RESULT bench=scale_ratio from=%d to=%d %s" % (
+        lo["partitions"], hi["partitions"], " ".join(ratios)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
