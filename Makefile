@@ -272,6 +272,7 @@ FUZZ_RECORD_LDLIBS := $(shell pkg-config --libs libisal zlib liblz4 \
                         libzstd snappy 2>/dev/null)
 FUZZ_META_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,common/meta/meta_codec.c \
                    common/meta/meta_apply.c common/meta/meta_image.c \
+                   common/meta/meta_index.c \
                    $(PROTO_C) $(FUZZ_BASE_SRC))
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request
 FUZZ_RAFT_BIN := $(FUZZ_DIR)/fuzz_raft_guard
