@@ -223,6 +223,10 @@ asan: deps-check
 	@! grep -E "ERROR: (Leak|Address)Sanitizer|runtime error:" build/asan.log \
 	    || { echo "make asan: sanitizer reports above"; exit 1; }
 
+# Partition counts of the scale benchmark (tests/bench/scale.py): a
+# cluster of its own for each, minutes each from 10,000 on.
+SCALE_COUNTS ?= 1000 10000
+
 bench: deps-check
 	@$(MAKE) --no-print-directory BUILD=build/release OPT="-O2 -g" bench-run
 
@@ -230,6 +234,8 @@ bench-run: $(BENCH_BIN) $(BINS) $(SIMB_BIN) $(SIMCTL_BIN)
 	@set -e; for b in $(BENCH_BIN); do echo "== $$b"; $$b; done
 	@set -e; for b in $(SIMB_BIN) $(SIMCTL_BIN); do echo "== $$b"; \
 	    SEEDS=500 SEED_BASE=1 $$b | tail -1; done
+	@echo "== tests/bench/scale.py $(SCALE_COUNTS)"; \
+	    /usr/bin/python3 tests/bench/scale.py $(BUILD) $(SCALE_COUNTS)
 
 # libFuzzer, built by clang with ASan + UBSan into build/fuzz/ whatever
 # BUILD is, on four targets, each for FUZZ_SECONDS: the Kafka request
@@ -266,6 +272,7 @@ FUZZ_RECORD_LDLIBS := $(shell pkg-config --libs libisal zlib liblz4 \
                         libzstd snappy 2>/dev/null)
 FUZZ_META_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,common/meta/meta_codec.c \
                    common/meta/meta_apply.c common/meta/meta_image.c \
+                   common/meta/meta_index.c \
                    $(PROTO_C) $(FUZZ_BASE_SRC))
 FUZZ_BIN := $(FUZZ_DIR)/fuzz_kafka_request
 FUZZ_RAFT_BIN := $(FUZZ_DIR)/fuzz_raft_guard

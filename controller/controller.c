@@ -262,6 +262,14 @@ static void request_cb(void *arg, struct rpc_conn *conn,
         ctl_op_free(op);
         return;
     }
+    if (req->body_case == CAIRN__REQUEST__BODY_BROKER_HEARTBEAT) {
+        /* Heard from now, not when the queue reaches it: behind
+         * thousands of ISR changes (a broker rejoining many partitions)
+         * a heartbeat can wait longer than a session, and the broker
+         * would be fenced for the controller's own backlog. */
+        handlers_heard(c, req->broker_heartbeat->broker_id,
+                       req->broker_heartbeat->broker_epoch);
+    }
     enqueue(c, op);
 }
 

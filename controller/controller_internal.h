@@ -93,6 +93,11 @@ void controller_reply(struct controller *c, struct ctl_op *op,
 /* handlers.c: plans op against the image. Returns true when op was
  * proposed (answered after commit), false when it was answered now. */
 bool handlers_run(struct controller *c, struct ctl_op *op);
+
+/* Broker broker_id (at broker_epoch) was heard from now: its session is
+ * renewed if that is its registered epoch. */
+void handlers_heard(struct controller *c, int32_t broker_id,
+                    int64_t broker_epoch);
 /* handlers.c: answers op once its records are committed and applied. */
 void handlers_committed(struct controller *c, struct ctl_op *op,
                         const struct fsm_result *result);

@@ -70,6 +70,15 @@ static void touch(struct controller *c, int32_t id)
     }
 }
 
+void handlers_heard(struct controller *c, int32_t broker_id,
+                    int64_t broker_epoch)
+{
+    const struct meta_broker *b = meta_image_broker(&c->fsm.image, broker_id);
+    if (b != NULL && b->epoch == broker_epoch) {
+        touch(c, broker_id);
+    }
+}
+
 /* --- Internal duties ----------------------------------------------------- */
 
 static bool run_duty(struct controller *c, struct ctl_op *op)
@@ -160,11 +169,7 @@ static bool run_heartbeat(struct controller *c, struct ctl_op *op)
         .want_fence = r->want_fence,
         .want_shut_down = r->want_shut_down,
     };
-    const struct meta_broker *b = meta_image_broker(&c->fsm.image,
-                                                    hr.broker_id);
-    if (b != NULL && b->epoch == hr.broker_epoch) {
-        touch(c, hr.broker_id);
-    }
+    handlers_heard(c, hr.broker_id, hr.broker_epoch);
     struct plan_records recs;
     plan_records_init(&recs);
     int rv = plan_heartbeat(&c->fsm.image, &hr,

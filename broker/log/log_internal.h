@@ -38,7 +38,8 @@ struct log {
     struct log_segment **segs;
     size_t n_segs;
     size_t cap_segs;
-    uint8_t *scan_buf;        /* LOG_SCAN_BUFFER_BYTES, reused */
+    uint8_t *scan_buf;        /* LOG_SCAN_BUFFER_BYTES, the thread's
+                               * (shared by its logs, log_open.c) */
     struct log_epoch_cache epochs;
     int64_t durable_end;      /* every offset below is fdatasync'd */
     int64_t recovery_point;   /* as checkpointed */

@@ -8,6 +8,8 @@ measures
   ready_s      creating the topics until every broker has opened the logs
                of all of them, they are all led and none is under-
                replicated (the brokers' /metrics gauges);
+  expired      brokers fenced meanwhile for a session that lapsed (none
+               was stopped: each is a broker too busy to be heard);
   rss_mb, fds  per broker (the largest of the three) once ready;
   idle_cpu     per broker, percent of a core, over IDLE_S seconds;
   failover_s   a SIGKILLed broker: until no partition names it leader
@@ -128,6 +130,21 @@ class Cluster:
                 sum(g[names[1]] for g in gs) == count and
                 sum(g[names[2]] for g in gs) == 0)
 
+    def expired(self):
+        """Brokers fenced for an expired session so far (no broker was
+        stopped: each one is a session the cluster let lapse)."""
+        n = 0
+        for i in (101, 102, 103):
+            path = os.path.join(self.data, "controller-%d" % i,
+                                "controller-%d.log" % i)
+            try:
+                with open(path) as f:
+                    n += len(re.findall(r"event: broker \d+ fenced \(session "
+                                        r"expired", f.read()))
+            except OSError:
+                pass
+        return n
+
     def down(self):
         self.sh("down", check=False)
         shutil.rmtree(self.data, ignore_errors=True)
@@ -177,6 +194,7 @@ def measure(build, count):
 
         waited = wait(lambda: c.settled(count), DEADLINE_S)
         res["ready_s"] = None if waited is None else time.monotonic() - t0
+        res["expired"] = c.expired()
         brokers = ["broker-%d" % i for i in (1, 2, 3)]
         pids = [c.pid(b) for b in brokers]
         res["rss_mb"] = max(proc_rss_mb(p) for p in pids)
@@ -206,7 +224,8 @@ def fmt(v):
     return "%.2f" % v if isinstance(v, float) else str(v)
 
 
-KEYS = ("ready_s", "rss_mb", "fds", "idle_cpu", "failover_s", "rejoin_s")
+KEYS = ("ready_s", "expired", "rss_mb", "fds", "idle_cpu", "failover_s",
+        "rejoin_s")
 
 
 def main():
@@ -225,6 +244,8 @@ def main():
     lo, hi = results[0], results[-1]
     ratios = []
     for k in KEYS:
+        if k == "expired":
+            continue  # a count of faults, not a cost
         a, b = lo.get(k), hi.get(k)
         if a is None or b is None:
             ratios.append("%s=timeout" % k)
