@@ -15,9 +15,12 @@
 #define HW_CHECKPOINT__FIRST_BYTES (64u * 1024)
 #define HW_CHECKPOINT__BYTES_MAX (64u * 1024 * 1024)
 
-int hw_checkpoint_load(const char *dir, checkpoint_text_offset_fn fn,
-                       void *arg)
+/* The checkpoint's text (its checksum line checked and gone) into *out
+ * (the caller frees it). RC_OK, RC_NOT_FOUND, RC_CORRUPT, RC_IO,
+ * RC_NOMEM. */
+static int read_text(const char *dir, char **out)
 {
+    *out = NULL;
     for (size_t size = HW_CHECKPOINT__FIRST_BYTES;; size *= 4) {
         char *buf = malloc(size);
         if (buf == NULL) {
@@ -31,39 +34,38 @@ int hw_checkpoint_load(const char *dir, checkpoint_text_offset_fn fn,
             free(buf);
             continue;
         }
-        if (rv == RC_TOO_LARGE) {
-            rv = RC_CORRUPT;
+        if (rv != RC_OK) {
+            free(buf);
+            return rv == RC_TOO_LARGE ? RC_CORRUPT : rv;
         }
-        if (rv == RC_OK) {
-            rv = checkpoint_text_offsets(buf, fn, arg);
-        }
-        free(buf);
-        return rv;
+        *out = buf;
+        return RC_OK;
     }
 }
 
-struct hw_checkpoint__find {
-    const char *topic;
-    int32_t partition;
-    int64_t hw;
-};
-
-static int find_cb(void *arg, const char *topic, int32_t partition,
-                   int64_t offset)
+int hw_checkpoint_load(const char *dir, checkpoint_text_offset_fn fn,
+                       void *arg)
 {
-    struct hw_checkpoint__find *f = arg;
-    if (partition == f->partition && strcmp(topic, f->topic) == 0) {
-        f->hw = offset;
+    char *text;
+    int rv = read_text(dir, &text);
+    if (rv == RC_OK) {
+        rv = checkpoint_text_offsets(text, fn, arg);
     }
-    return RC_OK;
+    free(text);
+    return rv;
 }
 
 int hw_checkpoint_read(const char *dir, const char *topic, int32_t partition,
                        int64_t *hw)
 {
-    struct hw_checkpoint__find f = {.topic = topic, .partition = partition};
-    int rv = hw_checkpoint_load(dir, find_cb, &f);
-    *hw = rv == RC_OK ? f.hw : 0;
+    char *text;
+    bool found = false;
+    *hw = 0;
+    int rv = read_text(dir, &text);
+    if (rv == RC_OK) {
+        rv = checkpoint_text_offset(text, topic, partition, hw, &found);
+    }
+    free(text);
     return rv;
 }
 

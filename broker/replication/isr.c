@@ -426,8 +426,8 @@ void isr_alter_done(struct isr_state *s, bool ok,
      * success. */
     if (ok && partition_epoch >= s->partition_epoch) {
         check_set(isr);
-        for (int32_t i = 0; partition_epoch > s->partition_epoch &&
-                            i < s->n_followers; i++) {
+        bool moved = partition_epoch > s->partition_epoch;
+        for (int32_t i = 0; moved && i < s->n_followers; i++) {
             if (!meta_replica_set_contains(isr, s->followers[i].id)) {
                 forget(&s->followers[i]);
             }
