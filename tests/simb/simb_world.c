@@ -833,11 +833,16 @@ static bool settled(struct simb_world *w, char *why, size_t cap)
                      i + 1);
             return false;
         }
-        if (!w->brokers[i].up || mb == NULL || mb->fenced) {
+        /* The registration in the image must be the running process's:
+         * a broker restarted inside its session still finds its previous
+         * life unfenced there, named leader of what it no longer holds. */
+        if (!w->brokers[i].up || mb == NULL || mb->fenced ||
+            mb->epoch != w->brokers[i].epoch) {
             snprintf(why, cap, "broker %d is %s (epoch %" PRId64 ")", i + 1,
                      !w->brokers[i].up ? "down"
                      : mb == NULL      ? "not registered"
-                                       : "fenced",
+                     : mb->fenced      ? "fenced"
+                                       : "not yet registered again",
                      w->brokers[i].epoch);
             return false;
         }
