@@ -468,6 +468,24 @@ ssize_t io_write(int fd, const void *buf, size_t n)
     return write_at(fd, buf, n, 0, false);
 }
 
+/* This thread's deferred syncs (io_sync_defer_begin()). */
+static _Thread_local bool io__deferring;
+static _Thread_local bool io__owed;
+
+void io_sync_defer_begin(void)
+{
+    ASSERT(!io__deferring);
+    io__deferring = true;
+    io__owed = false;
+}
+
+bool io_sync_defer_end(void)
+{
+    ASSERT(io__deferring);
+    io__deferring = false;
+    return io__owed;
+}
+
 static int sync_fd(int fd, bool data_only)
 {
     struct io_fault f;
@@ -476,6 +494,10 @@ static int sync_fd(int fd, bool data_only)
             io__backend->sync_failed(io__backend->ctx, fd);
         }
         return fail(f.err);
+    }
+    if (io__deferring) {
+        io__owed = true;
+        return 0;
     }
     if (io__backend != NULL) {
         return io__backend->sync(io__backend->ctx, fd);
@@ -499,6 +521,41 @@ int io_fdatasync(int fd)
 int io_fsync(int fd)
 {
     return sync_fd(fd, false);
+}
+
+/* A syncfs succeeded: every file the journal knows is durable as it
+ * stands, name and size. */
+static void journal_synced_all(void)
+{
+    pthread_mutex_lock(&io__mu);
+    for (size_t i = 0; io__files != NULL && i < io__n_files; i++) {
+        struct stat st;
+        if (stat(io__files[i].path, &st) == 0) {
+            io__files[i].synced = (int64_t)st.st_size;
+            io__files[i].entry_durable = true;
+        }
+    }
+    pthread_mutex_unlock(&io__mu);
+}
+
+int io_syncfs(int fd)
+{
+    struct io_fault f;
+    if (fault_for(IO_OP_SYNC, fd, NULL, &f) && f.kind == IO_FAULT_ERRNO) {
+        return fail(f.err);
+    }
+    if (io__backend != NULL) {
+        return io__backend->syncfs(io__backend->ctx, fd);
+    }
+    int rv;
+    do {
+        rv = syncfs(fd);
+    } while (rv < 0 && errno == EINTR);
+    if (rv == 0 && atomic_load_explicit(&io__journal_on,
+                                        memory_order_relaxed)) {
+        journal_synced_all();
+    }
+    return rv;
 }
 
 int io_rename(const char *from, const char *to)

@@ -84,6 +84,8 @@ struct io_backend {
      * durable never will be, as Linux marks dirty pages clean after a
      * failed writeback (fsyncgate). */
     void (*sync_failed)(void *ctx, int fd);
+    /* io_syncfs(): what fd's directory holds, at any depth, durable. */
+    int (*syncfs)(void *ctx, int fd);
     int (*rename)(void *ctx, const char *from, const char *to);
     int (*truncate)(void *ctx, int fd, off_t length);
     int (*unlink)(void *ctx, const char *path);
@@ -155,6 +157,23 @@ ssize_t io_pwrite(int fd, const void *buf, size_t n, off_t offset);
 ssize_t io_write(int fd, const void *buf, size_t n);
 int io_fdatasync(int fd);
 int io_fsync(int fd);
+/* syncfs(2) of the file system that holds fd: every file's written data
+ * and every directory entry on it made durable by one journal commit,
+ * where an fsync each would cost one commit per file. The simulated disk
+ * (io_sim.h) makes durable what lies under fd's directory only: code may
+ * rely on no more than that. A failure is final, as an fsync's. */
+int io_syncfs(int fd);
+
+/* Deferred syncs, for work that creates many files at once (a broker
+ * opening thousands of new logs): from io_sync_defer_begin() to
+ * io_sync_defer_end(), this thread's io_fsync() and io_fdatasync()
+ * check their faults as usual but leave the sync itself undone, owed.
+ * Nothing written meanwhile may be relied on as durable (no answer sent
+ * on it, no offset acknowledged) until the caller has made it so with
+ * one io_syncfs() of the directory it lies under. io_sync_defer_end()
+ * says whether any sync is owed. Not nested. */
+void io_sync_defer_begin(void);
+bool io_sync_defer_end(void);
 int io_rename(const char *from, const char *to);
 int io_ftruncate(int fd, off_t length);
 int io_unlink(const char *path);

@@ -283,18 +283,8 @@ static void sync_dir(struct io_sim *d, const struct io_sim__file *dir)
     }
 }
 
-static int sim_sync(void *ctx, int fd)
+static int sync_file(struct io_sim__file *f)
 {
-    struct io_sim *d = ctx;
-    struct io_sim__fd *h = fd_get(d, fd);
-    if (h == NULL) {
-        return fail(EBADF);
-    }
-    struct io_sim__file *f = h->f;
-    if (f->is_dir) {
-        sync_dir(d, f);
-        return 0;
-    }
     if (!resize(&f->disk, &f->disk_cap, &f->disk_size, f->size)) {
         return fail(ENOMEM);
     }
@@ -307,6 +297,43 @@ static int sim_sync(void *ctx, int fd)
         }
     }
     f->n_dirty = 0;
+    return 0;
+}
+
+static int sim_sync(void *ctx, int fd)
+{
+    struct io_sim *d = ctx;
+    struct io_sim__fd *h = fd_get(d, fd);
+    if (h == NULL) {
+        return fail(EBADF);
+    }
+    struct io_sim__file *f = h->f;
+    if (f->is_dir) {
+        sync_dir(d, f);
+        return 0;
+    }
+    return sync_file(f);
+}
+
+/* Everything under fd's directory, at any depth: names and data. */
+static int sim_syncfs(void *ctx, int fd)
+{
+    struct io_sim *d = ctx;
+    struct io_sim__fd *h = fd_get(d, fd);
+    if (h == NULL || !h->f->is_dir) {
+        return fail(h == NULL ? EBADF : ENOTDIR);
+    }
+    size_t len = strlen(h->f->path);
+    for (size_t i = 0; i < d->n_files; i++) {
+        struct io_sim__file *f = d->files[i];
+        if (strncmp(f->path, h->f->path, len) != 0 || f->path[len] != '/') {
+            continue;
+        }
+        f->entry_durable = true;
+        if (!f->is_dir && sync_file(f) != 0) {
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -477,6 +504,7 @@ static struct io_backend io_sim__backend = {
     .write = sim_write,
     .sync = sim_sync,
     .sync_failed = sim_sync_failed,
+    .syncfs = sim_syncfs,
     .rename = sim_rename,
     .truncate = sim_truncate,
     .unlink = sim_unlink,

@@ -189,3 +189,49 @@ Test(io, a_check_by_path_hits_like_a_call)
     cr_assert_not(io_fault_check(IO_OP_WRITE, "/d/meta", &err), "spent");
     cr_assert_eq(io_fault_hits(0), 1);
 }
+
+/* On the system's disk: a deferred fdatasync is not done (a power loss
+ * takes the file), a syncfs of the directory does it for every file. */
+Test(io, deferred_syncs_are_left_to_one_syncfs)
+{
+    io_journal_begin();
+    io_sync_defer_begin();
+    int fd = open_in("a.log");
+    cr_assert_eq(io_pwrite(fd, "hello", 5, 0), 5);
+    cr_assert_eq(io_fdatasync(fd), 0);
+    cr_assert(io_sync_defer_end());
+    cr_assert_eq(io_close(fd), 0);
+    io_journal_crash();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/a.log", dir);
+    cr_assert_eq(io_open(path, O_RDONLY, 0), -1, "never synced: gone");
+
+    io_journal_begin();
+    io_sync_defer_begin();
+    fd = open_in("b.log");
+    cr_assert_eq(io_pwrite(fd, "hello", 5, 0), 5);
+    cr_assert_eq(io_fdatasync(fd), 0);
+    cr_assert(io_sync_defer_end());
+    int dfd = io_open(dir, O_RDONLY | O_DIRECTORY, 0);
+    cr_assert_geq(dfd, 0);
+    cr_assert_eq(io_syncfs(dfd), 0);
+    cr_assert_eq(io_close(dfd), 0);
+    cr_assert_eq(io_close(fd), 0);
+    io_journal_crash();
+    snprintf(path, sizeof path, "%s/b.log", dir);
+    fd = io_open(path, O_RDONLY, 0);
+    cr_assert_geq(fd, 0, "the syncfs made it durable");
+    char buf[8] = {0};
+    cr_assert_eq(io_pread(fd, buf, 8, 0), 5);
+    cr_assert_eq(io_close(fd), 0);
+}
+
+Test(io, a_syncfs_meets_the_sync_faults)
+{
+    cr_assert_eq(io_fault_parse("sync:eio"), RC_OK);
+    int dfd = io_open(dir, O_RDONLY | O_DIRECTORY, 0);
+    cr_assert_geq(dfd, 0);
+    cr_assert_eq(io_syncfs(dfd), -1);
+    cr_assert_eq(errno, EIO);
+    cr_assert_eq(io_close(dfd), 0);
+}

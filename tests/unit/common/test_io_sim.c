@@ -195,3 +195,49 @@ Test(io_sim, a_renamed_name_waits_for_its_directory_sync)
     cr_assert_eq(io_unlink("d/cp"), 0);
     cr_assert_eq(io_open("d/cp", O_RDONLY, 0), -1);
 }
+
+/* Deferred syncs (a broker creating many logs at once) do nothing
+ * until one syncfs of the directory they lie under; that makes every
+ * name and byte under it durable, and nothing outside it. */
+Test(io_sim, deferred_syncs_wait_for_one_syncfs_of_their_directory)
+{
+    int outside = io_open("e/x", O_RDWR | O_CREAT, 0644);
+    cr_assert_eq(io_pwrite(outside, "ee", 2, 0), 2);
+    io_sync_defer_begin();
+    int fd = io_open("d/t-0/seg", O_RDWR | O_CREAT, 0644);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(io_pwrite(fd, "abc", 3, 0), 3);
+    cr_assert_eq(io_fdatasync(fd), 0);
+    cr_assert(io_sync_defer_end(), "a sync is owed");
+    int64_t cached = 0;
+    int64_t durable = 0;
+    cr_assert_eq(io_sim_sizes(disk, "d/t-0/seg", &cached, &durable), RC_OK);
+    cr_assert_eq(durable, 0, "the deferred fdatasync did nothing");
+    int dfd = io_open("d", O_RDONLY | O_DIRECTORY, 0);
+    cr_assert_geq(dfd, 0);
+    cr_assert_eq(io_syncfs(dfd), 0);
+    cr_assert_eq(io_close(dfd), 0);
+    cr_assert_eq(io_sim_sizes(disk, "d/t-0/seg", &cached, &durable), RC_OK);
+    cr_assert_eq(durable, 3);
+    io_sim_power_loss(disk, "");
+    fd = io_open("d/t-0/seg", O_RDONLY, 0);
+    cr_assert_geq(fd, 0, "its name, two levels down, is durable");
+    read_is(fd, 0, "abc");
+    cr_assert_eq(io_open("e/x", O_RDONLY, 0), -1, "e is another directory");
+}
+
+/* Deferring leaves the faults armed: a sync that would fail fails. */
+Test(io_sim, a_deferred_sync_still_meets_its_fault)
+{
+    struct io_fault f = {.op = IO_OP_SYNC, .kind = IO_FAULT_ERRNO,
+                         .err = EIO};
+    cr_assert_eq(io_fault_add(&f), RC_OK);
+    int fd = io_open("d/a", O_RDWR | O_CREAT, 0644);
+    io_sync_defer_begin();
+    cr_assert_eq(io_fdatasync(fd), -1);
+    cr_assert_eq(errno, EIO);
+    cr_assert_not(io_sync_defer_end(), "nothing owed: it failed");
+    int dfd = io_open("d", O_RDONLY | O_DIRECTORY, 0);
+    cr_assert_eq(io_syncfs(dfd), -1, "and a syncfs meets it too");
+    cr_assert_eq(errno, EIO);
+}
