@@ -27,15 +27,8 @@ struct alter_wait {
 
 static struct partition *find(struct broker *b, const struct alter_wait *aw)
 {
-    struct replica_manager *ps = &b->partitions;
-    for (size_t i = 0; i < ps->n; i++) {
-        struct partition *p = ps->parts[i];
-        if (p->id == aw->partition &&
-            meta_uuid_eq(&p->topic_id, &aw->topic_id)) {
-            return p;
-        }
-    }
-    return NULL;
+    return replica_manager_find_id(&b->partitions, &aw->topic_id,
+                                   aw->partition);
 }
 
 static bool read_isr(const Cairn__AlterPartitionResponse *ap,

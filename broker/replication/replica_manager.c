@@ -3,6 +3,8 @@
 #include "broker/replication/replica_manager.h"
 #include "broker/log/log_open.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/file.h"
+#include "common/io.h"
 #include "common/rc.h"
 #include "common/topic_config.h"
 
@@ -119,6 +122,13 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                               tracer);
     }
     return rv;
+}
+
+struct partition *replica_manager_find_id(const struct replica_manager *ps,
+                                          const struct meta_uuid *topic_id,
+                                          int32_t id)
+{
+    return meta_index_get(&ps->by_id, topic_id, id);
 }
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
@@ -636,7 +646,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     struct topic_config_values v;
     topic_settings(ps, t, &v);
     follow_settings(ps, p, &v);
-    if (ps->fenced) {
+    if (ps->fenced || p->unsynced) {
         return false; /* no role yet: leader and epoch stay unknown */
     }
     /* Any value above META_REPLICAS_MAX is more than a partition can
@@ -695,6 +705,11 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     ps->parts[i] = ps->parts[--ps->n];
     ps->parts[i]->owner_pos = i;
     (void)meta_index_remove(&ps->by_id, &p->topic_id, p->id);
+    for (size_t k = 0; p->unsynced && k < ps->batch.n; k++) {
+        if (ps->batch.parts[k] == p) {
+            ps->batch.parts[k] = NULL; /* freed before its sync returns */
+        }
+    }
     unqueue_wake(ps, p);
     if (ps->cleaning.p == p) {
         ps->cleaning.p = NULL; /* its pass ends with the log, untold */
@@ -731,12 +746,13 @@ static bool hosts(const struct replica_manager *ps,
     return meta_replica_set_contains(&mp->replicas, ps->broker_id);
 }
 
+static void open_pending(struct replica_manager *ps);
+
 static void more_cb(uv_idle_t *handle)
 {
     struct replica_manager *ps = handle->data;
     uv_idle_stop(handle);
-    ps->full_pass = true;
-    replica_manager_apply(ps, ps->img);
+    open_pending(ps);
 }
 
 static void retry_cb(uv_timer_t *handle)
@@ -784,20 +800,174 @@ static void retry_arm(struct replica_manager *ps, uint64_t now)
                    0);
 }
 
-/* The whole image: opens what is missing (PARTITIONS_OPENS_PER_TURN a
- * turn), drops what is no longer hosted. */
-static void apply_all(struct replica_manager *ps, const struct meta_image *img)
+/* Queues partition id of topic_id to be opened. */
+static void push_pending(struct replica_manager *ps,
+                         const struct meta_uuid *topic_id, int32_t id)
 {
-    int opens = 0;
+    if (ps->n_pending == ps->cap_pending) {
+        size_t cap = ps->cap_pending == 0 ? 64 : ps->cap_pending * 2;
+        void *grown = realloc(ps->pending, cap * sizeof *ps->pending);
+        if (grown == NULL) {
+            return; /* the next full pass finds it again */
+        }
+        ps->pending = grown;
+        ps->cap_pending = cap;
+    }
+    ps->pending[ps->n_pending++] =
+        (struct replica_manager_pending){*topic_id, id};
+}
+
+/* Logs still to open, or a batch still syncing, belong to the same
+ * start-up pass. */
+static void hold_startup(struct replica_manager *ps)
+{
+    log_startup_hold(&ps->startup, ps->pending_next < ps->n_pending ||
+                                       ps->batch.running);
+}
+
+/* The batch's logs are durable (or the syncfs failed): each takes the
+ * role the image gives it now. */
+static void batch_finish(struct replica_manager *ps)
+{
+    struct replica_manager_batch *b = &ps->batch;
+    bool failed = b->rv != 0 && !ps->unsafe_fsync_failure_ignore;
+    if (b->rv != 0 && !ps->closed) {
+        char why[96];
+        snprintf(why, sizeof why, "syncing %zu new logs (syncfs): %s", b->n,
+                 strerror(b->rv));
+        if (failed) {
+            dir_failed(ps, why);
+        } else {
+            TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps "
+                       "the log dir online", why);
+        }
+    }
     bool changed = false;
-    bool probed = false;
+    for (size_t k = 0; k < b->n; k++) {
+        struct partition *p = b->parts[k];
+        if (p == NULL || ps->closed) {
+            continue;
+        }
+        p->unsynced = failed; /* a failed sync gives no role, ever */
+        const struct meta_topic *t =
+            meta_image_topic_by_id(ps->img, &p->topic_id);
+        if (!failed && t != NULL && p->id < t->n_partitions &&
+            hosts(ps, &t->partitions[p->id])) {
+            changed |= follow_leadership(ps, p, t, &t->partitions[p->id]);
+        }
+    }
+    b->n = 0;
+    if (ps->closed) {
+        return;
+    }
+    if (ps->pending_next < ps->n_pending) {
+        uv_idle_start(&ps->more, more_cb);
+    }
+    hold_startup(ps);
+    if (changed && ps->hooks.followers_changed != NULL) {
+        ps->hooks.followers_changed(ps->hooks.arg);
+    }
+}
+
+static void batch_work_cb(uv_work_t *w)
+{
+    struct replica_manager *ps = w->data;
+    int fd = io_open(ps->log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int rv = fd >= 0 && io_syncfs(fd) == 0 ? 0 : errno;
+    if (fd >= 0) {
+        io_close(fd);
+    }
+    ps->batch.rv = rv;
+}
+
+static void batch_after_cb(uv_work_t *w, int status)
+{
+    struct replica_manager *ps = w->data;
+    ps->batch.running = false;
+    if (status != 0) {
+        ps->batch.rv = ECANCELED;
+    }
+    batch_finish(ps);
+}
+
+/* Opens the queued logs, as many as a turn's budget allows, with their
+ * syncs deferred to one syncfs on the threadpool (batch_finish() then
+ * gives them their roles); one batch at a time. */
+static void open_pending(struct replica_manager *ps)
+{
+    struct replica_manager_batch *b = &ps->batch;
+    if (b->running || ps->closed || ps->img == NULL) {
+        return;
+    }
     uint64_t now = uv_now(ps->loop);
     uint64_t t0 = uv_hrtime();
     const uint64_t budget_ns = PARTITIONS_OPEN_BUDGET_MS * 1000000ull;
+    const struct meta_topic *failed = NULL;
+    int32_t failed_id = 0;
+    io_sync_defer_begin();
+    while (!ps->dir_failed && ps->pending_next < ps->n_pending &&
+           b->n < PARTITIONS_OPENS_PER_TURN &&
+           (b->n == 0 || uv_hrtime() - t0 < budget_ns)) {
+        const struct replica_manager_pending *q =
+            &ps->pending[ps->pending_next++];
+        const struct meta_topic *t =
+            meta_image_topic_by_id(ps->img, &q->topic_id);
+        if (t == NULL || q->id >= t->n_partitions ||
+            !hosts(ps, &t->partitions[q->id]) ||
+            find_by_id(ps, &q->topic_id, q->id) != NULL ||
+            !open_retry_due(&ps->retry, &q->topic_id, q->id, now)) {
+            continue; /* gone, open already, or waiting out a back-off */
+        }
+        struct partition *p = add(ps, t, q->id);
+        if (p == NULL) {
+            failed = t; /* probed once the syncs are no longer deferred */
+            failed_id = q->id;
+            break;
+        }
+        open_retry_clear(&ps->retry, &q->topic_id, q->id);
+        p->seen = true;
+        p->unsynced = true;
+        b->parts[b->n++] = p;
+    }
+    bool owed = io_sync_defer_end();
+    if (failed != NULL) {
+        bool probed = false;
+        open_failed(ps, failed, failed_id, now, &probed);
+    }
+    if (ps->pending_next == ps->n_pending) {
+        free(ps->pending);
+        ps->pending = NULL;
+        ps->n_pending = ps->cap_pending = ps->pending_next = 0;
+    }
+    retry_arm(ps, now);
+    if (owed && b->n > 0) {
+        b->running = true;
+        b->rv = 0;
+        b->work.data = ps;
+        if (uv_queue_work(ps->loop, &b->work, batch_work_cb,
+                          batch_after_cb) == 0) {
+            hold_startup(ps);
+            return;
+        }
+        b->running = false;
+        b->rv = EAGAIN;
+    } else {
+        b->rv = 0; /* nothing written that needed a sync */
+    }
+    batch_finish(ps);
+}
+
+/* The whole image: queues what is missing to be opened (open_pending()),
+ * drops what is no longer hosted. */
+static void apply_all(struct replica_manager *ps, const struct meta_image *img)
+{
+    bool changed = false;
+    uint64_t now = uv_now(ps->loop);
     ps->full_pass = false;
     for (size_t i = 0; i < ps->n; i++) {
         ps->parts[i]->seen = false;
     }
+    ps->n_pending = ps->pending_next = 0;
     open_retry_unsee(&ps->retry);
     for (size_t t = 0; t < img->n_topics; t++) {
         const struct meta_topic *topic = &img->topics[t];
@@ -808,27 +978,16 @@ static void apply_all(struct replica_manager *ps, const struct meta_image *img)
                 continue;
             }
             struct partition *p = find_by_id(ps, &topic->id, id);
-            if (p == NULL && (ps->dir_failed ||
-                              !open_retry_due(&ps->retry, &topic->id, id,
-                                              now))) {
-                continue; /* waits out its back-off */
-            }
-            if (p == NULL && opens < PARTITIONS_OPENS_PER_TURN &&
-                (opens == 0 || uv_hrtime() - t0 < budget_ns)) {
-                opens++;
-                p = add(ps, topic, id);
-                if (p == NULL) {
-                    open_failed(ps, topic, id, now, &probed);
-                } else {
-                    open_retry_clear(&ps->retry, &topic->id, id);
+            if (p == NULL) {
+                /* Due, or waiting out its back-off (seen either way). */
+                if (open_retry_due(&ps->retry, &topic->id, id, now) &&
+                    !ps->dir_failed) {
+                    push_pending(ps, &topic->id, id);
                 }
-            } else if (p == NULL) {
-                uv_idle_start(&ps->more, more_cb); /* the rest next turn */
+                continue;
             }
-            if (p != NULL) {
-                p->seen = true;
-                changed |= follow_leadership(ps, p, topic, mp);
-            }
+            p->seen = true;
+            changed |= follow_leadership(ps, p, topic, mp);
         }
     }
     for (size_t i = ps->n; i > 0; i--) {
@@ -839,12 +998,11 @@ static void apply_all(struct replica_manager *ps, const struct meta_image *img)
     }
     open_retry_prune(&ps->retry);
     retry_arm(ps, now);
-    /* Logs left for the next turns belong to the same start-up pass. */
-    log_startup_hold(&ps->startup,
-                     uv_is_active((uv_handle_t *)&ps->more) != 0);
     if (changed && ps->hooks.followers_changed != NULL) {
         ps->hooks.followers_changed(ps->hooks.arg);
     }
+    open_pending(ps);
+    hold_startup(ps);
 }
 
 /* Partition id of topic t changed: it takes its role, or is dropped when
@@ -865,7 +1023,10 @@ static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
         return false;
     }
     if (p == NULL) {
-        *more = true;
+        if (!ps->dir_failed) {
+            push_pending(ps, &t->id, id);
+            *more = true;
+        }
         return false;
     }
     return follow_leadership(ps, p, t, mp);
@@ -902,12 +1063,12 @@ static void apply_changes(struct replica_manager *ps,
             changed |= apply_one(ps, t, id, &more);
         }
     }
-    if (more) {
-        ps->full_pass = true;
-        uv_idle_start(&ps->more, more_cb);
-    }
     if (changed && ps->hooks.followers_changed != NULL) {
         ps->hooks.followers_changed(ps->hooks.arg);
+    }
+    if (more) {
+        open_pending(ps);
+        hold_startup(ps);
     }
 }
 
@@ -926,6 +1087,10 @@ void replica_manager_apply(struct replica_manager *ps,
 
 void replica_manager_close(struct replica_manager *ps)
 {
+    ps->closed = true; /* a batch still syncing gives no role */
+    free(ps->pending);
+    ps->pending = NULL;
+    ps->n_pending = ps->cap_pending = ps->pending_next = 0;
     save_checkpoint(ps, true);
     uv_close((uv_handle_t *)&ps->more, NULL);
     uv_close((uv_handle_t *)&ps->wake_idle, NULL);

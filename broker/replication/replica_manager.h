@@ -7,11 +7,19 @@
  * leader records its epoch in the log's leader-epoch cache. A directory
  * keeps a partition.metadata file with the topic id, so a topic deleted
  * and created again under the same name never reuses old data.
- * Opening a log is blocking file work (directories, fsyncs), so at most
- * PARTITIONS_OPENS_PER_TURN are opened per loop iteration, and none more
- * once PARTITIONS_OPEN_BUDGET_MS have gone by in it (a slow disk makes
- * each fsync long); the rest follow in later iterations, and heartbeats
- * and timers run in between. A log
+ * Opening a log is blocking file work (directories, small files), so at
+ * most PARTITIONS_OPENS_PER_TURN are opened per loop iteration, and none
+ * more once PARTITIONS_OPEN_BUDGET_MS have gone by in it; the rest follow
+ * in later iterations, and heartbeats and timers run in between. The
+ * logs of one turn are a batch: their syncs (about ten for a new log:
+ * each file written, each directory entry) are deferred and made
+ * durable by one syncfs(2) of the log directory on the threadpool
+ * (common/io.h), one journal commit where there were thousands. Until it
+ * returns, the batch's partitions are open but take no role, so nothing
+ * is written to them or answered from them; the next batch waits for it.
+ * Logs to open are queued by the pass over the image (or by the changes
+ * that name them), so a turn costs its batch, not a walk of the image. A
+ * log
  * that fails to open is tried again after a growing pause
  * (broker/replication/open_retry.h), and after a failure the log
  * directory itself is probed: if it no longer takes writes the broker is
@@ -43,7 +51,7 @@
 #include "common/topic_config.h"
 #include "common/trace.h"
 
-#define PARTITIONS_OPENS_PER_TURN 16
+#define PARTITIONS_OPENS_PER_TURN 128
 #define PARTITIONS_OPEN_BUDGET_MS 20
 
 /* Bad topic config values remembered as logged; past this many distinct
@@ -142,6 +150,25 @@ struct replica_manager {
     size_t cap;
     struct meta_index by_id;     /* parts by (topic id, partition) */
     struct hw_checkpoint_cache hw_cache; /* the HW checkpoint, read once */
+    /* Logs to open, in the order the image named them: each is looked
+     * up again in the image when its turn comes. */
+    struct replica_manager_pending {
+        struct meta_uuid topic_id;
+        int32_t id;
+    } *pending;
+    size_t n_pending;
+    size_t cap_pending;
+    size_t pending_next;         /* the next to open */
+    /* The logs opened in one turn, waiting for their syncs (a syncfs on
+     * the threadpool); a slot is NULL once its partition is dropped. */
+    struct replica_manager_batch {
+        uv_work_t work;
+        bool running;
+        int rv;                  /* the syncfs: 0, else an errno */
+        size_t n;
+        struct partition *parts[PARTITIONS_OPENS_PER_TURN];
+    } batch;
+    bool closed;                 /* replica_manager_close() was called */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by
                                   * the applies, for tests */
@@ -203,6 +230,11 @@ void replica_manager_io_failed(struct replica_manager *ps,
 
 struct partition *replica_manager_find(const struct replica_manager *ps,
                                        const char *topic, int32_t id);
+
+/* The hosted partition id of the topic with topic_id, or NULL. */
+struct partition *replica_manager_find_id(const struct replica_manager *ps,
+                                          const struct meta_uuid *topic_id,
+                                          int32_t id);
 
 /* Whether what replica fetches of p counts against the replication
  * throttles: p is being reassigned and replica is not in its ISR. */
