@@ -112,6 +112,24 @@ static void leader_moves_to(int32_t leader)
     cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
 }
 
+/* Runs the loop until the logs opened are synced and have their roles
+ * (the syncfs runs on the threadpool). */
+static void settle(void)
+{
+    for (int i = 0; i < 1000 && (f.rm.batch.running ||
+                                 f.rm.pending_next < f.rm.n_pending);
+         i++) {
+        uv_run(&f.loop, UV_RUN_ONCE);
+    }
+    cr_assert_not(f.rm.batch.running, "the batch never synced");
+}
+
+static void apply(void)
+{
+    replica_manager_apply(&f.rm, &f.img);
+    settle();
+}
+
 static struct partition *t0(void)
 {
     struct partition *p = replica_manager_find(&f.rm, "t", 0);
@@ -124,7 +142,7 @@ static struct partition *t0(void)
 Test(replica_manager, fenced_opens_the_log_but_takes_no_role)
 {
     topic_led_by(SELF);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     struct partition *p = t0();
     cr_assert_not(partition_is_leader(p));
     cr_assert_eq(p->leader, META_NO_LEADER);
@@ -139,12 +157,12 @@ Test(replica_manager, fenced_opens_the_log_but_takes_no_role)
 Test(replica_manager, unfenced_takes_the_roles_of_the_current_image_once)
 {
     topic_led_by(SELF);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     leader_moves_to(OTHER);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.n_became, 0, "said \"%s\" while fenced", f.last);
     replica_manager_unfence(&f.rm);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     struct partition *p = t0();
     cr_assert_not(partition_is_leader(p));
     cr_assert_eq(p->leader, OTHER);
@@ -154,16 +172,16 @@ Test(replica_manager, unfenced_takes_the_roles_of_the_current_image_once)
     cr_assert(strstr(f.last, "became follower of t-0 at epoch 1") != NULL,
               "%s", f.last);
     cr_assert_eq(f.n_followers_changed, 1);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.n_became, 1, "the same image said again: %s", f.last);
 }
 
 Test(replica_manager, unfenced_leads_what_the_image_gives_it)
 {
     topic_led_by(SELF);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     replica_manager_unfence(&f.rm);
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert(partition_is_leader(t0()));
     cr_assert_eq(f.n_became, 1);
     cr_assert(strstr(f.last, "became leader of t-0 at epoch 0") != NULL, "%s",
@@ -196,10 +214,7 @@ static void wide_topic(struct meta_changes *c)
         cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
     }
     replica_manager_unfence(&f.rm);
-    replica_manager_apply(&f.rm, &f.img);
-    for (int turn = 0; turn < 100 && f.rm.n < WIDE_HOSTED; turn++) {
-        uv_run(&f.loop, UV_RUN_NOWAIT); /* opens are paced per turn */
-    }
+    apply();
     cr_assert_eq(f.rm.n, WIDE_HOSTED);
     meta_changes_init(c);
     f.img.changes = c;
@@ -224,7 +239,7 @@ Test(replica_manager, a_change_visits_what_changed_not_every_partition)
     wide_topic(&c);
     f.rm.visits = 0;
     wide_leader_moves(300); /* hosted */
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.rm.visits, 1, "visited %llu partitions",
                  (unsigned long long)f.rm.visits);
     struct partition *p = replica_manager_find(&f.rm, "w", 300);
@@ -233,7 +248,7 @@ Test(replica_manager, a_change_visits_what_changed_not_every_partition)
     meta_changes_clear(&c);
     f.rm.visits = 0;
     wide_leader_moves(301); /* not hosted */
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.rm.visits, 1);
     meta_changes_clear(&c);
     f.rm.visits = 0;
@@ -243,12 +258,12 @@ Test(replica_manager, a_change_visits_what_changed_not_every_partition)
              "127.0.0.1");
     r.u.register_broker.port = 9092;
     cr_assert_eq(meta_apply(&f.img, &r), RC_OK); /* every hosted one */
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.rm.visits, WIDE_HOSTED);
     meta_changes_clear(&c);
     c.all = true; /* a whole new image: everything */
     f.rm.visits = 0;
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.rm.visits, WIDE_PARTITIONS, "every partition: %llu",
                  (unsigned long long)f.rm.visits);
     f.img.changes = NULL;
@@ -271,11 +286,84 @@ Test(replica_manager, a_change_that_moves_a_replica_away_drops_it)
     r.u.partition_change.isr = r.u.partition_change.replicas;
     cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
     f.rm.visits = 0;
-    replica_manager_apply(&f.rm, &f.img);
+    apply();
     cr_assert_eq(f.rm.visits, 1);
     cr_assert_null(replica_manager_find(&f.rm, "w", 500), "dropped");
     cr_assert_eq(f.rm.n, WIDE_HOSTED - 1);
     cr_assert_not_null(replica_manager_find(&f.rm, "w", 600), "the rest stay");
     f.img.changes = NULL;
     meta_changes_free(&c);
+}
+
+/* New logs are opened a batch at a time with their syncs left to one
+ * syncfs: until it returns they are open but take no role, so nothing is
+ * written to them or answered from them before they are durable. */
+Test(replica_manager, new_logs_take_their_roles_once_their_batch_is_synced)
+{
+    topic_led_by(SELF);
+    replica_manager_unfence(&f.rm);
+    replica_manager_apply(&f.rm, &f.img);
+    struct partition *p = t0();
+    cr_assert(f.rm.batch.running, "the syncfs is on the threadpool");
+    cr_assert(p->unsynced);
+    cr_assert_not(partition_is_leader(p), "no role before the sync");
+    cr_assert_eq(f.n_became, 0);
+    settle();
+    cr_assert_not(p->unsynced);
+    cr_assert(partition_is_leader(p));
+    cr_assert_eq(f.n_became, 1, "the role of the image at that time");
+    cr_assert_eq(f.n_followers_changed, 1);
+}
+
+/* A partition moved away while its batch syncs is dropped at once, and
+ * the batch's end does not touch it. */
+Test(replica_manager, a_log_dropped_while_its_batch_syncs_is_left_out)
+{
+    topic_led_by(SELF);
+    replica_manager_unfence(&f.rm);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert(f.rm.batch.running);
+    struct meta_record r = {.type = META_REC_PARTITION_CHANGE};
+    r.u.partition_change.topic_id.b[0] = 7;
+    r.u.partition_change.leader = OTHER;
+    r.u.partition_change.replicas_changed = true;
+    r.u.partition_change.replicas =
+        (struct meta_replica_set){.n = 2, .ids = {OTHER, 3}};
+    r.u.partition_change.isr_changed = true;
+    r.u.partition_change.isr = r.u.partition_change.replicas;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_null(replica_manager_find(&f.rm, "t", 0));
+    cr_assert_null(f.rm.batch.parts[0], "out of the batch");
+    settle();
+    cr_assert_eq(f.n_became, 0);
+}
+
+/* Many new logs: a turn opens at most a batch, and the batches follow
+ * one another until every log is open and led. */
+Test(replica_manager, many_new_logs_open_a_batch_per_turn)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    snprintf(r.u.topic.name, sizeof r.u.topic.name, "m");
+    r.u.topic.id.b[0] = 11;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    int32_t n = PARTITIONS_OPENS_PER_TURN * 2 + 5;
+    for (int32_t i = 0; i < n; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION};
+        r.u.partition.topic_id.b[0] = 11;
+        r.u.partition.partition = i;
+        r.u.partition.replicas = r.u.partition.isr = pair();
+        r.u.partition.leader = SELF;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+    replica_manager_unfence(&f.rm);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_leq(f.rm.n, PARTITIONS_OPENS_PER_TURN, "one batch: %zu",
+                  f.rm.n);
+    for (int i = 0; i < 10000 && f.rm.n < (size_t)n; i++) {
+        uv_run(&f.loop, UV_RUN_ONCE);
+    }
+    settle();
+    cr_assert_eq(f.rm.n, (size_t)n);
+    cr_assert_eq(f.n_became, n, "every one leads once synced");
 }
