@@ -817,6 +817,42 @@ static void push_pending(struct replica_manager *ps,
         (struct replica_manager_pending){*topic_id, id};
 }
 
+/* The writes that taking roles made with their syncs deferred (a new
+ * leader's epoch in its leader-epoch checkpoint, a dropped log's producer
+ * state), made durable by one syncfs before the loop goes on: before any
+ * batch of a new epoch can be appended. A failure takes the log
+ * directory offline, as a failed checkpoint write of one log does. */
+static void sync_roles(struct replica_manager *ps)
+{
+    if (!io_sync_defer_end()) {
+        return;
+    }
+    int fd = io_open(ps->log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int err = fd >= 0 && io_syncfs(fd) == 0 ? 0 : errno;
+    if (fd >= 0) {
+        io_close(fd);
+    }
+    if (err == 0) {
+        return;
+    }
+    char why[96];
+    snprintf(why, sizeof why, "syncing the leader epochs of new roles "
+             "(syncfs): %s", strerror(err));
+    if (ps->unsafe_fsync_failure_ignore) {
+        TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps the "
+                   "log dir online", why);
+        return;
+    }
+    dir_failed(ps, why);
+}
+
+static void followers_changed(struct replica_manager *ps, bool changed)
+{
+    if (changed && ps->hooks.followers_changed != NULL) {
+        ps->hooks.followers_changed(ps->hooks.arg);
+    }
+}
+
 /* Logs still to open, or a batch still syncing, belong to the same
  * start-up pass. */
 static void hold_startup(struct replica_manager *ps)
@@ -843,6 +879,7 @@ static void batch_finish(struct replica_manager *ps)
         }
     }
     bool changed = false;
+    io_sync_defer_begin();
     for (size_t k = 0; k < b->n; k++) {
         struct partition *p = b->parts[k];
         if (p == NULL || ps->closed) {
@@ -857,6 +894,7 @@ static void batch_finish(struct replica_manager *ps)
         }
     }
     b->n = 0;
+    sync_roles(ps);
     if (ps->closed) {
         return;
     }
@@ -864,9 +902,7 @@ static void batch_finish(struct replica_manager *ps)
         uv_idle_start(&ps->more, more_cb);
     }
     hold_startup(ps);
-    if (changed && ps->hooks.followers_changed != NULL) {
-        ps->hooks.followers_changed(ps->hooks.arg);
-    }
+    followers_changed(ps, changed);
 }
 
 static void batch_work_cb(uv_work_t *w)
@@ -958,8 +994,8 @@ static void open_pending(struct replica_manager *ps)
 }
 
 /* The whole image: queues what is missing to be opened (open_pending()),
- * drops what is no longer hosted. */
-static void apply_all(struct replica_manager *ps, const struct meta_image *img)
+ * drops what is no longer hosted. True when a leadership changed. */
+static bool apply_all(struct replica_manager *ps, const struct meta_image *img)
 {
     bool changed = false;
     uint64_t now = uv_now(ps->loop);
@@ -998,19 +1034,14 @@ static void apply_all(struct replica_manager *ps, const struct meta_image *img)
     }
     open_retry_prune(&ps->retry);
     retry_arm(ps, now);
-    if (changed && ps->hooks.followers_changed != NULL) {
-        ps->hooks.followers_changed(ps->hooks.arg);
-    }
-    open_pending(ps);
-    hold_startup(ps);
+    return changed;
 }
 
-/* Partition id of topic t changed: it takes its role, or is dropped when
- * no longer hosted. *more when it is hosted but not open (the whole
- * image is visited next turn, where opens are paced). True when its
- * leadership changed or it was dropped. */
+/* Partition id of topic t changed: it takes its role, is queued to be
+ * opened when hosted but not open, or is dropped when no longer hosted.
+ * True when its leadership changed or it was dropped. */
 static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
-                      int32_t id, bool *more)
+                      int32_t id)
 {
     const struct meta_partition *mp = &t->partitions[id];
     struct partition *p = find_by_id(ps, &t->id, id);
@@ -1025,20 +1056,19 @@ static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
     if (p == NULL) {
         if (!ps->dir_failed) {
             push_pending(ps, &t->id, id);
-            *more = true;
         }
         return false;
     }
     return follow_leadership(ps, p, t, mp);
 }
 
-/* Only what c names (replica_manager_apply()). */
-static void apply_changes(struct replica_manager *ps,
+/* Only what c names (replica_manager_apply()). True when a leadership
+ * changed. */
+static bool apply_changes(struct replica_manager *ps,
                           const struct meta_image *img,
                           const struct meta_changes *c)
 {
     bool changed = false;
-    bool more = false;
     for (size_t i = ps->n; c->hosted && i > 0; i--) {
         struct partition *p = ps->parts[i - 1];
         const struct meta_topic *t = meta_image_topic_by_id(img, &p->topic_id);
@@ -1047,7 +1077,7 @@ static void apply_changes(struct replica_manager *ps,
             drop(ps, i - 1, true); /* its topic was removed */
             changed = true;
         } else {
-            changed |= apply_one(ps, t, p->id, &more);
+            changed |= apply_one(ps, t, p->id);
         }
     }
     for (size_t k = 0; k < c->n; k++) {
@@ -1060,16 +1090,10 @@ static void apply_changes(struct replica_manager *ps,
         int32_t end = whole ? t->n_partitions : ch->partition + 1;
         for (int32_t id = whole ? 0 : ch->partition;
              id >= 0 && id < end && id < t->n_partitions; id++) {
-            changed |= apply_one(ps, t, id, &more);
+            changed |= apply_one(ps, t, id);
         }
     }
-    if (changed && ps->hooks.followers_changed != NULL) {
-        ps->hooks.followers_changed(ps->hooks.arg);
-    }
-    if (more) {
-        open_pending(ps);
-        hold_startup(ps);
-    }
+    return changed;
 }
 
 void replica_manager_apply(struct replica_manager *ps,
@@ -1077,11 +1101,17 @@ void replica_manager_apply(struct replica_manager *ps,
 {
     ps->img = img;
     const struct meta_changes *c = img->changes;
+    bool changed;
+    io_sync_defer_begin();
     if (c == NULL || c->all || ps->full_pass) {
-        apply_all(ps, img);
+        changed = apply_all(ps, img);
     } else {
-        apply_changes(ps, img, c);
+        changed = apply_changes(ps, img, c);
     }
+    sync_roles(ps);
+    followers_changed(ps, changed);
+    open_pending(ps);
+    hold_startup(ps);
 }
 
 

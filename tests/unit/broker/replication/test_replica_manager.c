@@ -13,6 +13,7 @@
 #include "broker/log/log.h"
 #include "broker/replication/partition.h"
 #include "broker/replication/replica_manager.h"
+#include "common/io.h"
 #include "common/meta/meta.h"
 #include "common/rc.h"
 #include "common/topic_config.h"
@@ -366,4 +367,31 @@ Test(replica_manager, many_new_logs_open_a_batch_per_turn)
     settle();
     cr_assert_eq(f.rm.n, (size_t)n);
     cr_assert_eq(f.n_became, n, "every one leads once synced");
+}
+
+/* A new leader's epoch is written to its leader-epoch checkpoint with
+ * the sync deferred, then made durable by one syncfs for every role the
+ * apply gave: after a power loss right after the apply the checkpoint
+ * still names the epoch. */
+Test(replica_manager, a_new_leaders_epoch_is_durable_when_the_apply_returns)
+{
+    topic_led_by(OTHER);
+    replica_manager_unfence(&f.rm);
+    apply();
+    cr_assert_not(partition_is_leader(t0()));
+    io_journal_begin();
+    leader_moves_to(SELF);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert(partition_is_leader(t0()));
+    io_journal_crash();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/t-0/leader-epoch-checkpoint", f.dir);
+    FILE *in = fopen(path, "r");
+    cr_assert_not_null(in, "the checkpoint is gone");
+    char text[256] = {0};
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    cr_assert_gt(n, 0);
+    cr_assert(strstr(text, "\n1 0\n") != NULL, "epoch 1 from offset 0 "
+              "lost: %s", text);
 }
