@@ -248,6 +248,15 @@ int file_mkdirs(const char *dir)
         return RC_INVALID;
     }
     memcpy(path, dir, n + 1);
+    if (io_mkdir(path, 0755) == 0) {
+        return sync_parent(path); /* only the last was missing */
+    }
+    if (errno == EEXIST) {
+        return RC_OK;
+    }
+    if (errno != ENOENT) {
+        return RC_IO;
+    }
     for (size_t i = 1; i <= n; i++) {
         if (path[i] != '/' && path[i] != '\0') {
             continue;

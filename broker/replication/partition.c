@@ -517,7 +517,9 @@ int partition_load_producers(struct partition *p, const char *dir)
         from = log_start_offset(p->log);
     }
     rv = log_for_each_batch(p->log, from, replay_cb, &p->producers);
-    if (rv == RC_OK) {
+    if (rv == RC_OK && from < log_end_offset(p->log)) {
+        /* Batches were replayed: saved, so the next open starts there. A
+         * snapshot already at the log end is not written again. */
         rv = producer_state_save(&p->producers, dir, log_end_offset(p->log));
     }
     return rv;

@@ -99,6 +99,24 @@ Test(file, mkdirs_of_existing_directories_syncs_nothing)
     cr_assert_eq(spy.n, 0, "%d fsyncs", spy.n);
 }
 
+/* A new partition's directory under an existing log dir: one mkdir, and
+ * its parent is synced. */
+Test(file, mkdirs_of_only_the_last_directory_syncs_its_parent)
+{
+    char mid[4200];
+    char leaf[4200];
+    snprintf(mid, sizeof mid, "%s/logs", dir);
+    snprintf(leaf, sizeof leaf, "%s/logs/t-0", dir);
+    cr_assert_eq(file_mkdirs(mid), RC_OK);
+    spy.on = true;
+    cr_assert_eq(file_mkdirs(leaf), RC_OK);
+    spy.on = false;
+    struct stat st;
+    cr_assert_eq(stat(leaf, &st), 0);
+    cr_assert_eq(spy.n, 1, "%d fsyncs", spy.n);
+    cr_assert(synced(mid), "the parent of t-0/ was not fsync'd");
+}
+
 #define TEXT "0\n12345\n"
 
 static void write_raw(const char *name, const void *p, size_t n)

@@ -395,3 +395,17 @@ Test(replica_manager, a_new_leaders_epoch_is_durable_when_the_apply_returns)
     cr_assert(strstr(text, "\n1 0\n") != NULL, "epoch 1 from offset 0 "
               "lost: %s", text);
 }
+
+/* Opening a log whose producer state needs no replay (a new, empty one
+ * here) writes no producer-state snapshot: the file is rewritten only
+ * when batches were replayed into it. */
+Test(replica_manager, an_open_with_nothing_to_replay_writes_no_snapshot)
+{
+    topic_led_by(OTHER);
+    apply();
+    t0();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/t-0/producer-state.snapshot", f.dir);
+    FILE *in = fopen(path, "r");
+    cr_assert_null(in, "a snapshot was written for an empty log");
+}
