@@ -37,6 +37,9 @@ struct fetch_wait {
      * sent (v12-) or the id's (v13+, copied: the image changes while a
      * fetch is parked); null for an unknown id. */
     struct slice *names;
+    /* Per request topic, its id in the image when the request came
+     * (zero: none), so each partition is found by one hash lookup. */
+    struct meta_uuid *ids;
     struct kafka_FetchableTopicResponse *topics;
     struct log_span *spans;   /* one per partition, in request order */
     uv_timer_t timer;
@@ -133,14 +136,26 @@ static void verify(struct fetch_wait *w, struct partition *p,
 
 /* The partition led here that in asks to read, in *out, or the
  * ErrorCode that says why it may not be read. */
-static int16_t fetch_partition(struct fetch_wait *w, struct slice topic,
+/* Partition id of request topic i, hosted here, or NULL. */
+static struct partition *find(const struct fetch_wait *w, int32_t i,
+                              int32_t id)
+{
+    static const struct meta_uuid none;
+    if (slice_is_null(w->names[i]) || meta_uuid_eq(&w->ids[i], &none)) {
+        return NULL;
+    }
+    return replica_manager_find_id(&w->b->partitions, &w->ids[i], id);
+}
+
+static int16_t fetch_partition(struct fetch_wait *w, int32_t i,
                                const struct kafka_FetchPartition *in,
                                struct partition **out)
 {
+    struct slice topic = w->names[i];
     if (slice_is_null(topic)) {
         return KAFKA_ERROR_UNKNOWN_TOPIC_ID;
     }
-    struct partition *p = broker_partition(w->b, topic, in->PartitionIndex);
+    struct partition *p = find(w, i, in->PartitionIndex);
     if (p == NULL || !partition_is_leader(p)) {
         return broker_not_leader_error(w->b, topic, in->PartitionIndex);
     }
@@ -157,7 +172,7 @@ static int16_t fetch_partition(struct fetch_wait *w, struct slice topic,
 
 /* One partition's answer; the span it reads goes in out->records_arg.
  * Only the first partition with data (first) may exceed the budget. */
-static void fetch_one(struct fetch_wait *w, struct slice topic,
+static void fetch_one(struct fetch_wait *w, int32_t topic,
                       const struct kafka_FetchPartition *in,
                       int64_t budget, bool first,
                       struct kafka_FetchablePartitionResponse *out,
@@ -231,7 +246,7 @@ static int64_t evaluate(struct fetch_wait *w, bool *error)
                 (struct kafka_FetchablePartitionResponse *)&tr->Partitions[k];
             struct log_span *span = &w->spans[flat];
             log_span_release(span);
-            fetch_one(w, w->names[i], &t->Partitions[k], budget - total,
+            fetch_one(w, i, &t->Partitions[k], budget - total,
                       total == 0, out, span);
             if (out->RecordsBytes > 0) {
                 out->records_arg = span;
@@ -357,11 +372,7 @@ static void record_replica(struct fetch_wait *w)
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
             const struct kafka_FetchPartition *in = &t->Partitions[k];
-            struct partition *p =
-                slice_is_null(w->names[i])
-                    ? NULL
-                    : broker_partition(w->b, w->names[i],
-                                       in->PartitionIndex);
+            struct partition *p = find(w, i, in->PartitionIndex);
             if (p == NULL || (in->CurrentLeaderEpoch >= 0 &&
                               in->CurrentLeaderEpoch != p->leader_epoch)) {
                 continue; /* answered with an error by fetch_one() */
@@ -379,21 +390,30 @@ static void record_replica(struct fetch_wait *w)
 /* The name a request topic's partitions are found by (w->names). */
 static int topic_name(struct fetch_wait *w,
                       const struct kafka_FetchableTopic *t,
-                      struct slice *out)
+                      struct slice *out, struct meta_uuid *id_out)
 {
+    const struct meta_image *img = membership_image(w->b->membership);
+    *id_out = (struct meta_uuid){0};
     if (w->req->api_version < 13) { /* topic ids from v13 (KIP-516) */
         *out = t->Name; /* borrowed from the frame, kept till the answer */
+        char buf[META_TOPIC_NAME_BYTES_MAX + 1];
+        const char *name = broker_topic_name(t->Name, buf);
+        const struct meta_topic *mt =
+            name != NULL ? meta_image_topic(img, name) : NULL;
+        if (mt != NULL) {
+            *id_out = mt->id;
+        }
         return RC_OK;
     }
     struct meta_uuid id;
     _Static_assert(sizeof id.b == sizeof t->TopicId.bytes, "a UUID");
     memcpy(id.b, t->TopicId.bytes, sizeof id.b);
-    const struct meta_topic *mt =
-        meta_image_topic_by_id(membership_image(w->b->membership), &id);
+    const struct meta_topic *mt = meta_image_topic_by_id(img, &id);
     if (mt == NULL) {
         *out = slice_null(); /* UNKNOWN_TOPIC_ID */
         return RC_OK;
     }
+    *id_out = id;
     size_t len = strlen(mt->name);
     uint8_t *copy = NULL;
     int rv = arena_alloc(&w->arena, len > 0 ? len : 1, 1, (void **)&copy);
@@ -421,8 +441,12 @@ static int prepare(struct fetch_wait *w)
         rv = arena_alloc(&w->arena, (size_t)w->rq.TopicsCnt,
                          sizeof *w->names, (void **)&w->names);
     }
+    if (rv == RC_OK) {
+        rv = arena_alloc(&w->arena, (size_t)w->rq.TopicsCnt,
+                         sizeof *w->ids, (void **)&w->ids);
+    }
     for (int32_t i = 0; rv == RC_OK && i < w->rq.TopicsCnt; i++) {
-        rv = topic_name(w, &w->rq.Topics[i], &w->names[i]);
+        rv = topic_name(w, &w->rq.Topics[i], &w->names[i], &w->ids[i]);
     }
     for (int32_t i = 0; rv == RC_OK && i < w->rq.TopicsCnt; i++) {
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];

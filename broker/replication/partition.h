@@ -119,8 +119,6 @@ struct partition {
                                        * records need keys */
     struct log_clean_config clean;    /* the topic's cleaner settings */
     bool seen;
-    bool unsynced;                    /* opened in a batch whose syncs are
-                                       * not done: no role until they are */
     size_t owner_pos;                 /* its place in its owner's parts */
     bool closing;
     bool sync_before_ack;

@@ -646,7 +646,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     struct topic_config_values v;
     topic_settings(ps, t, &v);
     follow_settings(ps, p, &v);
-    if (ps->fenced || p->unsynced) {
+    if (ps->fenced) {
         return false; /* no role yet: leader and epoch stay unknown */
     }
     /* Any value above META_REPLICAS_MAX is more than a partition can
@@ -705,11 +705,6 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     ps->parts[i] = ps->parts[--ps->n];
     ps->parts[i]->owner_pos = i;
     (void)meta_index_remove(&ps->by_id, &p->topic_id, p->id);
-    for (size_t k = 0; p->unsynced && k < ps->batch.n; k++) {
-        if (ps->batch.parts[k] == p) {
-            ps->batch.parts[k] = NULL; /* freed before its sync returns */
-        }
-    }
     unqueue_wake(ps, p);
     if (ps->cleaning.p == p) {
         ps->cleaning.p = NULL; /* its pass ends with the log, untold */
@@ -817,15 +812,16 @@ static void push_pending(struct replica_manager *ps,
         (struct replica_manager_pending){*topic_id, id};
 }
 
-/* The writes that taking roles made with their syncs deferred (a new
- * leader's epoch in its leader-epoch checkpoint, a dropped log's producer
- * state), made durable by one syncfs before the loop goes on: before any
- * batch of a new epoch can be appended. A failure takes the log
- * directory offline, as a failed checkpoint write of one log does. */
-static void sync_roles(struct replica_manager *ps)
+/* Ends the deferral of this thread's syncs (common/io.h) and makes what
+ * was written meanwhile durable with one syncfs of the log directory,
+ * before the loop goes on: before any batch of a new epoch is appended,
+ * before a new log takes a role. False when that sync failed, which
+ * takes the log directory offline, as a failed checkpoint write of one
+ * log does (unless unsafe.fsync.failure.ignore). what names the writes. */
+static bool sync_deferred(struct replica_manager *ps, const char *what)
 {
     if (!io_sync_defer_end()) {
-        return;
+        return true;
     }
     int fd = io_open(ps->log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     int err = fd >= 0 && io_syncfs(fd) == 0 ? 0 : errno;
@@ -833,17 +829,17 @@ static void sync_roles(struct replica_manager *ps)
         io_close(fd);
     }
     if (err == 0) {
-        return;
+        return true;
     }
-    char why[96];
-    snprintf(why, sizeof why, "syncing the leader epochs of new roles "
-             "(syncfs): %s", strerror(err));
+    char why[128];
+    snprintf(why, sizeof why, "syncing %s (syncfs): %s", what, strerror(err));
     if (ps->unsafe_fsync_failure_ignore) {
         TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps the "
                    "log dir online", why);
-        return;
+        return true;
     }
     dir_failed(ps, why);
+    return false;
 }
 
 static void followers_changed(struct replica_manager *ps, bool changed)
@@ -853,86 +849,18 @@ static void followers_changed(struct replica_manager *ps, bool changed)
     }
 }
 
-/* Logs still to open, or a batch still syncing, belong to the same
- * start-up pass. */
+/* Logs still to open belong to the same start-up pass. */
 static void hold_startup(struct replica_manager *ps)
 {
-    log_startup_hold(&ps->startup, ps->pending_next < ps->n_pending ||
-                                       ps->batch.running);
-}
-
-/* The batch's logs are durable (or the syncfs failed): each takes the
- * role the image gives it now. */
-static void batch_finish(struct replica_manager *ps)
-{
-    struct replica_manager_batch *b = &ps->batch;
-    bool failed = b->rv != 0 && !ps->unsafe_fsync_failure_ignore;
-    if (b->rv != 0 && !ps->closed) {
-        char why[96];
-        snprintf(why, sizeof why, "syncing %zu new logs (syncfs): %s", b->n,
-                 strerror(b->rv));
-        if (failed) {
-            dir_failed(ps, why);
-        } else {
-            TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps "
-                       "the log dir online", why);
-        }
-    }
-    bool changed = false;
-    io_sync_defer_begin();
-    for (size_t k = 0; k < b->n; k++) {
-        struct partition *p = b->parts[k];
-        if (p == NULL || ps->closed) {
-            continue;
-        }
-        p->unsynced = failed; /* a failed sync gives no role, ever */
-        const struct meta_topic *t =
-            meta_image_topic_by_id(ps->img, &p->topic_id);
-        if (!failed && t != NULL && p->id < t->n_partitions &&
-            hosts(ps, &t->partitions[p->id])) {
-            changed |= follow_leadership(ps, p, t, &t->partitions[p->id]);
-        }
-    }
-    b->n = 0;
-    sync_roles(ps);
-    if (ps->closed) {
-        return;
-    }
-    if (ps->pending_next < ps->n_pending) {
-        uv_idle_start(&ps->more, more_cb);
-    }
-    hold_startup(ps);
-    followers_changed(ps, changed);
-}
-
-static void batch_work_cb(uv_work_t *w)
-{
-    struct replica_manager *ps = w->data;
-    int fd = io_open(ps->log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    int rv = fd >= 0 && io_syncfs(fd) == 0 ? 0 : errno;
-    if (fd >= 0) {
-        io_close(fd);
-    }
-    ps->batch.rv = rv;
-}
-
-static void batch_after_cb(uv_work_t *w, int status)
-{
-    struct replica_manager *ps = w->data;
-    ps->batch.running = false;
-    if (status != 0) {
-        ps->batch.rv = ECANCELED;
-    }
-    batch_finish(ps);
+    log_startup_hold(&ps->startup, ps->pending_next < ps->n_pending);
 }
 
 /* Opens the queued logs, as many as a turn's budget allows, with their
- * syncs deferred to one syncfs on the threadpool (batch_finish() then
- * gives them their roles); one batch at a time. */
+ * syncs deferred to one syncfs for the whole batch; then each takes the
+ * role the image gives it. The rest wait for the next turn. */
 static void open_pending(struct replica_manager *ps)
 {
-    struct replica_manager_batch *b = &ps->batch;
-    if (b->running || ps->closed || ps->img == NULL) {
+    if (ps->closed || ps->img == NULL) {
         return;
     }
     uint64_t now = uv_now(ps->loop);
@@ -940,10 +868,12 @@ static void open_pending(struct replica_manager *ps)
     const uint64_t budget_ns = PARTITIONS_OPEN_BUDGET_MS * 1000000ull;
     const struct meta_topic *failed = NULL;
     int32_t failed_id = 0;
+    struct partition *opened[PARTITIONS_OPENS_PER_TURN];
+    size_t n = 0;
     io_sync_defer_begin();
     while (!ps->dir_failed && ps->pending_next < ps->n_pending &&
-           b->n < PARTITIONS_OPENS_PER_TURN &&
-           (b->n == 0 || uv_hrtime() - t0 < budget_ns)) {
+           n < PARTITIONS_OPENS_PER_TURN &&
+           (n == 0 || uv_hrtime() - t0 < budget_ns)) {
         const struct replica_manager_pending *q =
             &ps->pending[ps->pending_next++];
         const struct meta_topic *t =
@@ -962,10 +892,9 @@ static void open_pending(struct replica_manager *ps)
         }
         open_retry_clear(&ps->retry, &q->topic_id, q->id);
         p->seen = true;
-        p->unsynced = true;
-        b->parts[b->n++] = p;
+        opened[n++] = p;
     }
-    bool owed = io_sync_defer_end();
+    bool synced = sync_deferred(ps, "new logs");
     if (failed != NULL) {
         bool probed = false;
         open_failed(ps, failed, failed_id, now, &probed);
@@ -974,23 +903,21 @@ static void open_pending(struct replica_manager *ps)
         free(ps->pending);
         ps->pending = NULL;
         ps->n_pending = ps->cap_pending = ps->pending_next = 0;
+    } else {
+        uv_idle_start(&ps->more, more_cb); /* the rest next turn */
     }
     retry_arm(ps, now);
-    if (owed && b->n > 0) {
-        b->running = true;
-        b->rv = 0;
-        b->work.data = ps;
-        if (uv_queue_work(ps->loop, &b->work, batch_work_cb,
-                          batch_after_cb) == 0) {
-            hold_startup(ps);
-            return;
-        }
-        b->running = false;
-        b->rv = EAGAIN;
-    } else {
-        b->rv = 0; /* nothing written that needed a sync */
+    bool changed = false;
+    io_sync_defer_begin();
+    for (size_t k = 0; synced && k < n; k++) {
+        const struct meta_topic *t =
+            meta_image_topic_by_id(ps->img, &opened[k]->topic_id);
+        changed |= follow_leadership(ps, opened[k], t,
+                                     &t->partitions[opened[k]->id]);
     }
-    batch_finish(ps);
+    sync_deferred(ps, "the leader epochs of new roles");
+    followers_changed(ps, changed);
+    hold_startup(ps);
 }
 
 /* The whole image: queues what is missing to be opened (open_pending()),
@@ -1108,7 +1035,7 @@ void replica_manager_apply(struct replica_manager *ps,
     } else {
         changed = apply_changes(ps, img, c);
     }
-    sync_roles(ps);
+    sync_deferred(ps, "the leader epochs of new roles");
     followers_changed(ps, changed);
     open_pending(ps);
     hold_startup(ps);
@@ -1117,7 +1044,7 @@ void replica_manager_apply(struct replica_manager *ps,
 
 void replica_manager_close(struct replica_manager *ps)
 {
-    ps->closed = true; /* a batch still syncing gives no role */
+    ps->closed = true;
     free(ps->pending);
     ps->pending = NULL;
     ps->n_pending = ps->cap_pending = ps->pending_next = 0;

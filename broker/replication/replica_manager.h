@@ -13,11 +13,11 @@
  * in later iterations, and heartbeats and timers run in between. The
  * logs of one turn are a batch: their syncs (about ten for a new log:
  * each file written, each directory entry) are deferred and made
- * durable by one syncfs(2) of the log directory on the threadpool
- * (common/io.h), one journal commit where there were thousands. Until it
- * returns, the batch's partitions are open but take no role, so nothing
- * is written to them or answered from them; the next batch waits for it.
- * Logs to open are queued by the pass over the image (or by the changes
+ * durable by one syncfs(2) of the log directory (common/io.h), one
+ * journal commit where there were thousands, before they take their
+ * roles. The writes of the roles a metadata apply gives (a new leader's
+ * epoch in its checkpoint) are made durable the same way, once per
+ * apply, before the loop goes on. Logs to open are queued by the pass over the image (or by the changes
  * that name them), so a turn costs its batch, not a walk of the image. A
  * log
  * that fails to open is tried again after a growing pause
@@ -159,15 +159,6 @@ struct replica_manager {
     size_t n_pending;
     size_t cap_pending;
     size_t pending_next;         /* the next to open */
-    /* The logs opened in one turn, waiting for their syncs (a syncfs on
-     * the threadpool); a slot is NULL once its partition is dropped. */
-    struct replica_manager_batch {
-        uv_work_t work;
-        bool running;
-        int rv;                  /* the syncfs: 0, else an errno */
-        size_t n;
-        struct partition *parts[PARTITIONS_OPENS_PER_TURN];
-    } batch;
     bool closed;                 /* replica_manager_close() was called */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by

@@ -113,16 +113,13 @@ static void leader_moves_to(int32_t leader)
     cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
 }
 
-/* Runs the loop until the logs opened are synced and have their roles
- * (the syncfs runs on the threadpool). */
+/* Runs the loop until every queued log is open (a batch per turn). */
 static void settle(void)
 {
-    for (int i = 0; i < 1000 && (f.rm.batch.running ||
-                                 f.rm.pending_next < f.rm.n_pending);
-         i++) {
+    for (int i = 0; i < 1000 && f.rm.pending_next < f.rm.n_pending; i++) {
         uv_run(&f.loop, UV_RUN_ONCE);
     }
-    cr_assert_not(f.rm.batch.running, "the batch never synced");
+    cr_assert_eq(f.rm.pending_next, f.rm.n_pending, "logs left unopened");
 }
 
 static void apply(void)
@@ -297,47 +294,25 @@ Test(replica_manager, a_change_that_moves_a_replica_away_drops_it)
 }
 
 /* New logs are opened a batch at a time with their syncs left to one
- * syncfs: until it returns they are open but take no role, so nothing is
- * written to them or answered from them before they are durable. */
-Test(replica_manager, new_logs_take_their_roles_once_their_batch_is_synced)
+ * syncfs, which is done before they take their roles: after a power
+ * loss right after the apply, the new log is there, and it leads. */
+Test(replica_manager, new_logs_are_durable_when_they_take_their_roles)
 {
     topic_led_by(SELF);
     replica_manager_unfence(&f.rm);
+    io_journal_begin();
     replica_manager_apply(&f.rm, &f.img);
-    struct partition *p = t0();
-    cr_assert(f.rm.batch.running, "the syncfs is on the threadpool");
-    cr_assert(p->unsynced);
-    cr_assert_not(partition_is_leader(p), "no role before the sync");
-    cr_assert_eq(f.n_became, 0);
-    settle();
-    cr_assert_not(p->unsynced);
-    cr_assert(partition_is_leader(p));
-    cr_assert_eq(f.n_became, 1, "the role of the image at that time");
-    cr_assert_eq(f.n_followers_changed, 1);
-}
-
-/* A partition moved away while its batch syncs is dropped at once, and
- * the batch's end does not touch it. */
-Test(replica_manager, a_log_dropped_while_its_batch_syncs_is_left_out)
-{
-    topic_led_by(SELF);
-    replica_manager_unfence(&f.rm);
-    replica_manager_apply(&f.rm, &f.img);
-    cr_assert(f.rm.batch.running);
-    struct meta_record r = {.type = META_REC_PARTITION_CHANGE};
-    r.u.partition_change.topic_id.b[0] = 7;
-    r.u.partition_change.leader = OTHER;
-    r.u.partition_change.replicas_changed = true;
-    r.u.partition_change.replicas =
-        (struct meta_replica_set){.n = 2, .ids = {OTHER, 3}};
-    r.u.partition_change.isr_changed = true;
-    r.u.partition_change.isr = r.u.partition_change.replicas;
-    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    replica_manager_apply(&f.rm, &f.img);
-    cr_assert_null(replica_manager_find(&f.rm, "t", 0));
-    cr_assert_null(f.rm.batch.parts[0], "out of the batch");
-    settle();
-    cr_assert_eq(f.n_became, 0);
+    cr_assert(partition_is_leader(t0()), "its role in the same apply");
+    io_journal_crash();
+    const char *files[] = {"partition.metadata", "leader-epoch-checkpoint",
+                           "00000000000000000000.log"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/t-0/%s", f.dir, files[i]);
+        FILE *in = fopen(path, "r");
+        cr_assert_not_null(in, "%s lost", files[i]);
+        fclose(in);
+    }
 }
 
 /* Many new logs: a turn opens at most a batch, and the batches follow
