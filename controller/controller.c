@@ -24,6 +24,12 @@ uint64_t controller_now_ms(const struct controller *c)
 
 void ctl_op_free(struct ctl_op *op)
 {
+    while (op->riders != NULL) {
+        struct ctl_op *r = op->riders;
+        op->riders = r->riders;
+        r->riders = NULL;
+        ctl_op_free(r);
+    }
     if (op->conn != NULL) {
         rpc_conn_unref(op->conn);
     }
@@ -103,15 +109,19 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
     c->in_flight = NULL;
     if (status == 0) {
         controller_events_log(c, op->events);
-        handlers_committed(c, op, result);
+        for (struct ctl_op *o = op; o != NULL; o = o->riders) {
+            handlers_committed(c, o, result);
+        }
     } else {
         /* NOTLEADER, or LEADERSHIPLOST: the outcome is unknown, and a
          * retry against the new active controller is safe (every request
          * is idempotent or carries the epochs it expects). */
         TRACE_INFO(c->tracer, "proposal not committed here: %s",
                    raft_strerror(status));
-        controller_reply_error(c, op, KAFKA_ERROR_NOT_CONTROLLER,
-                               "leadership lost; retry");
+        for (struct ctl_op *o = op; o != NULL; o = o->riders) {
+            controller_reply_error(c, o, KAFKA_ERROR_NOT_CONTROLLER,
+                                   "leadership lost; retry");
+        }
     }
     if (op->fence || op->elect_leaderless || op->rebalance) {
         c->fence_queued = false;
@@ -133,6 +143,7 @@ int controller_propose(struct controller *c, struct ctl_op *op,
     op->events = controller_events(c, op, recs);
     c->apply_req.data = c;
     c->in_flight = op;
+    c->n_proposals++;
     rv = raft_apply(&c->raft, &c->apply_req, &buf, 1, apply_cb);
     if (rv != 0) {
         c->in_flight = NULL;
@@ -178,6 +189,22 @@ static void run_queue(struct controller *c)
             ctl_op_free(op);
         }
     }
+}
+
+struct ctl_op *controller_take_next(struct controller *c, int body_case)
+{
+    struct ctl_op *op = c->queue_head;
+    if (op == NULL || op->req == NULL ||
+        (int)op->req->body_case != body_case) {
+        return NULL;
+    }
+    c->queue_head = op->next;
+    if (c->queue_head == NULL) {
+        c->queue_tail = NULL;
+    }
+    c->queue_len--;
+    op->next = NULL;
+    return op;
 }
 
 static void kick_cb(uv_idle_t *handle)

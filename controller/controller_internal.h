@@ -41,6 +41,9 @@ struct ctl_op {
     char *events; /* controller_events() of the proposal, logged once
                    * it commits */
     struct elect_answer *elect;  /* ElectLeaders' results (handlers_elect.c) */
+    /* AlterPartition requests whose records ride in this one's proposal
+     * (handlers.c), answered with it once it commits; freed with it. */
+    struct ctl_op *riders;
 };
 
 struct controller {
@@ -65,6 +68,8 @@ struct controller {
     struct ctl_op *queue_tail;
     size_t queue_len;
     struct ctl_op *in_flight;    /* proposed, waiting for its commit */
+    uint64_t n_proposals;        /* entries proposed while active */
+    uint64_t n_alter_requests;   /* AlterPartition requests planned */
     struct raft_apply apply_req;
     bool fence_queued;           /* a duty is queued or in flight */
     uint64_t next_election_ms;   /* periodic retry of offline partitions */
@@ -89,6 +94,10 @@ void controller_reply_error(struct controller *c, struct ctl_op *op,
  * the metadata offset it reflects (Response.metadata_offset). */
 void controller_reply(struct controller *c, struct ctl_op *op,
                       Cairn__Response *resp);
+
+/* The next queued request if it is of body_case, taken off the queue;
+ * else NULL. */
+struct ctl_op *controller_take_next(struct controller *c, int body_case);
 
 /* handlers.c: plans op against the image. Returns true when op was
  * proposed (answered after commit), false when it was answered now. */

@@ -285,9 +285,18 @@ static bool run_delete_topics(struct controller *c, struct ctl_op *op)
 
 /* --- AlterPartition and producer ids ------------------------------------- */
 
-static bool run_alter_partition(struct controller *c, struct ctl_op *op)
+/* AlterPartition requests planned into one proposal at most: a leader
+ * rejoining thousands of partitions to their ISRs sends as many, and each
+ * would otherwise wait for a commit of its own. */
+#define HANDLERS_ALTER_BATCH_MAX 512
+
+/* Plans op's AlterPartition, its records appended to recs. False when op
+ * was answered now (refused, or nothing to change). */
+static bool plan_alter(struct controller *c, struct ctl_op *op,
+                       struct plan_records *recs)
 {
     const Cairn__AlterPartitionRequest *r = op->req->alter_partition;
+    c->n_alter_requests++;
     struct plan_alter_partition_req ar = {
         .broker_id = r->broker_id,
         .broker_epoch = r->broker_epoch,
@@ -302,19 +311,95 @@ static bool run_alter_partition(struct controller *c, struct ctl_op *op)
                                "bad topic id");
         return false;
     }
-    struct plan_records recs;
-    plan_records_init(&recs);
-    int rv = plan_alter_partition(&c->fsm.image, &ar, &recs, &op->error);
-    if (rv != RC_OK || op->error != KAFKA_ERROR_NONE || recs.n == 0) {
-        plan_records_free(&recs);
+    struct plan_records mine;
+    plan_records_init(&mine);
+    int rv = plan_alter_partition(&c->fsm.image, &ar, &mine, &op->error);
+    for (size_t i = 0; rv == RC_OK && op->error == KAFKA_ERROR_NONE &&
+                       i < mine.n; i++) {
+        rv = plan_records_push(recs, &mine.recs[i]);
+        if (rv == RC_OK && mine.rules[i][0] != '\0') {
+            plan_records_rule(recs, "%s", mine.rules[i]);
+        }
+    }
+    bool planned = rv == RC_OK && op->error == KAFKA_ERROR_NONE && mine.n > 0;
+    plan_records_free(&mine);
+    if (!planned) {
         if (rv == RC_OK && op->error == KAFKA_ERROR_NONE) {
             handlers_committed(c, op, NULL);
         } else {
-            controller_reply_error(c, op, op->error, "AlterPartition refused");
+            controller_reply_error(c, op, op->error != KAFKA_ERROR_NONE
+                                              ? op->error
+                                              : KAFKA_ERROR_UNKNOWN_SERVER_ERROR,
+                                   "AlterPartition refused");
         }
-        return false;
     }
-    return handlers_propose(c, op, &recs);
+    return planned;
+}
+
+static bool same_partition(const struct ctl_op *a, const struct ctl_op *b)
+{
+    const Cairn__AlterPartitionRequest *x = a->req->alter_partition;
+    const Cairn__AlterPartitionRequest *y = b->req->alter_partition;
+    return x->partition_id == y->partition_id &&
+           x->topic_id.len == y->topic_id.len &&
+           (x->topic_id.len == 0 ||
+            memcmp(x->topic_id.data, y->topic_id.data, x->topic_id.len) == 0);
+}
+
+/* op, and the AlterPartition requests of the same leader queued right
+ * behind it (each about another partition), in one proposal: planned
+ * one after another against the committed image, which is right because
+ * no two of them touch the same partition. */
+static bool run_alter_partition(struct controller *c, struct ctl_op *op)
+{
+    struct plan_records recs;
+    plan_records_init(&recs);
+    struct ctl_op *carrier = plan_alter(c, op, &recs) ? op : NULL;
+    if (carrier == NULL) {
+        ctl_op_free(op);
+    }
+    struct ctl_op *last = carrier;
+    int taken = 1;
+    while (taken < HANDLERS_ALTER_BATCH_MAX) {
+        struct ctl_op *next = c->queue_head;
+        if (next == NULL || next->req == NULL ||
+            next->req->body_case != CAIRN__REQUEST__BODY_ALTER_PARTITION ||
+            (carrier != NULL && next->req->alter_partition->broker_id !=
+                                    carrier->req->alter_partition->broker_id)) {
+            break;
+        }
+        bool clash = false;
+        for (struct ctl_op *o = carrier; o != NULL && !clash; o = o->riders) {
+            clash = same_partition(o, next);
+        }
+        if (clash) {
+            break; /* planned against the image its predecessor changes */
+        }
+        next = controller_take_next(c, CAIRN__REQUEST__BODY_ALTER_PARTITION);
+        taken++;
+        if (!plan_alter(c, next, &recs)) {
+            ctl_op_free(next);
+        } else if (carrier == NULL) {
+            carrier = last = next;
+        } else {
+            last->riders = next;
+            last = next;
+        }
+    }
+    int rv = carrier != NULL ? controller_propose(c, carrier, &recs) : RC_OK;
+    plan_records_free(&recs);
+    if (carrier == NULL || rv == RC_OK) {
+        return true; /* proposed, or every one answered (and freed) */
+    }
+    for (struct ctl_op *o = carrier; o != NULL; o = o->riders) {
+        controller_reply_error(c, o, KAFKA_ERROR_NOT_CONTROLLER,
+                               "could not propose; retry");
+    }
+    if (carrier == op) {
+        return false; /* the queue frees it, riders with it */
+    }
+    ctl_op_free(carrier); /* op was answered and freed before */
+    return true;
 }
 
 static void reply_leave_leadership(struct controller *c, struct ctl_op *op);

@@ -51,4 +51,11 @@ void controller_metrics_render(void *arg, struct writer *w)
     gauge(w, "cairn_controller_metadata_offset",
           "offset of the last metadata record applied here",
           (double)img->offset);
+    http_metrics_one(w, "cairn_controller_proposals_total", "counter",
+                     "entries this controller proposed to the Raft log",
+                     (double)c->n_proposals);
+    http_metrics_one(w, "cairn_controller_alter_partition_requests_total",
+                     "counter", "AlterPartition requests planned (several "
+                     "queued from one leader share a proposal)",
+                     (double)c->n_alter_requests);
 }

@@ -11,6 +11,9 @@ measures
   expired      brokers fenced meanwhile for a session that lapsed (none
                was stopped: each is a broker too busy to be heard);
   rss_mb, fds  per broker (the largest of the three) once ready;
+  kb_per_replica  what each hosted replica adds to a broker's RSS: the
+               largest growth from the idle broker (measured before the
+               topics exist) to ready, over the replicas it hosts;
   idle_cpu     per broker, percent of a core, over IDLE_S seconds;
   failover_s   a SIGKILLed broker: until no partition names it leader
                in broker 2's metadata, beyond the session timeout (3 s
@@ -181,6 +184,8 @@ def measure(build, count):
     res = {"partitions": count}
     try:
         c.sh("up")
+        brokers = ["broker-%d" % i for i in (1, 2, 3)]
+        base_rss = {b: proc_rss_mb(c.pid(b)) for b in brokers}
         t0 = time.monotonic()
         c.topics = []
         for k in range(0, count, PER_TOPIC):
@@ -195,9 +200,12 @@ def measure(build, count):
         waited = wait(lambda: c.settled(count), DEADLINE_S)
         res["ready_s"] = None if waited is None else time.monotonic() - t0
         res["expired"] = c.expired()
-        brokers = ["broker-%d" % i for i in (1, 2, 3)]
         pids = [c.pid(b) for b in brokers]
         res["rss_mb"] = max(proc_rss_mb(p) for p in pids)
+        # RF 3 on three brokers: each hosts every partition.
+        res["kb_per_replica"] = max(
+            (proc_rss_mb(c.pid(b)) - base_rss[b]) * 1024.0 / count
+            for b in brokers)
         res["fds"] = max(proc_fds(p) for p in pids)
         before = [proc_cpu_s(p) for p in pids]
         time.sleep(IDLE_S)  # a measuring window, not a wait for a state
@@ -224,8 +232,8 @@ def fmt(v):
     return "%.2f" % v if isinstance(v, float) else str(v)
 
 
-KEYS = ("ready_s", "expired", "rss_mb", "fds", "idle_cpu", "failover_s",
-        "rejoin_s")
+KEYS = ("ready_s", "expired", "rss_mb", "kb_per_replica", "fds", "idle_cpu",
+        "failover_s", "rejoin_s")
 
 
 def main():

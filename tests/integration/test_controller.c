@@ -750,3 +750,63 @@ Test(controller, malformed_frames_close_the_connection_not_the_controller)
     }
     cr_assert_geq(cluster_active(&c), 0, "still serving");
 }
+
+/* Partitions of topic in img whose ISR holds broker (its == true) or not. */
+static int32_t in_isr(const struct meta_image *img, const char *topic,
+                      int32_t broker)
+{
+    const struct meta_topic *t = meta_image_topic(img, topic);
+    int32_t n = 0;
+    for (int32_t p = 0; t != NULL && p < t->n_partitions; p++) {
+        n += meta_replica_set_contains(&t->partitions[p].isr, broker);
+    }
+    return n;
+}
+
+/* Waits until broker is in (want) every ISR of topic, or in none. */
+static bool wait_isrs(const char *topic, int32_t broker, int32_t want)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    bool ok = false;
+    uint64_t deadline = cluster_now_ms() + 30000;
+    while (!ok && cluster_now_ms() < deadline) {
+        ok = cluster_image(&c, &img) && in_isr(&img, topic, broker) == want;
+    }
+    meta_image_free(&img);
+    return ok;
+}
+
+/* A restarted broker rejoins every ISR: each of its leaders asks the
+ * controller once per partition, and the requests that queue while one
+ * commits share the next proposal rather than waiting for a commit each. */
+Test(controller, a_rejoining_broker_rejoins_its_isrs_in_few_proposals)
+{
+    enum { PARTITIONS = 60 };
+    start_ready(3, 3);
+    cr_assert_eq(cluster_create_topic(&c, "t", PARTITIONS, 3),
+                 KAFKA_ERROR_NONE);
+    int32_t victim = c.brokers[2].id;
+    cr_assert(wait_isrs("t", victim, PARTITIONS), "ISRs never full");
+    cluster_node_signal(&c, &c.brokers[2], SIGKILL, true);
+    cr_assert(wait_isrs("t", victim, 0), "broker %d stays in ISRs", victim);
+    int active = cluster_active(&c);
+    cr_assert_geq(active, 0);
+    const struct cluster_node *ctl = &c.controllers[active];
+    double alters0 = cluster_metric(
+        ctl, "cairn_controller_alter_partition_requests_total");
+    double proposals0 = cluster_metric(ctl, "cairn_controller_proposals_total");
+    cr_assert_geq(alters0, 0, "no metrics from controller %d", ctl->id);
+    cluster_node_start(&c, &c.brokers[2]);
+    cr_assert(wait_isrs("t", victim, PARTITIONS), "broker %d not back in "
+              "every ISR", victim);
+    cr_assert_eq(cluster_active(&c), active, "the active controller moved");
+    double alters = cluster_metric(
+        ctl, "cairn_controller_alter_partition_requests_total") - alters0;
+    double proposals =
+        cluster_metric(ctl, "cairn_controller_proposals_total") - proposals0;
+    cr_assert_geq(alters, PARTITIONS, "%.0f AlterPartition requests", alters);
+    cr_assert_lt(proposals, alters / 2, "%.0f proposals for %.0f "
+                 "AlterPartition requests (and a registration)", proposals,
+                 alters);
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,12 +116,14 @@ static void controller_config(struct cluster *c, struct cluster_node *n)
              "broker.heartbeat.interval.ms=%lld\n"
              "broker.session.timeout.ms=%lld\n"
              "controller.quorum.election.timeout.ms=%lld\n"
-             "default.replication.factor=%d\nnum.partitions=1\n",
+             "default.replication.factor=%d\nnum.partitions=1\n"
+             "metrics.port=%d\n",
              n->id, n->port, rpc, raft, c->raft_secret, c->dir, n->id,
              (long long)c->heartbeat_interval_ms,
              (long long)c->session_timeout_ms,
              (long long)c->election_timeout_ms,
-             c->n_brokers < 3 ? (c->n_brokers > 0 ? c->n_brokers : 1) : 3);
+             c->n_brokers < 3 ? (c->n_brokers > 0 ? c->n_brokers : 1) : 3,
+             n->metrics_port);
     snprintf(n->config, sizeof n->config, "%s/controller-%d.properties",
              c->dir, n->id);
     snprintf(n->log, sizeof n->log, "%s/controller-%d.log", c->dir, n->id);
@@ -218,7 +221,8 @@ void cluster_start(struct cluster *c, int n_controllers, int n_brokers)
     for (int i = 0; i < n_controllers; i++) {
         c->controllers[i] = (struct cluster_node){.id = 101 + i,
                                                   .port = free_port(),
-                                                  .raft_port = free_port()};
+                                                  .raft_port = free_port(),
+                                                  .metrics_port = free_port()};
     }
     for (int i = 0; i < n_brokers; i++) {
         c->brokers[i] = (struct cluster_node){.id = (c->broker_ids_from_zero
@@ -534,4 +538,35 @@ void cluster_bootstrap(const struct cluster *c, char *out, size_t cap)
         ASSERT(w > 0 && (size_t)w < cap - len);
         len += (size_t)w;
     }
+}
+
+double cluster_metric(const struct cluster_node *n, const char *name)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)n->metrics_port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    static char text[1 << 16];
+    size_t len = 0;
+    const char get[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        write(fd, get, sizeof get - 1) == (ssize_t)(sizeof get - 1)) {
+        ssize_t got;
+        while (len < sizeof text - 1 &&
+               (got = read(fd, text + len, sizeof text - 1 - len)) > 0) {
+            len += (size_t)got;
+        }
+    }
+    close(fd);
+    text[len] = '\0';
+    char want[256];
+    snprintf(want, sizeof want, "\n%s ", name);
+    const char *at = strstr(text, want);
+    return at != NULL ? strtod(at + strlen(want), NULL) : -1;
 }

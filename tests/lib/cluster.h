@@ -26,6 +26,7 @@ struct cluster_node {
     pid_t pid;          /* 0 when not running */
     int port;           /* RPC (controller) or Kafka listener (broker) */
     int raft_port;      /* controllers only */
+    int metrics_port;   /* controllers only: /metrics */
     char config[4200];
     char log[4200];
 };
@@ -110,6 +111,10 @@ void cluster_broker_log_dir(const struct cluster *c,
 struct cluster_node *cluster_add_broker(struct cluster *c);
 /* bootstrap.servers for Kafka clients: every broker's listener. */
 void cluster_bootstrap(const struct cluster *c, char *out, size_t cap);
+
+/* The value of metric name in controller n's /metrics (a plain GET, a
+ * 5 s deadline), or -1 when it cannot be read. */
+double cluster_metric(const struct cluster_node *n, const char *name);
 
 /* True if the node's log file contains text. */
 bool cluster_log_contains(const struct cluster_node *n, const char *text);
