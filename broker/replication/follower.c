@@ -49,6 +49,7 @@ struct fetcher {
     int16_t api;        /* of the request in flight */
     struct sent_part *sent;
     size_t n_sent;
+    size_t sent_next;   /* where find_sent() looks first */
     size_t cap_sent;
     int pending_syncs;
     bool errors;        /* in the last answer: pause before the next */
@@ -150,13 +151,19 @@ static struct partition *followed(struct fetcher *f, const struct sent_part *s,
     return p;
 }
 
-static const struct sent_part *find_sent(const struct fetcher *f,
+/* The sent partition an answer names. Answers come in the order asked,
+ * so the search starts after the last one found: one comparison each,
+ * where a search from the start costs a walk of the whole list per
+ * partition (n squared for a round of an idle follower). */
+static const struct sent_part *find_sent(struct fetcher *f,
                                          struct slice topic, int32_t id)
 {
-    for (size_t i = 0; i < f->n_sent; i++) {
+    for (size_t k = 0; k < f->n_sent; k++) {
+        size_t i = (f->sent_next + k) % f->n_sent;
         const struct sent_part *s = &f->sent[i];
         if (s->id == id && topic.len == strlen(s->topic) &&
             memcmp(topic.ptr, s->topic, topic.len) == 0) {
+            f->sent_next = i + 1;
             return s;
         }
     }
