@@ -55,7 +55,8 @@ void controller_metrics_render(void *arg, struct writer *w)
                      "entries this controller proposed to the Raft log",
                      (double)c->n_proposals);
     http_metrics_one(w, "cairn_controller_alter_partition_requests_total",
-                     "counter", "AlterPartition requests planned (several "
+                     "counter",
+                     "AlterPartition requests planned (several "
                      "queued from one leader share a proposal)",
                      (double)c->n_alter_requests);
 }
