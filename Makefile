@@ -43,7 +43,8 @@ LIB := $(BUILD)/libcairn.a
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 # The CLI's pure modules that have unit tests of their own.
 CLI_UNIT_SRC := cli/cmd/reassign/reassign_plan.c $(call srcs,cli/cmd/dump_log) \
-                cli/cmd/web/lab.c cli/util/cli.c cli/util/opts.c
+                cli/cmd/web/lab.c cli/util/cli.c cli/util/opts.c \
+                cli/cmd/status/view.c cli/client/health.c cli/util/table.c
 UNIT_SRC := $(call srcs,tests/unit) $(TESTLIB_SRC) $(CLI_UNIT_SRC)
 UNIT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/tests/unit_tests

@@ -16,7 +16,7 @@
 
 void status_usage(FILE *out)
 {
-    fputs("  status [--json]\n"
+    fputs("  status [--json] [--all]\n"
           "  status --watch [--topic T] [--internal] [--interval-ms MS]\n"
           "         [--for-ms MS]\n"
           "      --watch prints every change as it is seen, with the time:\n"
@@ -41,7 +41,10 @@ void status_usage(FILE *out)
           "      AT-MIN-ISR (ISR exactly min.insync.replicas, as\n"
           "      kafka-topics --describe --at-min-isr-partitions: acks=all\n"
           "      still succeeds; one more replica out stops it) and\n"
-          "      OFFLINE (no leader).\n",
+          "      OFFLINE (no leader). Past 200 partitions only those\n"
+          "      with a flag or being reassigned are listed, after one\n"
+          "      line that counts the rest; --all lists every one (--json\n"
+          "      always has every one).\n",
           out);
 }
 
@@ -79,6 +82,8 @@ int status_parse(int argc, char **argv, struct status_opts *o)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
+        } else if (strcmp(argv[i], "--all") == 0) {
+            o->all = true;
         } else if (strcmp(argv[i], "--watch") == 0) {
             o->watch = true;
         } else if (strcmp(argv[i], "--internal") == 0) {
@@ -105,6 +110,9 @@ int status_parse(int argc, char **argv, struct status_opts *o)
         (o->w.topic != NULL || o->w.internal || o->w.for_ms > 0)) {
         return opts_usage_error(&status_cmd, "--topic, --internal and "
                                              "--for-ms go with --watch");
+    }
+    if (o->watch && o->all) {
+        return opts_usage_error(&status_cmd, "--all goes without --watch");
     }
     if (o->watch && o->json) {
         return opts_usage_error(&status_cmd, "--watch prints lines, not "
@@ -198,7 +206,7 @@ static void health_notes(FILE *out, const struct cluster_view *v,
 
 static void status_text(FILE *out, const struct cluster_view *v,
                         const struct meta_topic *const *topics, size_t n,
-                        const struct health *h)
+                        const struct health *h, bool all)
 {
     struct table t;
     fputs("CONTROLLERS\n", out);
@@ -217,7 +225,7 @@ static void status_text(FILE *out, const struct cluster_view *v,
     fputc('\n', out);
     view_brokers_text(out, &v->image);
     fputc('\n', out);
-    view_partitions_text(out, topics, n, h);
+    view_partitions_text(out, topics, n, h, all);
     if (h != NULL) {
         health_notes(out, v, h, n > 0);
     }
@@ -287,9 +295,9 @@ static void status_json(FILE *out, const struct cluster_view *v,
     json_finish(&j);
 }
 
-/* Gathers the view and its health and writes it (JSON or text) to out;
- * the exit code. */
-static int status_write(struct ctl_client *cc, bool json, FILE *out)
+/* Gathers the view and its health and writes it (JSON or text, every
+ * partition when all) to out; the exit code. */
+static int status_write(struct ctl_client *cc, bool json, bool all, FILE *out)
 {
     struct cluster_view v;
     int rv = cluster_describe(cc, &v);
@@ -317,7 +325,7 @@ static int status_write(struct ctl_client *cc, bool json, FILE *out)
     if (json) {
         status_json(out, &v, topics, n, hp);
     } else {
-        status_text(out, &v, topics, n, hp);
+        status_text(out, &v, topics, n, hp, all);
     }
     if (rv != RC_OK) {
         cli_error("status: no controller sent cluster metadata");
@@ -332,7 +340,7 @@ static int status_write(struct ctl_client *cc, bool json, FILE *out)
 
 int status_json_write(struct ctl_client *cc, FILE *out)
 {
-    return status_write(cc, true, out);
+    return status_write(cc, true, true, out);
 }
 
 int status_run(struct ctl_client *cc, const struct status_opts *o)
@@ -340,5 +348,5 @@ int status_run(struct ctl_client *cc, const struct status_opts *o)
     if (o->watch) {
         return watch_run(cc, &o->w);
     }
-    return status_write(cc, o->json, stdout);
+    return status_write(cc, o->json, o->all, stdout);
 }

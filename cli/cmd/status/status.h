@@ -15,6 +15,7 @@
 
 struct status_opts {
     bool json;
+    bool all;   /* --all: every partition, however many are healthy */
     bool watch; /* --watch: cli/cmd/status/watch.h */
     struct watch_opts w;
 };

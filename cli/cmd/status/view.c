@@ -196,9 +196,21 @@ static void partition_row(struct table *t, const char *name,
     table_end_row(t);
 }
 
+/* A partition worth listing when the healthy ones are left out. */
+static bool needs_a_look(const struct meta_partition *p,
+                         const struct health_partition *hp)
+{
+    if (p->adding.n > 0 || p->removing.n > 0 || p->leader == META_NO_LEADER ||
+        p->isr.n < p->replicas.n) {
+        return true;
+    }
+    return hp != NULL && (hp->offline || hp->under_replicated ||
+                          hp->under_min_isr || hp->at_min_isr);
+}
+
 static void partition_rows(struct table *t,
                            const struct meta_topic *const *ts, size_t n,
-                           const struct health *h)
+                           const struct health *h, bool all)
 {
     table_cell(t, "TOPIC");
     table_cell(t, "PARTITION");
@@ -216,8 +228,11 @@ static void partition_rows(struct table *t,
         char name[META_TOPIC_NAME_BYTES_MAX + 1];
         cli_printable(ts[i]->name, name, sizeof name);
         for (int32_t p = 0; p < ts[i]->n_partitions; p++) {
-            partition_row(t, name, &ts[i]->partitions[p],
-                          h != NULL ? health_partition(h, ts[i], p) : NULL);
+            const struct health_partition *hp =
+                h != NULL ? health_partition(h, ts[i], p) : NULL;
+            if (all || needs_a_look(&ts[i]->partitions[p], hp)) {
+                partition_row(t, name, &ts[i]->partitions[p], hp);
+            }
         }
     }
 }
@@ -264,22 +279,39 @@ static void reassignments_text(FILE *out, const struct meta_topic *const *ts,
 }
 
 void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
-                          size_t n, const struct health *h)
+                          size_t n, const struct health *h, bool all)
 {
     fputs("PARTITIONS\n", out);
     size_t n_partitions = 0;
+    size_t listed = 0;
     for (size_t i = 0; i < n; i++) {
         n_partitions += (size_t)topics[i]->n_partitions;
+        for (int32_t p = 0; p < topics[i]->n_partitions; p++) {
+            listed += needs_a_look(
+                &topics[i]->partitions[p],
+                h != NULL ? health_partition(h, topics[i], p) : NULL);
+        }
     }
     if (n_partitions == 0) {
         fputs("(none)\n", out);
         return;
     }
+    all = all || n_partitions <= VIEW_PARTITIONS_LISTED_MAX;
+    if (!all) {
+        fprintf(out,
+                "%zu partitions in %zu topics; %zu healthy, not listed "
+                "(--all lists them); %zu below\n",
+                n_partitions, n, n_partitions - listed, listed);
+        if (listed == 0) {
+            reassignments_text(out, topics, n);
+            return;
+        }
+    }
     struct table t;
     table_init(&t, out);
-    partition_rows(&t, topics, n, h);
+    partition_rows(&t, topics, n, h, all);
     table_start_printing(&t);
-    partition_rows(&t, topics, n, h);
+    partition_rows(&t, topics, n, h, all);
     reassignments_text(out, topics, n);
 }
 

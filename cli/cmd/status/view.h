@@ -33,14 +33,20 @@ MUST_CHECK int view_topics_sorted(const struct meta_image *img,
 /* "BROKERS" and an id, epoch, address, state table, or "(none)". */
 void view_brokers_text(FILE *out, const struct meta_image *img);
 
+/* Past this many partitions, `cairn status` lists only those that need
+ * a look (view_partitions_text()). */
+#define VIEW_PARTITIONS_LISTED_MAX 200
+
 /* "PARTITIONS" and a topic, partition, leader, epoch, replicas, ISR
  * table of the given topics, or "(none)". With h (may be NULL; gathered
  * from the topics' image) also the HW, each replica's log end offset as
  * "id:offset,..." in replica order ("-" unknown) and the flags
  * (UNDER-REPLICATED, UNDER-MIN-ISR, AT-MIN-ISR, OFFLINE; empty when
- * healthy). */
+ * healthy). Unless all, past VIEW_PARTITIONS_LISTED_MAX partitions only
+ * those with a flag (or, without h, no leader or a short ISR) or being
+ * reassigned are listed, after a line that counts the rest. */
 void view_partitions_text(FILE *out, const struct meta_topic *const *topics,
-                          size_t n, const struct health *h);
+                          size_t n, const struct health *h, bool all);
 
 /* The array value of "brokers" and of "topics" in `status --json`. With
  * h (may be NULL), brokers also get "reachable" (null when not asked)
