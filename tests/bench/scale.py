@@ -5,6 +5,7 @@ temporary data directory, BUILD_DIR's binaries) gets topics of that
 many partitions at replication factor 3, nothing produced, and this
 measures
 
+  create_s     the CreateTopics calls alone, until the controller answered;
   ready_s      creating the topics until every broker has opened the logs
                of all of them, they are all led and none is under-
                replicated (the brokers' /metrics gauges);
@@ -196,6 +197,7 @@ def measure(build, count):
             if r.returncode != 0:
                 raise RuntimeError("create: %s%s" % (r.stdout, r.stderr))
             c.topics.append(name)
+        res["create_s"] = time.monotonic() - t0
 
         waited = wait(lambda: c.settled(count), DEADLINE_S)
         res["ready_s"] = None if waited is None else time.monotonic() - t0
@@ -232,7 +234,7 @@ def fmt(v):
     return "%.2f" % v if isinstance(v, float) else str(v)
 
 
-KEYS = ("ready_s", "expired", "rss_mb", "kb_per_replica", "fds", "idle_cpu",
+KEYS = ("create_s", "ready_s", "expired", "rss_mb", "kb_per_replica", "fds", "idle_cpu",
         "failover_s", "rejoin_s")
 
 
