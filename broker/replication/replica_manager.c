@@ -820,6 +820,10 @@ static void push_pending(struct replica_manager *ps,
  * log does (unless unsafe.fsync.failure.ignore). what names the writes. */
 static bool sync_deferred(struct replica_manager *ps, const char *what)
 {
+    if (!ps->deferring) {
+        return true; /* each write was synced as it was made */
+    }
+    ps->deferring = false;
     if (!io_sync_defer_end()) {
         return true;
     }
@@ -840,6 +844,19 @@ static bool sync_deferred(struct replica_manager *ps, const char *what)
     }
     dir_failed(ps, why);
     return false;
+}
+
+/* Defers this thread's syncs when the work ahead is bulk (more than
+ * PARTITIONS_SYNC_EACH_MAX logs or partitions): one syncfs then costs
+ * less than a sync per file. Small work syncs each file as it writes
+ * it: a syncfs also writes back whatever else the file system holds
+ * dirty, which a busy machine pays for on the loop. */
+static void defer_syncs(struct replica_manager *ps, size_t work)
+{
+    ps->deferring = work > PARTITIONS_SYNC_EACH_MAX;
+    if (ps->deferring) {
+        io_sync_defer_begin();
+    }
 }
 
 static void followers_changed(struct replica_manager *ps, bool changed)
@@ -870,7 +887,7 @@ static void open_pending(struct replica_manager *ps)
     int32_t failed_id = 0;
     struct partition *opened[PARTITIONS_OPENS_PER_TURN];
     size_t n = 0;
-    io_sync_defer_begin();
+    defer_syncs(ps, ps->n_pending - ps->pending_next);
     while (!ps->dir_failed && ps->pending_next < ps->n_pending &&
            n < PARTITIONS_OPENS_PER_TURN &&
            (n == 0 || uv_hrtime() - t0 < budget_ns)) {
@@ -908,7 +925,7 @@ static void open_pending(struct replica_manager *ps)
     }
     retry_arm(ps, now);
     bool changed = false;
-    io_sync_defer_begin();
+    defer_syncs(ps, n);
     for (size_t k = 0; synced && k < n; k++) {
         const struct meta_topic *t =
             meta_image_topic_by_id(ps->img, &opened[k]->topic_id);
@@ -1029,7 +1046,9 @@ void replica_manager_apply(struct replica_manager *ps,
     ps->img = img;
     const struct meta_changes *c = img->changes;
     bool changed;
-    io_sync_defer_begin();
+    defer_syncs(ps, c == NULL || c->all || ps->full_pass || c->hosted
+                        ? ps->n + 1 + PARTITIONS_SYNC_EACH_MAX
+                        : c->n);
     if (c == NULL || c->all || ps->full_pass) {
         changed = apply_all(ps, img);
     } else {

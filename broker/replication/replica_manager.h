@@ -11,13 +11,14 @@
  * most PARTITIONS_OPENS_PER_TURN are opened per loop iteration, and none
  * more once PARTITIONS_OPEN_BUDGET_MS have gone by in it; the rest follow
  * in later iterations, and heartbeats and timers run in between. The
- * logs of one turn are a batch: their syncs (about ten for a new log:
- * each file written, each directory entry) are deferred and made
- * durable by one syncfs(2) of the log directory (common/io.h), one
- * journal commit where there were thousands, before they take their
- * roles. The writes of the roles a metadata apply gives (a new leader's
- * epoch in its checkpoint) are made durable the same way, once per
- * apply, before the loop goes on. Logs to open are queued by the pass over the image (or by the changes
+ * logs of one turn are a batch: when it is bulk (more than
+ * PARTITIONS_SYNC_EACH_MAX), their syncs (several for a new log: each
+ * file written, each directory entry) are deferred and made durable by
+ * one syncfs(2) of the log directory (common/io.h), one journal commit
+ * where there were thousands, before they take their roles. The writes
+ * of the roles a bulk metadata change gives (a new leader's epoch in
+ * its checkpoint) are made durable the same way, once per apply, before
+ * the loop goes on. Logs to open are queued by the pass over the image (or by the changes
  * that name them), so a turn costs its batch, not a walk of the image. A
  * log
  * that fails to open is tried again after a growing pause
@@ -53,6 +54,10 @@
 
 #define PARTITIONS_OPENS_PER_TURN 128
 #define PARTITIONS_OPEN_BUDGET_MS 20
+/* Up to this many logs to open, or partitions changed, in one go, each
+ * file written is synced as it is; past it the syncs wait for one
+ * syncfs of the log directory. */
+#define PARTITIONS_SYNC_EACH_MAX 16
 
 /* Bad topic config values remembered as logged; past this many distinct
  * ones, the oldest may be logged again. */
@@ -160,6 +165,7 @@ struct replica_manager {
     size_t cap_pending;
     size_t pending_next;         /* the next to open */
     bool closed;                 /* replica_manager_close() was called */
+    bool deferring;              /* this work's syncs wait for a syncfs */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by
                                   * the applies, for tests */

@@ -384,3 +384,59 @@ Test(replica_manager, an_open_with_nothing_to_replay_writes_no_snapshot)
     FILE *in = fopen(path, "r");
     cr_assert_null(in, "a snapshot was written for an empty log");
 }
+
+#define BULK (PARTITIONS_SYNC_EACH_MAX + 4)
+
+/* Past PARTITIONS_SYNC_EACH_MAX the writes of new logs and of new roles
+ * wait for one syncfs of the log dir, done before the apply returns:
+ * after a power loss right after it, every log is there, and every new
+ * leader's epoch. */
+Test(replica_manager, bulk_logs_and_roles_are_durable_by_one_syncfs)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    snprintf(r.u.topic.name, sizeof r.u.topic.name, "b");
+    r.u.topic.id.b[0] = 12;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    for (int32_t i = 0; i < BULK; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION};
+        r.u.partition.topic_id.b[0] = 12;
+        r.u.partition.partition = i;
+        r.u.partition.replicas = r.u.partition.isr = pair();
+        r.u.partition.leader = OTHER;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+    replica_manager_unfence(&f.rm);
+    io_journal_begin();
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.n, BULK, "one batch");
+    io_journal_crash();
+    char path[4200];
+    for (int32_t i = 0; i < BULK; i++) {
+        snprintf(path, sizeof path, "%s/b-%d/partition.metadata", f.dir, i);
+        FILE *in = fopen(path, "r");
+        cr_assert_not_null(in, "b-%d lost", i);
+        fclose(in);
+    }
+    io_journal_begin();
+    for (int32_t i = 0; i < BULK; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION_CHANGE};
+        r.u.partition_change.topic_id.b[0] = 12;
+        r.u.partition_change.partition = i;
+        r.u.partition_change.leader = SELF;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+    replica_manager_apply(&f.rm, &f.img);
+    io_journal_crash();
+    for (int32_t i = 0; i < BULK; i++) {
+        snprintf(path, sizeof path, "%s/b-%d/leader-epoch-checkpoint",
+                 f.dir, i);
+        FILE *in = fopen(path, "r");
+        cr_assert_not_null(in, "b-%d: its checkpoint is gone", i);
+        char text[256] = {0};
+        size_t n = fread(text, 1, sizeof text - 1, in);
+        fclose(in);
+        cr_assert_gt(n, 0);
+        cr_assert(strstr(text, "\n1 0\n") != NULL, "b-%d: epoch 1 lost: %s",
+                  i, text);
+    }
+}
