@@ -315,23 +315,31 @@ Test(replica_manager, new_logs_are_durable_when_they_take_their_roles)
     }
 }
 
+/* Topic name (id byte id) of n partitions on SELF and OTHER, all led by
+ * leader. */
+static void paired_topic(const char *name, uint8_t id, int32_t n,
+                         int32_t leader)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    snprintf(r.u.topic.name, sizeof r.u.topic.name, "%s", name);
+    r.u.topic.id.b[0] = id;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    for (int32_t i = 0; i < n; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION};
+        r.u.partition.topic_id.b[0] = id;
+        r.u.partition.partition = i;
+        r.u.partition.replicas = r.u.partition.isr = pair();
+        r.u.partition.leader = leader;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+}
+
 /* Many new logs: a turn opens at most a batch, and the batches follow
  * one another until every log is open and led. */
 Test(replica_manager, many_new_logs_open_a_batch_per_turn)
 {
-    struct meta_record r = {.type = META_REC_TOPIC};
-    snprintf(r.u.topic.name, sizeof r.u.topic.name, "m");
-    r.u.topic.id.b[0] = 11;
-    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
     int32_t n = PARTITIONS_OPENS_PER_TURN * 2 + 5;
-    for (int32_t i = 0; i < n; i++) {
-        r = (struct meta_record){.type = META_REC_PARTITION};
-        r.u.partition.topic_id.b[0] = 11;
-        r.u.partition.partition = i;
-        r.u.partition.replicas = r.u.partition.isr = pair();
-        r.u.partition.leader = SELF;
-        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    }
+    paired_topic("m", 11, n, SELF);
     replica_manager_unfence(&f.rm);
     replica_manager_apply(&f.rm, &f.img);
     cr_assert_leq(f.rm.n, PARTITIONS_OPENS_PER_TURN, "one batch: %zu",
@@ -393,18 +401,8 @@ Test(replica_manager, an_open_with_nothing_to_replay_writes_no_snapshot)
  * leader's epoch. */
 Test(replica_manager, bulk_logs_and_roles_are_durable_by_one_syncfs)
 {
-    struct meta_record r = {.type = META_REC_TOPIC};
-    snprintf(r.u.topic.name, sizeof r.u.topic.name, "b");
-    r.u.topic.id.b[0] = 12;
-    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    for (int32_t i = 0; i < BULK; i++) {
-        r = (struct meta_record){.type = META_REC_PARTITION};
-        r.u.partition.topic_id.b[0] = 12;
-        r.u.partition.partition = i;
-        r.u.partition.replicas = r.u.partition.isr = pair();
-        r.u.partition.leader = OTHER;
-        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    }
+    paired_topic("b", 12, BULK, OTHER);
+    struct meta_record r;
     replica_manager_unfence(&f.rm);
     io_journal_begin();
     replica_manager_apply(&f.rm, &f.img);
