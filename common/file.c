@@ -41,15 +41,26 @@ int file_write_all(int fd, const void *data, size_t len)
     return RC_OK;
 }
 
-int file_sync_dir(const char *dir)
+/* sync (io_fsync or io_syncfs) on directory dir. */
+static int sync_dir_with(const char *dir, int (*sync)(int fd))
 {
     int fd = io_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) {
         return RC_IO;
     }
-    int rv = io_fsync(fd) == 0 ? RC_OK : RC_IO;
+    int rv = sync(fd) == 0 ? RC_OK : RC_IO;
     io_close(fd);
     return rv;
+}
+
+int file_sync_dir(const char *dir)
+{
+    return sync_dir_with(dir, io_fsync);
+}
+
+int file_sync_fs(const char *dir)
+{
+    return sync_dir_with(dir, io_syncfs);
 }
 
 #define FILE__PROBE_NAME ".cairn-probe"

@@ -54,6 +54,10 @@ MUST_CHECK int file_read_checked(const char *dir, const char *name,
  * durable. */
 MUST_CHECK int file_sync_dir(const char *dir);
 
+/* syncfs(2) of the file system that holds dir (common/io.h: io_syncfs):
+ * everything written on it durable. */
+MUST_CHECK int file_sync_fs(const char *dir);
+
 /* mkdir -p; each directory it creates is made durable by fsyncing its
  * parent before this returns (a power loss must not lose a partition's
  * directory, and with it acknowledged writes). */

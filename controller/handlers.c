@@ -311,18 +311,10 @@ static bool plan_alter(struct controller *c, struct ctl_op *op,
                                "bad topic id");
         return false;
     }
-    struct plan_records mine;
-    plan_records_init(&mine);
-    int rv = plan_alter_partition(&c->fsm.image, &ar, &mine, &op->error);
-    for (size_t i = 0; rv == RC_OK && op->error == KAFKA_ERROR_NONE &&
-                       i < mine.n; i++) {
-        rv = plan_records_push(recs, &mine.recs[i]);
-        if (rv == RC_OK && mine.rules[i][0] != '\0') {
-            plan_records_rule(recs, "%s", mine.rules[i]);
-        }
-    }
-    bool planned = rv == RC_OK && op->error == KAFKA_ERROR_NONE && mine.n > 0;
-    plan_records_free(&mine);
+    size_t before = recs->n; /* it pushes its record only when it plans */
+    int rv = plan_alter_partition(&c->fsm.image, &ar, recs, &op->error);
+    bool planned = rv == RC_OK && op->error == KAFKA_ERROR_NONE &&
+                   recs->n > before;
     if (!planned) {
         if (rv == RC_OK && op->error == KAFKA_ERROR_NONE) {
             handlers_committed(c, op, NULL);
@@ -388,18 +380,14 @@ static bool run_alter_partition(struct controller *c, struct ctl_op *op)
     }
     int rv = carrier != NULL ? controller_propose(c, carrier, &recs) : RC_OK;
     plan_records_free(&recs);
-    if (carrier == NULL || rv == RC_OK) {
-        return true; /* proposed, or every one answered (and freed) */
+    if (rv != RC_OK) {
+        for (struct ctl_op *o = carrier; o != NULL; o = o->riders) {
+            controller_reply_error(c, o, KAFKA_ERROR_NOT_CONTROLLER,
+                                   "could not propose; retry");
+        }
+        ctl_op_free(carrier); /* riders with it */
     }
-    for (struct ctl_op *o = carrier; o != NULL; o = o->riders) {
-        controller_reply_error(c, o, KAFKA_ERROR_NOT_CONTROLLER,
-                               "could not propose; retry");
-    }
-    if (carrier == op) {
-        return false; /* the queue frees it, riders with it */
-    }
-    ctl_op_free(carrier); /* op was answered and freed before */
-    return true;
+    return true; /* proposed, or every one answered and freed here */
 }
 
 static void reply_leave_leadership(struct controller *c, struct ctl_op *op);

@@ -140,11 +140,9 @@ static void verify(struct fetch_wait *w, struct partition *p,
 static struct partition *find(const struct fetch_wait *w, int32_t i,
                               int32_t id)
 {
-    static const struct meta_uuid none;
-    if (slice_is_null(w->names[i]) || meta_uuid_eq(&w->ids[i], &none)) {
-        return NULL;
-    }
-    return replica_manager_find_id(&w->b->partitions, &w->ids[i], id);
+    return meta_uuid_is_zero(&w->ids[i])
+               ? NULL
+               : replica_manager_find_id(&w->b->partitions, &w->ids[i], id);
 }
 
 static int16_t fetch_partition(struct fetch_wait *w, int32_t i,

@@ -3,8 +3,6 @@
 #include "broker/replication/replica_manager.h"
 #include "broker/log/log_open.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -818,25 +816,18 @@ static void push_pending(struct replica_manager *ps,
  * before a new log takes a role. False when that sync failed, which
  * takes the log directory offline, as a failed checkpoint write of one
  * log does (unless unsafe.fsync.failure.ignore). what names the writes. */
-static bool sync_deferred(struct replica_manager *ps, const char *what)
+static bool sync_deferred(struct replica_manager *ps, bool deferred,
+                          const char *what)
 {
-    if (!ps->deferring) {
-        return true; /* each write was synced as it was made */
+    if (!deferred || !io_sync_defer_end()) {
+        return true; /* each write was synced as it was made, or none */
     }
-    ps->deferring = false;
-    if (!io_sync_defer_end()) {
-        return true;
-    }
-    int fd = io_open(ps->log_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    int err = fd >= 0 && io_syncfs(fd) == 0 ? 0 : errno;
-    if (fd >= 0) {
-        io_close(fd);
-    }
-    if (err == 0) {
+    int rv = file_sync_fs(ps->log_dir);
+    if (rv == RC_OK) {
         return true;
     }
     char why[128];
-    snprintf(why, sizeof why, "syncing %s (syncfs): %s", what, strerror(err));
+    snprintf(why, sizeof why, "syncing %s (syncfs): %s", what, rc_str(rv));
     if (ps->unsafe_fsync_failure_ignore) {
         TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps the "
                    "log dir online", why);
@@ -850,13 +841,15 @@ static bool sync_deferred(struct replica_manager *ps, const char *what)
  * PARTITIONS_SYNC_EACH_MAX logs or partitions): one syncfs then costs
  * less than a sync per file. Small work syncs each file as it writes
  * it: a syncfs also writes back whatever else the file system holds
- * dirty, which a busy machine pays for on the loop. */
-static void defer_syncs(struct replica_manager *ps, size_t work)
+ * dirty, which a busy machine pays for on the loop. Returns whether it
+ * deferred, for sync_deferred(). */
+static bool defer_syncs(size_t work)
 {
-    ps->deferring = work > PARTITIONS_SYNC_EACH_MAX;
-    if (ps->deferring) {
+    bool bulk = work > PARTITIONS_SYNC_EACH_MAX;
+    if (bulk) {
         io_sync_defer_begin();
     }
+    return bulk;
 }
 
 static void followers_changed(struct replica_manager *ps, bool changed)
@@ -887,7 +880,7 @@ static void open_pending(struct replica_manager *ps)
     int32_t failed_id = 0;
     struct partition *opened[PARTITIONS_OPENS_PER_TURN];
     size_t n = 0;
-    defer_syncs(ps, ps->n_pending - ps->pending_next);
+    bool deferred = defer_syncs(ps->n_pending - ps->pending_next);
     while (!ps->dir_failed && ps->pending_next < ps->n_pending &&
            n < PARTITIONS_OPENS_PER_TURN &&
            (n == 0 || uv_hrtime() - t0 < budget_ns)) {
@@ -911,7 +904,7 @@ static void open_pending(struct replica_manager *ps)
         p->seen = true;
         opened[n++] = p;
     }
-    bool synced = sync_deferred(ps, "new logs");
+    bool synced = sync_deferred(ps, deferred, "new logs");
     if (failed != NULL) {
         bool probed = false;
         open_failed(ps, failed, failed_id, now, &probed);
@@ -925,14 +918,14 @@ static void open_pending(struct replica_manager *ps)
     }
     retry_arm(ps, now);
     bool changed = false;
-    defer_syncs(ps, n);
+    deferred = defer_syncs(n);
     for (size_t k = 0; synced && k < n; k++) {
         const struct meta_topic *t =
             meta_image_topic_by_id(ps->img, &opened[k]->topic_id);
         changed |= follow_leadership(ps, opened[k], t,
                                      &t->partitions[opened[k]->id]);
     }
-    sync_deferred(ps, "the leader epochs of new roles");
+    sync_deferred(ps, deferred, "the leader epochs of new roles");
     followers_changed(ps, changed);
     hold_startup(ps);
 }
@@ -1045,19 +1038,12 @@ void replica_manager_apply(struct replica_manager *ps,
 {
     ps->img = img;
     const struct meta_changes *c = img->changes;
-    bool changed;
-    defer_syncs(ps, c == NULL || c->all || ps->full_pass || c->hosted
-                        ? ps->n + 1 + PARTITIONS_SYNC_EACH_MAX
-                        : c->n);
-    if (c == NULL || c->all || ps->full_pass) {
-        changed = apply_all(ps, img);
-    } else {
-        changed = apply_changes(ps, img, c);
-    }
-    sync_deferred(ps, "the leader epochs of new roles");
+    bool whole = c == NULL || c->all || ps->full_pass;
+    bool deferred = defer_syncs(whole || c->hosted ? ps->n : c->n);
+    bool changed = whole ? apply_all(ps, img) : apply_changes(ps, img, c);
+    sync_deferred(ps, deferred, "the leader epochs of new roles");
     followers_changed(ps, changed);
     open_pending(ps);
-    hold_startup(ps);
 }
 
 

@@ -165,7 +165,6 @@ struct replica_manager {
     size_t cap_pending;
     size_t pending_next;         /* the next to open */
     bool closed;                 /* replica_manager_close() was called */
-    bool deferring;              /* this work's syncs wait for a syncfs */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by
                                   * the applies, for tests */
