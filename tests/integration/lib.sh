@@ -6,6 +6,7 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 passed=0
 failed=0
+fail_lines=()
 
 check() {
     local name=$1; shift
@@ -13,6 +14,7 @@ check() {
         passed=$((passed + 1)); echo "[PASS] $name"
     else
         failed=$((failed + 1)); echo "[FAIL] $name"
+        fail_lines+=("[FAIL] $name")
     fi
 }
 
@@ -30,8 +32,11 @@ run_flow() {
     n_fail=$(grep -c '^\[FAIL\]' "$DATA/$name.out")
     passed=$((passed + n_pass))
     failed=$((failed + n_fail))
+    mapfile -t -O "${#fail_lines[@]}" fail_lines < <(
+        grep -A1 '^\[FAIL\]' "$DATA/$name.out" | grep -v '^--$')
     if [ $rc != 0 ] && [ "$n_fail" = 0 ]; then
         failed=$((failed + 1)); echo "[FAIL] $name exited $rc"
+        fail_lines+=("[FAIL] $name exited $rc")
     fi
     if [ $rc != 0 ]; then
         echo "--- $name stderr:"; tail -n 40 "$DATA/$name.err"
@@ -49,7 +54,23 @@ wait_for() {
     done
 }
 
+# After failures: each node's last warnings, then the failed checks and
+# the first line of what they printed, last, so that the tail of a long
+# log (all a CI page may keep) still says what failed and why.
+failure_digest() {
+    local log
+    echo "--- $TEST_NAME: last warnings of each node"
+    for log in "${DATA:-/nonexistent}"/*/*.log; do
+        [ -f "$log" ] || continue
+        grep -hE ' (WARN|ERROR) ' "$log" | tail -n 2 | cut -c1-200 |
+            sed "s|^|$(basename "$log" .log): |"
+    done
+    echo "--- $TEST_NAME: failed checks"
+    printf '%s\n' "${fail_lines[@]}" | cut -c1-240
+}
+
 summary() {
+    [ "$failed" = 0 ] || failure_digest
     echo "$TEST_NAME: $passed passed, $failed failed"
     [ "$failed" = 0 ]
 }
