@@ -84,8 +84,14 @@ give_up() {
 
 source "$ROOT/deploy/ports.sh" # port_free, pick_base
 
+# CAIRN_KEEP_FAILED=1 keeps the data directory (logs and all) of a run
+# with failures, and says where.
 cluster_cleanup() {
     "$ROOT/deploy/cluster.sh" down >/dev/null 2>&1
+    if [ "$failed" != 0 ] && [ "${CAIRN_KEEP_FAILED:-0}" = 1 ]; then
+        echo "$TEST_NAME: kept $DATA"
+        return
+    fi
     rm -rf "$DATA"
 }
 
