@@ -16,6 +16,7 @@
 #include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
 #include "broker/image_wait.h"
+#include "broker/kafka/fetch_session.h"
 #include "broker/kafka/kafka_server.h"
 #include "broker/membership.h"
 #include "broker/replication/replica_manager.h"
@@ -46,6 +47,9 @@ struct broker {
     int64_t producer_id_end;
     struct fetch_wait *fetch_waits; /* parked long polls */
     size_t n_fetch_waits;
+    /* Incremental fetch sessions (KIP-227, broker/kafka/fetch_session.h);
+     * max.incremental.fetch.session.cache.slots of them at most. */
+    struct fetch_session_cache fetch_sessions;
     /* Admin answers held until the image holds their change, and the
      * timer for the earliest deadline among them
      * (broker/kafka/kafka_forward.h). */
@@ -187,6 +191,14 @@ void broker_log_corrupt(void *arg, struct partition *p, int64_t offset);
 void kafka_fetch_hw_moved(void *arg, struct partition *p);
 /* Answers every parked long poll now (shutdown). */
 void kafka_fetch_flush(struct broker *b);
+/* The replica manager's replica_seen hook (partition_host): when the
+ * latest fetch session of follower replica last fetched while holding p
+ * at fetch_offset, else -1; arg is the broker. */
+int64_t kafka_fetch_replica_seen(void *arg, const struct partition *p,
+                                 int32_t replica, int64_t fetch_offset);
+/* Starts the fetch session cache (slots sessions at most) and closes it. */
+void kafka_fetch_sessions_init(struct broker *b, size_t slots);
+void kafka_fetch_sessions_close(struct broker *b);
 
 /* Encodes with enc into a fresh response and replies; on an encoding
  * failure the connection is closed instead. */

@@ -110,6 +110,8 @@ static const struct config_def broker_defs[] = {
      "all of them together"},
     {"replica.fetch.wait.max.ms", CONFIG_INT, "500", 0, 60000,
      "a follower's long-poll wait"},
+    {"max.incremental.fetch.session.cache.slots", CONFIG_INT, "1000", 0,
+     1000000, "incremental fetch sessions (KIP-227) kept at once"},
     {"replica.fetch.max.bytes", CONFIG_INT, "1048576", 1024, 104857600,
      "bytes a follower asks for per partition"},
     /* Kafka's default is 10 MiB. A Cairn follower fdatasyncs every round
@@ -375,6 +377,7 @@ static void done_cb(void *arg)
     if (b->kafka != NULL) {
         kafka_server_close(b->kafka);
     }
+    kafka_fetch_sessions_close(b);
     http_metrics_close(b->metrics);
     b->metrics = NULL;
     replica_manager_close(&b->partitions);
@@ -436,9 +439,12 @@ static int start_partitions(struct broker *b, const struct config *cfg,
                                 : 0,
         .retention_check_ms =
             config_long(cfg, "log.retention.check.interval.ms")};
+    kafka_fetch_sessions_init(
+        b, (size_t)config_int(cfg, "max.incremental.fetch.session.cache.slots"));
     struct replica_manager_hooks hooks = {
         .arg = b,
         .hw_moved = kafka_fetch_hw_moved,
+        .replica_seen = kafka_fetch_replica_seen,
         .alter_isr = broker_alter_isr,
         .log_corrupt = broker_log_corrupt,
         .followers_changed = followers_changed,

@@ -45,6 +45,7 @@ PURE_CORES=(
     broker/replication/follower_partition.c
     broker/replication/throttle.c
     broker/replication/open_retry.c
+    broker/kafka/fetch_session.c
     broker/group/group.c
     broker/group/group_load.c
     broker/group/group_offsets.c

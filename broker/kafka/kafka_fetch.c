@@ -7,10 +7,12 @@
  * MaxWaitMs passes, so caught-up consumers do not spin. From v13 topics
  * come as ids, mapped to names through the metadata image once, when the
  * request arrives; an id the image does not hold is answered with
- * UNKNOWN_TOPIC_ID per partition, as Kafka does. Cairn keeps no fetch
- * sessions (KIP-227): every answer has SessionId 0, which tells a client
- * to send full requests, so forgotten topics never matter. */
+ * UNKNOWN_TOPIC_ID per partition, as Kafka does. From v7 a client may
+ * keep an incremental fetch session (KIP-227,
+ * broker/kafka/kafka_fetch_session.c): then only what changed travels,
+ * each way. */
 #include "broker/broker.h"
+#include "broker/kafka/kafka_fetch_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,25 +28,6 @@
 /* Parked long polls on one broker; beyond it a fetch answers at once. */
 #define FETCH__WAITS_MAX 4096
 
-struct fetch_wait {
-    struct fetch_wait *next;
-    struct fetch_wait *prev;
-    struct broker *b;
-    struct kafka_request *req;
-    struct arena arena;
-    struct kafka_FetchRequest rq;
-    /* Per request topic, the name partitions are looked up by: the one
-     * sent (v12-) or the id's (v13+, copied: the image changes while a
-     * fetch is parked); null for an unknown id. */
-    struct slice *names;
-    /* Per request topic, its id in the image when the request came
-     * (zero: none), so each partition is found by one hash lookup. */
-    struct meta_uuid *ids;
-    struct kafka_FetchableTopicResponse *topics;
-    struct log_span *spans;   /* one per partition, in request order */
-    uv_timer_t timer;
-    bool parked;
-};
 
 static void unlink_wait(struct fetch_wait *w)
 {
@@ -136,26 +119,21 @@ static void verify(struct fetch_wait *w, struct partition *p,
 
 /* The partition led here that in asks to read, in *out, or the
  * ErrorCode that says why it may not be read. */
-/* Partition id of request topic i, hosted here, or NULL. */
-static struct partition *find(const struct fetch_wait *w, int32_t i,
-                              int32_t id)
-{
-    return meta_uuid_is_zero(&w->ids[i])
-               ? NULL
-               : replica_manager_find_id(&w->b->partitions, &w->ids[i], id);
-}
-
-static int16_t fetch_partition(struct fetch_wait *w, int32_t i,
+static int16_t fetch_partition(struct fetch_wait *w,
+                               const struct fetch_target *t,
                                const struct kafka_FetchPartition *in,
                                struct partition **out)
 {
-    struct slice topic = w->names[i];
-    if (slice_is_null(topic)) {
+    if (slice_is_null(t->name)) {
         return KAFKA_ERROR_UNKNOWN_TOPIC_ID;
     }
-    struct partition *p = find(w, i, in->PartitionIndex);
+    struct partition *p =
+        meta_uuid_is_zero(&t->id)
+            ? NULL
+            : replica_manager_find_id(&w->b->partitions, &t->id,
+                                      in->PartitionIndex);
     if (p == NULL || !partition_is_leader(p)) {
-        return broker_not_leader_error(w->b, topic, in->PartitionIndex);
+        return broker_not_leader_error(w->b, t->name, in->PartitionIndex);
     }
     if (w->b->partitions.dir_failed) { /* the broker is on its way out */
         return KAFKA_ERROR_KAFKA_STORAGE_ERROR;
@@ -168,13 +146,10 @@ static int16_t fetch_partition(struct fetch_wait *w, int32_t i,
     return error;
 }
 
-/* One partition's answer; the span it reads goes in out->records_arg.
- * Only the first partition with data (first) may exceed the budget. */
-static void fetch_one(struct fetch_wait *w, int32_t topic,
-                      const struct kafka_FetchPartition *in,
-                      int64_t budget, bool first,
-                      struct kafka_FetchablePartitionResponse *out,
-                      struct log_span *span)
+void fetch_one(struct fetch_wait *w, const struct fetch_target *target,
+               const struct kafka_FetchPartition *in, int64_t budget,
+               bool first, struct kafka_FetchablePartitionResponse *out,
+               struct log_span *span)
 {
     *out = (struct kafka_FetchablePartitionResponse){
         .PartitionIndex = in->PartitionIndex, .HighWatermark = -1,
@@ -183,7 +158,7 @@ static void fetch_one(struct fetch_wait *w, int32_t topic,
         .RecordsBytes = 0}; /* errors carry an empty record set, as
                              * Kafka's do: librdkafka refuses null */
     struct partition *p = NULL;
-    out->ErrorCode = fetch_partition(w, topic, in, &p);
+    out->ErrorCode = fetch_partition(w, target, in, &p);
     if (out->ErrorCode != KAFKA_ERROR_NONE) {
         return;
     }
@@ -228,9 +203,9 @@ static void fetch_one(struct fetch_wait *w, int32_t topic,
     }
 }
 
-/* Reads every partition; returns the record bytes found and whether any
- * partition answered with an error. */
-static int64_t evaluate(struct fetch_wait *w, bool *error)
+/* Reads every partition of the request; returns the record bytes found
+ * and whether any partition answered with an error. */
+static int64_t evaluate_request(struct fetch_wait *w, bool *error)
 {
     int64_t total = 0;
     int64_t budget = w->rq.MaxBytes > 0 ? w->rq.MaxBytes : INT32_MAX;
@@ -244,7 +219,8 @@ static int64_t evaluate(struct fetch_wait *w, bool *error)
                 (struct kafka_FetchablePartitionResponse *)&tr->Partitions[k];
             struct log_span *span = &w->spans[flat];
             log_span_release(span);
-            fetch_one(w, i, &t->Partitions[k], budget - total,
+            struct fetch_target target = {w->names[i], w->ids[i]};
+            fetch_one(w, &target, &t->Partitions[k], budget - total,
                       total == 0, out, span);
             if (out->RecordsBytes > 0) {
                 out->records_arg = span;
@@ -254,6 +230,34 @@ static int64_t evaluate(struct fetch_wait *w, bool *error)
         }
     }
     return total;
+}
+
+/* Whether the answer goes now: MinBytes reached, an error, or, for a
+ * follower in a fetch session, a high watermark it has not been told
+ * (a new session's first answer tells every one). Kafka's leader waits
+ * for MinBytes; here a follower learns a high watermark about one round
+ * trip after it moves, not MaxWaitMs later, so a follower elected
+ * leader soon after has the high watermark its leader had. */
+static bool ready(const struct fetch_wait *w, int64_t bytes, bool error)
+{
+    bool follower = w->rq.ReplicaId >= 0;
+    return error || bytes >= w->rq.MinBytes ||
+           (follower && w->mode == FETCH_SESSION_FULL) ||
+           (follower && w->mode == FETCH_SESSION_INCREMENTAL && w->hw_news);
+}
+
+/* Reads what the answer may carry: the request's partitions, or those of
+ * its session that may have news. */
+static int64_t evaluate(struct fetch_wait *w, bool *error)
+{
+    if (w->mode == FETCH_SESSION_INCREMENTAL) {
+        return fetch_session_evaluate(w, error);
+    }
+    if (w->mode == FETCH_SESSION_ERROR) {
+        *error = true;
+        return 0;
+    }
+    return evaluate_request(w, error);
 }
 
 static int splice_cb(void *arg, struct writer *wr,
@@ -272,7 +276,7 @@ static int splice_cb(void *arg, struct writer *wr,
     return rv;
 }
 
-static void answer(struct fetch_wait *w)
+void fetch_answer(struct fetch_wait *w)
 {
     unlink_wait(w);
     uv_timer_stop(&w->timer);
@@ -280,9 +284,15 @@ static void answer(struct fetch_wait *w)
                                        .ResponsesCnt = w->rq.TopicsCnt};
     struct kafka_response out;
     kafka_response_init(&out);
-    int rv = kafka_fetch_response_encode(&out.body, w->req->api_version,
+    int rv = w->mode == FETCH_SESSION_SESSIONLESS
+                 ? RC_OK
+                 : fetch_session_answer(w, &resp);
+    if (rv == RC_OK) {
+        rv = kafka_fetch_response_encode(&out.body, w->req->api_version,
                                          &resp, splice_cb, &out);
+    }
     release_spans(w);
+    fetch_session_release(w);
     if (rv != RC_OK || out.body.rc != RC_OK) {
         kafka_response_free(&out);
         kafka_close_conn(w->req, "Fetch response could not be encoded");
@@ -297,7 +307,12 @@ static void expired_cb(uv_timer_t *t)
     struct fetch_wait *w = t->data;
     bool error = false;
     evaluate(w, &error);
-    answer(w);
+    fetch_answer(w);
+}
+
+void fetch_answer_soon(struct fetch_wait *w)
+{
+    uv_timer_start(&w->timer, expired_cb, 0, 0);
 }
 
 static void park(struct fetch_wait *w)
@@ -311,16 +326,22 @@ static void park(struct fetch_wait *w)
     b->fetch_waits = w;
     b->n_fetch_waits++;
     w->parked = true;
+    if (w->session != NULL) {
+        w->session->parked = w;
+    }
     uv_timer_start(&w->timer, expired_cb, (uint64_t)w->rq.MaxWaitMs, 0);
 }
 
-static bool reads(const struct fetch_wait *w, const struct partition *p)
+/* Whether w reads p (and, in a session, p has news for w). */
+static bool reads(struct fetch_wait *w, const struct partition *p)
 {
+    if (w->mode == FETCH_SESSION_INCREMENTAL) {
+        return fetch_session_reads(w, p);
+    }
     for (int32_t i = 0; i < w->rq.TopicsCnt; i++) {
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
-        struct slice name = w->names[i];
-        if (slice_is_null(name) || name.len != strlen(p->topic) ||
-            memcmp(name.ptr, p->topic, name.len) != 0) {
+        if (slice_is_null(w->names[i]) ||
+            !meta_uuid_eq(&w->ids[i], &p->topic_id)) {
             continue;
         }
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
@@ -341,10 +362,11 @@ void kafka_fetch_hw_moved(void *arg, struct partition *p)
         if (reads(w, p)) {
             bool error = false;
             int64_t bytes = evaluate(w, &error);
-            if (error || bytes >= w->rq.MinBytes) {
-                answer(w);
+            if (ready(w, bytes, error)) {
+                fetch_answer(w);
             } else {
                 release_spans(w);
+                fetch_session_drop_spans(w);
             }
         }
         w = next;
@@ -357,7 +379,7 @@ void kafka_fetch_flush(struct broker *b)
         struct fetch_wait *w = b->fetch_waits;
         bool error = false;
         evaluate(w, &error);
-        answer(w);
+        fetch_answer(w);
     }
 }
 
@@ -370,7 +392,11 @@ static void record_replica(struct fetch_wait *w)
         const struct kafka_FetchableTopic *t = &w->rq.Topics[i];
         for (int32_t k = 0; k < t->PartitionsCnt; k++) {
             const struct kafka_FetchPartition *in = &t->Partitions[k];
-            struct partition *p = find(w, i, in->PartitionIndex);
+            struct partition *p =
+                meta_uuid_is_zero(&w->ids[i])
+                    ? NULL
+                    : replica_manager_find_id(&w->b->partitions, &w->ids[i],
+                                              in->PartitionIndex);
             if (p == NULL || (in->CurrentLeaderEpoch >= 0 &&
                               in->CurrentLeaderEpoch != p->leader_epoch)) {
                 continue; /* answered with an error by fetch_one() */
@@ -486,16 +512,22 @@ void kafka_handle_fetch(struct broker *b, struct kafka_request *req)
     }
     uv_timer_init(b->loop, &w->timer);
     w->timer.data = w;
-    if (w->rq.ReplicaId >= 0) {
+    if (!fetch_session_start(w)) {
+        return; /* answered: a session error */
+    }
+    if (w->rq.ReplicaId >= 0 && w->mode == FETCH_SESSION_INCREMENTAL) {
+        fetch_session_record_replica(w);
+    } else if (w->rq.ReplicaId >= 0) {
         record_replica(w);
     }
     bool error = false;
     int64_t bytes = evaluate(w, &error);
-    if (error || bytes >= w->rq.MinBytes || w->rq.MaxWaitMs <= 0 ||
+    if (ready(w, bytes, error) || w->rq.MaxWaitMs <= 0 ||
         b->n_fetch_waits >= FETCH__WAITS_MAX || b->stopping) {
-        answer(w);
+        fetch_answer(w);
         return;
     }
     release_spans(w);
+    fetch_session_drop_spans(w);
     park(w);
 }

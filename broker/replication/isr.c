@@ -277,6 +277,23 @@ int isr_follower_fetch(struct isr_state *s, int32_t id,
     return RC_OK;
 }
 
+void isr_follower_seen(struct isr_state *s, int32_t id, int64_t seen_ms,
+                       int64_t leader_leo)
+{
+    int32_t i = follower_index(s, id);
+    if (i < 0) {
+        return;
+    }
+    struct isr_follower *f = &s->followers[i];
+    if (f->leo != leader_leo || seen_ms <= f->last_fetch_ms) {
+        return;
+    }
+    f->last_caught_up_ms = max64(f->last_caught_up_ms, seen_ms);
+    f->last_fetch_ms = seen_ms;
+    f->last_fetch_leader_leo = leader_leo;
+    check_invariants(s);
+}
+
 bool isr_caught_up(const struct isr_state *s,
                    const struct isr_follower *f, int64_t leader_leo,
                    int64_t now_ms)

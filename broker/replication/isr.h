@@ -117,6 +117,16 @@ MUST_CHECK int isr_follower_fetch(struct isr_state *s, int32_t id,
                                   int64_t fetch_offset, int64_t leader_leo,
                                   int64_t now_ms);
 
+/* A follower in a fetch session (KIP-227) names a partition only when its
+ * fetch offset moves: its fetches in between still say it is at that
+ * offset. Before the leader's LEO moves, a follower whose LEO equals it
+ * and whose session last fetched at seen_ms (more recent than the fetch
+ * recorded) is taken as having fetched at that offset then: caught up
+ * at seen_ms, with the leader's LEO leader_leo. Otherwise nothing
+ * changes. */
+void isr_follower_seen(struct isr_state *s, int32_t id, int64_t seen_ms,
+                       int64_t leader_leo);
+
 const struct isr_follower *isr_follower(const struct isr_state *s,
                                         int32_t id);
 

@@ -249,6 +249,28 @@ static void durable_cb(void *arg, int rc)
 
 /* A retried batch that is already written: answer with its offsets once
  * it is durable. */
+/* Before the log end moves: a follower whose fetch session still holds
+ * this partition at the log end has been caught up as of the session's
+ * last fetch (isr_follower_seen()); its next fetch names the partition
+ * again once it has the new batch. */
+static void credit_sessions(struct partition *p)
+{
+    if (p->host->replica_seen == NULL) {
+        return;
+    }
+    int64_t leo = log_end_offset(p->log);
+    for (int32_t i = 0; i < p->repl.n_followers; i++) {
+        const struct isr_follower *f = &p->repl.followers[i];
+        if (f->leo != leo) {
+            continue;
+        }
+        int64_t seen = p->host->replica_seen(p->host->ctx, p, f->id, leo);
+        if (seen >= 0) {
+            isr_follower_seen(&p->repl, f->id, seen, leo);
+        }
+    }
+}
+
 static int duplicate(struct partition *p, const struct producer_check *chk,
                      struct log_append_info *info)
 {
@@ -384,6 +406,7 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
     if (dup) {
         return duplicate(p, &chk, info);
     }
+    credit_sessions(p);
     rv = log_append_validated(p->log, batch, len, h, p->leader_epoch,
                               partition_wall_ms(p), info);
     if (rv != RC_OK) {
@@ -654,8 +677,13 @@ void partition_check_isr(struct partition *p, int64_t now_ms)
         return;
     }
     struct meta_replica_set isr;
+    int64_t leo = log_end_offset(p->log);
     if (!resend_pending(p, now_ms) && !p->alter_in_flight &&
-        isr_maybe_shrink(&p->repl, log_end_offset(p->log), now_ms, &isr)) {
+        (isr_maybe_shrink(&p->repl, leo, now_ms, &isr) ||
+         isr_maybe_expand(&p->repl, p->hw, leo, now_ms, &isr))) {
+        /* An expansion is tried here too: a follower in a fetch session
+         * that caught up while a change was in flight names the
+         * partition again only when there is more to fetch. */
         propose_isr(p, &isr, now_ms);
     }
     update_hw(p, now_ms, &hw_by_check);
@@ -912,13 +940,15 @@ bool partition_follower_epoch_end(struct partition *p, int32_t leader,
 /* --- Retention ----------------------------------------------------------- */
 
 /* The event of a log start that moved from `from` (if it did). */
-static void start_moved(const struct partition *p, int64_t from,
-                        const char *why)
+/* The log start moved: said, and parked fetches look again (a reader
+ * below it is answered OFFSET_OUT_OF_RANGE, a session is told). */
+static void start_moved(struct partition *p, int64_t from, const char *why)
 {
     int64_t to = log_start_offset(p->log);
     if (to > from) {
         TRACE_INFO(p->host->tracer, "event: %s-%d log start %" PRId64
                    " -> %" PRId64 " (%s)", p->topic, p->id, from, to, why);
+        p->host->wake(p->host->ctx, p);
     }
 }
 

@@ -61,6 +61,11 @@ struct partition_host {
      * out of p's ISR, and its leadership (LeaveLeadership,
      * broker/replication/repair.h). May be NULL: nobody to ask. */
     void (*leave_isr)(void *ctx, struct partition *p, int64_t corrupt_offset);
+    /* When replica's fetch session last fetched while holding p at
+     * fetch_offset (KIP-227: such fetches leave p out), or -1 (no such
+     * session). May be NULL. */
+    int64_t (*replica_seen)(void *ctx, const struct partition *p,
+                            int32_t replica, int64_t fetch_offset);
 };
 
 struct partition_waiter {
@@ -125,6 +130,12 @@ struct partition {
     bool alter_in_flight;             /* an AlterPartition is out */
     int64_t alter_sent_ms;            /* when the last one went */
     bool wake_queued;                 /* in the owner's wake list */
+    /* The owner's list of partitions by their last change (append, high
+     * watermark, log start, leadership), newest first, for fetch
+     * sessions to find what changed since they last looked. */
+    uint64_t change_seq;
+    struct partition *change_prev;
+    struct partition *change_next;
     enum partition_follow follow;
     int64_t hw;                       /* high watermark */
     int64_t hw_saved;                 /* last checkpointed */

@@ -40,6 +40,16 @@ static void host_wake(void *ctx, struct partition *p)
     replica_manager_wake(ctx, p);
 }
 
+static int64_t host_replica_seen(void *ctx, const struct partition *p,
+                                 int32_t replica, int64_t fetch_offset)
+{
+    struct replica_manager *ps = ctx;
+    return ps->hooks.replica_seen != NULL
+               ? ps->hooks.replica_seen(ps->hooks.arg, p, replica,
+                                        fetch_offset)
+               : -1;
+}
+
 static void host_alter_isr(void *ctx, struct partition *p,
                            const struct meta_replica_set *isr)
 {
@@ -92,7 +102,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                                        .wall_ms = host_wall_ms,
                                        .wake = host_wake,
                                        .alter_isr = host_alter_isr,
-                                       .leave_isr = host_leave_isr};
+                                       .leave_isr = host_leave_isr,
+                                       .replica_seen = host_replica_seen};
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
     uv_idle_init(loop, &ps->wake_idle);
@@ -181,8 +192,54 @@ static void wake_cb(uv_idle_t *handle)
     free(list);
 }
 
+static void unlink_changed(struct replica_manager *ps, struct partition *p)
+{
+    if (p->change_prev != NULL) {
+        p->change_prev->change_next = p->change_next;
+    } else if (ps->changed == p) {
+        ps->changed = p->change_next;
+    }
+    if (p->change_next != NULL) {
+        p->change_next->change_prev = p->change_prev;
+    }
+    p->change_prev = p->change_next = NULL;
+}
+
+/* p changed now: first in the list of changes. */
+static void mark_changed(struct replica_manager *ps, struct partition *p)
+{
+    if (p->closing) {
+        return; /* dropped: out of the list for good */
+    }
+    p->change_seq = ++ps->change_seq;
+    if (ps->changed == p) {
+        return;
+    }
+    unlink_changed(ps, p);
+    p->change_next = ps->changed;
+    if (ps->changed != NULL) {
+        ps->changed->change_prev = p;
+    }
+    ps->changed = p;
+}
+
+struct partition *replica_manager_changed_since(
+    const struct replica_manager *ps, uint64_t since)
+{
+    struct partition *p = ps->changed;
+    return p != NULL && p->change_seq > since ? p : NULL;
+}
+
+struct partition *replica_manager_changed_next(const struct partition *p,
+                                               uint64_t since)
+{
+    struct partition *next = p->change_next;
+    return next != NULL && next->change_seq > since ? next : NULL;
+}
+
 void replica_manager_wake(struct replica_manager *ps, struct partition *p)
 {
+    mark_changed(ps, p);
     if (p->wake_queued || ps->hooks.hw_moved == NULL) {
         return;
     }
@@ -657,6 +714,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
     if (!changed) {
         return false;
     }
+    mark_changed(ps, p); /* readers' errors change with the leadership */
     repair_after_metadata(p);
     if (mp->leader == ps->broker_id) {
         TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d "
@@ -704,6 +762,8 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     ps->parts[i]->owner_pos = i;
     (void)meta_index_remove(&ps->by_id, &p->topic_id, p->id);
     unqueue_wake(ps, p);
+    unlink_changed(ps, p);
+    ps->removals++;
     if (ps->cleaning.p == p) {
         ps->cleaning.p = NULL; /* its pass ends with the log, untold */
     }
@@ -822,7 +882,13 @@ static bool sync_deferred(struct replica_manager *ps, bool deferred,
     if (!deferred || !io_sync_defer_end()) {
         return true; /* each write was synced as it was made, or none */
     }
+    uint64_t t0 = uv_hrtime();
     int rv = file_sync_fs(ps->log_dir);
+    uint64_t took_ms = (uv_hrtime() - t0) / 1000000u;
+    if (took_ms >= PARTITIONS_SYNCFS_SLOW_MS) { /* the loop stood still */
+        TRACE_WARN(ps->tracer, "syncing %s (syncfs of %s) took %" PRIu64
+                   " ms", what, ps->log_dir, took_ms);
+    }
     if (rv == RC_OK) {
         return true;
     }

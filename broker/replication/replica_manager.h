@@ -58,6 +58,8 @@
  * file written is synced as it is; past it the syncs wait for one
  * syncfs of the log directory. */
 #define PARTITIONS_SYNC_EACH_MAX 16
+/* A syncfs that holds the loop this long is logged (a warning). */
+#define PARTITIONS_SYNCFS_SLOW_MS 500
 
 /* Bad topic config values remembered as logged; past this many distinct
  * ones, the oldest may be logged again. */
@@ -92,6 +94,10 @@ struct replica_manager_hooks {
     /* A partition's high watermark or log end moved (deferred to the next
      * loop turn, see replica_manager_wake()). */
     void (*hw_moved)(void *arg, struct partition *p);
+    /* The partitions' replica_seen (partition_host): when a follower's
+     * fetch session last fetched while holding p at fetch_offset, or -1. */
+    int64_t (*replica_seen)(void *arg, const struct partition *p,
+                            int32_t replica, int64_t fetch_offset);
     /* A leader proposes a new ISR to the controller; the answer comes
      * back through partition_alter_done(). */
     void (*alter_isr)(void *arg, struct partition *p,
@@ -126,6 +132,13 @@ struct replica_manager {
     struct record_validator *validator; /* produced batches' records */
     struct replica_manager_hooks hooks;
     uv_idle_t wake_idle;         /* runs the queued wakes */
+    /* Partitions by their last change, newest first (change_seq counts
+     * changes), and how many partitions were ever dropped: fetch
+     * sessions look at what changed since they last did, not at every
+     * partition (replica_manager_changed_since()). */
+    struct partition *changed;
+    uint64_t change_seq;
+    uint64_t removals;
     struct partition **wake;     /* partitions whose HW or end moved */
     size_t n_wake;
     size_t cap_wake;
@@ -200,10 +213,20 @@ void replica_manager_apply(struct replica_manager *ps,
  * takes the roles of its image. Once; harmless when unfenced already. */
 void replica_manager_unfence(struct replica_manager *ps);
 
-/* p's high watermark or log end moved: parked fetches reading it are
- * re-evaluated at the start of the next loop turn, never from inside the
- * caller (which may be in the middle of answering one). */
+/* p's high watermark, log end or log start moved: parked fetches
+ * reading it are re-evaluated at the start of the next loop turn, never
+ * from inside the caller (which may be in the middle of answering one).
+ * p counts as changed now (replica_manager_changed_since()). */
 void replica_manager_wake(struct replica_manager *ps, struct partition *p);
+
+/* The partitions changed after change sequence `since`, newest first:
+ * iterate with p = replica_manager_changed_since(ps, since); p != NULL;
+ * p = replica_manager_changed_next(p, since). Each partition appears
+ * once however often it changed. */
+struct partition *replica_manager_changed_since(
+    const struct replica_manager *ps, uint64_t since);
+struct partition *replica_manager_changed_next(const struct partition *p,
+                                               uint64_t since);
 
 /* Sends a leader's proposed ISR for p to the controller. */
 void replica_manager_alter_isr(struct replica_manager *ps,

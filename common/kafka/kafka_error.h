@@ -55,6 +55,8 @@
     X(UNKNOWN_PRODUCER_ID, 59)                                         \
     X(NON_EMPTY_GROUP, 68)                                             \
     X(GROUP_ID_NOT_FOUND, 69)                                          \
+    X(FETCH_SESSION_ID_NOT_FOUND, 70)                                  \
+    X(INVALID_FETCH_SESSION_EPOCH, 71)                                 \
     X(FENCED_LEADER_EPOCH, 74)                                         \
     X(UNKNOWN_LEADER_EPOCH, 75)                                        \
     X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                \
@@ -73,6 +75,7 @@
     X(UNKNOWN_TOPIC_ID, 100)                                           \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                              \
     X(BROKER_ID_NOT_REGISTERED, 102)                                   \
+    X(FETCH_SESSION_TOPIC_ID_ERROR, 106)                               \
     X(INELIGIBLE_REPLICA, 107)                                         \
     X(NEW_LEADER_ELECTED, 108)                                         \
     X(MISMATCHED_ENDPOINT_TYPE, 114)                                   \

@@ -156,12 +156,17 @@ bool meta_index_remove(struct meta_index *x, const struct meta_uuid *id,
 
 struct meta_uuid meta_index_name_key(const char *name)
 {
+    return meta_index_name_key_n(name, strlen(name));
+}
+
+struct meta_uuid meta_index_name_key_n(const char *name, size_t len)
+{
     uint64_t a = 0xcbf29ce484222325ULL; /* FNV-1a, 64 bits */
     uint64_t b = 0x84222325cbf29ce4ULL;
-    for (const unsigned char *c = (const unsigned char *)name; *c != '\0';
-         c++) {
-        a = (a ^ *c) * 0x100000001b3ULL;
-        b = mix(b ^ *c);
+    const unsigned char *c = (const unsigned char *)name;
+    for (size_t i = 0; i < len; i++) {
+        a = (a ^ c[i]) * 0x100000001b3ULL;
+        b = mix(b ^ c[i]);
     }
     struct meta_uuid k;
     memcpy(k.b, &a, sizeof a);

@@ -54,5 +54,7 @@ bool meta_index_remove(struct meta_index *x, const struct meta_uuid *id,
  * two names share one only by a collision the caller must rule out by
  * comparing the names of what it finds. */
 struct meta_uuid meta_index_name_key(const char *name);
+/* The same for the len bytes at name (no terminating NUL needed). */
+struct meta_uuid meta_index_name_key_n(const char *name, size_t len);
 
 #endif

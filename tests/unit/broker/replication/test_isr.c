@@ -900,3 +900,35 @@ Test(replica, explain_a_member_that_never_caught_up_under_this_leader)
     cr_assert_str_eq(why, "replica 2 has not caught up since this leader "
                           "took over");
 }
+
+/* --- Fetch sessions (KIP-227) ---------------------------------------------- */
+
+Test(replica, a_session_fetch_that_leaves_the_partition_out_keeps_it_caught_up)
+{
+    lead(SET(1, 2), SET(1, 2), 2, 100);
+    fetch(2, 100, 100, T0 + 10); /* named: at the end */
+    /* Its session fetched again and again without naming it (nothing
+     * moved), the last time at T0 + 40000; then a batch comes. */
+    isr_follower_seen(&s, 2, T0 + 40000, 100);
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0 + 40000);
+    cr_assert(caught_up(2, 110, T0 + 40000 + LAG_MS),
+              "lagging since the batch, not since it last named it");
+    cr_assert_not(caught_up(2, 110, T0 + 40001 + LAG_MS));
+    /* Its next fetch names the new end: caught up then. */
+    fetch(2, 110, 110, T0 + 40050);
+    cr_assert_eq(follower(2)->last_caught_up_ms, T0 + 40050);
+}
+
+Test(replica, a_session_fetch_says_nothing_of_a_follower_behind)
+{
+    lead(SET(1, 2), SET(1, 2), 2, 100);
+    fetch(2, 90, 100, T0 + 10);
+    int64_t before = follower(2)->last_caught_up_ms;
+    isr_follower_seen(&s, 2, T0 + 40000, 100); /* it is at 90, not 100 */
+    cr_assert_eq(follower(2)->last_caught_up_ms, before);
+    cr_assert_eq(follower(2)->last_fetch_ms, T0 + 10);
+    isr_follower_seen(&s, 3, T0 + 40000, 100); /* no such follower */
+    fetch(2, 100, 100, T0 + 50);
+    isr_follower_seen(&s, 2, T0 + 20, 100); /* older than the last fetch */
+    cr_assert_eq(follower(2)->last_fetch_ms, T0 + 50);
+}
