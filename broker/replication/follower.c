@@ -1,5 +1,6 @@
 /* Follower fetchers (broker/replication/follower.h). */
 #include "broker/replication/follower.h"
+#include "broker/replication/follower_internal.h"
 #include "broker/replication/follower_session.h"
 #include "broker/replication/repair.h"
 
@@ -13,58 +14,16 @@
 #include "common/kafka/kafka_error.h"
 #include "common/kafka/kafka_frame.h"
 #include "common/limits.h"
+#include "common/meta/meta_index.h"
 #include "common/net/frame_conn.h"
 #include "common/rc.h"
 #include "common/reader.h"
 #include "common/writer.h"
 
-#define FETCHER__VERSION_FETCH 11
-#define FETCHER__VERSION_EPOCH 3
 /* A response frame larger than this closes the connection. */
 #define FETCHER__FRAME_BYTES_MAX (128u << 20)
 /* Small responses are decoded where they lie in this read buffer. */
 #define FETCHER__READ_BUFFER_BYTES (64u * 1024)
-
-/* A partition in the request in flight. */
-struct sent_part {
-    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
-    int32_t id;
-    int32_t leader_epoch;
-    int64_t fetch_offset;
-    bool throttled; /* counts against follower.replication.throttled.rate */
-};
-
-struct fetcher {
-    struct fetcher *next;
-    struct follower *rf;
-    int32_t leader;
-    char host[META_HOST_BYTES_MAX + 1];
-    int32_t port;
-    struct follower_session session; /* the pure state machine */
-    bool dead;          /* closing for good */
-    int refs;           /* connection, timer, pending syncs */
-    struct frame_conn *conn; /* open or connecting; NULL otherwise */
-    uv_timer_t timer;
-    int32_t correlation;
-    int16_t api;        /* of the request in flight */
-    struct sent_part *sent;
-    size_t n_sent;
-    size_t sent_next;   /* where find_sent() looks first */
-    size_t cap_sent;
-    int pending_syncs;
-    bool errors;        /* in the last answer: pause before the next */
-    size_t round_records_max; /* the largest partition answer this round */
-    size_t n_held;      /* left out of the last fetch by the throttle */
-};
-
-struct follower {
-    uv_loop_t *loop;
-    struct replica_manager *ps;
-    struct follower_config cfg;
-    struct tracer *tracer;
-    struct fetcher *list;
-    char client_id[32];
-};
 
 static void drive(struct fetcher *f);
 static void timer_cb(uv_timer_t *t);
@@ -76,6 +35,7 @@ static void unref(struct fetcher *f)
         return;
     }
     free(f->sent);
+    fetcher_session_free(f);
     free(f);
 }
 
@@ -84,7 +44,9 @@ static void handle_closed_cb(uv_handle_t *h)
     unref(h->data);
 }
 
-/* Drops the connection (a new one is made on the next send). */
+/* Drops the connection (a new one is made on the next send). A request
+ * lost with it may or may not have moved the session's epoch at the
+ * leader: the session starts over. */
 static void disconnect(struct fetcher *f)
 {
     if (f->conn != NULL) {
@@ -92,9 +54,10 @@ static void disconnect(struct fetcher *f)
         f->conn = NULL;
     }
     f->n_sent = 0;
+    fetcher_session_restart(f);
 }
 
-static int64_t now_ms(const struct fetcher *f)
+int64_t fetcher_now_ms(const struct fetcher *f)
 {
     return (int64_t)uv_now(f->rf->loop);
 }
@@ -107,7 +70,7 @@ static void rearm(struct fetcher *f)
         uv_timer_stop(&f->timer);
         return;
     }
-    int64_t wait = deadline - now_ms(f);
+    int64_t wait = deadline - fetcher_now_ms(f);
     uv_timer_start(&f->timer, timer_cb, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
@@ -116,7 +79,7 @@ static void fail(struct fetcher *f, const char *why)
     TRACE_WARN(f->rf->tracer, "fetcher from broker %d (%s:%d): %s; retrying",
                f->leader, f->host, f->port, why);
     disconnect(f);
-    follower_session_closed(&f->session, now_ms(f));
+    follower_session_closed(&f->session, fetcher_now_ms(f));
     rearm(f);
 }
 
@@ -127,7 +90,7 @@ static void timer_cb(uv_timer_t *t)
         return;
     }
     enum follower_session_state was = f->session.state;
-    if (follower_session_tick(&f->session, now_ms(f)) ==
+    if (follower_session_tick(&f->session, fetcher_now_ms(f)) ==
         FOLLOWER_STEP_DISCONNECT) {
         TRACE_WARN(f->rf->tracer, "fetcher from broker %d (%s:%d): %s timed "
                    "out; retrying", f->leader, f->host, f->port,
@@ -181,13 +144,13 @@ static void synced_cb(void *arg, int rc)
     f->pending_syncs--;
     if (!f->dead) {
         follower_session_synced(&f->session, f->pending_syncs, f->errors,
-                                now_ms(f));
+                                fetcher_now_ms(f));
         drive(f);
     }
     unref(f);
 }
 
-static void wait_durable(struct fetcher *f, struct partition *p)
+void fetcher_wait_durable(struct fetcher *f, struct partition *p)
 {
     if (!p->sync_before_ack ||
         log_durable_end_offset(p->log) >= log_end_offset(p->log)) {
@@ -197,37 +160,6 @@ static void wait_durable(struct fetcher *f, struct partition *p)
         RC_OK) {
         f->pending_syncs++;
         f->refs++;
-    }
-}
-
-static void fetched_one(struct fetcher *f, struct slice topic,
-                        const struct kafka_FetchablePartitionResponse *r)
-{
-    const struct sent_part *s = find_sent(f, topic, r->PartitionIndex);
-    struct partition *p = s != NULL ? followed(f, s, PARTITION_FOLLOW_FETCH)
-                                    : NULL;
-    if (p == NULL) {
-        return;
-    }
-    if (r->Records.ptr != NULL && r->Records.len > f->round_records_max) {
-        f->round_records_max = r->Records.len;
-    }
-    if (s->throttled && r->Records.ptr != NULL) {
-        throttle_record(f->rf->cfg.throttle, r->Records.len);
-    }
-    enum partition_fetched got = partition_follower_fetched(
-        p, r->ErrorCode, s->fetch_offset, r->Records.ptr, r->Records.len,
-        r->HighWatermark, r->LogStartOffset);
-    if (got == PARTITION_FETCHED_APPENDED) {
-        repair_after_fetch(p, r->HighWatermark);
-    }
-    if (got == PARTITION_FETCHED_FAILED || got == PARTITION_FETCHED_PAUSE) {
-        f->errors = true;
-    }
-    if (got == PARTITION_FETCHED_APPENDED ||
-        got == PARTITION_FETCHED_DIVERGED ||
-        got == PARTITION_FETCHED_FAILED) {
-        wait_durable(f, p);
     }
 }
 
@@ -244,17 +176,15 @@ static void on_fetch(struct fetcher *f, struct reader *r)
     }
     f->errors = resp.ErrorCode != KAFKA_ERROR_NONE;
     f->round_records_max = 0;
+    fetcher_session_answered(f, &resp);
     for (int32_t i = 0; i < resp.ResponsesCnt; i++) {
-        const struct kafka_FetchableTopicResponse *t = &resp.Responses[i];
-        for (int32_t k = 0; k < t->PartitionsCnt; k++) {
-            fetched_one(f, t->Topic, &t->Partitions[k]);
-        }
+        fetcher_fetched_topic(f, &resp.Responses[i]);
     }
     arena_free(&a);
     f->n_sent = 0;
     follower_session_answered(&f->session, f->errors, f->pending_syncs,
                               f->round_records_max, true /* fetch */,
-                              now_ms(f));
+                              fetcher_now_ms(f));
     drive(f);
 }
 
@@ -294,8 +224,9 @@ static void on_epochs(struct fetcher *f, struct reader *r)
     }
     arena_free(&a);
     f->n_sent = 0;
+    f->rescan = true; /* partitions moved on to fetching */
     follower_session_answered(&f->session, f->errors, 0, 0,
-                              false /* fetch */, now_ms(f));
+                              false /* fetch */, fetcher_now_ms(f));
     drive(f);
 }
 
@@ -306,7 +237,11 @@ static void on_frame(struct fetcher *f, const uint8_t *frame, size_t len)
     reader_init(&r, frame, len);
     int32_t got = 0;
     if (f->session.state != FOLLOWER_SESSION_IN_FLIGHT ||
-        kafka_frame_response_read(&r, f->correlation, &got) != RC_OK) {
+        kafka_frame_response_read(&r, f->correlation, &got) != RC_OK ||
+        kafka_frame_response_tags(&r, f->api,
+                                  f->api == KAFKA_API_FETCH
+                                      ? FETCHER__VERSION_FETCH
+                                      : FETCHER__VERSION_EPOCH) != RC_OK) {
         fail(f, "unexpected response");
         return;
     }
@@ -367,7 +302,7 @@ static void write_cb(struct frame_conn_write *req, int status)
  * tail may never reach the disk, and the replica drops out of the ISR
  * instead of reporting it. Once the log dir has failed nothing is
  * asked for at all: the broker is on its way out. */
-static bool fetch_offset_durable(const struct partition *p)
+bool fetcher_offset_durable(const struct partition *p)
 {
     if (p->owner->unsafe_fsync_failure_ignore) {
         return true; /* the negative control: as before fsyncgate */
@@ -375,8 +310,7 @@ static bool fetch_offset_durable(const struct partition *p)
     return !p->owner->dir_failed && partition_fetch_offset_durable(p);
 }
 
-static int add_sent(struct fetcher *f, const struct partition *p,
-                    bool throttled)
+static int add_sent(struct fetcher *f, const struct partition *p)
 {
     if (f->n_sent == f->cap_sent) { /* grows with the partitions followed */
         size_t cap = f->cap_sent == 0 ? 16 : f->cap_sent * 2;
@@ -392,7 +326,6 @@ static int add_sent(struct fetcher *f, const struct partition *p,
     s->id = p->id;
     s->leader_epoch = p->leader_epoch;
     s->fetch_offset = log_end_offset(p->log);
-    s->throttled = throttled;
     return RC_OK;
 }
 
@@ -421,8 +354,8 @@ static size_t topic_slot(const char **names, size_t *n, const char *name)
 
 /* Whether p's fetches count against the follower throttle; sets *held
  * when the throttle keeps p out of this fetch. */
-static bool fetch_throttled(struct fetcher *f, const struct partition *p,
-                            bool *held)
+bool fetcher_throttled(struct fetcher *f, const struct partition *p,
+                       bool *held)
 {
     struct throttle *t = f->rf->cfg.throttle;
     *held = false;
@@ -430,54 +363,47 @@ static bool fetch_throttled(struct fetcher *f, const struct partition *p,
         !replica_manager_move_throttled(f->rf->ps, p, f->rf->cfg.self)) {
         return false;
     }
-    *held = !throttle_allows(t, (uint64_t)now_ms(f));
+    *held = !throttle_allows(t, (uint64_t)fetcher_now_ms(f));
     return true;
 }
 
-/* Fills f->sent with the partitions led by f's leader in state want
- * (those that have no epoch to ask about are truncated to their HW at
- * once and move on to fetching; those the throttle holds back are
- * counted in f->n_held). */
-static int collect(struct fetcher *f, enum partition_follow want)
+/* Fills f->sent with the partitions led by f's leader that must ask
+ * for their epochs (those that have no epoch to ask about are truncated
+ * to their HW at once and move on to fetching; damaged ones are counted
+ * in f->n_held). */
+static int collect(struct fetcher *f)
 {
     struct replica_manager *ps = f->rf->ps;
     f->n_sent = 0;
     f->n_held = 0;
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
-        if (!partition_follows(p, f->leader, want)) {
+        if (!partition_follows(p, f->leader, PARTITION_FOLLOW_TRUNCATE)) {
             continue;
         }
         if (!repair_follower_ready(p)) {
             f->n_held++; /* damaged, still in the ISR: asked again later */
             continue;
         }
-        if (!fetch_offset_durable(p)) {
+        if (!fetcher_offset_durable(p)) {
             /* Asked for once its end is durable: the sync's callback
              * drives the fetcher again (nothing else would, were this
              * the only partition left to ask about). */
-            wait_durable(f, p);
+            fetcher_wait_durable(f, p);
             continue;
         }
-        if (want == PARTITION_FOLLOW_TRUNCATE &&
-            !follower_asks_epochs(log_epochs(p->log))) {
+        if (!follower_asks_epochs(log_epochs(p->log))) {
             /* No epoch to ask about: an empty log has nothing to cut;
              * otherwise fall back to the high watermark. */
             int rv = partition_follower_truncate(p, p->hw);
             p->follow = PARTITION_FOLLOW_FETCH;
+            f->rescan = true; /* fetched from now on */
             if (rv != RC_OK) {
                 return rv;
             }
             continue;
         }
-        bool held = false;
-        bool throttled = want == PARTITION_FOLLOW_FETCH &&
-                         fetch_throttled(f, p, &held);
-        if (held) {
-            f->n_held++;
-            continue;
-        }
-        int rv = add_sent(f, p, throttled);
+        int rv = add_sent(f, p);
         if (rv != RC_OK) {
             return rv;
         }
@@ -531,58 +457,6 @@ static int group_sent(const struct fetcher *f, struct arena *a,
     return RC_OK;
 }
 
-/* Fetch v11 for the grouped partitions (a long poll, the follower's own
- * replica id). */
-static int build_fetch(struct fetcher *f, struct arena *a,
-                       const struct sent_groups *g, struct writer *w)
-{
-    struct kafka_FetchableTopic *topics = NULL;
-    struct kafka_FetchPartition *parts = NULL;
-    int rv = arena_alloc(a, g->n_topics, sizeof *topics, (void **)&topics);
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, f->n_sent, sizeof *parts, (void **)&parts);
-    }
-    if (rv != RC_OK) {
-        return rv;
-    }
-    for (size_t k = 0; k < f->n_sent; k++) {
-        const struct sent_part *s = &f->sent[g->order[k]];
-        struct partition *p = replica_manager_find(f->rf->ps, s->topic,
-                                                   s->id);
-        int32_t max = f->session.partition_max_bytes;
-        if (s->throttled &&
-            throttle_available(f->rf->cfg.throttle) < (int64_t)max) {
-            max = (int32_t)throttle_available(f->rf->cfg.throttle);
-        }
-        parts[k] = (struct kafka_FetchPartition){
-            .PartitionIndex = s->id,
-            .CurrentLeaderEpoch = s->leader_epoch,
-            .FetchOffset = s->fetch_offset,
-            .LastFetchedEpoch = -1, /* v12+ only */
-            .LogStartOffset = log_start_offset(p->log),
-            .PartitionMaxBytes = max};
-    }
-    for (size_t t = 0; t < g->n_topics; t++) {
-        topics[t] = (struct kafka_FetchableTopic){
-            .Name = slice_from_str(g->names[t]),
-            .Partitions = parts + g->start[t],
-            .PartitionsCnt = g->counts[t]};
-    }
-    struct kafka_FetchRequest rq = {
-        .ReplicaId = f->rf->cfg.self,
-        .MaxWaitMs = f->rf->cfg.wait_max_ms,
-        .MinBytes = 1,
-        .MaxBytes = f->rf->cfg.response_max_bytes,
-        .IsolationLevel = 0,
-        .SessionId = 0,
-        .SessionEpoch = -1,
-        .Topics = topics,
-        .TopicsCnt = (int32_t)g->n_topics,
-        .RackId = slice_from_str(""),
-        .ReplicaEpoch = -1}; /* v15+ only */
-    return kafka_fetch_request_encode(w, FETCHER__VERSION_FETCH, &rq);
-}
-
 /* OffsetForLeaderEpoch v3 for the grouped partitions: each one's latest
  * local epoch. */
 static int build_epochs(struct fetcher *f, struct arena *a,
@@ -624,7 +498,10 @@ static int build_epochs(struct fetcher *f, struct arena *a,
 static int build(struct fetcher *f, enum partition_follow want,
                  struct writer *w)
 {
-    int rv = collect(f, want);
+    if (want == PARTITION_FOLLOW_FETCH) {
+        return fetcher_build_fetch(f, w);
+    }
+    int rv = collect(f);
     if (rv != RC_OK || f->n_sent == 0) {
         return rv;
     }
@@ -633,8 +510,7 @@ static int build(struct fetcher *f, enum partition_follow want,
     struct sent_groups g;
     rv = group_sent(f, &a, &g);
     if (rv == RC_OK) {
-        rv = want == PARTITION_FOLLOW_FETCH ? build_fetch(f, &a, &g, w)
-                                            : build_epochs(f, &a, &g, w);
+        rv = build_epochs(f, &a, &g, w);
     }
     arena_free(&a);
     return rv;
@@ -703,11 +579,25 @@ static bool has(const struct fetcher *f, enum partition_follow want)
     return false;
 }
 
-static enum follower_want wanted(const struct fetcher *f)
+/* What the leader is to be asked next. Partitions wait for their epochs
+ * only after a leadership change or a divergence (maybe_truncating, set
+ * then): otherwise nothing walks every partition; a session with members
+ * fetches (an idle one long-polls, naming nothing). */
+static enum follower_want wanted(struct fetcher *f)
 {
-    return has(f, PARTITION_FOLLOW_TRUNCATE) ? FOLLOWER_WANT_EPOCHS
-           : has(f, PARTITION_FOLLOW_FETCH)  ? FOLLOWER_WANT_FETCH
-                                             : FOLLOWER_WANT_NOTHING;
+    if (f->maybe_truncating) {
+        if (has(f, PARTITION_FOLLOW_TRUNCATE)) {
+            return FOLLOWER_WANT_EPOCHS;
+        }
+        f->maybe_truncating = false;
+    }
+    if (f->n_members > 0 || f->n_dirty > 0) {
+        return FOLLOWER_WANT_FETCH;
+    }
+    return (f->rescan || f->session_epoch == 0) &&
+                   has(f, PARTITION_FOLLOW_FETCH)
+               ? FOLLOWER_WANT_FETCH
+               : FOLLOWER_WANT_NOTHING;
 }
 
 /* Builds and writes the request the session asked for. RC_OK with
@@ -753,7 +643,7 @@ static void drive(struct fetcher *f)
 {
     for (size_t round = 0; !f->dead && round <= f->rf->ps->n + 1; round++) {
         enum follower_step step =
-            follower_session_next(&f->session, wanted(f), now_ms(f));
+            follower_session_next(&f->session, wanted(f), fetcher_now_ms(f));
         if (step == FOLLOWER_STEP_CONNECT) {
             start_connect(f);
         } else if (step == FOLLOWER_STEP_SEND_EPOCHS ||
@@ -768,7 +658,7 @@ static void drive(struct fetcher *f)
                  * a pause, as after an error. */
                 follower_session_answered(&f->session, f->n_held > 0,
                                           f->pending_syncs, 0,
-                                          false, now_ms(f));
+                                          false, fetcher_now_ms(f));
                 continue;
             }
         }
@@ -839,6 +729,8 @@ static struct fetcher *new_fetcher(struct follower *rf,
     follower_session_init(&f->session, &sc);
     strcpy(f->host, b->host);
     f->port = b->port;
+    fetcher_session_init(f);
+    f->maybe_truncating = true;
     f->refs = 1; /* the timer */
     uv_timer_init(rf->loop, &f->timer);
     f->timer.data = f;
@@ -854,6 +746,8 @@ void follower_plan(struct follower *rf)
     const struct meta_image *img = rf->ps->img;
     for (struct fetcher *f = rf->list; f != NULL; f = f->next) {
         f->errors = false;
+        f->rescan = true; /* leaderships changed: every partition */
+        f->maybe_truncating = true;
     }
     for (size_t i = 0; img != NULL && i < rf->ps->n; i++) {
         const struct partition *p = rf->ps->parts[i];

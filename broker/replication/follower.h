@@ -7,15 +7,19 @@
  *     their latest local epoch; each is truncated where the logs diverge
  *     (follower_truncation_for(), KIP-101/279), repeating while the answer
  *     names an epoch the follower does not know.
- *   - Then one long-poll Fetch v11 (ReplicaId = own id, CurrentLeaderEpoch
- *     set) carries every partition followed there, from its log end, each
- *     asking for an adaptive number of bytes (follower_next_partition_max():
- *     from replica.fetch.max.bytes up to replica.fetch.response.max.bytes
- *     while the leader has a backlog, since every round costs an
- *     fdatasync). The
- *     batches are appended as they are (the leader's offsets and epochs);
- *     the follower's high watermark becomes the leader's, capped at its own
- *     end. With log.sync.before.ack the next fetch leaves only once what was
+ *   - Then long-poll Fetches v13 (ReplicaId = own id, CurrentLeaderEpoch
+ *     set, topics by id) in a fetch session with the leader (KIP-227,
+ *     broker/replication/follower_fetch.c): the first names every
+ *     partition followed there, from its log end; later ones name only
+ *     those whose fetch offset or epoch moved and forget those no longer
+ *     fetched there, and the leader answers only partitions with news.
+ *     Each partition asks for an adaptive number of bytes
+ *     (follower_next_partition_max(): from replica.fetch.max.bytes up to
+ *     replica.fetch.response.max.bytes while the leader has a backlog,
+ *     since every round costs an fdatasync). The batches are appended as
+ *     they are (the leader's offsets and epochs); the follower's high
+ *     watermark becomes the leader's, capped at its own end. With
+ *     log.sync.before.ack the next fetch leaves only once what was
  *     appended is fdatasync'd, so a fetch offset is always a durable end.
  *   - Partitions being moved here count against
  *     follower.replication.throttled.rate until they join the ISR: each
