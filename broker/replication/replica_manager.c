@@ -711,10 +711,14 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                              : META_REPLICAS_MAX + 1;
     partition_apply_metadata(p, ps->broker_id, mp, ps->img, min_insync,
                              ps->lag_max_ms, (int64_t)uv_now(ps->loop));
+    /* Fetch sessions look at it again: readers' errors change with the
+     * leadership, and a new partition epoch makes a leader forget what
+     * followers outside the ISR fetched (isr.h), which their next session
+     * fetch must tell it again. */
+    mark_changed(ps, p);
     if (!changed) {
         return false;
     }
-    mark_changed(ps, p); /* readers' errors change with the leadership */
     repair_after_metadata(p);
     if (mp->leader == ps->broker_id) {
         TRACE_INFO(ps->tracer, "became leader of %s-%d at epoch %d "

@@ -810,3 +810,31 @@ Test(controller, a_rejoining_broker_rejoins_its_isrs_in_few_proposals)
                  "AlterPartition requests (and a registration)", proposals,
                  alters);
 }
+
+/* Two followers restarted together catch up at once: while the leader's
+ * AlterPartition for the first is in flight the second is not proposed,
+ * and the new partition epoch makes the leader forget what it fetched.
+ * With fetch sessions an idle follower names no partition again, so the
+ * leader must learn its position from the session (its next fetch looks
+ * at the changed partition) or it never rejoins. */
+Test(controller, two_followers_restarted_together_both_rejoin_every_isr)
+{
+    enum { PARTITIONS = 30 };
+    start_ready(3, 3);
+    cr_assert_eq(cluster_create_topic(&c, "t", PARTITIONS, 3),
+                 KAFKA_ERROR_NONE);
+    int32_t b2 = c.brokers[1].id;
+    int32_t b3 = c.brokers[2].id;
+    cr_assert(wait_isrs("t", b2, PARTITIONS), "ISRs never full");
+    cr_assert(wait_isrs("t", b3, PARTITIONS), "ISRs never full");
+    cluster_node_signal(&c, &c.brokers[1], SIGKILL, true);
+    cluster_node_signal(&c, &c.brokers[2], SIGKILL, true);
+    cr_assert(wait_isrs("t", b2, 0), "broker %d stays in ISRs", b2);
+    cr_assert(wait_isrs("t", b3, 0), "broker %d stays in ISRs", b3);
+    cluster_node_start(&c, &c.brokers[1]);
+    cluster_node_start(&c, &c.brokers[2]);
+    cr_assert(wait_isrs("t", b2, PARTITIONS), "broker %d not back in every "
+              "ISR", b2);
+    cr_assert(wait_isrs("t", b3, PARTITIONS), "broker %d not back in every "
+              "ISR", b3);
+}
