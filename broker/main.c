@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -112,6 +113,11 @@ static const struct config_def broker_defs[] = {
      "a follower's long-poll wait"},
     {"max.incremental.fetch.session.cache.slots", CONFIG_INT, "1000", 0,
      1000000, "incremental fetch sessions (KIP-227) kept at once"},
+    /* Not Kafka's (which keeps every segment open): 0 takes half of the
+     * descriptor limit, raised to its hard limit at start. */
+    {"log.fds.max", CONFIG_LONG, "0", 0, 100000000,
+     "segment files open at once; past it idle logs close theirs "
+     "(0: half the process's descriptor limit)"},
     {"replica.fetch.max.bytes", CONFIG_INT, "1048576", 1024, 104857600,
      "bytes a follower asks for per partition"},
     /* Kafka's default is 10 MiB. A Cairn follower fdatasyncs every round
@@ -413,10 +419,35 @@ static int broker_log_dir(const struct config *cfg,
 }
 
 /* The throttles and the replica manager, which opens the logs in dir. */
+/* The descriptor budget of the logs: log.fds.max, or half of the
+ * process's limit, whose soft value is first raised to the hard one. */
+static void set_fds_budget(struct broker *b, const struct config *cfg)
+{
+    struct rlimit lim = {0, 0};
+    size_t half = 0;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+        if (lim.rlim_cur < lim.rlim_max) {
+            struct rlimit raised = {lim.rlim_max, lim.rlim_max};
+            if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+                lim = raised;
+            }
+        }
+        half = lim.rlim_cur == RLIM_INFINITY ? 0 : (size_t)lim.rlim_cur / 2;
+    }
+    int64_t max = config_long(cfg, "log.fds.max");
+    size_t budget = max > 0 ? (size_t)max : half;
+    log_fds_set_max(budget);
+    TRACE_INFO(&b->tracer, "segment files open at once: at most %zu "
+               "(log.fds.max%s; descriptor limit %llu)", budget,
+               max > 0 ? "" : "=0: half the limit",
+               (unsigned long long)lim.rlim_cur);
+}
+
 static int start_partitions(struct broker *b, const struct config *cfg,
                             int32_t broker_id, const struct log_config *lc,
                             const char *dir)
 {
+    set_fds_budget(b, cfg);
     struct topic_config_values topic_defaults;
     if (!broker_topic_defaults(cfg, &topic_defaults)) {
         return RC_CONFIG;

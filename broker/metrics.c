@@ -183,6 +183,28 @@ static void partition_offsets(struct writer *w,
     }
 }
 
+/* The logs' descriptor budget and the fetch sessions. */
+static void files_and_sessions(struct writer *w, const struct broker *b)
+{
+    gauge(w, "cairn_log_open_segment_files",
+          "segment files open (log.fds.max bounds them)",
+          (double)log_fds_open());
+    counter(w, "cairn_log_reopens_total",
+            "logs whose files were opened again after being parked",
+            (double)log_fds_reopens());
+    counter(w, "cairn_log_parks_total",
+            "logs parked (files closed) to keep within log.fds.max",
+            (double)log_fds_parks());
+    gauge(w, "kafka_server_fetchsessioncache_numincrementalfetchsessions",
+          "incremental fetch sessions (KIP-227)",
+          (double)b->fetch_sessions.n);
+    gauge(w, "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached",
+          "partitions held by the fetch sessions",
+          (double)b->fetch_sessions.partitions);
+    counter(w, "kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total",
+            "fetch sessions evicted", (double)b->fetch_sessions.evictions);
+}
+
 void broker_metrics_render(void *arg, struct writer *w)
 {
     struct broker *b = arg;
@@ -210,6 +232,7 @@ void broker_metrics_render(void *arg, struct writer *w)
           "(their HW is stalled)", (double)under_min);
     gauge(w, "kafka_log_logmanager_offlinelogdirectorycount",
           "log directories that failed", (double)offline_dirs);
+    files_and_sessions(w, b);
     counter(w, "kafka_server_replicamanager_isrshrinks_total",
             "ISR shrinks this broker proposed and the controller committed",
             (double)b->isr_shrinks);

@@ -285,6 +285,10 @@ static int roll_at(struct log *l, int64_t base_offset)
 
 int log_roll(struct log *l)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     if (active(l)->size == 0) {
         return RC_OK;
     }
@@ -332,6 +336,10 @@ int log_append_validated(struct log *l, uint8_t *batch, size_t len,
                          int32_t leader_epoch, int64_t now_ms,
                          struct log_append_info *info)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     ASSERT(leader_epoch >= 0);
     ASSERT(record_batch_size(validated) == (int64_t)len);
     if (l->failed != RC_OK) {
@@ -361,6 +369,10 @@ int log_append(struct log *l, uint8_t *batch, size_t len,
 int log_append_replica(struct log *l, const uint8_t *batch, size_t len,
                        int64_t now_ms, struct log_append_info *info)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     if (l->failed != RC_OK) {
         return l->failed;
     }
@@ -420,6 +432,10 @@ int log_read(struct log *l, int64_t offset, int64_t max_bytes,
              int64_t max_offset, struct log_span *span)
 {
     *span = (struct log_span){.fd = -1, .first_offset = offset};
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     int64_t end = log_end_offset(l);
     if (offset < log_start_offset(l) || offset > end) {
         return RC_OUT_OF_RANGE;
@@ -481,6 +497,10 @@ void log_span_release(struct log_span *span)
 int log_for_each_batch(struct log *l, int64_t from, log_batch_cb cb,
                        void *arg)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     for (size_t i = segment_for(l, from); i < l->n_segs; i++) {
         struct log_segment *seg = l->segs[i];
         struct record_batch_header h;
@@ -622,6 +642,10 @@ static int segment_offset_for_timestamp(struct log *l,
 int log_offset_for_timestamp(struct log *l, int64_t ts,
                              struct log_time_offset *out)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     /* Only the first segment whose largest timestamp reaches ts is
      * searched, as Kafka's UnifiedLog.searchOffsetInLocalLog does: its
      * largest timestamp may be a record below the log start offset (still
@@ -638,6 +662,10 @@ int log_offset_for_timestamp(struct log *l, int64_t ts,
 
 int log_offset_of_max_timestamp(struct log *l, struct log_time_offset *out)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     /* Kafka's UnifiedLog (MAX_TIMESTAMP): the segment with the largest
      * maxTimestamp (the first of equals), the first batch in it to reach
      * that time, the first record in that batch that has it. The log
@@ -701,6 +729,10 @@ static int after_truncation(struct log *l)
 
 int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     ASSERT(offset >= 0);
     TRACE_INFO(l->tracer, "dir=%s truncate fully, start at offset=%" PRId64,
                l->dir, offset);
@@ -754,6 +786,10 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
 
 int log_truncate_to(struct log *l, int64_t offset)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     if (offset >= log_end_offset(l)) {
         /* Nothing to cut, but an epoch that starts at the log end holds
          * no record: a leader that was deposed before appending in it.

@@ -58,6 +58,16 @@ struct log_config {
 
 void log_config_default(struct log_config *cfg);
 
+/* The descriptor budget, over every log of the process: past max segment
+ * files open (0: no budget), the least recently used logs that nothing
+ * holds close theirs until they are used again (broker/log/log_fds.c).
+ * Loop thread only. The files open now, and how often a log's were
+ * opened again and logs were parked. */
+void log_fds_set_max(size_t max);
+size_t log_fds_open(void);
+uint64_t log_fds_reopens(void);
+uint64_t log_fds_parks(void);
+
 struct log_append_info {
     int64_t base_offset;
     int64_t last_offset;

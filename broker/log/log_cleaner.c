@@ -657,6 +657,10 @@ int log_clean_start(struct log *l, const struct log_clean_config *c,
     if (dirty == 0) {
         return RC_NOT_FOUND;
     }
+    int opened = log_fds_use(l); /* the job reads the files it pins */
+    if (opened != RC_OK) {
+        return opened;
+    }
     struct log_clean_job *job = NULL;
     int rv = job_new(l, c, n, first_dirty, &job);
     if (rv != RC_OK) {

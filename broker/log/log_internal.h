@@ -77,6 +77,12 @@ struct log {
     struct log *startup_next;    /* the next log in that queue */
     log_damaged_cb damaged_cb;
     void *damaged_arg;
+    /* The descriptor budget (log_fds.c): parked (segment files closed
+     * until used), and the list of open logs, most recently used first. */
+    bool parked;
+    bool fds_listed;
+    struct log *fds_prev;
+    struct log *fds_next;
     bool closing;
     void (*closed_cb)(void *arg);
     void *closed_arg;
@@ -134,6 +140,14 @@ void log_close_finish(struct log *l);
 void log_sync_drop_job(struct log *l);
 /* A sync, a cleaner pass or a start-up check job is in flight. */
 bool log_busy(const struct log *l);
+
+/* Opens l's segment files again if it was parked, and counts it as the
+ * most recently used; past the budget, parks others (log_fds.c). Every
+ * call that reads or writes segment files starts with it; an error
+ * (a file that cannot be opened again) is that call's. */
+MUST_CHECK int log_fds_use(struct log *l);
+/* Takes l off the list (log_close()). */
+void log_fds_forget(struct log *l);
 
 /* The partition's name: the directory's last component. */
 const char *log_partition_name(const struct log *l);

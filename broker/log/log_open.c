@@ -404,6 +404,7 @@ static uint8_t *scan_buffer(void)
 
 static void free_log(struct log *l)
 {
+    log_fds_forget(l); /* closed, abandoned, or failed to open */
     log_startup_release(l);
     for (size_t i = 0; i < l->n_segs; i++) {
         log_segment_unref(l->segs[i]);
@@ -465,6 +466,10 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
     TRACE_INFO(tracer, "dir=%s opened log start=%" PRId64 " end=%" PRId64
                " segments=%zu%s", dir, log_start_offset(l),
                log_end_offset(l), l->n_segs, plan.clean ? " (clean)" : "");
+    /* First among the open logs; past the budget, older idle ones
+     * close their files (log_fds.c). Its own are open: nothing fails. */
+    rv = log_fds_use(l);
+    ASSERT(rv == RC_OK);
     *out = l;
     return RC_OK;
 }
@@ -480,6 +485,7 @@ void log_close(struct log *l)
 {
     ASSERT(!l->closing);
     l->closing = true;
+    log_fds_forget(l);
     uv_prepare_stop(&l->prepare);
     log_startup_leave(l); /* a job in flight is waited for */
     if (!log_busy(l)) {

@@ -155,6 +155,10 @@ static bool set_aside(struct log *l, const struct log_segment *seg,
 
 int log_delete_oldest(struct log *l, size_t n)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     ASSERT(n < l->n_segs);
     if (n == 0) {
         return RC_OK;
@@ -206,6 +210,10 @@ int log_delete_oldest(struct log *l, size_t n)
 
 int log_advance_start(struct log *l, int64_t offset)
 {
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
+    }
     if (offset <= log_start_offset(l)) {
         return RC_OK;
     }

@@ -13,6 +13,14 @@
 #include "common/limits.h"
 #include "common/rc.h"
 
+/* Segment files open in this process (loop thread only). */
+static size_t segment_fds_open;
+
+size_t log_segment_fds_open(void)
+{
+    return segment_fds_open;
+}
+
 int log_segment_path(char *out, size_t cap, const char *dir,
                      int64_t base_offset)
 {
@@ -68,6 +76,7 @@ int log_segment_adopt(struct log_segment **out, const char *dir,
         return RC_NOMEM;
     }
     seg->fd = fd;
+    segment_fds_open++;
     seg->dir = dir;
     seg->base_offset = base_offset;
     seg->size = size;
@@ -94,9 +103,40 @@ void log_segment_unref(struct log_segment *seg)
     if (--seg->refs > 0) {
         return;
     }
-    io_close(seg->fd);
+    log_segment_close_fd(seg);
     log_index_free(&seg->index);
     free(seg);
+}
+
+void log_segment_close_fd(struct log_segment *seg)
+{
+    if (seg->fd >= 0) {
+        io_close(seg->fd);
+        seg->fd = -1;
+        segment_fds_open--;
+    }
+}
+
+int log_segment_reopen(struct log_segment *seg)
+{
+    if (seg->fd >= 0) {
+        return RC_OK;
+    }
+    if (seg->deleted) {
+        return RC_NOT_FOUND; /* never parked: a holder keeps it open */
+    }
+    char path[LOG_PATH_BYTES_MAX];
+    int rv = log_segment_path(path, sizeof path, seg->dir, seg->base_offset);
+    if (rv != RC_OK) {
+        return rv;
+    }
+    int fd = io_open(path, O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return errno == ENOENT ? RC_NOT_FOUND : io_rc(errno);
+    }
+    seg->fd = fd;
+    segment_fds_open++;
+    return RC_OK;
 }
 
 void log_segment_delete(struct log_segment *seg)

@@ -75,6 +75,15 @@ MUST_CHECK int log_segment_adopt(struct log_segment **out, const char *dir,
                                  int fd);
 
 void log_segment_ref(struct log_segment *seg);
+/* The descriptor budget (broker/log/log.h, log_fds_set_max()): a
+ * segment of a parked log has its file closed (fd -1) and is opened again
+ * before its log is used; never while anything holds it, nor while it
+ * has unsynced bytes (a reopened file would not report a writeback error
+ * of before). Segment files open in the process. */
+void log_segment_close_fd(struct log_segment *seg);
+MUST_CHECK int log_segment_reopen(struct log_segment *seg);
+size_t log_segment_fds_open(void);
+
 /* Drops a reference; the last one closes the fd and frees the segment. */
 void log_segment_unref(struct log_segment *seg);
 

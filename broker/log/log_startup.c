@@ -195,6 +195,8 @@ static bool next_job(struct log_startup *s, struct log *l)
 }
 
 static void after_work_cb(uv_work_t *req, int status);
+static void found_unreadable(struct log_startup *s, struct log *l,
+                             const struct log_segment *seg);
 
 static void start_next(struct log_startup *s)
 {
@@ -202,6 +204,13 @@ static void start_next(struct log_startup *s)
     while (s->head != NULL) {
         struct log *l = s->head;
         if (!l->closing && next_job(s, l)) {
+            /* Its files, closed if the log was parked meanwhile. */
+            int opened = log_fds_use(l);
+            if (opened != RC_OK) {
+                s->job.rc = opened == RC_NOT_FOUND ? RC_IO : opened;
+                found_unreadable(s, l, s->job.seg);
+                continue; /* given up: no longer queued */
+            }
             s->running = l;
             int rv = uv_queue_work(s->loop, &s->req, work_cb, after_work_cb);
             ASSERT(rv == 0);

@@ -56,6 +56,9 @@
 #define SIMB_RF 3
 #define SIMB_TOPICS 2
 #define SIMB_PARTITIONS 3 /* slots: t-0, t-1 and u-0 (simb_slots) */
+/* Segment files open at once over every simulated broker: fewer than the
+ * logs they hold, so parking and reopening happen all the time. */
+#define SIMB_LOG_FDS_MAX 3
 #define SIMB_MIN_INSYNC 2
 #define SIMB_LAG_MAX_MS 3000
 #define SIMB_SESSION_MS 2000

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "broker/log/log.h"
 #include "tests/lib/seed_loop.h"
 #include "tests/simb/simb.h"
 
@@ -57,10 +58,11 @@ int main(void)
                    w.n_fetched_bytes);
         }
     }
-    char totals[256];
+    char totals[320];
     snprintf(totals, sizeof totals, "acked=%ld consumed=%ld crashes=%ld "
              "disk_faults=%ld rot=%ld corrupt_found=%ld dir_failed=%ld "
-             "controller_kills=%ld elections=%ld", acked, consumed, crashes,
-             disk_faults, rot, found, dir_failed, ctl_kills, elections);
+             "controller_kills=%ld elections=%ld log_reopens=%" PRIu64,
+             acked, consumed, crashes, disk_faults, rot, found, dir_failed,
+             ctl_kills, elections, log_fds_reopens());
     return seed_loop_finish(&l, totals);
 }

@@ -898,6 +898,10 @@ bool simb_run(struct simb_world *w, uint64_t seed, bool trace)
         abort();
     }
     io_sim_install(w->disk);
+    /* A descriptor budget smaller than the logs the brokers hold: idle
+     * logs close their files and open them again when used, between the
+     * faults (broker/log/log_fds.c). */
+    log_fds_set_max(SIMB_LOG_FDS_MAX);
     if (meta_quorum_init(&w->q, 64) != RC_OK) {
         abort();
     }
