@@ -352,6 +352,20 @@ static void check_sessions(struct controller *c)
     }
 }
 
+/* Offline partitions whose leader may now be elected, as a duty this
+ * often: an unfence elects at most a batch's worth of its partitions
+ * (META_BATCH_RECORDS_MAX records), and a partition may become electable
+ * later (a topic's unclean.leader.election.enable set, say). */
+static void check_elections(struct controller *c)
+{
+    uint64_t now = controller_now_ms(c);
+    if (c->fence_queued || now < c->next_election_ms) {
+        return;
+    }
+    c->next_election_ms = now + CONTROLLER__ELECTION_RETRY_MS;
+    queue_duty(c, -1, true);
+}
+
 /* auto.leader.rebalance.enable: every leader.imbalance.check.interval,
  * the preferred-leader check (controller/plan_elect.h), as a duty. */
 static void check_imbalance(struct controller *c)
@@ -403,6 +417,7 @@ static void tick_cb(uv_timer_t *handle)
     }
     if (c->active) {
         check_sessions(c);
+        check_elections(c);
         check_imbalance(c);
     }
 }

@@ -46,6 +46,9 @@ struct ctl_op {
     struct ctl_op *riders;
 };
 
+/* How often the active controller elects what offline partitions it can. */
+#define CONTROLLER__ELECTION_RETRY_MS 1000
+
 struct controller {
     uv_loop_t *loop;
     struct controller_config cfg;
@@ -72,7 +75,8 @@ struct controller {
     uint64_t n_alter_requests;   /* AlterPartition requests planned */
     struct raft_apply apply_req;
     bool fence_queued;           /* a duty is queued or in flight */
-    uint64_t next_election_ms;   /* periodic retry of offline partitions */
+    uint64_t next_election_ms;   /* periodic retry of offline partitions
+                                  * (CONTROLLER__ELECTION_RETRY_MS) */
     uint64_t next_rebalance_ms;  /* leader.imbalance.check.interval */
     bool stopping;
     int handles_open;

@@ -838,3 +838,77 @@ Test(controller, two_followers_restarted_together_both_rejoin_every_isr)
     cr_assert(wait_isrs("t", b3, PARTITIONS), "broker %d not back in every "
               "ISR", b3);
 }
+
+/* The partition of topic "u" in a fresh image: *leader and whether broker
+ * id is in its ISR. False when no image came. */
+static bool u_state(int32_t *leader, int32_t id, bool *in_isr)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    bool ok = cluster_image(&c, &img);
+    const struct meta_topic *t = ok ? meta_image_topic(&img, "u") : NULL;
+    if (t != NULL) {
+        *leader = t->partitions[0].leader;
+        *in_isr = meta_replica_set_contains(&t->partitions[0].isr, id);
+    }
+    meta_image_free(&img);
+    return t != NULL;
+}
+
+/* An offline partition whose topic comes to allow unclean elections is
+ * elected without a broker event: the active controller retries offline
+ * partitions every second, as it must anyway for those an unfence could
+ * not elect in one batch. */
+Test(controller, an_offline_partition_is_elected_once_its_topic_allows_it)
+{
+    start_ready(3, 2);
+    cr_assert_eq(cluster_create_topic(&c, "u", 1, 2), KAFKA_ERROR_NONE);
+    int32_t leader = META_NO_LEADER;
+    bool in_isr = false;
+    uint64_t deadline = cluster_now_ms() + 30000;
+    while (cluster_now_ms() < deadline &&
+           !(u_state(&leader, c.brokers[0].id, &in_isr) &&
+             leader != META_NO_LEADER)) {
+    }
+    cr_assert_neq(leader, META_NO_LEADER);
+    int lead = c.brokers[0].id == leader ? 0 : 1;
+    int other = 1 - lead;
+    int32_t other_id = c.brokers[other].id;
+    /* The follower goes, then the leader: offline, the leader its ISR. */
+    cluster_node_signal(&c, &c.brokers[other], SIGKILL, true);
+    deadline = cluster_now_ms() + 30000;
+    while (cluster_now_ms() < deadline &&
+           !(u_state(&leader, other_id, &in_isr) && !in_isr)) {
+    }
+    cr_assert_not(in_isr, "broker %d left the ISR", other_id);
+    cluster_node_signal(&c, &c.brokers[lead], SIGKILL, true);
+    deadline = cluster_now_ms() + 30000;
+    while (cluster_now_ms() < deadline &&
+           !(u_state(&leader, other_id, &in_isr) &&
+             leader == META_NO_LEADER)) {
+    }
+    cr_assert_eq(leader, META_NO_LEADER, "offline");
+    cluster_node_start(&c, &c.brokers[other]);
+    bool unfenced = false;
+    deadline = cluster_now_ms() + 30000;
+    struct meta_image img;
+    meta_image_init(&img);
+    while (!unfenced && cluster_now_ms() < deadline) {
+        const struct meta_broker *b =
+            cluster_image(&c, &img) ? meta_image_broker(&img, other_id) : NULL;
+        unfenced = b != NULL && !b->fenced;
+    }
+    meta_image_free(&img);
+    cr_assert(unfenced, "broker %d back", other_id);
+    cr_assert(u_state(&leader, other_id, &in_isr));
+    cr_assert_eq(leader, META_NO_LEADER, "not in the ISR: no clean leader");
+    cr_assert_eq(kafka_wire_set_config(c.brokers[other].port, 2, "u",
+                                       "unclean.leader.election.enable",
+                                       "true"),
+                 KAFKA_ERROR_NONE);
+    deadline = cluster_now_ms() + 15000;
+    while (cluster_now_ms() < deadline &&
+           !(u_state(&leader, other_id, &in_isr) && leader == other_id)) {
+    }
+    cr_assert_eq(leader, other_id, "elected (unclean) by the retry");
+}

@@ -112,11 +112,17 @@ void kafka_wire_answer_free(struct kafka_wire_answer *ans)
 int16_t kafka_wire_set_broker_config(int port, const char *broker,
                                      const char *name, const char *value)
 {
+    return kafka_wire_set_config(port, 4 /* broker */, broker, name, value);
+}
+
+int16_t kafka_wire_set_config(int port, int8_t type, const char *resource,
+                              const char *name, const char *value)
+{
     struct kafka_AlterableConfig cfg = {
         slice_from_str(name), value != NULL ? 0 : 1, /* SET, DELETE */
         value != NULL ? slice_from_str(value) : slice_null()};
-    struct kafka_AlterConfigsResource res = {4 /* broker */,
-                                             slice_from_str(broker), &cfg, 1};
+    struct kafka_AlterConfigsResource res = {type, slice_from_str(resource),
+                                             &cfg, 1};
     struct kafka_IncrementalAlterConfigsRequest rq = {&res, 1, false};
     struct writer w;
     writer_init(&w, 1024);

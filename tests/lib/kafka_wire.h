@@ -90,6 +90,9 @@ int kafka_wire_dec_create(struct reader *r, int16_t v, struct arena *a,
  * REQUEST_TIMED_OUT when no answer came. */
 int16_t kafka_wire_set_broker_config(int port, const char *broker,
                                      const char *name, const char *value);
+/* The same on any resource: type 2 a topic, 4 a broker. */
+int16_t kafka_wire_set_config(int port, int8_t type, const char *resource,
+                              const char *name, const char *value);
 
 /* AlterPartitionReassignments v0 of one partition through the broker at
  * port: to replicas[0..n), or a cancel when replicas is NULL. The
