@@ -432,13 +432,16 @@ int log_read(struct log *l, int64_t offset, int64_t max_bytes,
              int64_t max_offset, struct log_span *span)
 {
     *span = (struct log_span){.fd = -1, .first_offset = offset};
-    int fds_rv = log_fds_use(l);
-    if (fds_rv != RC_OK) {
-        return fds_rv;
-    }
     int64_t end = log_end_offset(l);
     if (offset < log_start_offset(l) || offset > end) {
         return RC_OUT_OF_RANGE;
+    }
+    if (offset == end) {
+        return RC_OK; /* nothing yet: an idle reader opens no file */
+    }
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
     }
     if (max_offset > end) {
         max_offset = end;
