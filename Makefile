@@ -466,8 +466,11 @@ $(BUILD)/cli/cmd/web/web_page.o: cli/cmd/web/index.html
 clean:
 	rm -rf build
 
+# The planted copies' too: a header they include changes their layout
+# (a stale one wrote into the wrong fields of struct log).
 -include $(LIB_OBJ:.o=.d) $(UNIT_OBJ:.o=.d) $(INTEGRATION_OBJ:.o=.d) \
     $(SIM_OBJ:.o=.d) $(SIMCTL_OBJ:.o=.d) $(SIMB_OBJ:.o=.d) \
+    $(wildcard $(BUILD)/planted/*.d) \
     $(patsubst %.c,$(BUILD)/%.d,$(CLI_SRC) controller/main.c broker/main.c) \
     $(FUZZ_CODEC_OBJ:.o=.d) $(FUZZ_DIR)/tests/fuzz/fuzz_kafka_request.d \
     $(FUZZ_DIR)/tests/fuzz/fuzz_corpus.d $(FUZZ_RECORD_OBJ:.o=.d) \
