@@ -16,6 +16,10 @@ measures
                largest growth from the idle broker (measured before the
                topics exist) to ready, over the replicas it hosts;
   idle_cpu     per broker, percent of a core, over IDLE_S seconds;
+  busy_mb_s    a saturating producer (librdkafka's defaults, acks=all,
+               100-byte records) on one more partition beside the idle
+               ones: the ratio line compares it with the smallest count
+               (run with 1 as the smallest for "no others");
   failover_s   a SIGKILLed broker: until no partition names it leader
                in broker 2's metadata, beyond the session timeout (3 s
                here);
@@ -44,6 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 SESSION_S = 3.0   # broker.session.timeout.ms of deploy/cluster.sh
 IDLE_S = float(os.environ.get("SCALE_IDLE_S", "20"))
+BUSY_RECORDS = int(os.environ.get("SCALE_BUSY_RECORDS", "300000"))
+BUSY_RECORD_BYTES = 100
 DEADLINE_S = float(os.environ.get("SCALE_DEADLINE_S", "600"))
 TICK = os.sysconf("SC_CLK_TCK")
 PER_TOPIC = 10000  # partitions of one topic at most (META_PARTITIONS_MAX)
@@ -214,6 +220,7 @@ def measure(build, count):
         after = [proc_cpu_s(p) for p in pids]
         res["idle_cpu"] = max(100.0 * (a - b) / IDLE_S
                               for a, b in zip(after, before))
+        res["busy_mb_s"] = busy_throughput(c)
         c.sh("kill", "broker-1")
         t1 = time.monotonic()
         led = wait(lambda: (lambda ps: ps is not None and all(
@@ -228,6 +235,23 @@ def measure(build, count):
     return res
 
 
+def busy_throughput(c):
+    """MB/s of a saturating producer (librdkafka's defaults, acks=all)
+    on one more partition, beside the idle ones; None if it failed."""
+    r = c.cli("topics", "create", "busy", "--partitions", "1",
+              "--replication-factor", "3", timeout=120)
+    if r.returncode != 0:
+        return None
+    r = c.cli("bench", "produce", "--topic", "busy", "--records",
+              str(BUSY_RECORDS), "--record-size", str(BUSY_RECORD_BYTES),
+              "--acks", "all", timeout=600)
+    m = re.search(r"RESULT .*\brecords=(\d+) record_bytes=(\d+).*"
+                  r"\bseconds=([\d.]+)", r.stdout)
+    if r.returncode != 0 or m is None:
+        return None
+    return int(m.group(1)) * int(m.group(2)) / float(m.group(3)) / 1e6
+
+
 def fmt(v):
     if v is None:
         return "timeout"
@@ -235,7 +259,7 @@ def fmt(v):
 
 
 KEYS = ("create_s", "ready_s", "expired", "rss_mb", "kb_per_replica", "fds", "idle_cpu",
-        "failover_s", "rejoin_s")
+        "busy_mb_s", "failover_s", "rejoin_s")
 
 
 def main():
