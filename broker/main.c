@@ -114,7 +114,8 @@ static const struct config_def broker_defs[] = {
     {"max.incremental.fetch.session.cache.slots", CONFIG_INT, "1000", 0,
      1000000, "incremental fetch sessions (KIP-227) kept at once"},
     /* Not Kafka's (which keeps every segment open): 0 takes half of the
-     * descriptor limit, raised to its hard limit at start. */
+     * descriptor limit, its soft value raised to the hard one at start;
+     * a value set leaves the limit as it is. */
     {"log.fds.max", CONFIG_LONG, "0", 0, 100000000,
      "segment files open at once; past it idle logs close theirs "
      "(0: half the process's descriptor limit)"},
@@ -419,14 +420,16 @@ static int broker_log_dir(const struct config *cfg,
 }
 
 /* The throttles and the replica manager, which opens the logs in dir. */
-/* The descriptor budget of the logs: log.fds.max, or half of the
- * process's limit, whose soft value is first raised to the hard one. */
+/* The descriptor budget of the logs: log.fds.max as set (the limit left
+ * as it is), or by default half of the process's limit, whose soft value
+ * is first raised to the hard one. */
 static void set_fds_budget(struct broker *b, const struct config *cfg)
 {
     struct rlimit lim = {0, 0};
     size_t half = 0;
+    int64_t max = config_long(cfg, "log.fds.max");
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-        if (lim.rlim_cur < lim.rlim_max) {
+        if (max == 0 && lim.rlim_cur < lim.rlim_max) {
             struct rlimit raised = {lim.rlim_max, lim.rlim_max};
             if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
                 lim = raised;
@@ -434,7 +437,6 @@ static void set_fds_budget(struct broker *b, const struct config *cfg)
         }
         half = lim.rlim_cur == RLIM_INFINITY ? 0 : (size_t)lim.rlim_cur / 2;
     }
-    int64_t max = config_long(cfg, "log.fds.max");
     size_t budget = max > 0 ? (size_t)max : half;
     log_fds_set_max(budget);
     TRACE_INFO(&b->tracer, "segment files open at once: at most %zu "

@@ -92,8 +92,9 @@ static bool check_pinned(const struct log *l, const struct log_segment *seg)
 
 static bool parkable(const struct log *l)
 {
-    if (l->parked || l->closing || log_busy(l) || l->cleaning != NULL ||
-        l->dir_dirty) {
+    /* An unsynced directory entry does not matter here: the directory
+     * is synced by name, whatever files are open. */
+    if (l->parked || l->closing || log_busy(l) || l->cleaning != NULL) {
         return false;
     }
     for (size_t i = 0; i < l->n_segs; i++) {

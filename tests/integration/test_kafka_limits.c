@@ -49,6 +49,9 @@
 #define LIMITS_TOPICS 6          /* of LIMITS_PARTITIONS partitions: more */
 #define LIMITS_PARTITIONS 50     /* logs than those fds can open */
 #define LIMITS_BACKOFF_SETTLE_S 5 /* before the starved broker's cost is read */
+/* The budgeted broker's limit: fewer descriptors than its logs, room for
+ * the connections a restart brings. */
+#define LIMITS_BUDGET_NOFILE 256
 
 static struct cluster c;
 
@@ -150,11 +153,19 @@ static void served(const char *after, bool write)
     do {
         err = kafka_wire_produce(&kc, LIMITS_HEALTH_TOPIC, 0, b.bytes, b.len,
                                  -1);
-        if (err != KAFKA_ERROR_NONE && !kafka_wire_connect(&kc,
-                                                          c.brokers[0].port)) {
+        if (err == KAFKA_ERROR_NONE) {
             break;
         }
-    } while (err != KAFKA_ERROR_NONE && cluster_now_ms() < deadline);
+        /* A new connection for the next try, the old one closed: a
+         * retry that leaked its connection filled a starved broker's
+         * descriptors by itself. */
+        kafka_client_close(&kc);
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* retry pause */
+        if (!kafka_wire_connect(&kc, c.brokers[0].port)) {
+            break;
+        }
+    } while (cluster_now_ms() < deadline);
     built_batch_free(&b);
     cr_assert_eq(err, KAFKA_ERROR_NONE, "acks=all produce after %s: %d",
                  after, err);
@@ -442,12 +453,10 @@ static void measure_idle_cost(int seconds, double *share, long *lines)
     *lines = file_lines(c.brokers[0].log) - lines0;
 }
 
-/* Out of file descriptors, the logs that cannot open wait with a growing
- * pause: they used to be retried on every loop turn (a busy core and
- * hundreds of thousands of ERROR lines a minute). */
-Test(kafka_limits, logs_that_cannot_open_back_off)
+/* Topics of more logs than nofile descriptors hold, then broker 1 killed
+ * and started again under that soft limit. */
+static void restart_starved(rlim_t nofile)
 {
-    start(NULL);
     for (int i = 0; i < LIMITS_TOPICS; i++) {
         char name[32];
         snprintf(name, sizeof name, "starved-%d", i);
@@ -459,10 +468,20 @@ Test(kafka_limits, logs_that_cannot_open_back_off)
     cluster_node_signal(&c, &c.brokers[0], SIGKILL, true);
     struct rlimit saved;
     cr_assert_eq(getrlimit(RLIMIT_NOFILE, &saved), 0);
-    struct rlimit low = {LIMITS_NOFILE, saved.rlim_max};
+    struct rlimit low = {nofile, saved.rlim_max};
     cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
     cluster_node_start(&c, &c.brokers[0]); /* inherits the low limit */
     cr_assert_eq(setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
+/* Out of file descriptors (a log.fds.max above the limit, kept as set),
+ * the logs that cannot open wait with a growing pause: they used to be
+ * retried on every loop turn (a busy core and hundreds of thousands of
+ * ERROR lines a minute). */
+Test(kafka_limits, logs_that_cannot_open_back_off)
+{
+    start("log.fds.max=1000000\n");
+    restart_starved(LIMITS_NOFILE);
     uint64_t deadline = cluster_now_ms() + 20000;
     while (!cluster_log_contains(&c.brokers[0], "cannot open its log") &&
            cluster_now_ms() < deadline) {
@@ -485,6 +504,33 @@ Test(kafka_limits, logs_that_cannot_open_back_off)
                  share * 100);
     cr_assert_lt(lines, 1000, "%ld log lines", lines);
     assert_alive("logs that cannot open");
+}
+
+/* With a descriptor budget below its limit, the starved broker opens
+ * every log: idle ones close their files (broker/log/log_fds.c), none
+ * fails to open, and it leads them all again. */
+Test(kafka_limits, a_descriptor_budget_opens_more_logs_than_descriptors)
+{
+    start("log.fds.max=16\n");
+    restart_starved(LIMITS_BUDGET_NOFILE);
+    int32_t want = LIMITS_TOPICS * LIMITS_PARTITIONS + 1; /* and health */
+    uint64_t deadline = cluster_now_ms() + 30000;
+    double hosted = 0;
+    while (cluster_now_ms() < deadline &&
+           (hosted = cluster_metric(
+                &c.brokers[0], "kafka_server_replicamanager_partitioncount")) <
+               want) {
+        struct timespec ts = {0, 500 * 1000 * 1000};
+        nanosleep(&ts, NULL); /* metrics poll interval (each a socket) */
+    }
+    cr_assert_eq(hosted, want, "every log open: %.0f of %d (log %s)", hosted,
+                 want, c.brokers[0].log);
+    cr_assert_not(cluster_log_contains(&c.brokers[0], "cannot open its log"),
+                  "no log failed to open (log %s)", c.brokers[0].log);
+    cr_assert_leq(cluster_metric(&c.brokers[0], "cairn_log_open_segment_files"),
+                  16.0);
+    cr_assert_gt(cluster_metric(&c.brokers[0], "cairn_log_parks_total"), 0);
+    assert_served("a descriptor budget below the logs");
 }
 
 /* The broker's only log dir stops taking writes (here: replaced by a

@@ -149,10 +149,10 @@ static void broker_config(struct cluster *c, struct cluster_node *n)
              "node.id=%d\nlisteners=PLAINTEXT://127.0.0.1:%d\n"
              "controller.quorum.voters=%s\nlog.dirs=%s\n"
              "broker.heartbeat.interval.ms=%lld\n"
-             "broker.session.timeout.ms=%lld\n%s",
+             "broker.session.timeout.ms=%lld\nmetrics.port=%d\n%s",
              n->id, n->port, rpc, log_dir,
              (long long)c->heartbeat_interval_ms,
-             (long long)c->session_timeout_ms,
+             (long long)c->session_timeout_ms, n->metrics_port,
              c->broker_extra_config != NULL ? c->broker_extra_config : "");
     snprintf(n->config, sizeof n->config, "%s/broker-%d.properties", c->dir,
              n->id);
@@ -228,7 +228,8 @@ void cluster_start(struct cluster *c, int n_controllers, int n_brokers)
         c->brokers[i] = (struct cluster_node){.id = (c->broker_ids_from_zero
                                                          ? 0
                                                          : 1) + i,
-                                              .port = free_port()};
+                                              .port = free_port(),
+                                              .metrics_port = free_port()};
     }
     for (int i = 0; i < n_controllers; i++) {
         controller_config(c, &c->controllers[i]);

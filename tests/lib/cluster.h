@@ -112,8 +112,8 @@ struct cluster_node *cluster_add_broker(struct cluster *c);
 /* bootstrap.servers for Kafka clients: every broker's listener. */
 void cluster_bootstrap(const struct cluster *c, char *out, size_t cap);
 
-/* The value of metric name in controller n's /metrics (a plain GET, a
- * 5 s deadline), or -1 when it cannot be read. */
+/* The value of metric name in node n's /metrics (a plain GET, a 5 s
+ * deadline), or -1 when it cannot be read. */
 double cluster_metric(const struct cluster_node *n, const char *name);
 
 /* True if the node's log file contains text. */
