@@ -155,34 +155,6 @@ static void start(struct kafka_client *kc, struct built_batch *b)
     meta_image_free(&img);
 }
 
-/* Reads one whole response frame from kc into a malloc'd buffer. */
-static uint8_t *recv_frame(struct kafka_client *kc, size_t *len)
-{
-    uint8_t head[KAFKA_FRAME_SIZE_BYTES];
-    size_t have = 0;
-    while (have < sizeof head) {
-        size_t got = 0;
-        cr_assert_eq(kafka_client_recv(kc, head + have, sizeof head - have,
-                                       &got),
-                     RC_OK, "%s", kc->error);
-        have += got;
-    }
-    struct reader r;
-    reader_init(&r, head, sizeof head);
-    size_t size = 0;
-    cr_assert_eq(kafka_frame_size_read(&r, 4, 1 << 24, &size), RC_OK);
-    uint8_t *buf = malloc(size);
-    cr_assert_not_null(buf);
-    for (have = 0; have < size;) {
-        size_t got = 0;
-        cr_assert_eq(kafka_client_recv(kc, buf + have, size - have, &got),
-                     RC_OK, "%s", kc->error);
-        have += got;
-    }
-    *len = size;
-    return buf;
-}
-
 /* A full request of both partitions from 0: a session with both. */
 static int32_t open_session(struct kafka_client *kc, int16_t v)
 {
@@ -351,7 +323,7 @@ Test(fetch_sessions, a_parked_incremental_fetch_ends_when_records_arrive)
     cr_assert_eq(kafka_wire_produce(&producer, "fs", 0, b.bytes, b.len, -1),
                  KAFKA_ERROR_NONE);
     size_t len = 0;
-    bytes = recv_frame(&kc, &len);
+    bytes = kafka_wire_recv_frame(&kc, &len);
     cr_assert_lt(cluster_now_ms() - t0, 30000, "answered by the records");
     struct reader r;
     reader_init(&r, bytes, len);

@@ -330,34 +330,6 @@ Test(kafka_fetch, an_unknown_topic_id_is_unknown_topic_id)
     kafka_client_close(&kc);
 }
 
-/* Reads one whole response frame from kc into a malloc'd buffer. */
-static uint8_t *recv_frame(struct kafka_client *kc, size_t *len)
-{
-    uint8_t head[KAFKA_FRAME_SIZE_BYTES];
-    size_t have = 0;
-    while (have < sizeof head) {
-        size_t got = 0;
-        cr_assert_eq(kafka_client_recv(kc, head + have, sizeof head - have,
-                                       &got),
-                     RC_OK, "%s", kc->error);
-        have += got;
-    }
-    struct reader r;
-    reader_init(&r, head, sizeof head);
-    size_t size = 0;
-    cr_assert_eq(kafka_frame_size_read(&r, 4, 1 << 24, &size), RC_OK);
-    uint8_t *buf = malloc(size);
-    cr_assert_not_null(buf);
-    for (have = 0; have < size;) {
-        size_t got = 0;
-        cr_assert_eq(kafka_client_recv(kc, buf + have, size - have, &got),
-                     RC_OK, "%s", kc->error);
-        have += got;
-    }
-    *len = size;
-    return buf;
-}
-
 Test(kafka_fetch, a_long_poll_by_topic_id_ends_when_records_arrive)
 {
     struct kafka_client kc;
@@ -390,7 +362,7 @@ Test(kafka_fetch, a_long_poll_by_topic_id_ends_when_records_arrive)
     cr_assert_eq(produce_flex(&kc, 11, "fid", &b, &base), KAFKA_ERROR_NONE);
     cr_assert_eq(base, 2);
     size_t len = 0;
-    uint8_t *resp = recv_frame(&poller, &len);
+    uint8_t *resp = kafka_wire_recv_frame(&poller, &len);
     cr_assert_lt(cluster_now_ms() - sent_ms, 30000,
                  "answered by the produce, not by MaxWaitMs");
     struct reader r;

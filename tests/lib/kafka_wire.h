@@ -29,6 +29,11 @@ uint8_t *kafka_wire_roundtrip(struct kafka_client *kc, int16_t key,
                               int16_t version, const struct writer *body,
                               size_t *len);
 
+/* Reads one whole response frame from kc (a request sent with
+ * kafka_client_send()) into a malloc'd buffer; *len its size. Asserts it
+ * came. */
+uint8_t *kafka_wire_recv_frame(struct kafka_client *kc, size_t *len);
+
 /* Produce v7 of one batch (batch[0..len), sent as it is) to
  * topic/partition with acks and the broker-side timeout_ms; the
  * partition's answer in *out (its scalar fields; no pointers). False when no answer that decodes came
