@@ -71,10 +71,8 @@ void fetch_session_remove(struct fetch_session_cache *c,
     }
 }
 
-void fetch_session_touch(struct fetch_session_cache *c,
-                         struct fetch_session *s, int64_t now_ms)
+void fetch_session_touch(struct fetch_session *s, int64_t now_ms)
 {
-    (void)c;
     s->last_used_ms = now_ms;
     bool old = now_ms - s->created_ms > FETCH_SESSION_EVICTION_MS;
     s->evictable_all = old;
@@ -109,7 +107,7 @@ enum fetch_session_mode fetch_session_begin(struct fetch_session_cache *c,
         *error = KAFKA_ERROR_INVALID_FETCH_SESSION_EPOCH;
         return FETCH_SESSION_ERROR;
     }
-    fetch_session_touch(c, found, now_ms);
+    fetch_session_touch(found, now_ms);
     found->epoch = fetch_session_next_epoch(found->epoch);
     *s = found;
     return FETCH_SESSION_INCREMENTAL;
@@ -210,7 +208,7 @@ struct fetch_session *fetch_session_create(struct fetch_session_cache *c,
     s->created_ms = now_ms;
     meta_index_init(&s->index);
     meta_index_init(&s->topic_index);
-    fetch_session_touch(c, s, now_ms);
+    fetch_session_touch(s, now_ms);
     c->sessions[c->n++] = s;
     return s;
 }

@@ -163,8 +163,7 @@ void fetch_session_remove(struct fetch_session_cache *c,
 
 /* Marks s used at now_ms (after partitions were added or removed, so
  * that its size counts). */
-void fetch_session_touch(struct fetch_session_cache *c,
-                         struct fetch_session *s, int64_t now_ms);
+void fetch_session_touch(struct fetch_session *s, int64_t now_ms);
 
 /* The epoch after epoch: +1, INT32_MAX -> 1, negative stays FINAL. */
 int32_t fetch_session_next_epoch(int32_t epoch);

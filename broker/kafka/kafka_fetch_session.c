@@ -348,12 +348,10 @@ static int32_t create_session(struct fetch_wait *w)
     if (s == NULL) {
         return FETCH_SESSION_ID_NONE;
     }
-    w->session = s;
     int rv = apply_request(w, s);
-    uint32_t *again = NULL;
+    uint32_t *again = NULL; /* answered with records or an error */
     if (rv == RC_OK) {
-        rv = arena_alloc(&w->arena, s->n > 0 ? s->n : 1, sizeof *again,
-                         (void **)&again);
+        rv = arena_alloc(&w->arena, n, sizeof *again, (void **)&again);
     }
     size_t n_again = 0;
     for (int32_t i = 0; rv == RC_OK && i < w->rq.TopicsCnt; i++) {
@@ -367,25 +365,19 @@ static int32_t create_session(struct fetch_wait *w)
             if (e != NULL && fetch_session_must_answer(
                                  e, r->HighWatermark, r->LogStartOffset,
                                  r->RecordsBytes, r->ErrorCode, true) &&
-                (r->RecordsBytes > 0 || r->ErrorCode != KAFKA_ERROR_NONE) &&
-                !e->pending && n_again < s->n) {
-                e->pending = true; /* dedupe; set_pending redoes it */
+                (r->RecordsBytes > 0 || r->ErrorCode != KAFKA_ERROR_NONE)) {
                 again[n_again++] = (uint32_t)(e - s->entries);
             }
         }
     }
-    w->session = NULL;
     if (rv != RC_OK) {
         fetch_session_remove(c, s);
         return FETCH_SESSION_ID_NONE;
     }
-    for (size_t k = 0; k < n_again; k++) {
-        s->entries[again[k]].pending = false;
-    }
     fetch_session_set_pending(s, again, n_again);
     s->seen_seq = w->seen_seq;
     s->seen_removals = w->seen_removals;
-    fetch_session_touch(c, s, now_ms(w));
+    fetch_session_touch(s, now_ms(w));
     return s->id;
 }
 

@@ -165,7 +165,7 @@ Test(fetch_session, stale_sessions_go_first)
     cr_assert_null(fetch_session_create(&c, false, -1, false, 100, 2000));
     /* Once a is unused for longer than the eviction time it goes. */
     int64_t later = FETCH_SESSION_EVICTION_MS + 1;
-    fetch_session_touch(&c, b, later);
+    fetch_session_touch(b, later);
     struct fetch_session *d = fetch_session_create(&c, false, -1, false, 1,
                                                    later);
     cr_assert_not_null(d);
@@ -191,8 +191,8 @@ Test(fetch_session, a_follower_evicts_a_consumer_and_size_decides)
     }
     int32_t small_id = small->id;
     int32_t big_id = big->id;
-    fetch_session_touch(&c, small, 10);
-    fetch_session_touch(&c, big, 10);
+    fetch_session_touch(small, 10);
+    fetch_session_touch(big, 10);
     /* Young consumers' sessions: another consumer may not evict them,
      * a follower may, taking the smallest. */
     cr_assert_null(fetch_session_create(&c, false, -1, false, 50, 20));
@@ -204,8 +204,8 @@ Test(fetch_session, a_follower_evicts_a_consumer_and_size_decides)
     /* Once old (unused less than the eviction time, created longer ago),
      * a consumer's session may go to a consumer worth as much. */
     int64_t old = FETCH_SESSION_EVICTION_MS + 100;
-    fetch_session_touch(&c, big, old);
-    fetch_session_touch(&c, f, old);
+    fetch_session_touch(big, old);
+    fetch_session_touch(f, old);
     cr_assert_null(fetch_session_create(&c, false, -1, false, 4, old),
                    "worth less than the 5 partitions it would evict");
     cr_assert_not_null(fetch_session_create(&c, false, -1, false, 6, old));
