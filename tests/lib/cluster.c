@@ -278,8 +278,16 @@ static void stop_all(struct cluster *c, struct cluster_node *nodes, int n)
     }
 }
 
+/* The last lines of each node's log, kept for the report of a failed
+ * test; only the integration tests' runner has it (the simulators link
+ * this file too). */
+void cluster_digest(const struct cluster *c) __attribute__((weak));
+
 void cluster_destroy(struct cluster *c)
 {
+    if (cluster_digest != NULL) {
+        cluster_digest(c); /* before the nodes log their shutdown */
+    }
     stop_all(c, c->brokers, c->n_brokers);
     stop_all(c, c->controllers, c->n_controllers);
     rpc_client_close(c->client);
