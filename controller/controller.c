@@ -296,6 +296,10 @@ static void request_cb(void *arg, struct rpc_conn *conn,
          * would be fenced for the controller's own backlog. */
         handlers_heard(c, req->broker_heartbeat->broker_id,
                        req->broker_heartbeat->broker_epoch);
+        if (handlers_heartbeat_at_once(c, op)) {
+            ctl_op_free(op);
+            return;
+        }
     }
     enqueue(c, op);
 }

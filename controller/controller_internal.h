@@ -73,6 +73,7 @@ struct controller {
     struct ctl_op *in_flight;    /* proposed, waiting for its commit */
     uint64_t n_proposals;        /* entries proposed while active */
     uint64_t n_alter_requests;   /* AlterPartition requests planned */
+    uint64_t n_heartbeats_at_once; /* answered ahead of the queue */
     struct raft_apply apply_req;
     bool fence_queued;           /* a duty is queued or in flight */
     uint64_t next_election_ms;   /* periodic retry of offline partitions
@@ -109,6 +110,9 @@ bool handlers_run(struct controller *c, struct ctl_op *op);
 
 /* Broker broker_id (at broker_epoch) was heard from now: its session is
  * renewed if that is its registered epoch. */
+/* Answers a heartbeat that changes nothing at once (true); false when it
+ * must wait its turn in the queue. */
+bool handlers_heartbeat_at_once(struct controller *c, struct ctl_op *op);
 void handlers_heard(struct controller *c, int32_t broker_id,
                     int64_t broker_epoch);
 /* handlers.c: answers op once its records are committed and applied. */

@@ -159,16 +159,45 @@ static void reply_heartbeat(struct controller *c, struct ctl_op *op)
     controller_reply(c, op, &resp);
 }
 
-static bool run_heartbeat(struct controller *c, struct ctl_op *op)
+static struct plan_heartbeat_req heartbeat_req(const struct ctl_op *op)
 {
     const Cairn__BrokerHeartbeatRequest *r = op->req->broker_heartbeat;
-    struct plan_heartbeat_req hr = {
+    return (struct plan_heartbeat_req){
         .broker_id = r->broker_id,
         .broker_epoch = r->broker_epoch,
         .current_metadata_offset = r->current_metadata_offset,
         .want_fence = r->want_fence,
         .want_shut_down = r->want_shut_down,
     };
+}
+
+/* A heartbeat that changes nothing (an unfenced broker with nothing to
+ * ask, a fenced one not yet caught up) is answered as it comes, ahead of
+ * the queue: behind thousands of AlterPartition requests, each waiting
+ * for its commit, its answer could take longer than a session, and the
+ * broker, which sends its next heartbeat only after this one's answer,
+ * would be fenced for the controller's own backlog. True when answered;
+ * otherwise the queue runs it (run_heartbeat()). */
+bool handlers_heartbeat_at_once(struct controller *c, struct ctl_op *op)
+{
+    struct plan_heartbeat_req hr = heartbeat_req(op);
+    struct plan_records recs;
+    plan_records_init(&recs);
+    int rv = plan_heartbeat(&c->fsm.image, &hr, handlers_unclean_default(c),
+                            &recs, &op->heartbeat);
+    bool at_once = rv == RC_OK && recs.n == 0 && !recs.more &&
+                   op->heartbeat.error == KAFKA_ERROR_NONE;
+    plan_records_free(&recs);
+    if (at_once) {
+        c->n_heartbeats_at_once++;
+        reply_heartbeat(c, op);
+    }
+    return at_once;
+}
+
+static bool run_heartbeat(struct controller *c, struct ctl_op *op)
+{
+    struct plan_heartbeat_req hr = heartbeat_req(op);
     handlers_heard(c, hr.broker_id, hr.broker_epoch);
     struct plan_records recs;
     plan_records_init(&recs);

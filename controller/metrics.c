@@ -59,4 +59,12 @@ void controller_metrics_render(void *arg, struct writer *w)
                      "AlterPartition requests planned (several "
                      "queued from one leader share a proposal)",
                      (double)c->n_alter_requests);
+    http_metrics_one(w, "cairn_controller_heartbeats_at_once_total",
+                     "counter",
+                     "broker heartbeats that changed nothing, answered "
+                     "ahead of the queue",
+                     (double)c->n_heartbeats_at_once);
+    gauge(w, "cairn_controller_queue_length",
+          "requests waiting for their turn (one proposal at a time)",
+          (double)c->queue_len);
 }

@@ -912,3 +912,52 @@ Test(controller, an_offline_partition_is_elected_once_its_topic_allows_it)
     }
     cr_assert_eq(leader, other_id, "elected (unclean) by the retry");
 }
+
+/* A heartbeat that changes nothing is answered at once, whatever waits
+ * in the queue: with both other controllers stopped, a CreateTopics stays
+ * in flight (it cannot commit), and a heartbeat queued behind it would
+ * wait as long. A broker sends its next heartbeat only after an answer,
+ * so behind a backlog of proposals (thousands of ISR changes) it would
+ * be fenced for the controller's own slowness. */
+Test(controller, a_heartbeat_is_answered_ahead_of_a_stuck_proposal)
+{
+    memset(&c, 0, sizeof c);
+    c.election_timeout_ms = 5000; /* the active one stays while alone */
+    cluster_start(&c, 3, 1);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 60000));
+    int active = cluster_active(&c);
+    cr_assert_geq(active, 0);
+    struct meta_image img;
+    meta_image_init(&img);
+    cr_assert(cluster_image(&c, &img));
+    const struct meta_broker *b = meta_image_broker(&img, c.brokers[0].id);
+    cr_assert_not_null(b);
+    Cairn__BrokerHeartbeatRequest hb = CAIRN__BROKER_HEARTBEAT_REQUEST__INIT;
+    hb.has_broker_id = hb.has_broker_epoch = true;
+    hb.has_current_metadata_offset = true;
+    hb.broker_id = b->id;
+    hb.broker_epoch = b->epoch;
+    hb.current_metadata_offset = img.offset;
+    meta_image_free(&img);
+    for (int i = 0; i < c.n_controllers; i++) {
+        if (i != active) {
+            cluster_node_signal(&c, &c.controllers[i], SIGSTOP, false);
+        }
+    }
+    cr_assert_eq(cluster_create_topic_on(&c, active, "stuck", 1, 1, 300),
+                 KAFKA_ERROR_REQUEST_TIMED_OUT, "the proposal committed");
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_BROKER_HEARTBEAT;
+    req.broker_heartbeat = &hb;
+    Cairn__Response *r = cluster_call(&c, active, &req, 1500);
+    cr_assert_not_null(r, "no answer while a proposal waits for its commit");
+    cr_assert_eq(r->error_code, KAFKA_ERROR_NONE);
+    cr_assert_not_null(r->broker_heartbeat);
+    cr_assert_not(r->broker_heartbeat->is_fenced);
+    cairn__response__free_unpacked(r, NULL);
+    for (int i = 0; i < c.n_controllers; i++) {
+        if (i != active) {
+            cluster_node_signal(&c, &c.controllers[i], SIGCONT, false);
+        }
+    }
+}
