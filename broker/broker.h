@@ -13,6 +13,7 @@
 
 #include "common/event_ring.h"
 #include "common/limits.h"
+#include "common/loop_watch.h"
 #include "common/net/http_metrics.h"
 #include "broker/group/coordinator.h"
 #include "broker/image_wait.h"
@@ -58,6 +59,7 @@ struct broker {
     bool forward_open;             /* kafka_forward_start() .. _close() */
     uv_signal_t sig_term;
     uv_signal_t sig_int;
+    struct loop_watch loop_watch;  /* the loop's stalls */
     bool stopping;
     struct http_metrics *metrics;  /* metrics.port; NULL when off */
     struct event_ring events;      /* the tracer's event lines, /events */

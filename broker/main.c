@@ -391,6 +391,7 @@ static void done_cb(void *arg)
     membership_close(b->membership);
     uv_close((uv_handle_t *)&b->sig_term, NULL);
     uv_close((uv_handle_t *)&b->sig_int, NULL);
+    loop_watch_close(&b->loop_watch);
 }
 
 static void signal_cb(uv_signal_t *handle, int signum)
@@ -694,6 +695,7 @@ int main(int argc, char **argv)
     b.sig_term.data = b.sig_int.data = &b;
     uv_signal_start(&b.sig_term, signal_cb, SIGTERM);
     uv_signal_start(&b.sig_int, signal_cb, SIGINT);
+    loop_watch_start(&b.loop_watch, b.loop, LOOP_WATCH_WARN_MS, &b.tracer);
     uv_run(b.loop, UV_RUN_DEFAULT);
     uv_loop_close(b.loop);
     b.tracer.events = NULL;

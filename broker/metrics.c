@@ -195,6 +195,12 @@ static void files_and_sessions(struct writer *w, const struct broker *b)
     counter(w, "cairn_log_parks_total",
             "logs parked (files closed) to keep within log.fds.max",
             (double)log_fds_parks());
+    counter(w, "cairn_loop_stalls_total",
+            "times the event loop stood still for a second or more",
+            (double)b->loop_watch.stalls);
+    gauge(w, "cairn_loop_stall_max_ms",
+          "the longest the event loop stood still, in ms",
+          (double)b->loop_watch.max_ms);
     gauge(w, "kafka_server_fetchsessioncache_numincrementalfetchsessions",
           "incremental fetch sessions (KIP-227)",
           (double)b->fetch_sessions.n);

@@ -11,6 +11,7 @@
 #include "common/config.h"
 #include "common/daemon.h"
 #include "common/event_ring.h"
+#include "common/loop_watch.h"
 #include "common/net/http_metrics.h"
 #include "common/rc.h"
 #include "controller/controller.h"
@@ -107,6 +108,7 @@ static int build_config(const struct config *cfg,
 
 static uv_signal_t sig_term;
 static uv_signal_t sig_int;
+static struct loop_watch loop_watch; /* the loop's stalls, logged */
 static struct controller *controller;
 static struct http_metrics *metrics;
 static struct event_ring events; /* the tracer's event lines, /events */
@@ -117,6 +119,7 @@ static void stopped_cb(void *arg)
     (void)arg;
     uv_close((uv_handle_t *)&sig_term, NULL);
     uv_close((uv_handle_t *)&sig_int, NULL);
+    loop_watch_close(&loop_watch);
 }
 
 static void signal_cb(uv_signal_t *handle, int signum)
@@ -173,6 +176,7 @@ int main(int argc, char **argv)
     uv_signal_init(loop, &sig_int);
     uv_signal_start(&sig_term, signal_cb, SIGTERM);
     uv_signal_start(&sig_int, signal_cb, SIGINT);
+    loop_watch_start(&loop_watch, loop, LOOP_WATCH_WARN_MS, &tracer);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
     tracer.events = NULL;
