@@ -684,6 +684,8 @@ int follower_start(struct follower **out, uv_loop_t *loop,
     rf->tracer = tracer;
     snprintf(rf->client_id, sizeof rf->client_id, "cairn-replica-%d",
              cfg->self);
+    uv_timer_init(loop, &rf->plan_timer);
+    rf->plan_timer.data = rf;
     *out = rf;
     return RC_OK;
 }
@@ -741,9 +743,14 @@ static struct fetcher *new_fetcher(struct follower *rf,
     return f;
 }
 
-void follower_plan(struct follower *rf)
+/* Leadership changed: fetchers for the leaders followed now, none for
+ * the others, each looking at every partition again. A walk of every
+ * partition. */
+static void plan_now(struct follower *rf)
 {
     const struct meta_image *img = rf->ps->img;
+    rf->planned_ms = uv_now(rf->loop);
+    rf->plan_due = false;
     for (struct fetcher *f = rf->list; f != NULL; f = f->next) {
         f->errors = false;
         f->rescan = true; /* leaderships changed: every partition */
@@ -783,6 +790,35 @@ void follower_plan(struct follower *rf)
     }
 }
 
+static void plan_timer_cb(uv_timer_t *t)
+{
+    plan_now(t->data);
+}
+
+/* At most one plan per FOLLOWER__PLAN_INTERVAL_MS: the first change
+ * after a quiet spell is planned at once, the ones that follow it
+ * closely (a metadata change applied a budget per turn, the logs of
+ * thousands of new partitions opened a batch per turn) together at the
+ * end of the interval. Each plan walks every partition, so planning per
+ * batch would cost the square of the partitions. */
+void follower_plan(struct follower *rf)
+{
+    uint64_t now = uv_now(rf->loop);
+    uint64_t next = rf->planned_ms + FOLLOWER__PLAN_INTERVAL_MS;
+    if (rf->planned_ms == 0 || now >= next) {
+        uv_timer_stop(&rf->plan_timer);
+        plan_now(rf);
+    } else if (!rf->plan_due) {
+        rf->plan_due = true;
+        uv_timer_start(&rf->plan_timer, plan_timer_cb, next - now, 0);
+    }
+}
+
+static void plan_timer_closed_cb(uv_handle_t *h)
+{
+    free(h->data);
+}
+
 void follower_close(struct follower *rf)
 {
     while (rf->list != NULL) {
@@ -790,5 +826,6 @@ void follower_close(struct follower *rf)
         rf->list = f->next;
         kill_fetcher(f);
     }
-    free(rf);
+    uv_timer_stop(&rf->plan_timer);
+    uv_close((uv_handle_t *)&rf->plan_timer, plan_timer_closed_cb);
 }

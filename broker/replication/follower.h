@@ -73,7 +73,10 @@ MUST_CHECK int follower_start(struct follower **out,
                               struct tracer *tracer);
 
 /* Leadership changed somewhere: opens fetchers to new leaders, closes
- * those nobody follows any more, and starts idle ones. Uses ps->img. */
+ * those nobody follows any more, and starts idle ones. Uses ps->img.
+ * Changes close together are planned together, at most one plan per
+ * FOLLOWER__PLAN_INTERVAL_MS (200 ms): the first at once, the rest at
+ * the end of the interval. */
 void follower_plan(struct follower *rf);
 
 /* Closes every connection; memory goes as the loop runs. */

@@ -21,6 +21,8 @@
 /* Every partition is looked at again this often even in an incremental
  * session, whatever changed meanwhile (a repair's cut, say). */
 #define FETCHER__RESCAN_MS 5000
+/* Plans (a walk of every partition) are this far apart at least. */
+#define FOLLOWER__PLAN_INTERVAL_MS 200
 
 /* A partition in the request in flight. */
 struct sent_part {
@@ -94,6 +96,9 @@ struct follower {
     struct tracer *tracer;
     struct fetcher *list;
     char client_id[32];
+    uv_timer_t plan_timer;  /* the plan held back (follower_plan()) */
+    uint64_t planned_ms;    /* when the last plan ran; 0: never */
+    bool plan_due;          /* a plan waits for plan_timer */
 };
 
 /* follower.c: the loop's time; waits for p's log end to be durable

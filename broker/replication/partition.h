@@ -130,6 +130,7 @@ struct partition {
     bool alter_in_flight;             /* an AlterPartition is out */
     int64_t alter_sent_ms;            /* when the last one went */
     bool wake_queued;                 /* in the owner's wake list */
+    bool role_queued;                 /* in the owner's roles to apply */
     /* The owner's list of partitions by their last change (append, high
      * watermark, log start, leadership), newest first, for fetch
      * sessions to find what changed since they last looked. */

@@ -119,6 +119,7 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
     open_retry_init(&ps->retry);
     ps->jitter = uv_hrtime() | 1;
     ps->full_pass = true; /* the first image is all new */
+    ps->apply_budget_ns = PARTITIONS_APPLY_BUDGET_MS * 1000000ull;
     int rv = file_mkdirs(ps->log_dir);
     if (rv == RC_OK) {
         rv = record_validator_new(&ps->validator);
@@ -805,10 +806,14 @@ static bool hosts(const struct replica_manager *ps,
 
 static void open_pending(struct replica_manager *ps);
 
+static bool apply_queued(struct replica_manager *ps);
+static void followers_changed(struct replica_manager *ps, bool changed);
+
 static void more_cb(uv_idle_t *handle)
 {
     struct replica_manager *ps = handle->data;
     uv_idle_stop(handle);
+    followers_changed(ps, apply_queued(ps));
     open_pending(ps);
 }
 
@@ -857,21 +862,52 @@ static void retry_arm(struct replica_manager *ps, uint64_t now)
                    0);
 }
 
+/* Appends (topic_id, id) to a queue of partitions; false when out of
+ * memory. */
+static bool push_key(struct replica_manager_pending **q, size_t *n,
+                     size_t *cap, const struct meta_uuid *topic_id,
+                     int32_t id)
+{
+    if (*n == *cap) {
+        size_t grown_cap = *cap == 0 ? 64 : *cap * 2;
+        void *grown = realloc(*q, grown_cap * sizeof **q);
+        if (grown == NULL) {
+            return false;
+        }
+        *q = grown;
+        *cap = grown_cap;
+    }
+    (*q)[(*n)++] = (struct replica_manager_pending){*topic_id, id};
+    return true;
+}
+
 /* Queues partition id of topic_id to be opened. */
 static void push_pending(struct replica_manager *ps,
                          const struct meta_uuid *topic_id, int32_t id)
 {
-    if (ps->n_pending == ps->cap_pending) {
-        size_t cap = ps->cap_pending == 0 ? 64 : ps->cap_pending * 2;
-        void *grown = realloc(ps->pending, cap * sizeof *ps->pending);
-        if (grown == NULL) {
-            return; /* the next full pass finds it again */
-        }
-        ps->pending = grown;
-        ps->cap_pending = cap;
+    if (!push_key(&ps->pending, &ps->n_pending, &ps->cap_pending, topic_id,
+                  id)) {
+        ps->full_pass = true; /* the next pass finds it again */
     }
-    ps->pending[ps->n_pending++] =
-        (struct replica_manager_pending){*topic_id, id};
+}
+
+/* Queues partition id of topic_id to take the role the image gives it
+ * (apply_queued()), once: a partition already queued is not again. */
+static void push_role(struct replica_manager *ps,
+                      const struct meta_uuid *topic_id, int32_t id)
+{
+    struct partition *p = find_by_id(ps, topic_id, id);
+    if (p != NULL && p->role_queued) {
+        return;
+    }
+    if (!push_key(&ps->to_apply, &ps->n_to_apply, &ps->cap_to_apply,
+                  topic_id, id)) {
+        ps->full_pass = true; /* the next pass finds it again */
+        return;
+    }
+    if (p != NULL) {
+        p->role_queued = true;
+    }
 }
 
 /* Ends the deferral of this thread's syncs (common/io.h) and makes what
@@ -1001,10 +1037,11 @@ static void open_pending(struct replica_manager *ps)
 }
 
 /* The whole image: queues what is missing to be opened (open_pending()),
- * drops what is no longer hosted. True when a leadership changed. */
-static bool apply_all(struct replica_manager *ps, const struct meta_image *img)
+ * and what is open to take its role (apply_queued()); drops what is no
+ * longer hosted. True when it dropped one. */
+static bool queue_all(struct replica_manager *ps, const struct meta_image *img)
 {
-    bool changed = false;
+    bool dropped = false;
     uint64_t now = uv_now(ps->loop);
     ps->full_pass = false;
     for (size_t i = 0; i < ps->n; i++) {
@@ -1030,30 +1067,34 @@ static bool apply_all(struct replica_manager *ps, const struct meta_image *img)
                 continue;
             }
             p->seen = true;
-            changed |= follow_leadership(ps, p, topic, mp);
+            push_role(ps, &topic->id, id);
         }
     }
     for (size_t i = ps->n; i > 0; i--) {
         if (!ps->parts[i - 1]->seen) {
             drop(ps, i - 1, true);
-            changed = true;
+            dropped = true;
         }
     }
     open_retry_prune(&ps->retry);
     retry_arm(ps, now);
-    return changed;
+    return dropped;
 }
 
 /* Partition id of topic t changed: it takes its role, is queued to be
- * opened when hosted but not open, or is dropped when no longer hosted.
- * True when its leadership changed or it was dropped. */
+ * opened when hosted but not open, or is dropped when no longer hosted
+ * (or its topic is gone: t NULL). True when its leadership changed or
+ * it was dropped. */
 static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
-                      int32_t id)
+                      const struct meta_uuid *topic_id, int32_t id)
 {
-    const struct meta_partition *mp = &t->partitions[id];
-    struct partition *p = find_by_id(ps, &t->id, id);
-    ps->visits++;
-    if (!hosts(ps, mp)) {
+    struct partition *p = find_by_id(ps, topic_id, id);
+    if (p != NULL) {
+        p->role_queued = false;
+    }
+    const struct meta_partition *mp =
+        t != NULL && id < t->n_partitions ? &t->partitions[id] : NULL;
+    if (mp == NULL || !hosts(ps, mp)) {
         if (p != NULL) {
             drop(ps, p->owner_pos, true);
             return true;
@@ -1062,43 +1103,70 @@ static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
     }
     if (p == NULL) {
         if (!ps->dir_failed) {
-            push_pending(ps, &t->id, id);
+            push_pending(ps, topic_id, id);
         }
         return false;
     }
     return follow_leadership(ps, p, t, mp);
 }
 
-/* Only what c names (replica_manager_apply()). True when a leadership
+/* Queues what c names (replica_manager_apply()): each partition it names
+ * that is hosted or open, every one open when a broker or a default
  * changed. */
-static bool apply_changes(struct replica_manager *ps,
+static void queue_changes(struct replica_manager *ps,
                           const struct meta_image *img,
                           const struct meta_changes *c)
 {
-    bool changed = false;
-    for (size_t i = ps->n; c->hosted && i > 0; i--) {
-        struct partition *p = ps->parts[i - 1];
-        const struct meta_topic *t = meta_image_topic_by_id(img, &p->topic_id);
-        if (t == NULL || p->id >= t->n_partitions) {
-            ps->visits++;
-            drop(ps, i - 1, true); /* its topic was removed */
-            changed = true;
-        } else {
-            changed |= apply_one(ps, t, p->id);
-        }
+    for (size_t i = 0; c->hosted && i < ps->n; i++) {
+        ps->visits++;
+        push_role(ps, &ps->parts[i]->topic_id, ps->parts[i]->id);
     }
     for (size_t k = 0; k < c->n; k++) {
         const struct meta_change *ch = &c->items[k];
         const struct meta_topic *t = meta_image_topic_by_id(img, &ch->topic_id);
         if (t == NULL) {
-            continue; /* removed since: the hosted pass dropped it */
+            continue; /* removed since: the hosted pass drops it */
         }
         bool whole = ch->partition == META_INDEX_TOPIC;
         int32_t end = whole ? t->n_partitions : ch->partition + 1;
         for (int32_t id = whole ? 0 : ch->partition;
              id >= 0 && id < end && id < t->n_partitions; id++) {
-            changed |= apply_one(ps, t, id);
+            ps->visits++;
+            if (hosts(ps, &t->partitions[id]) ||
+                find_by_id(ps, &t->id, id) != NULL) {
+                push_role(ps, &t->id, id);
+            }
         }
+    }
+}
+
+/* Applies the queued roles, a turn's budget at a time (at least
+ * PARTITIONS_APPLY_MIN): a broker fenced elsewhere gives this one
+ * thousands of leaderships, each an epoch checkpoint written, and the
+ * loop must go on turning meanwhile (heartbeats, fetches). Their syncs
+ * are deferred to one syncfs per turn when bulk. The rest continue next
+ * turn. True when a leadership changed. */
+static bool apply_queued(struct replica_manager *ps)
+{
+    if (ps->closed || ps->img == NULL || ps->apply_next == ps->n_to_apply) {
+        return false;
+    }
+    uint64_t t0 = uv_hrtime();
+    bool deferred = defer_syncs(ps->n_to_apply - ps->apply_next);
+    bool changed = false;
+    for (size_t done = 0; ps->apply_next < ps->n_to_apply &&
+                          (done < PARTITIONS_APPLY_MIN ||
+                           uv_hrtime() - t0 < ps->apply_budget_ns);
+         done++) {
+        struct replica_manager_pending k = ps->to_apply[ps->apply_next++];
+        changed |= apply_one(ps, meta_image_topic_by_id(ps->img, &k.topic_id),
+                             &k.topic_id, k.id);
+    }
+    sync_deferred(ps, deferred, "the leader epochs of new roles");
+    if (ps->apply_next < ps->n_to_apply) {
+        uv_idle_start(&ps->more, more_cb); /* the rest next turn */
+    } else {
+        ps->n_to_apply = ps->apply_next = 0;
     }
     return changed;
 }
@@ -1108,11 +1176,14 @@ void replica_manager_apply(struct replica_manager *ps,
 {
     ps->img = img;
     const struct meta_changes *c = img->changes;
-    bool whole = c == NULL || c->all || ps->full_pass;
-    bool deferred = defer_syncs(whole || c->hosted ? ps->n : c->n);
-    bool changed = whole ? apply_all(ps, img) : apply_changes(ps, img, c);
-    sync_deferred(ps, deferred, "the leader epochs of new roles");
-    followers_changed(ps, changed);
+    bool dropped = false;
+    if (c == NULL || c->all || ps->full_pass) {
+        dropped = queue_all(ps, img);
+    } else {
+        queue_changes(ps, img, c);
+    }
+    bool changed = apply_queued(ps);
+    followers_changed(ps, dropped || changed);
     open_pending(ps);
 }
 
@@ -1123,6 +1194,9 @@ void replica_manager_close(struct replica_manager *ps)
     free(ps->pending);
     ps->pending = NULL;
     ps->n_pending = ps->cap_pending = ps->pending_next = 0;
+    free(ps->to_apply);
+    ps->to_apply = NULL;
+    ps->n_to_apply = ps->cap_to_apply = ps->apply_next = 0;
     save_checkpoint(ps, true);
     uv_close((uv_handle_t *)&ps->more, NULL);
     uv_close((uv_handle_t *)&ps->wake_idle, NULL);

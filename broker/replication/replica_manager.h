@@ -54,6 +54,10 @@
 
 #define PARTITIONS_OPENS_PER_TURN 128
 #define PARTITIONS_OPEN_BUDGET_MS 20
+/* Roles a metadata change gives are applied this long per loop turn, at
+ * least PARTITIONS_APPLY_MIN of them (replica_manager_apply()). */
+#define PARTITIONS_APPLY_BUDGET_MS 50
+#define PARTITIONS_APPLY_MIN 64
 /* Up to this many logs to open, or partitions changed, in one go, each
  * file written is synced as it is; past it the syncs wait for one
  * syncfs of the log directory. */
@@ -177,6 +181,14 @@ struct replica_manager {
     size_t n_pending;
     size_t cap_pending;
     size_t pending_next;         /* the next to open */
+    /* Partitions whose roles the image changed, to apply a turn's
+     * budget at a time (same shape as the logs to open). */
+    struct replica_manager_pending *to_apply;
+    size_t n_to_apply;
+    size_t cap_to_apply;
+    size_t apply_next;           /* the next to apply */
+    uint64_t apply_budget_ns;    /* PARTITIONS_APPLY_BUDGET_MS (tests
+                                  * set less) */
     bool closed;                 /* replica_manager_close() was called */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by

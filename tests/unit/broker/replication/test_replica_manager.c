@@ -116,7 +116,9 @@ static void leader_moves_to(int32_t leader)
 /* Runs the loop until every queued log is open (a batch per turn). */
 static void settle(void)
 {
-    for (int i = 0; i < 1000 && f.rm.pending_next < f.rm.n_pending; i++) {
+    for (int i = 0; i < 1000 && (f.rm.pending_next < f.rm.n_pending ||
+                                 f.rm.apply_next < f.rm.n_to_apply);
+         i++) {
         uv_run(&f.loop, UV_RUN_ONCE);
     }
     cr_assert_eq(f.rm.pending_next, f.rm.n_pending, "logs left unopened");
@@ -264,6 +266,69 @@ Test(replica_manager, a_change_visits_what_changed_not_every_partition)
     apply();
     cr_assert_eq(f.rm.visits, WIDE_PARTITIONS, "every partition: %llu",
                  (unsigned long long)f.rm.visits);
+    f.img.changes = NULL;
+    meta_changes_free(&c);
+}
+
+#define MANY 300 /* partitions of topic "m", all hosted here */
+
+static int became_at_tick = -1; /* f.n_became when the timer ran */
+
+static void tick_cb(uv_timer_t *t)
+{
+    became_at_tick = f.n_became;
+    uv_close((uv_handle_t *)t, NULL);
+}
+
+/* A broker fenced elsewhere makes this one leader of thousands of
+ * partitions at once, each an epoch checkpoint written: they are applied
+ * a budget at a time, and the loop turns in between (a heartbeat's timer
+ * runs before the last of them), instead of standing still for seconds
+ * and getting this broker fenced too. */
+Test(replica_manager, many_new_leaderships_are_applied_a_budget_per_turn)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    snprintf(r.u.topic.name, sizeof r.u.topic.name, "m");
+    r.u.topic.id.b[0] = 11;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    for (int32_t i = 0; i < MANY; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION};
+        r.u.partition.topic_id.b[0] = 11;
+        r.u.partition.partition = i;
+        r.u.partition.replicas = r.u.partition.isr = pair();
+        r.u.partition.leader = OTHER;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+    replica_manager_unfence(&f.rm);
+    apply();
+    cr_assert_eq(f.n_became, MANY, "%d followers", f.n_became);
+    struct meta_changes c;
+    meta_changes_init(&c);
+    f.img.changes = &c;
+    for (int32_t i = 0; i < MANY; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION_CHANGE};
+        r.u.partition_change.topic_id.b[0] = 11;
+        r.u.partition_change.partition = i;
+        r.u.partition_change.leader = SELF;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+    f.n_became = 0;
+    f.rm.apply_budget_ns = 0; /* the least each turn */
+    uv_timer_t tick;
+    uv_timer_init(&f.loop, &tick);
+    uv_timer_start(&tick, tick_cb, 0, 0);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.n_became, PARTITIONS_APPLY_MIN, "%d in the first turn",
+                 f.n_became);
+    settle();
+    cr_assert_eq(f.n_became, MANY, "%d leaders in the end", f.n_became);
+    cr_assert_geq(became_at_tick, PARTITIONS_APPLY_MIN);
+    cr_assert_lt(became_at_tick, MANY, "the timer ran only after all");
+    for (int32_t i = 0; i < MANY; i++) {
+        struct partition *p = replica_manager_find(&f.rm, "m", i);
+        cr_assert_not_null(p);
+        cr_assert_eq(p->leader, SELF, "m-%d", i);
+    }
     f.img.changes = NULL;
     meta_changes_free(&c);
 }
