@@ -312,6 +312,16 @@ static int append_checked(struct log *l, const uint8_t *p, size_t len,
             return rv;
         }
     }
+    if (l->epochs_unsaved) {
+        /* Batches of a new epoch are never written with no durable
+         * record of where it starts: a later truncation could keep what
+         * diverged. The log stops, as on any failed sync. */
+        rv = log_save_epochs(l);
+        if (rv != RC_OK) {
+            log_fail(l, rv, "saving the leader epoch cache");
+            return rv;
+        }
+    }
     struct log_segment *seg = active(l);
     rv = log_segment_append(seg, p, len, h, l->cfg.index_interval_bytes);
     if (rv != RC_OK) {
@@ -832,13 +842,12 @@ int log_assign_epoch(struct log *l, int32_t epoch)
     bool changed = false;
     int rv = log_epoch_assign(&l->epochs, epoch, log_end_offset(l), &changed);
     if (rv == RC_OK && changed) {
-        rv = log_save_epochs(l);
-        if (rv != RC_OK) {
-            /* Batches of this epoch would be written with no durable
-             * record of where it starts: a later truncation could keep
-             * what diverged. The log stops, as on any failed sync. */
-            log_fail(l, rv, "saving the leader epoch cache");
-        }
+        /* The checkpoint is written before the first batch of the epoch
+         * (append_checked()). Until then the entry holds no record: lost
+         * in a crash, it is one that Kafka's truncateTo drops anyway (an
+         * epoch starting at the log end). A broker that takes thousands
+         * of leaderships at once writes no file for the idle ones. */
+        l->epochs_unsaved = true;
     }
     return rv;
 }

@@ -199,7 +199,8 @@ MUST_CHECK int log_truncate_to(struct log *l, int64_t offset);
  * as it was. */
 MUST_CHECK int log_truncate_fully_and_start_at(struct log *l, int64_t offset);
 
-/* Leader takeover: records (epoch, log end offset) in the epoch cache. */
+/* Leader takeover: records (epoch, log end offset) in the epoch cache;
+ * its checkpoint is written before the next batch is appended. */
 MUST_CHECK int log_assign_epoch(struct log *l, int32_t epoch);
 const struct log_epoch_cache *log_epochs(const struct log *l);
 /* Kafka's endOffsetFor(epoch), see log_epoch_end_offset_for(). */

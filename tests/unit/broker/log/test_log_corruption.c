@@ -449,6 +449,9 @@ Test(log_corruption, corrupt_batch_below_the_recovery_point_is_found_and_kept)
 
 /* --- A failed checkpoint write -------------------------------------------- */
 
+/* A leader's new epoch is written to the checkpoint before its first
+ * batch: when that write fails, the batch is not appended, the log stops
+ * and the old checkpoint stays whole. */
 Test(log_corruption, failed_epoch_checkpoint_write_keeps_the_old_one)
 {
     write_log();
@@ -460,13 +463,23 @@ Test(log_corruption, failed_epoch_checkpoint_write_keeps_the_old_one)
                            "rename:eio:path=leader-epoch",
                            "sync:eio:path=leader-epoch"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        int32_t epoch = (int32_t)(9 + i);
+        int64_t end = log_end_offset(f.log);
+        cr_assert_eq(log_assign_epoch(f.log, epoch), RC_OK, "in memory");
         cr_assert_eq(io_fault_parse(specs[i]), RC_OK);
-        cr_assert_neq(log_assign_epoch(f.log, (int32_t)(9 + i)), RC_OK,
-                      "%s", specs[i]);
+        struct built_batch b = batch_build(1, 10, 0, 1);
+        struct log_append_info info;
+        cr_assert_neq(log_append(f.log, b.bytes, b.len, epoch, 0, &info),
+                      RC_OK, "%s", specs[i]);
+        built_batch_free(&b);
         io_fault_clear();
+        cr_assert_neq(log_failure(f.log), RC_OK, "the log stops");
+        cr_assert_eq(log_end_offset(f.log), end, "nothing appended");
         uint8_t now[256];
         cr_assert_eq(read_whole(path, now, sizeof now), good_len);
         cr_assert_eq(memcmp(now, good, good_len), 0, "%s", specs[i]);
+        log_fixture_close(&f); /* unclean: the log had failed */
+        log_fixture_open(&f);
     }
 }
 
