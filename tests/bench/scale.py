@@ -28,7 +28,8 @@ measures
 
     tests/bench/scale.py BUILD_DIR [COUNT...]     (default 1000 10000)
 
-Prints one RESULT line per count, then one with each figure of the
+SCALE_KEEP=1 keeps each cluster's data directory (the nodes' logs) for
+a look afterwards. Prints one RESULT line per count, then one with each figure of the
 largest count as a ratio to the smallest (measured in the same run, as
 the figures drift with the machine). Topics hold at most 10,000
 partitions each: larger counts are several topics. A figure not reached within its
@@ -145,6 +146,9 @@ class Cluster:
 
     def down(self):
         self.sh("down", check=False)
+        if os.environ.get("SCALE_KEEP"):
+            print("kept %s" % self.data, file=sys.stderr)
+            return
         shutil.rmtree(self.data, ignore_errors=True)
 
 
