@@ -670,6 +670,12 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
     return RC_OK;
 }
 
+bool partition_needs_isr_check(const struct partition *p)
+{
+    return partition_is_leader(p) || p->ack_refused.held > 0 ||
+           p->ack_timed_out.held > 0;
+}
+
 void partition_check_isr(struct partition *p, int64_t now_ms)
 {
     tell_held(p, now_ms); /* also what a lost leadership left untold */

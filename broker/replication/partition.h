@@ -131,6 +131,8 @@ struct partition {
     int64_t alter_sent_ms;            /* when the last one went */
     bool wake_queued;                 /* in the owner's wake list */
     bool role_queued;                 /* in the owner's roles to apply */
+    size_t checked_pos;               /* its place in the owner's ISR
+                                       * checks + 1; 0: not there */
     /* The owner's list of partitions by their last change (append, high
      * watermark, log start, leadership), newest first, for fetch
      * sessions to find what changed since they last looked. */
@@ -280,6 +282,9 @@ MUST_CHECK int partition_replica_fetch(struct partition *p, int32_t replica_id,
  * again a change whose outcome is unknown, and re-evaluates the high
  * watermark. Called periodically. */
 void partition_check_isr(struct partition *p, int64_t now_ms);
+/* Whether partition_check_isr() has anything to do for p: it leads, or
+ * refused or timed-out acks are still to be told. */
+bool partition_needs_isr_check(const struct partition *p);
 
 /* How an AlterPartition ended (isr.h, isr_alter_done()). */
 enum partition_alter {

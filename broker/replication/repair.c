@@ -264,7 +264,8 @@ int64_t repair_scrub_partition(struct partition *p, uint8_t *buf, size_t cap,
 void repair_scrub(struct replica_manager *ps, int64_t budget_bytes)
 {
     size_t passes = 0;
-    while (ps->n > 0 && budget_bytes > 0 && passes < ps->n) {
+    while (ps->n > 0 && budget_bytes > 0 && passes < ps->n &&
+           passes < REPAIR_SCRUB_VISITS_MAX) {
         struct partition *p = ps->parts[ps->scrub_next % ps->n];
         bool pass_done = true;
         int read_rc = RC_OK;

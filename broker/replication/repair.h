@@ -94,6 +94,11 @@ int64_t repair_check_read(struct partition *p, const struct log_span *span,
 int64_t repair_scrub_partition(struct partition *p, uint8_t *buf, size_t cap,
                                int64_t budget, bool *pass_done, int *read_rc);
 
+/* Partitions one scrub call moves past at most: a broker of 100,000
+ * idle replicas (nothing to read) walks them over many calls, not all
+ * of them at each. */
+#define REPAIR_SCRUB_VISITS_MAX 1024
+
 /* Checks up to budget_bytes of the hosted logs, continuing where the last
  * call stopped. */
 void repair_scrub(struct replica_manager *ps, int64_t budget_bytes);

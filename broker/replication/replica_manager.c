@@ -342,12 +342,46 @@ static int64_t load_checkpoint(struct replica_manager *ps, const char *topic,
     return 0;
 }
 
+/* The partitions the ISR timer looks at: those that lead, or have acks
+ * still to tell (partition_needs_isr_check()). A broker of 100,000 idle
+ * replicas walks the third it leads, not every one. */
+static void check_add(struct replica_manager *ps, struct partition *p)
+{
+    if (p->checked_pos != 0 || !partition_needs_isr_check(p)) {
+        return;
+    }
+    if (ps->n_checked == ps->cap_checked) {
+        size_t cap = ps->cap_checked == 0 ? 64 : ps->cap_checked * 2;
+        void *grown = realloc(ps->checked, cap * sizeof *ps->checked);
+        ASSERT(grown != NULL); /* as the partition array itself */
+        ps->checked = grown;
+        ps->cap_checked = cap;
+    }
+    ps->checked[ps->n_checked++] = p;
+    p->checked_pos = ps->n_checked;
+}
+
+static void check_remove(struct replica_manager *ps, struct partition *p)
+{
+    if (p->checked_pos == 0) {
+        return;
+    }
+    struct partition *last = ps->checked[--ps->n_checked];
+    ps->checked[p->checked_pos - 1] = last;
+    last->checked_pos = p->checked_pos;
+    p->checked_pos = 0;
+}
+
 static void isr_timer_cb(uv_timer_t *t)
 {
     struct replica_manager *ps = t->data;
     int64_t now = (int64_t)uv_now(ps->loop);
-    for (size_t i = 0; i < ps->n; i++) {
-        partition_check_isr(ps->parts[i], now);
+    for (size_t i = ps->n_checked; i > 0; i--) {
+        struct partition *p = ps->checked[i - 1];
+        partition_check_isr(p, now);
+        if (!partition_needs_isr_check(p)) {
+            check_remove(ps, p);
+        }
     }
     if ((uint64_t)now - ps->last_checkpoint_ms >= PARTITIONS__CHECKPOINT_MS) {
         ps->last_checkpoint_ms = (uint64_t)now;
@@ -712,6 +746,7 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                              : META_REPLICAS_MAX + 1;
     partition_apply_metadata(p, ps->broker_id, mp, ps->img, min_insync,
                              ps->lag_max_ms, (int64_t)uv_now(ps->loop));
+    check_add(ps, p);
     /* Fetch sessions look at it again: readers' errors change with the
      * leadership, and a new partition epoch makes a leader forget what
      * followers outside the ISR fetched (isr.h), which their next session
@@ -767,6 +802,7 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     ps->parts[i]->owner_pos = i;
     (void)meta_index_remove(&ps->by_id, &p->topic_id, p->id);
     unqueue_wake(ps, p);
+    check_remove(ps, p);
     unlink_changed(ps, p);
     ps->removals++;
     if (ps->cleaning.p == p) {
@@ -1197,6 +1233,9 @@ void replica_manager_close(struct replica_manager *ps)
     free(ps->to_apply);
     ps->to_apply = NULL;
     ps->n_to_apply = ps->cap_to_apply = ps->apply_next = 0;
+    free(ps->checked);
+    ps->checked = NULL;
+    ps->n_checked = ps->cap_checked = 0;
     save_checkpoint(ps, true);
     uv_close((uv_handle_t *)&ps->more, NULL);
     uv_close((uv_handle_t *)&ps->wake_idle, NULL);

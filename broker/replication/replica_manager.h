@@ -189,6 +189,9 @@ struct replica_manager {
     size_t apply_next;           /* the next to apply */
     uint64_t apply_budget_ns;    /* PARTITIONS_APPLY_BUDGET_MS (tests
                                   * set less) */
+    struct partition **checked;  /* what the ISR timer looks at */
+    size_t n_checked;
+    size_t cap_checked;
     bool closed;                 /* replica_manager_close() was called */
     bool full_pass;              /* the next apply visits the whole image */
     uint64_t visits;             /* partitions of the image visited by

@@ -461,6 +461,30 @@ Test(replica_manager, a_new_leaders_epoch_is_durable_before_its_first_batch)
               "lost: %s", text);
 }
 
+/* The ISR timer looks only at the partitions that lead (or have acks
+ * still to tell): a follower is never in its list, a leader joins it
+ * when it takes over and leaves at the first tick after it stops. */
+Test(replica_manager, the_isr_timer_looks_only_at_leaders)
+{
+    topic_led_by(OTHER);
+    replica_manager_unfence(&f.rm);
+    apply();
+    cr_assert_eq(f.rm.n_checked, 0, "a follower is checked");
+    leader_moves_to(SELF);
+    apply();
+    cr_assert_eq(f.rm.n_checked, 1);
+    cr_assert_eq(f.rm.checked[0], t0());
+    leader_moves_to(OTHER);
+    apply();
+    f.rm.lag_max_ms = 200; /* a tick every 50 ms */
+    replica_manager_start_timers(&f.rm);
+    for (int i = 0; i < 100 && f.rm.n_checked > 0; i++) {
+        uv_run(&f.loop, UV_RUN_ONCE);
+    }
+    cr_assert_eq(f.rm.n_checked, 0, "a former leader stays checked");
+    cr_assert_eq(t0()->checked_pos, 0);
+}
+
 /* Opening a log whose producer state needs no replay (a new, empty one
  * here) writes no producer-state snapshot: the file is rewritten only
  * when batches were replayed into it. */
