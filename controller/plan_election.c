@@ -163,14 +163,13 @@ static bool plan_evict_change(const struct meta_image *img,
     return true;
 }
 
-/* plan_evict_change() for every partition (controller/plan_internal.h). */
-int plan_evict(const struct meta_image *img, int32_t b,
-               bool unclean_default, size_t reserve,
-               struct plan_records *out, size_t *n_changes_out,
-               bool *complete_out)
+/* plan_evict_change() for every partition that b leads (leaders) or
+ * every other one; *complete false when the batch filled first. */
+static int evict_pass(const struct meta_image *img, int32_t b,
+                      bool unclean_default, size_t reserve, bool leaders,
+                      struct plan_records *out, size_t *n_changes,
+                      bool *complete)
 {
-    *n_changes_out = 0;
-    *complete_out = true;
     for (size_t ti = 0; ti < img->n_topics; ti++) {
         const struct meta_topic *t = &img->topics[ti];
         bool unclean = plan_unclean_allowed(t, unclean_default);
@@ -179,22 +178,43 @@ int plan_evict(const struct meta_image *img, int32_t b,
             struct plan_election e;
             struct meta_replica_set from;
             const struct meta_partition *p = &t->partitions[pi];
-            if (!plan_evict_change(img, t, p, b, unclean, &rec, &e, &from)) {
+            if ((p->leader == b) != leaders ||
+                !plan_evict_change(img, t, p, b, unclean, &rec, &e, &from)) {
                 continue;
             }
             if (plan_room(out) <= reserve) {
                 out->more = true;
-                *complete_out = false;
+                *complete = false;
                 return RC_OK;
             }
             int rv = push_elected(out, &rec, p, &from, &e);
             if (rv != RC_OK) {
                 return rv;
             }
-            (*n_changes_out)++;
+            (*n_changes)++;
         }
     }
     return RC_OK;
+}
+
+/* plan_evict_change() for every partition (controller/plan_internal.h):
+ * b's leaderships first, then the ISRs it leaves. A broker in 100,000
+ * ISRs takes ten batches to fence, and the partitions it led must not
+ * wait for the last of them to be led again. */
+int plan_evict(const struct meta_image *img, int32_t b,
+               bool unclean_default, size_t reserve,
+               struct plan_records *out, size_t *n_changes_out,
+               bool *complete_out)
+{
+    *n_changes_out = 0;
+    *complete_out = true;
+    int rv = evict_pass(img, b, unclean_default, reserve, true, out,
+                        n_changes_out, complete_out);
+    if (rv == RC_OK && *complete_out) {
+        rv = evict_pass(img, b, unclean_default, reserve, false, out,
+                        n_changes_out, complete_out);
+    }
+    return rv;
 }
 
 /* Elections for leaderless partitions. With b != PLAN_NO_BROKER: only

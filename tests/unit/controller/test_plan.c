@@ -272,6 +272,31 @@ Test(plan, fence_moves_leadership_and_shrinks_every_isr, .init = fence_setup,
     cr_assert_eq(part(1, 3)->leader, META_NO_LEADER);
 }
 
+/* A broker in more ISRs than one batch holds is fenced over several
+ * batches: the partitions it leads are moved in the first, whatever the
+ * topic order, so that they are not left leaderless until the last. */
+Test(plan, a_fence_moves_the_leaderships_in_its_first_batch, .init = setup,
+     .fini = teardown)
+{
+    enum { ISR_ONLY = 10000, LED = 2000 };
+    live_brokers(3);
+    add_topic("a", 1);
+    for (int32_t p = 0; p < ISR_ONLY; p++) {
+        add_partition(1, p, SET(2, 1, 3), SET(2, 1, 3), 2);
+    }
+    add_topic("b", 2);
+    for (int32_t p = 0; p < LED; p++) {
+        add_partition(2, p, SET(1, 2, 3), SET(1, 2, 3), 1);
+    }
+    cr_assert_eq(plan_fence_broker(&img, 1, false, &out), RC_OK);
+    cr_assert(out.more, "%zu records: the fence needs two batches", out.n);
+    for (int32_t p = 0; p < LED; p++) {
+        const struct meta_rec_partition_change *c = change_of(2, p);
+        cr_assert_not_null(c, "b-%d waits for a later batch", p);
+        cr_assert_eq(c->leader, 2, "b-%d", p);
+    }
+}
+
 Test(plan, fence_of_a_fenced_broker_plans_nothing, .init = fence_setup,
      .fini = teardown)
 {
