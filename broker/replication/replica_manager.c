@@ -1233,9 +1233,6 @@ void replica_manager_close(struct replica_manager *ps)
     free(ps->to_apply);
     ps->to_apply = NULL;
     ps->n_to_apply = ps->cap_to_apply = ps->apply_next = 0;
-    free(ps->checked);
-    ps->checked = NULL;
-    ps->n_checked = ps->cap_checked = 0;
     save_checkpoint(ps, true);
     uv_close((uv_handle_t *)&ps->more, NULL);
     uv_close((uv_handle_t *)&ps->wake_idle, NULL);
@@ -1252,6 +1249,9 @@ void replica_manager_close(struct replica_manager *ps)
     while (ps->n > 0) {
         drop(ps, ps->n - 1, false);
     }
+    free(ps->checked); /* emptied by the drops */
+    ps->checked = NULL;
+    ps->n_checked = ps->cap_checked = 0;
     free(ps->parts);
     ps->parts = NULL;
     ps->cap = 0;
