@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,9 +33,35 @@ uint64_t cluster_now_ms(void)
 
 /* A port free now, below the kernel's ephemeral range (32768 and up), so
  * that no outgoing connection (replica fetchers, clients) can take it
- * before the node binds it; never one handed out before by this process. */
+ * before the node binds it; never one handed out before by this process.
+ * It stays this process's while it runs: a node stopped and started
+ * again binds the same port, and a test running beside it (criterion
+ * --jobs) must not take it meanwhile. A lock on a file named after the
+ * port says so to every test process; the kernel drops it when the
+ * process exits. */
 #define CLUSTER__PORT_LOW 20000
 #define CLUSTER__PORT_SPAN 12000
+
+bool cluster_claim_port(int port)
+{
+    const char *base = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cairn-test-ports",
+             base != NULL && base[0] != '\0' ? base : "/tmp");
+    (void)mkdir(path, 0777); /* shared by every user's tests */
+    size_t len = strlen(path);
+    snprintf(path + len, sizeof path - len, "/%d", port);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        return true; /* no lock to take: as before, bind decides */
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return false; /* another test process has it */
+    }
+    return true; /* fd stays open: the lock lasts as long as we do */
+}
+
 static int free_port(void)
 {
     static bool used[CLUSTER__PORT_SPAN];
@@ -55,7 +83,7 @@ static int free_port(void)
             .sin_port = htons((uint16_t)(CLUSTER__PORT_LOW + off))};
         bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
         close(fd);
-        if (ok) {
+        if (ok && cluster_claim_port(CLUSTER__PORT_LOW + off)) {
             used[off] = true;
             return CLUSTER__PORT_LOW + off;
         }

@@ -97,6 +97,11 @@ int16_t cluster_create_topic(struct cluster *c, const char *name,
 
 uint64_t cluster_now_ms(void);
 
+/* Claims port for this process while it runs (a lock other test
+ * processes see); false when another process holds it. The nodes'
+ * ports are claimed so, and kept across their restarts. */
+bool cluster_claim_port(int port);
+
 /* The broker node with this node id, or NULL. */
 struct cluster_node *cluster_broker(struct cluster *c, int32_t id);
 
