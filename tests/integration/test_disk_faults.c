@@ -278,8 +278,11 @@ static void start_load(const char *spec)
     uint64_t deadline = deadline_after(30000);
     while (repl_load_acked(&load) < WARMUP_ACKED &&
            cluster_now_ms() < deadline) {
-        cr_assert(!repl_load_exited(&load), "load exited; see %s",
-                  load.log);
+        if (repl_load_exited(&load)) {
+            char tail[1024];
+            repl_load_log_tail(&load, tail, sizeof tail);
+            cr_assert(false, "load exited; %s ends:\n%s", load.log, tail);
+        }
         bench_pause_ms(100);
     }
     cr_assert_geq(load.acked, WARMUP_ACKED, "warm-up; see %s", load.log);

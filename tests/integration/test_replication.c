@@ -291,8 +291,12 @@ static bool wait_acked_above(long n, uint64_t budget_ms)
         if (cluster_now_ms() >= deadline) {
             return false;
         }
-        cr_assert(!repl_load_exited(&load),
-                  "the load producer exited; see %s", load.log);
+        if (repl_load_exited(&load)) {
+            char tail[1024];
+            repl_load_log_tail(&load, tail, sizeof tail);
+            cr_assert(false, "the load producer exited; %s ends:\n%s",
+                      load.log, tail);
+        }
         pause_ms(100);
     }
 }

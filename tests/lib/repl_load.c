@@ -83,6 +83,24 @@ bool repl_load_exited(struct repl_load *l)
     return l->pid == 0;
 }
 
+void repl_load_log_tail(const struct repl_load *l, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *f = fopen(l->log, "r");
+    if (f == NULL) {
+        return;
+    }
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        long from = size > (long)cap - 1 ? size - ((long)cap - 1) : 0;
+        if (fseek(f, from, SEEK_SET) == 0) {
+            size_t n = fread(out, 1, cap - 1, f);
+            out[n] = '\0';
+        }
+    }
+    fclose(f);
+}
+
 int repl_load_stop(struct repl_load *l, uint64_t deadline_ms)
 {
     FILE *f = fopen(l->stop, "w");

@@ -43,6 +43,10 @@ long repl_load_acked(struct repl_load *l);
 /* True when the producer has exited (its status then lost). */
 bool repl_load_exited(struct repl_load *l);
 
+/* The last cap - 1 bytes of the producer's log (its stderr), for a
+ * failed test to say why it exited; "" when there is none. */
+void repl_load_log_tail(const struct repl_load *l, char *out, size_t cap);
+
 /* Creates the stop file and waits for the producer's flush until
  * deadline_ms; its wait status, -1 if it had to be killed. */
 int repl_load_stop(struct repl_load *l, uint64_t deadline_ms);
