@@ -22,10 +22,6 @@
 #include "common/rc.h"
 #include "common/reader.h"
 
-/* The size prefix and the correlation id, read before the body. */
-#define KAFKA_CLIENT__HEAD_BYTES \
-    (KAFKA_FRAME_SIZE_BYTES + KAFKA_FRAME_RESPONSE_HEADER_BYTES)
-
 /* A request is our header and a body the caller bounded; REQUEST_BYTES_MAX
  * is what a broker accepts at all. */
 _Static_assert(REQUEST_BYTES_MAX <= 0x7fffffffu -
@@ -288,12 +284,12 @@ static int send_request(struct kafka_client *kc, int16_t api_key,
     return rv;
 }
 
-/* Reads the size prefix and the correlation id; *body_len is what is
- * left of the frame. */
-static int recv_head(struct kafka_client *kc, int32_t correlation_id,
-                     size_t *body_len)
+int kafka_client_recv_frame(struct kafka_client *kc, uint8_t **frame,
+                            size_t *len)
 {
-    uint8_t head[KAFKA_CLIENT__HEAD_BYTES];
+    *frame = NULL;
+    *len = 0;
+    uint8_t head[KAFKA_FRAME_SIZE_BYTES];
     int rv = recv_all(kc, head, sizeof head);
     if (rv != RC_OK) {
         return rv;
@@ -310,13 +306,17 @@ static int recv_head(struct kafka_client *kc, int32_t correlation_id,
         return fail(kc, rv, "response of %zu bytes is above %u", size,
                     KAFKA_CLIENT_RESPONSE_BYTES_MAX);
     }
-    int32_t got = 0;
-    rv = kafka_frame_response_read(&r, correlation_id, &got);
-    if (rv != RC_OK) {
-        return fail(kc, rv, "response to correlation id %" PRId32
-                    ", expected %" PRId32, got, correlation_id);
+    uint8_t *buf = malloc(size);
+    if (buf == NULL) {
+        return fail(kc, RC_NOMEM, "out of memory");
     }
-    *body_len = size - KAFKA_FRAME_RESPONSE_HEADER_BYTES;
+    rv = recv_all(kc, buf, size);
+    if (rv != RC_OK) {
+        free(buf);
+        return rv;
+    }
+    *frame = buf;
+    *len = size;
     return RC_OK;
 }
 
@@ -332,24 +332,28 @@ int kafka_client_call(struct kafka_client *kc, int16_t api_key,
     }
     int32_t id = kc->next_correlation_id++;
     int rv = send_request(kc, api_key, api_version, id, body);
+    uint8_t *buf = NULL;
     size_t n = 0;
     if (rv == RC_OK) {
-        rv = recv_head(kc, id, &n);
+        rv = kafka_client_recv_frame(kc, &buf, &n);
     }
-    if (rv != RC_OK || n == 0) {
+    if (rv != RC_OK) {
         return rv;
     }
-    uint8_t *buf = malloc(n);
-    if (buf == NULL) {
-        return fail(kc, RC_NOMEM, "out of memory");
-    }
-    rv = recv_all(kc, buf, n);
+    struct reader r;
+    reader_init(&r, buf, n);
+    int32_t got = 0;
+    rv = kafka_frame_response_read(&r, id, &got);
     if (rv != RC_OK) {
         free(buf);
-        return rv;
+        return fail(kc, rv, "response to correlation id %" PRId32
+                    ", expected %" PRId32, got, id);
     }
-    struct reader r; /* the body starts after header v1's tagged fields */
-    reader_init(&r, buf, n);
+    if (r.pos == n) {
+        free(buf); /* no body */
+        return RC_OK;
+    }
+    /* The body starts after header v1's tagged fields. */
     rv = kafka_frame_response_tags(&r, api_key, api_version);
     if (rv != RC_OK) {
         free(buf);

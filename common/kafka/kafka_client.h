@@ -83,6 +83,13 @@ MUST_CHECK int kafka_client_send(struct kafka_client *kc, const uint8_t *p,
 MUST_CHECK int kafka_client_recv(struct kafka_client *kc, uint8_t *buf,
                                  size_t cap, size_t *got);
 
+/* Receives one whole response frame: what follows its size prefix (the
+ * correlation id, then the body), malloc'd into *frame (the caller frees
+ * it). For callers of kafka_client_send() that read their answers when
+ * they come; failures as for kafka_client_call(). */
+MUST_CHECK int kafka_client_recv_frame(struct kafka_client *kc,
+                                       uint8_t **frame, size_t *len);
+
 /* Closes the connection; harmless when already closed. */
 void kafka_client_close(struct kafka_client *kc);
 

@@ -7,7 +7,6 @@
 #include "common/assert.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/kafka/kafka_error.h"
-#include "common/kafka/kafka_frame.h"
 #include "common/limits.h"
 #include "common/rc.h"
 #include "common/reader.h"
@@ -226,25 +225,7 @@ int kafka_wire_dec_create(struct reader *r, int16_t v, struct arena *a,
 
 uint8_t *kafka_wire_recv_frame(struct kafka_client *kc, size_t *len)
 {
-    uint8_t head[KAFKA_FRAME_SIZE_BYTES];
-    size_t have = 0;
-    while (have < sizeof head) {
-        size_t got = 0;
-        ASSERT(kafka_client_recv(kc, head + have, sizeof head - have, &got) ==
-               RC_OK);
-        have += got;
-    }
-    struct reader r;
-    reader_init(&r, head, sizeof head);
-    size_t size = 0;
-    ASSERT(kafka_frame_size_read(&r, 4, 1 << 24, &size) == RC_OK);
-    uint8_t *buf = malloc(size);
-    ASSERT(buf != NULL);
-    for (have = 0; have < size;) {
-        size_t got = 0;
-        ASSERT(kafka_client_recv(kc, buf + have, size - have, &got) == RC_OK);
-        have += got;
-    }
-    *len = size;
-    return buf;
+    uint8_t *frame = NULL;
+    ASSERT(kafka_client_recv_frame(kc, &frame, len) == RC_OK);
+    return frame;
 }
