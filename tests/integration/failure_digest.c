@@ -15,8 +15,7 @@
 
 enum {
     DIGEST_LINES = 10,     /* per node */
-    DIGEST_LINE_MAX = 240, /* characters kept of one line */
-    DIGEST_MAX = 64 * 1024 /* kept of all failed tests together */
+    DIGEST_LINE_MAX = 240 /* characters kept of one line */
 };
 
 static void digest_path(char *out, size_t cap, pid_t runner,
@@ -81,8 +80,9 @@ void cluster_digest(const struct cluster *c)
     fclose(out);
 }
 
-static char digest[DIGEST_MAX];
+static char *digest;      /* the failed tests' files, one after another */
 static size_t digest_len;
+static FILE *digest_out; /* writes to digest (open_memstream) */
 
 static void keep(const char *category, const char *name, const char *path)
 {
@@ -90,16 +90,18 @@ static void keep(const char *category, const char *name, const char *path)
     if (f == NULL) {
         return;
     }
-    digest_len += (size_t)snprintf(digest + digest_len,
-                                   sizeof digest - digest_len,
-                                   "=== %s::%s failed; its nodes said:\n",
-                                   category, name);
-    if (digest_len < sizeof digest) {
-        digest_len += fread(digest + digest_len, 1,
-                            sizeof digest - 1 - digest_len, f);
-        digest[digest_len] = '\0';
+    if (digest_out == NULL) {
+        digest_out = open_memstream(&digest, &digest_len);
     }
-    digest_len = digest_len < sizeof digest ? digest_len : sizeof digest - 1;
+    if (digest_out != NULL) {
+        fprintf(digest_out, "=== %s::%s failed; its nodes said:\n", category,
+                name);
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+            fwrite(buf, 1, n, digest_out);
+        }
+    }
     fclose(f);
 }
 
@@ -119,8 +121,9 @@ ReportHook(POST_FINI)(struct criterion_test_stats *stats)
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
     (void)stats;
-    if (digest_len > 0) {
+    if (digest_out != NULL && fclose(digest_out) == 0) {
         fflush(stdout);
-        fputs(digest, stderr);
+        fwrite(digest, 1, digest_len, stderr);
     }
+    free(digest);
 }
