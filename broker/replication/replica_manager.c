@@ -1178,10 +1178,10 @@ static void queue_changes(struct replica_manager *ps,
 
 /* Applies the queued roles, a turn's budget at a time (at least
  * PARTITIONS_APPLY_MIN): a broker fenced elsewhere gives this one
- * thousands of leaderships, each an epoch checkpoint written, and the
- * loop must go on turning meanwhile (heartbeats, fetches). Their syncs
- * are deferred to one syncfs per turn when bulk. The rest continue next
- * turn. True when a leadership changed. */
+ * thousands of leaderships, and the loop must go on turning meanwhile
+ * (heartbeats, fetches). What they write (a repair's cut) is synced by
+ * one syncfs per turn when bulk. The rest continue next turn. True when
+ * a leadership changed. */
 static bool apply_queued(struct replica_manager *ps)
 {
     if (ps->closed || ps->img == NULL || ps->apply_next == ps->n_to_apply) {
@@ -1198,7 +1198,7 @@ static bool apply_queued(struct replica_manager *ps)
         changed |= apply_one(ps, meta_image_topic_by_id(ps->img, &k.topic_id),
                              &k.topic_id, k.id);
     }
-    sync_deferred(ps, deferred, "the leader epochs of new roles");
+    sync_deferred(ps, deferred, "the writes of new roles");
     if (ps->apply_next < ps->n_to_apply) {
         uv_idle_start(&ps->more, more_cb); /* the rest next turn */
     } else {

@@ -15,13 +15,15 @@
  * PARTITIONS_SYNC_EACH_MAX), their syncs (several for a new log: each
  * file written, each directory entry) are deferred and made durable by
  * one syncfs(2) of the log directory (common/io.h), one journal commit
- * where there were thousands, before they take their roles. The writes
- * of the roles a bulk metadata change gives (a new leader's epoch in
- * its checkpoint) are made durable the same way, once per apply, before
- * the loop goes on. Logs to open are queued by the pass over the image (or by the changes
- * that name them), so a turn costs its batch, not a walk of the image. A
- * log
- * that fails to open is tried again after a growing pause
+ * where there were thousands, before they take their roles. The roles
+ * a metadata change gives are queued the same way and applied
+ * PARTITIONS_APPLY_BUDGET_MS per turn: a broker fenced elsewhere hands
+ * this one thousands of leaderships, and heartbeats must go on
+ * meanwhile (a new leader's epoch costs no file until its first batch,
+ * broker/log/log.h). Logs to open are queued by the pass over the image
+ * (or by the changes that name them), so a turn costs its batch, not a
+ * walk of the image. A log that fails to open is tried again after a
+ * growing pause
  * (broker/replication/open_retry.h), and after a failure the log
  * directory itself is probed: if it no longer takes writes the broker is
  * told (log_dir_failed). Each log opened is then checked by its start-up
@@ -214,7 +216,8 @@ MUST_CHECK int replica_manager_init(struct replica_manager *ps,
 /* Brings the hosted partitions in line with img: opens, closes and
  * configures their logs, and, once unfenced, takes the roles img gives
  * this broker. Errors on one partition are logged and leave it out; the
- * rest go on. Visits what img->changes names (common/meta/meta.h): the
+ * rest go on. Roles past the first turn's budget are taken in later
+ * turns. Visits what img->changes names (common/meta/meta.h): the
  * partitions changed, the topics whose configs changed, every hosted
  * partition when brokers changed; the whole image when it says `all`,
  * when it records nothing (NULL), the first time, once unfenced, and

@@ -189,6 +189,25 @@ Test(replica_manager, unfenced_leads_what_the_image_gives_it)
               f.last);
 }
 
+/* Topic name (id byte id) of n partitions on SELF and OTHER, all led by
+ * leader. */
+static void paired_topic(const char *name, uint8_t id, int32_t n,
+                         int32_t leader)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    snprintf(r.u.topic.name, sizeof r.u.topic.name, "%s", name);
+    r.u.topic.id.b[0] = id;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    for (int32_t i = 0; i < n; i++) {
+        r = (struct meta_record){.type = META_REC_PARTITION};
+        r.u.partition.topic_id.b[0] = id;
+        r.u.partition.partition = i;
+        r.u.partition.replicas = r.u.partition.isr = pair();
+        r.u.partition.leader = leader;
+        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    }
+}
+
 /* --- What an apply visits ------------------------------------------------ */
 
 #define WIDE_PARTITIONS 1000
@@ -221,14 +240,21 @@ static void wide_topic(struct meta_changes *c)
     f.img.changes = c;
 }
 
-/* The leader of w-p moves to broker 3 (a new leader epoch). */
-static void wide_leader_moves(int32_t p)
+/* The leader of partition p of the topic whose id starts with topic
+ * moves to leader (a new leader epoch). */
+static void leader_of_moves(uint8_t topic, int32_t p, int32_t leader)
 {
     struct meta_record r = {.type = META_REC_PARTITION_CHANGE};
-    r.u.partition_change.topic_id.b[0] = 9;
+    r.u.partition_change.topic_id.b[0] = topic;
     r.u.partition_change.partition = p;
-    r.u.partition_change.leader = 3;
+    r.u.partition_change.leader = leader;
     cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+}
+
+/* The leader of w-p moves to broker 3. */
+static void wide_leader_moves(int32_t p)
+{
+    leader_of_moves(9, p, 3);
 }
 
 /* Rejoining thousands of partitions applies thousands of changes: each
@@ -282,24 +308,12 @@ static void tick_cb(uv_timer_t *t)
 }
 
 /* A broker fenced elsewhere makes this one leader of thousands of
- * partitions at once, each an epoch checkpoint written: they are applied
- * a budget at a time, and the loop turns in between (a heartbeat's timer
+ * partitions at once: they are applied a budget at a time, and the loop turns in between (a heartbeat's timer
  * runs before the last of them), instead of standing still for seconds
  * and getting this broker fenced too. */
 Test(replica_manager, many_new_leaderships_are_applied_a_budget_per_turn)
 {
-    struct meta_record r = {.type = META_REC_TOPIC};
-    snprintf(r.u.topic.name, sizeof r.u.topic.name, "m");
-    r.u.topic.id.b[0] = 11;
-    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    for (int32_t i = 0; i < MANY; i++) {
-        r = (struct meta_record){.type = META_REC_PARTITION};
-        r.u.partition.topic_id.b[0] = 11;
-        r.u.partition.partition = i;
-        r.u.partition.replicas = r.u.partition.isr = pair();
-        r.u.partition.leader = OTHER;
-        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    }
+    paired_topic("m", 11, MANY, OTHER);
     replica_manager_unfence(&f.rm);
     apply();
     cr_assert_eq(f.n_became, MANY, "%d followers", f.n_became);
@@ -307,11 +321,7 @@ Test(replica_manager, many_new_leaderships_are_applied_a_budget_per_turn)
     meta_changes_init(&c);
     f.img.changes = &c;
     for (int32_t i = 0; i < MANY; i++) {
-        r = (struct meta_record){.type = META_REC_PARTITION_CHANGE};
-        r.u.partition_change.topic_id.b[0] = 11;
-        r.u.partition_change.partition = i;
-        r.u.partition_change.leader = SELF;
-        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+        leader_of_moves(11, i, SELF);
     }
     f.n_became = 0;
     f.rm.apply_budget_ns = 0; /* the least each turn */
@@ -378,25 +388,6 @@ Test(replica_manager, new_logs_are_durable_when_they_take_their_roles)
         FILE *in = fopen(path, "r");
         cr_assert_not_null(in, "%s lost", files[i]);
         fclose(in);
-    }
-}
-
-/* Topic name (id byte id) of n partitions on SELF and OTHER, all led by
- * leader. */
-static void paired_topic(const char *name, uint8_t id, int32_t n,
-                         int32_t leader)
-{
-    struct meta_record r = {.type = META_REC_TOPIC};
-    snprintf(r.u.topic.name, sizeof r.u.topic.name, "%s", name);
-    r.u.topic.id.b[0] = id;
-    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
-    for (int32_t i = 0; i < n; i++) {
-        r = (struct meta_record){.type = META_REC_PARTITION};
-        r.u.partition.topic_id.b[0] = id;
-        r.u.partition.partition = i;
-        r.u.partition.replicas = r.u.partition.isr = pair();
-        r.u.partition.leader = leader;
-        cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
     }
 }
 
