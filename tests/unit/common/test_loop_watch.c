@@ -43,15 +43,16 @@ static void end_cb(uv_timer_t *t)
     loop_watch_close(r->w);
 }
 
-/* Runs a loop with the watch (warning at 300 ms) for 1 s; a callback
+/* Runs a loop with the watch (warning at warn_ms) for 1 s; a callback
  * due at 50 ms spins for block_ms. */
-static void run_loop(struct loop_watch *w, uint64_t block_ms)
+static void run_loop(struct loop_watch *w, uint64_t warn_ms,
+                     uint64_t block_ms)
 {
     uv_loop_t loop;
     uv_loop_init(&loop);
     struct tracer t = {TRACE_LEVEL_INFO, "test", capture_cb, NULL, NULL};
     warnings = 0;
-    loop_watch_start(w, &loop, 300, &t);
+    loop_watch_start(w, &loop, warn_ms, &t);
     struct run r = {.w = w, .block_ms = block_ms};
     uv_timer_init(&loop, &r.block);
     uv_timer_init(&loop, &r.end);
@@ -65,7 +66,7 @@ static void run_loop(struct loop_watch *w, uint64_t block_ms)
 Test(loop_watch, a_callback_that_blocks_the_loop_is_told_and_counted)
 {
     struct loop_watch w;
-    run_loop(&w, 700);
+    run_loop(&w, 300, 700);
     cr_assert_eq(w.stalls, 1, "%llu stalls", (unsigned long long)w.stalls);
     cr_assert_geq(w.max_ms, 550, "max %llu ms", (unsigned long long)w.max_ms);
     cr_assert_eq(warnings, 1);
@@ -75,8 +76,10 @@ Test(loop_watch, a_callback_that_blocks_the_loop_is_told_and_counted)
 Test(loop_watch, a_loop_that_keeps_turning_is_not_told)
 {
     struct loop_watch w;
-    run_loop(&w, 10);
+    /* A threshold above a busy machine's own hiccups (the blocking test
+     * needs less: its stall is 700 ms). */
+    run_loop(&w, 500, 10);
     cr_assert_eq(w.stalls, 0);
-    cr_assert_lt(w.max_ms, 300);
+    cr_assert_lt(w.max_ms, 500);
     cr_assert_eq(warnings, 0);
 }
