@@ -183,6 +183,11 @@ int64_t log_corrupt_offset(const struct log *l);
 int64_t log_end_offset(const struct log *l);
 int64_t log_durable_end_offset(const struct log *l);
 size_t log_segment_count(const struct log *l);
+/* Whether the file name (one of the partition's checkpoints, the
+ * producer-state snapshot among them) was in the log's directory when
+ * log_open() listed it; true for any other name. False spares a caller
+ * at open the call that would find it missing. */
+bool log_found_at_open(const struct log *l, const char *name);
 
 /* Starts a new segment at the log end (if the active one is not empty). */
 MUST_CHECK int log_roll(struct log *l);

@@ -154,7 +154,7 @@ int log_epoch_load(struct log_epoch_cache *c, const char *dir,
 {
     size_t cap = 64 + (size_t)LOG_EPOCH_ENTRIES_MAX * LOG_EPOCH__LINE_BYTES +
                  FILE_CHECK_LINE_BYTES;
-    size_t first = 64 * 1024;
+    size_t first = 4 * 1024; /* most checkpoints are a few lines */
     c->n = 0;
     for (size_t size = first;; size *= 4) {
         if (size > cap) {

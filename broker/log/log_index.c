@@ -404,3 +404,25 @@ void log_index_unlink(const char *dir, int64_t base_offset)
         io_unlink(path);
     }
 }
+
+static bool header_only(const char *dir, int64_t base_offset, const char *ext)
+{
+    char path[LOG_PATH_BYTES_MAX];
+    if (index_file_name(path, sizeof path, dir, base_offset, ext) != RC_OK) {
+        return false;
+    }
+    int fd = io_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        return false;
+    }
+    off_t size = 0;
+    bool empty = io_fsize(fd, &size) == 0 && size == LOG_INDEX__HEADER_BYTES;
+    io_close(fd);
+    return empty;
+}
+
+bool log_index_files_empty(const char *dir, int64_t base_offset)
+{
+    return header_only(dir, base_offset, "index") &&
+           header_only(dir, base_offset, "timeindex");
+}

@@ -89,4 +89,10 @@ MUST_CHECK int log_index_load(struct log_index *ix, const char *dir,
 /* Removes both files (missing files are fine). */
 void log_index_unlink(const char *dir, int64_t base_offset);
 
+/* Whether both index files of the segment at base_offset exist and are a
+ * header long: what log_index_save() writes for a segment with no batch
+ * (a damaged header is found, and the file rebuilt, when it loads).
+ * Reads only their sizes. */
+bool log_index_files_empty(const char *dir, int64_t base_offset);
+
 #endif

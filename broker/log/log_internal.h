@@ -57,6 +57,10 @@ struct log {
     void *failed_arg;
     bool epochs_unsaved;      /* the epoch checkpoint lags the cache */
     bool dir_dirty;           /* files created or removed since last sync */
+    /* The checkpoints and markers the directory held when the log opened
+     * (bits of log_open.c's table): one that was not listed is not opened
+     * to find it missing. */
+    unsigned found_at_open;
     /* Group commit. */
     uv_prepare_t prepare;     /* runs at the end of a loop iteration */
     struct log_sync_job *job; /* the one in flight, or NULL */

@@ -14,6 +14,7 @@
 
 #include "common/file.h"
 #include "common/io.h"
+#include "common/log_layout.h"
 #include "common/rc.h"
 
 #define LOG__SEGMENT_NAME_BYTES 24 /* 20 digits + ".log" */
@@ -54,17 +55,46 @@ static bool has_suffix(const char *name, const char *suffix)
  * (broker/log/log_retention.c) or the cleaner had not swapped in
  * (broker/log/log_cleaner.c). */
 struct segment_list {
-    const struct log *l;
+    struct log *l;
     int64_t *bases;
     size_t n;
     size_t cap;
     int rv;
 };
 
+/* The files whose absence log_open() needs to know; found_at_open has
+ * bit i set when names_found[i] was listed. */
+static const char *const names_found[] = {
+    LOG__RECOVERY_POINT_FILE,      LOG__START_OFFSET_FILE,
+    LOG__CLEAN_FILE,               LOG_CLEANER_CHECKPOINT_FILE,
+    LOG_LAYOUT_EPOCH_FILE,         LOG_LAYOUT_PRODUCER_SNAPSHOT_FILE,
+};
+
+static int found_bit(const char *name)
+{
+    for (size_t i = 0; i < sizeof names_found / sizeof *names_found; i++) {
+        if (strcmp(name, names_found[i]) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+bool log_found_at_open(const struct log *l, const char *name)
+{
+    int bit = found_bit(name);
+    return bit < 0 || (l->found_at_open & (1u << bit)) != 0;
+}
+
 static void list_one(void *arg, const char *name)
 {
     struct segment_list *sl = arg;
     int64_t base = 0;
+    int bit = found_bit(name);
+    if (bit >= 0) {
+        ((struct log *)sl->l)->found_at_open |= 1u << bit;
+        return;
+    }
     if (has_suffix(name, ".tmp") || has_suffix(name, LOG_DELETED_SUFFIX) ||
         has_suffix(name, LOG_CLEANED_SUFFIX)) {
         char path[LOG_PATH_BYTES_MAX];
@@ -89,11 +119,18 @@ static void list_one(void *arg, const char *name)
     sl->bases[sl->n++] = base;
 }
 
+/* A directory that does not exist yet is created: a new log. */
 static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
 {
     struct segment_list sl = {.l = l};
+    l->found_at_open = 0;
     if (io_list_dir(l->dir, list_one, &sl) != 0) {
-        return RC_IO;
+        if (errno != ENOENT) {
+            return RC_IO;
+        }
+        *bases_out = NULL;
+        *n_out = 0;
+        return file_mkdirs(l->dir);
     }
     if (sl.rv != RC_OK) {
         free(sl.bases);
@@ -105,19 +142,6 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
     *bases_out = sl.bases;
     *n_out = sl.n;
     return RC_OK;
-}
-
-static bool clean_marker_present(const struct log *l)
-{
-    char path[LOG_PATH_BYTES_MAX];
-    if (file_path(path, l->dir, LOG__CLEAN_FILE) != RC_OK) {
-        return false;
-    }
-    int fd = io_open(path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd >= 0) {
-        io_close(fd);
-    }
-    return fd >= 0;
 }
 
 static void unlink_segment_files(struct log *l, int64_t base)
@@ -219,7 +243,9 @@ static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
      * does not write them either. Dropping them makes recovery read the
      * device, so the log cannot believe in records no sync made durable.
      * Best effort: a kernel that keeps them leaves recovery as it was. */
-    (void)io_drop_cache(seg->fd);
+    if (seg->size > 0) {
+        (void)io_drop_cache(seg->fd);
+    }
     int64_t file_size = seg->size;
     int64_t cut_at = -1;
     rv = log_segment_recover(seg, l->scan_buf, l->cfg.index_interval_bytes,
@@ -227,7 +253,12 @@ static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
     *cut = rv == RC_OK && cut_at >= 0;
     if (rv == RC_OK) {
         seg->dirty = true; /* make what recovery kept durable */
-        rv = log_segment_save_index(seg);
+        /* An empty segment's index files are headers: if they are, they
+         * stay (a rewrite costs a broker with 100,000 idle partitions
+         * their writeback on every restart). */
+        bool kept = file_size == 0 &&
+                    log_index_files_empty(l->dir, seg->base_offset);
+        rv = kept ? RC_OK : log_segment_save_index(seg);
     }
     if (*cut) {
         TRACE_WARN(l->tracer, "dir=%s segment=%020" PRId64 ".log torn or "
@@ -269,17 +300,28 @@ struct open_plan {
     bool save_epochs;
 };
 
+/* A checkpoint the listing did not show is missing: 0, as
+ * log_read_offset_file() takes it, without a call to find out. */
+static int64_t read_offset_if_found(struct log *l, const char *name,
+                                    const char *if_bad)
+{
+    return log_found_at_open(l, name) ? log_read_offset_file(l, name, if_bad)
+                                      : 0;
+}
+
 static int plan_open(struct log *l, struct open_plan *p)
 {
     int rv = list_segments(l, &p->bases, &p->n);
     if (rv != RC_OK) {
         return rv;
     }
-    p->rp = log_read_offset_file(l, LOG__RECOVERY_POINT_FILE,
+    p->rp = read_offset_if_found(l, LOG__RECOVERY_POINT_FILE,
                                  "every segment is recovered");
-    p->clean = clean_marker_present(l);
+    p->clean = log_found_at_open(l, LOG__CLEAN_FILE);
     bool unchecked = false;
-    rv = log_epoch_load(&l->epochs, l->dir, &unchecked);
+    rv = log_found_at_open(l, LOG_LAYOUT_EPOCH_FILE)
+             ? log_epoch_load(&l->epochs, l->dir, &unchecked)
+             : RC_NOT_FOUND;
     if (rv == RC_OK && unchecked) {
         TRACE_INFO(l->tracer, "dir=%s leader-epoch-checkpoint has no "
                    "checksum (older format), rewritten with one", l->dir);
@@ -361,14 +403,14 @@ static int finish_open(struct log *l, struct open_plan *p)
     }
     l->recovery_point = p->rp;
     /* Never past the end: a checkpoint newer than what recovery kept. */
-    l->clean_checkpoint = log_read_offset_file(
+    l->clean_checkpoint = read_offset_if_found(
         l, LOG_CLEANER_CHECKPOINT_FILE, "the cleaner starts from the first "
         "segment again");
     /* The start moves into a segment only by DeleteRecords or a leader's
      * start: lost, the log starts at its first segment, which still
      * holds every record above the true start (none is lost; a few
      * deleted ones may be served again until the start moves again). */
-    int64_t start = log_read_offset_file(l, LOG__START_OFFSET_FILE,
+    int64_t start = read_offset_if_found(l, LOG__START_OFFSET_FILE,
                                          "the log starts at its first "
                                          "segment");
     l->start_offset = start < log_end_offset(l) ? start : log_end_offset(l);
@@ -445,10 +487,7 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
     log_epoch_init(&l->epochs);
     l->scan_buf = scan_buffer();
     struct open_plan plan = {0};
-    int rv = l->scan_buf == NULL ? RC_NOMEM : file_mkdirs(dir);
-    if (rv == RC_OK) {
-        rv = plan_open(l, &plan);
-    }
+    int rv = l->scan_buf == NULL ? RC_NOMEM : plan_open(l, &plan);
     if (rv == RC_OK) {
         rv = open_segments(l, &plan);
     }

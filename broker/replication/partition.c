@@ -10,6 +10,7 @@
 #include "common/meta/meta.h"
 #include "common/kafka/kafka_error.h"
 #include "common/limits.h"
+#include "common/log_layout.h"
 #include "common/rc.h"
 #include "common/trace.h"
 
@@ -533,7 +534,9 @@ static void replay_cb(void *arg, const struct record_batch_header *h)
 int partition_load_producers(struct partition *p, const char *dir)
 {
     int64_t from = 0;
-    int rv = producer_state_load(&p->producers, dir, &from);
+    int rv = log_found_at_open(p->log, LOG_LAYOUT_PRODUCER_SNAPSHOT_FILE)
+                 ? producer_state_load(&p->producers, dir, &from)
+                 : RC_NOT_FOUND;
     if (rv != RC_OK || from > log_end_offset(p->log) ||
         from < log_start_offset(p->log)) {
         producer_state_clear(&p->producers);

@@ -381,8 +381,9 @@ bool partition_follower_epoch_end(struct partition *p, int32_t leader,
 MUST_CHECK int partition_follower_truncate(struct partition *p,
                                            int64_t offset);
 
-/* Rebuilds the producer windows after the log opened: the snapshot, then
- * every batch after it; saves a fresh snapshot. */
+/* Rebuilds the producer windows just after the log opened: the snapshot
+ * (read only if the open listed one), then every batch after it; saves a
+ * fresh snapshot. */
 MUST_CHECK int partition_load_producers(struct partition *p, const char *dir);
 
 /* Retention: deletes the old segments the topic's limits let go (below

@@ -1,0 +1,142 @@
+/* What opening a log costs when it holds little (broker/log/log_open.c): a
+ * broker restarted with 100,000 idle partitions opens 100,000 logs before
+ * it is back in their ISRs, so an open calls only for what is there. The
+ * checkpoints its directory listing did not show are not opened, and an
+ * empty segment whose index files are already empty is not rewritten
+ * after a crash. Calls are counted by faults of the I/O seam (common/io.h)
+ * armed on them: a call that was made would hit one. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/log/log.h"
+#include "broker/log/log_epoch.h"
+#include "common/io.h"
+#include "common/log_layout.h"
+#include "common/rc.h"
+#include "tests/lib/log_fixture.h"
+
+static struct log_fixture f;
+
+static void setup(void)
+{
+    io_fault_clear();
+    log_fixture_setup(&f);
+}
+
+static void teardown(void)
+{
+    io_fault_clear();
+    log_fixture_teardown(&f);
+}
+
+TestSuite(log_open_cost, .init = setup, .fini = teardown, .timeout = 60);
+
+static void arm(enum io_op op, const char *path)
+{
+    struct io_fault fault = {.op = op, .kind = IO_FAULT_ERRNO, .err = EIO};
+    snprintf(fault.path, sizeof fault.path, "%s", path);
+    cr_assert_eq(io_fault_add(&fault), RC_OK);
+}
+
+static bool exists(const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", f.dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* The process dies with the log open (SIGKILL): no clean-shutdown
+ * marker, no checkpoint written at close. */
+static void crash(void)
+{
+    log_fixture_check(&f); /* the start-up check ends first */
+    log_abandon(f.log);
+    f.log = NULL;
+    cr_assert_eq(uv_run(&f.loop, UV_RUN_NOWAIT), 0);
+}
+
+/* The files an empty log that was never written leaves behind. */
+static const char *const absent[] = {
+    "recovery-point-checkpoint", "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint", LOG_LAYOUT_PRODUCER_SNAPSHOT_FILE,
+    ".clean-shutdown",
+};
+#define N_ABSENT (sizeof absent / sizeof *absent)
+
+Test(log_open_cost, checkpoints_the_directory_lacks_are_not_opened)
+{
+    log_fixture_open(&f);
+    crash();
+    for (size_t i = 0; i < N_ABSENT; i++) {
+        cr_assert(!exists(absent[i]), "%s", absent[i]);
+        arm(IO_OP_OPEN, absent[i]);
+    }
+    log_fixture_open(&f);
+    for (size_t i = 0; i < N_ABSENT; i++) {
+        cr_assert_eq(io_fault_hits(i), 0, "%s was opened", absent[i]);
+        cr_assert(!log_found_at_open(f.log, absent[i]), "%s", absent[i]);
+    }
+    cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
+}
+
+Test(log_open_cost, checkpoints_the_directory_holds_are_read)
+{
+    log_fixture_open(&f);
+    cr_assert_eq(log_assign_epoch(f.log, 3), RC_OK);
+    log_fixture_append(&f, 2, 40, 1000, 1);
+    cr_assert_eq(log_fixture_wait_durable(&f, 2), RC_OK);
+    cr_assert_eq(log_advance_start(f.log, 1), RC_OK);
+    log_fixture_close(&f);
+    cr_assert(exists(LOG_LAYOUT_EPOCH_FILE));
+    cr_assert(exists("log-start-offset-checkpoint"));
+    log_fixture_open(&f);
+    cr_assert(f.opened_clean);
+    cr_assert(log_found_at_open(f.log, LOG_LAYOUT_EPOCH_FILE));
+    cr_assert(log_found_at_open(f.log, "log-start-offset-checkpoint"));
+    cr_assert(log_found_at_open(f.log, ".clean-shutdown"));
+    cr_assert(log_found_at_open(f.log, "some-other-file"),
+              "a name it does not track is taken as there");
+    cr_assert_eq(log_start_offset(f.log), 1);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 3);
+}
+
+Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
+{
+    log_fixture_open(&f);
+    crash();
+    log_fixture_open(&f); /* recovery wrote the empty segment's index */
+    crash();
+    char index[4200];
+    log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
+    cr_assert_eq(log_fixture_file_size(index), LOG_LAYOUT_INDEX_HEADER_BYTES);
+    arm(IO_OP_WRITE, "index");
+    log_fixture_open(&f);
+    cr_assert_eq(io_fault_hits(0), 0, "an empty index was written again");
+    cr_assert_eq(log_end_offset(f.log), 0);
+}
+
+/* An index with entries beside an empty segment (left by a cut the crash
+ * interrupted) is not what an empty segment has: written again. */
+Test(log_open_cost, an_empty_segment_with_a_stale_index_gets_a_fresh_one)
+{
+    log_fixture_open(&f);
+    crash();
+    log_fixture_open(&f); /* recovery wrote the empty segment's index */
+    crash();
+    char index[4200];
+    log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
+    int fd = open(index, O_WRONLY | O_APPEND);
+    cr_assert_geq(fd, 0);
+    static const uint8_t entry[LOG_LAYOUT_INDEX_ENTRY_BYTES] = {0, 0, 0, 5,
+                                                                0, 0, 1, 0};
+    cr_assert_eq(write(fd, entry, sizeof entry), (ssize_t)sizeof entry);
+    close(fd);
+    log_fixture_open(&f);
+    cr_assert_eq(log_fixture_file_size(index), LOG_LAYOUT_INDEX_HEADER_BYTES);
+    log_fixture_append(&f, 1, 10, 1000, 2);
+    cr_assert_eq(log_end_offset(f.log), 1);
+}
