@@ -22,6 +22,12 @@
 #define MEMBERSHIP__BACKOFF_MIN_MS 100
 #define MEMBERSHIP__CALL_BACKOFF_MAX_MS 1000
 #define MEMBERSHIP__SHUTDOWN_HEARTBEAT_MS 100
+/* Active calls out at once at most; more wait in m->queued, in order, and
+ * go as answers come back. A leader taking a restarted broker back into
+ * the ISRs of 50,000 partitions makes as many calls at once: the half of
+ * the RPC client's table (RPC_INFLIGHT_MAX) they leave keeps room for the
+ * heartbeats and metadata fetches, which must never wait behind them. */
+#define MEMBERSHIP__CALLS_OUT_MAX (RPC_INFLIGHT_MAX / 2)
 
 struct membership {
     uv_loop_t *loop;
@@ -56,6 +62,9 @@ struct membership {
     bool closing;
     int pending;                  /* calls and handles not yet called back */
     struct active_call *retrying; /* calls waiting out their back-off */
+    struct active_call *queued;   /* calls waiting for room, oldest first */
+    struct active_call *queued_tail;
+    size_t calls_out;             /* active calls sent, not answered */
     uint64_t jitter;              /* xorshift state for back-off jitter */
     membership_image_cb image_cb;
     membership_done_cb done_cb;
@@ -420,13 +429,15 @@ struct active_call {
     struct membership *m;
     uint8_t *req;
     size_t len;
-    uint64_t deadline_ms;
+    uint64_t timeout_ms;
+    uint64_t deadline_ms;         /* from its first send (0: not yet);
+                                   * a wait in m->queued is not counted */
     int sent_to;                  /* the controller of the latest try */
     membership_call_cb cb;
     void *arg;
     uint64_t backoff_ms;          /* the next pause; doubles, jittered */
     uint64_t retry_ms;            /* waiting in m->retrying until then */
-    struct active_call *next;     /* m->retrying */
+    struct active_call *next;     /* m->retrying or m->queued */
 };
 
 static void active_call_cb(void *arg, int rc, const uint8_t *payload,
@@ -440,13 +451,20 @@ static void active_call_finish(struct active_call *ac, int rc,
     free(ac);
 }
 
-/* Sends the call once more; an error means no callback is pending. */
+/* Sends the call once more; RC_FULL when there is no room for it now (it
+ * is not queued), any other error means no callback is pending. */
 static int active_call_send(struct active_call *ac)
 {
     struct membership *m = ac->m;
     uint64_t now = uv_now(m->loop);
-    if (m->closing || now >= ac->deadline_ms) {
+    if (m->closing || (ac->deadline_ms != 0 && now >= ac->deadline_ms)) {
         return m->closing ? RC_CLOSED : RC_TIMEOUT;
+    }
+    if (m->calls_out >= MEMBERSHIP__CALLS_OUT_MAX) {
+        return RC_FULL;
+    }
+    if (ac->deadline_ms == 0) {
+        ac->deadline_ms = now + ac->timeout_ms;
     }
     uint64_t left = ac->deadline_ms - now;
     int rv = rpc_client_call(m->client, m->target, ac->req, ac->len,
@@ -456,9 +474,54 @@ static int active_call_send(struct active_call *ac)
                              active_call_cb, ac);
     if (rv == RC_OK) {
         m->pending++;
+        m->calls_out++;
         ac->sent_to = m->target;
     }
     return rv;
+}
+
+static void queue_call(struct active_call *ac)
+{
+    struct membership *m = ac->m;
+    ac->next = NULL;
+    if (m->queued_tail == NULL) {
+        m->queued = ac;
+    } else {
+        m->queued_tail->next = ac;
+    }
+    m->queued_tail = ac;
+}
+
+/* Sends the queued calls there is room for, oldest first. */
+static void send_queued(struct membership *m)
+{
+    while (m->queued != NULL) {
+        struct active_call *ac = m->queued;
+        int rc = active_call_send(ac);
+        if (rc == RC_FULL) {
+            return; /* stays first */
+        }
+        m->queued = ac->next;
+        if (m->queued == NULL) {
+            m->queued_tail = NULL;
+        }
+        ac->next = NULL;
+        if (rc != RC_OK) {
+            active_call_finish(ac, rc, NULL, 0);
+        }
+    }
+}
+
+/* Sends ac, or queues it behind the others when there is no room (or
+ * others wait already: calls go in order). */
+static int active_call_start(struct active_call *ac)
+{
+    int rc = ac->m->queued != NULL ? RC_FULL : active_call_send(ac);
+    if (rc == RC_FULL) {
+        queue_call(ac);
+        return RC_OK;
+    }
+    return rc;
 }
 
 static bool redirected(struct membership *m, int sent_to,
@@ -521,11 +584,12 @@ static void active_calls_due(struct membership *m, uint64_t now)
         }
         *at = ac->next;
         ac->next = NULL;
-        int rc = active_call_send(ac);
+        int rc = active_call_start(ac);
         if (rc != RC_OK) {
             active_call_finish(ac, rc, NULL, 0);
         }
     }
+    send_queued(m); /* room the RPC client's table had not */
 }
 
 static void active_call_cb(void *arg, int rc, const uint8_t *payload,
@@ -534,6 +598,7 @@ static void active_call_cb(void *arg, int rc, const uint8_t *payload,
     struct active_call *ac = arg;
     struct membership *m = ac->m;
     m->pending--;
+    m->calls_out--;
     if (m->closing) {
         active_call_finish(ac, RC_CLOSED, NULL, 0);
         maybe_free(m);
@@ -541,12 +606,13 @@ static void active_call_cb(void *arg, int rc, const uint8_t *payload,
     }
     if (rc == RC_OK && !redirected(m, ac->sent_to, payload, len)) {
         active_call_finish(ac, RC_OK, payload, len);
-        return;
+    } else {
+        if (rc != RC_OK) {
+            move_on(m, ac->sent_to);
+        }
+        active_call_retry(ac);
     }
-    if (rc != RC_OK) {
-        move_on(m, ac->sent_to);
-    }
-    active_call_retry(ac);
+    send_queued(m);
 }
 
 int membership_call_active(struct membership *m, const uint8_t *req,
@@ -562,10 +628,10 @@ int membership_call_active(struct membership *m, const uint8_t *req,
     }
     memcpy(copy, req, len);
     *ac = (struct active_call){.m = m, .req = copy, .len = len,
-                               .deadline_ms = uv_now(m->loop) + timeout_ms,
+                               .timeout_ms = timeout_ms,
                                .cb = cb, .arg = arg,
                                .backoff_ms = MEMBERSHIP__BACKOFF_MIN_MS};
-    int rv = active_call_send(ac);
+    int rv = active_call_start(ac);
     if (rv != RC_OK) {
         free(ac->req);
         free(ac);
@@ -728,5 +794,11 @@ void membership_close(struct membership *m)
         m->retrying = ac->next;
         active_call_finish(ac, RC_CLOSED, NULL, 0);
     }
+    while (m->queued != NULL) {
+        struct active_call *ac = m->queued;
+        m->queued = ac->next;
+        active_call_finish(ac, RC_CLOSED, NULL, 0);
+    }
+    m->queued_tail = NULL;
     rpc_client_close(m->client);
 }

@@ -58,8 +58,11 @@ void membership_close(struct membership *m);
 
 /* Sends a packed Request to the active controller, following
  * NOT_CONTROLLER redirects and moving on after transport errors, until
- * timeout_ms passes. cb gets RC_OK with the packed Response (borrowed for
- * the call), or RC_TIMEOUT / RC_CLOSED. Always called back later. */
+ * timeout_ms has passed since it was first sent. Calls beyond a bound
+ * out at once (half the RPC table, so heartbeats always have room) wait
+ * their turn, in order, and their wait is not counted. cb gets RC_OK with
+ * the packed Response (borrowed for the call), or RC_TIMEOUT /
+ * RC_CLOSED. Always called back later. */
 typedef void (*membership_call_cb)(void *arg, int rc, const uint8_t *resp,
                                    size_t len);
 MUST_CHECK int membership_call_active(struct membership *m,

@@ -21,6 +21,15 @@
 #define CONTROLLERS 3
 #define EPOCH 7
 
+/* AlterPartition requests the active controller holds unanswered. */
+#define HELD_MAX 4096
+
+struct held_call {
+    struct rpc_conn *conn;
+    uint64_t cid;
+    int32_t partition;
+};
+
 struct fake_controller {
     int index;
     int32_t id;
@@ -38,6 +47,11 @@ struct fixture {
     struct fake_controller ctl[CONTROLLERS];
     int active; /* index of the active controller */
     struct membership *m;
+    struct held_call held[HELD_MAX];
+    int n_held;
+    int most_held;       /* the most held at once */
+    int32_t order_error; /* a partition that arrived out of order, or -1 */
+    int32_t next_partition;
 };
 
 static struct fixture f;
@@ -115,6 +129,42 @@ static void answer_as_active(struct fake_controller *fc,
     }
 }
 
+/* Holds an AlterPartition for release_held(); checks they come in the
+ * order they were made. */
+static void hold(struct rpc_conn *conn, uint64_t cid,
+                 const Cairn__Request *req)
+{
+    cr_assert_lt(f.n_held, HELD_MAX);
+    int32_t partition = req->alter_partition->partition_id;
+    if (partition != f.next_partition && f.order_error < 0) {
+        f.order_error = partition;
+    }
+    f.next_partition = partition + 1;
+    f.held[f.n_held++] = (struct held_call){conn, cid, partition};
+    if (f.n_held > f.most_held) {
+        f.most_held = f.n_held;
+    }
+}
+
+static void release_held(void)
+{
+    int n = f.n_held;
+    f.n_held = 0;
+    for (int i = 0; i < n; i++) {
+        Cairn__AlterPartitionResponse ap =
+            CAIRN__ALTER_PARTITION_RESPONSE__INIT;
+        Cairn__Response resp = CAIRN__RESPONSE__INIT;
+        resp.body_case = CAIRN__RESPONSE__BODY_ALTER_PARTITION;
+        resp.alter_partition = &ap;
+        size_t len = cairn__response__get_packed_size(&resp);
+        uint8_t buf[64];
+        cr_assert_leq(len, sizeof buf);
+        cairn__response__pack(&resp, buf);
+        cr_assert_eq(rpc_reply(f.held[i].conn, f.held[i].cid, buf, len),
+                     RC_OK);
+    }
+}
+
 static void request_cb(void *arg, struct rpc_conn *conn, uint64_t cid,
                        const uint8_t *payload, size_t len)
 {
@@ -124,6 +174,12 @@ static void request_cb(void *arg, struct rpc_conn *conn, uint64_t cid,
 
     cr_assert_not_null(req);
     fc->n_requests++;
+    if (fc->index == f.active &&
+        req->body_case == CAIRN__REQUEST__BODY_ALTER_PARTITION) {
+        hold(conn, cid, req);
+        cairn__request__free_unpacked(req, NULL);
+        return;
+    }
     if (fc->index == f.active) {
         answer_as_active(fc, req, &resp);
     } else {
@@ -195,6 +251,7 @@ static void quiet_emit_cb(struct tracer *t, enum trace_level level,
 static void setup(void)
 {
     memset(&f, 0, sizeof f);
+    f.order_error = -1;
     f.tracer.level = TRACE_LEVEL_DEBUG;
     f.tracer.component = "test";
     f.tracer.emit = quiet_emit_cb;
@@ -248,4 +305,82 @@ Test(membership, a_redirect_to_the_last_controller_is_kept)
                   f.ctl[0].n_requests);
     cr_assert_eq(f.ctl[1].n_requests, 0, "102 was asked %d times",
                  f.ctl[1].n_requests);
+}
+
+/* --- Many calls at once ---------------------------------------------------- */
+
+#define CALLS (3 * (int)RPC_INFLIGHT_MAX)
+
+static struct {
+    int answered;
+    int failed;
+    int32_t out_of_order; /* -1, or the first call answered out of turn */
+} calls;
+
+static void call_cb(void *arg, int rc, const uint8_t *resp, size_t len)
+{
+    (void)resp;
+    (void)len;
+    int32_t i = (int32_t)(intptr_t)arg;
+    if (rc != RC_OK) {
+        calls.failed++;
+    } else if (i != calls.answered && calls.out_of_order < 0) {
+        calls.out_of_order = i;
+    }
+    calls.answered += rc == RC_OK;
+}
+
+static int call(int32_t partition)
+{
+    Cairn__AlterPartitionRequest ap = CAIRN__ALTER_PARTITION_REQUEST__INIT;
+    ap.has_partition_id = true;
+    ap.partition_id = partition;
+    Cairn__Request req = CAIRN__REQUEST__INIT;
+    req.body_case = CAIRN__REQUEST__BODY_ALTER_PARTITION;
+    req.alter_partition = &ap;
+    uint8_t buf[64];
+    size_t len = cairn__request__get_packed_size(&req);
+    cr_assert_leq(len, sizeof buf);
+    cairn__request__pack(&req, buf);
+    return membership_call_active(f.m, buf, len, 5000, call_cb,
+                                  (void *)(intptr_t)partition);
+}
+
+/* A leader taking a restarted broker back into the ISRs of thousands of
+ * partitions calls the controller once for each, at once. Calls beyond
+ * what may be out wait their turn (they once failed at once, RC_FULL,
+ * and waited for the next ISR check), in order; and those out leave the
+ * RPC table room for the heartbeats, which go on while the controller
+ * sits on every call. */
+Test(membership, calls_beyond_the_rpc_table_wait_their_turn_beside_heartbeats)
+{
+    calls.answered = calls.failed = 0;
+    calls.out_of_order = -1;
+    start(0);
+    RUN_UNTIL(f.ctl[0].n_registrations >= 1, WAIT_MS);
+    for (int32_t i = 0; i < CALLS; i++) {
+        cr_assert_eq(call(i), RC_OK, "call %d", i);
+    }
+    int rounds = 0;
+    while (calls.answered + calls.failed < CALLS) {
+        RUN_UNTIL(f.n_held > 0 && (f.n_held == (int)RPC_INFLIGHT_MAX / 2 ||
+                                   f.n_held + calls.answered == CALLS),
+                  WAIT_MS);
+        int heartbeats = f.ctl[0].n_heartbeats;
+        RUN_UNTIL(f.ctl[0].n_heartbeats >= heartbeats + 2, WAIT_MS);
+        release_held();
+        int target = calls.answered + (int)RPC_INFLIGHT_MAX / 2;
+        RUN_UNTIL(calls.answered + calls.failed >=
+                      (target < CALLS ? target : CALLS),
+                  WAIT_MS);
+        rounds++;
+        cr_assert_lt(rounds, 100);
+    }
+    cr_assert_eq(calls.failed, 0);
+    cr_assert_eq(calls.answered, CALLS);
+    cr_assert_eq(calls.out_of_order, -1, "call %d answered out of turn",
+                 calls.out_of_order);
+    cr_assert_eq(f.order_error, -1, "call %d arrived out of turn",
+                 f.order_error);
+    cr_assert_leq(f.most_held, (int)RPC_INFLIGHT_MAX / 2);
 }
