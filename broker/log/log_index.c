@@ -405,24 +405,35 @@ void log_index_unlink(const char *dir, int64_t base_offset)
     }
 }
 
-static bool header_only(const char *dir, int64_t base_offset, const char *ext)
+/* One file's size: 0 when missing, -1 when it cannot be told. */
+static off_t probe_size(const char *dir, int64_t base_offset, const char *ext)
 {
     char path[LOG_PATH_BYTES_MAX];
     if (index_file_name(path, sizeof path, dir, base_offset, ext) != RC_OK) {
-        return false;
+        return -1;
     }
     int fd = io_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) {
-        return false;
+        return errno == ENOENT ? 0 : -1;
     }
     off_t size = 0;
-    bool empty = io_fsize(fd, &size) == 0 && size == LOG_INDEX__HEADER_BYTES;
+    if (io_fsize(fd, &size) != 0 || size == 0) {
+        size = -1; /* an empty file is no index: not a missing one */
+    }
     io_close(fd);
-    return empty;
+    return size;
 }
 
-bool log_index_files_empty(const char *dir, int64_t base_offset)
+enum log_index_files log_index_files_probe(const char *dir,
+                                           int64_t base_offset)
 {
-    return header_only(dir, base_offset, "index") &&
-           header_only(dir, base_offset, "timeindex");
+    off_t index = probe_size(dir, base_offset, "index");
+    off_t times = index < 0 ? -1 : probe_size(dir, base_offset, "timeindex");
+    if (index == 0 && times == 0) {
+        return LOG_INDEX_FILES_ABSENT;
+    }
+    if (index == LOG_INDEX__HEADER_BYTES && times == LOG_INDEX__HEADER_BYTES) {
+        return LOG_INDEX_FILES_EMPTY;
+    }
+    return LOG_INDEX_FILES_OTHER;
 }

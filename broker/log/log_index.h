@@ -89,10 +89,17 @@ MUST_CHECK int log_index_load(struct log_index *ix, const char *dir,
 /* Removes both files (missing files are fine). */
 void log_index_unlink(const char *dir, int64_t base_offset);
 
-/* Whether both index files of the segment at base_offset exist and are a
- * header long: what log_index_save() writes for a segment with no batch
- * (a damaged header is found, and the file rebuilt, when it loads).
- * Reads only their sizes. */
-bool log_index_files_empty(const char *dir, int64_t base_offset);
+/* What a segment's two index files are, by their sizes alone: both
+ * missing (a segment no batch was written to has none), both a header
+ * long (what log_index_save() writes for a segment with no batch; a
+ * damaged header is found, and the file rebuilt, when it loads), or
+ * anything else. */
+enum log_index_files {
+    LOG_INDEX_FILES_ABSENT,
+    LOG_INDEX_FILES_EMPTY,
+    LOG_INDEX_FILES_OTHER,
+};
+enum log_index_files log_index_files_probe(const char *dir,
+                                           int64_t base_offset);
 
 #endif

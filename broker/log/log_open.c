@@ -186,8 +186,22 @@ const char *log_partition_name(const struct log *l)
  * repairs it from an in-sync replica (broker/replication/repair.h), and
  * reads never serve it (broker/log/log_verify.h). Only a cut made by the
  * index rebuild, which cannot keep what follows, is made here. */
+/* An empty segment may have no index files (one written to has them):
+ * true when its files are missing or empty, so there is nothing to load
+ * or write. */
+static bool empty_index_kept(const struct log *l,
+                             const struct log_segment *seg)
+{
+    return seg->size == 0 && log_index_files_probe(l->dir, seg->base_offset) !=
+                                 LOG_INDEX_FILES_OTHER;
+}
+
 static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
 {
+    *cut = false;
+    if (empty_index_kept(l, seg)) {
+        return RC_OK; /* no batch to index or to check */
+    }
     int index_rc = RC_OK;
     const char *ext = "index";
     int64_t file_size = seg->size;
@@ -253,11 +267,10 @@ static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
     *cut = rv == RC_OK && cut_at >= 0;
     if (rv == RC_OK) {
         seg->dirty = true; /* make what recovery kept durable */
-        /* An empty segment's index files are headers: if they are, they
-         * stay (a rewrite costs a broker with 100,000 idle partitions
-         * their writeback on every restart). */
-        bool kept = file_size == 0 &&
-                    log_index_files_empty(l->dir, seg->base_offset);
+        /* An empty segment's index files stay as they are if they are
+         * missing or empty: writing them costs a broker with 100,000
+         * idle partitions 200,000 new files on its first restart. */
+        bool kept = file_size == 0 && empty_index_kept(l, seg);
         rv = kept ? RC_OK : log_segment_save_index(seg);
     }
     if (*cut) {

@@ -29,9 +29,11 @@ measures
     tests/bench/scale.py BUILD_DIR [COUNT...]     (default 1000 10000)
 
 SCALE_KEEP=1 keeps each cluster's data directory (the nodes' logs) for
-a look afterwards. Prints one RESULT line per count, then one with each figure of the
-largest count as a ratio to the smallest (measured in the same run, as
-the figures drift with the machine). Topics hold at most 10,000
+a look afterwards. Prints one RESULT line per count, then, for each
+smaller count, one with each figure of the largest count as a ratio to
+that count's (measured in the same run, as the figures drift with the
+machine): run with 1 first for the busy partition's "no others", and
+with 1000 for the issue's 3x bounds. Topics hold at most 10,000
 partitions each: larger counts are several topics. A figure not reached within its
 deadline is printed as timeout. Stops only the processes it started."""
 
@@ -267,7 +269,13 @@ def main():
         print("RESULT bench=scale partitions=%d %s" % (
             n, " ".join("%s=%s" % (k, fmt(r.get(k))) for k in KEYS)),
             flush=True)
-    lo, hi = results[0], results[-1]
+    hi = results[-1]
+    for lo in results[:-1]:
+        print_ratio(lo, hi)
+    return 0
+
+
+def print_ratio(lo, hi):
     ratios = []
     for k in KEYS:
         if k == "expired":
@@ -280,7 +288,6 @@ def main():
             ratios.append("%s=%.2f" % (k, max(b, 0.1) / max(a, 0.1)))
     print("RESULT bench=scale_ratio from=%d to=%d %s" % (
         lo["partitions"], hi["partitions"], " ".join(ratios)), flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
  * broker restarted with 100,000 idle partitions opens 100,000 logs before
  * it is back in their ISRs, so an open calls only for what is there. The
  * checkpoints its directory listing did not show are not opened, and an
- * empty segment whose index files are already empty is not rewritten
- * after a crash. Calls are counted by faults of the I/O seam (common/io.h)
+ * empty segment's index files are neither created nor rewritten when
+ * they are missing or empty. Calls are counted by faults of the I/O seam (common/io.h)
  * armed on them: a call that was made would hit one. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -104,11 +104,45 @@ Test(log_open_cost, checkpoints_the_directory_holds_are_read)
     cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 3);
 }
 
+/* A segment no batch was written to has no index files; a crash does not
+ * make the next open create them (200,000 new files for a broker with
+ * 100,000 idle partitions), nor does a clean open miss them. */
+Test(log_open_cost, an_empty_segment_gets_no_index_files)
+{
+    char index[4200], times[4200];
+    log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
+    log_fixture_file(&f, 0, LOG_LAYOUT_TIME_INDEX_EXT, times, sizeof times);
+    log_fixture_open(&f);
+    crash();
+    arm(IO_OP_WRITE, "index");
+    log_fixture_open(&f);
+    cr_assert_eq(io_fault_hits(0), 0, "an empty segment's index written");
+    cr_assert_eq(access(index, F_OK), -1);
+    cr_assert_eq(access(times, F_OK), -1);
+    io_fault_clear();
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert(f.opened_clean);
+    cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
+    log_fixture_append(&f, 3, 10, 1000, 2);
+    cr_assert_eq(log_fixture_wait_durable(&f, 3), RC_OK);
+    crash();
+    log_fixture_open(&f);
+    cr_assert_eq(log_end_offset(f.log), 3);
+    cr_assert_geq(log_fixture_file_size(index), LOG_LAYOUT_INDEX_HEADER_BYTES,
+                  "a segment with a batch has its index written");
+}
+
+/* A segment cut back to empty keeps index files of a header each: not
+ * written again by the open after a crash. */
 Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
 {
     log_fixture_open(&f);
-    crash();
-    log_fixture_open(&f); /* recovery wrote the empty segment's index */
+    log_fixture_append(&f, 2, 10, 1000, 3);
+    cr_assert_eq(log_fixture_wait_durable(&f, 2), RC_OK);
+    cr_assert_eq(log_truncate_to(f.log, 0), RC_OK);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
     crash();
     char index[4200];
     log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
@@ -124,8 +158,11 @@ Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
 Test(log_open_cost, an_empty_segment_with_a_stale_index_gets_a_fresh_one)
 {
     log_fixture_open(&f);
-    crash();
-    log_fixture_open(&f); /* recovery wrote the empty segment's index */
+    log_fixture_append(&f, 2, 10, 1000, 3);
+    cr_assert_eq(log_fixture_wait_durable(&f, 2), RC_OK);
+    cr_assert_eq(log_truncate_to(f.log, 0), RC_OK);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
     crash();
     char index[4200];
     log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
