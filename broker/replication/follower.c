@@ -34,7 +34,7 @@ static void unref(struct fetcher *f)
     if (--f->refs > 0) {
         return;
     }
-    free(f->sent);
+    sent_list_free(&f->sent);
     fetcher_session_free(f);
     free(f);
 }
@@ -114,25 +114,6 @@ static struct partition *followed(struct fetcher *f, const struct sent_part *s,
     return p;
 }
 
-/* The sent partition an answer names. Answers come in the order asked,
- * so the search starts after the last one found: one comparison each,
- * where a search from the start costs a walk of the whole list per
- * partition (n squared for a round of an idle follower). */
-static const struct sent_part *find_sent(struct fetcher *f,
-                                         struct slice topic, int32_t id)
-{
-    for (size_t k = 0; k < f->n_sent; k++) {
-        size_t i = (f->sent_next + k) % f->n_sent;
-        const struct sent_part *s = &f->sent[i];
-        if (s->id == id && topic.len == strlen(s->topic) &&
-            memcmp(topic.ptr, s->topic, topic.len) == 0) {
-            f->sent_next = i + 1;
-            return s;
-        }
-    }
-    return NULL;
-}
-
 static void synced_cb(void *arg, int rc)
 {
     struct fetcher *f = arg;
@@ -191,7 +172,7 @@ static void on_fetch(struct fetcher *f, struct reader *r)
 static void truncate_one(struct fetcher *f, struct slice topic,
                          const struct kafka_EpochEndOffset *r)
 {
-    const struct sent_part *s = find_sent(f, topic, r->Partition);
+    const struct sent_part *s = sent_list_find(&f->sent, topic, r->Partition);
     struct partition *p = s != NULL ? followed(f, s, PARTITION_FOLLOW_TRUNCATE)
                                     : NULL;
     if (p == NULL) {
@@ -312,44 +293,10 @@ bool fetcher_offset_durable(const struct partition *p)
 
 static int add_sent(struct fetcher *f, const struct partition *p)
 {
-    if (f->n_sent == f->cap_sent) { /* grows with the partitions followed */
-        size_t cap = f->cap_sent == 0 ? 16 : f->cap_sent * 2;
-        void *p2 = realloc(f->sent, cap * sizeof *f->sent);
-        if (p2 == NULL) {
-            return RC_NOMEM;
-        }
-        f->sent = p2;
-        f->cap_sent = cap;
-    }
-    struct sent_part *s = &f->sent[f->n_sent++];
-    strcpy(s->topic, p->topic);
-    s->id = p->id;
-    s->leader_epoch = p->leader_epoch;
-    s->fetch_offset = log_end_offset(p->log);
-    return RC_OK;
-}
-
-/* The sent partitions grouped by topic for a request: topic t is
- * names[t], its partitions f->sent[order[start[t] .. start[t] +
- * counts[t])] in sent order. Arrays live in the build's arena. */
-struct sent_groups {
-    const char **names;
-    int32_t *counts;
-    size_t *start;
-    size_t *order;
-    size_t n_topics;
-};
-
-/* Topic index of name in names[0..n), appending it if new. */
-static size_t topic_slot(const char **names, size_t *n, const char *name)
-{
-    for (size_t i = 0; i < *n; i++) {
-        if (strcmp(names[i], name) == 0) {
-            return i;
-        }
-    }
-    names[*n] = name;
-    return (*n)++;
+    int rv = sent_list_add(&f->sent, p->topic, p->id, p->leader_epoch,
+                           log_end_offset(p->log));
+    f->n_sent = f->sent.n;
+    return rv;
 }
 
 /* Whether p's fetches count against the follower throttle; sets *held
@@ -375,6 +322,7 @@ static int collect(struct fetcher *f)
 {
     struct replica_manager *ps = f->rf->ps;
     f->n_sent = 0;
+    sent_list_clear(&f->sent);
     f->n_held = 0;
     for (size_t i = 0; i < ps->n; i++) {
         struct partition *p = ps->parts[i];
@@ -411,52 +359,6 @@ static int collect(struct fetcher *f)
     return RC_OK;
 }
 
-/* Groups f->sent by topic into g (see struct sent_groups). */
-static int group_sent(const struct fetcher *f, struct arena *a,
-                      struct sent_groups *g)
-{
-    size_t n = f->n_sent;
-    size_t *slot = NULL;
-    memset(g, 0, sizeof *g);
-    int rv = arena_alloc(a, n, sizeof *g->names, (void **)&g->names);
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, n, sizeof *g->counts, (void **)&g->counts);
-    }
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, n, sizeof *g->start, (void **)&g->start);
-    }
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, n, sizeof *g->order, (void **)&g->order);
-    }
-    if (rv == RC_OK) {
-        rv = arena_alloc(a, n, sizeof *slot, (void **)&slot);
-    }
-    if (rv != RC_OK) {
-        return rv;
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t before = g->n_topics;
-        slot[i] = topic_slot(g->names, &g->n_topics, f->sent[i].topic);
-        if (g->n_topics > before) {
-            g->counts[slot[i]] = 0;
-        }
-        g->counts[slot[i]]++;
-    }
-    size_t at = 0;
-    for (size_t t = 0; t < g->n_topics; t++) {
-        g->start[t] = at;
-        at += (size_t)g->counts[t];
-    }
-    /* start[t] serves as topic t's cursor, then is set back. */
-    for (size_t i = 0; i < n; i++) {
-        g->order[g->start[slot[i]]++] = i;
-    }
-    for (size_t t = 0; t < g->n_topics; t++) {
-        g->start[t] -= (size_t)g->counts[t];
-    }
-    return RC_OK;
-}
-
 /* OffsetForLeaderEpoch v3 for the grouped partitions: each one's latest
  * local epoch. */
 static int build_epochs(struct fetcher *f, struct arena *a,
@@ -466,13 +368,13 @@ static int build_epochs(struct fetcher *f, struct arena *a,
     struct kafka_OffsetForLeaderPartition *parts = NULL;
     int rv = arena_alloc(a, g->n_topics, sizeof *topics, (void **)&topics);
     if (rv == RC_OK) {
-        rv = arena_alloc(a, f->n_sent, sizeof *parts, (void **)&parts);
+        rv = arena_alloc(a, f->sent.n, sizeof *parts, (void **)&parts);
     }
     if (rv != RC_OK) {
         return rv;
     }
-    for (size_t k = 0; k < f->n_sent; k++) {
-        const struct sent_part *s = &f->sent[g->order[k]];
+    for (size_t k = 0; k < f->sent.n; k++) {
+        const struct sent_part *s = &f->sent.parts[g->order[k]];
         struct partition *p = replica_manager_find(f->rf->ps, s->topic,
                                                    s->id);
         parts[k] = (struct kafka_OffsetForLeaderPartition){
@@ -508,7 +410,7 @@ static int build(struct fetcher *f, enum partition_follow want,
     struct arena a;
     arena_init(&a, ARENA_BYTES_MAX);
     struct sent_groups g;
-    rv = group_sent(f, &a, &g);
+    rv = sent_list_group(&f->sent, &a, &g);
     if (rv == RC_OK) {
         rv = build_epochs(f, &a, &g, w);
     }

@@ -11,6 +11,7 @@
 
 #include "broker/replication/follower.h"
 #include "broker/replication/follower_session.h"
+#include "broker/replication/sent_list.h"
 #include "common/kafka/kafka_codec.h"
 #include "common/meta/meta_index.h"
 #include "common/writer.h"
@@ -23,14 +24,6 @@
 #define FETCHER__RESCAN_MS 5000
 /* Plans (a walk of every partition) are this far apart at least. */
 #define FOLLOWER__PLAN_INTERVAL_MS 200
-
-/* A partition in the request in flight. */
-struct sent_part {
-    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
-    int32_t id;
-    int32_t leader_epoch;
-    int64_t fetch_offset;
-};
 
 /* A partition in the fetch session (KIP-227): what the leader holds for
  * it, i.e. what the last request that named it said. */
@@ -64,10 +57,8 @@ struct fetcher {
     uv_timer_t timer;
     int32_t correlation;
     int16_t api;        /* of the request in flight */
-    struct sent_part *sent;
-    size_t n_sent;
-    size_t sent_next;   /* where find_sent() looks first */
-    size_t cap_sent;
+    struct sent_list sent; /* the OffsetForLeaderEpoch request in flight */
+    size_t n_sent;      /* partitions the request in flight names */
     int pending_syncs;
     bool errors;        /* in the last answer: pause before the next */
     size_t round_records_max; /* the largest partition answer this round */
