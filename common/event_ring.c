@@ -25,6 +25,8 @@ void event_ring_init(struct event_ring *r)
     r->path[0] = '\0';
     r->file_lines = 0;
     r->file_repeats = 0;
+    r->batch_depth = 0;
+    r->batch_len = 0;
     pthread_mutex_init(&r->lock, NULL);
 }
 
@@ -135,6 +137,7 @@ static int file_rewrite(struct event_ring *r)
     if (r->fd >= 0) {
         close(r->fd);
     }
+    r->batch_len = 0; /* the ring's records, those lines among them */
     r->fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (r->fd < 0) {
         return errno;
@@ -146,9 +149,36 @@ static int file_rewrite(struct event_ring *r)
     return 0;
 }
 
-/* Appends rec's line; locked. 0 or errno (persisting stopped). */
+/* Writes what a batch holds; locked. 0 or errno (persisting stopped). */
+static int batch_flush(struct event_ring *r)
+{
+    size_t len = r->batch_len;
+    r->batch_len = 0;
+    errno = 0;
+    if (len > 0 && r->fd >= 0 && !write_all(r->fd, r->batch, len)) {
+        return file_failed(r);
+    }
+    return 0;
+}
+
+/* Appends rec's line (to the batch, in one); locked. 0 or errno
+ * (persisting stopped). */
 static int file_append(struct event_ring *r, const struct event_record *rec)
 {
+    if (r->batch_depth > 0 || r->batch_len > 0) {
+        if (sizeof r->batch - r->batch_len < EVENT_LINE_BYTES_MAX ||
+            r->batch_depth == 0) {
+            int err = batch_flush(r);
+            if (err != 0) {
+                return err;
+            }
+        }
+    }
+    if (r->batch_depth > 0) {
+        r->batch_len += format_line(rec, r->batch + r->batch_len);
+        r->file_lines++;
+        return 0;
+    }
     char line[EVENT_LINE_BYTES_MAX];
     errno = 0;
     if (!write_all(r->fd, line, format_line(rec, line))) {
@@ -230,9 +260,27 @@ struct event_push event_ring_push_routine(struct event_ring *r,
     return push(r, unix_ms, text, true);
 }
 
+void event_ring_batch_begin(struct event_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->batch_depth++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+int event_ring_batch_end(struct event_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    ASSERT(r->batch_depth > 0);
+    int err = --r->batch_depth == 0 ? batch_flush(r) : 0;
+    pthread_mutex_unlock(&r->lock);
+    return err;
+}
+
 void event_ring_destroy(struct event_ring *r)
 {
     pthread_mutex_lock(&r->lock);
+    r->batch_depth = 0;
+    (void)batch_flush(r);
     if (r->fd >= 0) {
         const struct event_record *newest =
             r->next_seq > 1 ? ring_at(r, r->next_seq - 1) : NULL;

@@ -46,6 +46,9 @@
  * so a rewrite (EVENT_RING_CAP lines) comes once per EVENT_RING_CAP
  * appends at most. */
 #define EVENT_FILE_LINES_MAX (2u * EVENT_RING_CAP)
+/* What a batch (event_ring_batch_begin()) holds for the file before it
+ * writes. */
+#define EVENT_BATCH_BYTES (64u * 1024)
 /* One line of the text form: "SEQ TIME LAST REPEATS TEXT\n" and its NUL. */
 #define EVENT_LINE_BYTES_MAX (EVENT_TEXT_BYTES + 96u)
 /* What is read of the file at start, from its end. */
@@ -71,6 +74,11 @@ struct event_ring {
     char path[EVENT_PATH_BYTES_MAX];
     uint32_t file_lines;     /* lines in the file now */
     uint32_t file_repeats;   /* the newest record's repeats in the file */
+    /* Between event_ring_batch_begin() and _end(): lines for the file,
+     * written when the buffer fills and at the end. */
+    unsigned batch_depth;
+    size_t batch_len;
+    char batch[EVENT_BATCH_BYTES];
 };
 
 /* What a push did. */
@@ -103,6 +111,15 @@ void event_ring_init(struct event_ring *r);
 /* Writes the newest record's repeat count to the file if it grew, closes
  * the file, frees the mutex. */
 void event_ring_destroy(struct event_ring *r);
+
+/* The file's lines of the pushes (from any thread) between begin and
+ * end go out EVENT_BATCH_BYTES to a write(2), the rest at the end: for a
+ * burst of thousands of events (a controller moving 30,000 leaders),
+ * which a write each made cost more than the work they tell of. Nests.
+ * end returns 0, or the errno of a write that failed (writing stopped,
+ * as for a push). */
+void event_ring_batch_begin(struct event_ring *r);
+int event_ring_batch_end(struct event_ring *r);
 
 /* Records text (cut to EVENT_TEXT_BYTES - 1) as happening at unix_ms. */
 struct event_push event_ring_push(struct event_ring *r, int64_t unix_ms,

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -44,6 +45,8 @@ static const char *const trace_level_names[] = {
     [TRACE_LEVEL_ERROR] = "ERROR",
     [TRACE_LEVEL_OFF] = "OFF",
 };
+
+static void trace__batch_ring(struct tracer *t);
 
 /* Records msg in t->events if it is an event; false when the ring folded
  * it into the one before (then it is not emitted). */
@@ -104,6 +107,9 @@ void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
     va_end(ap);
     if (n < 0) {
         msg[0] = '\0'; /* an encoding error leaves msg unspecified */
+    }
+    if (t->events != NULL) {
+        trace__batch_ring(t);
     }
     if (t->events != NULL && !record_event(t, level, file, line, msg)) {
         return;
@@ -233,6 +239,102 @@ static bool trace__admit(const char *file, int line, unsigned *suppressed)
     return admit;
 }
 
+/* --- Batches ---------------------------------------------------------- */
+
+/* Event rings a batch holds lines of, with a tracer to tell of a failed
+ * write: one in practice (the process's own). */
+#define TRACE__BATCH_RINGS 4u
+
+struct trace__batch {
+    unsigned depth;
+    size_t len;
+    size_t n_rings;
+    struct event_ring *rings[TRACE__BATCH_RINGS];
+    struct tracer *tellers[TRACE__BATCH_RINGS];
+    char buf[TRACE_BATCH_BYTES];
+};
+
+static _Thread_local struct trace__batch *trace__batch;
+
+static void trace__write(const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(STDERR_FILENO, buf, len);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return; /* nowhere left to report a failed write to stderr */
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+}
+
+static void trace__batch_flush(struct trace__batch *b)
+{
+    trace__write(b->buf, b->len);
+    b->len = 0;
+}
+
+/* t's ring takes part in this thread's batch from its first event on. */
+static void trace__batch_ring(struct tracer *t)
+{
+    struct trace__batch *b = trace__batch;
+    if (b == NULL || b->depth == 0) {
+        return;
+    }
+    for (size_t i = 0; i < b->n_rings; i++) {
+        if (b->rings[i] == t->events) {
+            return;
+        }
+    }
+    if (b->n_rings < TRACE__BATCH_RINGS) {
+        event_ring_batch_begin(t->events);
+        b->rings[b->n_rings] = t->events;
+        b->tellers[b->n_rings++] = t;
+    }
+}
+
+void trace_batch_begin(void)
+{
+    if (trace__batch == NULL) {
+        trace__batch = calloc(1, sizeof *trace__batch);
+    }
+    if (trace__batch != NULL) { /* without one, lines go one by one */
+        trace__batch->depth++;
+    }
+}
+
+void trace_batch_flush(void)
+{
+    if (trace__batch != NULL) {
+        trace__batch_flush(trace__batch);
+    }
+}
+
+void trace_batch_end(void)
+{
+    struct trace__batch *b = trace__batch;
+    if (b == NULL || b->depth == 0 || --b->depth > 0) {
+        return;
+    }
+    trace__batch_flush(b);
+    size_t n = b->n_rings;
+    b->n_rings = 0;
+    for (size_t i = 0; i < n; i++) {
+        int err = event_ring_batch_end(b->rings[i]);
+        struct tracer *t = b->tellers[i];
+        if (err != 0 && t->emit != NULL) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "events: cannot write the events file "
+                     "(%s); events are kept in memory only from now on",
+                     strerror(err));
+            t->emit(t, TRACE_LEVEL_WARN, __FILE__, __LINE__, msg);
+        }
+    }
+}
+
 static void trace_stderr_emit_cb(struct tracer *t, enum trace_level level,
                                  const char *file, int line, const char *msg)
 {
@@ -242,7 +344,6 @@ static void trace_stderr_emit_cb(struct tracer *t, enum trace_level level,
     const char *component = t->component != NULL ? t->component : "";
     const char *sep = t->component != NULL ? " " : "";
     size_t len;
-    ssize_t w;
     int n;
     unsigned suppressed = 0;
 
@@ -263,10 +364,16 @@ static void trace_stderr_emit_cb(struct tracer *t, enum trace_level level,
     }
     len = (size_t)n < sizeof buf - 2 ? (size_t)n : sizeof buf - 2;
     buf[len++] = '\n';
-    do {
-        w = write(STDERR_FILENO, buf, len);
-    } while (w < 0 && errno == EINTR);
-    (void)w; /* nowhere left to report a failed write to stderr */
+    struct trace__batch *b = trace__batch;
+    if (b == NULL || b->depth == 0) {
+        trace__write(buf, len);
+        return;
+    }
+    if (sizeof b->buf - b->len < len) {
+        trace__batch_flush(b);
+    }
+    memcpy(b->buf + b->len, buf, len);
+    b->len += len;
 }
 
 void trace_init_stderr(struct tracer *t, enum trace_level level,

@@ -54,6 +54,20 @@ void trace_emitf(struct tracer *t, enum trace_level level, const char *file,
 void trace_init_stderr(struct tracer *t, enum trace_level level,
                        const char *component);
 
+/* Lines the stderr tracer emits on this thread between begin and end go
+ * out TRACE_BATCH_BYTES to a write(2), the rest at the end, and so do the
+ * lines of the event files its tracers record to (event_ring_batch_begin()):
+ * for a burst of thousands of lines (a controller moving 30,000 leaders,
+ * a broker taking their roles), which a write(2) each made cost more than
+ * the work they tell of. Nests. A process that dies inside a batch loses
+ * its lines, so a batch is one burst, not a loop turn. */
+#define TRACE_BATCH_BYTES (64u * 1024)
+void trace_batch_begin(void);
+void trace_batch_end(void);
+/* Writes this thread's batched stderr lines now (an assertion that is
+ * about to abort says what led to it). */
+void trace_batch_flush(void);
+
 /* Parses "debug", "info", "warn", "error", "off"; returns -1 if unknown. */
 int trace_level_parse(const char *s);
 const char *trace_level_name(enum trace_level level);

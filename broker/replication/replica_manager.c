@@ -1190,6 +1190,7 @@ static bool apply_queued(struct replica_manager *ps)
     uint64_t t0 = uv_hrtime();
     bool deferred = defer_syncs(ps->n_to_apply - ps->apply_next);
     bool changed = false;
+    trace_batch_begin(); /* a line or two for each role taken */
     for (size_t done = 0; ps->apply_next < ps->n_to_apply &&
                           (done < PARTITIONS_APPLY_MIN ||
                            uv_hrtime() - t0 < ps->apply_budget_ns);
@@ -1199,6 +1200,7 @@ static bool apply_queued(struct replica_manager *ps)
                              &k.topic_id, k.id);
     }
     sync_deferred(ps, deferred, "the writes of new roles");
+    trace_batch_end();
     if (ps->apply_next < ps->n_to_apply) {
         uv_idle_start(&ps->more, more_cb); /* the rest next turn */
     } else {

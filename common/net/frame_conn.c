@@ -623,6 +623,9 @@ static void conn_read_cb(uv_stream_t *stream, ssize_t nread,
     if (c->listener != NULL) {
         c->active_ms = uv_now(c->listener->loop);
     }
+    /* The lines of what one read's frames cause (a leader's thousands of
+     * AlterPartition answers) go out together. */
+    trace_batch_begin();
     if ((uint8_t *)buf->base == c->rbuf) {
         c->rbuf_off = 0;
         c->rbuf_len = (size_t)nread;
@@ -637,6 +640,7 @@ static void conn_read_cb(uv_stream_t *stream, ssize_t nread,
             conn_frame_done(c);
         }
     }
+    trace_batch_end();
     frame_conn_flow(c);
 }
 
