@@ -372,6 +372,7 @@ static void done_cb(void *arg)
                     "failed (see the first error above); replace or repair "
                     "the disk, then start the broker again",
                     b->partitions.broker_id, b->partitions.log_dir);
+        trace_batch_flush(); /* _exit() runs no atexit handler */
         _exit(BROKER_EXIT_LOG_DIR_FAILED);
     }
     kafka_fetch_flush(b);

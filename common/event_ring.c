@@ -267,6 +267,13 @@ void event_ring_batch_begin(struct event_ring *r)
     pthread_mutex_unlock(&r->lock);
 }
 
+void event_ring_batch_flush(struct event_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    (void)batch_flush(r); /* a failure stops the writing, as ever */
+    pthread_mutex_unlock(&r->lock);
+}
+
 int event_ring_batch_end(struct event_ring *r)
 {
     pthread_mutex_lock(&r->lock);

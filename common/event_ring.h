@@ -120,6 +120,8 @@ void event_ring_destroy(struct event_ring *r);
  * as for a push). */
 void event_ring_batch_begin(struct event_ring *r);
 int event_ring_batch_end(struct event_ring *r);
+/* Writes what the batch holds now, the batch going on. */
+void event_ring_batch_flush(struct event_ring *r);
 
 /* Records text (cut to EVENT_TEXT_BYTES - 1) as happening at unix_ms. */
 struct event_push event_ring_push(struct event_ring *r, int64_t unix_ms,

@@ -176,8 +176,10 @@ _Static_assert(PRODUCER_SNAPSHOT_BYTES_MAX <= 64u * 1024 * 1024,
 #define META_RING_RECORDS_MAX 65536u
 #define META_RING_BYTES_MAX (64u * 1024 * 1024)
 
-/* Records in one MetadataFetch answer. */
-#define META_FETCH_RECORDS_MAX 4096u
+/* Records in one MetadataFetch answer: a fence of a broker in 100,000
+ * ISRs writes as many, and a broker takes them in a few round trips, not
+ * dozens (their bytes are bounded by the ring's). */
+#define META_FETCH_RECORDS_MAX 16384u
 
 /* Brokers and topics a cluster's image may hold. */
 #define META_BROKERS_MAX 1024u

@@ -47,6 +47,7 @@ static const char *const trace_level_names[] = {
 };
 
 static void trace__batch_ring(struct tracer *t);
+static void trace__register_exit(void);
 
 /* Records msg in t->events if it is an event; false when the ring folded
  * it into the one before (then it is not emitted). */
@@ -298,6 +299,8 @@ static void trace__batch_ring(struct tracer *t)
 
 void trace_batch_begin(void)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    (void)pthread_once(&once, trace__register_exit);
     if (trace__batch == NULL) {
         trace__batch = calloc(1, sizeof *trace__batch);
     }
@@ -308,9 +311,25 @@ void trace_batch_begin(void)
 
 void trace_batch_flush(void)
 {
-    if (trace__batch != NULL) {
-        trace__batch_flush(trace__batch);
+    struct trace__batch *b = trace__batch;
+    if (b != NULL) {
+        trace__batch_flush(b);
+        for (size_t i = 0; i < b->n_rings; i++) {
+            event_ring_batch_flush(b->rings[i]);
+        }
     }
+}
+
+/* A process that calls exit() inside a batch (on the thread that holds
+ * it, as daemons do from their loop) still writes its lines. */
+static void trace__at_exit(void)
+{
+    trace_batch_flush();
+}
+
+static void trace__register_exit(void)
+{
+    (void)atexit(trace__at_exit);
 }
 
 void trace_batch_end(void)

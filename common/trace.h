@@ -64,8 +64,8 @@ void trace_init_stderr(struct tracer *t, enum trace_level level,
 #define TRACE_BATCH_BYTES (64u * 1024)
 void trace_batch_begin(void);
 void trace_batch_end(void);
-/* Writes this thread's batched stderr lines now (an assertion that is
- * about to abort says what led to it). */
+/* Writes this thread's batched lines now: an assertion about to abort, a
+ * daemon about to _exit(), say what led to it (exit() does it itself). */
 void trace_batch_flush(void);
 
 /* Parses "debug", "info", "warn", "error", "off"; returns -1 if unknown. */

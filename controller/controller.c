@@ -401,6 +401,7 @@ static void tick_cb(uv_timer_t *handle)
         TRACE_ERROR(c->tracer, "controller=%d stopped: libraft is no longer "
                     "available (RAFT_UNAVAILABLE); start it again",
                     (int)c->cfg.node_id);
+        trace_batch_flush(); /* _exit() runs no atexit handler */
         _exit(CONTROLLER_EXIT_METADATA_DIR_FAILED);
     }
     if (state == RAFT_LEADER) {
@@ -467,6 +468,7 @@ static void metadata_dir_failed(void *arg, const char *what, int status)
                 "again, empty, to copy the log from its peers (README, \"A "
                 "damaged controller\")", (int)c->cfg.node_id, what,
                 c->cfg.metadata_dir, raft_strerror(status));
+    trace_batch_flush(); /* _exit() runs no atexit handler */
     _exit(CONTROLLER_EXIT_METADATA_DIR_FAILED);
 }
 

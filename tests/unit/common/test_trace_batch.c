@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[4096];
@@ -174,4 +175,43 @@ Test(trace_batch, a_batch_survives_a_restart)
     cr_assert_eq(fclose(f), 0);
     cr_assert_not_null(strstr(doc, "line 9"));
     free(doc);
+}
+
+/* A child that leaves inside a batch: by exit() (its atexit handler
+ * writes the batch) or, after trace_batch_flush(), by _exit(), as a
+ * daemon whose disk failed does. The lines are in stderr after it. */
+static void leave_inside_a_batch(bool flush_then_underscore_exit)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        trace_batch_begin();
+        TRACE_ERROR(&tracer, "event: line 0");
+        TRACE_ERROR(&tracer, "event: line 1");
+        if (flush_then_underscore_exit) {
+            trace_batch_flush();
+            _exit(3);
+        }
+        exit(3);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    char *err = slurp(err_path);
+    assert_lines(err, 2);
+    free(err);
+    char *events = slurp(events_path);
+    cr_assert_not_null(strstr(events, " line 1\n"), "%s", events);
+    free(events);
+}
+
+Test(trace_batch, exit_inside_a_batch_writes_it)
+{
+    leave_inside_a_batch(false);
+}
+
+Test(trace_batch, a_flush_before_underscore_exit_writes_it)
+{
+    leave_inside_a_batch(true);
 }
