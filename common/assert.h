@@ -9,6 +9,9 @@
 #define NORETURN __attribute__((noreturn))
 
 NORETURN void assert_fail(const char *expr, const char *file, int line);
+/* Called by a failing assertion before it prints and aborts, if set: the
+ * tracer's batches set it to write what they hold (common/trace.h). */
+extern void (*assert_before_abort)(void);
 
 #define ASSERT(expr)                                                   \
     do {                                                               \

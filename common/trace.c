@@ -330,6 +330,7 @@ static void trace__at_exit(void)
 static void trace__register_exit(void)
 {
     (void)atexit(trace__at_exit);
+    assert_before_abort = trace_batch_flush;
 }
 
 void trace_batch_end(void)
