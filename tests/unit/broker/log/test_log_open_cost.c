@@ -133,9 +133,9 @@ Test(log_open_cost, an_empty_segment_gets_no_index_files)
                   "a segment with a batch has its index written");
 }
 
-/* A segment cut back to empty keeps index files of a header each: not
- * written again by the open after a crash. */
-Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
+/* A log whose batches were cut away (its index files a header each),
+ * reopened, then crashed; index gets its .index file's path. */
+static void cut_to_empty_then_crash(char *index, size_t cap)
 {
     log_fixture_open(&f);
     log_fixture_append(&f, 2, 10, 1000, 3);
@@ -144,8 +144,15 @@ Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
     log_fixture_close(&f);
     log_fixture_open(&f);
     crash();
+    log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, cap);
+}
+
+/* A segment cut back to empty keeps index files of a header each: not
+ * written again by the open after a crash. */
+Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
+{
     char index[4200];
-    log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
+    cut_to_empty_then_crash(index, sizeof index);
     cr_assert_eq(log_fixture_file_size(index), LOG_LAYOUT_INDEX_HEADER_BYTES);
     arm(IO_OP_WRITE, "index");
     log_fixture_open(&f);
@@ -157,15 +164,8 @@ Test(log_open_cost, an_empty_segment_keeps_its_empty_index_after_a_crash)
  * interrupted) is not what an empty segment has: written again. */
 Test(log_open_cost, an_empty_segment_with_a_stale_index_gets_a_fresh_one)
 {
-    log_fixture_open(&f);
-    log_fixture_append(&f, 2, 10, 1000, 3);
-    cr_assert_eq(log_fixture_wait_durable(&f, 2), RC_OK);
-    cr_assert_eq(log_truncate_to(f.log, 0), RC_OK);
-    log_fixture_close(&f);
-    log_fixture_open(&f);
-    crash();
     char index[4200];
-    log_fixture_file(&f, 0, LOG_LAYOUT_INDEX_EXT, index, sizeof index);
+    cut_to_empty_then_crash(index, sizeof index);
     int fd = open(index, O_WRONLY | O_APPEND);
     cr_assert_geq(fd, 0);
     static const uint8_t entry[LOG_LAYOUT_INDEX_ENTRY_BYTES] = {0, 0, 0, 5,
