@@ -24,7 +24,10 @@ measures
                partition between them, as they have applied it (their
                /metrics), beyond the session timeout (3 s here);
   rejoin_s     that broker started again: until the same holds again (it
-               hosts them all, and is back in every ISR).
+               hosts them all, and is back in every ISR);
+  walk_s       the baseline of rejoin_s: listing each of that broker's
+               partition directories and opening its last segment, from
+               Python, once it is back (the least a rejoin pays).
 
     tests/bench/scale.py BUILD_DIR [COUNT...]     (default 1000 10000)
 
@@ -225,9 +228,28 @@ def measure(build, count):
         c.sh("start", "broker-1")
         back = wait(lambda: c.settled(hosted), DEADLINE_S)
         res["rejoin_s"] = back
+        res["walk_s"] = walk_logs(os.path.join(c.data, "broker-1", "logs"))
     finally:
         c.down()
     return res
+
+
+def walk_logs(logs):
+    """Seconds to list every partition directory under logs and open,
+    fstat and close its last segment: what any rejoin pays at least to
+    look at each partition once (warm cache, as after the rejoin)."""
+    t0 = time.monotonic()
+    with os.scandir(logs) as top:
+        for d in top:
+            if not d.is_dir():
+                continue
+            segs = [e.name for e in os.scandir(d.path)
+                    if e.name.endswith(".log")]
+            if segs:
+                fd = os.open(os.path.join(d.path, max(segs)), os.O_RDONLY)
+                os.fstat(fd)
+                os.close(fd)
+    return time.monotonic() - t0
 
 
 def busy_throughput(c):
@@ -254,7 +276,7 @@ def fmt(v):
 
 
 KEYS = ("create_s", "ready_s", "expired", "rss_mb", "kb_per_replica", "fds", "idle_cpu",
-        "busy_mb_s", "failover_s", "rejoin_s")
+        "busy_mb_s", "failover_s", "rejoin_s", "walk_s")
 
 
 def main():
