@@ -165,16 +165,13 @@ static int batch_flush(struct event_ring *r)
  * (persisting stopped). */
 static int file_append(struct event_ring *r, const struct event_record *rec)
 {
-    if (r->batch_depth > 0 || r->batch_len > 0) {
-        if (sizeof r->batch - r->batch_len < EVENT_LINE_BYTES_MAX ||
-            r->batch_depth == 0) {
+    if (r->batch_depth > 0) { /* outside one the buffer is empty */
+        if (sizeof r->batch - r->batch_len < EVENT_LINE_BYTES_MAX) {
             int err = batch_flush(r);
             if (err != 0) {
                 return err;
             }
         }
-    }
-    if (r->batch_depth > 0) {
         r->batch_len += format_line(rec, r->batch + r->batch_len);
         r->file_lines++;
         return 0;

@@ -299,9 +299,9 @@ static void trace__batch_ring(struct tracer *t)
 
 void trace_batch_begin(void)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    (void)pthread_once(&once, trace__register_exit);
-    if (trace__batch == NULL) {
+    if (trace__batch == NULL) { /* once per thread, not per batch */
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        (void)pthread_once(&once, trace__register_exit);
         trace__batch = calloc(1, sizeof *trace__batch);
     }
     if (trace__batch != NULL) { /* without one, lines go one by one */
