@@ -10,13 +10,28 @@
 #include "common/rc.h"
 
 static struct sent_list list;
+static struct arena arena;
+
+static void setup(void)
+{
+    arena_init(&arena, 16u << 20);
+}
 
 static void teardown(void)
 {
     sent_list_free(&list);
+    arena_free(&arena);
 }
 
-TestSuite(sent_list, .fini = teardown);
+TestSuite(sent_list, .init = setup, .fini = teardown);
+
+/* The list grouped for a request (and its find order set). */
+static struct sent_groups grouped(void)
+{
+    struct sent_groups g;
+    cr_assert_eq(sent_list_group(&list, &arena, &g), RC_OK);
+    return g;
+}
 
 static struct slice name(const char *s)
 {
@@ -38,10 +53,7 @@ static void collect(int n, int topics)
 Test(sent_list, groups_by_topic_in_the_order_added)
 {
     collect(12, 3);
-    struct arena a;
-    arena_init(&a, 1 << 20);
-    struct sent_groups g;
-    cr_assert_eq(sent_list_group(&list, &a, &g), RC_OK);
+    struct sent_groups g = grouped();
     cr_assert_eq(g.n_topics, 3);
     for (size_t t = 0; t < 3; t++) {
         char want[16];
@@ -55,7 +67,6 @@ Test(sent_list, groups_by_topic_in_the_order_added)
             cr_assert_eq(s->id, k, "partitions of a topic keep their order");
         }
     }
-    arena_free(&a);
 }
 
 /* The answer names the partitions in the request's order: one probe each.
@@ -65,10 +76,7 @@ Test(sent_list, an_answer_in_request_order_costs_a_probe_per_partition)
 {
     int n = 66000, topics = 10;
     collect(n, topics);
-    struct arena a;
-    arena_init(&a, 16u << 20);
-    struct sent_groups g;
-    cr_assert_eq(sent_list_group(&list, &a, &g), RC_OK);
+    struct sent_groups g = grouped();
     list.probes = 0;
     for (size_t t = 0; t < g.n_topics; t++) {
         for (int32_t k = 0; k < g.counts[t]; k++) {
@@ -81,7 +89,6 @@ Test(sent_list, an_answer_in_request_order_costs_a_probe_per_partition)
     }
     cr_assert_eq(list.probes, (uint64_t)n, "probes %llu for %d partitions",
                  (unsigned long long)list.probes, n);
-    arena_free(&a);
 }
 
 /* 100,000 topics of a partition each: grouping is linear (hashed
@@ -90,27 +97,20 @@ Test(sent_list, a_hundred_thousand_topics_group_and_are_found)
 {
     int n = 100000;
     collect(n, n);
-    struct arena a;
-    arena_init(&a, 16u << 20);
-    struct sent_groups g;
-    cr_assert_eq(sent_list_group(&list, &a, &g), RC_OK);
+    struct sent_groups g = grouped();
     cr_assert_eq(g.n_topics, (size_t)n);
     list.probes = 0;
     for (size_t t = 0; t < g.n_topics; t++) {
         cr_assert_not_null(sent_list_find(&list, name(g.names[t]), 0));
     }
     cr_assert_eq(list.probes, (uint64_t)n);
-    arena_free(&a);
 }
 
 /* Out of order, unknown and repeated names are still answered right. */
 Test(sent_list, any_order_and_unknown_names_are_handled)
 {
     collect(30, 3);
-    struct arena a;
-    arena_init(&a, 1 << 20);
-    struct sent_groups g;
-    cr_assert_eq(sent_list_group(&list, &a, &g), RC_OK);
+    (void)grouped();
     const struct sent_part *s = sent_list_find(&list, name("t2"), 9);
     cr_assert_not_null(s);
     cr_assert_eq(s->fetch_offset, 29);
@@ -122,7 +122,6 @@ Test(sent_list, any_order_and_unknown_names_are_handled)
     cr_assert_null(sent_list_find(&list, name("t"), 0));
     sent_list_clear(&list);
     cr_assert_null(sent_list_find(&list, name("t0"), 0));
-    arena_free(&a);
 }
 
 Test(sent_list, a_topic_name_too_long_is_refused)
