@@ -95,6 +95,12 @@ struct broker {
 /* The broker's Prometheus text (broker/metrics.c). */
 void broker_metrics_render(void *arg, struct writer *w);
 
+/* The same without a series per partition or per group offset
+ * (`GET /metrics/summary`): its size does not grow with the partitions, so
+ * a poller that wants the broker's gauges every few milliseconds does not
+ * stall the broker's loop for the 100,000 series of a large one. */
+void broker_metrics_summary_render(void *arg, struct writer *w);
+
 /* The groups this broker coordinates, as JSON (`GET /groups`): id, state,
  * generation, protocol, members (with their assignment as "topic
  * p,p; ..."), committed offsets with the partition's HW and the lag where

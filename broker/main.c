@@ -621,6 +621,10 @@ static void start_metrics(struct broker *b, const struct config *cfg,
     rv = http_metrics_route(b->metrics, "/groups", "application/json",
                             broker_groups_render, b);
     ASSERT(rv == RC_OK); /* the first of HTTP_METRICS_ROUTES_MAX */
+    rv = http_metrics_route(b->metrics, "/metrics/summary",
+                            "text/plain; version=0.0.4; charset=utf-8",
+                            broker_metrics_summary_render, b);
+    ASSERT(rv == RC_OK); /* the second */
 }
 
 static int start(struct broker *b, const struct config *cfg)

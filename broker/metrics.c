@@ -211,9 +211,9 @@ static void files_and_sessions(struct writer *w, const struct broker *b)
             "fetch sessions evicted", (double)b->fetch_sessions.evictions);
 }
 
-void broker_metrics_render(void *arg, struct writer *w)
+/* Every series but the per-partition and per-group ones when !all. */
+static void render(struct broker *b, struct writer *w, bool all)
 {
-    struct broker *b = arg;
     const struct replica_manager *ps = &b->partitions;
     size_t leaders = 0, under = 0, under_min = 0, offline_dirs = 0;
     for (size_t i = 0; i < ps->n; i++) {
@@ -266,8 +266,20 @@ void broker_metrics_render(void *arg, struct writer *w)
             (double)ps->host.replication_bytes_in);
     produce_errors(w, b);
     sync_times(w, ps);
-    consumer_lag(w, b);
-    partition_offsets(w, ps);
+    if (all) {
+        consumer_lag(w, b);
+        partition_offsets(w, ps);
+    }
+}
+
+void broker_metrics_render(void *arg, struct writer *w)
+{
+    render(arg, w, true);
+}
+
+void broker_metrics_summary_render(void *arg, struct writer *w)
+{
+    render(arg, w, false);
 }
 
 /* A slice as a JSON string (NUL-terminated copy, cut at 1 KiB). */

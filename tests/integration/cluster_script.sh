@@ -134,6 +134,13 @@ check "brokers report leaders, log end offsets and ISR gauges" bash -c '
     echo "$out" | grep -q "^kafka_log_log_logendoffset{topic=\"orders\",partition=\"[0-2]\"} " &&
     echo "$out" | grep -q "^kafka_server_replicamanager_isrshrinks_total "' \
     _ "$ROOT/tests/integration/prom_check.py" "$base"
+check "a broker's /metrics/summary has its gauges and no series per partition" bash -c '
+    out=$(/usr/bin/python3 "$1" "http://127.0.0.1:$(($2 + 94))/metrics/summary") &&
+    echo "$out" | grep -q "^kafka_server_replicamanager_leadercount [0-9]" &&
+    echo "$out" | grep -q "^kafka_server_replicamanager_partitioncount 3$" &&
+    ! echo "$out" | grep -q "^kafka_log_log_logendoffset" &&
+    ! echo "$out" | grep -q "^cairn_partition_high_watermark"' \
+    _ "$ROOT/tests/integration/prom_check.py" "$base"
 check "a path other than /metrics is 404" bash -c '
     /usr/bin/python3 -c "
 import sys, urllib.request, urllib.error
