@@ -809,7 +809,12 @@ int log_truncate_to(struct log *l, int64_t offset)
          * Kafka's UnifiedLog.truncateTo drops it all the same; kept, the
          * follower would ask its leader about that epoch forever. */
         if (log_epoch_truncate_from_end(&l->epochs, log_end_offset(l))) {
-            return log_save_epochs(l);
+            /* Written before the next batch (append_checked()) or at
+             * close, not now: what goes holds no record, so a checkpoint
+             * that still names it after a crash is one this call drops
+             * again. A follower of thousands of partitions whose leader
+             * it was wrote and synced a file for each, on the loop. */
+            l->epochs_unsaved = true;
         }
         return RC_OK;
     }

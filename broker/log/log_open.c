@@ -406,8 +406,12 @@ static int finish_open(struct log *l, struct open_plan *p)
     if (l->n_segs == 0) {
         rv = log_new_segment(l, 0);
     }
-    p->save_epochs |= log_epoch_truncate_from_end(&l->epochs,
-                                                  log_end_offset(l));
+    /* Epochs that start at the log end hold no record (a leader deposed
+     * before it appended): they go, and the checkpoint follows before the
+     * next batch (log_truncate_to() says why not now). */
+    if (log_epoch_truncate_from_end(&l->epochs, log_end_offset(l))) {
+        l->epochs_unsaved = true;
+    }
     if (rv == RC_OK && p->save_epochs) {
         rv = log_save_epochs(l);
     }

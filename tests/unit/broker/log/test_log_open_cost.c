@@ -177,3 +177,77 @@ Test(log_open_cost, an_empty_segment_with_a_stale_index_gets_a_fresh_one)
     log_fixture_append(&f, 1, 10, 1000, 2);
     cr_assert_eq(log_end_offset(f.log), 1);
 }
+
+/* A leader deposed before it appended in its epoch 6 (started at offset
+ * 3, its log end), closed: the checkpoint names epoch 6. */
+static void deposed_leader_closed(void)
+{
+    log_fixture_open(&f);
+    log_fixture_append(&f, 3, 10, 1000, 1); /* epoch 0: offsets 0-2 */
+    cr_assert_eq(log_fixture_wait_durable(&f, 3), RC_OK);
+    cr_assert_eq(log_assign_epoch(f.log, 6), RC_OK);
+    log_fixture_close(&f);
+}
+
+/* As a follower the log drops that empty epoch (truncating at its end)
+ * without writing its checkpoint: a broker that had led thousands of idle
+ * partitions wrote and synced a file for each, on its loop, for minutes. */
+Test(log_open_cost, a_cut_that_drops_an_empty_epoch_writes_no_checkpoint)
+{
+    log_fixture_open(&f);
+    log_fixture_append(&f, 3, 10, 1000, 1);
+    cr_assert_eq(log_fixture_wait_durable(&f, 3), RC_OK);
+    cr_assert_eq(log_assign_epoch(f.log, 6), RC_OK);
+    arm(IO_OP_RENAME, LOG_LAYOUT_EPOCH_FILE);
+    cr_assert_eq(log_truncate_to(f.log, 3), RC_OK);
+    cr_assert_eq(io_fault_hits(0), 0, "the epoch checkpoint was written");
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0);
+}
+
+/* Nor does an open that drops it. After a crash the checkpoint still
+ * names the epoch, and the next open drops it again. */
+Test(log_open_cost, an_open_that_drops_an_empty_epoch_writes_no_checkpoint)
+{
+    deposed_leader_closed();
+    arm(IO_OP_RENAME, LOG_LAYOUT_EPOCH_FILE);
+    log_fixture_open(&f);
+    cr_assert_eq(io_fault_hits(0), 0, "the epoch checkpoint was written");
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0);
+    io_fault_clear();
+    crash();
+    log_fixture_open(&f);
+    cr_assert_eq(log_end_offset(f.log), 3);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0);
+}
+
+/* The checkpoint catches up with the cache before the next batch lands
+ * where the dropped epoch started, and at close: a clean open (which
+ * trusts the checkpoint, not rebuilding it from the batches as recovery
+ * does) must not read that epoch 6 holds offset 3, written in epoch 0. */
+Test(log_open_cost, the_dropped_epoch_is_written_out_before_the_next_batch)
+{
+    deposed_leader_closed();
+    log_fixture_open(&f);
+    log_fixture_append(&f, 2, 10, 2000, 2); /* epoch 0: offsets 3-4 */
+    cr_assert_eq(log_fixture_wait_durable(&f, 5), RC_OK);
+    char path[4200], text[256] = "";
+    snprintf(path, sizeof path, "%s/%s", f.dir, LOG_LAYOUT_EPOCH_FILE);
+    FILE *in = fopen(path, "r");
+    cr_assert_not_null(in);
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    text[n] = '\0';
+    cr_assert_eq(strncmp(text, "0\n1\n0 0\n", 8), 0, "the checkpoint, "
+                 "after the batch: %s", text);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
+    cr_assert(f.opened_clean);
+    cr_assert_eq(log_end_offset(f.log), 5);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 0,
+                 "the checkpoint still named epoch 6");
+    int32_t epoch = -1;
+    int64_t end = -1;
+    log_end_offset_for_epoch(f.log, 0, &epoch, &end);
+    cr_assert_eq(epoch, 0);
+    cr_assert_eq(end, 5);
+}
