@@ -799,10 +799,6 @@ int log_truncate_fully_and_start_at(struct log *l, int64_t offset)
 
 int log_truncate_to(struct log *l, int64_t offset)
 {
-    int fds_rv = log_fds_use(l);
-    if (fds_rv != RC_OK) {
-        return fds_rv;
-    }
     if (offset >= log_end_offset(l)) {
         /* Nothing to cut, but an epoch that starts at the log end holds
          * no record: a leader that was deposed before appending in it.
@@ -816,7 +812,11 @@ int log_truncate_to(struct log *l, int64_t offset)
              * it was wrote and synced a file for each, on the loop. */
             l->epochs_unsaved = true;
         }
-        return RC_OK;
+        return RC_OK; /* no file touched: a parked log stays parked */
+    }
+    int fds_rv = log_fds_use(l);
+    if (fds_rv != RC_OK) {
+        return fds_rv;
     }
     if (offset <= log_start_offset(l)) {
         return log_truncate_fully_and_start_at(l, offset);

@@ -130,3 +130,22 @@ Test(log_fds, no_budget_closes_nothing)
     cr_assert_eq(log_fds_open(), before + LOGS);
     cr_assert_eq(log_fds_parks(), parks);
 }
+
+/* A follower's cut at or past its log end touches no file: a parked log
+ * stays parked (a broker following 33,000 new leaders reopened a log's
+ * files for each such cut, and parked another to make room). */
+Test(log_fds, a_cut_at_the_log_end_leaves_a_parked_log_parked)
+{
+    size_t before = log_fds_open();
+    log_fds_set_max(before + BUDGET);
+    open_all();
+    uint64_t reopens = log_fds_reopens();
+    for (int i = 0; i < LOGS; i++) {
+        cr_assert_eq(log_assign_epoch(logs[i], 4), RC_OK);
+        cr_assert_eq(log_truncate_to(logs[i], log_end_offset(logs[i])),
+                     RC_OK, "log %d", i);
+        cr_assert_eq(log_epoch_latest(log_epochs(logs[i])), -1,
+                     "log %d: the empty epoch went", i);
+    }
+    cr_assert_eq(log_fds_reopens(), reopens, "parked logs were opened");
+}
