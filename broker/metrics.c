@@ -81,25 +81,13 @@ static void produce_errors(struct writer *w, const struct broker *b)
 }
 
 /* Every log's group-commit syncs, as one histogram. */
-static void sync_times(struct writer *w, const struct replica_manager *ps)
+static void sync_times(struct writer *w)
 {
     static const char name[] = "kafka_log_logflushstats_logflushrateandtimems";
-    struct http_metrics_hist all = {0};
-    for (size_t i = 0; i < ps->n; i++) {
-        if (ps->parts[i]->log == NULL) {
-            continue;
-        }
-        const struct http_metrics_hist *h = log_sync_times(ps->parts[i]->log);
-        for (size_t k = 0; k <= HTTP_METRICS_BUCKETS; k++) {
-            all.counts[k] += h->counts[k];
-        }
-        all.n += h->n;
-        all.sum_ms += h->sum_ms;
-    }
     http_metrics_family(w, name, "histogram",
                         "ms each log sync (fdatasync of the dirty segments, "
                         "group commit) took, every hosted partition");
-    http_metrics_histogram(w, name, NULL, &all);
+    http_metrics_histogram(w, name, NULL, log_sync_times());
 }
 
 /* The committed offset and lag (HW - committed) of every group this
@@ -265,7 +253,7 @@ static void render(struct broker *b, struct writer *w, bool all)
             "record bytes appended as a follower",
             (double)ps->host.replication_bytes_in);
     produce_errors(w, b);
-    sync_times(w, ps);
+    sync_times(w);
     if (all) {
         consumer_lag(w, b);
         partition_offsets(w, ps);

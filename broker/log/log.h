@@ -313,7 +313,7 @@ MUST_CHECK int log_advance_start(struct log *l, int64_t offset);
 int64_t log_size_bytes(const struct log *l);
 
 /* Each group-commit sync's time (its fdatasyncs and directory fsync), in
- * ms. Loop thread. */
-const struct http_metrics_hist *log_sync_times(const struct log *l);
+ * ms, of every log of the process. Loop thread. */
+const struct http_metrics_hist *log_sync_times(void);
 
 #endif

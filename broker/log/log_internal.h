@@ -67,7 +67,6 @@ struct log {
     const struct log_sync_runner *runner; /* NULL: the thread pool */
     bool sync_requested;
     uint64_t syncs_done;
-    struct http_metrics_hist sync_ms; /* each sync job's time */
     /* Start-up check (log_startup.c): the trusted segments still to
      * check, pinned, in order; checks[checks_done] is checked from
      * check_pos, its batches at or after check_offset. */
