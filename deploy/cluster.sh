@@ -276,16 +276,26 @@ cairn_status() {
     "$BIN/cairn" --controllers "$(voters)" status "$@"
 }
 
+# The status goes through a file, not an argument: with thousands of
+# partitions it is longer than an argument may be.
 cluster_ready() {
-    local json
-    json=$(cairn_status --json 2>/dev/null) || return 1
-    /usr/bin/python3 - "$json" "${#BROKERS[@]}" <<'PY'
+    local json rc
+    json=$(mktemp) || return 1
+    if ! cairn_status --json > "$json" 2>/dev/null; then
+        rm -f "$json"
+        return 1
+    fi
+    /usr/bin/python3 -c '
 import json, sys
-s = json.loads(sys.argv[1])
+with open(sys.argv[1]) as f:
+    s = json.load(f)
 active = any(c.get("active") for c in s.get("controllers", []))
 brokers = [b for b in s.get("brokers", []) if not b.get("fenced")]
 sys.exit(0 if active and len(brokers) >= int(sys.argv[2]) else 1)
-PY
+' "$json" "${#BROKERS[@]}"
+    rc=$?
+    rm -f "$json"
+    return $rc
 }
 
 # PORT's listener as "pid N (COMMAND LINE)", from ss (all processes as

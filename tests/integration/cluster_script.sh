@@ -328,6 +328,15 @@ check "status: back in the ISR at end offset 5, no flags" wait_for 30 \
     "(p := part('offsets', 0)) is not None
      and b[$follower]['reachable'] is True and set(ends(p).values()) == {5} and len(p['isr']) == 3
      and not p['under_replicated'] and not p['at_min_isr']"
+# A status longer than a command line's argument may be (128 KiB).
+check "a topic of 2,000 partitions" "$BIN/cairn" --controllers \
+    "101@127.0.0.1:$((base + 101)),102@127.0.0.1:$((base + 102)),103@127.0.0.1:$((base + 103))" \
+    topics create wide --partitions 2000 --replication-factor 1
+check "its status is longer than an argument may be" bash -c '
+    test "$("$1" status --json | wc -c)" -gt 131072' _ "$ROOT/deploy/cluster.sh"
+check "up with 2,000 more partitions still finds the cluster ready" bash -c '
+    out=$("$1" up 2>&1) && echo "$out" | grep -q "^cluster: already up" &&
+    ! echo "$out" | grep -q "not ready"' _ "$ROOT/deploy/cluster.sh"
 pids=$(cat "$DATA"/*/pid)
 check "down" "$ROOT/deploy/cluster.sh" down
 alive=0
