@@ -2,6 +2,7 @@
 #include "tests/lib/log_fixture.h"
 #include "broker/log/log_open.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,8 @@ void log_fixture_close_unclean(struct log_fixture *f)
     char path[4200];
     log_fixture_close(f);
     snprintf(path, sizeof path, "%s/.clean-shutdown", f->dir);
-    ASSERT(unlink(path) == 0);
+    /* A log that never held a record leaves none. */
+    ASSERT(unlink(path) == 0 || errno == ENOENT);
 }
 
 void log_fixture_teardown(struct log_fixture *f)
