@@ -576,7 +576,7 @@ void log_close_finish(struct log *l)
     if (rv == RC_OK) {
         rv = log_sync_all_now(l);
     }
-    if (rv == RC_OK) {
+    if (rv == RC_OK && !empty_index_kept(l, l->segs[l->n_segs - 1])) {
         rv = log_segment_save_index(l->segs[l->n_segs - 1]);
     }
     /* A log that never held a record (a broker with 100,000 idle

@@ -132,13 +132,16 @@ Test(log_open_cost, an_empty_segment_gets_no_index_files)
                   "a segment with a batch has its index written");
 }
 
-/* A log whose batches were cut away (its index files a header each),
- * reopened, then crashed; index gets its .index file's path. */
+/* A log whose batches were cut away after a close had written its index
+ * files (a header each once the cut is closed), reopened, then crashed;
+ * index gets its .index file's path. */
 static void cut_to_empty_then_crash(char *index, size_t cap)
 {
     log_fixture_open(&f);
     log_fixture_append(&f, 2, 10, 1000, 3);
     cr_assert_eq(log_fixture_wait_durable(&f, 2), RC_OK);
+    log_fixture_close(&f);
+    log_fixture_open(&f);
     cr_assert_eq(log_truncate_to(f.log, 0), RC_OK);
     log_fixture_close(&f);
     log_fixture_open(&f);
@@ -252,7 +255,8 @@ Test(log_open_cost, the_dropped_epoch_is_written_out_before_the_next_batch)
 }
 
 /* A log that never held a record is closed without a write or a sync (a
- * broker with 100,000 idle partitions made four syncs for each, and its
+ * broker with 100,000 idle partitions wrote two index files and made four
+ * syncs for each, and its
  * controlled shutdown outlived the 30 s deploy/cluster.sh grants it), and
  * opens again as it was. */
 Test(log_open_cost, closing_a_log_that_never_held_a_record_writes_nothing)
@@ -263,9 +267,12 @@ Test(log_open_cost, closing_a_log_that_never_held_a_record_writes_nothing)
     log_fixture_open(&f);
     arm(IO_OP_RENAME, "");
     arm(IO_OP_SYNC, "");
+    arm(IO_OP_WRITE, "");
     log_fixture_close(&f);
     cr_assert_eq(io_fault_hits(0), 0, "a checkpoint was written");
     cr_assert_eq(io_fault_hits(1), 0, "a file was synced");
+    cr_assert_eq(io_fault_hits(2), 0, "a file was written");
+    cr_assert(!exists("00000000000000000000.index"), "index files made");
     io_fault_clear();
     log_fixture_open(&f);
     cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
