@@ -570,7 +570,9 @@ bool log_busy(const struct log *l)
 void log_close_finish(struct log *l)
 {
     int rv = l->failed;
-    if (rv == RC_OK && l->epochs_unsaved) {
+    /* A log that never held a record has only epochs that hold none
+     * (taken as leader, not written in), which the next open drops. */
+    if (rv == RC_OK && l->epochs_unsaved && log_end_offset(l) > 0) {
         rv = log_save_epochs(l);
     }
     if (rv == RC_OK) {

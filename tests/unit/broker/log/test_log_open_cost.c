@@ -265,6 +265,7 @@ Test(log_open_cost, closing_a_log_that_never_held_a_record_writes_nothing)
     cr_assert_eq(log_assign_epoch(f.log, 2), RC_OK); /* led, idle */
     log_fixture_close(&f);
     log_fixture_open(&f);
+    cr_assert_eq(log_assign_epoch(f.log, 3), RC_OK); /* led again */
     arm(IO_OP_RENAME, "");
     arm(IO_OP_SYNC, "");
     arm(IO_OP_WRITE, "");
