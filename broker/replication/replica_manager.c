@@ -814,7 +814,10 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     ASSERT(r != NULL);
     *r = (struct removal){.ps = ps, .p = p, .delete_files = delete_files};
     part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
-    if (!delete_files &&
+    /* A log that never held a record has no producer to remember: no
+     * snapshot (two syncs a partition, for a broker stopping with
+     * 100,000 idle ones). */
+    if (!delete_files && log_end_offset(p->log) > 0 &&
         producer_state_save(&p->producers, r->dir,
                             log_end_offset(p->log)) != RC_OK) {
         TRACE_WARN(ps->tracer, "partition=%s-%d producer state not saved; "
