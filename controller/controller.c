@@ -240,6 +240,11 @@ static void enqueue(struct controller *c, struct ctl_op *op)
     kick(c);
 }
 
+void controller_requeue(struct controller *c, struct ctl_op *op)
+{
+    enqueue(c, op);
+}
+
 /* --- Requests ------------------------------------------------------------ */
 
 static void request_cb(void *arg, struct rpc_conn *conn,

@@ -100,6 +100,11 @@ void controller_reply_error(struct controller *c, struct ctl_op *op,
 void controller_reply(struct controller *c, struct ctl_op *op,
                       Cairn__Response *resp);
 
+/* Queues op again, last (a request that takes more than one entry goes
+ * on after its last one committed); answered with an error and freed
+ * when the queue is full. */
+void controller_requeue(struct controller *c, struct ctl_op *op);
+
 /* The next queued request if it is of body_case, taken off the queue;
  * else NULL. */
 struct ctl_op *controller_take_next(struct controller *c, int body_case);

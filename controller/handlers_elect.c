@@ -2,8 +2,11 @@
  * every named partition (or, for Kafka's null list, every partition) is
  * planned by plan_elect_partition() (controller/plan_elect.h) against the
  * image, the changes proposed as one entry, and the per-partition results
- * answered once it commits. Also the periodic preferred-leader rebalance
- * of auto.leader.rebalance.enable. Loop thread. */
+ * answered once it commits. More elections than one entry holds
+ * (META_BATCH_RECORDS_MAX) go on in further entries, the request queued
+ * again after each commit, and the answer goes out after the last: Kafka
+ * elects them all too. Also the periodic preferred-leader rebalance of
+ * auto.leader.rebalance.enable. Loop thread. */
 #include "controller/controller_internal.h"
 
 #include <stdlib.h>
@@ -22,12 +25,17 @@ struct elect_answer {
     Cairn__ElectLeadersPartitionResult *parts;
     Cairn__ElectLeadersPartitionResult **part_ptrs;
     size_t n_parts;
+    bool no_memory; /* a topic name could not be copied */
+    bool proposed;  /* the last pass proposed elections */
 };
 
 void handlers_elect_free(struct elect_answer *a)
 {
     if (a == NULL) {
         return;
+    }
+    for (size_t i = 0; i < a->resp.n_topics; i++) {
+        free(a->topics[i].topic);
     }
     free(a->topics);
     free(a->topic_ptrs);
@@ -56,13 +64,15 @@ static struct elect_answer *answer_new(size_t n_topics, size_t n_parts)
     return a;
 }
 
-/* Opens the answer's next topic (its partitions follow). */
+/* Opens the answer's next topic (its partitions follow). The name is
+ * copied: the answer may outlive the image's topics array. */
 static Cairn__ElectLeadersTopicResult *answer_topic(struct elect_answer *a,
                                                     const char *name)
 {
     Cairn__ElectLeadersTopicResult *t = &a->topics[a->resp.n_topics];
     cairn__elect_leaders_topic_result__init(t);
-    t->topic = (char *)(uintptr_t)name;
+    t->topic = strdup(name != NULL ? name : "");
+    a->no_memory |= t->topic == NULL;
     t->partitions = &a->part_ptrs[a->n_parts];
     a->topic_ptrs[a->resp.n_topics++] = t;
     return t;
@@ -175,10 +185,54 @@ static int plan_all(struct controller *c, int8_t type,
     return RC_OK;
 }
 
+/* The partitions the last entry had no room for, planned again (each
+ * pass elects a full entry's worth, so passes end). */
+static int plan_throttled(struct controller *c, int8_t type,
+                          struct elect_answer *a, struct plan_records *recs)
+{
+    for (size_t i = 0; i < a->resp.n_topics; i++) {
+        Cairn__ElectLeadersTopicResult *t = a->topic_ptrs[i];
+        for (size_t k = 0; k < t->n_partitions; k++) {
+            Cairn__ElectLeadersPartitionResult *p = t->partitions[k];
+            if (p->error_code != KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED) {
+                continue;
+            }
+            int16_t error;
+            int rv = plan_elect_partition(&c->fsm.image, t->topic,
+                                          p->partition, type, recs, &error);
+            if (rv != RC_OK) {
+                return rv;
+            }
+            p->error_code = error;
+        }
+    }
+    return RC_OK;
+}
+
+static bool propose(struct controller *c, struct ctl_op *op, int rv,
+                    struct plan_records *recs)
+{
+    if (rv == RC_OK && op->elect->no_memory) {
+        plan_records_free(recs);
+        controller_reply_error(c, op, KAFKA_ERROR_UNKNOWN_SERVER_ERROR,
+                               "out of memory");
+        return false;
+    }
+    op->elect->proposed = rv == RC_OK && recs->n > 0;
+    return handlers_propose_plan(c, op, rv, recs,
+                                 handlers_elect_leaders_reply);
+}
+
 bool handlers_elect_leaders(struct controller *c, struct ctl_op *op)
 {
     const Cairn__ElectLeadersRequest *r = op->req->elect_leaders;
     int32_t type = r->election_type;
+    if (op->elect != NULL) { /* queued again: the partitions left */
+        struct plan_records recs;
+        plan_records_init(&recs);
+        int rv = plan_throttled(c, (int8_t)type, op->elect, &recs);
+        return propose(c, op, rv, &recs);
+    }
     if (type != PLAN_ELECTION_PREFERRED && type != PLAN_ELECTION_UNCLEAN) {
         controller_reply_error(c, op, KAFKA_ERROR_INVALID_REQUEST,
                                "unknown election type");
@@ -211,11 +265,38 @@ bool handlers_elect_leaders(struct controller *c, struct ctl_op *op)
                  ? plan_all(c, (int8_t)type, op->elect, &recs)
                  : plan_listed(c, r, (int8_t)type, op->elect, &recs, dup);
     free(dup);
-    return handlers_propose_plan(c, op, rv, &recs, handlers_elect_leaders_reply);
+    return propose(c, op, rv, &recs);
+}
+
+static bool any_throttled(const struct elect_answer *a)
+{
+    for (size_t i = 0; i < a->n_parts; i++) {
+        if (a->parts[i].error_code == KAFKA_ERROR_THROTTLING_QUOTA_EXCEEDED) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void handlers_elect_leaders_reply(struct controller *c, struct ctl_op *op)
 {
+    if (op->elect->proposed && any_throttled(op->elect)) {
+        /* The entry committed; the request goes on with a new op (this
+         * one is freed once the commit is handled), answered after its
+         * last entry. */
+        struct ctl_op *next = calloc(1, sizeof *next);
+        if (next != NULL) {
+            next->conn = op->conn;
+            next->correlation_id = op->correlation_id;
+            next->req = op->req;
+            next->elect = op->elect;
+            op->conn = NULL;
+            op->req = NULL;
+            op->elect = NULL;
+            controller_requeue(c, next);
+            return;
+        }
+    }
     Cairn__Response resp = CAIRN__RESPONSE__INIT;
     resp.body_case = CAIRN__RESPONSE__BODY_ELECT_LEADERS;
     resp.elect_leaders = &op->elect->resp;

@@ -240,3 +240,101 @@ Test(kafka_elect, truncated_request_closes_the_connection)
     cr_assert_null(bytes, "a truncated request was answered");
     kafka_client_close(&kc);
 }
+
+#define MANY_TOPICS 4
+#define MANY_PER_TOPIC 6000
+
+/* Over every partition of the many-N topics: how many have a full ISR,
+ * and how many are led by another replica than their preferred one. */
+static bool many_counts(int32_t pref, int32_t *full, int32_t *elsewhere,
+                        int32_t *preferring)
+{
+    struct meta_image img;
+    meta_image_init(&img);
+    bool ok = cluster_image(&c, &img);
+    *full = *elsewhere = *preferring = 0;
+    for (int i = 0; ok && i < MANY_TOPICS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "many-%d", i);
+        const struct meta_topic *t = meta_image_topic(&img, name);
+        ok = t != NULL && t->n_partitions == MANY_PER_TOPIC;
+        for (int32_t p = 0; ok && p < t->n_partitions; p++) {
+            const struct meta_partition *mp = &t->partitions[p];
+            *full += mp->leader >= 0 && mp->isr.n == mp->replicas.n;
+            *elsewhere += mp->leader != mp->replicas.ids[0];
+            *preferring += mp->replicas.ids[0] == pref;
+        }
+    }
+    meta_image_free(&img);
+    return ok;
+}
+
+/* More preferred elections than one metadata entry holds
+ * (META_BATCH_RECORDS_MAX): one ElectLeaders makes them all, as Kafka's
+ * does (before, those past the first entry were answered
+ * THROTTLING_QUOTA_EXCEEDED and left as they were). */
+Test(kafka_elect, more_elections_than_one_entry_holds_are_all_made,
+     .timeout = 400)
+{
+    memset(&c, 0, sizeof c);
+    cluster_start(&c, 3, 2);
+    cr_assert(cluster_wait_ready(&c, cluster_now_ms() + 30000),
+              "cluster not ready; logs in %s", c.dir);
+    for (int i = 0; i < MANY_TOPICS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "many-%d", i);
+        int active = cluster_active(&c);
+        cr_assert_geq(active, 0, "no active controller");
+        cr_assert_eq(cluster_create_topic_on(&c, active, name,
+                                             MANY_PER_TOPIC, 2, 60000),
+                     KAFKA_ERROR_NONE, "%s", name);
+    }
+    const int32_t all = MANY_TOPICS * MANY_PER_TOPIC;
+    int32_t full = 0, elsewhere = 0, preferring = 0;
+    uint64_t deadline = cluster_now_ms() + 120000;
+    while (cluster_now_ms() < deadline &&
+           !(many_counts(1, &full, &elsewhere, &preferring) && full == all)) {
+        pause_ms(200);
+    }
+    cr_assert_eq(full, all, "not every partition led with a full ISR");
+    cr_assert_gt(preferring, META_BATCH_RECORDS_MAX,
+                 "broker 1 is the preferred leader of %d", preferring);
+    struct cluster_node *one = cluster_broker(&c, 1);
+    cr_assert_not_null(one);
+    cluster_node_signal(&c, one, SIGKILL, true);
+    cluster_node_start(&c, one);
+    deadline = cluster_now_ms() + 180000;
+    while (cluster_now_ms() < deadline &&
+           !(many_counts(1, &full, &elsewhere, &preferring) && full == all &&
+             elsewhere == preferring)) {
+        pause_ms(200);
+    }
+    cr_assert(full == all && elsewhere == preferring,
+              "broker 1 not back in every ISR, led elsewhere (%d of %d "
+              "full, %d elsewhere)", full, all, elsewhere);
+
+    struct kafka_ElectLeadersRequest rq = {.TopicPartitionsCnt = -1,
+                                           .TimeoutMs = 60000};
+    struct kafka_ElectLeadersResponse resp;
+    struct kafka_wire_answer ans;
+    elect(1, 2, &rq, &resp, &ans);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
+    int32_t elected = 0;
+    for (int32_t i = 0; i < resp.ReplicaElectionResultsCnt; i++) {
+        const struct kafka_ReplicaElectionResult *r =
+            &resp.ReplicaElectionResults[i];
+        for (int32_t k = 0; k < r->PartitionResultCnt; k++) {
+            cr_assert_eq(r->PartitionResult[k].ErrorCode, KAFKA_ERROR_NONE,
+                         "partition %d: error %d",
+                         r->PartitionResult[k].PartitionId,
+                         r->PartitionResult[k].ErrorCode);
+            elected++;
+        }
+    }
+    kafka_wire_answer_free(&ans);
+    cr_assert_eq(elected, preferring);
+    /* Committed before the answer: the image shows them all. */
+    cr_assert(many_counts(1, &full, &elsewhere, &preferring));
+    cr_assert_eq(elsewhere, 0, "%d partitions still led elsewhere",
+                 elsewhere);
+}
