@@ -151,6 +151,33 @@ static void elect_errors(int16_t v, int8_t type, const char *topic,
     kafka_wire_answer_free(&ans);
 }
 
+/* A preferred election of every partition (Kafka's null list) at v2:
+ * asserts it and each partition answered succeeded; returns how many
+ * partitions it answered (those that needed an election). */
+static int32_t elect_all_preferred(void)
+{
+    struct kafka_ElectLeadersRequest rq = {.TopicPartitionsCnt = -1,
+                                           .TimeoutMs = 60000};
+    struct kafka_ElectLeadersResponse resp;
+    struct kafka_wire_answer ans;
+    elect(1, 2, &rq, &resp, &ans);
+    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
+    int32_t n = 0;
+    for (int32_t i = 0; i < resp.ReplicaElectionResultsCnt; i++) {
+        const struct kafka_ReplicaElectionResult *r =
+            &resp.ReplicaElectionResults[i];
+        for (int32_t k = 0; k < r->PartitionResultCnt; k++) {
+            cr_assert_eq(r->PartitionResult[k].ErrorCode, KAFKA_ERROR_NONE,
+                         "partition %d: error %d",
+                         r->PartitionResult[k].PartitionId,
+                         r->PartitionResult[k].ErrorCode);
+            n++;
+        }
+    }
+    kafka_wire_answer_free(&ans);
+    return n;
+}
+
 Test(kafka_elect, every_version_answers_per_partition_as_kafka)
 {
     start();
@@ -185,16 +212,7 @@ Test(kafka_elect, every_version_answers_per_partition_as_kafka)
     cr_assert_eq(e[1], KAFKA_ERROR_INVALID_REQUEST);
 
     /* A null list: no partition needs an election. */
-    struct kafka_ElectLeadersRequest all = {.TopicPartitionsCnt = -1,
-                                            .TimeoutMs = 30000};
-    struct kafka_ElectLeadersResponse resp;
-    struct kafka_wire_answer ans;
-    elect(1, 2, &all, &resp, &ans);
-    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
-    for (int32_t i = 0; i < resp.ReplicaElectionResultsCnt; i++) {
-        cr_assert_eq(resp.ReplicaElectionResults[i].PartitionResultCnt, 0);
-    }
-    kafka_wire_answer_free(&ans);
+    cr_assert_eq(elect_all_preferred(), 0);
 }
 
 Test(kafka_elect, preferred_election_moves_leadership_back_at_once)
@@ -313,25 +331,7 @@ Test(kafka_elect, more_elections_than_one_entry_holds_are_all_made,
               "broker 1 not back in every ISR, led elsewhere (%d of %d "
               "full, %d elsewhere)", full, all, elsewhere);
 
-    struct kafka_ElectLeadersRequest rq = {.TopicPartitionsCnt = -1,
-                                           .TimeoutMs = 60000};
-    struct kafka_ElectLeadersResponse resp;
-    struct kafka_wire_answer ans;
-    elect(1, 2, &rq, &resp, &ans);
-    cr_assert_eq(resp.ErrorCode, KAFKA_ERROR_NONE);
-    int32_t elected = 0;
-    for (int32_t i = 0; i < resp.ReplicaElectionResultsCnt; i++) {
-        const struct kafka_ReplicaElectionResult *r =
-            &resp.ReplicaElectionResults[i];
-        for (int32_t k = 0; k < r->PartitionResultCnt; k++) {
-            cr_assert_eq(r->PartitionResult[k].ErrorCode, KAFKA_ERROR_NONE,
-                         "partition %d: error %d",
-                         r->PartitionResult[k].PartitionId,
-                         r->PartitionResult[k].ErrorCode);
-            elected++;
-        }
-    }
-    kafka_wire_answer_free(&ans);
+    int32_t elected = elect_all_preferred();
     cr_assert_eq(elected, preferring);
     /* Committed before the answer: the image shows them all. */
     cr_assert(many_counts(1, &full, &elsewhere, &preferring));
