@@ -30,6 +30,35 @@ static int64_t now(const struct partition *p)
     return p->host->now_ms(p->host->ctx);
 }
 
+/* A leader whose ISR check would change nothing, now or later, until
+ * something it is told changes (partition_needs_isr_check()). */
+static bool isr_quiet(const struct partition *p)
+{
+    int64_t leo = log_end_offset(p->log);
+    if (p->repl.pending != ISR_PENDING_NONE || p->alter_in_flight ||
+        p->hw < leo || p->n_waiters > 0 || p->hw_stalled ||
+        !isr_hw_may_move(&p->repl)) {
+        return false;
+    }
+    for (int32_t i = 0; i < p->repl.n_followers; i++) {
+        const struct isr_follower *f = &p->repl.followers[i];
+        if (f->leo == ISR_OFFSET_UNKNOWN || f->leo < leo ||
+            !meta_replica_set_contains(&p->repl.isr, f->id)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Every public call that may end a quiet spell ends with this. */
+static void want_check(struct partition *p)
+{
+    if (p->host != NULL && p->host->isr_work != NULL &&
+        partition_needs_isr_check(p)) {
+        p->host->isr_work(p->host->ctx, p);
+    }
+}
+
 /* What moved the high watermark, for the event of a long acks=all wait. */
 enum hw_cause {
     HW_CAUSE_APPEND,   /* the leader's own append (no sync before ack) */
@@ -373,6 +402,7 @@ void partition_note_ack_timeout(struct partition *p, int64_t offset,
     if (tally_due(t, now_ms)) {
         tell_timed_out(p, now_ms);
     }
+    want_check(p);
 }
 
 /* What every leader append checks before looking at the batch. */
@@ -426,9 +456,8 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
     return log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
 }
 
-int partition_append(struct partition *p, uint8_t *batch, size_t len,
-                     int64_t now_ms, int16_t acks,
-                     struct log_append_info *info)
+static int append(struct partition *p, uint8_t *batch, size_t len,
+                  int64_t now_ms, int16_t acks, struct log_append_info *info)
 {
     int rv = check_leader(p, acks);
     struct record_batch_header h;
@@ -439,6 +468,15 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
         return rv;
     }
     return append_validated(p, batch, len, &h, now_ms, info);
+}
+
+int partition_append(struct partition *p, uint8_t *batch, size_t len,
+                     int64_t now_ms, int16_t acks,
+                     struct log_append_info *info)
+{
+    int rv = append(p, batch, len, now_ms, acks, info);
+    want_check(p);
+    return rv;
 }
 
 /* Kafka's LogValidator on a client batch with a valid header, then the
@@ -468,10 +506,10 @@ static int validate_records(struct partition *p, uint8_t *batch, size_t len,
     return RC_OK;
 }
 
-int partition_append_client(struct partition *p, uint8_t *batch, size_t len,
-                            int64_t now_ms, int64_t wall_ms, int16_t acks,
-                            struct log_append_info *info,
-                            struct record_validate_result *why)
+static int append_client(struct partition *p, uint8_t *batch, size_t len,
+                         int64_t now_ms, int64_t wall_ms, int16_t acks,
+                         struct log_append_info *info,
+                         struct record_validate_result *why)
 {
     *why = (struct record_validate_result){.max_timestamp = -1,
                                            .record_index = -1};
@@ -487,6 +525,16 @@ int partition_append_client(struct partition *p, uint8_t *batch, size_t len,
         return rv;
     }
     return append_validated(p, batch, len, &h, now_ms, info);
+}
+
+int partition_append_client(struct partition *p, uint8_t *batch, size_t len,
+                            int64_t now_ms, int64_t wall_ms, int16_t acks,
+                            struct log_append_info *info,
+                            struct record_validate_result *why)
+{
+    int rv = append_client(p, batch, len, now_ms, wall_ms, acks, info, why);
+    want_check(p);
+    return rv;
 }
 
 int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
@@ -517,6 +565,7 @@ int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
     }
     p->waiters[i] = (struct partition_waiter){offset, cb, arg, now(p)};
     p->n_waiters++;
+    want_check(p);
     return RC_OK;
 }
 
@@ -599,11 +648,10 @@ static bool resend_pending(struct partition *p, int64_t now_ms)
     return true;
 }
 
-void partition_apply_metadata(struct partition *p, int32_t self,
-                              const struct meta_partition *mp,
-                              const struct meta_image *img,
-                              int32_t min_insync, int64_t lag_max_ms,
-                              int64_t now_ms)
+static void apply_metadata(struct partition *p, int32_t self,
+                           const struct meta_partition *mp,
+                           const struct meta_image *img, int32_t min_insync,
+                           int64_t lag_max_ms, int64_t now_ms)
 {
     bool same = mp->leader == p->leader &&
                 mp->leader_epoch == p->leader_epoch;
@@ -651,8 +699,18 @@ void partition_apply_metadata(struct partition *p, int32_t self,
     }
 }
 
-int partition_replica_fetch(struct partition *p, int32_t replica_id,
-                            int64_t fetch_offset, int64_t now_ms)
+void partition_apply_metadata(struct partition *p, int32_t self,
+                              const struct meta_partition *mp,
+                              const struct meta_image *img,
+                              int32_t min_insync, int64_t lag_max_ms,
+                              int64_t now_ms)
+{
+    apply_metadata(p, self, mp, img, min_insync, lag_max_ms, now_ms);
+    want_check(p);
+}
+
+static int replica_fetch(struct partition *p, int32_t replica_id,
+                         int64_t fetch_offset, int64_t now_ms)
 {
     if (!partition_is_leader(p)) {
         return RC_NOT_LEADER;
@@ -673,10 +731,18 @@ int partition_replica_fetch(struct partition *p, int32_t replica_id,
     return RC_OK;
 }
 
+int partition_replica_fetch(struct partition *p, int32_t replica_id,
+                            int64_t fetch_offset, int64_t now_ms)
+{
+    int rv = replica_fetch(p, replica_id, fetch_offset, now_ms);
+    want_check(p);
+    return rv;
+}
+
 bool partition_needs_isr_check(const struct partition *p)
 {
-    return partition_is_leader(p) || p->ack_refused.held > 0 ||
-           p->ack_timed_out.held > 0;
+    return (partition_is_leader(p) && !isr_quiet(p)) ||
+           p->ack_refused.held > 0 || p->ack_timed_out.held > 0;
 }
 
 void partition_check_isr(struct partition *p, int64_t now_ms)
@@ -756,9 +822,9 @@ enum partition_alter partition_alter_outcome(int16_t error)
                : PARTITION_ALTER_UNKNOWN;
 }
 
-void partition_alter_done(struct partition *p, enum partition_alter outcome,
-                          const struct meta_replica_set *isr,
-                          int32_t partition_epoch, int64_t now_ms)
+static void alter_done(struct partition *p, enum partition_alter outcome,
+                       const struct meta_replica_set *isr,
+                       int32_t partition_epoch, int64_t now_ms)
 {
     p->alter_in_flight = false;
     if (!partition_is_leader(p) || outcome == PARTITION_ALTER_UNKNOWN) {
@@ -774,6 +840,14 @@ void partition_alter_done(struct partition *p, enum partition_alter outcome,
     p->partition_epoch = p->repl.partition_epoch;
     check_min_isr(p);
     update_hw(p, now_ms, &hw_by_isr);
+}
+
+void partition_alter_done(struct partition *p, enum partition_alter outcome,
+                          const struct meta_replica_set *isr,
+                          int32_t partition_epoch, int64_t now_ms)
+{
+    alter_done(p, outcome, isr, partition_epoch, now_ms);
+    want_check(p);
 }
 
 /* --- Follower ------------------------------------------------------------ */

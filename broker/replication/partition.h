@@ -66,6 +66,13 @@ struct partition_host {
      * session). May be NULL. */
     int64_t (*replica_seen)(void *ctx, const struct partition *p,
                             int32_t replica, int64_t fetch_offset);
+    /* p has ISR work again (partition_needs_isr_check() turned true):
+     * call partition_check_isr() periodically until it turns false. A
+     * quiet leader (every follower in the ISR at its log end, nothing
+     * pending) needs no check until something changes, and every change
+     * comes through a partition_*() call that calls this. May be NULL:
+     * the host checks every partition. */
+    void (*isr_work)(void *ctx, struct partition *p);
 };
 
 struct partition_waiter {
@@ -282,8 +289,13 @@ MUST_CHECK int partition_replica_fetch(struct partition *p, int32_t replica_id,
  * again a change whose outcome is unknown, and re-evaluates the high
  * watermark. Called periodically. */
 void partition_check_isr(struct partition *p, int64_t now_ms);
-/* Whether partition_check_isr() has anything to do for p: it leads, or
- * refused or timed-out acks are still to be told. */
+/* Whether partition_check_isr() has anything to do for p: it leads and is
+ * not quiet (a follower outside the ISR or short of the log end, an ISR
+ * change pending, the high watermark short of the log end), or refused
+ * or timed-out acks are still to be told. A check of a quiet leader
+ * changes nothing, however much time passes: a follower at the log end
+ * is caught up (Kafka's isCaughtUp), so an idle partition's ISR never
+ * shrinks; a follower that stops fetching is fenced by the controller. */
 bool partition_needs_isr_check(const struct partition *p);
 
 /* How an AlterPartition ended (isr.h, isr_alter_done()). */

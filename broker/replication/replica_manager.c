@@ -40,6 +40,13 @@ static void host_wake(void *ctx, struct partition *p)
     replica_manager_wake(ctx, p);
 }
 
+static void check_add(struct replica_manager *ps, struct partition *p);
+
+static void host_isr_work(void *ctx, struct partition *p)
+{
+    check_add(ctx, p);
+}
+
 static int64_t host_replica_seen(void *ctx, const struct partition *p,
                                  int32_t replica, int64_t fetch_offset)
 {
@@ -103,7 +110,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                                        .wake = host_wake,
                                        .alter_isr = host_alter_isr,
                                        .leave_isr = host_leave_isr,
-                                       .replica_seen = host_replica_seen};
+                                       .replica_seen = host_replica_seen,
+                                       .isr_work = host_isr_work};
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
     uv_idle_init(loop, &ps->wake_idle);
@@ -342,9 +350,11 @@ static int64_t load_checkpoint(struct replica_manager *ps, const char *topic,
     return 0;
 }
 
-/* The partitions the ISR timer looks at: those that lead, or have acks
- * still to tell (partition_needs_isr_check()). A broker of 100,000 idle
- * replicas walks the third it leads, not every one. */
+/* The partitions the ISR timer looks at: leaders with ISR work, and
+ * partitions with acks still to tell (partition_needs_isr_check()),
+ * added when a partition says it has work (the host's isr_work) and
+ * dropped when a check leaves it with none. A broker of 100,000 idle
+ * replicas walks none of them. */
 static void check_add(struct replica_manager *ps, struct partition *p)
 {
     if (p->checked_pos != 0 || !partition_needs_isr_check(p)) {
@@ -746,7 +756,6 @@ static bool follow_leadership(struct replica_manager *ps, struct partition *p,
                              : META_REPLICAS_MAX + 1;
     partition_apply_metadata(p, ps->broker_id, mp, ps->img, min_insync,
                              ps->lag_max_ms, (int64_t)uv_now(ps->loop));
-    check_add(ps, p);
     /* Fetch sessions look at it again: readers' errors change with the
      * leadership, and a new partition epoch makes a leader forget what
      * followers outside the ISR fetched (isr.h), which their next session

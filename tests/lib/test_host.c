@@ -39,6 +39,13 @@ static void wake(void *ctx, struct partition *p)
     h->wakes++;
 }
 
+static void isr_work(void *ctx, struct partition *p)
+{
+    struct test_host *h = ctx;
+    (void)p;
+    h->isr_works++;
+}
+
 static void alter_isr(void *ctx, struct partition *p,
                       const struct meta_replica_set *isr)
 {
@@ -65,7 +72,8 @@ void test_host_init(struct test_host *h, int32_t self)
                                      .wall_ms = wall_ms,
                                      .wake = wake,
                                      .alter_isr = alter_isr,
-                                     .leave_isr = leave_isr}};
+                                     .leave_isr = leave_isr,
+                                     .isr_work = isr_work}};
     h->tracer = (struct tracer){.level = TRACE_LEVEL_INFO, .emit = emit,
                                 .data = h};
 }

@@ -1,6 +1,6 @@
 /* Test helper: a partition host (broker/replication/partition.h) with a
  * clock the test moves by hand, and a record of what the partitions told
- * it: how many wakes, each ISR they proposed to the controller, their asks
+ * it: how many wakes and calls for an ISR check, each ISR they proposed to the controller, their asks
  * to leave the ISR, and their event lines. */
 #ifndef CAIRN_TESTS_TEST_HOST_H
 #define CAIRN_TESTS_TEST_HOST_H
@@ -16,6 +16,7 @@ struct test_host {
     struct partition_host host;
     int64_t now_ms;            /* the monotonic clock; wall = base + now */
     int wakes;
+    int isr_works;             /* calls of the isr_work hook */
     int alters;                /* AlterPartition proposals */
     struct meta_replica_set proposed; /* the last one */
     const struct partition *last; /* the partition that proposed it */

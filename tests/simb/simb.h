@@ -163,6 +163,8 @@ struct simb_part {
                             * at as leader; 0: never */
     int32_t hw_epoch;      /* the leader epoch hw_last was seen at */
     int64_t hw_last;       /* its HW as leader at the last step */
+    bool isr_work;         /* checked at the next ISR checks, as the
+                            * broker's timer keeps it (isr_work hook) */
 };
 
 /* A follower's session with one leader (follower.c's struct fetcher). */

@@ -39,6 +39,14 @@ static void host_wake(void *ctx, struct partition *p)
     (void)p;
 }
 
+/* As the broker's ISR timer: a partition is checked from when it says
+ * it has work until a check leaves it with none. */
+static void host_isr_work(void *ctx, struct partition *p)
+{
+    struct simb_broker *b = ctx;
+    b->parts[simb_slot(p)].isr_work = true;
+}
+
 static void host_alter(void *ctx, struct partition *p,
                        const struct meta_replica_set *isr)
 {
@@ -137,7 +145,8 @@ void simb_broker_init(struct simb_world *w, struct simb_broker *b, int idx)
                                       .wall_ms = host_wall,
                                       .wake = host_wake,
                                       .alter_isr = host_alter,
-                                      .leave_isr = host_leave_isr};
+                                      .leave_isr = host_leave_isr,
+                                      .isr_work = host_isr_work};
     b->runner = (struct log_sync_runner){.ctx = b, .submit = runner_submit};
     meta_image_init(&b->img);
 }
@@ -839,8 +848,10 @@ void simb_broker_tick(struct simb_broker *b)
         b->next_isr_check_ms = b->w->now_ms + SIMB_ISR_CHECK_MS;
     }
     for (int32_t i = 0; check && i < SIMB_PARTITIONS; i++) {
-        if (b->parts[i].p != NULL) {
-            partition_check_isr(b->parts[i].p, b->w->now_ms);
+        struct simb_part *sp = &b->parts[i];
+        if (sp->p != NULL && sp->isr_work) {
+            partition_check_isr(sp->p, b->w->now_ms);
+            sp->isr_work = partition_needs_isr_check(sp->p);
         }
     }
     simb_scrub(b);

@@ -615,3 +615,103 @@ Test(partition_leader, timed_out_acks_all_writes_are_counted_in_paced_events)
                                     "to 30000 ms: REQUEST_TIMED_OUT") != NULL,
               "%s", th.last_event);
 }
+
+/* --- Quiet leaders: no ISR check until something changes ---------------- */
+
+/* Leads with 2 records that every follower holds: quiet. */
+static void make_quiet(void)
+{
+    apply();
+    cr_assert(partition_needs_isr_check(&p), "followers not heard yet");
+    cr_assert_eq(produce(2, 1, NULL), RC_OK);
+    fetch(2, 2);
+    fetch(3, 2);
+    cr_assert_eq(p.hw, 2);
+    cr_assert_not(partition_needs_isr_check(&p));
+    th.isr_works = 0;
+}
+
+Test(partition_leader, a_quiet_leader_needs_no_check_however_long_it_idles)
+{
+    make_quiet();
+    th.now_ms += 100 * LAG_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 0, "followers at the log end are caught up, "
+                               "as in Kafka");
+    cr_assert_eq(p.hw, 2);
+    cr_assert_not(partition_needs_isr_check(&p));
+    cr_assert_eq(th.isr_works, 0);
+}
+
+Test(partition_leader, an_append_ends_the_quiet_and_the_lagging_are_dropped)
+{
+    make_quiet();
+    th.now_ms += 10 * LAG_MS;
+    cr_assert_eq(produce(1, 1, NULL), RC_OK);
+    cr_assert_eq(th.isr_works, 1, "the append calls for checks");
+    cr_assert(partition_needs_isr_check(&p));
+    fetch(2, 3);
+    th.now_ms += LAG_MS + 1;
+    fetch(2, 3);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 1, "replica 3 stopped at the old log end");
+    cr_assert_eq(th.proposed.n, 2);
+    cr_assert_not(meta_replica_set_contains(&th.proposed, 3));
+}
+
+Test(partition_leader, a_follower_fetching_below_the_log_end_ends_the_quiet)
+{
+    make_quiet();
+    fetch(3, 1);
+    cr_assert_eq(th.isr_works, 1);
+    cr_assert(partition_needs_isr_check(&p));
+    fetch(3, 2);
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_not(partition_needs_isr_check(&p), "quiet again");
+}
+
+Test(partition_leader, an_isr_without_a_replica_ends_the_quiet)
+{
+    make_quiet();
+    mp.isr = (struct meta_replica_set){2, {1, 2}};
+    mp.partition_epoch++;
+    apply();
+    cr_assert_eq(th.isr_works, 1);
+    cr_assert(partition_needs_isr_check(&p), "replica 3 may join again");
+    fetch(3, 2);
+    cr_assert_eq(th.alters, 1, "it does, at its fetch");
+    partition_alter_done(&p, PARTITION_ALTER_UNKNOWN, NULL, 0, th.now_ms);
+    cr_assert(partition_needs_isr_check(&p),
+              "a change of unknown outcome is sent again by a check");
+    cr_assert_eq(th.isr_works, 3);
+    th.now_ms += PARTITION_ALTER_RETRY_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert_eq(th.alters, 2);
+    partition_alter_done(&p, PARTITION_ALTER_COMMITTED, &th.proposed,
+                         mp.partition_epoch + 1, th.now_ms);
+    cr_assert_not(partition_needs_isr_check(&p));
+}
+
+Test(partition_leader, acks_to_tell_end_the_quiet)
+{
+    make_quiet();
+    partition_note_ack_timeout(&p, 1, 30000);
+    cr_assert_eq(th.isr_works, 0, "told at once: nothing held");
+    partition_note_ack_timeout(&p, 1, 30000);
+    cr_assert_eq(th.isr_works, 1, "held for the next check");
+    th.now_ms += PARTITION_ACK_EVENT_EVERY_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert(strstr(th.last_event, "timed out 1 request") != NULL, "%s",
+              th.last_event);
+    cr_assert_not(partition_needs_isr_check(&p));
+
+    apply_min(4); /* more than the 3 replicas: acks=all is refused */
+    cr_assert_not(partition_needs_isr_check(&p));
+    cr_assert_eq(produce(1, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
+    cr_assert_eq(produce(1, -1, NULL), RC_NOT_ENOUGH_REPLICAS);
+    cr_assert_eq(th.isr_works, 2, "the second refusal is held");
+    th.now_ms += PARTITION_ACK_EVENT_EVERY_MS;
+    partition_check_isr(&p, th.now_ms);
+    cr_assert(strstr(th.last_event, "refused 1 request") != NULL, "%s",
+              th.last_event);
+}
