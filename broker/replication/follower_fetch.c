@@ -297,7 +297,13 @@ static int consider_all(struct fetcher *f, struct fetch_build *fb)
     f->n_dirty = 0; /* every one is looked at now */
     int rv = RC_OK;
     for (size_t i = 0; rv == RC_OK && i < ps->n; i++) {
-        rv = consider(f, fb, ps->parts[i]);
+        /* One not fetched from this leader is left to the sweep below,
+         * which forgets it if the session holds it: no lookup for the
+         * partitions other leaders hold. */
+        if (partition_follows(ps->parts[i], f->leader,
+                              PARTITION_FOLLOW_FETCH)) {
+            rv = consider(f, fb, ps->parts[i]);
+        }
     }
     for (size_t i = f->n_members; rv == RC_OK && i > 0; i--) {
         struct member *m = &f->members[i - 1];
