@@ -100,6 +100,7 @@ void controller_reply_error(struct controller *c, struct ctl_op *op,
 /* --- The queue ----------------------------------------------------------- */
 
 static void kick(struct controller *c);
+static void check_sessions(struct controller *c);
 
 static void apply_cb(struct raft_apply *req, int status, void *result)
 {
@@ -123,10 +124,16 @@ static void apply_cb(struct raft_apply *req, int status, void *result)
                                    "leadership lost; retry");
         }
     }
+    bool fenced = op->fence && status == 0;
     if (op->fence || op->elect_leaderless || op->rebalance) {
         c->fence_queued = false;
     }
     ctl_op_free(op);
+    if (fenced && c->active) {
+        /* A fence of a broker in more ISRs than one entry holds goes on
+         * at once, not at the next tick: its leaderships wait for it. */
+        check_sessions(c);
+    }
     kick(c);
 }
 
