@@ -203,27 +203,20 @@ static void files_and_sessions(struct writer *w, const struct broker *b)
 static void render(struct broker *b, struct writer *w, bool all)
 {
     const struct replica_manager *ps = &b->partitions;
-    size_t leaders = 0, under = 0, under_min = 0, offline_dirs = 0;
-    for (size_t i = 0; i < ps->n; i++) {
-        const struct partition *p = ps->parts[i];
-        if (!partition_is_leader(p)) {
-            continue;
-        }
-        leaders++;
-        under += p->isr.n < p->replicas.n;
-        under_min += p->isr.n < p->repl.min_insync;
-    }
-    offline_dirs = ps->dir_failed ? 1 : 0;
+    double leaders = (double)ps->counts.leaders;
+    double under = (double)ps->counts.under_replicated;
+    double under_min = (double)ps->counts.under_min_isr;
+    size_t offline_dirs = ps->dir_failed ? 1 : 0;
     gauge(w, "kafka_server_replicamanager_partitioncount",
           "partitions hosted here", (double)ps->n);
     gauge(w, "kafka_server_replicamanager_leadercount",
-          "partitions led here", (double)leaders);
+          "partitions led here", leaders);
     gauge(w, "kafka_server_replicamanager_underreplicatedpartitions",
           "partitions led here whose ISR is smaller than their replicas",
-          (double)under);
+          under);
     gauge(w, "kafka_server_replicamanager_underminisrpartitioncount",
           "partitions led here whose ISR is below min.insync.replicas "
-          "(their HW is stalled)", (double)under_min);
+          "(their HW is stalled)", under_min);
     gauge(w, "kafka_log_logmanager_offlinelogdirectorycount",
           "log directories that failed", (double)offline_dirs);
     files_and_sessions(w, b);

@@ -50,6 +50,26 @@ static bool isr_quiet(const struct partition *p)
     return true;
 }
 
+/* p's share of its host's counts, taken out (sign -1) before a call
+ * that may change its role or ISR and put back (+1) after it. */
+static void tally(const struct partition *p, int sign)
+{
+    if (p->host == NULL || p->host->counts == NULL ||
+        !partition_is_leader(p)) {
+        return;
+    }
+    struct partition_counts *c = p->host->counts;
+    c->leaders += sign;
+    c->under_replicated += sign * (p->isr.n < p->replicas.n);
+    c->under_min_isr += sign * (p->isr.n < p->repl.min_insync);
+}
+
+void partition_close(struct partition *p)
+{
+    tally(p, -1);
+    p->closing = true;
+}
+
 /* Every public call that may end a quiet spell ends with this. */
 static void want_check(struct partition *p)
 {
@@ -705,7 +725,9 @@ void partition_apply_metadata(struct partition *p, int32_t self,
                               int32_t min_insync, int64_t lag_max_ms,
                               int64_t now_ms)
 {
+    tally(p, -1);
     apply_metadata(p, self, mp, img, min_insync, lag_max_ms, now_ms);
+    tally(p, 1);
     want_check(p);
 }
 
@@ -846,7 +868,9 @@ void partition_alter_done(struct partition *p, enum partition_alter outcome,
                           const struct meta_replica_set *isr,
                           int32_t partition_epoch, int64_t now_ms)
 {
+    tally(p, -1);
     alter_done(p, outcome, isr, partition_epoch, now_ms);
+    tally(p, 1);
     want_check(p);
 }
 

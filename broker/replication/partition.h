@@ -38,6 +38,15 @@ typedef void (*partition_hw_cb)(void *arg, int rc);
  * with its own clock and its own idea of the controller. The broker's is
  * broker/replication/replica_manager.c's. One host serves many
  * partitions; the partitions borrow it. */
+/* What the leaders among a host's partitions add up to, kept by the
+ * partitions as their roles and ISRs change (the metrics read it without
+ * walking 100,000 partitions). */
+struct partition_counts {
+    int64_t leaders;
+    int64_t under_replicated; /* led here, ISR smaller than the replicas */
+    int64_t under_min_isr;    /* led here, ISR below min.insync.replicas */
+};
+
 struct partition_host {
     int32_t self;                       /* this broker's id */
     struct tracer *tracer;              /* the partition's events */
@@ -73,6 +82,7 @@ struct partition_host {
      * comes through a partition_*() call that calls this. May be NULL:
      * the host checks every partition. */
     void (*isr_work)(void *ctx, struct partition *p);
+    struct partition_counts *counts; /* NULL: not kept */
 };
 
 struct partition_waiter {
@@ -289,6 +299,9 @@ MUST_CHECK int partition_replica_fetch(struct partition *p, int32_t replica_id,
  * again a change whose outcome is unknown, and re-evaluates the high
  * watermark. Called periodically. */
 void partition_check_isr(struct partition *p, int64_t now_ms);
+/* Takes p out of service (closing): it leads nothing from now on. */
+void partition_close(struct partition *p);
+
 /* Whether partition_check_isr() has anything to do for p: it leads and is
  * not quiet (a follower outside the ISR or short of the log end, an ISR
  * change pending, the high watermark short of the log end), or refused

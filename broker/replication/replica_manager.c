@@ -111,7 +111,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                                        .alter_isr = host_alter_isr,
                                        .leave_isr = host_leave_isr,
                                        .replica_seen = host_replica_seen,
-                                       .isr_work = host_isr_work};
+                                       .isr_work = host_isr_work,
+                                       .counts = &ps->counts};
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
     uv_idle_init(loop, &ps->wake_idle);
@@ -817,7 +818,7 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     if (ps->cleaning.p == p) {
         ps->cleaning.p = NULL; /* its pass ends with the log, untold */
     }
-    p->closing = true;
+    partition_close(p);
     partition_fail_waiters(p, RC_NOT_LEADER);
     struct removal *r = malloc(sizeof *r);
     ASSERT(r != NULL);

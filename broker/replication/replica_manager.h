@@ -163,6 +163,8 @@ struct replica_manager {
     struct partition_host host;  /* the partitions' clock and outlets;
                                   * .replication_bytes_in counts the
                                   * batches appended as a follower */
+    struct partition_counts counts; /* leaders, under-replicated, kept by
+                                     * the partitions (host.counts) */
     uint64_t last_checkpoint_ms;
     uint64_t isr_period_ms;      /* of isr_timer */
     int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */

@@ -715,3 +715,44 @@ Test(partition_leader, acks_to_tell_end_the_quiet)
     cr_assert(strstr(th.last_event, "refused 1 request") != NULL, "%s",
               th.last_event);
 }
+
+/* --- The host's counts ---------------------------------------------------- */
+
+static void assert_counts(struct partition_counts *c, int64_t leaders,
+                          int64_t under, int64_t under_min)
+{
+    cr_assert_eq(c->leaders, leaders);
+    cr_assert_eq(c->under_replicated, under);
+    cr_assert_eq(c->under_min_isr, under_min);
+}
+
+Test(partition_leader, the_hosts_counts_follow_role_isr_and_close)
+{
+    struct partition_counts c = {0};
+    th.host.counts = &c;
+    apply();
+    assert_counts(&c, 1, 0, 0);
+    lead_with_isr(2, (int32_t[]){1, 2});
+    assert_counts(&c, 1, 1, 0);
+    fetch(3, 0);
+    cr_assert_eq(th.alters, 1, "3 asks back in");
+    partition_alter_done(&p, PARTITION_ALTER_COMMITTED, &th.proposed, 8,
+                         th.now_ms);
+    assert_counts(&c, 1, 0, 0);
+    mp.isr = (struct meta_replica_set){1, {1}};
+    mp.partition_epoch = 9;
+    apply();
+    assert_counts(&c, 1, 1, 1);
+    mp.leader = 2;
+    mp.leader_epoch++;
+    apply();
+    assert_counts(&c, 0, 0, 0);
+    mp.leader = SELF;
+    mp.leader_epoch++;
+    apply();
+    assert_counts(&c, 1, 1, 1);
+    partition_close(&p);
+    assert_counts(&c, 0, 0, 0);
+    partition_close(&p);
+    assert_counts(&c, 0, 0, 0);
+}
