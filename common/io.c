@@ -344,18 +344,37 @@ int io_list_dir(const char *dir, void (*each)(void *arg, const char *name),
     if (io__backend != NULL) {
         return io__backend->list(io__backend->ctx, dir, each, arg);
     }
-    DIR *d = opendir(dir);
-    if (d == NULL) {
+    /* getdents64() into the stack, not opendir(): its 32 KiB buffer on
+     * the heap cost a malloc and page faults per directory, a third of
+     * the time to open 100,000 logs at start. A failed read is an error
+     * (readdir() would have ended the listing as if it were complete). */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
         return -1;
     }
-    const struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            each(arg, e->d_name);
+    _Alignas(struct dirent64) char buf[8192];
+    for (;;) {
+        ssize_t got = getdents64(fd, buf, sizeof buf);
+        if (got <= 0) {
+            int err = errno;
+            (void)close(fd);
+            errno = err;
+            return got == 0 ? 0 : -1;
+        }
+        for (ssize_t at = 0; at < got;) {
+            const struct dirent64 *e =
+                (const struct dirent64 *)(void *)(buf + at);
+            if (e->d_reclen == 0) { /* never from a sound kernel */
+                (void)close(fd);
+                errno = EIO;
+                return -1;
+            }
+            at += e->d_reclen;
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+                each(arg, e->d_name);
+            }
         }
     }
-    closedir(d);
-    return 0;
 }
 
 int io_close(int fd)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -234,4 +235,47 @@ Test(io, a_syncfs_meets_the_sync_faults)
     cr_assert_eq(io_syncfs(dfd), -1);
     cr_assert_eq(errno, EIO);
     cr_assert_eq(io_close(dfd), 0);
+}
+
+struct listed {
+    int n;
+    bool seen[600];
+    bool other;
+};
+
+static void list_cb(void *arg, const char *name)
+{
+    struct listed *l = arg;
+    int i = -1;
+    if (sscanf(name, "file-with-a-long-name-to-fill-the-buffer-%d", &i) ==
+            1 &&
+        i >= 0 && i < 600 && !l->seen[i]) {
+        l->seen[i] = true;
+        l->n++;
+    } else {
+        l->other = true; /* ".", "..", or a name twice */
+    }
+}
+
+Test(io, a_listing_names_every_entry_once_past_one_buffer)
+{
+    for (int i = 0; i < 600; i++) { /* ~48 KiB of entries: several reads */
+        char name[96];
+        snprintf(name, sizeof name,
+                 "file-with-a-long-name-to-fill-the-buffer-%d", i);
+        cr_assert_eq(io_close(open_in(name)), 0);
+    }
+    static struct listed l;
+    memset(&l, 0, sizeof l);
+    cr_assert_eq(io_list_dir(dir, list_cb, &l), 0);
+    cr_assert_eq(l.n, 600);
+    cr_assert_not(l.other, "only the files, each once");
+
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/none", dir);
+    memset(&l, 0, sizeof l);
+    errno = 0;
+    cr_assert_eq(io_list_dir(missing, list_cb, &l), -1);
+    cr_assert_eq(errno, ENOENT);
+    cr_assert_eq(l.n, 0);
 }
