@@ -34,20 +34,23 @@ static int64_t now(const struct partition *p)
  * something it is told changes (partition_needs_isr_check()). */
 static bool isr_quiet(const struct partition *p)
 {
-    int64_t leo = log_end_offset(p->log);
     if (p->repl.pending != ISR_PENDING_NONE || p->alter_in_flight ||
-        p->hw < leo || p->n_waiters > 0 || p->hw_stalled ||
-        !isr_hw_may_move(&p->repl)) {
+        p->n_waiters > 0 || p->hw_stalled || !isr_hw_may_move(&p->repl)) {
         return false;
     }
+    /* The log end last: a new leader (followers not heard yet) is told
+     * apart without touching its log. */
+    int64_t lowest = INT64_MAX;
     for (int32_t i = 0; i < p->repl.n_followers; i++) {
         const struct isr_follower *f = &p->repl.followers[i];
-        if (f->leo == ISR_OFFSET_UNKNOWN || f->leo < leo ||
+        if (f->leo == ISR_OFFSET_UNKNOWN ||
             !meta_replica_set_contains(&p->repl.isr, f->id)) {
             return false;
         }
+        lowest = f->leo < lowest ? f->leo : lowest;
     }
-    return true;
+    int64_t leo = log_end_offset(p->log);
+    return p->hw >= leo && lowest >= leo;
 }
 
 /* p's share of its host's counts, taken out (sign -1) before a call
