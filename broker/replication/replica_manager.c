@@ -572,13 +572,25 @@ static void bad_topic_value_cb(void *arg, const struct topic_config_def *d,
 /* Topic t's settings on this broker (common/topic_config.h): what the
  * topic sets, else this broker's dynamic config, else the cluster-wide
  * one, else the broker's config file. */
+/* Resolved once per topic and image offset: the roles of a fence come
+ * by the thousand from a few topics, and every config a topic resolves
+ * from changes only by a record, which moves the offset. */
 static void topic_settings(struct replica_manager *ps,
                            const struct meta_topic *t,
                            struct topic_config_values *v)
 {
+    struct topic_settings_cache *c = &ps->settings_cache;
+    if (c->topic == t && c->img == ps->img && c->offset == ps->img->offset) {
+        *v = c->values;
+        return;
+    }
     struct bad_values_ctx ctx = {ps, t};
     topic_config_resolve(ps->img, ps->broker_id, t, &ps->topic_defaults, v,
                          bad_topic_value_cb, &ctx);
+    *c = (struct topic_settings_cache){.topic = t,
+                                       .img = ps->img,
+                                       .offset = ps->img->offset,
+                                       .values = *v};
 }
 
 static void topic_log_config(const struct replica_manager *ps,

@@ -165,6 +165,12 @@ struct replica_manager {
                                   * batches appended as a follower */
     struct partition_counts counts; /* leaders, under-replicated, kept by
                                      * the partitions (host.counts) */
+    struct topic_settings_cache {
+        const struct meta_topic *topic; /* NULL: none */
+        const struct meta_image *img;
+        int64_t offset;
+        struct topic_config_values values;
+    } settings_cache; /* the last topic's resolved configs */
     uint64_t last_checkpoint_ms;
     uint64_t isr_period_ms;      /* of isr_timer */
     int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */

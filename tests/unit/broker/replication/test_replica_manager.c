@@ -598,3 +598,32 @@ Test(replica_manager, the_change_list_holds_what_changed_since_a_point)
     f.img.changes = NULL;
     meta_changes_free(&c);
 }
+
+static void set_topic_config(const char *name, const char *value)
+{
+    struct meta_record r = {.type = META_REC_CONFIG};
+    r.u.config.resource_type = META_RESOURCE_TOPIC;
+    snprintf(r.u.config.resource_name, sizeof r.u.config.resource_name,
+             "t");
+    snprintf(r.u.config.name, sizeof r.u.config.name, "%s", name);
+    r.u.config.has_value = true;
+    snprintf(r.u.config.value, sizeof r.u.config.value, "%s", value);
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+}
+
+/* A topic's configs are resolved once per image offset, and each change
+ * of them reaches its partitions. */
+Test(replica_manager, each_topic_config_change_reaches_its_partitions)
+{
+    topic_led_by(SELF);
+    apply();
+    replica_manager_unfence(&f.rm);
+    apply();
+    int32_t before = t0()->max_message_bytes;
+    set_topic_config("max.message.bytes", "5000");
+    apply();
+    cr_assert_eq(t0()->max_message_bytes, 5000, "was %d", before);
+    set_topic_config("max.message.bytes", "6000");
+    apply();
+    cr_assert_eq(t0()->max_message_bytes, 6000);
+}
