@@ -73,7 +73,7 @@ void partition_close(struct partition *p)
     p->closing = true;
 }
 
-/* Every public call that may end a quiet spell ends with this. */
+/* Called wherever a quiet spell may end (partition_host.isr_work). */
 static void want_check(struct partition *p)
 {
     if (p->host != NULL && p->host->isr_work != NULL &&
@@ -440,6 +440,7 @@ static int check_leader(struct partition *p, int16_t acks)
         if (tally_due(&p->ack_refused, now_ms)) {
             tell_refused(p, now_ms);
         }
+        want_check(p); /* what was held is told by a check */
         return RC_NOT_ENOUGH_REPLICAS;
     }
     return RC_OK;
@@ -471,16 +472,20 @@ static int append_validated(struct partition *p, uint8_t *batch, size_t len,
     h->base_offset = info->base_offset;
     producer_state_record(&p->producers, h);
     p->host->wake(p->host->ctx, p); /* followers' parked fetches */
-    if (!p->sync_before_ack) {
+    if (p->sync_before_ack) {
+        /* Written but never acknowledged if this fails: the producer
+         * retries. */
+        rv = log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
+    } else {
         update_hw(p, now_ms, &hw_by_append);
-        return RC_OK;
     }
-    /* Written but never acknowledged if this fails: the producer retries. */
-    return log_wait_durable(p->log, info->last_offset + 1, durable_cb, p);
+    want_check(p); /* the followers are behind the new log end */
+    return rv;
 }
 
-static int append(struct partition *p, uint8_t *batch, size_t len,
-                  int64_t now_ms, int16_t acks, struct log_append_info *info)
+int partition_append(struct partition *p, uint8_t *batch, size_t len,
+                     int64_t now_ms, int16_t acks,
+                     struct log_append_info *info)
 {
     int rv = check_leader(p, acks);
     struct record_batch_header h;
@@ -491,15 +496,6 @@ static int append(struct partition *p, uint8_t *batch, size_t len,
         return rv;
     }
     return append_validated(p, batch, len, &h, now_ms, info);
-}
-
-int partition_append(struct partition *p, uint8_t *batch, size_t len,
-                     int64_t now_ms, int16_t acks,
-                     struct log_append_info *info)
-{
-    int rv = append(p, batch, len, now_ms, acks, info);
-    want_check(p);
-    return rv;
 }
 
 /* Kafka's LogValidator on a client batch with a valid header, then the
@@ -529,10 +525,10 @@ static int validate_records(struct partition *p, uint8_t *batch, size_t len,
     return RC_OK;
 }
 
-static int append_client(struct partition *p, uint8_t *batch, size_t len,
-                         int64_t now_ms, int64_t wall_ms, int16_t acks,
-                         struct log_append_info *info,
-                         struct record_validate_result *why)
+int partition_append_client(struct partition *p, uint8_t *batch, size_t len,
+                            int64_t now_ms, int64_t wall_ms, int16_t acks,
+                            struct log_append_info *info,
+                            struct record_validate_result *why)
 {
     *why = (struct record_validate_result){.max_timestamp = -1,
                                            .record_index = -1};
@@ -548,16 +544,6 @@ static int append_client(struct partition *p, uint8_t *batch, size_t len,
         return rv;
     }
     return append_validated(p, batch, len, &h, now_ms, info);
-}
-
-int partition_append_client(struct partition *p, uint8_t *batch, size_t len,
-                            int64_t now_ms, int64_t wall_ms, int16_t acks,
-                            struct log_append_info *info,
-                            struct record_validate_result *why)
-{
-    int rv = append_client(p, batch, len, now_ms, wall_ms, acks, info, why);
-    want_check(p);
-    return rv;
 }
 
 int partition_wait_hw(struct partition *p, int64_t offset, partition_hw_cb cb,
@@ -734,8 +720,8 @@ void partition_apply_metadata(struct partition *p, int32_t self,
     want_check(p);
 }
 
-static int replica_fetch(struct partition *p, int32_t replica_id,
-                         int64_t fetch_offset, int64_t now_ms)
+int partition_replica_fetch(struct partition *p, int32_t replica_id,
+                            int64_t fetch_offset, int64_t now_ms)
 {
     if (!partition_is_leader(p)) {
         return RC_NOT_LEADER;
@@ -753,15 +739,8 @@ static int replica_fetch(struct partition *p, int32_t replica_id,
                          &isr)) {
         propose_isr(p, &isr, now_ms);
     }
+    want_check(p); /* a follower may have fallen back */
     return RC_OK;
-}
-
-int partition_replica_fetch(struct partition *p, int32_t replica_id,
-                            int64_t fetch_offset, int64_t now_ms)
-{
-    int rv = replica_fetch(p, replica_id, fetch_offset, now_ms);
-    want_check(p);
-    return rv;
 }
 
 bool partition_needs_isr_check(const struct partition *p)
