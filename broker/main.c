@@ -422,7 +422,6 @@ static int broker_log_dir(const struct config *cfg,
     return RC_OK;
 }
 
-/* The throttles and the replica manager, which opens the logs in dir. */
 /* The segment files open by default: a working set, not a share of the
  * partitions, so that a broker's descriptors stay flat as it hosts more
  * of them. Opening a parked log's files again costs about 9 us, and adds
@@ -436,7 +435,7 @@ static int broker_log_dir(const struct config *cfg,
 static void set_fds_budget(struct broker *b, const struct config *cfg)
 {
     struct rlimit lim = {0, 0};
-    size_t half = 0;
+    size_t budget = BROKER_FDS_DEFAULT_MAX;
     int64_t max = config_long(cfg, "log.fds.max");
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
         if (max == 0 && lim.rlim_cur < lim.rlim_max) {
@@ -445,12 +444,13 @@ static void set_fds_budget(struct broker *b, const struct config *cfg)
                 lim = raised;
             }
         }
-        half = lim.rlim_cur == RLIM_INFINITY ? 0 : (size_t)lim.rlim_cur / 2;
+        if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur / 2 < budget) {
+            budget = (size_t)lim.rlim_cur / 2;
+        }
     }
-    if (half == 0 || half > BROKER_FDS_DEFAULT_MAX) {
-        half = BROKER_FDS_DEFAULT_MAX;
+    if (max > 0) {
+        budget = (size_t)max;
     }
-    size_t budget = max > 0 ? (size_t)max : half;
     log_fds_set_max(budget);
     TRACE_INFO(&b->tracer, "segment files open at once: at most %zu "
                "(log.fds.max%s; descriptor limit %llu)", budget,
@@ -458,6 +458,7 @@ static void set_fds_budget(struct broker *b, const struct config *cfg)
                (unsigned long long)lim.rlim_cur);
 }
 
+/* The throttles and the replica manager, which opens the logs in dir. */
 static int start_partitions(struct broker *b, const struct config *cfg,
                             int32_t broker_id, const struct log_config *lc,
                             const char *dir)

@@ -32,12 +32,6 @@ struct tracer;
 
 typedef void (*partition_hw_cb)(void *arg, int rc);
 
-/* What a partition needs from the broker that hosts it: the time, and where
- * its news goes. partition.c reads no clock and calls nothing of the
- * broker's but these, so a test or the simulation hosts real partitions
- * with its own clock and its own idea of the controller. The broker's is
- * broker/replication/replica_manager.c's. One host serves many
- * partitions; the partitions borrow it. */
 /* What the leaders among a host's partitions add up to, kept by the
  * partitions as their roles and ISRs change (the metrics read it without
  * walking 100,000 partitions). */
@@ -47,6 +41,12 @@ struct partition_counts {
     int64_t under_min_isr;    /* led here, ISR below min.insync.replicas */
 };
 
+/* What a partition needs from the broker that hosts it: the time, and where
+ * its news goes. partition.c reads no clock and calls nothing of the
+ * broker's but these, so a test or the simulation hosts real partitions
+ * with its own clock and its own idea of the controller. The broker's is
+ * broker/replication/replica_manager.c's. One host serves many
+ * partitions; the partitions borrow it. */
 struct partition_host {
     int32_t self;                       /* this broker's id */
     struct tracer *tracer;              /* the partition's events */

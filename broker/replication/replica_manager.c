@@ -571,10 +571,10 @@ static void bad_topic_value_cb(void *arg, const struct topic_config_def *d,
 
 /* Topic t's settings on this broker (common/topic_config.h): what the
  * topic sets, else this broker's dynamic config, else the cluster-wide
- * one, else the broker's config file. */
-/* Resolved once per topic and image offset: the roles of a fence come
- * by the thousand from a few topics, and every config a topic resolves
- * from changes only by a record, which moves the offset. */
+ * one, else the broker's config file. Resolved once per topic and image
+ * offset: the roles of a fence come by the thousand from a few topics,
+ * and every config a topic resolves from changes only by a record,
+ * which moves the offset. */
 static void topic_settings(struct replica_manager *ps,
                            const struct meta_topic *t,
                            struct topic_config_values *v)

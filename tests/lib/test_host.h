@@ -1,7 +1,8 @@
 /* Test helper: a partition host (broker/replication/partition.h) with a
  * clock the test moves by hand, and a record of what the partitions told
- * it: how many wakes and calls for an ISR check, each ISR they proposed to the controller, their asks
- * to leave the ISR, and their event lines. */
+ * it: how many wakes and calls for an ISR check, each ISR they proposed
+ * to the controller, their asks to leave the ISR, and their event
+ * lines. */
 #ifndef CAIRN_TESTS_TEST_HOST_H
 #define CAIRN_TESTS_TEST_HOST_H
 

@@ -237,9 +237,12 @@ Test(io, a_syncfs_meets_the_sync_faults)
     cr_assert_eq(io_close(dfd), 0);
 }
 
+#define LISTED_FILES 600 /* ~48 KiB of entries: several reads */
+#define LISTED_NAME "file-with-a-long-name-to-fill-the-buffer-%d"
+
 struct listed {
     int n;
-    bool seen[600];
+    bool seen[LISTED_FILES];
     bool other;
 };
 
@@ -247,9 +250,8 @@ static void list_cb(void *arg, const char *name)
 {
     struct listed *l = arg;
     int i = -1;
-    if (sscanf(name, "file-with-a-long-name-to-fill-the-buffer-%d", &i) ==
-            1 &&
-        i >= 0 && i < 600 && !l->seen[i]) {
+    if (sscanf(name, LISTED_NAME, &i) == 1 && i >= 0 && i < LISTED_FILES &&
+        !l->seen[i]) {
         l->seen[i] = true;
         l->n++;
     } else {
@@ -259,16 +261,15 @@ static void list_cb(void *arg, const char *name)
 
 Test(io, a_listing_names_every_entry_once_past_one_buffer)
 {
-    for (int i = 0; i < 600; i++) { /* ~48 KiB of entries: several reads */
+    for (int i = 0; i < LISTED_FILES; i++) {
         char name[96];
-        snprintf(name, sizeof name,
-                 "file-with-a-long-name-to-fill-the-buffer-%d", i);
+        snprintf(name, sizeof name, LISTED_NAME, i);
         cr_assert_eq(io_close(open_in(name)), 0);
     }
     static struct listed l;
     memset(&l, 0, sizeof l);
     cr_assert_eq(io_list_dir(dir, list_cb, &l), 0);
-    cr_assert_eq(l.n, 600);
+    cr_assert_eq(l.n, LISTED_FILES);
     cr_assert_not(l.other, "only the files, each once");
 
     char missing[4200];
