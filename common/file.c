@@ -143,7 +143,8 @@ int file_read_small(const char *dir, const char *name, char *buf,
             rv = io_read(fd, &probe, 1) == 0 ? RC_OK : RC_TOO_LARGE;
             break;
         }
-        ssize_t got = io_read(fd, buf + len, cap - 1 - len);
+        size_t want = cap - 1 - len;
+        ssize_t got = io_read(fd, buf + len, want);
         if (got < 0 && errno == EINTR) {
             continue;
         }
@@ -151,10 +152,10 @@ int file_read_small(const char *dir, const char *name, char *buf,
             rv = RC_IO;
             break;
         }
-        if (got == 0) {
-            break;
-        }
         len += (size_t)got;
+        if ((size_t)got < want) {
+            break; /* short from a regular file: its end (see file.h) */
+        }
     }
     io_close(fd);
     buf[len] = '\0';

@@ -28,7 +28,9 @@ MUST_CHECK int file_write_atomic(const char *dir, const char *name,
 
 /* Reads dir/name into buf (at most cap bytes, NUL-terminated, so cap must
  * leave room). RC_NOT_FOUND when the file does not exist, RC_TOO_LARGE when
- * it does not fit. */
+ * it does not fit. A read that returns less than asked ends the file, as
+ * it does for a regular file (no read past it to see 0): one read for a
+ * checkpoint, not two, for each of a broker's partitions at start. */
 MUST_CHECK int file_read_small(const char *dir, const char *name,
                                char *buf, size_t cap, size_t *len_out);
 

@@ -154,28 +154,33 @@ int log_epoch_load(struct log_epoch_cache *c, const char *dir,
 {
     size_t cap = 64 + (size_t)LOG_EPOCH_ENTRIES_MAX * LOG_EPOCH__LINE_BYTES +
                  FILE_CHECK_LINE_BYTES;
-    size_t first = 4 * 1024; /* most checkpoints are a few lines */
+    /* Most checkpoints are a few lines: read into the stack first, as a
+     * broker opening 100,000 logs would otherwise allocate and free a
+     * buffer for each. */
+    char small[4 * 1024];
     c->n = 0;
-    for (size_t size = first;; size *= 4) {
+    for (size_t size = sizeof small;; size *= 4) {
         if (size > cap) {
             size = cap;
         }
-        char *buf = malloc(size);
+        char *buf = size == sizeof small ? small : malloc(size);
         if (buf == NULL) {
             return RC_NOMEM;
         }
         size_t len = 0;
         int rv = file_read_checked(dir, LOG_EPOCH__FILE, buf, size, &len,
                                    unchecked);
-        if (rv == RC_TOO_LARGE && size < cap) {
-            free(buf);
-            continue;
-        }
+        bool grow = rv == RC_TOO_LARGE && size < cap;
         if (rv == RC_OK) {
             rv = checkpoint_text_epochs(buf, LOG_EPOCH_ENTRIES_MAX, push_cb,
                                         c);
         }
-        free(buf);
+        if (buf != small) {
+            free(buf);
+        }
+        if (grow) {
+            continue;
+        }
         if (rv == RC_TOO_LARGE) {
             rv = RC_CORRUPT;
         }

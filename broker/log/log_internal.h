@@ -29,7 +29,6 @@ struct log_sync_job;
 struct log_clean_job;
 
 struct log {
-    char dir[LOG_PATH_BYTES_MAX];
     struct log_config cfg;
     uv_loop_t *loop;
     struct tracer *tracer;
@@ -61,6 +60,7 @@ struct log {
      * (bits of log_open.c's table): one that was not listed is not opened
      * to find it missing. */
     unsigned found_at_open;
+    bool index_files_listed;  /* and whether any index file was listed */
     /* Group commit. */
     uv_prepare_t prepare;     /* runs at the end of a loop iteration */
     struct log_sync_job *job; /* the one in flight, or NULL */
@@ -94,6 +94,10 @@ struct log {
     size_t waiters_len;
     size_t waiters_cap;
     size_t waiters_failed;      /* entries with rc != RC_OK */
+    /* The partition directory, as long as it is: a broker holds one log
+     * per replica, and a LOG_PATH_BYTES_MAX array each was 4 KB per
+     * replica, zeroed and so touched as each log opened. */
+    char dir[];
 };
 
 /* Index entries per segment allowed by segment.index.bytes. */

@@ -92,8 +92,11 @@ static void list_one(void *arg, const char *name)
     int64_t base = 0;
     int bit = found_bit(name);
     if (bit >= 0) {
-        ((struct log *)sl->l)->found_at_open |= 1u << bit;
+        sl->l->found_at_open |= 1u << bit;
         return;
+    }
+    if (has_suffix(name, ".index") || has_suffix(name, ".timeindex")) {
+        sl->l->index_files_listed = true;
     }
     if (has_suffix(name, ".tmp") || has_suffix(name, LOG_DELETED_SUFFIX) ||
         has_suffix(name, LOG_CLEANED_SUFFIX)) {
@@ -124,6 +127,7 @@ static int list_segments(struct log *l, int64_t **bases_out, size_t *n_out)
 {
     struct segment_list sl = {.l = l};
     l->found_at_open = 0;
+    l->index_files_listed = false;
     if (io_list_dir(l->dir, list_one, &sl) != 0) {
         if (errno != ENOENT) {
             return RC_IO;
@@ -196,10 +200,19 @@ static bool empty_index_kept(const struct log *l,
                                  LOG_INDEX_FILES_OTHER;
 }
 
+/* empty_index_kept() while the log opens: a directory that listed no
+ * index file has none to look at (two calls per idle partition saved). */
+static bool empty_index_kept_at_open(const struct log *l,
+                                     const struct log_segment *seg)
+{
+    return seg->size == 0 &&
+           (!l->index_files_listed || empty_index_kept(l, seg));
+}
+
 static int open_trusted(struct log *l, struct log_segment *seg, bool *cut)
 {
     *cut = false;
-    if (empty_index_kept(l, seg)) {
+    if (empty_index_kept_at_open(l, seg)) {
         return RC_OK; /* no batch to index or to check */
     }
     int index_rc = RC_OK;
@@ -270,7 +283,7 @@ static int open_one(struct log *l, int64_t base, bool trusted, bool *cut)
         /* An empty segment's index files stay as they are if they are
          * missing or empty: writing them costs a broker with 100,000
          * idle partitions 200,000 new files on its first restart. */
-        bool kept = file_size == 0 && empty_index_kept(l, seg);
+        bool kept = file_size == 0 && empty_index_kept_at_open(l, seg);
         rv = kept ? RC_OK : log_segment_save_index(seg);
     }
     if (*cut) {
@@ -489,14 +502,15 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
 {
     ASSERT(cfg->segment_bytes >= (int64_t)LOG_SEGMENT_BYTES_MIN);
     ASSERT(cfg->segment_bytes <= (int64_t)LOG_SEGMENT_BYTES_MAX);
-    if (strlen(dir) + LOG__SEGMENT_NAME_BYTES + 16 >= LOG_PATH_BYTES_MAX) {
+    size_t dir_len = strlen(dir);
+    if (dir_len + LOG__SEGMENT_NAME_BYTES + 16 >= LOG_PATH_BYTES_MAX) {
         return RC_TOO_LARGE;
     }
-    struct log *l = calloc(1, sizeof *l);
+    struct log *l = calloc(1, sizeof *l + dir_len + 1);
     if (l == NULL) {
         return RC_NOMEM;
     }
-    strcpy(l->dir, dir);
+    memcpy(l->dir, dir, dir_len + 1);
     l->cfg = *cfg;
     l->loop = loop;
     l->tracer = tracer;
@@ -519,7 +533,7 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
         return rv;
     }
     log_sync_init(l);
-    TRACE_INFO(tracer, "dir=%s opened log start=%" PRId64 " end=%" PRId64
+    TRACE_DEBUG(tracer, "dir=%s opened log start=%" PRId64 " end=%" PRId64
                " segments=%zu%s", dir, log_start_offset(l),
                log_end_offset(l), l->n_segs, plan.clean ? " (clean)" : "");
     /* First among the open logs; past the budget, older idle ones

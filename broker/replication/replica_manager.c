@@ -1076,7 +1076,18 @@ static void open_pending(struct replica_manager *ps)
         bool probed = false;
         open_failed(ps, failed, failed_id, now, &probed);
     }
+    if (ps->opened_run == 0) {
+        ps->opened_run_ns = t0;
+    }
+    ps->opened_run += n;
     if (ps->pending_next == ps->n_pending) {
+        /* One line for the run, not one per log (each is at debug). */
+        if (ps->opened_run > 0) {
+            TRACE_INFO(ps->tracer, "opened %zu partition logs in %.2f s",
+                       ps->opened_run,
+                       (double)(uv_hrtime() - ps->opened_run_ns) / 1e9);
+        }
+        ps->opened_run = 0;
         free(ps->pending);
         ps->pending = NULL;
         ps->n_pending = ps->cap_pending = ps->pending_next = 0;

@@ -191,6 +191,9 @@ struct replica_manager {
     size_t n_pending;
     size_t cap_pending;
     size_t pending_next;         /* the next to open */
+    size_t opened_run;           /* logs opened since the queue was last
+                                  * empty, and when the first opened */
+    uint64_t opened_run_ns;
     /* Partitions whose roles the image changed, to apply a turn's
      * budget at a time (same shape as the logs to open). */
     struct replica_manager_pending *to_apply;

@@ -477,15 +477,17 @@ static void check_created(struct cluster *c, const char *name,
 }
 
 /* Informational, no floor: milliseconds from the end of the big
- * CreateTopics until every broker's own log says it opened the log of the
- * topic's last partition (a broker opens them in partition order), or -1
+ * CreateTopics until every broker's own log says the topic's last
+ * partition took its role ("became leader|follower of T-P at epoch",
+ * once its log is open: a broker opens them in partition order), or -1
  * after BENCH_HOSTING_BUDGET_MS; *fenced counts the brokers the active
  * controller showed fenced meanwhile. */
 static double watch_brokers(struct cluster *c, const char *topic,
                             int32_t partitions, int *fenced)
 {
     char text[META_TOPIC_NAME_BYTES_MAX + 32];
-    snprintf(text, sizeof text, "%s-%d opened log", topic, partitions - 1);
+    snprintf(text, sizeof text, " of %s-%d at epoch ", topic,
+             partitions - 1);
     bool seen_fenced[CLUSTER_BROKERS_MAX] = {false};
     struct meta_image img;
     meta_image_init(&img);

@@ -39,7 +39,7 @@ void log_fixture_setup(struct log_fixture *f)
     tmpdir_make(f->dir, sizeof f->dir);
     ASSERT(uv_loop_init(&f->loop) == 0);
     log_config_default(&f->cfg);
-    f->tracer = (struct tracer){.level = TRACE_LEVEL_INFO,
+    f->tracer = (struct tracer){.level = TRACE_LEVEL_DEBUG,
                                 .emit = record_cb, .data = f};
     ASSERT(log_startup_init(&f->startup, &f->loop, LOG_STARTUP_CHUNK_BYTES,
                             &f->tracer) == RC_OK);

@@ -132,6 +132,39 @@ Test(log_open_cost, an_empty_segment_gets_no_index_files)
                   "a segment with a batch has its index written");
 }
 
+/* An empty segment whose directory listed no index file: nothing is
+ * opened to find them missing (two calls per idle partition). */
+Test(log_open_cost, index_files_the_listing_lacks_are_not_opened)
+{
+    log_fixture_open(&f);
+    crash();
+    arm(IO_OP_OPEN, "index"); /* .index and .timeindex */
+    log_fixture_open(&f);
+    cr_assert_eq(io_fault_hits(0), 0, "a missing index file was opened");
+    cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
+    cr_assert_eq(log_end_offset(f.log), 0);
+}
+
+/* A checkpoint shorter than the buffer is read in one call: the short
+ * read is its end, with no second read to see 0 (a second one here
+ * fails, which would distrust the checkpoint and rebuild it). */
+Test(log_open_cost, a_checkpoint_is_read_in_one_call)
+{
+    log_fixture_open(&f);
+    cr_assert_eq(log_assign_epoch(f.log, 3), RC_OK);
+    log_fixture_append(&f, 2, 40, 1000, 3);
+    cr_assert_eq(log_fixture_wait_durable(&f, 2), RC_OK);
+    log_fixture_close(&f);
+    struct io_fault fault = {.op = IO_OP_READ, .kind = IO_FAULT_ERRNO,
+                             .err = EIO, .after = 1};
+    snprintf(fault.path, sizeof fault.path, "%s", LOG_LAYOUT_EPOCH_FILE);
+    cr_assert_eq(io_fault_add(&fault), RC_OK);
+    log_fixture_open(&f);
+    cr_assert_eq(io_fault_hits(0), 0, "the checkpoint was read twice");
+    cr_assert_eq(f.n_warnings, 0, "%s", f.warnings);
+    cr_assert_eq(log_epoch_latest(log_epochs(f.log)), 3);
+}
+
 /* A log whose batches were cut away after a close had written its index
  * files (a header each once the cut is closed), reopened, then crashed;
  * index gets its .index file's path. */
