@@ -354,6 +354,14 @@ static void log_dir_failed(void *arg)
     membership_log_dir_offline(b->membership, b->partitions.log_dir);
 }
 
+static void follower_damaged(void *arg, struct partition *p)
+{
+    struct broker *b = arg;
+    if (b->fetchers != NULL) {
+        follower_look_at(b->fetchers, p);
+    }
+}
+
 static void followers_changed(void *arg)
 {
     struct broker *b = arg;
@@ -495,6 +503,7 @@ static int start_partitions(struct broker *b, const struct config *cfg,
         .alter_isr = broker_alter_isr,
         .log_corrupt = broker_log_corrupt,
         .followers_changed = followers_changed,
+        .follower_damaged = follower_damaged,
         .log_dir_failed = log_dir_failed};
     b->leader_throttle_static =
         config_long(cfg, "leader.replication.throttled.rate");

@@ -716,6 +716,18 @@ void follower_plan(struct follower *rf)
     }
 }
 
+void follower_look_at(struct follower *rf, const struct partition *p)
+{
+    struct fetcher *f = find_fetcher(rf, p->leader);
+    if (f != NULL && !f->dead) {
+        f->rescan = true;
+        /* Driven from the loop, not from whatever found the damage (an
+         * answer being read, say): the timer's callback drives, and
+         * rearms it for the session's own deadline. */
+        uv_timer_start(&f->timer, timer_cb, 0, 0);
+    }
+}
+
 static void plan_timer_closed_cb(uv_handle_t *h)
 {
     free(h->data);

@@ -79,6 +79,12 @@ MUST_CHECK int follower_start(struct follower **out,
  * the end of the interval. */
 void follower_plan(struct follower *rf);
 
+/* p's fetch must be looked at though nothing the fetchers hear moved it
+ * (its start-up check found damage, which a follower repairs from its
+ * leader): its leader's fetcher looks at every partition in its next
+ * round. */
+void follower_look_at(struct follower *rf, const struct partition *p);
+
 /* Closes every connection; memory goes as the loop runs. */
 void follower_close(struct follower *rf);
 

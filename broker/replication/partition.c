@@ -202,13 +202,23 @@ static void fire(struct partition *p, const struct hw_move *m)
     }
 }
 
+/* Every change of p's high watermark goes through here, so that the host
+ * knows its checkpoint is stale without a walk of every partition. */
+static void set_hw(struct partition *p, int64_t hw)
+{
+    if (hw != p->hw && p->host != NULL) { /* unit tests hold bare ones */
+        p->host->hw_changes++;
+    }
+    p->hw = hw;
+}
+
 static void advance_hw(struct partition *p, int64_t hw,
                        const struct hw_move *m)
 {
     if (hw <= p->hw) {
         return; /* the high watermark never goes back */
     }
-    p->hw = hw;
+    set_hw(p, hw);
     fire(p, m);
     p->host->wake(p->host->ctx, p);
 }
@@ -889,7 +899,8 @@ int partition_follower_append(struct partition *p, const uint8_t *records,
         }
         at += size;
     }
-    p->hw = follower_hw_after_append(p->hw, leader_hw, log_end_offset(p->log));
+    set_hw(p, follower_hw_after_append(p->hw, leader_hw,
+                                       log_end_offset(p->log)));
     return RC_OK;
 }
 
@@ -901,12 +912,12 @@ int partition_follower_restart(struct partition *p, int64_t offset)
          * HW must not pass its end. */
         int64_t end = log_end_offset(p->log);
         if (p->hw > end) {
-            p->hw = end;
+            set_hw(p, end);
         }
         return rv;
     }
     producer_state_clear(&p->producers);
-    p->hw = offset;
+    set_hw(p, offset);
     return RC_OK;
 }
 
@@ -934,7 +945,7 @@ int partition_follower_truncate(struct partition *p, int64_t offset)
     /* Also after a failed cut (the log has failed and says so): the HW
      * never passes what the log holds. */
     if (p->hw > log_end_offset(p->log)) {
-        p->hw = log_end_offset(p->log);
+        set_hw(p, log_end_offset(p->log));
     }
     return rv;
 }
@@ -1054,16 +1065,18 @@ static void delete_segments(struct partition *p, size_t n, const char *why)
 
 void partition_apply_retention(struct partition *p, int64_t wall_ms)
 {
-    if (p->log == NULL || p->closing) {
+    /* The active segment never goes: a log of one (every idle
+     * partition's) has nothing to look at. */
+    if (p->log == NULL || p->closing || log_segment_count(p->log) < 2) {
         return;
     }
     unsigned why = 0;
-    int64_t size = log_size_bytes(p->log);
     size_t n = log_retention_count(p->log, &p->retention, wall_ms, p->hw,
                                    &why);
     if (n == 0) {
         return;
     }
+    int64_t size = log_size_bytes(p->log);
     char text[160];
     if (why == LOG_RETENTION_BY_TIME) {
         snprintf(text, sizeof text, "%zu segment%s older than retention.ms="

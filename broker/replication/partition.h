@@ -54,6 +54,9 @@ struct partition_host {
                                          * are not walked (Kafka's
                                          * LogValidator off) */
     uint64_t replication_bytes_in;      /* follower appends, counted */
+    uint64_t hw_changes;                /* bumped by every change of a
+                                         * partition's high watermark
+                                         * (the checkpoint's "changed?") */
     void *ctx;
     int64_t (*now_ms)(void *ctx);       /* monotonic ms */
     int64_t (*wall_ms)(void *ctx);      /* ms since the epoch: record
@@ -82,6 +85,11 @@ struct partition_host {
      * comes through a partition_*() call that calls this. May be NULL:
      * the host checks every partition. */
     void (*isr_work)(void *ctx, struct partition *p);
+    /* p, a follower, found damage in its log (repair_log_corrupt()):
+     * its fetcher repairs it, and must look at p though no answer
+     * moved it. May be NULL: the host's fetchers look at every
+     * partition each round. */
+    void (*follower_damaged)(void *ctx, struct partition *p);
     struct partition_counts *counts; /* NULL: not kept */
 };
 
@@ -158,7 +166,6 @@ struct partition {
     struct partition *change_next;
     enum partition_follow follow;
     int64_t hw;                       /* high watermark */
-    int64_t hw_saved;                 /* last checkpointed */
     char isr_why[256];                /* why the pending ISR change */
     bool hw_stalled;                  /* as leader: ISR below min ISR */
     int64_t ack_event_ms;             /* last acks=all release event */

@@ -96,6 +96,9 @@ void repair_log_corrupt(struct partition *p, int64_t offset)
     if (follows(p)) {
         /* The fetcher asks to leave the ISR, then truncates, each when
          * no fetch of p is in flight (repair_follower_ready()). */
+        if (p->host->follower_damaged != NULL) {
+            p->host->follower_damaged(p->host->ctx, p);
+        }
         return;
     }
     if (!partition_is_leader(p)) {

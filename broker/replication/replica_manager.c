@@ -47,6 +47,14 @@ static void host_isr_work(void *ctx, struct partition *p)
     check_add(ctx, p);
 }
 
+static void host_follower_damaged(void *ctx, struct partition *p)
+{
+    struct replica_manager *ps = ctx;
+    if (ps->hooks.follower_damaged != NULL) {
+        ps->hooks.follower_damaged(ps->hooks.arg, p);
+    }
+}
+
 static int64_t host_replica_seen(void *ctx, const struct partition *p,
                                  int32_t replica, int64_t fetch_offset)
 {
@@ -112,6 +120,8 @@ int replica_manager_init(struct replica_manager *ps, uv_loop_t *loop,
                                        .leave_isr = host_leave_isr,
                                        .replica_seen = host_replica_seen,
                                        .isr_work = host_isr_work,
+                                       .follower_damaged =
+                                           host_follower_damaged,
                                        .counts = &ps->counts};
     uv_idle_init(loop, &ps->more);
     ps->more.data = ps;
@@ -297,19 +307,16 @@ void replica_manager_alter_isr(struct replica_manager *ps, struct partition *p,
  * and a checksum line (broker/replication/hw_checkpoint.h). */
 static void save_checkpoint(struct replica_manager *ps, bool force)
 {
-    bool changed = force;
-    for (size_t i = 0; i < ps->n && !changed; i++) {
-        changed = ps->parts[i]->hw != ps->parts[i]->hw_saved;
-    }
-    if (!changed) {
-        return;
+    uint64_t changes = ps->host.hw_changes;
+    if (!force && changes == ps->hw_changes_saved) {
+        return; /* no high watermark moved since the last one */
     }
     size_t cap = 32 + ps->n * (META_TOPIC_NAME_BYTES_MAX + 48);
     char *buf = malloc(cap);
     if (buf == NULL) {
         TRACE_WARN(ps->tracer, "cannot save %s/%s: %s", ps->log_dir,
                    PARTITIONS__HW_FILE, rc_str(RC_NOMEM));
-        return; /* hw_saved unchanged: tried again at the next check */
+        return; /* tried again at the next check */
     }
     size_t len = (size_t)snprintf(buf, cap, "0\n%zu\n", ps->n);
     for (size_t i = 0; i < ps->n; i++) {
@@ -320,9 +327,7 @@ static void save_checkpoint(struct replica_manager *ps, bool force)
     hw_checkpoint_cache_drop(&ps->hw_cache); /* the file changes */
     if (file_write_checked(ps->log_dir, PARTITIONS__HW_FILE, buf, len) ==
         RC_OK) {
-        for (size_t i = 0; i < ps->n; i++) {
-            ps->parts[i]->hw_saved = ps->parts[i]->hw;
-        }
+        ps->hw_changes_saved = changes;
     } else {
         TRACE_WARN(ps->tracer, "cannot save %s/%s", ps->log_dir,
                    PARTITIONS__HW_FILE);
@@ -711,7 +716,6 @@ static struct partition *add(struct replica_manager *ps,
     strcpy(p->topic, t->name);
     int64_t hw = load_checkpoint(ps, t->name, id);
     p->hw = hw < log_end_offset(l) ? hw : log_end_offset(l);
-    p->hw_saved = p->hw;
     return p;
 }
 

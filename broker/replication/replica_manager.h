@@ -113,6 +113,9 @@ struct replica_manager_hooks {
     void (*log_corrupt)(void *arg, struct partition *p, int64_t offset);
     /* Leadership of some partition changed (fetchers re-plan). */
     void (*followers_changed)(void *arg);
+    /* A partition this broker follows found damage in its log: the
+     * fetcher repairs it, and must look at it (follower_look_at()). */
+    void (*follower_damaged)(void *arg, struct partition *p);
     /* The log directory no longer takes writes (a probe file could not
      * be written and synced after a partition failed to open): with its
      * only log directory gone the broker must stop, as Kafka's does when
@@ -172,6 +175,7 @@ struct replica_manager {
         struct topic_config_values values;
     } settings_cache; /* the last topic's resolved configs */
     uint64_t last_checkpoint_ms;
+    uint64_t hw_changes_saved;   /* host.hw_changes the checkpoint has */
     uint64_t isr_period_ms;      /* of isr_timer */
     int64_t scrub_bytes_per_sec; /* log.scrub.bytes.per.second; 0: off */
     uint8_t *scrub_buf;          /* REPLICA_SCRUB_BUFFER_BYTES */

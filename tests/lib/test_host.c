@@ -63,6 +63,13 @@ static void leave_isr(void *ctx, struct partition *p, int64_t offset)
     h->last = p;
 }
 
+static void follower_damaged(void *ctx, struct partition *p)
+{
+    struct test_host *h = ctx;
+    h->follower_damages++;
+    h->last = p;
+}
+
 void test_host_init(struct test_host *h, int32_t self)
 {
     *h = (struct test_host){.host = {.self = self,
@@ -73,7 +80,8 @@ void test_host_init(struct test_host *h, int32_t self)
                                      .wake = wake,
                                      .alter_isr = alter_isr,
                                      .leave_isr = leave_isr,
-                                     .isr_work = isr_work}};
+                                     .isr_work = isr_work,
+                                     .follower_damaged = follower_damaged}};
     h->tracer = (struct tracer){.level = TRACE_LEVEL_INFO, .emit = emit,
                                 .data = h};
 }

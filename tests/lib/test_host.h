@@ -18,6 +18,7 @@ struct test_host {
     int64_t now_ms;            /* the monotonic clock; wall = base + now */
     int wakes;
     int isr_works;             /* calls of the isr_work hook */
+    int follower_damages;      /* calls of the follower_damaged hook */
     int alters;                /* AlterPartition proposals */
     struct meta_replica_set proposed; /* the last one */
     const struct partition *last; /* the partition that proposed it */

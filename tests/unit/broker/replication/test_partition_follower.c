@@ -65,6 +65,26 @@ Test(partition_follower, hw_is_the_leaders_capped_at_the_log_end)
     cr_assert_eq(p.hw, 7, "never backwards");
 }
 
+/* The host counts every move of the high watermark (its checkpoint is
+ * written only when the count moved, not after a walk of every
+ * partition): an append that moves it, a truncation below it and a
+ * restart each count; an append that leaves it does not. */
+Test(partition_follower, each_hw_move_is_counted_on_the_host)
+{
+    cr_assert_eq(append_from_leader(0, 5, 3), RC_OK);
+    cr_assert_eq(th.host.hw_changes, 1);
+    cr_assert_eq(append_from_leader(5, 5, 3), RC_OK);
+    cr_assert_eq(th.host.hw_changes, 1, "the HW stayed at 3");
+    cr_assert_eq(append_from_leader(10, 5, 12), RC_OK);
+    cr_assert_eq(th.host.hw_changes, 2);
+    cr_assert_eq(partition_follower_truncate(&p, 10), RC_OK);
+    cr_assert_eq(p.hw, 10);
+    cr_assert_eq(th.host.hw_changes, 3);
+    cr_assert_eq(partition_follower_restart(&p, 40), RC_OK);
+    cr_assert_eq(p.hw, 40);
+    cr_assert_eq(th.host.hw_changes, 4);
+}
+
 Test(partition_follower, batches_already_held_are_skipped)
 {
     cr_assert_eq(append_from_leader(0, 5, 0), RC_OK);

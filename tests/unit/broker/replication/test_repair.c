@@ -65,6 +65,20 @@ static void leave_isr(void)
     repair_after_metadata(&p);
 }
 
+/* Nothing the fetcher hears says a follower's log is damaged, and it does
+ * not look at every partition each round: the host is told, so that the
+ * fetcher looks at this one. A leader repairs by itself. */
+Test(repair, a_damaged_follower_tells_its_host_for_its_fetcher)
+{
+    repair_log_corrupt(&p, 10);
+    cr_assert_eq(th.follower_damages, 1);
+    cr_assert_eq(th.last, &p);
+    p.leader = SELF;
+    p.follow = PARTITION_FOLLOW_NONE;
+    repair_log_corrupt(&p, 10);
+    cr_assert_eq(th.follower_damages, 1, "a leader repairs with no fetcher");
+}
+
 Test(repair, a_damaged_follower_leaves_the_isr_before_it_cuts)
 {
     repair_log_corrupt(&p, 10);
