@@ -46,7 +46,10 @@ static int sync_dir_with(const char *dir, int (*sync)(int fd))
 {
     int fd = io_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) {
-        return RC_IO;
+        return sync == io_syncfs && (errno == EMFILE || errno == ENFILE ||
+                                     errno == ENOMEM)
+                   ? RC_FULL
+                   : RC_IO;
     }
     int rv = sync(fd) == 0 ? RC_OK : RC_IO;
     io_close(fd);

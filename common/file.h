@@ -57,7 +57,9 @@ MUST_CHECK int file_read_checked(const char *dir, const char *name,
 MUST_CHECK int file_sync_dir(const char *dir);
 
 /* syncfs(2) of the file system that holds dir (common/io.h: io_syncfs):
- * everything written on it durable. */
+ * everything written on it durable. RC_FULL when dir cannot be opened
+ * for want of a descriptor or memory (nothing was synced, and nothing
+ * says the disk failed), RC_IO for any other failure. */
 MUST_CHECK int file_sync_fs(const char *dir);
 
 /* mkdir -p; each directory it creates is made durable by fsyncing its

@@ -90,6 +90,13 @@ typedef void (*log_durable_cb)(void *arg, int rc);
 struct log;
 struct http_metrics_hist;
 
+/* For a log opened by log_open_detached() (broker/log/log_open.h), on
+ * that thread, before log_attach(): past the budget, closes its
+ * segment files at once (it stays parked once attached), so that
+ * threads opening logs hold no more descriptors than the budget. The
+ * budget is set before any such thread starts. True if parked. */
+bool log_park_if_over_budget(struct log *l);
+
 /* Takes new settings (a topic's configs changed in the metadata): the
  * next append rolls by the new segment.bytes and segment.ms; the index
  * sizes apply to segments created from now on. */

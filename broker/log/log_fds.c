@@ -8,7 +8,8 @@
  * check points into it, or while it has unsynced bytes (a file opened
  * again would not report a writeback error of before: fsyncgate). A
  * start-up check waiting in its queue does not hold the log: its log is
- * used before its job goes to the threadpool. Loop thread only. */
+ * used before its job goes to the threadpool. Loop thread only, but
+ * for log_park_if_over_budget() on a log not yet attached. */
 #include "broker/log/log_internal.h"
 
 #include "common/rc.h"
@@ -135,6 +136,24 @@ static void trim(const struct log *keep)
         }
         l = prev;
     }
+}
+
+bool log_park_if_over_budget(struct log *l)
+{
+    if (lf.max == 0 || log_segment_fds_open() <= lf.max || !parkable(l)) {
+        return false;
+    }
+    for (size_t i = 0; i < l->n_segs; i++) {
+        log_segment_close_fd(l->segs[i]);
+    }
+    l->parked = true;
+    return true;
+}
+
+void log_fds_attach_parked(struct log *l)
+{
+    ASSERT(l->parked && !l->fds_listed);
+    lf.parks++;
 }
 
 int log_fds_use(struct log *l)

@@ -155,6 +155,9 @@ bool log_busy(const struct log *l);
 MUST_CHECK int log_fds_use(struct log *l);
 /* Takes l off the list (log_close()). */
 void log_fds_forget(struct log *l);
+/* log_attach() of a log parked while detached: counted as a park, and
+ * left parked (off the list) until used. */
+void log_fds_attach_parked(struct log *l);
 
 /* The partition's name: the directory's last component. */
 const char *log_partition_name(const struct log *l);

@@ -497,8 +497,8 @@ static void close_cb(uv_handle_t *handle)
     }
 }
 
-int log_open(struct log **out, const char *dir, const struct log_config *cfg,
-             uv_loop_t *loop, struct tracer *tracer)
+int log_open_detached(struct log **out, const char *dir,
+                      const struct log_config *cfg, struct tracer *tracer)
 {
     ASSERT(cfg->segment_bytes >= (int64_t)LOG_SEGMENT_BYTES_MIN);
     ASSERT(cfg->segment_bytes <= (int64_t)LOG_SEGMENT_BYTES_MAX);
@@ -512,7 +512,6 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
     }
     memcpy(l->dir, dir, dir_len + 1);
     l->cfg = *cfg;
-    l->loop = loop;
     l->tracer = tracer;
     l->corrupt_offset = -1;
     log_epoch_init(&l->epochs);
@@ -532,16 +531,35 @@ int log_open(struct log **out, const char *dir, const struct log_config *cfg,
         free(l);
         return rv;
     }
-    log_sync_init(l);
     TRACE_DEBUG(tracer, "dir=%s opened log start=%" PRId64 " end=%" PRId64
                " segments=%zu%s", dir, log_start_offset(l),
                log_end_offset(l), l->n_segs, plan.clean ? " (clean)" : "");
-    /* First among the open logs; past the budget, older idle ones
-     * close their files (log_fds.c). Its own are open: nothing fails. */
-    rv = log_fds_use(l);
-    ASSERT(rv == RC_OK);
     *out = l;
     return RC_OK;
+}
+
+void log_attach(struct log *l, uv_loop_t *loop)
+{
+    l->loop = loop;
+    log_sync_init(l);
+    if (l->parked) { /* log_park_if_over_budget() */
+        log_fds_attach_parked(l);
+        return;
+    }
+    /* First among the open logs; past the budget, older idle ones
+     * close their files (log_fds.c). Its own are open: nothing fails. */
+    int rv = log_fds_use(l);
+    ASSERT(rv == RC_OK);
+}
+
+int log_open(struct log **out, const char *dir, const struct log_config *cfg,
+             uv_loop_t *loop, struct tracer *tracer)
+{
+    int rv = log_open_detached(out, dir, cfg, tracer);
+    if (rv == RC_OK) {
+        log_attach(*out, loop);
+    }
+    return rv;
 }
 
 void log_close_then(struct log *l, void (*cb)(void *arg), void *arg)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -13,12 +14,13 @@
 #include "common/limits.h"
 #include "common/rc.h"
 
-/* Segment files open in this process (loop thread only). */
-static size_t segment_fds_open;
+/* Segment files open in this process: counted by the loop thread, and
+ * by the threads that open logs for it (log_open_detached()). */
+static atomic_size_t segment_fds_open;
 
 size_t log_segment_fds_open(void)
 {
-    return segment_fds_open;
+    return atomic_load_explicit(&segment_fds_open, memory_order_relaxed);
 }
 
 int log_segment_path(char *out, size_t cap, const char *dir,
@@ -76,7 +78,7 @@ int log_segment_adopt(struct log_segment **out, const char *dir,
         return RC_NOMEM;
     }
     seg->fd = fd;
-    segment_fds_open++;
+    atomic_fetch_add_explicit(&segment_fds_open, 1, memory_order_relaxed);
     seg->dir = dir;
     seg->base_offset = base_offset;
     seg->size = size;
@@ -113,7 +115,8 @@ void log_segment_close_fd(struct log_segment *seg)
     if (seg->fd >= 0) {
         io_close(seg->fd);
         seg->fd = -1;
-        segment_fds_open--;
+        atomic_fetch_sub_explicit(&segment_fds_open, 1,
+                                  memory_order_relaxed);
     }
 }
 
@@ -135,7 +138,7 @@ int log_segment_reopen(struct log_segment *seg)
         return errno == ENOENT ? RC_NOT_FOUND : io_rc(errno);
     }
     seg->fd = fd;
-    segment_fds_open++;
+    atomic_fetch_add_explicit(&segment_fds_open, 1, memory_order_relaxed);
     return RC_OK;
 }
 

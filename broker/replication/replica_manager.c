@@ -657,33 +657,54 @@ static void hosted_log_damaged_cb(void *arg, int rc, int64_t offset)
     }
 }
 
-static struct partition *add(struct replica_manager *ps,
-                             const struct meta_topic *t, int32_t id)
+/* The file work of opening topic-id's log with cfg: its directory
+ * claimed, the log opened but not attached to the loop. Any thread (a
+ * worker's, for a batch of an open job); reads only what the manager
+ * never changes after init. NULL when it failed, logged. */
+static struct log *open_files(struct replica_manager *ps, const char *topic,
+                              const struct meta_uuid *topic_id, int32_t id,
+                              const struct log_config *cfg)
+{
+    char dir[LOG_PATH_BYTES_MAX];
+    part_dir(ps, topic, id, dir, sizeof dir);
+    struct log *l = NULL;
+    int rv = claim_dir(ps, dir, topic_id);
+    if (rv == RC_OK) {
+        rv = log_open_detached(&l, dir, cfg, ps->tracer);
+    }
+    if (rv != RC_OK) {
+        TRACE_ERROR(ps->tracer, "partition=%s-%d cannot open its log in %s: "
+                    "%s", topic, id, dir, rc_str(rv));
+        return NULL;
+    }
+    return l;
+}
+
+static void open_config(struct replica_manager *ps, const struct meta_topic *t,
+                        struct log_config *cfg)
+{
+    struct topic_config_values v;
+    topic_settings(ps, t, &v);
+    topic_log_config(ps, &v, cfg);
+}
+
+/* Hosts log l, opened (open_files()) and attached, as partition id of t;
+ * NULL (l closed) when out of memory. */
+static struct partition *adopt(struct replica_manager *ps,
+                               const struct meta_topic *t, int32_t id,
+                               struct log *l)
 {
     char dir[LOG_PATH_BYTES_MAX];
     part_dir(ps, t->name, id, dir, sizeof dir);
     if (ps->n == ps->cap) {
         size_t cap = ps->cap == 0 ? 16 : ps->cap * 2;
-        void *p = realloc(ps->parts, cap * sizeof *ps->parts);
-        if (p == NULL) {
+        void *grown = realloc(ps->parts, cap * sizeof *ps->parts);
+        if (grown == NULL) {
+            log_close(l);
             return NULL;
         }
-        ps->parts = p;
+        ps->parts = grown;
         ps->cap = cap;
-    }
-    struct topic_config_values v;
-    topic_settings(ps, t, &v);
-    struct log_config cfg;
-    topic_log_config(ps, &v, &cfg);
-    struct log *l = NULL;
-    int rv = claim_dir(ps, dir, &t->id);
-    if (rv == RC_OK) {
-        rv = log_open(&l, dir, &cfg, ps->loop, ps->tracer);
-    }
-    if (rv != RC_OK) {
-        TRACE_ERROR(ps->tracer, "partition=%s-%d cannot open its log in %s: "
-                    "%s", t->name, id, dir, rc_str(rv));
-        return NULL;
     }
     struct partition *p = calloc(1, sizeof *p);
     if (p == NULL || meta_index_put(&ps->by_id, &t->id, id, p) != RC_OK) {
@@ -706,7 +727,7 @@ static struct partition *add(struct replica_manager *ps,
     log_startup_on_damage(l, hosted_log_damaged_cb, p);
     log_startup_add(&ps->startup, l);
     producer_state_init(&p->producers);
-    rv = partition_load_producers(p, dir);
+    int rv = partition_load_producers(p, dir);
     if (rv != RC_OK) {
         /* Unknown producers are accepted with any sequence: no loss, only
          * no de-duplication of their first retries. */
@@ -717,6 +738,20 @@ static struct partition *add(struct replica_manager *ps,
     int64_t hw = load_checkpoint(ps, t->name, id);
     p->hw = hw < log_end_offset(l) ? hw : log_end_offset(l);
     return p;
+}
+
+/* Opens and hosts partition id of t, on the loop thread. */
+static struct partition *add(struct replica_manager *ps,
+                             const struct meta_topic *t, int32_t id)
+{
+    struct log_config cfg;
+    open_config(ps, t, &cfg);
+    struct log *l = open_files(ps, t->name, &t->id, id, &cfg);
+    if (l == NULL) {
+        return NULL;
+    }
+    log_attach(l, ps->loop);
+    return adopt(ps, t, id, l);
 }
 
 /* Applies settings v to p: the LogValidator's bounds (KIP-937), the
@@ -1033,15 +1068,242 @@ static void followers_changed(struct replica_manager *ps, bool changed)
 /* Logs still to open belong to the same start-up pass. */
 static void hold_startup(struct replica_manager *ps)
 {
-    log_startup_hold(&ps->startup, ps->pending_next < ps->n_pending);
+    log_startup_hold(&ps->startup, ps->pending_next < ps->n_pending ||
+                                       ps->open_jobs > 0);
+}
+
+/* n more logs opened in this run (since the queue was last empty; t0,
+ * if not 0, when this part of it began). The queue is let go once every
+ * entry was taken, and the run ends, in one line, once no job is left. */
+static void opened_run_add(struct replica_manager *ps, size_t n, uint64_t t0)
+{
+    if (ps->opened_run_ns == 0) {
+        ps->opened_run_ns = t0 != 0 ? t0 : uv_hrtime();
+    }
+    ps->opened_run += n;
+    if (ps->pending_next < ps->n_pending) {
+        return;
+    }
+    free(ps->pending);
+    ps->pending = NULL;
+    ps->n_pending = ps->cap_pending = ps->pending_next = 0;
+    if (ps->open_jobs > 0) {
+        return;
+    }
+    /* One line for the run, not one per log (each is at debug). */
+    if (ps->opened_run > 0) {
+        TRACE_INFO(ps->tracer, "opened %zu partition logs in %.2f s",
+                   ps->opened_run,
+                   (double)(uv_hrtime() - ps->opened_run_ns) / 1e9);
+    }
+    ps->opened_run = 0;
+    ps->opened_run_ns = 0;
+}
+
+/* One batch of logs opened on the threadpool (PARTITIONS_OPEN_JOBS). */
+struct open_item {
+    struct meta_uuid topic_id;
+    int32_t id;
+    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
+    struct log_config cfg;
+    struct log *log; /* opened, not attached; NULL if it failed */
+};
+
+struct open_job {
+    uv_work_t req;
+    struct replica_manager *ps;
+    int sync_rc; /* of the job's deferred syncs */
+    uint64_t sync_ms;
+    size_t n;
+    struct open_item items[PARTITIONS_OPEN_JOB_MAX];
+};
+
+static void open_job_work_cb(uv_work_t *req)
+{
+    struct open_job *j = req->data;
+    bool deferred = defer_syncs(j->n);
+    for (size_t i = 0; i < j->n; i++) {
+        struct open_item *it = &j->items[i];
+        it->log = open_files(j->ps, it->topic, &it->topic_id, it->id,
+                             &it->cfg);
+        if (it->log != NULL) {
+            (void)log_park_if_over_budget(it->log);
+        }
+    }
+    j->sync_rc = RC_OK;
+    if (deferred && io_sync_defer_end()) {
+        uint64_t t0 = uv_hrtime();
+        j->sync_rc = file_sync_fs(j->ps->log_dir);
+        j->sync_ms = (uv_hrtime() - t0) / 1000000u;
+    }
+}
+
+static void open_pending(struct replica_manager *ps);
+static bool follow_leadership(struct replica_manager *ps, struct partition *p,
+                              const struct meta_topic *t,
+                              const struct meta_partition *mp);
+
+/* Whether partition id of topic_id is still to be hosted here and is not
+ * yet; t its topic (NULL if gone). */
+static bool still_wanted(struct replica_manager *ps,
+                         const struct meta_uuid *topic_id, int32_t id,
+                         const struct meta_topic **t)
+{
+    *t = ps->img == NULL ? NULL : meta_image_topic_by_id(ps->img, topic_id);
+    return *t != NULL && id < (*t)->n_partitions &&
+           hosts(ps, &(*t)->partitions[id]) &&
+           find_by_id(ps, topic_id, id) == NULL;
+}
+
+/* On the loop: hosts what the job opened that is still wanted (the
+ * image may have moved on meanwhile; the rest is closed), gives each
+ * its role, and sends the next job. */
+static void open_job_done_cb(uv_work_t *req, int status)
+{
+    (void)status;
+    struct open_job *j = req->data;
+    struct replica_manager *ps = j->ps;
+    ps->open_jobs--;
+    bool synced = j->sync_rc == RC_OK;
+    if (!ps->closed && j->sync_ms >= PARTITIONS_SYNCFS_SLOW_MS) {
+        TRACE_WARN(ps->tracer, "syncing new logs (syncfs of %s) took %" PRIu64
+                   " ms", ps->log_dir, j->sync_ms);
+    }
+    /* Out of descriptors for the syncfs (the job's opens took them):
+     * its logs are not known durable, so they close and are tried
+     * again after a pause, as logs that failed to open. */
+    bool full = j->sync_rc == RC_FULL;
+    if (!ps->closed && !synced && !full) {
+        char why[128];
+        snprintf(why, sizeof why, "syncing new logs (syncfs): %s",
+                 rc_str(j->sync_rc));
+        if (ps->unsafe_fsync_failure_ignore) {
+            TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps "
+                       "the log dir online", why);
+            synced = true;
+        } else {
+            dir_failed(ps, why);
+        }
+    }
+    uint64_t now = uv_now(ps->loop);
+    struct partition *opened[PARTITIONS_OPEN_JOB_MAX];
+    size_t n = 0;
+    bool probed = false;
+    for (size_t i = 0; i < j->n; i++) {
+        struct open_item *it = &j->items[i];
+        if (!ps->closed) {
+            (void)meta_index_remove(&ps->opening, &it->topic_id, it->id);
+        }
+        const struct meta_topic *t = NULL;
+        bool wanted = !ps->closed && (synced || full) &&
+                      still_wanted(ps, &it->topic_id, it->id, &t);
+        if (it->log != NULL) {
+            log_attach(it->log, ps->loop);
+        }
+        if (it->log == NULL || (wanted && full)) {
+            if (it->log != NULL) {
+                log_close(it->log);
+            }
+            if (wanted) {
+                open_failed(ps, t, it->id, now, &probed);
+            }
+            continue;
+        }
+        if (!wanted) {
+            log_close(it->log); /* gone, or the manager closed */
+            continue;
+        }
+        struct partition *p = adopt(ps, t, it->id, it->log);
+        if (p == NULL) {
+            open_failed(ps, t, it->id, now, &probed);
+            continue;
+        }
+        open_retry_clear(&ps->retry, &it->topic_id, it->id);
+        p->seen = true;
+        opened[n++] = p;
+    }
+    free(j);
+    if (ps->closed) {
+        if (ps->open_jobs == 0) {
+            meta_index_free(&ps->opening);
+        }
+        return;
+    }
+    opened_run_add(ps, n, 0);
+    retry_arm(ps, now);
+    bool changed = false;
+    bool deferred = defer_syncs(n);
+    for (size_t k = 0; k < n; k++) {
+        const struct meta_topic *t =
+            meta_image_topic_by_id(ps->img, &opened[k]->topic_id);
+        changed |= follow_leadership(ps, opened[k], t,
+                                     &t->partitions[opened[k]->id]);
+    }
+    sync_deferred(ps, deferred, "the leader epochs of new roles");
+    followers_changed(ps, changed);
+    open_pending(ps);
+}
+
+/* Sends queued logs to open jobs while fewer than PARTITIONS_OPEN_JOBS
+ * are in flight. */
+static void send_open_jobs(struct replica_manager *ps)
+{
+    uint64_t now = uv_now(ps->loop);
+    while (!ps->dir_failed && ps->open_jobs < PARTITIONS_OPEN_JOBS &&
+           ps->pending_next < ps->n_pending) {
+        struct open_job *j = malloc(sizeof *j);
+        if (j == NULL) {
+            return; /* tried again as the next job ends */
+        }
+        *j = (struct open_job){.req.data = j, .ps = ps};
+        while (j->n < PARTITIONS_OPEN_JOB_MAX &&
+               ps->pending_next < ps->n_pending) {
+            const struct replica_manager_pending *q =
+                &ps->pending[ps->pending_next++];
+            const struct meta_topic *t = NULL;
+            if (!still_wanted(ps, &q->topic_id, q->id, &t) ||
+                meta_index_get(&ps->opening, &q->topic_id, q->id) != NULL ||
+                !open_retry_due(&ps->retry, &q->topic_id, q->id, now)) {
+                continue; /* gone, open or opening, or backing off */
+            }
+            if (meta_index_put(&ps->opening, &q->topic_id, q->id,
+                               (void *)ps) != RC_OK) {
+                ps->pending_next--; /* tried again later */
+                break;
+            }
+            struct open_item *it = &j->items[j->n++];
+            it->topic_id = q->topic_id;
+            it->id = q->id;
+            strcpy(it->topic, t->name);
+            open_config(ps, t, &it->cfg);
+            it->log = NULL;
+        }
+        if (j->n == 0) {
+            free(j);
+            continue;
+        }
+        int rv = uv_queue_work(ps->loop, &j->req, open_job_work_cb,
+                               open_job_done_cb);
+        ASSERT(rv == 0); /* a live loop and callbacks: it cannot fail */
+        ps->open_jobs++;
+    }
 }
 
 /* Opens the queued logs, as many as a turn's budget allows, with their
  * syncs deferred to one syncfs for the whole batch; then each takes the
- * role the image gives it. The rest wait for the next turn. */
+ * role the image gives it. The rest wait for the next turn. Many logs
+ * open in jobs on the threadpool instead (send_open_jobs()). */
 static void open_pending(struct replica_manager *ps)
 {
     if (ps->closed || ps->img == NULL) {
+        return;
+    }
+    if (ps->open_jobs > 0 ||
+        ps->n_pending - ps->pending_next > PARTITIONS_OPEN_ASYNC_MIN) {
+        uint64_t t0 = uv_hrtime();
+        send_open_jobs(ps);
+        opened_run_add(ps, 0, t0);
+        hold_startup(ps);
         return;
     }
     uint64_t now = uv_now(ps->loop);
@@ -1080,22 +1342,8 @@ static void open_pending(struct replica_manager *ps)
         bool probed = false;
         open_failed(ps, failed, failed_id, now, &probed);
     }
-    if (ps->opened_run == 0) {
-        ps->opened_run_ns = t0;
-    }
-    ps->opened_run += n;
-    if (ps->pending_next == ps->n_pending) {
-        /* One line for the run, not one per log (each is at debug). */
-        if (ps->opened_run > 0) {
-            TRACE_INFO(ps->tracer, "opened %zu partition logs in %.2f s",
-                       ps->opened_run,
-                       (double)(uv_hrtime() - ps->opened_run_ns) / 1e9);
-        }
-        ps->opened_run = 0;
-        free(ps->pending);
-        ps->pending = NULL;
-        ps->n_pending = ps->cap_pending = ps->pending_next = 0;
-    } else {
+    opened_run_add(ps, n, t0);
+    if (ps->pending_next < ps->n_pending) {
         uv_idle_start(&ps->more, more_cb); /* the rest next turn */
     }
     retry_arm(ps, now);
@@ -1284,6 +1532,9 @@ void replica_manager_close(struct replica_manager *ps)
     uv_close((uv_handle_t *)&ps->clean_timer, NULL);
     open_retry_free(&ps->retry);
     meta_index_free(&ps->by_id);
+    if (ps->open_jobs == 0) { /* else once the last one ends */
+        meta_index_free(&ps->opening);
+    }
     hw_checkpoint_cache_drop(&ps->hw_cache);
     free(ps->wake);
     ps->wake = NULL;

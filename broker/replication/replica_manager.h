@@ -56,6 +56,14 @@
 
 #define PARTITIONS_OPENS_PER_TURN 128
 #define PARTITIONS_OPEN_BUDGET_MS 20
+/* Past this many logs to open, they open on the threadpool instead: in
+ * jobs of at most PARTITIONS_OPEN_JOB_MAX logs, PARTITIONS_OPEN_JOBS at
+ * a time (each job's syncs deferred to one syncfs, on its thread); the
+ * loop only hosts what a job opened. A broker restarted with 100,000
+ * partitions opens them on every core, and its loop stays free. */
+#define PARTITIONS_OPEN_ASYNC_MIN 256
+#define PARTITIONS_OPEN_JOB_MAX 512
+#define PARTITIONS_OPEN_JOBS 2
 /* Roles a metadata change gives are applied this long per loop turn, at
  * least PARTITIONS_APPLY_MIN of them (replica_manager_apply()). */
 #define PARTITIONS_APPLY_BUDGET_MS 50
@@ -185,6 +193,9 @@ struct replica_manager {
     size_t n;
     size_t cap;
     struct meta_index by_id;     /* parts by (topic id, partition) */
+    struct meta_index opening;   /* those an open job holds (the value
+                                  * is unused) */
+    size_t open_jobs;            /* open jobs in flight */
     struct hw_checkpoint_cache hw_cache; /* the HW checkpoint, read once */
     /* Logs to open, in the order the image named them: each is looked
      * up again in the image when its turn comes. */

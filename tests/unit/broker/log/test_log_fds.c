@@ -149,3 +149,36 @@ Test(log_fds, a_cut_at_the_log_end_leaves_a_parked_log_parked)
     }
     cr_assert_eq(log_fds_reopens(), reopens, "parked logs were opened");
 }
+
+/* Logs opened away from the loop (log_open_detached(), as a broker's
+ * open jobs do) park themselves past the budget, so the threads opening
+ * them hold no more files than it; attached, they stay parked, and open
+ * their files again when used. */
+Test(log_fds, detached_logs_past_the_budget_park_themselves)
+{
+    size_t before = log_fds_open();
+    log_fds_set_max(before + BUDGET);
+    uint64_t parks = log_fds_parks();
+    int parked = 0;
+    for (int i = 0; i < LOGS; i++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/d-%d", f.dir, i);
+        cr_assert_eq(log_open_detached(&logs[i], dir, &f.cfg, &f.tracer),
+                     RC_OK);
+        parked += log_park_if_over_budget(logs[i]) ? 1 : 0;
+        cr_assert_leq(log_fds_open(), before + BUDGET + 1, "%zu open",
+                      log_fds_open());
+    }
+    cr_assert_eq(parked, LOGS - BUDGET, "those past the budget");
+    for (int i = 0; i < LOGS; i++) {
+        log_attach(logs[i], &f.loop);
+    }
+    cr_assert_eq(log_fds_parks() - parks, (uint64_t)(LOGS - BUDGET));
+    cr_assert_leq(log_fds_open(), before + BUDGET);
+    uint64_t reopens = log_fds_reopens();
+    struct built_batch b;
+    append(LOGS - 1, &b); /* parked: its files open again */
+    built_batch_free(&b);
+    cr_assert_eq(log_fds_reopens() - reopens, 1);
+    cr_assert_eq(log_end_offset(logs[LOGS - 1]), 2);
+}

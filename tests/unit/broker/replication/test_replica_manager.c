@@ -33,6 +33,7 @@ static struct {
     int n_followers_changed;
     int n_became;   /* "became leader/follower" lines */
     char last[256]; /* the last of them */
+    char opened[256]; /* the last "opened N partition logs" line */
     bool closed;    /* the test closed the manager itself */
 } f;
 
@@ -46,6 +47,9 @@ static void emit_cb(struct tracer *t, enum trace_level level,
     if (strncmp(msg, "became ", 7) == 0) {
         f.n_became++;
         snprintf(f.last, sizeof f.last, "%s", msg);
+    }
+    if (strncmp(msg, "opened ", 7) == 0) {
+        snprintf(f.opened, sizeof f.opened, "%s", msg);
     }
 }
 
@@ -117,15 +121,18 @@ static void leader_moves_to(int32_t leader)
     cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
 }
 
-/* Runs the loop until every queued log is open (a batch per turn). */
+/* Runs the loop until every queued log is open (a batch per turn, or
+ * jobs on the threadpool). */
 static void settle(void)
 {
-    for (int i = 0; i < 1000 && (f.rm.pending_next < f.rm.n_pending ||
-                                 f.rm.apply_next < f.rm.n_to_apply);
+    for (int i = 0; i < 100000 && (f.rm.pending_next < f.rm.n_pending ||
+                                   f.rm.apply_next < f.rm.n_to_apply ||
+                                   f.rm.open_jobs > 0);
          i++) {
         uv_run(&f.loop, UV_RUN_ONCE);
     }
     cr_assert_eq(f.rm.pending_next, f.rm.n_pending, "logs left unopened");
+    cr_assert_eq(f.rm.open_jobs, 0, "open jobs left in flight");
 }
 
 static void apply(void)
@@ -410,6 +417,69 @@ Test(replica_manager, many_new_logs_open_a_batch_per_turn)
     settle();
     cr_assert_eq(f.rm.n, (size_t)n);
     cr_assert_eq(f.n_became, n, "every one leads once synced");
+}
+
+#define IN_JOBS (PARTITIONS_OPEN_JOB_MAX * PARTITIONS_OPEN_JOBS + 10)
+
+/* Past PARTITIONS_OPEN_ASYNC_MIN logs open in jobs on the threadpool:
+ * the apply opens none on the loop, PARTITIONS_OPEN_JOBS jobs are in
+ * flight, and once they end every log is hosted and led, and survives
+ * a power loss (each job's syncfs). */
+Test(replica_manager, many_logs_open_in_jobs_off_the_loop)
+{
+    paired_topic("j", 13, IN_JOBS, SELF);
+    replica_manager_unfence(&f.rm);
+    io_journal_begin();
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_eq(f.rm.n, 0, "the loop opened %zu itself", f.rm.n);
+    cr_assert_eq(f.rm.open_jobs, PARTITIONS_OPEN_JOBS);
+    settle();
+    cr_assert_eq(f.rm.n, IN_JOBS);
+    cr_assert_eq(f.n_became, IN_JOBS, "every one leads");
+    io_journal_crash();
+    char path[4200];
+    for (int32_t i = 0; i < IN_JOBS; i++) {
+        snprintf(path, sizeof path, "%s/j-%d/partition.metadata", f.dir, i);
+        FILE *in = fopen(path, "r");
+        cr_assert_not_null(in, "j-%d lost", i);
+        fclose(in);
+    }
+    char want[64];
+    snprintf(want, sizeof want, "opened %d partition logs in ", IN_JOBS);
+    cr_assert(strncmp(f.opened, want, strlen(want)) == 0,
+              "one line for the run: \"%s\"", f.opened);
+}
+
+/* A topic deleted while its logs open in jobs: what the jobs opened is
+ * closed, not hosted. */
+Test(replica_manager, a_topic_deleted_while_its_logs_open_is_not_hosted)
+{
+    paired_topic("d", 14, IN_JOBS, SELF);
+    replica_manager_unfence(&f.rm);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_gt(f.rm.open_jobs, 0);
+    struct meta_record r = {.type = META_REC_REMOVE_TOPIC};
+    r.u.remove_topic.topic_id.b[0] = 14;
+    cr_assert_eq(meta_apply(&f.img, &r), RC_OK);
+    replica_manager_apply(&f.rm, &f.img);
+    settle();
+    cr_assert_eq(f.rm.n, 0, "%zu hosted", f.rm.n);
+    cr_assert_null(replica_manager_find(&f.rm, "d", 0));
+}
+
+/* Closed with jobs in flight: they end, their logs close, and the
+ * manager's memory goes with the last (the teardown runs the loop). */
+Test(replica_manager, closing_with_open_jobs_in_flight)
+{
+    paired_topic("c", 15, IN_JOBS, SELF);
+    replica_manager_unfence(&f.rm);
+    replica_manager_apply(&f.rm, &f.img);
+    cr_assert_gt(f.rm.open_jobs, 0);
+    replica_manager_close(&f.rm);
+    f.closed = true;
+    uv_run(&f.loop, UV_RUN_DEFAULT);
+    cr_assert_eq(f.rm.open_jobs, 0);
+    cr_assert_eq(f.rm.n, 0);
 }
 
 /* The epoch's text in t-0's leader-epoch checkpoint ("" when none). */
