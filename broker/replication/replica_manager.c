@@ -12,6 +12,8 @@
 
 #include "broker/replication/hw_checkpoint.h"
 #include "broker/replication/repair.h"
+#include "broker/replication/replica_manager_internal.h"
+#include "broker/replication/replica_open.h"
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/file.h"
@@ -479,8 +481,9 @@ static struct partition *find_by_id(struct replica_manager *ps,
     return meta_index_get(&ps->by_id, topic_id, id);
 }
 
-static void part_dir(const struct replica_manager *ps, const char *topic,
-                     int32_t id, char *out, size_t cap)
+void replica_manager_part_dir(const struct replica_manager *ps,
+                              const char *topic, int32_t id, char *out,
+                              size_t cap)
 {
     int n = snprintf(out, cap, "%s/%s-%d", ps->log_dir, topic, id);
     ASSERT(n > 0 && (size_t)n < cap);
@@ -495,46 +498,11 @@ static int remove_cb(const char *path, const struct stat *st, int flag,
     return remove(path);
 }
 
-static void remove_dir(const char *dir)
+void replica_manager_remove_dir(const char *dir)
 {
     nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* A directory left by another topic of the same name is removed. */
-static int claim_dir(struct replica_manager *ps, const char *dir,
-                     const struct meta_uuid *topic_id)
-{
-    char want[64];
-    char id[23];
-    meta_uuid_format(topic_id, id);
-    int n = snprintf(want, sizeof want, "version: 0\ntopic_id: %s\n", id);
-    char have[128];
-    size_t len = 0;
-    bool unchecked = false;
-    int rv = file_read_checked(dir, PARTITIONS__METADATA_FILE, have,
-                               sizeof have, &len, &unchecked);
-    if (rv == RC_OK && strcmp(have, want) == 0 && !unchecked) {
-        return RC_OK;
-    }
-    if (rv == RC_CORRUPT || rv == RC_IO) {
-        /* A damaged file says nothing about the topic: the directory's
-         * name does. Its records stay; the file is written anew. */
-        TRACE_WARN(ps->tracer, "dir=%s %s is damaged (%s): rewritten for "
-                   "topic id %s, the records kept", dir,
-                   PARTITIONS__METADATA_FILE, rc_str(rv), id);
-    } else if ((rv == RC_OK && strcmp(have, want) != 0) ||
-               rv == RC_TOO_LARGE) {
-        TRACE_WARN(ps->tracer, "dir=%s belongs to an older topic of the "
-                   "same name; removing it", dir);
-        remove_dir(dir);
-    }
-    rv = file_mkdirs(dir);
-    if (rv == RC_OK) {
-        rv = file_write_checked(dir, PARTITIONS__METADATA_FILE, want,
-                                (size_t)n);
-    }
-    return rv;
-}
 
 /* A topic setting that does not pass the registry's check (only an old
  * metadata log can hold one: the controller checks every value it
@@ -580,9 +548,9 @@ static void bad_topic_value_cb(void *arg, const struct topic_config_def *d,
  * offset: the roles of a fence come by the thousand from a few topics,
  * and every config a topic resolves from changes only by a record,
  * which moves the offset. */
-static void topic_settings(struct replica_manager *ps,
-                           const struct meta_topic *t,
-                           struct topic_config_values *v)
+void replica_manager_topic_settings(struct replica_manager *ps,
+                                    const struct meta_topic *t,
+                                    struct topic_config_values *v)
 {
     struct topic_settings_cache *c = &ps->settings_cache;
     if (c->topic == t && c->img == ps->img && c->offset == ps->img->offset) {
@@ -598,9 +566,9 @@ static void topic_settings(struct replica_manager *ps,
                                        .values = *v};
 }
 
-static void topic_log_config(const struct replica_manager *ps,
-                             const struct topic_config_values *v,
-                             struct log_config *cfg)
+void replica_manager_topic_log_config(const struct replica_manager *ps,
+                                      const struct topic_config_values *v,
+                                      struct log_config *cfg)
 {
     *cfg = ps->log_cfg;
     cfg->segment_bytes = v->segment_bytes;
@@ -608,7 +576,7 @@ static void topic_log_config(const struct replica_manager *ps,
     cfg->index_interval_bytes = v->index_interval_bytes;
 }
 
-static void dir_failed(struct replica_manager *ps, const char *why)
+void replica_manager_dir_failed(struct replica_manager *ps, const char *why)
 {
     if (ps->dir_failed) {
         return;
@@ -636,7 +604,7 @@ void replica_manager_io_failed(struct replica_manager *ps,
     char why[META_TOPIC_NAME_BYTES_MAX + 64];
     snprintf(why, sizeof why, "partition %s-%d: %s failed: %s", p->topic,
              p->id, what, rc_str(rc));
-    dir_failed(ps, why);
+    replica_manager_dir_failed(ps, why);
 }
 
 static void hosted_log_failed_cb(void *arg, int rc)
@@ -657,45 +625,14 @@ static void hosted_log_damaged_cb(void *arg, int rc, int64_t offset)
     }
 }
 
-/* The file work of opening topic-id's log with cfg: its directory
- * claimed, the log opened but not attached to the loop. Any thread (a
- * worker's, for a batch of an open job); reads only what the manager
- * never changes after init. NULL when it failed, logged. */
-static struct log *open_files(struct replica_manager *ps, const char *topic,
-                              const struct meta_uuid *topic_id, int32_t id,
-                              const struct log_config *cfg)
-{
-    char dir[LOG_PATH_BYTES_MAX];
-    part_dir(ps, topic, id, dir, sizeof dir);
-    struct log *l = NULL;
-    int rv = claim_dir(ps, dir, topic_id);
-    if (rv == RC_OK) {
-        rv = log_open_detached(&l, dir, cfg, ps->tracer);
-    }
-    if (rv != RC_OK) {
-        TRACE_ERROR(ps->tracer, "partition=%s-%d cannot open its log in %s: "
-                    "%s", topic, id, dir, rc_str(rv));
-        return NULL;
-    }
-    return l;
-}
-
-static void open_config(struct replica_manager *ps, const struct meta_topic *t,
-                        struct log_config *cfg)
-{
-    struct topic_config_values v;
-    topic_settings(ps, t, &v);
-    topic_log_config(ps, &v, cfg);
-}
-
 /* Hosts log l, opened (open_files()) and attached, as partition id of t;
  * NULL (l closed) when out of memory. */
-static struct partition *adopt(struct replica_manager *ps,
-                               const struct meta_topic *t, int32_t id,
-                               struct log *l)
+struct partition *replica_manager_adopt(struct replica_manager *ps,
+                                        const struct meta_topic *t, int32_t id,
+                                        struct log *l)
 {
     char dir[LOG_PATH_BYTES_MAX];
-    part_dir(ps, t->name, id, dir, sizeof dir);
+    replica_manager_part_dir(ps, t->name, id, dir, sizeof dir);
     if (ps->n == ps->cap) {
         size_t cap = ps->cap == 0 ? 16 : ps->cap * 2;
         void *grown = realloc(ps->parts, cap * sizeof *ps->parts);
@@ -740,19 +677,6 @@ static struct partition *adopt(struct replica_manager *ps,
     return p;
 }
 
-/* Opens and hosts partition id of t, on the loop thread. */
-static struct partition *add(struct replica_manager *ps,
-                             const struct meta_topic *t, int32_t id)
-{
-    struct log_config cfg;
-    open_config(ps, t, &cfg);
-    struct log *l = open_files(ps, t->name, &t->id, id, &cfg);
-    if (l == NULL) {
-        return NULL;
-    }
-    log_attach(l, ps->loop);
-    return adopt(ps, t, id, l);
-}
 
 /* Applies settings v to p: the LogValidator's bounds (KIP-937), the
  * largest batch, compaction and retention. max.message.bytes is at most
@@ -767,7 +691,7 @@ static void follow_settings(struct replica_manager *ps, struct partition *p,
                                ? v->max_message_bytes
                                : (int32_t)BATCH_BYTES_MAX;
     struct log_config cfg;
-    topic_log_config(ps, v, &cfg);
+    replica_manager_topic_log_config(ps, v, &cfg);
     log_set_config(p->log, &cfg);
     p->log_append_time =
         v->timestamp_type == TOPIC_CONFIG_TIMESTAMP_LOG_APPEND_TIME;
@@ -789,14 +713,15 @@ static void follow_settings(struct replica_manager *ps, struct partition *p,
 }
 
 /* Returns true when leadership changed. */
-static bool follow_leadership(struct replica_manager *ps, struct partition *p,
-                              const struct meta_topic *t,
-                              const struct meta_partition *mp)
+bool replica_manager_follow_leadership(struct replica_manager *ps,
+                                       struct partition *p,
+                                       const struct meta_topic *t,
+                                       const struct meta_partition *mp)
 {
     bool changed = mp->leader != p->leader ||
                    mp->leader_epoch != p->leader_epoch;
     struct topic_config_values v;
-    topic_settings(ps, t, &v);
+    replica_manager_topic_settings(ps, t, &v);
     follow_settings(ps, p, &v);
     if (ps->fenced) {
         return false; /* no role yet: leader and epoch stay unknown */
@@ -844,7 +769,7 @@ static void closed_cb(void *arg)
 {
     struct removal *r = arg;
     if (r->delete_files) {
-        remove_dir(r->dir);
+        replica_manager_remove_dir(r->dir);
     }
     r->ps->closing--;
     producer_state_free(&r->p->producers);
@@ -874,7 +799,7 @@ static void drop(struct replica_manager *ps, size_t i, bool delete_files)
     struct removal *r = malloc(sizeof *r);
     ASSERT(r != NULL);
     *r = (struct removal){.ps = ps, .p = p, .delete_files = delete_files};
-    part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
+    replica_manager_part_dir(ps, p->topic, p->id, r->dir, sizeof r->dir);
     /* A log that never held a record has no producer to remember: no
      * snapshot (two syncs a partition, for a broker stopping with
      * 100,000 idle ones). */
@@ -898,69 +823,22 @@ void replica_manager_unfence(struct replica_manager *ps)
     ps->full_pass = true; /* every partition takes its role */
 }
 
-static bool hosts(const struct replica_manager *ps,
-                  const struct meta_partition *mp)
+bool replica_manager_hosts(const struct replica_manager *ps,
+                           const struct meta_partition *mp)
 {
     return meta_replica_set_contains(&mp->replicas, ps->broker_id);
 }
 
-static void open_pending(struct replica_manager *ps);
-
 static bool apply_queued(struct replica_manager *ps);
-static void followers_changed(struct replica_manager *ps, bool changed);
 
-static void more_cb(uv_idle_t *handle)
+void replica_manager_more_cb(uv_idle_t *handle)
 {
     struct replica_manager *ps = handle->data;
     uv_idle_stop(handle);
-    followers_changed(ps, apply_queued(ps));
-    open_pending(ps);
+    replica_manager_followers_changed(ps, apply_queued(ps));
+    replica_open_pending(ps);
 }
 
-static void retry_cb(uv_timer_t *handle)
-{
-    struct replica_manager *ps = handle->data;
-    if (ps->img != NULL) {
-        ps->full_pass = true;
-        replica_manager_apply(ps, ps->img);
-    }
-}
-
-/* A log did not open: it waits its back-off, and the log directory is
- * probed once per pass. A directory that no longer takes writes is
- * reported once (the broker stops); running out of file descriptors is
- * not the directory's fault and only waits. */
-static void open_failed(struct replica_manager *ps,
-                        const struct meta_topic *t, int32_t id,
-                        uint64_t now, bool *probed)
-{
-    unsigned failures = open_retry_failed(&ps->retry, &t->id, id, now,
-                                          backoff_random(&ps->jitter));
-    if (*probed || ps->dir_failed) {
-        return;
-    }
-    *probed = true;
-    int rv = file_probe_dir(ps->log_dir);
-    if (rv == RC_IO) {
-        dir_failed(ps, "a probe file cannot be written and synced");
-        return;
-    }
-    TRACE_WARN(ps->tracer, "partition=%s-%d failed to open %u time%s in a "
-               "row%s; trying again later", t->name, id, failures,
-               failures == 1 ? "" : "s",
-               rv == RC_FULL ? " (out of file descriptors or memory)" : "");
-}
-
-static void retry_arm(struct replica_manager *ps, uint64_t now)
-{
-    uint64_t next = open_retry_next_ms(&ps->retry);
-    if (next == OPEN_RETRY_NONE) {
-        uv_timer_stop(&ps->retry_timer);
-        return;
-    }
-    uv_timer_start(&ps->retry_timer, retry_cb, next > now ? next - now : 0,
-                   0);
-}
 
 /* Appends (topic_id, id) to a queue of partitions; false when out of
  * memory. */
@@ -1016,8 +894,8 @@ static void push_role(struct replica_manager *ps,
  * before a new log takes a role. False when that sync failed, which
  * takes the log directory offline, as a failed checkpoint write of one
  * log does (unless unsafe.fsync.failure.ignore). what names the writes. */
-static bool sync_deferred(struct replica_manager *ps, bool deferred,
-                          const char *what)
+bool replica_manager_sync_deferred(struct replica_manager *ps, bool deferred,
+                                   const char *what)
 {
     if (!deferred || !io_sync_defer_end()) {
         return true; /* each write was synced as it was made, or none */
@@ -1039,7 +917,7 @@ static bool sync_deferred(struct replica_manager *ps, bool deferred,
                    "log dir online", why);
         return true;
     }
-    dir_failed(ps, why);
+    replica_manager_dir_failed(ps, why);
     return false;
 }
 
@@ -1048,8 +926,8 @@ static bool sync_deferred(struct replica_manager *ps, bool deferred,
  * less than a sync per file. Small work syncs each file as it writes
  * it: a syncfs also writes back whatever else the file system holds
  * dirty, which a busy machine pays for on the loop. Returns whether it
- * deferred, for sync_deferred(). */
-static bool defer_syncs(size_t work)
+ * deferred, for replica_manager_sync_deferred(). */
+bool replica_manager_defer_syncs(size_t work)
 {
     bool bulk = work > PARTITIONS_SYNC_EACH_MAX;
     if (bulk) {
@@ -1058,311 +936,18 @@ static bool defer_syncs(size_t work)
     return bulk;
 }
 
-static void followers_changed(struct replica_manager *ps, bool changed)
+void replica_manager_followers_changed(struct replica_manager *ps,
+                                       bool changed)
 {
     if (changed && ps->hooks.followers_changed != NULL) {
         ps->hooks.followers_changed(ps->hooks.arg);
     }
 }
 
-/* Logs still to open belong to the same start-up pass. */
-static void hold_startup(struct replica_manager *ps)
-{
-    log_startup_hold(&ps->startup, ps->pending_next < ps->n_pending ||
-                                       ps->open_jobs > 0);
-}
-
-/* n more logs opened in this run (since the queue was last empty; t0,
- * if not 0, when this part of it began). The queue is let go once every
- * entry was taken, and the run ends, in one line, once no job is left. */
-static void opened_run_add(struct replica_manager *ps, size_t n, uint64_t t0)
-{
-    if (ps->opened_run_ns == 0) {
-        ps->opened_run_ns = t0 != 0 ? t0 : uv_hrtime();
-    }
-    ps->opened_run += n;
-    if (ps->pending_next < ps->n_pending) {
-        return;
-    }
-    free(ps->pending);
-    ps->pending = NULL;
-    ps->n_pending = ps->cap_pending = ps->pending_next = 0;
-    if (ps->open_jobs > 0) {
-        return;
-    }
-    /* One line for the run, not one per log (each is at debug). */
-    if (ps->opened_run > 0) {
-        TRACE_INFO(ps->tracer, "opened %zu partition logs in %.2f s",
-                   ps->opened_run,
-                   (double)(uv_hrtime() - ps->opened_run_ns) / 1e9);
-    }
-    ps->opened_run = 0;
-    ps->opened_run_ns = 0;
-}
-
-/* One batch of logs opened on the threadpool (PARTITIONS_OPEN_JOBS). */
-struct open_item {
-    struct meta_uuid topic_id;
-    int32_t id;
-    char topic[META_TOPIC_NAME_BYTES_MAX + 1];
-    struct log_config cfg;
-    struct log *log; /* opened, not attached; NULL if it failed */
-};
-
-struct open_job {
-    uv_work_t req;
-    struct replica_manager *ps;
-    int sync_rc; /* of the job's deferred syncs */
-    uint64_t sync_ms;
-    size_t n;
-    struct open_item items[PARTITIONS_OPEN_JOB_MAX];
-};
-
-static void open_job_work_cb(uv_work_t *req)
-{
-    struct open_job *j = req->data;
-    bool deferred = defer_syncs(j->n);
-    for (size_t i = 0; i < j->n; i++) {
-        struct open_item *it = &j->items[i];
-        it->log = open_files(j->ps, it->topic, &it->topic_id, it->id,
-                             &it->cfg);
-        if (it->log != NULL) {
-            (void)log_park_if_over_budget(it->log);
-        }
-    }
-    j->sync_rc = RC_OK;
-    if (deferred && io_sync_defer_end()) {
-        uint64_t t0 = uv_hrtime();
-        j->sync_rc = file_sync_fs(j->ps->log_dir);
-        j->sync_ms = (uv_hrtime() - t0) / 1000000u;
-    }
-}
-
-static void open_pending(struct replica_manager *ps);
-static bool follow_leadership(struct replica_manager *ps, struct partition *p,
-                              const struct meta_topic *t,
-                              const struct meta_partition *mp);
-
-/* Whether partition id of topic_id is still to be hosted here and is not
- * yet; t its topic (NULL if gone). */
-static bool still_wanted(struct replica_manager *ps,
-                         const struct meta_uuid *topic_id, int32_t id,
-                         const struct meta_topic **t)
-{
-    *t = ps->img == NULL ? NULL : meta_image_topic_by_id(ps->img, topic_id);
-    return *t != NULL && id < (*t)->n_partitions &&
-           hosts(ps, &(*t)->partitions[id]) &&
-           find_by_id(ps, topic_id, id) == NULL;
-}
-
-/* On the loop: hosts what the job opened that is still wanted (the
- * image may have moved on meanwhile; the rest is closed), gives each
- * its role, and sends the next job. */
-static void open_job_done_cb(uv_work_t *req, int status)
-{
-    (void)status;
-    struct open_job *j = req->data;
-    struct replica_manager *ps = j->ps;
-    ps->open_jobs--;
-    bool synced = j->sync_rc == RC_OK;
-    if (!ps->closed && j->sync_ms >= PARTITIONS_SYNCFS_SLOW_MS) {
-        TRACE_WARN(ps->tracer, "syncing new logs (syncfs of %s) took %" PRIu64
-                   " ms", ps->log_dir, j->sync_ms);
-    }
-    /* Out of descriptors for the syncfs (the job's opens took them):
-     * its logs are not known durable, so they close and are tried
-     * again after a pause, as logs that failed to open. */
-    bool full = j->sync_rc == RC_FULL;
-    if (!ps->closed && !synced && !full) {
-        char why[128];
-        snprintf(why, sizeof why, "syncing new logs (syncfs): %s",
-                 rc_str(j->sync_rc));
-        if (ps->unsafe_fsync_failure_ignore) {
-            TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps "
-                       "the log dir online", why);
-            synced = true;
-        } else {
-            dir_failed(ps, why);
-        }
-    }
-    uint64_t now = uv_now(ps->loop);
-    struct partition *opened[PARTITIONS_OPEN_JOB_MAX];
-    size_t n = 0;
-    bool probed = false;
-    for (size_t i = 0; i < j->n; i++) {
-        struct open_item *it = &j->items[i];
-        if (!ps->closed) {
-            (void)meta_index_remove(&ps->opening, &it->topic_id, it->id);
-        }
-        const struct meta_topic *t = NULL;
-        bool wanted = !ps->closed && (synced || full) &&
-                      still_wanted(ps, &it->topic_id, it->id, &t);
-        if (it->log != NULL) {
-            log_attach(it->log, ps->loop);
-        }
-        if (it->log == NULL || (wanted && full)) {
-            if (it->log != NULL) {
-                log_close(it->log);
-            }
-            if (wanted) {
-                open_failed(ps, t, it->id, now, &probed);
-            }
-            continue;
-        }
-        if (!wanted) {
-            log_close(it->log); /* gone, or the manager closed */
-            continue;
-        }
-        struct partition *p = adopt(ps, t, it->id, it->log);
-        if (p == NULL) {
-            open_failed(ps, t, it->id, now, &probed);
-            continue;
-        }
-        open_retry_clear(&ps->retry, &it->topic_id, it->id);
-        p->seen = true;
-        opened[n++] = p;
-    }
-    free(j);
-    if (ps->closed) {
-        if (ps->open_jobs == 0) {
-            meta_index_free(&ps->opening);
-        }
-        return;
-    }
-    opened_run_add(ps, n, 0);
-    retry_arm(ps, now);
-    bool changed = false;
-    bool deferred = defer_syncs(n);
-    for (size_t k = 0; k < n; k++) {
-        const struct meta_topic *t =
-            meta_image_topic_by_id(ps->img, &opened[k]->topic_id);
-        changed |= follow_leadership(ps, opened[k], t,
-                                     &t->partitions[opened[k]->id]);
-    }
-    sync_deferred(ps, deferred, "the leader epochs of new roles");
-    followers_changed(ps, changed);
-    open_pending(ps);
-}
-
-/* Sends queued logs to open jobs while fewer than PARTITIONS_OPEN_JOBS
- * are in flight. */
-static void send_open_jobs(struct replica_manager *ps)
-{
-    uint64_t now = uv_now(ps->loop);
-    while (!ps->dir_failed && ps->open_jobs < PARTITIONS_OPEN_JOBS &&
-           ps->pending_next < ps->n_pending) {
-        struct open_job *j = malloc(sizeof *j);
-        if (j == NULL) {
-            return; /* tried again as the next job ends */
-        }
-        *j = (struct open_job){.req.data = j, .ps = ps};
-        while (j->n < PARTITIONS_OPEN_JOB_MAX &&
-               ps->pending_next < ps->n_pending) {
-            const struct replica_manager_pending *q =
-                &ps->pending[ps->pending_next++];
-            const struct meta_topic *t = NULL;
-            if (!still_wanted(ps, &q->topic_id, q->id, &t) ||
-                meta_index_get(&ps->opening, &q->topic_id, q->id) != NULL ||
-                !open_retry_due(&ps->retry, &q->topic_id, q->id, now)) {
-                continue; /* gone, open or opening, or backing off */
-            }
-            if (meta_index_put(&ps->opening, &q->topic_id, q->id,
-                               (void *)ps) != RC_OK) {
-                ps->pending_next--; /* tried again later */
-                break;
-            }
-            struct open_item *it = &j->items[j->n++];
-            it->topic_id = q->topic_id;
-            it->id = q->id;
-            strcpy(it->topic, t->name);
-            open_config(ps, t, &it->cfg);
-            it->log = NULL;
-        }
-        if (j->n == 0) {
-            free(j);
-            continue;
-        }
-        int rv = uv_queue_work(ps->loop, &j->req, open_job_work_cb,
-                               open_job_done_cb);
-        ASSERT(rv == 0); /* a live loop and callbacks: it cannot fail */
-        ps->open_jobs++;
-    }
-}
-
-/* Opens the queued logs, as many as a turn's budget allows, with their
- * syncs deferred to one syncfs for the whole batch; then each takes the
- * role the image gives it. The rest wait for the next turn. Many logs
- * open in jobs on the threadpool instead (send_open_jobs()). */
-static void open_pending(struct replica_manager *ps)
-{
-    if (ps->closed || ps->img == NULL) {
-        return;
-    }
-    if (ps->open_jobs > 0 ||
-        ps->n_pending - ps->pending_next > PARTITIONS_OPEN_ASYNC_MIN) {
-        uint64_t t0 = uv_hrtime();
-        send_open_jobs(ps);
-        opened_run_add(ps, 0, t0);
-        hold_startup(ps);
-        return;
-    }
-    uint64_t now = uv_now(ps->loop);
-    uint64_t t0 = uv_hrtime();
-    const uint64_t budget_ns = PARTITIONS_OPEN_BUDGET_MS * 1000000ull;
-    const struct meta_topic *failed = NULL;
-    int32_t failed_id = 0;
-    struct partition *opened[PARTITIONS_OPENS_PER_TURN];
-    size_t n = 0;
-    bool deferred = defer_syncs(ps->n_pending - ps->pending_next);
-    while (!ps->dir_failed && ps->pending_next < ps->n_pending &&
-           n < PARTITIONS_OPENS_PER_TURN &&
-           (n == 0 || uv_hrtime() - t0 < budget_ns)) {
-        const struct replica_manager_pending *q =
-            &ps->pending[ps->pending_next++];
-        const struct meta_topic *t =
-            meta_image_topic_by_id(ps->img, &q->topic_id);
-        if (t == NULL || q->id >= t->n_partitions ||
-            !hosts(ps, &t->partitions[q->id]) ||
-            find_by_id(ps, &q->topic_id, q->id) != NULL ||
-            !open_retry_due(&ps->retry, &q->topic_id, q->id, now)) {
-            continue; /* gone, open already, or waiting out a back-off */
-        }
-        struct partition *p = add(ps, t, q->id);
-        if (p == NULL) {
-            failed = t; /* probed once the syncs are no longer deferred */
-            failed_id = q->id;
-            break;
-        }
-        open_retry_clear(&ps->retry, &q->topic_id, q->id);
-        p->seen = true;
-        opened[n++] = p;
-    }
-    bool synced = sync_deferred(ps, deferred, "new logs");
-    if (failed != NULL) {
-        bool probed = false;
-        open_failed(ps, failed, failed_id, now, &probed);
-    }
-    opened_run_add(ps, n, t0);
-    if (ps->pending_next < ps->n_pending) {
-        uv_idle_start(&ps->more, more_cb); /* the rest next turn */
-    }
-    retry_arm(ps, now);
-    bool changed = false;
-    deferred = defer_syncs(n);
-    for (size_t k = 0; synced && k < n; k++) {
-        const struct meta_topic *t =
-            meta_image_topic_by_id(ps->img, &opened[k]->topic_id);
-        changed |= follow_leadership(ps, opened[k], t,
-                                     &t->partitions[opened[k]->id]);
-    }
-    sync_deferred(ps, deferred, "the leader epochs of new roles");
-    followers_changed(ps, changed);
-    hold_startup(ps);
-}
-
-/* The whole image: queues what is missing to be opened (open_pending()),
- * and what is open to take its role (apply_queued()); drops what is no
- * longer hosted. True when it dropped one. */
+/* The whole image: queues what is missing to be opened
+ * (replica_open_pending()), and what is open to take its role
+ * (apply_queued()); drops what is no longer hosted. True when it dropped
+ * one. */
 static bool queue_all(struct replica_manager *ps, const struct meta_image *img)
 {
     bool dropped = false;
@@ -1378,7 +963,7 @@ static bool queue_all(struct replica_manager *ps, const struct meta_image *img)
         for (int32_t id = 0; id < topic->n_partitions; id++) {
             const struct meta_partition *mp = &topic->partitions[id];
             ps->visits++;
-            if (!hosts(ps, mp)) {
+            if (!replica_manager_hosts(ps, mp)) {
                 continue;
             }
             struct partition *p = find_by_id(ps, &topic->id, id);
@@ -1401,7 +986,7 @@ static bool queue_all(struct replica_manager *ps, const struct meta_image *img)
         }
     }
     open_retry_prune(&ps->retry);
-    retry_arm(ps, now);
+    replica_open_retry_arm(ps, now);
     return dropped;
 }
 
@@ -1418,7 +1003,7 @@ static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
     }
     const struct meta_partition *mp =
         t != NULL && id < t->n_partitions ? &t->partitions[id] : NULL;
-    if (mp == NULL || !hosts(ps, mp)) {
+    if (mp == NULL || !replica_manager_hosts(ps, mp)) {
         if (p != NULL) {
             drop(ps, p->owner_pos, true);
             return true;
@@ -1431,7 +1016,7 @@ static bool apply_one(struct replica_manager *ps, const struct meta_topic *t,
         }
         return false;
     }
-    return follow_leadership(ps, p, t, mp);
+    return replica_manager_follow_leadership(ps, p, t, mp);
 }
 
 /* Queues what c names (replica_manager_apply()): each partition it names
@@ -1456,7 +1041,7 @@ static void queue_changes(struct replica_manager *ps,
         for (int32_t id = whole ? 0 : ch->partition;
              id >= 0 && id < end && id < t->n_partitions; id++) {
             ps->visits++;
-            if (hosts(ps, &t->partitions[id]) ||
+            if (replica_manager_hosts(ps, &t->partitions[id]) ||
                 find_by_id(ps, &t->id, id) != NULL) {
                 push_role(ps, &t->id, id);
             }
@@ -1476,7 +1061,8 @@ static bool apply_queued(struct replica_manager *ps)
         return false;
     }
     uint64_t t0 = uv_hrtime();
-    bool deferred = defer_syncs(ps->n_to_apply - ps->apply_next);
+    bool deferred =
+        replica_manager_defer_syncs(ps->n_to_apply - ps->apply_next);
     bool changed = false;
     trace_batch_begin(); /* a line or two for each role taken */
     for (size_t done = 0; ps->apply_next < ps->n_to_apply &&
@@ -1487,10 +1073,11 @@ static bool apply_queued(struct replica_manager *ps)
         changed |= apply_one(ps, meta_image_topic_by_id(ps->img, &k.topic_id),
                              &k.topic_id, k.id);
     }
-    sync_deferred(ps, deferred, "the writes of new roles");
+    replica_manager_sync_deferred(ps, deferred, "the writes of new roles");
     trace_batch_end();
     if (ps->apply_next < ps->n_to_apply) {
-        uv_idle_start(&ps->more, more_cb); /* the rest next turn */
+        /* the rest next turn */
+        uv_idle_start(&ps->more, replica_manager_more_cb);
     } else {
         ps->n_to_apply = ps->apply_next = 0;
     }
@@ -1509,8 +1096,8 @@ void replica_manager_apply(struct replica_manager *ps,
         queue_changes(ps, img, c);
     }
     bool changed = apply_queued(ps);
-    followers_changed(ps, dropped || changed);
-    open_pending(ps);
+    replica_manager_followers_changed(ps, dropped || changed);
+    replica_open_pending(ps);
 }
 
 

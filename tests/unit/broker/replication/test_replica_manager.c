@@ -421,6 +421,20 @@ Test(replica_manager, many_new_logs_open_a_batch_per_turn)
 
 #define IN_JOBS (PARTITIONS_OPEN_JOB_MAX * PARTITIONS_OPEN_JOBS + 10)
 
+/* After a power loss (io_journal_crash()), the n logs of topic are
+ * there. */
+static void assert_survived(const char *topic, int32_t n)
+{
+    char path[4200];
+    for (int32_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s-%d/partition.metadata", f.dir,
+                 topic, i);
+        FILE *in = fopen(path, "r");
+        cr_assert_not_null(in, "%s-%d lost", topic, i);
+        fclose(in);
+    }
+}
+
 /* Past PARTITIONS_OPEN_ASYNC_MIN logs open in jobs on the threadpool:
  * the apply opens none on the loop, PARTITIONS_OPEN_JOBS jobs are in
  * flight, and once they end every log is hosted and led, and survives
@@ -437,13 +451,7 @@ Test(replica_manager, many_logs_open_in_jobs_off_the_loop)
     cr_assert_eq(f.rm.n, IN_JOBS);
     cr_assert_eq(f.n_became, IN_JOBS, "every one leads");
     io_journal_crash();
-    char path[4200];
-    for (int32_t i = 0; i < IN_JOBS; i++) {
-        snprintf(path, sizeof path, "%s/j-%d/partition.metadata", f.dir, i);
-        FILE *in = fopen(path, "r");
-        cr_assert_not_null(in, "j-%d lost", i);
-        fclose(in);
-    }
+    assert_survived("j", IN_JOBS);
     char want[64];
     snprintf(want, sizeof want, "opened %d partition logs in ", IN_JOBS);
     cr_assert(strncmp(f.opened, want, strlen(want)) == 0,
@@ -594,13 +602,7 @@ Test(replica_manager, bulk_logs_are_durable_by_one_syncfs)
     settle(); /* one batch, or more on a slow machine (the turn's budget) */
     cr_assert_eq(f.rm.n, BULK);
     io_journal_crash();
-    char path[4200];
-    for (int32_t i = 0; i < BULK; i++) {
-        snprintf(path, sizeof path, "%s/b-%d/partition.metadata", f.dir, i);
-        FILE *in = fopen(path, "r");
-        cr_assert_not_null(in, "b-%d lost", i);
-        fclose(in);
-    }
+    assert_survived("b", BULK);
 }
 
 /* The partitions changed since a point, newest first, each once: what
