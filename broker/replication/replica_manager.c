@@ -902,8 +902,15 @@ bool replica_manager_sync_deferred(struct replica_manager *ps, bool deferred,
     }
     uint64_t t0 = uv_hrtime();
     int rv = file_sync_fs(ps->log_dir);
-    uint64_t took_ms = (uv_hrtime() - t0) / 1000000u;
-    if (took_ms >= PARTITIONS_SYNCFS_SLOW_MS) { /* the loop stood still */
+    /* The loop stood still meanwhile. */
+    return replica_manager_synced(ps, what, rv,
+                                  (uv_hrtime() - t0) / 1000000u);
+}
+
+bool replica_manager_synced(struct replica_manager *ps, const char *what,
+                            int rv, uint64_t took_ms)
+{
+    if (took_ms >= PARTITIONS_SYNCFS_SLOW_MS) {
         TRACE_WARN(ps->tracer, "syncing %s (syncfs of %s) took %" PRIu64
                    " ms", what, ps->log_dir, took_ms);
     }

@@ -50,6 +50,11 @@ void replica_manager_followers_changed(struct replica_manager *ps,
 bool replica_manager_defer_syncs(size_t work);
 bool replica_manager_sync_deferred(struct replica_manager *ps, bool deferred,
                                    const char *what);
+/* What a syncfs of the writes named what said (rv, after took_ms): true
+ * if they are durable; a slow one is logged, a failed one takes the log
+ * dir offline (unless unsafe.fsync.failure.ignore). */
+bool replica_manager_synced(struct replica_manager *ps, const char *what,
+                            int rv, uint64_t took_ms);
 /* The rest of a turn's work, next turn (ps->more). */
 void replica_manager_more_cb(uv_idle_t *handle);
 

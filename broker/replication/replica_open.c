@@ -7,7 +7,6 @@
  * never changes after init. */
 #include "broker/replication/replica_open.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,26 +257,8 @@ static bool still_wanted(struct replica_manager *ps,
  * again after a pause, as logs that failed to open. */
 static bool job_synced(struct replica_manager *ps, const struct open_job *j)
 {
-    if (j->sync_ms >= PARTITIONS_SYNCFS_SLOW_MS) {
-        TRACE_WARN(ps->tracer, "syncing new logs (syncfs of %s) took %" PRIu64
-                   " ms", ps->log_dir, j->sync_ms);
-    }
-    if (j->sync_rc == RC_OK) {
-        return true;
-    }
-    if (j->sync_rc == RC_FULL) {
-        return false;
-    }
-    char why[128];
-    snprintf(why, sizeof why, "syncing new logs (syncfs): %s",
-             rc_str(j->sync_rc));
-    if (ps->unsafe_fsync_failure_ignore) {
-        TRACE_WARN(ps->tracer, "%s; unsafe.fsync.failure.ignore keeps the "
-                   "log dir online", why);
-        return true;
-    }
-    replica_manager_dir_failed(ps, why);
-    return false;
+    return j->sync_rc != RC_FULL &&
+           replica_manager_synced(ps, "new logs", j->sync_rc, j->sync_ms);
 }
 
 /* On the loop: hosts what the job opened that is still wanted (the
