@@ -45,9 +45,16 @@ size_t log_retention_count(const struct log *l, const struct log_retention *r,
 {
     size_t n = 0;
     unsigned reasons = 0;
+    if (why != NULL) {
+        *why = 0;
+    }
     /* A segment may go only if every record of it is below hw: the next
-     * segment starts at or below hw. The last (active) one never goes. */
+     * segment starts at or below hw. The last (active) one never goes,
+     * so a log of one (every idle partition's) has nothing to look at. */
     size_t limit = log_segments_below(l, hw);
+    if (limit == 0) {
+        return 0;
+    }
     /* Segments wholly below the log start offset (DeleteRecords, the
      * leader's start) go first, whatever the limits. */
     size_t below_start = log_segments_below(l, l->start_offset);

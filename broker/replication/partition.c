@@ -1065,9 +1065,7 @@ static void delete_segments(struct partition *p, size_t n, const char *why)
 
 void partition_apply_retention(struct partition *p, int64_t wall_ms)
 {
-    /* The active segment never goes: a log of one (every idle
-     * partition's) has nothing to look at. */
-    if (p->log == NULL || p->closing || log_segment_count(p->log) < 2) {
+    if (p->log == NULL || p->closing) {
         return;
     }
     unsigned why = 0;

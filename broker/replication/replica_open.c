@@ -154,14 +154,11 @@ static void hold_startup(struct replica_manager *ps)
                                        ps->open_jobs > 0);
 }
 
-/* n more logs opened in this run (since the queue was last empty; t0,
- * if not 0, when this part of it began). The queue is let go once every
- * entry was taken, and the run ends, in one line, once no job is left. */
-static void opened_run_add(struct replica_manager *ps, size_t n, uint64_t t0)
+/* n more logs opened in this run (since the queue was last empty,
+ * begun at ps->opened_run_ns). The queue is let go once every entry was
+ * taken, and the run ends, in one line, once no job is left. */
+static void opened_run_add(struct replica_manager *ps, size_t n)
 {
-    if (ps->opened_run_ns == 0) {
-        ps->opened_run_ns = t0 != 0 ? t0 : uv_hrtime();
-    }
     ps->opened_run += n;
     if (ps->pending_next < ps->n_pending) {
         return;
@@ -316,7 +313,7 @@ static void open_job_done_cb(uv_work_t *req, int status)
         }
         return;
     }
-    opened_run_add(ps, n, 0);
+    opened_run_add(ps, n);
     replica_open_retry_arm(ps, now);
     take_roles(ps, opened, n);
     replica_open_pending(ps);
@@ -376,11 +373,13 @@ void replica_open_pending(struct replica_manager *ps)
     if (ps->closed || ps->img == NULL) {
         return;
     }
+    if (ps->opened_run_ns == 0) {
+        ps->opened_run_ns = uv_hrtime(); /* a run begins */
+    }
     if (ps->open_jobs > 0 ||
         ps->n_pending - ps->pending_next > PARTITIONS_OPEN_ASYNC_MIN) {
-        uint64_t t0 = uv_hrtime();
         send_open_jobs(ps);
-        opened_run_add(ps, 0, t0);
+        opened_run_add(ps, 0);
         hold_startup(ps);
         return;
     }
@@ -421,7 +420,7 @@ void replica_open_pending(struct replica_manager *ps)
         bool probed = false;
         open_failed(ps, failed, failed_id, now, &probed);
     }
-    opened_run_add(ps, n, t0);
+    opened_run_add(ps, n);
     if (ps->pending_next < ps->n_pending) {
         /* the rest next turn */
         uv_idle_start(&ps->more, replica_manager_more_cb);
